@@ -1,0 +1,55 @@
+/**
+ * The load generator, in its own process: pre-signs POOL deliveries (distinct webhook ids over one
+ * body, so every request is a new event until the pool wraps), then runs autocannon against URL.
+ * Prints one JSON line: { rps, non2xx, errors, requests }.
+ */
+import { createRequire } from "node:module";
+import { sign } from "../../src/webhooks/signing/index";
+
+interface Request {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+interface Result {
+  requests: { average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  "2xx": number;
+}
+type Autocannon = (options: Record<string, unknown>) => Promise<Result>;
+
+const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+const { URL: url, SECRET, BODY_BYTES, POOL, DURATION, CONNECTIONS, RUN_ID } = process.env;
+const timestamp = Math.floor(Date.now() / 1000);
+const body = JSON.stringify({ type: "order.shipped", data: { order: "o_1", note: "x".repeat(Number(BODY_BYTES)) } });
+const pool: Request[] = [];
+for (let i = 0; i < Number(POOL); i++) {
+  const id = `msg_${RUN_ID}_${i}`;
+  const headers = { "content-type": "application/json", ...sign({ id, timestamp, body, secrets: SECRET as string }) };
+  pool.push({ method: "POST", path: "/webhooks", headers, body });
+}
+let next = 0;
+const setupRequest = () => pool[next++ % pool.length];
+
+async function run(duration: number): Promise<Result> {
+  return autocannon({
+    url,
+    connections: Number(CONNECTIONS),
+    duration,
+    requests: [{ setupRequest }],
+  });
+}
+
+await run(1); // warm-up: JIT, connection pools, the table's first pages
+const result = await run(Number(DURATION));
+process.stdout.write(
+  `${JSON.stringify({
+    rps: result.requests.average,
+    requests: result["2xx"],
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  })}\n`,
+);

@@ -1,0 +1,52 @@
+/**
+ * bench/idempotency: begin+complete per second for each store, next to the bare client doing the
+ * same round trips (the limit), so the ratio is our overhead. Bodies graded by size.
+ * Redis and PostgreSQL run when REDIS_URL / DATABASE_URL are set (defaults: the local services).
+ */
+import type { StoredResponse } from "../../src/idempotency";
+import { benchMemory } from "./memory";
+import { benchPostgres } from "./postgres";
+import { benchRedis } from "./redis";
+
+const MS = 1000;
+const CONCURRENCY = 16;
+const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+function response(size: number): StoredResponse {
+  return {
+    status: 201,
+    headers: { "content-type": "application/json", location: "/orders/ord_1" },
+    body: new TextEncoder().encode(JSON.stringify({ id: "ord_1", pad: "x".repeat(Math.max(0, size - 24)) })),
+  };
+}
+
+const sizes = [64, 16_384];
+console.log(
+  `idempotency stores: begin+complete on fresh keys, best of 3 alternating ${MS} ms runs, ${CONCURRENCY} in flight for Redis/PostgreSQL`,
+);
+const ratios: string[] = [];
+const fmt = (n: number) => n.toFixed(2);
+
+for (const size of sizes) {
+  const m = await benchMemory(response(size), MS);
+  if (size === sizes[0]) {
+    ratios.push(`ratio: memory begin+complete vs 1M ops/s target = ${fmt(m.ours.wall / 1_000_000)}`);
+    ratios.push(`ratio: memory begin+complete (CPU time) vs 1M ops/s target = ${fmt(m.ours.cpu / 1_000_000)}`);
+    ratios.push(`ratio: memory begin+complete (CPU time) vs bare Map = ${fmt(m.ours.cpu / m.bare.cpu)}`);
+  }
+}
+for (const size of sizes) {
+  const r = await benchRedis(redisUrl, response(size), MS, CONCURRENCY);
+  ratios.push(
+    `ratio: redis begin+complete${size === sizes[0] ? "" : ` (${size} B)`} vs raw ioredis = ${fmt(r.ours / r.raw)}`,
+  );
+}
+for (const size of sizes) {
+  const p = await benchPostgres(databaseUrl, response(size), MS, CONCURRENCY);
+  ratios.push(
+    `ratio: postgres begin+complete${size === sizes[0] ? "" : ` (${size} B)`} vs raw pg = ${fmt(p.ours / p.raw)}`,
+  );
+}
+console.log("");
+for (const line of ratios) console.log(line);

@@ -1,0 +1,71 @@
+/** Timing helpers for the idempotency bench. */
+
+// Operation numbers are never reused, even across runs: every key an operation derives from its
+// number is fresh, so a later run measures first requests, not replays of an earlier run's keys.
+let next = 0;
+
+/** Operations per second by the wall clock and by this process's CPU time (user + system). */
+export interface Rate {
+  wall: number;
+  cpu: number;
+}
+
+/** Runs `op(i)` with `concurrency` loops for about `ms` milliseconds; returns operations per second. */
+export async function throughput(
+  op: (i: number) => Promise<unknown> | unknown,
+  { ms, concurrency = 1, warmupMs = 300 }: { ms: number; concurrency?: number; warmupMs?: number },
+): Promise<Rate> {
+  const run = async (until: number): Promise<Rate> => {
+    let done = 0;
+    const loop = async () => {
+      // Check the clock every 64 operations: reading it costs as much as a memory-store operation.
+      for (;;) {
+        for (let j = 0; j < 64; j++) {
+          await op(next++);
+          done++;
+        }
+        if (performance.now() >= until) return;
+      }
+    };
+    const start = performance.now();
+    const cpu = process.cpuUsage();
+    await Promise.all(Array.from({ length: concurrency }, loop));
+    const used = process.cpuUsage(cpu);
+    return {
+      wall: done / ((performance.now() - start) / 1000),
+      cpu: done / Math.max(1e-6, (used.user + used.system) / 1e6),
+    };
+  };
+  await run(performance.now() + warmupMs);
+  return run(performance.now() + ms);
+}
+
+/** Formats ops/s. */
+export function rate(opsPerSecond: number): string {
+  return `${Math.round(opsPerSecond).toLocaleString("en-US")} ops/s`;
+}
+
+/** Throws when `condition` is false: every contender is checked before it is timed. */
+export function check(condition: boolean, what: string): void {
+  if (!condition) throw new Error(`bench correctness check failed: ${what}`);
+}
+
+const best = (a: Rate, b: Rate): Rate => ({ wall: Math.max(a.wall, b.wall), cpu: Math.max(a.cpu, b.cpu) });
+
+/**
+ * Times `ours` and `theirs` alternately, `rounds` times each, and keeps each one's best run: on a
+ * shared machine, alternating spreads the noise over both and the best run is the least disturbed.
+ */
+export async function compare(
+  ours: (i: number) => Promise<unknown> | unknown,
+  theirs: (i: number) => Promise<unknown> | unknown,
+  options: { ms: number; concurrency?: number; rounds?: number },
+): Promise<{ ours: Rate; theirs: Rate }> {
+  let result = { ours: { wall: 0, cpu: 0 }, theirs: { wall: 0, cpu: 0 } };
+  for (let round = 0; round < (options.rounds ?? 3); round++) {
+    const a = await throughput(ours, options);
+    const b = await throughput(theirs, options);
+    result = { ours: best(result.ours, a), theirs: best(result.theirs, b) };
+  }
+  return result;
+}

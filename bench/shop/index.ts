@@ -1,0 +1,286 @@
+// bench/shop: requests/s of the example shop's hottest routes (GET an order: 200 and 304; POST an order) against
+// the same routes hand-written on bare node:http, Fastify and Express, each doing the same observable work (see
+// WORK below and common.ts). Servers run in this process; autocannon runs in a second process. The machine may be
+// shared, so the cases run in several short rounds, contenders back to back in a rotating order, and each ratio
+// is the median over rounds of the ratio within a round.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createShop } from "../../examples/shop/app";
+import type { ShopConfig } from "../../examples/shop/config";
+import { listen } from "../../examples/shop/server";
+import { createMemoryStorage } from "../../examples/shop/storage/memory";
+import type { ShopStorage } from "../../examples/shop/storage/types";
+import { issueToken } from "../../examples/shop/tokens";
+import { ORDER_ID, USER_ID } from "./common";
+import { bare, type Contender, expressApp, fastify } from "./peers";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const WARMUP_SECONDS = 1;
+const loader = new URL("./load.ts", import.meta.url).pathname;
+const secret = randomBytes(32).toString("base64url");
+const ITEMS = { items: [{ sku: "TEA-1", quantity: 2, unit_price: 450 }] };
+
+const WORK = [
+  "every contender, on every request: verifies an HS256 JWT with jose (key imported once) and checks that its subject",
+  "  may reach the user in the path (403 otherwise); answers problem documents for errors.",
+  "GET /users/{id}/orders/{id}: looks the order up in a Map; ETag (strong, from the version), Last-Modified and",
+  "  Cache-Control: private, no-cache; 304 with ETag and Cache-Control for a matching If-None-Match.",
+  "POST /users/{id}/orders: parses the JSON body and validates it with the shop's zod schema (OrderCreate), checks",
+  "  the user exists, computes the total, stores the order in a Map, marks the user's order list changed, and",
+  "  queues an order.created event {id, type, timestamp, data: the order as JSON} (the shop: createEvent published",
+  "  in its serialized transaction to its in-memory delivery queue; the peers: pushed onto an outbox array that a",
+  "  no-op worker drains on setImmediate); 201 with Location, ETag, Last-Modified, Cache-Control and the order.",
+  "the shop also validates path parameters with zod, runs its Idempotency-Key middleware (no key sent: a pass",
+  "  through) and the router's method rules, as it does in production; no webhook endpoint is registered.",
+];
+
+interface Target extends Contender {
+  orderPath: string;
+  collectionPath: string;
+  token: string;
+}
+interface Load {
+  rps: number;
+  statuses: Record<string, number>;
+  errors: number;
+}
+interface Spec {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+interface Case {
+  name: string;
+  status: number;
+  request: (t: Target) => Spec;
+}
+
+/** Loads each spec in turn from a second process, `seconds` each. */
+function load(specs: Spec[], seconds: number): Promise<Load[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", loader, JSON.stringify({ seconds, specs })], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), (specs.length * seconds + 30) * 1000);
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => (out += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`load generator exited with ${code}`));
+      else resolve(JSON.parse(out.trim()) as Load[]);
+    });
+  });
+}
+
+// Counting stops before timing, so the timed shop runs its storage unwrapped but for one branch.
+let counting = true;
+
+/** The shop's memory storage, counting the events its transactions publish (for the check before timing). */
+function countingStorage(): { storage: ShopStorage; events: () => number } {
+  const memory = createMemoryStorage();
+  let events = 0;
+  const storage: ShopStorage = {
+    ...memory,
+    transaction: (work) => {
+      if (!counting) return memory.transaction(work);
+      return memory.transaction((tx) =>
+        work({
+          getUser: (id) => tx.getUser(id),
+          getOrder: (userId, orderId) => tx.getOrder(userId, orderId),
+          listOrders: (userId, query) => tx.listOrders(userId, query),
+          putUser: (user) => tx.putUser(user),
+          insertOrder: (order) => tx.insertOrder(order),
+          updateOrder: (order) => tx.updateOrder(order),
+          deleteOrder: (userId, orderId) => tx.deleteOrder(userId, orderId),
+          touchOrders: (userId, at) => tx.touchOrders(userId, at),
+          publish: (event) => {
+            if (event.type === "order.created") events++;
+            return tx.publish(event);
+          },
+        }),
+      );
+    },
+  };
+  return { storage, events: () => events };
+}
+
+async function startShop(): Promise<Target> {
+  const config: ShopConfig = {
+    jwtSecret: secret,
+    apiKey: `sk_bench_${randomBytes(16).toString("base64url")}`,
+    storage: { kind: "memory" },
+    allowInsecureWebhookUrls: false,
+    bodyLimit: 65_536,
+    deliver: false,
+  };
+  const { storage, events } = countingStorage();
+  const shop = await createShop(config, { storage });
+  const server = await listen(shop.handler, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
+  const admin = { authorization: `Bearer ${await issueToken(secret, { sub: "admin", admin: true })}` };
+  const user = await fetch(`${server.url}/users`, {
+    method: "POST",
+    headers: { ...admin, "content-type": "application/json" },
+    body: JSON.stringify({ name: "Bench", tier: "basic" }),
+  });
+  const userId = ((await user.json()) as { id: string }).id;
+  const order = await fetch(`${server.url}/users/${userId}/orders`, {
+    method: "POST",
+    headers: { ...admin, "content-type": "application/json" },
+    body: JSON.stringify(ITEMS),
+  });
+  return {
+    name: "rest-webhooks shop",
+    url: server.url,
+    orderPath: order.headers.get("location") as string,
+    collectionPath: `/users/${userId}/orders`,
+    token: await issueToken(secret, { sub: userId, expiresIn: "2h" }),
+    events,
+    close: async () => {
+      await server.close();
+      await shop.close();
+    },
+  };
+}
+
+async function peer(contender: Contender): Promise<Target> {
+  return {
+    ...contender,
+    orderPath: `/users/${USER_ID}/orders/${ORDER_ID}`,
+    collectionPath: `/users/${USER_ID}/orders`,
+    token: await issueToken(secret, { sub: USER_ID, expiresIn: "2h" }),
+  };
+}
+
+const allCases: Case[] = [
+  {
+    name: "GET order 200",
+    status: 200,
+    request: (t) => ({ url: `${t.url}${t.orderPath}`, method: "GET", headers: { authorization: `Bearer ${t.token}` } }),
+  },
+  {
+    name: "GET order 304",
+    status: 304,
+    request: (t) => ({
+      url: `${t.url}${t.orderPath}`,
+      method: "GET",
+      headers: { authorization: `Bearer ${t.token}`, "if-none-match": '"1"' },
+    }),
+  },
+  {
+    name: "POST order",
+    status: 201,
+    request: (t) => ({
+      url: `${t.url}${t.collectionPath}`,
+      method: "POST",
+      headers: { authorization: `Bearer ${t.token}`, "content-type": "application/json" },
+      body: JSON.stringify(ITEMS),
+    }),
+  },
+];
+
+// BENCH_CASES=POST (a substring of case names) times only those cases.
+const cases = allCases.filter((c) => c.name.includes(process.env.BENCH_CASES ?? ""));
+
+/** Every contender answers every case as the shop does, and queues one event per POST, before anything is timed. */
+async function check(target: Target): Promise<void> {
+  for (const c of allCases) {
+    const spec = c.request(target);
+    const eventsBefore = target.events();
+    const response = await fetch(spec.url, { method: spec.method, headers: spec.headers, body: spec.body });
+    const text = await response.text();
+    const fail = (why: string) => {
+      throw new Error(`${target.name} / ${c.name}: ${why} (${response.status} ${text})`);
+    };
+    if (response.status !== c.status) fail(`status ${response.status}, expected ${c.status}`);
+    // RFC 9110 §15.4.5: a 304 repeats ETag and Cache-Control; Last-Modified is optional there.
+    for (const name of c.status === 304 ? ["etag", "cache-control"] : ["etag", "last-modified", "cache-control"]) {
+      if (response.headers.get(name) === null) fail(`no ${name}`);
+    }
+    if (c.status === 304 && text !== "") fail("a 304 with a body");
+    if (c.status !== 304 && (JSON.parse(text) as { total?: unknown }).total !== 900) fail("wrong total");
+    if (c.status === 201 && response.headers.get("location") === null) fail("no Location");
+    const queued = target.events() - eventsBefore;
+    if (queued !== (c.status === 201 ? 1 : 0)) fail(`${queued} order.created events queued`);
+  }
+  // Someone else's order: 403, for every contender.
+  const other = await fetch(`${target.url}/users/usr_other/orders`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${target.token}`, "content-type": "application/json" },
+    body: JSON.stringify(ITEMS),
+  });
+  if (other.status !== 403) throw new Error(`${target.name}: POST to another user's orders → ${other.status}`);
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+const targets = [
+  await startShop(),
+  await peer(await bare(secret)),
+  await peer(await fastify(secret)),
+  await peer(await expressApp(secret)),
+];
+const [ours] = targets as [Target, ...Target[]];
+// rps per round, by "case|contender".
+const rounds = new Map<string, number[]>();
+try {
+  for (const target of targets) await check(target);
+  counting = false;
+  console.log(
+    `autocannon in a second process: 32 connections, pipelining 1; ${ROUNDS} rounds of ${SECONDS} s per case and contender`,
+  );
+  console.log(`what each contender does:\n  ${WORK.join("\n  ")}`);
+  await load(
+    targets.flatMap((target) => cases.map((c) => c.request(target))),
+    WARMUP_SECONDS / cases.length,
+  );
+  for (let round = 0; round < ROUNDS; round++) {
+    // Contenders back to back per case, in an order that rotates with the round and the case.
+    const plan = cases.flatMap((c, index) =>
+      targets.map((_, i) => ({ c, target: targets[(i + index + round) % targets.length] as Target })),
+    );
+    const results = await load(
+      plan.map(({ c, target }) => c.request(target)),
+      SECONDS,
+    );
+    for (const [i, { c, target }] of plan.entries()) {
+      const result = results[i] as Load;
+      const wrong = Object.entries(result.statuses).filter(([status]) => Number(status) !== c.status);
+      if (wrong.length > 0 || result.errors > 0) {
+        throw new Error(
+          `${target.name} / ${c.name}: statuses ${JSON.stringify(result.statuses)}, ${result.errors} errors`,
+        );
+      }
+      const key = `${c.name}|${target.name}`;
+      rounds.set(key, [...(rounds.get(key) ?? []), result.rps]);
+    }
+  }
+} finally {
+  for (const target of targets) await target.close();
+}
+for (const c of cases) {
+  for (const target of targets) {
+    const rps = rounds.get(`${c.name}|${target.name}`) ?? [];
+    const shown = rps.map((r) => Math.round(r).toLocaleString("en-US")).join(" / ");
+    console.log(
+      `  ${c.name.padEnd(14)} ${target.name.padEnd(20)} ${Math.round(median(rps)).toLocaleString("en-US").padStart(8)} req/s median (${shown})`,
+    );
+  }
+}
+for (const c of cases) {
+  const mine = rounds.get(`${c.name}|${ours.name}`) ?? [];
+  for (const target of targets.slice(1)) {
+    const theirs = rounds.get(`${c.name}|${target.name}`) ?? [];
+    const ratios = mine.map((rps, i) => rps / (theirs[i] ?? Number.NaN));
+    console.log(`ratio: ${c.name} vs ${target.name} = ${median(ratios).toFixed(2)}`);
+  }
+}

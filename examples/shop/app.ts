@@ -1,0 +1,89 @@
+import { conditional } from "rest-webhooks/caching";
+import type { Handler } from "rest-webhooks/http";
+import { idempotency } from "rest-webhooks/idempotency";
+import { createRouter, type Router } from "rest-webhooks/routing";
+import type { DeliveryWorker, DeliveryWorkerEvent } from "rest-webhooks/webhooks/node";
+import { createVerifier, principalOf } from "./auth";
+import type { ShopConfig } from "./config";
+import { randomId, type ShopContext } from "./context";
+import { declareOpenApi } from "./openapi";
+import { createMemoryStorage } from "./storage/memory";
+import { createPostgresStorage } from "./storage/postgres";
+import type { ShopStorage } from "./storage/types";
+import { declareUsers } from "./users";
+import { createWebhooks, declareWebhookRoutes } from "./webhooks";
+
+/** Extra wiring for {@link createShop}: tests and the demo pass their own storage or listen to deliveries. */
+export interface ShopOptions {
+  /** Use this storage instead of opening the one the config names; the shop then closes it on `close()`. */
+  storage?: ShopStorage;
+  /** Told about every delivery outcome (the demo prints them). */
+  onDeliveryEvent?: (event: DeliveryWorkerEvent) => void;
+}
+
+/** A running shop: one {@link Handler} to serve with any adapter, and its parts. */
+export interface Shop {
+  readonly handler: Handler;
+  readonly router: Router;
+  readonly storage: ShopStorage;
+  /** The delivery worker, when `config.deliver` is true (started). */
+  readonly worker: DeliveryWorker | undefined;
+  /** Stops the worker and closes the storage. */
+  close(): Promise<void>;
+}
+
+async function openStorage(config: ShopConfig): Promise<ShopStorage> {
+  if (config.storage.kind === "memory") return createMemoryStorage();
+  return createPostgresStorage({ connection: config.storage.url, schema: config.storage.schema });
+}
+
+/**
+ * Builds the shop from its configuration: users and orders behind JWT authentication, conditional requests and
+ * idempotency keys, the webhook endpoint API, the delivery worker, and `GET /openapi.json`.
+ * @example
+ * const shop = await createShop(config);
+ * createServer(shop.handler, { bodyLimit: config.bodyLimit }).listen(3000);
+ */
+export async function createShop(config: ShopConfig, options: ShopOptions = {}): Promise<Shop> {
+  const storage = options.storage ?? (await openStorage(config));
+  const now = config.now ?? Date.now;
+  const webhooks = createWebhooks({
+    storage,
+    apiKey: config.apiKey,
+    allowInsecureUrls: config.allowInsecureWebhookUrls,
+    retryScheduleMs: config.retryScheduleMs,
+    deliver: config.deliver,
+    now,
+    onDeliveryEvent: options.onDeliveryEvent,
+  });
+  const ctx: ShopContext = {
+    storage,
+    now,
+    newId: randomId,
+    write: (work) =>
+      storage.transaction(work).then((result) => {
+        webhooks.wake();
+        return result;
+      }),
+    verify: createVerifier(config.jwtSecret),
+    // Keys are scoped to the token's subject: one caller can never replay another's response.
+    idempotent: idempotency({ store: storage.idempotency, identify: (request) => principalOf(request).subject }),
+    conditionalList: (next) => conditional(next, { now }),
+  };
+  const router = createRouter();
+  declareUsers(router, ctx);
+  declareWebhookRoutes(router, webhooks.handler);
+  declareOpenApi(router);
+  router.build();
+  webhooks.worker?.start();
+  return {
+    handler: router.handler(),
+    router,
+    storage,
+    worker: webhooks.worker,
+    async close() {
+      await webhooks.worker?.stop();
+      await storage.close();
+    },
+  };
+}

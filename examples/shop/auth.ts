@@ -1,0 +1,107 @@
+import { errors, jwtVerify } from "jose";
+import type { Handler, HttpRequest } from "rest-webhooks/http";
+import { HttpProblem } from "rest-webhooks/http";
+import type { Middleware } from "rest-webhooks/routing";
+import { z } from "zod";
+
+/** Who sent a request: the token's subject (a user id), and whether its scope holds `admin`. */
+export interface Principal {
+  readonly subject: string;
+  readonly admin: boolean;
+}
+
+const claimsSchema = z.object({
+  sub: z.string().min(1).max(128),
+  scope: z.string().max(1024).optional(),
+});
+
+// RFC 6750 §2.1: b64token, optionally padded.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const REALM = 'Bearer realm="shop"';
+
+const principals = new WeakMap<HttpRequest, Principal>();
+
+/** The principal the authentication middleware attached to `request`. */
+export function principalOf(request: HttpRequest): Principal {
+  const principal = principals.get(request);
+  // Routes behind `authenticate` always have one: a missing principal is a wiring mistake.
+  if (principal === undefined) throw new TypeError("principalOf: the request did not pass through authenticate()");
+  return principal;
+}
+
+function unauthorized(detail: string, challenge: string, code = "unauthorized"): HttpProblem {
+  // RFC 6750 §3 / RFC 9110 §11.6.1: every 401 carries a WWW-Authenticate challenge.
+  return new HttpProblem({ status: 401, code, detail, headers: { "www-authenticate": challenge } });
+}
+
+function invalidToken(detail: string): HttpProblem {
+  // RFC 6750 §3.1: error="invalid_token" for a token that is expired, revoked, malformed or otherwise invalid.
+  const description = detail.replaceAll('"', "'");
+  return unauthorized(detail, `${REALM}, error="invalid_token", error_description="${description}"`, "invalid_token");
+}
+
+/** The HS256 verification key for a secret (a CryptoKey, imported once). */
+export function importHmacKey(secret: string): Promise<CryptoKey> {
+  const bytes = new TextEncoder().encode(secret);
+  return crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+}
+
+/** Verifies `Authorization: Bearer <JWT>` (HS256) and returns the principal, or the 401 problem. */
+export function createVerifier(secret: string): Verifier {
+  // Imported once: handing jose the raw bytes would import the key again on every request.
+  const importing = importHmacKey(secret);
+  let imported: CryptoKey | undefined;
+  void importing.then((key) => {
+    imported = key;
+  });
+  return async (request) => {
+    const header = request.headers.authorization;
+    if (header === undefined) return unauthorized("Send a token as Authorization: Bearer <JWT>.", REALM);
+    const match = BEARER.exec(header);
+    if (match === null) return invalidToken("The Authorization header must use the Bearer scheme.");
+    let payload: unknown;
+    try {
+      ({ payload } = await jwtVerify(match[1] as string, imported ?? (await importing), { algorithms: ["HS256"] }));
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) return invalidToken("The token has expired.");
+      if (error instanceof errors.JOSEError) return invalidToken("The token is not valid.");
+      throw error;
+    }
+    const claims = claimsSchema.safeParse(payload);
+    if (!claims.success) return invalidToken("The token needs a string sub claim (and scope, if any, a string).");
+    const scopes = claims.data.scope?.split(" ") ?? [];
+    return { subject: claims.data.sub, admin: scopes.includes("admin") };
+  };
+}
+
+/** Checks a request's token: the principal, or the 401 problem. */
+export type Verifier = (request: HttpRequest) => Promise<Principal | HttpProblem>;
+
+/** Decides whether an authenticated principal may make a request: `undefined` to let it through, or the problem. */
+export type Authorize = (principal: Principal, request: HttpRequest) => HttpProblem | undefined;
+
+/**
+ * Middleware answering 401 without a valid token, then `authorize`'s problem (403) when the principal may not
+ * make the request, and recording the principal for {@link principalOf}. One layer for both checks.
+ */
+export function authenticate(verify: Verifier, authorize?: Authorize): Middleware {
+  return (next: Handler): Handler =>
+    async (request) => {
+      const principal = await verify(request);
+      if (principal instanceof HttpProblem) return principal.toResponse();
+      const refused = authorize?.(principal, request);
+      if (refused !== undefined) return refused.toResponse();
+      principals.set(request, principal);
+      return next(request);
+    };
+}
+
+/** Whether `principal` may act on the user `userId` (its own, or any with `admin`). */
+export function mayAccessUser(principal: Principal, userId: string): boolean {
+  return principal.admin || principal.subject === userId;
+}
+
+/** The 403 problem for a principal reaching past its own user. */
+export function forbidden(detail: string): HttpProblem {
+  return new HttpProblem({ status: 403, code: "forbidden", detail });
+}

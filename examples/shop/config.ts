@@ -1,0 +1,110 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+
+/** The shop's configuration, after the environment has been read and checked. */
+export interface ShopConfig {
+  /** HS256 secret that verifies the API's bearer tokens (at least 32 characters: RFC 7518 §3.2). */
+  jwtSecret: string;
+  /** The secret key of the webhook endpoint API (`Authorization: Bearer <key>`). */
+  apiKey: string;
+  /** Where users, orders, idempotency keys and the delivery queue live. */
+  storage: { kind: "memory" } | { kind: "postgres"; url: string; schema: string };
+  /** Accept `http://` and loopback webhook URLs (local development and tests only). */
+  allowInsecureWebhookUrls: boolean;
+  /** Delays before each delivery attempt, in ms (the first one included). @default the Standard Webhooks schedule */
+  retryScheduleMs?: readonly number[];
+  /** Largest request body, in bytes (413 beyond). */
+  bodyLimit: number;
+  /** Run the delivery worker in this process. */
+  deliver: boolean;
+  /** The clock, epoch ms (tests inject one). */
+  now?: () => number;
+}
+
+/** What `main.ts` needs beyond the shop's own configuration. */
+export interface ServerConfig {
+  port: number;
+  host: string;
+}
+
+/** The configuration read from the environment, and which secrets were generated because they were unset. */
+export type LoadedConfig =
+  | { ok: true; shop: ShopConfig; server: ServerConfig; generated: ("SHOP_API_KEY" | "SHOP_JWT_SECRET")[] }
+  | { ok: false; errors: string[] };
+
+const flag = z
+  .enum(["1", "0", "true", "false", "yes", "no", ""])
+  .default("")
+  .transform((value) => value === "1" || value === "true" || value === "yes");
+
+const schedule = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, "a comma-separated list of milliseconds, e.g. 0,1000,2000")
+  .transform((value) => value.split(",").map(Number))
+  .optional();
+
+const environmentSchema = z.object({
+  NODE_ENV: z.string().default("development"),
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  SHOP_JWT_SECRET: z.string().min(32, "must be at least 32 characters (RFC 7518 §3.2)").optional(),
+  SHOP_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  SHOP_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, "must be a lower-case SQL identifier")
+    .default("shop"),
+  WEBHOOKS_ALLOW_INSECURE_URLS: flag,
+  SHOP_WEBHOOK_RETRY_SCHEDULE: schedule,
+  SHOP_BODY_LIMIT: z.coerce.number().int().min(1024).default(65_536),
+});
+
+/**
+ * Reads the shop's configuration from environment variables. In development (NODE_ENV other than
+ * `production`) a missing API key or JWT secret is generated and reported in `generated`; in production
+ * both are required.
+ * @example const loaded = loadConfig(process.env);
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): LoadedConfig {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    return { ok: false, errors: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`) };
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === "production";
+  const errors: string[] = [];
+  const generated: ("SHOP_API_KEY" | "SHOP_JWT_SECRET")[] = [];
+  let apiKey = e.SHOP_API_KEY;
+  let jwtSecret = e.SHOP_JWT_SECRET;
+  if (apiKey === undefined) {
+    if (production) errors.push("SHOP_API_KEY: required in production");
+    apiKey = `sk_dev_${randomBytes(24).toString("base64url")}`;
+    generated.push("SHOP_API_KEY");
+  }
+  if (jwtSecret === undefined) {
+    if (production) errors.push("SHOP_JWT_SECRET: required in production");
+    jwtSecret = randomBytes(32).toString("base64url");
+    generated.push("SHOP_JWT_SECRET");
+  }
+  if (production && e.WEBHOOKS_ALLOW_INSECURE_URLS) {
+    errors.push("WEBHOOKS_ALLOW_INSECURE_URLS: must not be set in production");
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    generated,
+    server: { port: e.PORT, host: e.HOST },
+    shop: {
+      jwtSecret,
+      apiKey,
+      storage:
+        e.DATABASE_URL === undefined
+          ? { kind: "memory" }
+          : { kind: "postgres", url: e.DATABASE_URL, schema: e.SHOP_DB_SCHEMA },
+      allowInsecureWebhookUrls: e.WEBHOOKS_ALLOW_INSECURE_URLS,
+      ...(e.SHOP_WEBHOOK_RETRY_SCHEDULE === undefined ? {} : { retryScheduleMs: e.SHOP_WEBHOOK_RETRY_SCHEDULE }),
+      bodyLimit: e.SHOP_BODY_LIMIT,
+      deliver: true,
+    },
+  };
+}

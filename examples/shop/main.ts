@@ -1,0 +1,40 @@
+/**
+ * `npm start`: the example shop on node:http, configured by environment variables (see docs/example-shop.md).
+ */
+import { createShop } from "./app";
+import { loadConfig } from "./config";
+import { listen } from "./server";
+import { issueToken } from "./tokens";
+
+const loaded = loadConfig(process.env);
+if (!loaded.ok) {
+  console.error(`shop: invalid configuration\n  ${loaded.errors.join("\n  ")}`);
+  process.exit(1);
+}
+const { shop: config, server: serverConfig } = loaded;
+const shop = await createShop(config);
+const server = await listen(shop.handler, { ...serverConfig, bodyLimit: config.bodyLimit });
+
+console.log(`shop: listening on ${server.url} (storage: ${shop.storage.kind})`);
+console.log(`shop: OpenAPI description at ${server.url}/openapi.json`);
+if (loaded.generated.includes("SHOP_API_KEY")) {
+  console.log(`shop: SHOP_API_KEY was not set; generated for this run: ${config.apiKey}`);
+}
+if (loaded.generated.includes("SHOP_JWT_SECRET")) {
+  console.log("shop: SHOP_JWT_SECRET was not set; generated one for this run. An admin token for it (1 h):");
+  console.log(`  ${await issueToken(config.jwtSecret, { sub: "admin", admin: true })}`);
+}
+if (config.allowInsecureWebhookUrls)
+  console.log("shop: WEBHOOKS_ALLOW_INSECURE_URLS=1: http:// and loopback URLs accepted");
+
+let stopping = false;
+async function stop(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`shop: ${signal}, shutting down`);
+  await server.close();
+  await shop.close();
+  process.exit(0);
+}
+process.on("SIGINT", () => void stop("SIGINT"));
+process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -1,0 +1,180 @@
+import { formatLastModified } from "rest-webhooks/caching";
+import { HttpProblem, type HttpRequest, json } from "rest-webhooks/http";
+import type { ResourceBuilder } from "rest-webhooks/routing";
+import type { z } from "zod";
+import { notFound, type ShopContext } from "./context";
+import { orderChangeType, orderEvent } from "./events";
+import { assertPreconditions, cachingHeaders, conditionalRead, LIST_CACHE_CONTROL } from "./http-caching";
+import { checkTransition, itemsEditable } from "./order-status";
+import { decodeCursor, encodeCursor, nextLink } from "./pagination";
+import { orderJson, orderTotal, sameItems } from "./representations";
+import { Order, OrderCreate, OrderListQuery, OrderPage, OrderParams, OrderState, UserParams } from "./schemas";
+import type { OrderRecord } from "./storage/types";
+
+type OrderStateInput = z.output<typeof OrderState>;
+
+function conflict(code: string, detail: string, extensions: Record<string, unknown>): HttpProblem {
+  return new HttpProblem({ status: 409, code, detail, extensions });
+}
+
+/** Declares the orders of a user: list, create, read, replace, merge-patch update and delete. */
+export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{order_id}">, ctx: ShopContext): void {
+  /** Moves an order to the state `next` computes, in one transaction with its precondition check and event. */
+  async function change(
+    request: HttpRequest,
+    params: z.output<typeof OrderParams>,
+    next: (current: OrderRecord) => OrderStateInput,
+  ) {
+    const now = ctx.now();
+    const changed = await ctx.write(async (tx) => {
+      const current = await tx.getOrder(params.user_id, params.order_id);
+      if (current === undefined) throw notFound("order", params.order_id);
+      assertPreconditions(request, current, now);
+      const wanted = next(current);
+      const transition = checkTransition(current.status, wanted.status);
+      if (!transition.ok) {
+        throw conflict("invalid_transition", `An order cannot go from ${transition.from} to ${transition.to}.`, {
+          from: transition.from,
+          to: transition.to,
+          allowed: transition.allowed,
+        });
+      }
+      const itemsChanged = !sameItems(current.items, wanted.items);
+      if (itemsChanged && !itemsEditable(current.status)) {
+        throw conflict("order_not_editable", `The items of a ${current.status} order cannot change.`, {
+          status: current.status,
+        });
+      }
+      // Sending the current state changes nothing: no new version, no event (RFC 9110 §9.2.2).
+      if (!transition.changed && !itemsChanged) return { order: current, representation: orderJson(current) };
+      const updated: OrderRecord = {
+        ...current,
+        status: wanted.status,
+        items: wanted.items,
+        total: orderTotal(wanted.items),
+        version: current.version + 1,
+        updatedAt: Math.max(now, current.updatedAt),
+      };
+      // One representation: the event's data and the response body.
+      const representation = orderJson(updated);
+      await tx.updateOrder(updated);
+      await tx.touchOrders(current.userId, now);
+      await tx.publish(orderEvent(orderChangeType(current, updated), representation, now));
+      return { order: updated, representation };
+    });
+    return json(200, changed.representation, cachingHeaders(changed.order, now));
+  }
+
+  orders.list(
+    {
+      params: UserParams,
+      query: OrderListQuery,
+      response: OrderPage,
+      summary: "List a user's orders (cursor pagination, filter by status)",
+      use: [ctx.conditionalList],
+    },
+    async ({ params, query, url }) => {
+      const user = await ctx.storage.getUser(params.user_id);
+      if (user === undefined) throw notFound("user", params.user_id);
+      const afterSeq = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      const page = await ctx.storage.listOrders(params.user_id, {
+        status: query.status,
+        afterSeq,
+        limit: query.limit + 1,
+      });
+      const hasMore = page.length > query.limit;
+      const data = hasMore ? page.slice(0, query.limit) : page;
+      const now = ctx.now();
+      const headers: Record<string, string> = {
+        "cache-control": LIST_CACHE_CONTROL,
+        // The list changes whenever one of the user's orders does: that time is its Last-Modified.
+        "last-modified": formatLastModified(user.ordersChangedAt, now),
+      };
+      const last = data[data.length - 1];
+      if (hasMore && last !== undefined) {
+        // RFC 8288: the next page, as a link the client follows without building URLs itself.
+        headers.link = nextLink(url("users.orders.list", { user_id: params.user_id }), {
+          status: query.status,
+          limit: query.limit,
+          cursor: encodeCursor(last.seq),
+        });
+      }
+      return json(200, { data: data.map(orderJson), has_more: hasMore }, headers);
+    },
+  );
+
+  orders.create(
+    {
+      params: UserParams,
+      body: OrderCreate,
+      response: Order,
+      summary: "Place an order (Idempotency-Key supported; the total is computed)",
+      use: [ctx.idempotent],
+    },
+    async ({ params, body, created }) => {
+      const now = ctx.now();
+      const placed = await ctx.write(async (tx) => {
+        if ((await tx.getUser(params.user_id)) === undefined) throw notFound("user", params.user_id);
+        const record = await tx.insertOrder({
+          id: ctx.newId("ord"),
+          userId: params.user_id,
+          status: "pending",
+          items: body.items,
+          total: orderTotal(body.items),
+          version: 1,
+          createdAt: now,
+          updatedAt: now,
+        });
+        // One representation: the event's data and the response body.
+        const representation = orderJson(record);
+        await tx.touchOrders(params.user_id, now);
+        await tx.publish(orderEvent("order.created", representation, now));
+        return { order: record, representation };
+      });
+      return created(placed.order.id, placed.representation, cachingHeaders(placed.order, now));
+    },
+  );
+
+  orders.read(
+    { params: OrderParams, response: Order, summary: "Get an order (304 / 412 for conditional requests)" },
+    async ({ params, request }) => {
+      const order = await ctx.storage.getOrder(params.user_id, params.order_id);
+      if (order === undefined) throw notFound("order", params.order_id);
+      return conditionalRead(request, order, ctx.now(), () => orderJson(order));
+    },
+  );
+
+  orders.replace(
+    {
+      params: OrderParams,
+      body: OrderState,
+      response: Order,
+      summary: "Replace an order's status and items (transitions enforced; If-Match honoured)",
+    },
+    ({ params, body, request }) => change(request, params, () => body),
+  );
+
+  orders.update(
+    {
+      params: OrderParams,
+      body: OrderState,
+      response: Order,
+      summary: "Update an order with a JSON Merge Patch (transitions enforced; If-Match honoured)",
+    },
+    ({ params, merge, request }) =>
+      change(request, params, (current) => merge({ status: current.status, items: current.items })),
+  );
+
+  orders.remove({ params: OrderParams, summary: "Delete an order (If-Match honoured)" }, ({ params, request }) =>
+    ctx.write(async (tx) => {
+      const current = await tx.getOrder(params.user_id, params.order_id);
+      if (current === undefined) return false;
+      const now = ctx.now();
+      assertPreconditions(request, current, now);
+      await tx.deleteOrder(params.user_id, params.order_id);
+      await tx.touchOrders(params.user_id, now);
+      await tx.publish(orderEvent("order.deleted", orderJson(current), now));
+      return true;
+    }),
+  );
+}

@@ -1,0 +1,49 @@
+/** Quoted names of the shop's tables inside one PostgreSQL schema. */
+export interface ShopTables {
+  schema: string;
+  users: string;
+  orders: string;
+  /** `schema.idempotency_keys`, as the idempotency store takes it. */
+  idempotency: string;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+/** The table names in `schema`; throws TypeError on an unsafe identifier (it is interpolated into SQL). */
+export function shopTables(schema: string): ShopTables {
+  if (!IDENTIFIER.test(schema)) throw new TypeError(`Schema "${schema}" is not a lower-case SQL identifier.`);
+  return {
+    schema,
+    users: `"${schema}"."users"`,
+    orders: `"${schema}"."orders"`,
+    idempotency: `${schema}.idempotency_keys`,
+  };
+}
+
+/** The DDL of the users and orders tables, idempotent. Times are epoch milliseconds. */
+export function shopMigration(tables: ShopTables): string {
+  return `
+CREATE SCHEMA IF NOT EXISTS "${tables.schema}";
+CREATE TABLE IF NOT EXISTS ${tables.users} (
+  id text PRIMARY KEY,
+  name text NOT NULL,
+  tier text NOT NULL,
+  version integer NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  orders_changed_at bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${tables.orders} (
+  id text PRIMARY KEY,
+  seq bigserial NOT NULL UNIQUE,
+  user_id text NOT NULL REFERENCES ${tables.users} (id),
+  status text NOT NULL CHECK (status IN ('pending', 'paid', 'shipped', 'delivered', 'cancelled')),
+  items jsonb NOT NULL,
+  total bigint NOT NULL,
+  version integer NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS orders_user_seq ON ${tables.orders} (user_id, seq);
+`;
+}

@@ -1,0 +1,206 @@
+import pg from "pg";
+import { migrate as migrateIdempotency, PostgresIdempotencyStore } from "rest-webhooks/idempotency/postgres";
+import {
+  createPostgresDeliveryQueue,
+  createPostgresEndpointStore,
+  migrateWebhookQueue,
+} from "rest-webhooks/webhooks/postgres";
+import { z } from "zod";
+import { ORDER_STATUSES } from "../order-status";
+import { shopMigration, shopTables } from "./postgres-schema";
+import type { OrderRecord, ShopReads, ShopStorage, ShopTransaction, UserRecord } from "./types";
+
+/** Options of {@link createPostgresStorage}. */
+export interface PostgresStorageOptions {
+  /** A connection string, or a pool to share (it is then not closed by `close`). */
+  connection: string | pg.Pool;
+  /** The schema holding every table (created if missing). @default "shop" */
+  schema?: string;
+}
+
+// bigint columns arrive as strings: coerce them.
+const epoch = z.coerce.number().int();
+
+const userRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  tier: z.string(),
+  version: z.number().int(),
+  created_at: epoch,
+  updated_at: epoch,
+  orders_changed_at: epoch,
+});
+
+const orderRow = z.object({
+  id: z.string(),
+  seq: epoch,
+  user_id: z.string(),
+  status: z.enum(ORDER_STATUSES),
+  items: z.array(z.object({ sku: z.string(), quantity: z.number().int(), unit_price: z.number().int() })),
+  total: epoch,
+  version: z.number().int(),
+  created_at: epoch,
+  updated_at: epoch,
+});
+
+function toUser(row: unknown): UserRecord {
+  const r = userRow.parse(row);
+  return {
+    id: r.id,
+    name: r.name,
+    tier: r.tier,
+    version: r.version,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    ordersChangedAt: r.orders_changed_at,
+  };
+}
+
+function toOrder(row: unknown): OrderRecord {
+  const r = orderRow.parse(row);
+  return {
+    id: r.id,
+    userId: r.user_id,
+    status: r.status,
+    items: r.items,
+    total: r.total,
+    version: r.version,
+    seq: r.seq,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+type Client = Pick<pg.PoolClient, "query">;
+
+/**
+ * The PostgreSQL storage: users, orders, idempotency keys, webhook endpoints and the delivery queue in one
+ * schema. A transaction holds one connection: the order rows it reads are locked (`FOR UPDATE`) and the
+ * events it publishes are inserted into the delivery queue on the same connection, so an order change and
+ * its event commit together (the transactional outbox).
+ * @example const storage = await createPostgresStorage({ connection: process.env.DATABASE_URL!, schema: "shop" });
+ */
+export async function createPostgresStorage(options: PostgresStorageOptions): Promise<ShopStorage> {
+  const owned = typeof options.connection === "string";
+  const pool =
+    typeof options.connection === "string"
+      ? new pg.Pool({ connectionString: options.connection, max: 10 })
+      : options.connection;
+  const schema = options.schema ?? "shop";
+  const tables = shopTables(schema);
+  await pool.query(shopMigration(tables));
+  await migrateIdempotency(pool, { table: tables.idempotency });
+  await migrateWebhookQueue(pool, { schema });
+  const endpoints = createPostgresEndpointStore({ pool, schema });
+  const queue = createPostgresDeliveryQueue({ pool, schema });
+  const { users: U, orders: O } = tables;
+
+  function reads(client: Client, lock: boolean): ShopReads {
+    const forUpdate = lock ? " FOR UPDATE" : "";
+    return {
+      async getUser(id) {
+        const { rows } = await client.query(`SELECT * FROM ${U} WHERE id = $1${forUpdate}`, [id]);
+        return rows[0] === undefined ? undefined : toUser(rows[0]);
+      },
+      async getOrder(userId, orderId) {
+        const { rows } = await client.query(`SELECT * FROM ${O} WHERE id = $1 AND user_id = $2${forUpdate}`, [
+          orderId,
+          userId,
+        ]);
+        return rows[0] === undefined ? undefined : toOrder(rows[0]);
+      },
+      async listOrders(userId, query) {
+        const { rows } = await client.query(
+          `SELECT * FROM ${O} WHERE user_id = $1 AND seq > $2 AND ($3::text IS NULL OR status = $3)
+           ORDER BY seq LIMIT $4`,
+          [userId, query.afterSeq ?? 0, query.status ?? null, query.limit],
+        );
+        return rows.map(toOrder);
+      },
+    };
+  }
+
+  function transaction(client: pg.PoolClient): ShopTransaction {
+    return {
+      ...reads(client, true),
+      async putUser(user) {
+        await client.query(
+          `INSERT INTO ${U} (id, name, tier, version, created_at, updated_at, orders_changed_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (id) DO UPDATE SET name = excluded.name, tier = excluded.tier, version = excluded.version,
+             updated_at = excluded.updated_at`,
+          [user.id, user.name, user.tier, user.version, user.createdAt, user.updatedAt, user.ordersChangedAt],
+        );
+      },
+      async insertOrder(order) {
+        const { rows } = await client.query(
+          `INSERT INTO ${O} (id, user_id, status, items, total, version, created_at, updated_at)
+           VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8) RETURNING *`,
+          [
+            order.id,
+            order.userId,
+            order.status,
+            JSON.stringify(order.items),
+            order.total,
+            order.version,
+            order.createdAt,
+            order.updatedAt,
+          ],
+        );
+        return toOrder(rows[0]);
+      },
+      async updateOrder(order) {
+        await client.query(
+          `UPDATE ${O} SET status = $3, items = $4::jsonb, total = $5, version = $6, updated_at = $7
+           WHERE id = $1 AND user_id = $2`,
+          [
+            order.id,
+            order.userId,
+            order.status,
+            JSON.stringify(order.items),
+            order.total,
+            order.version,
+            order.updatedAt,
+          ],
+        );
+      },
+      async deleteOrder(userId, orderId) {
+        await client.query(`DELETE FROM ${O} WHERE id = $1 AND user_id = $2`, [orderId, userId]);
+      },
+      async touchOrders(userId, at) {
+        await client.query(`UPDATE ${U} SET orders_changed_at = greatest(orders_changed_at, $2) WHERE id = $1`, [
+          userId,
+          at,
+        ]);
+      },
+      async publish(event) {
+        await queue.publish(event, { client });
+      },
+    };
+  }
+
+  return {
+    kind: "postgres",
+    ...reads(pool, false),
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await work(transaction(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    idempotency: new PostgresIdempotencyStore(pool, { table: tables.idempotency }),
+    endpoints,
+    queue,
+    async close() {
+      if (owned) await pool.end();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { json } from "rest-webhooks/http";
+import { type Router, routeOf } from "rest-webhooks/routing";
+import { type Authorize, authenticate, forbidden, mayAccessUser } from "./auth";
+import { notFound, type ShopContext } from "./context";
+import { userEvent } from "./events";
+import { assertPreconditions, cachingHeaders, conditionalRead } from "./http-caching";
+import { declareOrders } from "./orders";
+import { userJson } from "./representations";
+import { User, UserInput, UserParams } from "./schemas";
+import type { UserRecord } from "./storage/types";
+
+/** 403 unless the principal is an admin or the user in the path (creating users takes an admin). */
+const authorizeUser: Authorize = (principal, request) => {
+  const userId = routeOf(request)?.params.user_id;
+  if (userId === undefined) {
+    if (!principal.admin) return forbidden("Creating users takes a token with the admin scope.");
+  } else if (!mayAccessUser(principal, userId)) {
+    return forbidden("This token reaches only its own user and orders.");
+  }
+  return undefined;
+};
+
+/** Declares `/users` and `/users/{user_id}` (and, nested, the user's orders). */
+export function declareUsers(router: Router, ctx: ShopContext): void {
+  router.resource("/users/{user_id}", (users) => {
+    users.use(authenticate(ctx.verify, authorizeUser));
+
+    users.create(
+      { body: UserInput, response: User, summary: "Create a user (admin)", use: [ctx.idempotent] },
+      async ({ body, created }) => {
+        const now = ctx.now();
+        const user: UserRecord = {
+          id: ctx.newId("usr"),
+          name: body.name,
+          tier: body.tier,
+          version: 1,
+          createdAt: now,
+          updatedAt: now,
+          ordersChangedAt: now,
+        };
+        await ctx.write(async (tx) => {
+          await tx.putUser(user);
+          await tx.publish(userEvent("user.created", user, now));
+        });
+        return created(user.id, userJson(user), cachingHeaders(user, now));
+      },
+    );
+
+    users.read(
+      { params: UserParams, response: User, summary: "Get a user (304 / 412 for conditional requests)" },
+      async ({ params, request }) => {
+        const user = await ctx.storage.getUser(params.user_id);
+        if (user === undefined) throw notFound("user", params.user_id);
+        return conditionalRead(request, user, ctx.now(), () => userJson(user));
+      },
+    );
+
+    users.replace(
+      { params: UserParams, body: UserInput, response: User, summary: "Replace a user's name and tier" },
+      async ({ params, body, request }) => {
+        const now = ctx.now();
+        const user = await ctx.write(async (tx) => {
+          const current = await tx.getUser(params.user_id);
+          if (current === undefined) throw notFound("user", params.user_id);
+          assertPreconditions(request, current, now);
+          // RFC 9110 §9.3.4: PUT sets the sent state; sending the current one changes nothing.
+          if (current.name === body.name && current.tier === body.tier) return current;
+          const next: UserRecord = { ...current, ...body, version: current.version + 1, updatedAt: now };
+          await tx.putUser(next);
+          await tx.publish(userEvent("user.updated", next, now));
+          return next;
+        });
+        return json(200, userJson(user), cachingHeaders(user, now));
+      },
+    );
+
+    users.resource("/orders/{order_id}", (orders) => declareOrders(orders, ctx));
+  });
+}

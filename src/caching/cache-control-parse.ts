@@ -1,0 +1,200 @@
+/**
+ * Parsing Cache-Control, RFC 9111 §5.2:
+ *   Cache-Control   = #cache-directive
+ *   cache-directive = token [ "=" ( token / quoted-string ) ]
+ * Names compare case-insensitively; both argument forms are accepted for every directive (§5.2).
+ */
+import { type CacheControl, DELTA_SECONDS_MAX } from "./cache-control";
+import { isOws, isQdtext, isQuotable, isTchar, isToken, nextComma } from "./syntax";
+
+type Mutable = { -readonly [K in keyof CacheControl]: CacheControl[K] };
+type DeltaName = "maxAge" | "sMaxage" | "minFresh" | "staleWhileRevalidate" | "staleIfError";
+type FlagName =
+  | "noStore"
+  | "noTransform"
+  | "onlyIfCached"
+  | "mustRevalidate"
+  | "mustUnderstand"
+  | "proxyRevalidate"
+  | "public"
+  | "immutable";
+
+const DELTAS = new Map<string, DeltaName>([
+  ["max-age", "maxAge"],
+  ["s-maxage", "sMaxage"],
+  ["min-fresh", "minFresh"],
+  ["stale-while-revalidate", "staleWhileRevalidate"],
+  ["stale-if-error", "staleIfError"],
+]);
+
+const FLAGS = new Map<string, FlagName>([
+  ["no-store", "noStore"],
+  ["no-transform", "noTransform"],
+  ["only-if-cached", "onlyIfCached"],
+  ["must-revalidate", "mustRevalidate"],
+  ["must-understand", "mustUnderstand"],
+  ["proxy-revalidate", "proxyRevalidate"],
+  ["public", "public"],
+  ["immutable", "immutable"],
+]);
+
+/**
+ * delta-seconds = 1*DIGIT (§1.2.2), clamped to 2147483648; `undefined` when not digits.
+ * @example parseDeltaSeconds("99999999999") // 2147483648
+ */
+export function parseDeltaSeconds(value: string): number | undefined {
+  if (value.length === 0) return undefined;
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const d = value.charCodeAt(i) - 0x30;
+    if (d < 0 || d > 9) return undefined;
+    n = n * 10 + d;
+    if (n > DELTA_SECONDS_MAX) n = DELTA_SECONDS_MAX;
+  }
+  return n;
+}
+
+// A field-name list argument of no-cache / private (§5.2.2.4, §5.2.2.7); `undefined` when malformed.
+function fieldNames(value: string): string[] | undefined {
+  const names: string[] = [];
+  for (const part of value.split(",")) {
+    const name = part.trim();
+    if (name === "") continue;
+    if (!isToken(name)) return undefined;
+    const lower = name.toLowerCase();
+    if (!names.includes(lower)) names.push(lower);
+  }
+  return names;
+}
+
+// Duplicates and invalid values resolve to the most restrictive reading (§4.2.1).
+function mergeDelta(cc: Mutable, key: DeltaName, raw: string | true): void {
+  const value = raw === true ? undefined : parseDeltaSeconds(raw);
+  const previous = cc[key];
+  if (key === "minFresh") {
+    // A larger min-fresh is stricter; an unusable one is dropped rather than guessed.
+    if (value !== undefined) cc.minFresh = previous === undefined ? value : Math.max(previous, value);
+    return;
+  }
+  if (key === "maxAge" || key === "sMaxage") {
+    // §4.2.1: invalid freshness information (or conflicting duplicates) should make the response stale.
+    cc[key] = value === undefined || (previous !== undefined && previous !== value) ? 0 : value;
+    return;
+  }
+  // stale-while-revalidate / stale-if-error: less staleness is stricter; unusable means none.
+  const next = value ?? 0;
+  cc[key] = previous === undefined ? next : Math.min(previous, next);
+}
+
+function mergeMaxStale(cc: Mutable, raw: string | true): void {
+  // §5.2.1.2: no argument accepts any staleness; a number bounds it; an unusable one is ignored.
+  const value = raw === true ? true : parseDeltaSeconds(raw);
+  if (value === undefined) return;
+  const previous = cc.maxStale;
+  if (previous === undefined || previous === true) cc.maxStale = value;
+  else if (value !== true) cc.maxStale = Math.min(previous, value);
+}
+
+function mergeList(cc: Mutable, key: "noCache" | "private", raw: string | true): void {
+  // The unqualified form covers the whole response, so it wins over any list.
+  const names = raw === true ? undefined : fieldNames(raw);
+  const previous = cc[key];
+  if (names === undefined || previous === true) cc[key] = true;
+  else cc[key] = previous === undefined ? names : [...new Set([...previous, ...names])];
+}
+
+// An argument no directive accepts: fails delta-seconds and field-name validation alike.
+const INVALID = "\u0000";
+
+function isKnown(name: string): boolean {
+  return DELTAS.has(name) || FLAGS.has(name) || name === "max-stale" || name === "no-cache" || name === "private";
+}
+
+function apply(cc: Mutable, name: string, raw: string | true): void {
+  const delta = DELTAS.get(name);
+  const flag = FLAGS.get(name);
+  if (delta !== undefined) mergeDelta(cc, delta, raw);
+  // §5.2: these take no argument; one sent anyway does not cancel the directive.
+  else if (flag !== undefined) cc[flag] = true;
+  else if (name === "max-stale") mergeMaxStale(cc, raw);
+  else if (name === "no-cache") mergeList(cc, "noCache", raw);
+  else if (name === "private") mergeList(cc, "private", raw);
+  else {
+    // §5.2.3: unrecognised directives are kept for the caller; the first occurrence wins.
+    const extensions: Record<string, string | true> =
+      (cc.extensions as Record<string, string | true> | undefined) ?? Object.create(null);
+    cc.extensions = extensions;
+    if (!(name in extensions)) extensions[name] = raw;
+  }
+}
+
+// Reads a quoted-string whose opening quote is at `start`; returns [unescaped, index after] or undefined.
+function quotedString(value: string, start: number): [string, number] | undefined {
+  let out = "";
+  let from = start + 1;
+  for (let i = start + 1; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x22) return [out + value.slice(from, i), i + 1];
+    if (c === 0x5c) {
+      if (i + 1 >= value.length || !isQuotable(value.charCodeAt(i + 1))) return undefined;
+      out += value.slice(from, i);
+      from = i + 1;
+      i++;
+    } else if (!isQdtext(c)) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Parses a Cache-Control field value. Never throws: a malformed member (up to the next comma) is skipped,
+ * duplicates and invalid values take the most restrictive reading (§4.2.1), delta-seconds over
+ * 2147483648 are clamped (§1.2.2).
+ * @example parseCacheControl("public, max-age=60") // { public: true, maxAge: 60 }
+ * @see https://www.rfc-editor.org/rfc/rfc9111#section-5.2
+ */
+export function parseCacheControl(value: string | undefined): CacheControl {
+  const cc: Mutable = {};
+  if (value === undefined) return cc;
+  const n = value.length;
+  let i = 0;
+  while (i < n) {
+    const c = value.charCodeAt(i);
+    if (c === 0x2c || isOws(c)) {
+      i++;
+      continue;
+    }
+    const nameStart = i;
+    while (i < n && isTchar(value.charCodeAt(i))) i++;
+    if (i === nameStart) {
+      i = nextComma(value, i);
+      continue;
+    }
+    const name = value.slice(nameStart, i).toLowerCase();
+    let raw: string | true = true;
+    let malformed = false;
+    if (value.charCodeAt(i) === 0x3d /* = */) {
+      if (value.charCodeAt(i + 1) === 0x22) {
+        const quoted = quotedString(value, i + 1);
+        if (quoted === undefined) malformed = true;
+        else [raw, i] = quoted;
+      } else {
+        const argStart = i + 1;
+        i = argStart;
+        while (i < n && isTchar(value.charCodeAt(i))) i++;
+        raw = value.slice(argStart, i);
+      }
+    }
+    if (!malformed) {
+      while (i < n && isOws(value.charCodeAt(i))) i++;
+      malformed = i < n && value.charCodeAt(i) !== 0x2c;
+    }
+    if (malformed) {
+      i = nextComma(value, i);
+      // A known directive with a broken argument still counts, read as invalid: the most restrictive reading.
+      if (!isKnown(name)) continue;
+      raw = INVALID;
+    }
+    apply(cc, name, raw);
+  }
+  return cc;
+}

@@ -1,0 +1,134 @@
+/**
+ * A {@link Handler} wrapper that makes a resource's handler conditional (RFC 9110 §13): validators on
+ * GET/HEAD responses, 304 when the client's copy is current, 412/428 before an unsafe method runs.
+ */
+import type { Handler, HttpRequest, HttpResponse, ResponseHeaders } from "../http/message";
+import { etagFromBody } from "./etag-generate";
+import { parseHttpDate, tryFormatHttpDate } from "./http-date";
+import { evaluatePreconditions, type Validators } from "./preconditions";
+import { readHeader } from "./response-headers";
+import { preconditionResponse } from "./responses";
+
+/** Options for {@link conditional}. */
+export interface ConditionalOptions {
+  /**
+   * The current validators of the request's target resource, or `undefined` when it does not exist.
+   * Consulted for unsafe methods before the handler runs, so a stale If-Match never reaches it. Without
+   * this option unsafe requests reach the handler unevaluated.
+   */
+  validators?: (request: HttpRequest) => Validators | undefined | Promise<Validators | undefined>;
+  /**
+   * Methods that must carry If-Match, If-None-Match or If-Unmodified-Since, else 428 (RFC 6585 §3);
+   * `true` means PUT, PATCH and DELETE.
+   * @default false
+   */
+  requirePrecondition?: boolean | readonly string[];
+  /**
+   * The ETag added to a 200 GET/HEAD response that has a body but no ETag: computed from the body bytes,
+   * strong or weak, or not at all.
+   * @default "strong"
+   */
+  etag?: "strong" | "weak" | false;
+  /**
+   * The clock (epoch milliseconds), for the §8.8.2.1 Last-Modified bound when the response has no Date
+   * and for two-digit rfc850 years.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+// §13.2.1: these methods select no representation, so their conditional fields are ignored.
+const NO_SELECTION = new Set(["CONNECT", "OPTIONS", "TRACE"]);
+const DEFAULT_REQUIRED = ["PUT", "PATCH", "DELETE"];
+
+function finishRead(request: HttpRequest, response: HttpResponse, options: ConditionalOptions): HttpResponse {
+  // §13.2.1: preconditions only apply when the unconditional response would be 2xx.
+  if (response.status < 200 || response.status > 299) return response;
+  const headers: ResponseHeaders = { ...response.headers };
+  let etag = readHeader(headers, "etag");
+  // Only a 200 carries the whole representation: a 206's bytes must not become its tag.
+  if (etag === undefined && options.etag !== false && response.status === 200 && response.body != null) {
+    etag = etagFromBody(response.body, { weak: options.etag === "weak" });
+    headers.etag = etag;
+  }
+  const lastModified = boundLastModified(headers, options);
+  const result = evaluatePreconditions(
+    request,
+    { etag, lastModified },
+    { responseHeaders: headers, now: options.now?.() },
+  );
+  if (result.kind === "proceed" || (result.kind === "not-modified" && response.status !== 200)) {
+    return { ...response, headers };
+  }
+  return preconditionResponse(result) as HttpResponse;
+}
+
+// §8.8.2.1: Last-Modified must not be later than the message's Date; a later value is replaced by it.
+function boundLastModified(headers: ResponseHeaders, options: ConditionalOptions): string | undefined {
+  const value = readHeader(headers, "last-modified");
+  if (value === undefined) return undefined;
+  const modified = parseHttpDate(value);
+  if (modified === undefined) return value;
+  const dateValue = readHeader(headers, "date");
+  const date = (dateValue === undefined ? undefined : parseHttpDate(dateValue)) ?? (options.now ?? Date.now)();
+  if (modified <= date) return value;
+  const bounded = tryFormatHttpDate(Math.floor(date / 1000) * 1000);
+  if (bounded === undefined) return value;
+  for (const name in headers) if (name.toLowerCase() === "last-modified") delete headers[name];
+  headers["last-modified"] = bounded;
+  return bounded;
+}
+
+function required(method: string, option: ConditionalOptions["requirePrecondition"]): boolean {
+  if (option === undefined || option === false) return false;
+  return (option === true ? DEFAULT_REQUIRED : option).includes(method);
+}
+
+/**
+ * Wraps a resource's handler so that:
+ * - a 200 GET/HEAD response gets an ETag computed from its body when it has none, a Last-Modified bounded
+ *   by its Date (§8.8.2.1), and becomes a bodyless 304 (or a 412) when the request's preconditions say so;
+ * - an unsafe request is evaluated against `validators(request)` first, and a failed precondition answers
+ *   412 (or 428 when required and missing) without running the handler.
+ * Works with both adapters, since it is just a {@link Handler}.
+ *
+ * The check and the write are not atomic: for concurrent writers, also make the store's update conditional
+ * on the version the validators reported.
+ * @example
+ * const handler = conditional(getOrPutDocument, {
+ *   validators: (request) => store.versionOf(request.path),
+ *   requirePrecondition: true,
+ * });
+ * createServer(handler).listen(3000);
+ */
+export function conditional(handler: Handler, options: ConditionalOptions = {}): Handler {
+  const { validators } = options;
+  return (request) => {
+    const method = request.method;
+    // Synchronous handlers stay synchronous: adapters answer them without a promise.
+    if (method === "GET" || method === "HEAD") {
+      return then(handler(request), (response) => finishRead(request, response, options));
+    }
+    if (NO_SELECTION.has(method)) return handler(request);
+    const requirePrecondition = required(method, options.requirePrecondition);
+    if (validators === undefined) {
+      const headers = request.headers;
+      const missing =
+        headers["if-match"] === undefined &&
+        headers["if-none-match"] === undefined &&
+        headers["if-unmodified-since"] === undefined;
+      if (requirePrecondition && missing)
+        return preconditionResponse({ kind: "precondition-required" }) as HttpResponse;
+      return handler(request);
+    }
+    return then(validators(request), (current) => {
+      const result = evaluatePreconditions(request, current, { requirePrecondition, now: options.now?.() });
+      return result.kind === "proceed" ? handler(request) : (preconditionResponse(result) as HttpResponse);
+    });
+  };
+}
+
+function then<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
+  const thenable = value as PromiseLike<T> | undefined;
+  return typeof thenable?.then === "function" ? Promise.resolve(thenable).then(next) : next(value as T);
+}

@@ -1,0 +1,43 @@
+/**
+ * Vary, RFC 9110 §12.5.5:
+ *   Vary = #( "*" / field-name )
+ */
+import { CachingError } from "./errors";
+import { isToken } from "./syntax";
+
+/**
+ * Parses a Vary value to lower-case field names (duplicates and malformed members dropped), or `"*"` when
+ * the response varies on more than request fields.
+ * @example parseVary("Accept-Encoding, accept") // ["accept-encoding"]
+ */
+export function parseVary(value: string | undefined): "*" | string[] {
+  const names: string[] = [];
+  if (value === undefined) return names;
+  for (const part of value.split(",")) {
+    const name = part.trim();
+    if (name === "*") return "*";
+    if (!isToken(name)) continue;
+    const lower = name.toLowerCase();
+    if (!names.includes(lower)) names.push(lower);
+  }
+  return names;
+}
+
+/**
+ * Adds field names to a Vary value: case-insensitive de-duplication, existing order kept, and `*` absorbs
+ * everything (§12.5.5: a `*` makes any other member meaningless).
+ * @throws {CachingError} `invalid_field_name` when a name to add is neither `*` nor a token.
+ * @example mergeVary("Accept", "accept-encoding", "Accept") // "accept, accept-encoding"
+ */
+export function mergeVary(current: string | undefined, ...fields: readonly string[]): string {
+  const existing = parseVary(current);
+  if (existing === "*") return "*";
+  for (const field of fields) {
+    const name = field.trim();
+    if (name === "*") return "*";
+    if (!isToken(name)) throw new CachingError("invalid_field_name", `${JSON.stringify(field)} is not a field name.`);
+    const lower = name.toLowerCase();
+    if (!existing.includes(lower)) existing.push(lower);
+  }
+  return existing.join(", ");
+}

@@ -1,0 +1,113 @@
+import {
+  type AdapterOptions,
+  badRequestTarget,
+  bodyTooLarge,
+  contentLength,
+  DEFAULT_BODY_LIMIT,
+  type ReadRequestResult,
+} from "../http/adapter-options";
+import { parseQuery } from "../http/body";
+import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
+import { HttpProblem } from "../http/problem";
+
+const EMPTY = new Uint8Array(0);
+
+/** The {@link HttpRequest} over a Fetch `Request`; the query is decoded on first use. */
+class FetchRequest implements HttpRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly search: string;
+  readonly headers: RequestHeaders;
+  readonly body: Uint8Array;
+  readonly signal: AbortSignal;
+  readonly remoteAddress: string | undefined = undefined;
+  #query: QueryRecord | undefined;
+
+  constructor(request: Request, target: string, headers: RequestHeaders, body: Uint8Array) {
+    const q = target.indexOf("?");
+    this.method = request.method;
+    this.path = q === -1 ? target : target.slice(0, q);
+    this.search = q === -1 ? "" : target.slice(q + 1);
+    this.headers = headers;
+    this.body = body;
+    this.signal = request.signal;
+  }
+
+  get query(): QueryRecord {
+    this.#query ??= parseQuery(this.search);
+    return this.#query;
+  }
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+async function readBody(request: Request, limit: number): Promise<Uint8Array | HttpProblem> {
+  if (request.body === null) return EMPTY;
+  const declared = contentLength(request.headers.get("content-length") ?? undefined);
+  // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
+  if (declared !== undefined && declared > limit) {
+    await request.body.cancel().catch(() => undefined);
+    return bodyTooLarge(limit);
+  }
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => undefined);
+        return bodyTooLarge(limit);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    return new HttpProblem({
+      status: 400,
+      code: "body_read_failed",
+      detail: "The request body could not be read.",
+      cause: error,
+    });
+  }
+  return size === 0 ? EMPTY : concat(chunks, size);
+}
+
+// The origin-form target (RFC 9112 §3.2.1) of an absolute URL, skipping "scheme://authority" and the
+// fragment without building a URL object.
+function targetOf(url: string): string | undefined {
+  const scheme = url.indexOf("://");
+  if (scheme === -1) return undefined;
+  const slash = url.indexOf("/", scheme + 3);
+  const q = url.indexOf("?", scheme + 3);
+  const hash = url.indexOf("#", scheme + 3);
+  const end = hash === -1 ? url.length : hash;
+  if (slash === -1 || (q !== -1 && q < slash) || (hash !== -1 && hash < slash)) {
+    return q === -1 || q > end ? "/" : `/${url.slice(q, end)}`;
+  }
+  return url.slice(slash, end);
+}
+
+/** Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit. */
+export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
+  const target = targetOf(request.url);
+  if (target === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };
+  const body = await readBody(request, options.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  if (body instanceof HttpProblem) return { ok: false, problem: body };
+  const headers: Record<string, string> = {};
+  // Fetch already lower-cases names and joins repeated fields with ", " (RFC 9110 §5.3).
+  request.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { ok: true, request: new FetchRequest(request, target, headers, body) };
+}

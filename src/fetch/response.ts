@@ -1,0 +1,26 @@
+import type { HttpResponse } from "../http/message";
+
+// RFC 9110 §6.4.1 / Fetch "null body status": these responses never carry content.
+const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+const encoder = new TextEncoder();
+
+/**
+ * Turns an {@link HttpResponse} into a Fetch `Response`, adding Content-Length when the body is known.
+ * @param method the request method: a HEAD response carries the headers, Content-Length included, but no
+ * body (RFC 9110 §9.3.2).
+ * @throws when Fetch refuses the status (outside 200..599) or a header value (the adapter turns that into a 500).
+ */
+export function sendResponse(response: HttpResponse, method = "GET"): Response {
+  const headers = new Headers();
+  for (const name in response.headers) {
+    const value = response.headers[name] as string | readonly string[];
+    if (typeof value === "string") headers.set(name, value);
+    else for (const item of value) headers.append(name, item);
+  }
+  if (NULL_BODY_STATUS.has(response.status) || response.body == null) {
+    return new Response(null, { status: response.status, headers });
+  }
+  const body = typeof response.body === "string" ? encoder.encode(response.body) : response.body;
+  if (!headers.has("content-length")) headers.set("content-length", String(body.byteLength));
+  return new Response(method === "HEAD" ? null : (body as BodyInit), { status: response.status, headers });
+}

@@ -1,0 +1,58 @@
+import type { HttpRequest } from "./message";
+import { HttpProblem } from "./problem";
+
+/** Options both adapters take, with the same meaning. */
+export interface AdapterOptions {
+  /**
+   * Largest request body read into memory, in bytes; a larger one gets a 413 problem
+   * and the rest is not read.
+   * @default 1_048_576 (1 MiB)
+   */
+  bodyLimit?: number;
+  /**
+   * Called with any error a handler throws that is not an {@link HttpProblem}; the client
+   * gets a 500 problem without details either way.
+   * @default logs the error to stderr
+   */
+  onError?: (error: unknown, request: HttpRequest | undefined) => void;
+}
+
+/** The default body limit: 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1_048_576;
+
+/** The outcome of turning a runtime's request into an {@link HttpRequest}. */
+export type ReadRequestResult = { ok: true; request: HttpRequest } | { ok: false; problem: HttpProblem };
+
+/** The 413 problem (RFC 9110 §15.5.14). */
+export function bodyTooLarge(limit: number): HttpProblem {
+  return new HttpProblem({
+    status: 413,
+    code: "body_too_large",
+    detail: `The request body exceeds the limit of ${limit} bytes.`,
+    extensions: { limit },
+    headers: { connection: "close" },
+  });
+}
+
+/** The 400 problem for a request target the adapter cannot parse. */
+export function badRequestTarget(detail: string): HttpProblem {
+  return new HttpProblem({ status: 400, code: "bad_request_target", detail });
+}
+
+/** Parses a Content-Length value (RFC 9110 §8.6: 1*DIGIT); `undefined` when absent, `NaN` when malformed. */
+export function contentLength(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return /^\d+$/.test(value) ? Number(value) : Number.NaN;
+}
+
+/** Default `onError`: adapters are the I/O edge, so logging here is allowed. */
+export function logError(error: unknown): void {
+  console.error("rest-webhooks: unhandled error in handler", error);
+}
+
+/** Splits a request target (origin-form, RFC 9112 §3.2.1) into path and query string. */
+export function splitTarget(target: string): { path: string; search: string } {
+  const q = target.indexOf("?");
+  if (q === -1) return { path: target, search: "" };
+  return { path: target.slice(0, q), search: target.slice(q + 1) };
+}

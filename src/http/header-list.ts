@@ -1,0 +1,61 @@
+/**
+ * Comma-separated list fields, RFC 9110 §5.6.1:
+ *   #element => [ element ] *( OWS "," OWS [ element ] )
+ * A recipient must accept and ignore empty elements (§5.6.1.2); commas inside a quoted-string
+ * (§5.6.4) do not separate elements.
+ */
+
+const isOws = (c: number) => c === 0x20 || c === 0x09;
+
+/**
+ * Splits a list field value into its elements, trimmed of OWS, with empty elements dropped (§5.6.1.2).
+ * Quoted-strings are kept as written (quotes and escapes included); an unterminated one runs to the end.
+ * Never throws. Repeated field lines joined with ", " (RFC 9110 §5.3) split the same way.
+ * @example splitHeaderList('a, "b,c" ,, d') // ['a', '"b,c"', 'd']
+ */
+export function splitHeaderList(value: string): string[] {
+  const out: string[] = [];
+  const n = value.length;
+  let start = 0;
+  let i = 0;
+  const push = (end: number) => {
+    let a = start;
+    let b = end;
+    while (a < b && isOws(value.charCodeAt(a))) a++;
+    while (b > a && isOws(value.charCodeAt(b - 1))) b--;
+    if (b > a) out.push(value.slice(a, b));
+  };
+  while (i < n) {
+    const c = value.charCodeAt(i);
+    if (c === 0x22) {
+      // skip the quoted-string, honouring quoted-pairs (§5.6.4)
+      for (i++; i < n; i++) {
+        const q = value.charCodeAt(i);
+        if (q === 0x5c) i++;
+        else if (q === 0x22) break;
+      }
+    } else if (c === 0x2c) {
+      push(i);
+      start = i + 1;
+    }
+    i++;
+  }
+  push(n);
+  return out;
+}
+
+/**
+ * Joins elements into a list field value with ", " (the form RFC 9110 §5.6.1 recommends).
+ * @throws TypeError when an element is empty, has leading or trailing OWS, or holds a comma outside a
+ * quoted-string: it would not split back into the same element.
+ * @example formatHeaderList(["gzip", "br"]) // "gzip, br"
+ */
+export function formatHeaderList(elements: readonly string[]): string {
+  for (const element of elements) {
+    const split = splitHeaderList(element);
+    if (split.length !== 1 || split[0] !== element) {
+      throw new TypeError(`Not a list element: ${JSON.stringify(element)}`);
+    }
+  }
+  return elements.join(", ");
+}

@@ -1,0 +1,148 @@
+import type { HttpResponse, ResponseHeaders } from "./message";
+
+/** The media type of RFC 9457 §3. */
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+/** Members of an RFC 9457 problem document. */
+export interface ProblemInit {
+  /** HTTP status code (§3.1.4). */
+  status: number;
+  /** A stable machine-readable code, sent as the `code` extension member. */
+  code: string;
+  /** §3.1.3: short summary of the problem type; defaults to the status reason phrase. */
+  title?: string;
+  /** §3.1.4: explanation specific to this occurrence, written for the client developer. */
+  detail?: string;
+  /** §3.1.1: URI reference identifying the problem type; `about:blank` when absent. */
+  type?: string;
+  /** §3.1.5: URI reference identifying this occurrence. */
+  instance?: string;
+  /** §3.2: extension members, serialised beside the standard ones. */
+  extensions?: Record<string, unknown>;
+  /** Extra response header fields (e.g. `Allow`, `Retry-After`, `WWW-Authenticate`). */
+  headers?: ResponseHeaders;
+  /** The underlying error, kept for logs and never serialised. */
+  cause?: unknown;
+}
+
+/** An RFC 9457 problem document as a JSON value. */
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  code: string;
+  [extension: string]: unknown;
+}
+
+// RFC 9457 §3.1 members, plus our `code`: extension members with these names are dropped.
+const STANDARD_MEMBERS = new Set(["type", "title", "status", "detail", "instance", "code"]);
+
+const REASONS: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  409: "Conflict",
+  410: "Gone",
+  412: "Precondition Failed",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Content",
+  428: "Precondition Required",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/** The RFC 9110 §15 reason phrase for `status`, or a generic one. */
+export function reasonPhrase(status: number): string {
+  return REASONS[status] ?? (status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "Status");
+}
+
+/**
+ * An HTTP error that leaves the server as an RFC 9457 problem document.
+ * Throw it from a handler, or return `problem.toResponse()`.
+ *
+ * @example throw new HttpProblem({ status: 404, code: "user_not_found", detail: "No user u_1." })
+ * @see https://www.rfc-editor.org/rfc/rfc9457
+ */
+export class HttpProblem extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+  readonly type: string;
+  readonly detail: string | undefined;
+  readonly instance: string | undefined;
+  readonly extensions: Readonly<Record<string, unknown>>;
+  readonly headers: Readonly<ResponseHeaders>;
+
+  constructor(init: ProblemInit) {
+    super(init.detail ?? init.title ?? reasonPhrase(init.status), { cause: init.cause });
+    this.name = "HttpProblem";
+    if (!Number.isInteger(init.status) || init.status < 400 || init.status > 599) {
+      throw new TypeError(`HttpProblem status must be an integer in 400..599, got ${init.status}`);
+    }
+    this.status = init.status;
+    this.code = init.code;
+    this.title = init.title ?? reasonPhrase(init.status);
+    this.type = init.type ?? "about:blank";
+    this.detail = init.detail;
+    this.instance = init.instance;
+    this.extensions = init.extensions ?? {};
+    this.headers = init.headers ?? {};
+  }
+
+  /** The problem document (RFC 9457 §3); extension members never override standard ones. */
+  toJSON(): ProblemDocument {
+    const doc = { type: this.type, title: this.title, status: this.status } as ProblemDocument;
+    if (this.detail !== undefined) doc.detail = this.detail;
+    if (this.instance !== undefined) doc.instance = this.instance;
+    doc.code = this.code;
+    for (const name in this.extensions) {
+      // RFC 9457 §3.2: extensions sit beside the standard members and never redefine them.
+      if (!Object.hasOwn(this.extensions, name) || STANDARD_MEMBERS.has(name)) continue;
+      // defineProperty, not assignment: an extension named "__proto__" stays a plain member.
+      Object.defineProperty(doc, name, {
+        value: this.extensions[name],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return doc;
+  }
+
+  /** The problem as an `application/problem+json` response. */
+  toResponse(): HttpResponse {
+    return {
+      status: this.status,
+      headers: { ...this.headers, "content-type": PROBLEM_CONTENT_TYPE },
+      body: JSON.stringify(this.toJSON()),
+    };
+  }
+}
+
+/** Whether `value` is an {@link HttpProblem} (also across duplicate copies of this package). */
+export function isHttpProblem(value: unknown): value is HttpProblem {
+  return (
+    value instanceof HttpProblem ||
+    (value instanceof Error && value.name === "HttpProblem" && typeof (value as HttpProblem).toResponse === "function")
+  );
+}
+
+/** Shorthand for building a problem response without throwing. */
+export function problem(init: ProblemInit): HttpResponse {
+  return new HttpProblem(init).toResponse();
+}
+
+/** The 500 problem sent for an unexpected error: no message, no stack (RFC 9457 §5: no implementation details). */
+export function internalErrorResponse(): HttpResponse {
+  return problem({ status: 500, code: "internal_error", detail: "The server could not complete the request." });
+}

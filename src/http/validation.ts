@@ -1,0 +1,45 @@
+import type { z } from "zod";
+import { HttpProblem } from "./problem";
+
+/** One field error in a 422 problem: where (a JSON Pointer, RFC 6901) and why. */
+export interface FieldError {
+  /** JSON Pointer to the offending value inside `in`, e.g. `/items/0/quantity`. */
+  pointer: string;
+  /** Which part of the request the value came from. */
+  in: "body" | "query" | "params" | "headers";
+  /** zod's issue code, e.g. `invalid_type`, `too_small`, `unrecognized_keys`. */
+  code: string;
+  message: string;
+}
+
+function escapePointerToken(token: PropertyKey): string {
+  return String(token).replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** Converts zod issues to field errors with RFC 6901 pointers. */
+export function fieldErrors(issues: readonly z.core.$ZodIssue[], location: FieldError["in"] = "body"): FieldError[] {
+  return issues.map((issue) => ({
+    pointer: issue.path.length === 0 ? "" : `/${issue.path.map(escapePointerToken).join("/")}`,
+    in: location,
+    code: issue.code,
+    message: issue.message,
+  }));
+}
+
+/**
+ * A 422 problem listing every field error of a failed zod parse (RFC 9457 §3.2 extension `errors`).
+ * @example
+ * const parsed = schema.safeParse(body);
+ * if (!parsed.success) throw validationProblem(parsed.error);
+ */
+export function validationProblem(error: z.ZodError, location: FieldError["in"] = "body", status = 422): HttpProblem {
+  const errors = fieldErrors(error.issues, location);
+  return new HttpProblem({
+    status,
+    code: "validation_failed",
+    title: "Your request is not valid.",
+    detail: `${errors.length} field error${errors.length === 1 ? "" : "s"} in the request ${location}.`,
+    extensions: { errors },
+    cause: error,
+  });
+}

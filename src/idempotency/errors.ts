@@ -1,0 +1,27 @@
+/** Every stable code this module uses: the four problem codes of the middleware and the store's own. */
+export type IdempotencyErrorCode =
+  /** 400: the Idempotency-Key field is empty, malformed or longer than 255 characters. */
+  | "idempotency_key_invalid"
+  /** 400: the route requires an Idempotency-Key and the request has none. */
+  | "idempotency_key_missing"
+  /** 409: a request with this key is still being processed (its lease has not expired). */
+  | "idempotency_key_in_use"
+  /** 422: the key was first used with a different request (method, target, caller or body). */
+  | "idempotency_key_reused"
+  /** A store read a record it cannot decode (written by an incompatible version, or tampered with). */
+  | "idempotency_record_invalid";
+
+/**
+ * The base error of the idempotency module; `code` is stable, the message is not.
+ * The middleware answers the four request-level codes with problem responses; a store throws
+ * this error only for `idempotency_record_invalid`.
+ */
+export class IdempotencyError extends Error {
+  readonly code: IdempotencyErrorCode;
+
+  constructor(code: IdempotencyErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "IdempotencyError";
+    this.code = code;
+  }
+}

@@ -1,0 +1,1 @@
+export { MemoryIdempotencyStore, type MemoryStoreOptions } from "./memory-store";

@@ -1,0 +1,151 @@
+import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
+
+/** Options of {@link MemoryIdempotencyStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * Most records kept; at the bound the least recently written record is evicted. Size it above
+   * the keys one TTL sees: evicting a live record forgets it (a retry would run the handler again).
+   * @default 10_000
+   */
+  maxEntries?: number;
+  /**
+   * The clock, in epoch milliseconds; tests pass a fake one.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+class MemoryRecord {
+  // Neighbours in write order (oldest first); the list, not Map iteration, drives eviction:
+  // V8 iterates a Map from its start, past every deleted slot, so evicting through
+  // `map.keys().next()` degrades to O(n) under steady churn.
+  prev: MemoryRecord | undefined = undefined;
+  next: MemoryRecord | undefined = undefined;
+  response: StoredResponse | undefined = undefined;
+
+  constructor(
+    readonly key: string,
+    readonly fingerprint: string,
+    public expiresAt: number,
+    public token: string | undefined,
+  ) {}
+}
+
+// Settled promises shared by every call: awaiting one twice is fine, and it saves an allocation.
+const TRUE = Promise.resolve(true);
+const FALSE = Promise.resolve(false);
+
+// How many expired records at the head of the map one write may drop: constant work per call.
+const SWEEP_PER_WRITE = 2;
+
+/**
+ * The in-process store: a `Map` plus a list in write order, so every operation is O(1). Good for one
+ * instance and for tests; several instances need a shared store (Redis or PostgreSQL).
+ * @example idempotency({ store: new MemoryIdempotencyStore({ maxEntries: 50_000 }), identify })
+ */
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  readonly #records = new Map<string, MemoryRecord>();
+  #oldest: MemoryRecord | undefined;
+  #newest: MemoryRecord | undefined;
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+  #tokens = 0;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const maxEntries = options.maxEntries ?? 10_000;
+    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+      throw new TypeError(`MemoryIdempotencyStore: maxEntries must be a positive integer, got ${maxEntries}`);
+    }
+    this.#maxEntries = maxEntries;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The number of records held, live or not yet swept. */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
+    const now = this.#now();
+    const found = this.#records.get(key);
+    if (found !== undefined) {
+      if (found.expiresAt > now) {
+        if (found.response !== undefined) {
+          return Promise.resolve({ kind: "completed", fingerprint: found.fingerprint, response: found.response });
+        }
+        return Promise.resolve({
+          kind: "in-progress",
+          fingerprint: found.fingerprint,
+          retryAfterMs: found.expiresAt - now,
+        });
+      }
+      this.#remove(found);
+    }
+    this.#makeRoom(now);
+    const token = String(++this.#tokens);
+    const record = new MemoryRecord(key, fingerprint, now + leaseMs, token);
+    this.#records.set(key, record);
+    this.#append(record);
+    return Promise.resolve({ kind: "acquired", leaseToken: token });
+  }
+
+  complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
+    const now = this.#now();
+    const found = this.#records.get(key);
+    if (found === undefined || found.token !== leaseToken || found.expiresAt <= now) return FALSE;
+    found.token = undefined;
+    found.response = response;
+    found.expiresAt = now + ttlMs;
+    // Moved to the newest end (usually it is there already): the list stays in write order.
+    if (found !== this.#newest) {
+      this.#unlink(found);
+      this.#append(found);
+    }
+    return TRUE;
+  }
+
+  release(key: string, leaseToken: string): Promise<boolean> {
+    const found = this.#records.get(key);
+    if (found === undefined || found.token !== leaseToken) return FALSE;
+    this.#remove(found);
+    return TRUE;
+  }
+
+  /** Forgets every record. */
+  clear(): void {
+    this.#records.clear();
+    this.#oldest = undefined;
+    this.#newest = undefined;
+  }
+
+  #makeRoom(now: number): void {
+    for (let i = 0; i < SWEEP_PER_WRITE; i++) {
+      const oldest = this.#oldest;
+      if (oldest === undefined || oldest.expiresAt > now) break;
+      this.#remove(oldest);
+    }
+    if (this.#records.size >= this.#maxEntries && this.#oldest !== undefined) this.#remove(this.#oldest);
+  }
+
+  #remove(record: MemoryRecord): void {
+    this.#records.delete(record.key);
+    this.#unlink(record);
+  }
+
+  #append(record: MemoryRecord): void {
+    record.prev = this.#newest;
+    record.next = undefined;
+    if (this.#newest === undefined) this.#oldest = record;
+    else this.#newest.next = record;
+    this.#newest = record;
+  }
+
+  #unlink(record: MemoryRecord): void {
+    if (record.prev === undefined) this.#oldest = record.next;
+    else record.prev.next = record.next;
+    if (record.next === undefined) this.#newest = record.prev;
+    else record.next.prev = record.prev;
+    record.prev = undefined;
+    record.next = undefined;
+  }
+}

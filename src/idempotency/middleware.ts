@@ -1,0 +1,174 @@
+import type { Handler, HttpRequest, HttpResponse } from "../http/message";
+import { isHttpProblem } from "../http/problem";
+import { decide, type Lease } from "./decision";
+import { requestFingerprint, scopedKey } from "./fingerprint";
+import { parseIdempotencyKey } from "./key";
+import { keyInUse, keyInvalid, keyMissing, keyReused } from "./problems";
+import type { IdempotencyStore } from "./store";
+import { DEFAULT_REPLAY_HEADERS, replayResponse, toStoredResponse } from "./stored-response";
+
+/** How long a completed response is replayed: 24 hours (Stripe keeps keys at least 24 h). */
+export const DEFAULT_TTL_MS = 86_400_000;
+
+/** How long a request holds its key before a retry may take it over: 60 seconds. */
+export const DEFAULT_LEASE_MS = 60_000;
+
+/**
+ * The default rule for which outcomes are stored: every status below 500 except 408, 425 and 429,
+ * which say "try again" and so release the key. 5xx responses and thrown errors release it too.
+ */
+export function defaultStoreOutcome(status: number): boolean {
+  return status < 500 && status !== 408 && status !== 425 && status !== 429;
+}
+
+/** Options of {@link idempotency}. */
+export interface IdempotencyOptions {
+  /** Where records live; share one between instances (Redis, PostgreSQL) when there are several. */
+  store: IdempotencyStore;
+  /**
+   * The caller's identity (account, API key id, tenant). Keys are scoped per caller, so one caller
+   * can never replay another's response. Return a constant for an API without callers.
+   */
+  identify: (request: HttpRequest) => string | Promise<string>;
+  /**
+   * Whether a request without an Idempotency-Key gets 400 `idempotency_key_missing`; otherwise it
+   * passes through unprotected.
+   * @default false
+   */
+  required?: boolean | ((request: HttpRequest) => boolean);
+  /**
+   * Methods the middleware protects; others pass through untouched.
+   * @default ["POST", "PATCH"]
+   */
+  methods?: readonly string[];
+  /**
+   * How long a stored response is replayed, in milliseconds.
+   * @default 86_400_000 (24 h)
+   */
+  ttlMs?: number;
+  /**
+   * How long a request holds its key, in milliseconds; must exceed the handler's longest run. After
+   * it, a retry runs the handler again (the first attempt is presumed dead) and a late `complete`
+   * of the first attempt is refused.
+   * @default 60_000
+   */
+  leaseMs?: number;
+  /**
+   * Whether a response with this status is stored and replayed; when false the key is released
+   * and a retry runs the handler again.
+   * @default {@link defaultStoreOutcome}
+   */
+  storeOutcome?: (status: number) => boolean;
+  /**
+   * Response header fields stored and replayed with the body (case-insensitive).
+   * @default {@link DEFAULT_REPLAY_HEADERS}
+   */
+  replayHeaders?: readonly string[];
+  /**
+   * Accept only the draft's sf-string form of the key.
+   * @default false
+   */
+  strict?: boolean;
+  /**
+   * Called when the store fails to record the outcome after the handler ran. The client still
+   * gets the handler's response: its effect has happened.
+   * @default logs to stderr
+   */
+  onStoreError?: (error: unknown, request: HttpRequest) => void;
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new TypeError(`idempotency: ${name} must be a positive integer number of milliseconds, got ${value}`);
+  }
+  return value;
+}
+
+function logStoreError(error: unknown): void {
+  console.error("rest-webhooks: the idempotency store failed to record an outcome", error);
+}
+
+/**
+ * Middleware making unsafe requests retryable with an `Idempotency-Key` header field
+ * (draft-ietf-httpapi-idempotency-key-header, with Stripe's `Idempotent-Replayed`).
+ *
+ * The first request with a key runs the handler under a lease; its response is stored and
+ * replayed byte for byte to later requests with the same key, caller and fingerprint. A request
+ * arriving while the first runs gets 409; one reusing the key for another request gets 422.
+ *
+ * @example
+ * const protect = idempotency({ store: new MemoryIdempotencyStore(), identify: (req) => req.headers["x-account"] ?? "anonymous" });
+ * createServer(protect(createOrder)).listen(3000);
+ * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/
+ */
+export function idempotency(options: IdempotencyOptions): (handler: Handler) => Handler {
+  const { store, identify } = options;
+  if (typeof store?.begin !== "function") throw new TypeError("idempotency: options.store must be an IdempotencyStore");
+  if (typeof identify !== "function") throw new TypeError("idempotency: options.identify must be a function");
+  const methods = new Set((options.methods ?? ["POST", "PATCH"]).map((m) => m.toUpperCase()));
+  const ttlMs = positiveInteger("ttlMs", options.ttlMs ?? DEFAULT_TTL_MS);
+  const leaseMs = positiveInteger("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
+  const storeOutcome = options.storeOutcome ?? defaultStoreOutcome;
+  const replayHeaders = new Set((options.replayHeaders ?? DEFAULT_REPLAY_HEADERS).map((h) => h.toLowerCase()));
+  const required = options.required ?? false;
+  const strict = options.strict ?? false;
+  const onStoreError = options.onStoreError ?? logStoreError;
+
+  async function settle(request: HttpRequest, operation: () => Promise<boolean>): Promise<void> {
+    try {
+      await operation();
+    } catch (error) {
+      onStoreError(error, request);
+    }
+  }
+
+  async function execute(handler: Handler, request: HttpRequest, lease: Lease): Promise<HttpResponse> {
+    let response: HttpResponse;
+    try {
+      response = await handler(request);
+    } catch (error) {
+      // An HttpProblem is an answer the client sees, judged like any response; anything else
+      // is a failure the handler may not have finished, so the key is released for a retry.
+      if (!isHttpProblem(error)) {
+        await settle(request, () => store.release(lease.key, lease.token));
+        throw error;
+      }
+      response = error.toResponse();
+    }
+    if (!storeOutcome(response.status)) {
+      await settle(request, () => store.release(lease.key, lease.token));
+      return response;
+    }
+    const stored = toStoredResponse(response, replayHeaders);
+    // Stored before the client sees the response, so its retry can only find it completed.
+    await settle(request, () => store.complete(lease.key, lease.token, stored, ttlMs));
+    return response;
+  }
+
+  return (handler) => async (request) => {
+    if (!methods.has(request.method)) return handler(request);
+    const field = request.headers["idempotency-key"];
+    if (field === undefined) {
+      const mustHave = typeof required === "function" ? required(request) : required;
+      return mustHave ? keyMissing() : handler(request);
+    }
+    const parsed = parseIdempotencyKey(field, { strict });
+    if (!parsed.ok) return keyInvalid(parsed.reason);
+    const caller = await identify(request);
+    if (typeof caller !== "string") throw new TypeError("idempotency: identify must return a string");
+    const target = request.search.length > 0 ? `${request.path}?${request.search}` : request.path;
+    const fingerprint = requestFingerprint({ method: request.method, target, caller, body: request.body });
+    const key = scopedKey(caller, parsed.key);
+    const decision = decide(key, fingerprint, await store.begin(key, fingerprint, leaseMs));
+    switch (decision.kind) {
+      case "execute":
+        return execute(handler, request, decision.lease);
+      case "replay":
+        return replayResponse(decision.response);
+      case "conflict-in-progress":
+        return keyInUse(decision.retryAfterMs);
+      case "fingerprint-mismatch":
+        return keyReused();
+    }
+  };
+}

@@ -1,0 +1,139 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { IdempotencyError } from "../errors";
+import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
+import type { PgQuery, PgQueryable } from "./queryable";
+import { DEFAULT_TABLE, type TableName, tableName } from "./table-name";
+
+/** Options of {@link PostgresIdempotencyStore}. */
+export interface PostgresStoreOptions {
+  /**
+   * The table (`name` or `schema.name`), created by {@link migrate}.
+   * @default "idempotency_keys"
+   */
+  table?: string;
+  /**
+   * Send statements as named prepared statements (parsed once per connection). Turn off behind a
+   * transaction-pooling proxy that does not support them.
+   * @default true
+   */
+  prepare?: boolean;
+}
+
+const beginRowSchema = z.object({
+  acquired: z.boolean(),
+  fingerprint: z.string(),
+  status: z.number().int().min(100).max(599).nullable(),
+  headers: z.record(z.string(), z.union([z.string(), z.array(z.string())])).nullable(),
+  body: z.instanceof(Uint8Array).nullable(),
+  remaining_ms: z.number(),
+});
+
+function statements(table: TableName) {
+  const t = table.sql;
+  // One statement per operation. begin always updates a conflicting row so that RETURNING yields
+  // its latest committed version (a plain SELECT after ON CONFLICT DO NOTHING may not see a row
+  // committed by a concurrent transaction, being bound to the statement's snapshot).
+  // statement_timestamp() is one instant for the whole statement: every CASE agrees on "expired".
+  const expired = "r.expires_at <= statement_timestamp()";
+  return {
+    begin: `INSERT INTO ${t} AS r (key, fingerprint, lease_token, expires_at)
+VALUES ($1, $2, $3, statement_timestamp() + $4::int8 * interval '1 millisecond')
+ON CONFLICT (key) DO UPDATE SET
+  fingerprint = CASE WHEN ${expired} THEN excluded.fingerprint ELSE r.fingerprint END,
+  lease_token = CASE WHEN ${expired} THEN excluded.lease_token ELSE r.lease_token END,
+  status = CASE WHEN ${expired} THEN NULL ELSE r.status END,
+  headers = CASE WHEN ${expired} THEN NULL ELSE r.headers END,
+  body = CASE WHEN ${expired} THEN NULL ELSE r.body END,
+  expires_at = CASE WHEN ${expired} THEN excluded.expires_at ELSE r.expires_at END
+RETURNING r.lease_token IS NOT DISTINCT FROM $3 AS acquired, r.fingerprint, r.status, r.headers, r.body,
+  (extract(epoch FROM r.expires_at - statement_timestamp()) * 1000)::float8 AS remaining_ms`,
+    complete: `UPDATE ${t} SET status = $3, headers = $4::jsonb, body = $5, lease_token = NULL,
+  expires_at = clock_timestamp() + $6::int8 * interval '1 millisecond'
+WHERE key = $1 AND lease_token = $2 AND status IS NULL AND expires_at > clock_timestamp()`,
+    release: `DELETE FROM ${t} WHERE key = $1 AND lease_token = $2 AND status IS NULL`,
+    purge: `DELETE FROM ${t} WHERE expires_at <= clock_timestamp()`,
+  };
+}
+
+type Statements = ReturnType<typeof statements>;
+
+function invalid(cause?: unknown): IdempotencyError {
+  return new IdempotencyError("idempotency_record_invalid", "The PostgreSQL idempotency row cannot be decoded.", {
+    cause,
+  });
+}
+
+/**
+ * A store in one PostgreSQL table, shared by every instance. `begin` is one atomic
+ * `INSERT … ON CONFLICT DO UPDATE` that also reclaims an expired row; times come from the
+ * database clock, so instances' clocks need not agree.
+ *
+ * @example
+ * await migrate(pool);
+ * const store = new PostgresIdempotencyStore(pool);
+ * // inside a transaction, sharing it with the business data:
+ * const tx = store.withClient(client);
+ */
+export class PostgresIdempotencyStore implements IdempotencyStore {
+  readonly #client: PgQueryable;
+  readonly #table: TableName;
+  readonly #options: PostgresStoreOptions;
+  readonly #sql: Statements;
+  readonly #prepare: boolean;
+
+  constructor(client: PgQueryable, options: PostgresStoreOptions = {}) {
+    if (typeof client?.query !== "function") {
+      throw new TypeError("PostgresIdempotencyStore: client must be a pg Pool, PoolClient or Client");
+    }
+    this.#client = client;
+    this.#options = options;
+    this.#table = tableName(options.table ?? DEFAULT_TABLE);
+    this.#sql = statements(this.#table);
+    this.#prepare = options.prepare ?? true;
+  }
+
+  /** The same store issuing its statements on `client`, e.g. the client of an open transaction. */
+  withClient(client: PgQueryable): PostgresIdempotencyStore {
+    return new PostgresIdempotencyStore(client, this.#options);
+  }
+
+  async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
+    const token = randomUUID();
+    const result = await this.#query("begin", [key, fingerprint, token, leaseMs]);
+    const parsed = beginRowSchema.safeParse(result.rows[0]);
+    if (!parsed.success) throw invalid(parsed.error);
+    const row = parsed.data;
+    if (row.acquired) return { kind: "acquired", leaseToken: token };
+    if (row.status === null) {
+      return { kind: "in-progress", fingerprint: row.fingerprint, retryAfterMs: Math.max(0, row.remaining_ms) };
+    }
+    const response: StoredResponse = {
+      status: row.status,
+      headers: row.headers ?? {},
+      body: row.body ?? new Uint8Array(0),
+    };
+    return { kind: "completed", fingerprint: row.fingerprint, response };
+  }
+
+  async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
+    const body = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
+    const values = [key, leaseToken, response.status, JSON.stringify(response.headers), body, ttlMs];
+    return (await this.#query("complete", values)).rowCount === 1;
+  }
+
+  async release(key: string, leaseToken: string): Promise<boolean> {
+    return (await this.#query("release", [key, leaseToken])).rowCount === 1;
+  }
+
+  /** Deletes every expired row (a `begin` reclaims its own key anyway); run it now and then. */
+  async purgeExpired(): Promise<number> {
+    return (await this.#query("purge", [])).rowCount ?? 0;
+  }
+
+  #query(statement: keyof Statements, values: unknown[]) {
+    const query: PgQuery = { text: this.#sql[statement], values };
+    if (this.#prepare) query.name = `rw_idem_${statement}_${this.#table.tag}`;
+    return this.#client.query(query);
+  }
+}

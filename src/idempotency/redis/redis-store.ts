@@ -1,0 +1,115 @@
+import { randomUUID } from "node:crypto";
+import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
+import { decodeExisting, encodeCompleted, encodeInProgress, isInProgress, NONCE_LENGTH } from "./record-codec";
+import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
+import { stagingKey } from "./staging-key";
+
+/**
+ * The client method the store uses: ioredis's `callBuffer` (replies as Buffers, so bodies stay
+ * binary). An ioredis `Redis` or `Cluster` instance fits, and so does anything with that method.
+ */
+export interface RedisScriptClient {
+  callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown>;
+}
+
+/** Options of {@link RedisIdempotencyStore}. */
+export interface RedisStoreOptions {
+  /**
+   * Prefix of every record key (the scoped key follows it).
+   * @default "idempotency:"
+   */
+  prefix?: string;
+}
+
+// From this size a completed value is staged with a plain SET rather than passed to the COMPLETE
+// script. Redis copies a script's arguments into Lua, which costs it about three times the SET of
+// the same bytes; the staging SET costs the client a third command. Measured on Redis 7.0 with
+// ioredis: passing the value wins at 4 KiB, they tie at 16 KiB, staging wins at 32 KiB and beyond.
+const STAGE_FROM_BYTES = 16_384;
+// A staged value is renamed over the record within the same round trip; this only bounds the
+// life of one whose script never ran (the connection dropped in between).
+const STAGING_MS = 60_000;
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("NOSCRIPT");
+}
+
+// Redis before 7.0 rejects NX together with GET as a syntax error.
+function isSyntaxError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("ERR syntax error");
+}
+
+/**
+ * A store in Redis, shared by every instance. Each operation is one atomic round trip; Redis
+ * expires leases and responses itself (PX).
+ * @example new RedisIdempotencyStore(new Redis(process.env.REDIS_URL))
+ */
+export class RedisIdempotencyStore implements IdempotencyStore {
+  readonly #client: RedisScriptClient;
+  readonly #prefix: string;
+  // Cleared when the server turns out older than Redis 7.0: begin then always runs its script.
+  #setNxGet = true;
+
+  constructor(client: RedisScriptClient, options: RedisStoreOptions = {}) {
+    if (typeof client?.callBuffer !== "function") {
+      throw new TypeError("RedisIdempotencyStore: client must be an ioredis instance (it has callBuffer)");
+    }
+    this.#client = client;
+    this.#prefix = options.prefix ?? "idempotency:";
+  }
+
+  async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
+    // The token carries the fingerprint, so complete can write the completed value blind.
+    const token = randomUUID() + fingerprint;
+    const lease = encodeInProgress(token);
+    const recordKey = this.#prefix + key;
+    if (this.#setNxGet) {
+      // A plain command, cheaper than a script: it leases a free key, or returns what it found.
+      let found: unknown;
+      try {
+        found = await this.#client.callBuffer("SET", recordKey, lease, "PX", leaseMs, "NX", "GET");
+      } catch (error) {
+        if (!isSyntaxError(error)) throw error;
+        this.#setNxGet = false;
+        return this.begin(key, fingerprint, leaseMs);
+      }
+      if (found === null) return { kind: "acquired", leaseToken: token };
+      // A completed value is whole as read. An in-progress one needs its PTTL read atomically
+      // with it, so the script reads both (and leases the key if it has gone meanwhile).
+      if (!isInProgress(found)) return decodeExisting(found, undefined);
+    }
+    const found = await this.#run(BEGIN, [recordKey], lease, leaseMs);
+    if (found === 0) return { kind: "acquired", leaseToken: token };
+    const [existing, pttl] = Array.isArray(found) ? found : [];
+    return decodeExisting(existing, pttl);
+  }
+
+  async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
+    const recordKey = this.#prefix + key;
+    const lease = encodeInProgress(leaseToken);
+    const value = encodeCompleted(leaseToken, response);
+    const staged =
+      value.byteLength >= STAGE_FROM_BYTES ? stagingKey(recordKey, leaseToken.slice(0, NONCE_LENGTH)) : undefined;
+    if (staged === undefined) return (await this.#run(COMPLETE, [recordKey], lease, value, ttlMs)) === 1;
+    // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
+    const [, done] = await Promise.all([
+      this.#client.callBuffer("SET", staged, value, "PX", STAGING_MS),
+      this.#run(COMPLETE_STAGED, [recordKey, staged], lease, ttlMs),
+    ]);
+    return done === 1;
+  }
+
+  async release(key: string, leaseToken: string): Promise<boolean> {
+    return (await this.#run(RELEASE, [this.#prefix + key], encodeInProgress(leaseToken))) === 1;
+  }
+
+  async #run(script: Script, keys: string[], ...args: (string | Buffer | number)[]): Promise<unknown> {
+    try {
+      return await this.#client.callBuffer("EVALSHA", script.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      // The script cache is empty after a restart or SCRIPT FLUSH: EVAL loads it again.
+      if (!isNoScript(error)) throw error;
+      return this.#client.callBuffer("EVAL", script.source, keys.length, ...keys, ...args);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { ResponseHeaders } from "../http/message";
+
+/** A response kept for replay: status, the selected header fields, and the body bytes. */
+export interface StoredResponse {
+  readonly status: number;
+  readonly headers: Readonly<ResponseHeaders>;
+  readonly body: Uint8Array;
+}
+
+/**
+ * What `begin` found, decided atomically by the store:
+ * - `acquired`: no live record existed; one is now in progress under a fresh lease token;
+ * - `in-progress`: another request holds a live lease;
+ * - `completed`: a response is stored.
+ * The fingerprint comparison is the pure core's ({@link decide}), not the store's.
+ */
+export type BeginResult =
+  | { readonly kind: "acquired"; readonly leaseToken: string }
+  | { readonly kind: "in-progress"; readonly fingerprint: string; readonly retryAfterMs: number }
+  | { readonly kind: "completed"; readonly fingerprint: string; readonly response: StoredResponse };
+
+/**
+ * Where idempotency records live. Every implementation passes the same contract suite.
+ *
+ * A record is either in progress (fingerprint, lease token, lease expiry) or completed
+ * (fingerprint, response, expiry). An expired record of either kind is as good as absent.
+ */
+export interface IdempotencyStore {
+  /**
+   * Atomically: when `key` has no live record, records it in progress for `leaseMs` and returns
+   * `acquired` with a new lease token; otherwise returns the live record.
+   */
+  begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult>;
+  /**
+   * Stores the response for `ttlMs` if `leaseToken` still holds a live lease on `key`.
+   * @returns false when the lease expired or was taken over (fencing): nothing was written.
+   */
+  complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean>;
+  /**
+   * Deletes the in-progress record if `leaseToken` still holds it, so a retry runs the handler.
+   * @returns false when the record was not held by this token.
+   */
+  release(key: string, leaseToken: string): Promise<boolean>;
+}

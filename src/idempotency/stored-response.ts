@@ -1,0 +1,46 @@
+import { bodyBytes, type HttpResponse, type ResponseHeaders } from "../http/message";
+import type { StoredResponse } from "./store";
+
+/** The header field Stripe sends on a replayed response. */
+export const REPLAYED_HEADER = "idempotent-replayed";
+
+/**
+ * Header fields kept with a stored response by default: those describing the representation or
+ * the created resource. `set-cookie` and per-request fields (`date`, tracing ids) are left out.
+ */
+export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
+  "content-type",
+  "content-encoding",
+  "content-language",
+  "content-location",
+  "location",
+  "etag",
+  "last-modified",
+  "link",
+];
+
+/** Captures what a replay needs from `response`: its status, the `headerNames` it has, its body bytes. */
+export function toStoredResponse(response: HttpResponse, headerNames: ReadonlySet<string>): StoredResponse {
+  const headers: ResponseHeaders = {};
+  for (const name in response.headers) {
+    const lower = name.toLowerCase();
+    const value = response.headers[name];
+    if (value !== undefined && headerNames.has(lower)) headers[lower] = typeof value === "string" ? value : [...value];
+  }
+  const body = response.body;
+  // A copy: the stored bytes must not change if the handler reuses its buffer.
+  return {
+    status: response.status,
+    headers,
+    body: typeof body === "string" ? bodyBytes(body) : bodyBytes(body).slice(),
+  };
+}
+
+/** The replayed response: the stored one byte for byte, plus `Idempotent-Replayed: true`. */
+export function replayResponse(stored: StoredResponse): HttpResponse {
+  return {
+    status: stored.status,
+    headers: { ...stored.headers, [REPLAYED_HEADER]: "true" },
+    body: stored.body.byteLength === 0 ? null : stored.body,
+  };
+}

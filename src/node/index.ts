@@ -1,0 +1,9 @@
+/**
+ * The node:http adapter: serves a {@link Handler} from `node:http` (and anything built on it),
+ * with the same names and meaning as `rest-webhooks/fetch`.
+ */
+export type { AdapterOptions, ReadRequestResult } from "../http/adapter-options";
+export type { Handler, HttpRequest, HttpResponse } from "../http/message";
+export { adapt, createServer, type RequestListener } from "./adapt";
+export { readRequest } from "./request";
+export { sendResponse } from "./response";

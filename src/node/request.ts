@@ -1,0 +1,135 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  type AdapterOptions,
+  bodyTooLarge,
+  contentLength,
+  DEFAULT_BODY_LIMIT,
+  type ReadRequestResult,
+} from "../http/adapter-options";
+import { parseQuery } from "../http/body";
+import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
+import { HttpProblem } from "../http/problem";
+
+const EMPTY = new Uint8Array(0);
+
+/** The {@link HttpRequest} over a node:http request; query, signal and peer address are computed on first use. */
+export class NodeRequest implements HttpRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly search: string;
+  readonly headers: RequestHeaders;
+  readonly body: Uint8Array;
+  #query: QueryRecord | undefined;
+  #signal: AbortSignal | undefined;
+  readonly #req: IncomingMessage;
+  readonly #res: ServerResponse | undefined;
+
+  constructor(req: IncomingMessage, body: Uint8Array, res: ServerResponse | undefined) {
+    // RFC 9112 §3.2.1 origin-form: path [ "?" query ]
+    const target = req.url ?? "/";
+    const q = target.indexOf("?");
+    this.method = req.method ?? "GET";
+    this.path = q === -1 ? target : target.slice(0, q);
+    this.search = q === -1 ? "" : target.slice(q + 1);
+    this.headers = req.headers as RequestHeaders;
+    this.body = body;
+    this.#req = req;
+    this.#res = res;
+  }
+
+  get query(): QueryRecord {
+    this.#query ??= parseQuery(this.search);
+    return this.#query;
+  }
+
+  // A getter: reading the peer address asks the OS, and most handlers never need it.
+  get remoteAddress(): string | undefined {
+    return this.#req.socket?.remoteAddress;
+  }
+
+  // Created on first use: most handlers never look at it.
+  get signal(): AbortSignal | undefined {
+    if (this.#signal === undefined && this.#res !== undefined) {
+      const controller = new AbortController();
+      const res = this.#res;
+      if (res.closed && !res.writableFinished) controller.abort();
+      else res.once("close", () => !res.writableFinished && controller.abort());
+      this.#signal = controller.signal;
+    }
+    return this.#signal;
+  }
+}
+
+function bodyReadFailed(cause: unknown): HttpProblem {
+  return new HttpProblem({
+    status: 400,
+    code: "body_read_failed",
+    detail: "The request body could not be read.",
+    cause,
+  });
+}
+
+/**
+ * Starts reading the body: the bytes at once when there is no body (the hot path stays synchronous),
+ * a 413 at once when the declared length is over the limit, else a promise.
+ */
+export function startBody(
+  req: IncomingMessage,
+  limit: number,
+): Uint8Array | HttpProblem | Promise<Uint8Array | HttpProblem> {
+  const declared = contentLength(req.headers["content-length"]);
+  // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body.
+  if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;
+  // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
+  if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        resolve(bodyTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      resolve(bodyReadFailed(error));
+    };
+    const onAborted = () => {
+      cleanup();
+      resolve(bodyReadFailed(new Error("client closed the connection before the body ended")));
+    };
+    const cleanup = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onAborted);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onAborted);
+  });
+}
+
+/**
+ * Turns a node:http request into an {@link HttpRequest}, reading the body up to the limit.
+ * @param res when given, the request's `signal` aborts if the client goes away before the response ends.
+ */
+export async function readRequest(
+  req: IncomingMessage,
+  options: AdapterOptions = {},
+  res?: ServerResponse,
+): Promise<ReadRequestResult> {
+  const body = await startBody(req, options.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  if (body instanceof HttpProblem) return { ok: false, problem: body };
+  return { ok: true, request: new NodeRequest(req, body, res) };
+}

@@ -1,0 +1,82 @@
+import type { HttpRequest } from "../http/message";
+
+/** Options of {@link clientIp}. */
+export interface ClientIpOptions {
+  /**
+   * Reverse proxies in front of the server that each append the address they saw. Only that many
+   * entries, read from the right, are believed: anything further left was written by the client.
+   * @default 0 (use the transport's peer address)
+   */
+  trustedProxies?: number;
+  /**
+   * The field the proxies write: `X-Forwarded-For` or RFC 7239 `Forwarded` (its `for=` parameter).
+   * @default "x-forwarded-for"
+   */
+  header?: "x-forwarded-for" | "forwarded";
+}
+
+// RFC 7239 §4: node = nodename [":" node-port]; an IPv6 nodename is bracketed. Also unwraps IPv4-mapped IPv6.
+function normalize(node: string): string {
+  let value = node.trim();
+  if (value.startsWith("[")) {
+    const end = value.indexOf("]");
+    value = end === -1 ? value.slice(1) : value.slice(1, end);
+  } else if (value.indexOf(":") !== -1 && value.indexOf(":") === value.lastIndexOf(":")) {
+    value = value.slice(0, value.indexOf(":")); // IPv4 with a port
+  }
+  return value.toLowerCase().startsWith("::ffff:") && value.indexOf(".") !== -1 ? value.slice(7) : value;
+}
+
+function splitOutsideQuotes(value: string, separator: string): string[] {
+  const parts: string[] = [];
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < value.length; i++) {
+    const char = value[i];
+    if (char === '"' && value[i - 1] !== "\\") quoted = !quoted;
+    else if (char === separator && !quoted) {
+      parts.push(value.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(value.slice(start));
+  return parts;
+}
+
+// RFC 7239 §4: Forwarded = 1#forwarded-element; forwarded-element = [ forwarded-pair ] *( ";" [ forwarded-pair ] )
+function forwardedFor(value: string): string[] {
+  return splitOutsideQuotes(value, ",").map((element) => {
+    for (const pair of splitOutsideQuotes(element, ";")) {
+      const eq = pair.indexOf("=");
+      if (eq !== -1 && pair.slice(0, eq).trim().toLowerCase() === "for") {
+        const raw = pair.slice(eq + 1).trim();
+        return raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, "$1") : raw;
+      }
+    }
+    return "unknown"; // RFC 7239 §6.2: an element without "for" stands for an unknown node
+  });
+}
+
+/**
+ * The client's address, read from the right of the forwarding chain past `trustedProxies` proxies.
+ * `undefined` when the adapter knows no peer address and no proxy is trusted.
+ * @example key: (request) => clientIp(request, { trustedProxies: 1 }) // behind one load balancer
+ */
+export function clientIp(
+  request: Pick<HttpRequest, "headers" | "remoteAddress">,
+  options: ClientIpOptions = {},
+): string | undefined {
+  const trusted = options.trustedProxies ?? 0;
+  if (!Number.isSafeInteger(trusted) || trusted < 0) {
+    throw new TypeError(`clientIp: trustedProxies must be a non-negative integer, got ${String(trusted)}`);
+  }
+  const peer = request.remoteAddress === undefined ? undefined : normalize(request.remoteAddress);
+  if (trusted === 0) return peer;
+  const name = options.header ?? "x-forwarded-for";
+  const field = request.headers[name];
+  const hops = field === undefined ? [] : name === "forwarded" ? forwardedFor(field) : field.split(",");
+  // hops + [peer]: each trusted proxy vouches for the entry to its left.
+  const index = hops.length - trusted;
+  if (index < 0) return hops.length > 0 ? normalize(hops[0] as string) : peer;
+  return normalize(hops[index] as string) || peer;
+}

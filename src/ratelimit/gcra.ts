@@ -1,0 +1,122 @@
+/**
+ * The Generic Cell Rate Algorithm (ITU-T I.371 "virtual scheduling"), in exact integer ticks.
+ *
+ * Per limit the state is one Theoretical Arrival Time (TAT), held as `[tatMs, tatSub]` meaning
+ * `tatMs + tatSub / quota` ms. A request at `now` is admitted when `max(TAT, now) + T - now <= burst · T`
+ * (T the emission interval), and then TAT becomes `max(TAT, now) + T`. Equivalently: in every closed
+ * interval of length L the admitted requests number at most `burst + L / T`.
+ */
+import type { GcraLimit } from "./policy";
+
+/** The raw outcome of one check against several limits. */
+export interface GcraOutcome {
+  /** Whether every limit admits the request (when not, no limit records it). */
+  allowed: boolean;
+  /** Per limit, the units left after this decision. */
+  remaining: number[];
+  /** Per limit, ms until one more unit is available (0 when the allowance is already full). */
+  resetMs: number[];
+}
+
+/** A check's outcome plus the state to store. */
+export interface GcraStep extends GcraOutcome {
+  /** The flat `[tatMs, tatSub, …]` state to keep: new when admitted, the old one when refused. */
+  state: number[] | undefined;
+  /** When the state stops mattering: past this instant every limit is full again. */
+  expiresAtMs: number;
+}
+
+// Exact floor(a / b) for non-negative safe integers: the float quotient can round up across an integer.
+function floorDiv(a: number, b: number): number {
+  let k = Math.floor(a / b);
+  if (k * b > a) k--;
+  else if ((k + 1) * b <= a) k++;
+  return k;
+}
+
+function ceilDiv(a: number, b: number): number {
+  return floorDiv(a + b - 1, b);
+}
+
+/** Ticks (1/quota ms) by which the stored TAT is ahead of `nowMs`, clamped to [0, burst · period]. */
+function aheadTicks(limit: GcraLimit, state: readonly number[] | undefined, index: number, nowMs: number): number {
+  if (state === undefined) return 0;
+  const ahead = (state[2 * index] ?? 0) - nowMs;
+  const sub = state[2 * index + 1] ?? 0;
+  if (ahead < 0 || (ahead === 0 && sub <= 0)) return 0; // max(TAT, now)
+  // A clock that stepped back (or another process's clock) can leave TAT far ahead: cap the wait.
+  return Math.min(ahead * limit.quota + sub, limit.burst * limit.periodMs);
+}
+
+/**
+ * Decides one request against every limit at once; pure.
+ * @param state the stored flat state for these limits, or `undefined` for a fresh key.
+ * @param nowMs integer milliseconds on the clock the state was written with.
+ * @param into where to write the new state when admitted (may be `state` itself, to reuse it); a new array by default.
+ */
+export function gcraCheck(
+  limits: readonly GcraLimit[],
+  state: readonly number[] | undefined,
+  nowMs: number,
+  into?: number[],
+): GcraStep {
+  const n = limits.length;
+  if (n === 1) return gcraCheckOne(limits[0] as GcraLimit, state, nowMs, into);
+  // First pass: `remaining` holds each limit's ticks ahead until the second pass replaces them.
+  const remaining = new Array<number>(n);
+  const resetMs = new Array<number>(n);
+  let allowed = true;
+  for (let i = 0; i < n; i++) {
+    const limit = limits[i] as GcraLimit;
+    const d = aheadTicks(limit, state, i, nowMs);
+    remaining[i] = d;
+    if (d + limit.periodMs > limit.burst * limit.periodMs) allowed = false;
+  }
+  const next = allowed ? (into ?? new Array<number>(2 * n)) : undefined;
+  let expiresAtMs = nowMs;
+  for (let i = 0; i < n; i++) {
+    const { quota, periodMs, burst } = limits[i] as GcraLimit;
+    const tolerance = burst * periodMs;
+    const d = (remaining[i] as number) + (allowed ? periodMs : 0);
+    const left = floorDiv(tolerance - d, periodMs);
+    remaining[i] = left;
+    // One more unit frees up once the TAT falls to tolerance − (left + 1)·T.
+    resetMs[i] = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * periodMs, quota);
+    if (next !== undefined) {
+      const whole = floorDiv(d, quota);
+      next[2 * i] = nowMs + whole;
+      next[2 * i + 1] = d - whole * quota;
+      const expires = nowMs + ceilDiv(d, quota);
+      if (expires > expiresAtMs) expiresAtMs = expires;
+    }
+  }
+  return { allowed, remaining, resetMs, state: next ?? (state as number[] | undefined), expiresAtMs };
+}
+
+// The common single-policy case without the loops and holey arrays: same arithmetic as above.
+function gcraCheckOne(
+  limit: GcraLimit,
+  state: readonly number[] | undefined,
+  nowMs: number,
+  into: number[] | undefined,
+): GcraStep {
+  const { quota, periodMs, burst } = limit;
+  const tolerance = burst * periodMs;
+  let d = aheadTicks(limit, state, 0, nowMs);
+  const allowed = d + periodMs <= tolerance;
+  if (allowed) d += periodMs;
+  const left = floorDiv(tolerance - d, periodMs);
+  const reset = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * periodMs, quota);
+  if (!allowed) {
+    return { allowed, remaining: [left], resetMs: [reset], state: state as number[] | undefined, expiresAtMs: nowMs };
+  }
+  const whole = floorDiv(d, quota);
+  let next: number[];
+  if (into === undefined) next = [nowMs + whole, d - whole * quota];
+  else {
+    next = into;
+    next[0] = nowMs + whole;
+    next[1] = d - whole * quota;
+  }
+  return { allowed, remaining: [left], resetMs: [reset], state: next, expiresAtMs: nowMs + ceilDiv(d, quota) };
+}

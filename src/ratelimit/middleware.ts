@@ -1,0 +1,65 @@
+import type { Handler, HttpRequest, HttpResponse, ResponseHeaders } from "../http/message";
+import { isHttpProblem } from "../http/problem";
+import { clientIp } from "./client-ip";
+import { policyField, rateLimitHeaders } from "./headers";
+import type { RateLimiter } from "./limiter";
+import { quotaExceeded } from "./quota-exceeded";
+
+/** Options of {@link rateLimit}. */
+export interface RateLimitOptions {
+  /** The limiter whose policies every request is checked against. */
+  limiter: RateLimiter;
+  /**
+   * Chooses the quota partition of a request (token subject, API key, client address…); `undefined`
+   * leaves the request unlimited and without RateLimit fields.
+   * @default the peer address, `clientIp(request)`: pass `clientIp(request, { trustedProxies })` behind proxies
+   */
+  key?: (request: HttpRequest) => string | undefined | Promise<string | undefined>;
+  /**
+   * The clock, in ms since the epoch.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+// RFC 9651 §3.1: a List may be split over several field lines, so an inner limiter's items are kept.
+function mergeFields(headers: ResponseHeaders, fields: Record<string, string>): ResponseHeaders {
+  const merged: ResponseHeaders = { ...headers };
+  for (const [name, value] of Object.entries(fields)) {
+    const existing = merged[name];
+    if (existing === undefined || name === "retry-after") merged[name] = value;
+    else merged[name] = `${typeof existing === "string" ? existing : existing.join(", ")}, ${value}`;
+  }
+  return merged;
+}
+
+/**
+ * Wraps a handler so that every response carries `RateLimit-Policy` and `RateLimit`, and a request over
+ * any policy gets a 429 quota-exceeded problem with `Retry-After` without reaching the handler.
+ * @example
+ * const limited = rateLimit({ limiter, key: (request) => request.headers["x-api-key"] });
+ * createServer(limited(handler)).listen(3000);
+ */
+export function rateLimit(options: RateLimitOptions): (handler: Handler) => Handler {
+  const { limiter } = options;
+  const key = options.key ?? ((request: HttpRequest) => clientIp(request));
+  const now = options.now ?? Date.now;
+  // Draft §3: the policy field "SHOULD remain consistent over a sequence of HTTP responses".
+  const policyValue = policyField(limiter.policies);
+  return (handler) => async (request) => {
+    const partition = await key(request);
+    if (partition === undefined) return handler(request);
+    const decision = await limiter.check(partition, now());
+    if (!decision.allowed) return quotaExceeded(decision, policyValue).toResponse();
+    const fields = rateLimitHeaders(decision, policyValue);
+    let response: HttpResponse;
+    try {
+      response = await handler(request);
+    } catch (error) {
+      // Draft §6: the fields may go on any response, errors included.
+      if (!isHttpProblem(error)) throw error;
+      response = error.toResponse();
+    }
+    return { ...response, headers: mergeFields(response.headers, fields) };
+  };
+}

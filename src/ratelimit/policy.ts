@@ -1,0 +1,90 @@
+/**
+ * Quota policies ("q units per w seconds", with a burst) and their compiled GCRA form.
+ */
+
+/**
+ * A quota policy: at most `quota` requests per `window` seconds, `burst` of them at once.
+ * @example { name: "per-minute", quota: 100, window: 60 }
+ * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/ §3.1
+ */
+export interface RateLimitPolicy {
+  /** Names the policy in the `RateLimit-Policy` and `RateLimit` fields (an sf-string: printable ASCII). */
+  readonly name: string;
+  /** Requests allowed per window (draft §3.1.1 `q`): a positive integer. */
+  readonly quota: number;
+  /** The window in whole seconds (draft §3.1.3 `w`: "Sub-second precision is not supported"). */
+  readonly window: number;
+  /**
+   * Requests that may be sent at once from a full allowance (the GCRA tolerance).
+   * @default quota: a whole window's quota can be spent at once.
+   */
+  readonly burst?: number;
+}
+
+/**
+ * One GCRA limit in integer units. Time is counted in ticks of `1/quota` ms, so the emission interval
+ * `window / quota` is exactly `periodMs` ticks and all arithmetic stays in exact integers.
+ */
+export interface GcraLimit {
+  /** `quota:periodMs:burst`; a store keeps state per set of ids, so changing a policy's numbers starts afresh. */
+  readonly id: string;
+  /** Units per period: a positive integer. */
+  readonly quota: number;
+  /** The period in ms, which is also the emission interval in ticks. */
+  readonly periodMs: number;
+  /** Units that can be taken at once from a full allowance: a positive integer. */
+  readonly burst: number;
+}
+
+/** Policies compiled for a store: the limits checked together, under one signature. */
+export interface PolicySet {
+  /** The limits' ids joined by ",": changes when any number changes (names do not matter to state). */
+  readonly id: string;
+  readonly limits: readonly GcraLimit[];
+}
+
+const PRINTABLE = /^[\x20-\x7e]*$/;
+
+function positiveInteger(value: unknown, what: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new TypeError(`rate limit: ${what} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Builds and checks a {@link GcraLimit}.
+ * @throws TypeError when a parameter is not a positive integer or the tolerance exceeds exact double range.
+ */
+export function gcraLimit(quota: number, periodMs: number, burst: number): GcraLimit {
+  positiveInteger(quota, "quota");
+  positiveInteger(periodMs, "period");
+  positiveInteger(burst, "burst");
+  // Tick arithmetic reaches burst·period (+ quota); keep it within 2^53 so it stays exact.
+  if (burst * periodMs + quota > Number.MAX_SAFE_INTEGER) {
+    throw new TypeError("rate limit: burst × window is too large to compute exactly");
+  }
+  return { id: `${quota}:${periodMs}:${burst}`, quota, periodMs, burst };
+}
+
+/**
+ * Checks policies and compiles them for a store.
+ * @throws TypeError on an empty list, a duplicate or non-ASCII name, or a bad number.
+ */
+export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet {
+  if (!Array.isArray(policies) || policies.length === 0) {
+    throw new TypeError("rate limit: at least one policy is required");
+  }
+  const names = new Set<string>();
+  const limits = policies.map((policy) => {
+    if (typeof policy.name !== "string" || !PRINTABLE.test(policy.name)) {
+      // Draft §3: the item value is an sf-string, RFC 9651 §3.3.3: printable ASCII only.
+      throw new TypeError(`rate limit: policy name must be printable ASCII, got ${JSON.stringify(policy.name)}`);
+    }
+    if (names.has(policy.name)) throw new TypeError(`rate limit: duplicate policy name "${policy.name}"`);
+    names.add(policy.name);
+    const window = positiveInteger(policy.window, "window");
+    return gcraLimit(policy.quota, window * 1000, policy.burst ?? policy.quota);
+  });
+  return { id: limits.map((limit) => limit.id).join(","), limits };
+}

@@ -1,0 +1,25 @@
+import { HttpProblem } from "../http/problem";
+import { rateLimitHeaders } from "./headers";
+import type { RateLimitDecision } from "./limiter";
+
+/** The problem type the draft registers for a request over quota (draft §5.1, §10.2.1). */
+export const QUOTA_EXCEEDED_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+/**
+ * The 429 problem for a refused decision: RFC 9457 document of type quota-exceeded with the
+ * `violated-policies` member (draft §5.1), `Retry-After` and the RateLimit fields.
+ * @example if (!decision.allowed) return quotaExceeded(decision).toResponse();
+ */
+export function quotaExceeded(decision: RateLimitDecision, policyValue?: string): HttpProblem {
+  const violated = decision.results.filter((result) => !result.allowed).map((result) => result.policy.name);
+  const headers = rateLimitHeaders(decision, policyValue);
+  return new HttpProblem({
+    status: 429, // RFC 6585 §4
+    code: "quota_exceeded",
+    type: QUOTA_EXCEEDED_TYPE,
+    title: "Quota Exceeded",
+    detail: `Too many requests; retry after ${headers["retry-after"]} seconds.`,
+    extensions: { "violated-policies": violated },
+    headers,
+  });
+}

@@ -1,0 +1,67 @@
+import { createHash } from "node:crypto";
+import { RateLimitError } from "../errors";
+import type { GcraOutcome } from "../gcra";
+import type { RateLimitStore } from "../store";
+import { GCRA_SCRIPT } from "./gcra-script";
+
+/** The part of an ioredis client (v5 or v6) the store uses; any client with these two commands works. */
+export interface RedisScriptClient {
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/** Options of {@link createRedisStore}. */
+export interface RedisStoreOptions {
+  /** A connected client, e.g. `new Redis(url)` from ioredis. */
+  client: RedisScriptClient;
+  /**
+   * Whose clock decides: `"server"` uses Redis `TIME` inside the script, so processes with skewed clocks
+   * still share one timeline; `"caller"` uses the `nowMs` each check passes (fake clocks in tests, or
+   * callers that already agree on time).
+   * @default "server"
+   */
+  clock?: "server" | "caller";
+}
+
+const SHA = createHash("sha1").update(GCRA_SCRIPT).digest("hex");
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("NOSCRIPT");
+}
+
+function parseReply(reply: unknown, count: number): GcraOutcome {
+  if (!Array.isArray(reply) || reply.length !== 1 + 2 * count) {
+    throw new RateLimitError("store_reply_invalid", "Redis rate limit script returned an unexpected reply");
+  }
+  const remaining = new Array<number>(count);
+  const resetMs = new Array<number>(count);
+  for (let i = 0; i < count; i++) {
+    remaining[i] = Number(reply[1 + 2 * i]);
+    resetMs[i] = Number(reply[2 + 2 * i]);
+  }
+  return { allowed: reply[0] === 1, remaining, resetMs };
+}
+
+/**
+ * Creates a store on Redis: one `EVALSHA` per check (falling back to `EVAL` on `NOSCRIPT`), atomic across
+ * every process that shares the server; keys expire once their allowance is full again.
+ * @example createRateLimiter({ policies, store: createRedisStore({ client: new Redis(process.env.REDIS_URL) }) })
+ */
+export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
+  const { client } = options;
+  const serverClock = (options.clock ?? "server") === "server";
+  return {
+    async check(key, set, nowMs) {
+      const now = serverClock ? -1 : nowMs;
+      let reply: unknown;
+      try {
+        reply = await client.evalsha(SHA, 1, key, now, set.id);
+      } catch (error) {
+        // The script cache is empty after a restart or SCRIPT FLUSH: EVAL runs and caches it again.
+        if (!isNoScript(error)) throw error;
+        reply = await client.eval(GCRA_SCRIPT, 1, key, now, set.id);
+      }
+      return parseReply(reply, set.limits.length);
+    },
+  };
+}

@@ -1,0 +1,251 @@
+import { METHOD_NAMES } from "../http/methods";
+import { Automaton, type Entry, type State } from "./dfa";
+import { RoutingError } from "./errors";
+import { type MatchOptions, type MatchResult, NOT_FOUND } from "./match-result";
+import { methodSlots } from "./method-slots";
+import { paramsOf } from "./params";
+import { hashedAt, literalAt } from "./segment-table";
+import { parseTemplate, templateShape } from "./template";
+
+/** One route given to {@link compileMatcher}: a method, a template and the value to return. */
+export interface MatcherRoute<R> {
+  readonly method: string;
+  readonly template: string;
+  readonly route: R;
+  /** Names the declaration in build-time error messages. */
+  readonly label?: string;
+}
+
+/** A compiled route table: `match(method, path)` is a lookup, no regular expression is involved. */
+export interface Matcher<R> {
+  /** Finds the route for a method and a still percent-encoded path (no query). */
+  match(method: string, path: string): MatchResult<R>;
+}
+
+const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+function methodOrder(a: string, b: string): number {
+  const ia = METHOD_NAMES.indexOf(a as never);
+  const ib = METHOD_NAMES.indexOf(b as never);
+  if (ia !== -1 || ib !== -1) return (ia === -1 ? 99 : ia) - (ib === -1 ? 99 : ib);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The `Allow` list for a set of declared methods, in RFC 9110 order: HEAD comes with GET (§9.3.2),
+ * OPTIONS is always there because the router answers it (§9.3.7).
+ */
+export function allowList(declared: Iterable<string>): string[] {
+  const set = new Set(declared);
+  if (set.has("GET")) set.add("HEAD");
+  set.add("OPTIONS");
+  return [...set].sort(methodOrder);
+}
+
+function toEntry<R>(route: MatcherRoute<R>): Entry<R> {
+  const parsed = parseTemplate(route.template);
+  const names: string[] = [];
+  const indexes: number[] = [];
+  const composites: Entry<R>["composites"][number][] = [];
+  let wildcard = -1;
+  let wildcardName = "";
+  parsed.segments.forEach((segment, index) => {
+    if (segment.kind === "param") {
+      names.push(segment.name);
+      indexes.push(index);
+    } else if (segment.kind === "composite") composites.push({ index, pattern: segment.pattern });
+    else if (segment.kind === "wildcard") {
+      wildcard = index;
+      wildcardName = segment.name;
+    }
+  });
+  return {
+    method: route.method,
+    parsed,
+    route: route.route,
+    label: route.label ?? `${route.method} ${route.template}`,
+    names,
+    indexes,
+    composites,
+    wildcard,
+    wildcardName,
+    first: Math.max(
+      0,
+      parsed.segments.findIndex((segment) => segment.kind !== "static"),
+    ),
+    single: names.length === 1 && composites.length === 0 && wildcard === -1,
+    staticResult:
+      parsed.params.length > 0 ? undefined : Object.freeze({ kind: "found", route: route.route, params: EMPTY_PARAMS }),
+  };
+}
+
+function checkConflicts<R>(entries: readonly Entry<R>[], caseSensitive: boolean): void {
+  const seen = new Map<string, Entry<R>>();
+  for (const entry of entries) {
+    const key = `${entry.method} ${templateShape(entry.parsed, caseSensitive)}`;
+    const previous = seen.get(key);
+    if (previous === undefined) {
+      seen.set(key, entry);
+      continue;
+    }
+    const same = previous.parsed.template === entry.parsed.template;
+    throw new RoutingError(
+      same ? "duplicate_route" : "ambiguous_route",
+      same
+        ? `Duplicate route: ${entry.label} is already declared by ${previous.label}.`
+        : `Ambiguous routes: ${entry.label} and ${previous.label} match the same paths with the same method.`,
+    );
+  }
+}
+
+/**
+ * Compiles a route table into a {@link Matcher}.
+ * @throws RoutingError `invalid_template`, `query_in_template`, `duplicate_route` or `ambiguous_route`.
+ * @example
+ * const m = compileMatcher([{ method: "GET", template: "/users/{id}", route: "users.read" }]);
+ * m.match("GET", "/users/u_1"); // { kind: "found", route: "users.read", params: { id: "u_1" } }
+ */
+export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: MatchOptions = {}): Matcher<R> {
+  const caseSensitive = options.caseSensitive ?? true;
+  const maxParamLength = options.maxParamLength ?? 100;
+  const trailingSlash = options.trailingSlash ?? "strict";
+  const duplicateSlashes = options.duplicateSlashes ?? "strict";
+  if (!Number.isInteger(maxParamLength) || maxParamLength < 1) {
+    throw new TypeError(`maxParamLength must be a positive integer, got ${maxParamLength}`);
+  }
+  const fold = caseSensitive ? (segment: string) => segment : (segment: string) => segment.toLowerCase();
+  const entries = routes.map(toEntry);
+  checkConflicts(entries, caseSensitive);
+  const slots = methodSlots(entries.map((entry) => entry.method));
+  const slotOf = slots.slotOf;
+  const automaton = new Automaton<R>(fold, slots.names, allowList);
+  for (const entry of entries) automaton.insert(entry);
+  const rootState = automaton.stateOf([automaton.root]);
+  // "/" is the root template, and also one empty segment for a root wildcard ("/*" matches "/").
+  const root = automaton.root;
+  const slashState = automaton.stateOf(root.wildcard ? [root, root.wildcard] : [root]);
+
+  // Fast path: a literal path maps straight to its final state, without splitting; a table of the
+  // literal paths' lengths spares hashing a path that cannot be one.
+  const literal = new Map<string, State<R>>();
+  const literalLengths = new Uint8Array(256);
+  for (const entry of entries) {
+    if (entry.staticResult === undefined) continue;
+    let state = entry.parsed.segments.length === 0 ? slashState : rootState;
+    for (const segment of entry.parsed.segments) {
+      if (segment.kind === "static") state = automaton.stepLiteral(state, fold(segment.value));
+    }
+    literal.set(fold(entry.parsed.template), state);
+    literalLengths[Math.min(entry.parsed.template.length, 255)] = 1;
+  }
+  // When the first segment can only be a literal, its first character alone turns most misses away.
+  const rootOpen =
+    !caseSensitive || root.param !== undefined || root.wildcard !== undefined || root.composites.size > 0;
+  const rootFirsts = new Uint8Array(128);
+  for (const key of rootState.keys) rootFirsts[key.charCodeAt(0) & 127] = 1;
+
+  // A transition that is not the plain literal-or-parameter kind: an empty segment, or composites.
+  function special(state: State<R>, index: number, path: string, start: number, end: number): State<R> {
+    if (start === end) return state.empty ?? automaton.step(state, -1, "");
+    return automaton.step(state, index, path.slice(start, end));
+  }
+
+  function walk(slot: number, path: string): MatchResult<R> {
+    const length = path.length;
+    if (length === 0 || path.charCodeAt(0) !== 47 /* "/" */) return NOT_FOUND;
+    let state = rootState;
+    let count = 0;
+    if (length === 1) {
+      state = slashState;
+      starts[count++] = 1;
+    } else {
+      let start = 1;
+      for (;;) {
+        if (count === starts.length) starts = grow(starts);
+        starts[count++] = start;
+        if (state.jump) {
+          // The segment decides nothing: only wildcards are ahead, taking the rest of the path.
+          state = state.other ?? automaton.step(state, -1, start === length ? "" : path.slice(start, start + 1));
+          if (state.dead) return NOT_FOUND;
+          break;
+        }
+        // A literal is found in place and gives the segment's end; anything else is read to the "/".
+        let index = caseSensitive && start < length ? literalAt(state, path, start) : -1;
+        let end: number;
+        if (index !== -1) end = start + (state.keys[index] as string).length;
+        else {
+          // A native search: faster than reading characters one by one from here.
+          end = path.indexOf("/", start);
+          if (end === -1) end = length;
+          if (end !== start && state.keys.length !== 0) {
+            if (!caseSensitive) index = state.keyIndex.get(fold(path.slice(start, end))) ?? -1;
+            else if (state.slots.length !== 0) index = hashedAt(state, path, start, end);
+          }
+        }
+        if (!state.simple || start === end) state = special(state, index, path, start, end);
+        else if (index !== -1)
+          state = state.targets[index] ?? automaton.step(state, index, state.keys[index] as string);
+        else state = state.other ?? automaton.step(state, -1, path.slice(start, end));
+        if (state.halt) {
+          if (state.dead) return NOT_FOUND;
+          // Only wildcards are left: they take the rest of the path whatever it holds.
+          break;
+        }
+        if (end === length) break;
+        start = end + 1;
+      }
+    }
+    const found = slot === -1 ? undefined : state.byMethod[slot];
+    if (found === undefined) return state.refusal;
+    return found.staticResult ?? paramsOf(found, path, starts, count, maxParamLength);
+  }
+
+  function exact(method: string, path: string): MatchResult<R> {
+    if (!rootOpen && path.length > 1 && rootFirsts[path.charCodeAt(1) & 127] === 0) return NOT_FOUND;
+    const slot = slotOf(method);
+    if (literalLengths[Math.min(path.length, 255)] === 0) return walk(slot, path);
+    const state = literal.get(caseSensitive ? path : path.toLowerCase());
+    if (state !== undefined) {
+      const found = slot === -1 ? undefined : state.byMethod[slot];
+      if (found === undefined) return state.refusal;
+      if (found.staticResult !== undefined) return found.staticResult;
+    }
+    return walk(slot, path);
+  }
+
+  function normalize(path: string): { path: string; redirect: boolean } {
+    let out = path;
+    let redirect = false;
+    if (duplicateSlashes !== "strict" && out.includes("//")) {
+      out = out.replace(/\/{2,}/g, "/");
+      redirect ||= duplicateSlashes === "redirect";
+    }
+    if (trailingSlash !== "strict" && out.length > 1 && out.endsWith("/")) {
+      out = out.slice(0, -1);
+      redirect ||= trailingSlash === "redirect";
+    }
+    return { path: out, redirect };
+  }
+
+  if (trailingSlash === "strict" && duplicateSlashes === "strict") return { match: exact };
+  return {
+    match(method, path) {
+      const result = exact(method, path);
+      if (result.kind !== "not_found") return result;
+      const normal = normalize(path);
+      if (normal.path === path) return result;
+      const retry = exact(method, normal.path);
+      if (retry.kind === "not_found" || !normal.redirect) return retry;
+      return { kind: "redirect", location: normal.path };
+    },
+  };
+}
+
+// Segment offsets of the path being matched: matching is synchronous, so one array serves every call.
+let starts: Int32Array = new Int32Array(64);
+
+function grow(array: Int32Array): Int32Array {
+  const grown = new Int32Array(array.length * 2);
+  grown.set(array);
+  return grown;
+}

@@ -1,0 +1,226 @@
+import { z } from "zod";
+import { PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
+import { MERGE_PATCH_CONTENT_TYPE } from "./merge-patch";
+import type { ParsedTemplate } from "./template";
+import type { RouteInfo } from "./types";
+
+/** A JSON Schema object (draft 2020-12, the OpenAPI 3.1 dialect). */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** The OpenAPI `info` object (OpenAPI 3.1 §4.8.2). */
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description?: string;
+  [extension: `x-${string}`]: unknown;
+}
+
+/** The document {@link Router.openapi} returns (OpenAPI 3.1.0). */
+export interface OpenApiDocument {
+  openapi: "3.1.0";
+  info: OpenApiInfo;
+  servers?: { url: string; description?: string }[];
+  paths: Record<string, Record<string, JsonSchema>>;
+  components: { schemas: Record<string, JsonSchema> };
+}
+
+const PROBLEM_SCHEMA: JsonSchema = {
+  type: "object",
+  description: "An RFC 9457 problem document.",
+  properties: {
+    type: { type: "string", format: "uri-reference" },
+    title: { type: "string" },
+    status: { type: "integer" },
+    detail: { type: "string" },
+    instance: { type: "string", format: "uri-reference" },
+    code: { type: "string", description: "Stable machine-readable code." },
+    errors: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          pointer: { type: "string" },
+          in: { enum: ["body", "query", "params", "headers"] },
+          code: { type: "string" },
+          message: { type: "string" },
+        },
+      },
+    },
+  },
+  required: ["type", "title", "status", "code"],
+};
+
+/** Converts zod schemas, hoisting `$defs` (schemas with a `.meta({ id })`) into `components.schemas`. */
+class SchemaConverter {
+  readonly components: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA };
+
+  convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+    const converted = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as JsonSchema;
+    const defs = (converted["$defs"] ?? {}) as Record<string, JsonSchema>;
+    const renames = new Map<string, string>();
+    for (const [id, def] of Object.entries(defs)) {
+      let name = id;
+      const existing = this.components[name];
+      if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(rewrite(def, renames))) {
+        name = `${id}${io === "input" ? "Input" : "Output"}`;
+      }
+      renames.set(id, name);
+    }
+    for (const [id, def] of Object.entries(defs))
+      this.components[renames.get(id) as string] = rewrite(def, renames) as JsonSchema;
+    const { $schema: _, $defs: __, ...rest } = converted;
+    return rewrite(rest, renames) as JsonSchema;
+  }
+}
+
+// JSON Schema refs are relative to the document: "#/$defs/X" becomes "#/components/schemas/X".
+function rewrite(value: unknown, renames: ReadonlyMap<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((item) => rewrite(item, renames));
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "$ref" && typeof inner === "string" && inner.startsWith("#/$defs/")) {
+      const id = inner.slice("#/$defs/".length);
+      out[key] = `#/components/schemas/${renames.get(id) ?? id}`;
+    } else {
+      out[key] = rewrite(inner, renames);
+    }
+  }
+  return out;
+}
+
+function problemResponse(status: number): JsonSchema {
+  return {
+    description: reasonPhrase(status),
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: "#/components/schemas/Problem" } } },
+  };
+}
+
+function openApiPath(parsed: ParsedTemplate): string {
+  if (parsed.segments.length === 0) return "/";
+  return parsed.segments
+    .map((segment) =>
+      segment.kind === "static"
+        ? `/${segment.value}`
+        : segment.kind === "composite"
+          ? `/${segment.pattern.parts.map((part) => (part.name === undefined ? part.literal : `{${part.name}}`)).join("")}`
+          : `/{${segment.name}}`,
+    )
+    .join("");
+}
+
+function parameters(route: RouteInfo, parsed: ParsedTemplate, converter: SchemaConverter): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  const paramSchema = route.spec.params ? converter.convert(route.spec.params, "input") : undefined;
+  const paramProperties = (paramSchema?.["properties"] ?? {}) as Record<string, JsonSchema>;
+  for (const segment of parsed.segments) {
+    if (segment.kind === "static") continue;
+    const names = segment.kind === "composite" ? segment.pattern.names : [segment.name];
+    for (const name of names) {
+      const parameter: JsonSchema = {
+        name,
+        in: "path",
+        required: true,
+        schema: paramProperties[name] ?? { type: "string" },
+      };
+      if (segment.kind === "wildcard") {
+        parameter["description"] = "The rest of the path; may contain '/'.";
+        parameter["allowReserved"] = true;
+      }
+      out.push(parameter);
+    }
+  }
+  if (route.spec.query !== undefined) {
+    const query = converter.convert(route.spec.query, "input");
+    const required = new Set((query["required"] ?? []) as string[]);
+    for (const [name, schema] of Object.entries((query["properties"] ?? {}) as Record<string, JsonSchema>)) {
+      out.push({ name, in: "query", required: required.has(name), schema });
+    }
+  }
+  return out;
+}
+
+function requestBody(route: RouteInfo, converter: SchemaConverter): JsonSchema | undefined {
+  const body = route.spec.body;
+  if (route.kind === "update") {
+    // RFC 7396: a merge patch has the resource's members, all optional; null removes one.
+    const schema = body === undefined ? { type: "object" } : converter.convert(body, "input");
+    const { required: _, ...patch } = schema;
+    return {
+      required: true,
+      description: "A JSON Merge Patch (RFC 7396): members set to null are removed.",
+      content: { [MERGE_PATCH_CONTENT_TYPE]: { schema: patch } },
+    };
+  }
+  if (body === undefined || route.kind === "list" || route.kind === "read" || route.kind === "remove") return undefined;
+  return { required: true, content: { "application/json": { schema: converter.convert(body, "input") } } };
+}
+
+function responses(route: RouteInfo, converter: SchemaConverter): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  const schema = route.spec.response ? converter.convert(route.spec.response, "output") : undefined;
+  const content = schema ? { "application/json": { schema } } : undefined;
+  const success = (status: number, extra: JsonSchema = {}) => {
+    out[String(status)] = { description: STATUS[status] ?? reasonPhrase(status), ...extra };
+    if (content !== undefined && status !== 204) out[String(status)]!["content"] = content;
+  };
+  switch (route.kind) {
+    case "create":
+      success(201, {
+        headers: {
+          Location: { description: "The new item's path.", schema: { type: "string", format: "uri-reference" } },
+        },
+      });
+      break;
+    case "remove":
+      success(204);
+      break;
+    case "replace":
+    case "update":
+      success(content ? 200 : 204);
+      break;
+    default:
+      success(200);
+  }
+  const hasItem =
+    route.kind === "read" || route.kind === "replace" || route.kind === "update" || route.kind === "remove";
+  if (route.spec.query !== undefined) out["400"] = problemResponse(400);
+  if (hasItem) out["404"] = problemResponse(404);
+  if (route.kind === "update" || (route.spec.body !== undefined && route.kind !== "list" && route.kind !== "read")) {
+    out["415"] = problemResponse(415);
+  }
+  if (route.spec.params !== undefined || route.spec.body !== undefined) out["422"] = problemResponse(422);
+  return out;
+}
+
+const OPENAPI_METHODS = new Set(["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"]);
+const STATUS: Record<number, string> = { 200: "OK", 201: "Created", 204: "No Content" };
+
+/** Builds the OpenAPI 3.1 document of a route table. */
+export function openApiDocument(
+  routes: readonly { route: RouteInfo; parsed: ParsedTemplate }[],
+  info: OpenApiInfo,
+  extra: Partial<Pick<OpenApiDocument, "servers">> = {},
+): OpenApiDocument {
+  const converter = new SchemaConverter();
+  const paths: OpenApiDocument["paths"] = {};
+  for (const { route, parsed } of routes) {
+    // OpenAPI 3.1 §4.8.9: a Path Item has fields for these methods only.
+    if (!OPENAPI_METHODS.has(route.method)) continue;
+    const operation: JsonSchema = { operationId: route.name };
+    const tags = route.spec.tags ?? (route.resource ? [route.resource.split(".")[0] as string] : undefined);
+    if (tags !== undefined) operation["tags"] = [...tags];
+    if (route.spec.summary !== undefined) operation["summary"] = route.spec.summary;
+    if (route.spec.description !== undefined) operation["description"] = route.spec.description;
+    if (route.spec.deprecated) operation["deprecated"] = true;
+    const params = parameters(route, parsed, converter);
+    if (params.length > 0) operation["parameters"] = params;
+    const body = requestBody(route, converter);
+    if (body !== undefined) operation["requestBody"] = body;
+    operation["responses"] = responses(route, converter);
+    const path = openApiPath(parsed);
+    paths[path] ??= {};
+    (paths[path] as Record<string, JsonSchema>)[route.method.toLowerCase()] = operation;
+  }
+  return { openapi: "3.1.0", info, ...extra, paths, components: { schemas: converter.components } };
+}

@@ -1,0 +1,214 @@
+import { z } from "zod";
+import { safeJsonBody } from "../http/body";
+import { parseMediaType } from "../http/media-type";
+import { empty, type Handler, type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../http/message";
+import { HttpProblem } from "../http/problem";
+import { validationProblem } from "../http/validation";
+import { RoutingError } from "./errors";
+import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
+import type { OperationKind, OperationSpec, RouteInfo } from "./types";
+
+/** A route and its decoded path parameters, as the router attaches them to a request. */
+export interface RouteMatch {
+  readonly route: RouteInfo;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+const matches = new WeakMap<HttpRequest, RouteMatch>();
+
+/** Records the match of a request, for the operation and its middleware. */
+export function attachMatch(request: HttpRequest, match: RouteMatch): void {
+  matches.set(request, match);
+}
+
+/**
+ * The route a request was routed to and its raw path parameters, for middleware
+ * (e.g. a cache keyed by route name); `undefined` outside a routed request.
+ */
+export function routeOf(request: HttpRequest): RouteMatch | undefined {
+  return matches.get(request);
+}
+
+/** A declared handler with its context type erased. */
+export type UntypedHandler = (context: Record<string, unknown>) => unknown;
+
+/** What an operation needs besides its spec and handler. */
+export interface OperationSetup {
+  readonly info: RouteInfo;
+  readonly kind: OperationKind;
+  readonly spec: OperationSpec;
+  /** The user's handler; its typed context was checked at declaration, here it is plain values. */
+  readonly handler: UntypedHandler;
+  /** The collection path template of a `create` (its items' Location is built from it). */
+  readonly collection?: string;
+  readonly url: (name: string, params?: Readonly<Record<string, string | number>>) => string;
+  readonly validateResponses: boolean;
+}
+
+function queryOf(request: HttpRequest, spec: OperationSpec): unknown {
+  const schema = spec.query;
+  if (schema === undefined) return request.query;
+  const unknown = Object.keys(request.query).filter((name) => !Object.hasOwn(schema.shape, name));
+  if (unknown.length > 0) {
+    throw new HttpProblem({
+      status: 400,
+      code: "unknown_query_parameter",
+      detail: `Unknown query parameter${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}.`,
+      extensions: { parameters: unknown, allowed: Object.keys(schema.shape) },
+    });
+  }
+  const parsed = schema.safeParse(request.query);
+  if (!parsed.success) throw validationProblem(parsed.error, "query", 400);
+  return parsed.data;
+}
+
+function paramsOf(raw: Readonly<Record<string, string>>, spec: OperationSpec): unknown {
+  if (spec.params === undefined) return raw;
+  const parsed = spec.params.safeParse(raw);
+  if (!parsed.success) throw validationProblem(parsed.error, "params");
+  return parsed.data;
+}
+
+function bodyOf(request: HttpRequest, schema: z.ZodType | undefined): unknown {
+  if (schema === undefined) return undefined;
+  const read = safeJsonBody(request);
+  if (!read.ok) throw read.problem;
+  const parsed = schema.safeParse(read.value);
+  if (!parsed.success) throw validationProblem(parsed.error, "body");
+  return parsed.data;
+}
+
+// RFC 5789 §3.1 and RFC 7396 §4: only merge patches are accepted, and Accept-Patch says so.
+function patchOf(request: HttpRequest): unknown {
+  const media = parseMediaType(request.headers["content-type"] ?? "");
+  if (request.body.byteLength > 0 && (media?.type !== "application" || media.subtype !== "merge-patch+json")) {
+    throw new HttpProblem({
+      status: 415,
+      code: "unsupported_media_type",
+      detail: `PATCH takes a JSON Merge Patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}.`,
+      headers: { "accept-patch": MERGE_PATCH_CONTENT_TYPE },
+    });
+  }
+  const read = safeJsonBody(request);
+  if (!read.ok) throw read.problem;
+  return read.value;
+}
+
+function fillTemplate(template: string, params: Readonly<Record<string, string>>): string {
+  return template.replace(/\{(\w+)\*?\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
+}
+
+function violation(info: RouteInfo, rule: string): RoutingError {
+  return new RoutingError("method_rule_violation", `${info.method} ${info.template} (${info.name}): ${rule}`);
+}
+
+// The method rules the router enforces on what a handler answers.
+function checkRule(setup: OperationSetup, response: HttpResponse): void {
+  const { status } = response;
+  if (setup.kind === "create" && status >= 200 && status < 300) {
+    // RFC 9110 §9.3.3 / §15.3.2: a POST that creates answers 201 with Location (or 202 if deferred).
+    if (status === 202) return;
+    if (status !== 201) throw violation(setup.info, `a create must answer 201 (or 202), not ${status}.`);
+    if (response.headers["location"] === undefined) throw violation(setup.info, "a 201 needs a Location header.");
+  }
+}
+
+function checkResponse(setup: OperationSetup, response: HttpResponse): void {
+  const schema = setup.spec.response;
+  if (!setup.validateResponses || schema === undefined || response.status < 200 || response.status >= 300) return;
+  if (response.body == null || response.status === 204) return;
+  const text = typeof response.body === "string" ? response.body : new TextDecoder().decode(response.body);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new RoutingError("invalid_response", `${setup.info.name} answered a body that is not JSON.`, {
+      cause: error,
+    });
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new RoutingError("invalid_response", `${setup.info.name} answered a body its response schema refuses.`, {
+      cause: parsed.error,
+    });
+  }
+}
+
+/** Builds the handler of one operation: validation, the user's handler, then the method's rule. */
+export function operationHandler(setup: OperationSetup): Handler {
+  const { spec, kind, info } = setup;
+  return async (request) => {
+    const raw = matches.get(request)?.params ?? {};
+    const context: Record<string, unknown> = {
+      request,
+      route: info,
+      params: paramsOf(raw, spec),
+      query: queryOf(request, spec),
+      url: setup.url,
+    };
+    if (kind === "update") {
+      const patch = patchOf(request);
+      context["patch"] = patch;
+      context["merge"] = (current: unknown) => {
+        const merged = mergePatch(current, patch);
+        if (spec.body === undefined) return merged;
+        const parsed = spec.body.safeParse(merged);
+        if (!parsed.success) throw validationProblem(parsed.error, "body");
+        return parsed.data;
+      };
+    } else if (kind !== "list" && kind !== "read" && kind !== "remove") {
+      context["body"] = bodyOf(request, spec.body);
+    }
+    if (kind === "create") {
+      const collection = setup.collection ?? info.template;
+      context["created"] = (id: string, body?: unknown, headers: ResponseHeaders = {}) => {
+        const base = fillTemplate(collection, raw);
+        const location = `${base === "/" ? "" : base}/${encodeURIComponent(id)}`;
+        return body === undefined
+          ? empty(201, { ...headers, location })
+          : json(201, body, { ...headers, location, "content-location": location });
+      };
+    }
+    const result = await setup.handler(context);
+    if (kind === "remove") {
+      if (typeof result !== "boolean") throw violation(info, "a remove handler returns true (deleted) or false.");
+      // RFC 9110 §9.3.5: 204 when done; a second DELETE finds nothing, hence 404.
+      if (result) return empty(204);
+      throw new HttpProblem({ status: 404, code: "not_found", detail: `Nothing at ${request.path}.` });
+    }
+    const response = result as HttpResponse;
+    if (response === null || typeof response !== "object" || typeof response.status !== "number") {
+      throw new TypeError(`${info.name}: a handler must return an HttpResponse.`);
+    }
+    checkRule(setup, response);
+    checkResponse(setup, response);
+    return response;
+  };
+}
+
+/** Checks, at declaration, that the schemas fit the template. */
+export function checkSpec(
+  info: Pick<RouteInfo, "template" | "name">,
+  names: readonly string[],
+  spec: OperationSpec,
+): void {
+  for (const [what, schema] of [
+    ["params", spec.params],
+    ["query", spec.query],
+  ] as const) {
+    if (schema !== undefined && !(schema instanceof z.ZodObject)) {
+      throw new RoutingError("invalid_schema", `${info.name}: the ${what} schema must be a z.object().`);
+    }
+  }
+  if (spec.params !== undefined) {
+    const keys = Object.keys(spec.params.shape);
+    const missing = names.filter((name) => !keys.includes(name));
+    const extra = keys.filter((key) => !names.includes(key));
+    if (missing.length > 0 || extra.length > 0) {
+      throw new RoutingError(
+        "invalid_schema",
+        `${info.name}: the params schema must have exactly the template's parameters (${names.join(", ")}) for ${info.template}.`,
+      );
+    }
+  }
+}

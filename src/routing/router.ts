@@ -1,0 +1,260 @@
+import { isToken } from "../http/media-type";
+import type { Handler, HttpRequest, HttpResponse } from "../http/message";
+import { isHttpProblem, problem } from "../http/problem";
+import { RoutingError } from "./errors";
+import type { MatchResult } from "./match-result";
+import { allowList, compileMatcher, type Matcher } from "./matcher";
+import { type OpenApiDocument, type OpenApiInfo, openApiDocument } from "./openapi";
+import { attachMatch, checkSpec, operationHandler, type UntypedHandler } from "./operation";
+import { type Declaration, ResourceBuilder } from "./resource";
+import { type ParsedTemplate, parseTemplate } from "./template";
+import type { BodyContext, Middleware, OperationSpec, Reply, RouteInfo, RouterOptions } from "./types";
+import { buildPath } from "./url";
+
+interface Built {
+  readonly matcher: Matcher<RouteInfo>;
+  readonly runs: Map<RouteInfo, Handler>;
+  readonly allowAll: string;
+}
+
+function label(declaration: Pick<RouteInfo, "method" | "template" | "name">): string {
+  return `${declaration.method} ${declaration.template} (${declaration.name})`;
+}
+
+// RFC 9110 §9.3.2: the same status and header fields as GET, no content.
+function headOf(response: HttpResponse): HttpResponse {
+  if (response.body == null) return response;
+  const headers = { ...response.headers };
+  if (headers["content-length"] === undefined) {
+    const length =
+      typeof response.body === "string" ? new TextEncoder().encode(response.body).byteLength : response.body.byteLength;
+    headers["content-length"] = String(length);
+  }
+  return { status: response.status, headers, body: null };
+}
+
+/**
+ * A router built from declared resources: matches, validates, enforces the method rules,
+ * and describes itself as OpenAPI 3.1.
+ * @example
+ * const router = createRouter().resource("/users/{user_id}", (users) => {
+ *   users.read({ response: User }, ({ params }) => json(200, db.get(params.user_id)));
+ * });
+ * createServer(router.handler()).listen(3000);
+ */
+export class Router {
+  readonly options: Readonly<RouterOptions>;
+  readonly #declarations: Declaration[] = [];
+  readonly #parsed = new Map<string, ParsedTemplate>();
+  readonly #infos = new Map<string, RouteInfo>();
+  readonly #use: Middleware[] = [];
+  #built: Built | undefined;
+
+  constructor(options: RouterOptions = {}) {
+    this.options = { ...options };
+  }
+
+  #declare = (declaration: Declaration): void => {
+    if (!isToken(declaration.method)) {
+      throw new RoutingError("invalid_method", `"${declaration.method}" is not an HTTP method token (RFC 9110 §9.1).`);
+    }
+    const parsed = parseTemplate(declaration.template);
+    const existing = this.#infos.get(declaration.name);
+    if (existing !== undefined) {
+      throw new RoutingError(
+        "duplicate_name",
+        `Route name "${declaration.name}" is used by ${label(existing)} and ${label(declaration)}.`,
+      );
+    }
+    checkSpec(declaration, parsed.params, declaration.spec);
+    const info: RouteInfo = Object.freeze({
+      name: declaration.name,
+      method: declaration.method,
+      template: declaration.template,
+      kind: declaration.kind,
+      resource: declaration.resource,
+      spec: declaration.spec,
+    });
+    this.#declarations.push(declaration);
+    this.#parsed.set(declaration.name, parsed);
+    this.#infos.set(declaration.name, info);
+    this.#built = undefined;
+  };
+
+  /** Adds middleware around every route's operation (outermost first); 404/405 answers bypass it. */
+  use(...middleware: Middleware[]): this {
+    this.#use.push(...middleware);
+    this.#built = undefined;
+    return this;
+  }
+
+  /**
+   * Declares a resource by its item template; the collection is the template without its last segment.
+   * @example router.resource("/users/{user_id}", (users) => { users.list({}, list); users.read({}, read); })
+   */
+  resource<T extends string>(template: T, build: (resource: ResourceBuilder<T>) => void): this {
+    build(new ResourceBuilder(template, undefined, this.#declare));
+    return this;
+  }
+
+  /**
+   * Declares one route outside any resource (the router routes it and applies no method rule).
+   * @param spec its schemas; `name` defaults to `"<METHOD> <template>"`.
+   */
+  route<T extends string, S extends OperationSpec>(
+    method: string,
+    template: T,
+    spec: S & { name?: string },
+    handler: (context: BodyContext<T, S>) => Reply,
+  ): this {
+    this.#declare({
+      method,
+      template,
+      kind: "custom",
+      name: spec.name ?? `${method} ${template}`,
+      resource: undefined,
+      spec,
+      handler: handler as unknown as UntypedHandler,
+      collection: undefined,
+      layers: [],
+    });
+    return this;
+  }
+
+  /** Every declared route, in declaration order. */
+  routes(): RouteInfo[] {
+    return [...this.#infos.values()];
+  }
+
+  /**
+   * The path of a named route with its parameters filled in and percent-encoded.
+   * @throws RoutingError `unknown_route` for an unknown name or a missing parameter.
+   * @example router.url("users.orders.read", { user_id: "u 1", order_id: 7 }) // "/users/u%201/orders/7"
+   */
+  url = (name: string, params?: Readonly<Record<string, string | number>>): string => {
+    const parsed = this.#parsed.get(name);
+    if (parsed === undefined) throw new RoutingError("unknown_route", `url(): no route is named "${name}".`);
+    return buildPath(name, parsed, params);
+  };
+
+  /**
+   * Compiles the routes now, so declaration errors (`duplicate_route`, `ambiguous_route`) surface here.
+   * Declaring more routes afterwards is allowed and recompiles on next use.
+   */
+  build(): this {
+    this.#build();
+    return this;
+  }
+
+  #build(): Built {
+    if (this.#built !== undefined) return this.#built;
+    const routes = this.#declarations.map((declaration) => {
+      const info = this.#infos.get(declaration.name) as RouteInfo;
+      return { method: info.method, template: info.template, route: info, label: label(info) };
+    });
+    const matcher = compileMatcher(routes, this.options);
+    const runs = new Map<RouteInfo, Handler>();
+    for (const declaration of this.#declarations) {
+      const info = this.#infos.get(declaration.name) as RouteInfo;
+      const core = operationHandler({
+        info,
+        kind: declaration.kind,
+        spec: declaration.spec,
+        handler: declaration.handler,
+        collection: declaration.collection,
+        url: this.url,
+        validateResponses: this.options.validateResponses ?? false,
+      });
+      const layers = [this.#use, ...declaration.layers, declaration.spec.use ?? []].flat();
+      runs.set(
+        info,
+        layers.reduceRight<Handler>((next, middleware) => middleware(next), core),
+      );
+    }
+    const allowAll = allowList(this.#declarations.map((declaration) => declaration.method)).join(", ");
+    this.#built = { matcher, runs, allowAll };
+    return this.#built;
+  }
+
+  /** The compiled matcher: `match(method, path)` without running anything. */
+  matcher(): Matcher<RouteInfo> {
+    return this.#build().matcher;
+  }
+
+  /** Matches a method and a percent-encoded path (see {@link MatchResult}). */
+  match(method: string, path: string): MatchResult<RouteInfo> {
+    return this.#build().matcher.match(method, path);
+  }
+
+  /** The router as one {@link Handler}, for `adapt` from `rest-webhooks/node` or `rest-webhooks/fetch`. */
+  handler(): Handler {
+    const { matcher, runs, allowAll } = this.#build();
+    return (request) => {
+      const result = matcher.match(request.method, request.path);
+      switch (result.kind) {
+        case "found": {
+          attachMatch(request, result);
+          const run = runs.get(result.route) as Handler;
+          if (request.method === "HEAD" && result.route.method === "GET") return head(run, request);
+          return run(request);
+        }
+        case "method_not_allowed": {
+          const allow = result.allow.join(", ");
+          // RFC 9110 §9.3.7: OPTIONS answers the allowed methods unless declared.
+          if (request.method === "OPTIONS") return { status: 204, headers: { allow }, body: null };
+          // RFC 9110 §15.5.6: a 405 must list the allowed methods.
+          return problem({
+            status: 405,
+            code: "method_not_allowed",
+            detail: `${request.method} is not allowed here; allowed: ${allow}.`,
+            headers: { allow },
+          });
+        }
+        case "redirect": {
+          // RFC 9110 §15.4.9: 308 keeps the method and body.
+          const location = request.search === "" ? result.location : `${result.location}?${request.search}`;
+          return { status: 308, headers: { location }, body: null };
+        }
+        case "bad_path":
+          return problem({
+            status: 400,
+            code: result.code,
+            detail:
+              result.code === "malformed_path"
+                ? `Path parameter "${result.param}" is not valid percent-encoding (RFC 3986 §2.1).`
+                : `Path parameter "${result.param}" is longer than ${this.options.maxParamLength ?? 100} characters.`,
+            extensions: { param: result.param },
+          });
+        default:
+          // RFC 9110 §9.3.7: "OPTIONS *" asks about the server as a whole.
+          if (request.method === "OPTIONS" && request.path === "*") {
+            return { status: 204, headers: { allow: allowAll }, body: null };
+          }
+          return problem({ status: 404, code: "not_found", detail: `Nothing at ${request.path}.` });
+      }
+    };
+  }
+
+  /** The OpenAPI 3.1 document describing every route, built from the zod schemas. */
+  openapi(info: OpenApiInfo, extra: Partial<Pick<OpenApiDocument, "servers">> = {}): OpenApiDocument {
+    return openApiDocument(
+      this.routes().map((route) => ({ route, parsed: this.#parsed.get(route.name) as ParsedTemplate })),
+      info,
+      extra,
+    );
+  }
+}
+
+async function head(run: Handler, request: HttpRequest): Promise<HttpResponse> {
+  try {
+    return headOf(await run(request));
+  } catch (error) {
+    if (isHttpProblem(error)) return headOf(error.toResponse());
+    throw error;
+  }
+}
+
+/** Creates an empty {@link Router}. */
+export function createRouter(options: RouterOptions = {}): Router {
+  return new Router(options);
+}

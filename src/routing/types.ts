@@ -1,0 +1,107 @@
+import type { z } from "zod";
+import type { Handler, HttpRequest, HttpResponse, QueryRecord, ResponseHeaders } from "../http/message";
+import type { MatchOptions } from "./match-result";
+import type { JsonValue } from "./merge-patch";
+import type { PathParams } from "./template";
+
+/** Wraps a handler: the composition point for caching, idempotency, auth and the like. */
+export type Middleware = (next: Handler) => Handler;
+
+/** The kinds of operation the router knows the rules of (plus `custom`, which it only routes). */
+export type OperationKind = "list" | "create" | "read" | "replace" | "update" | "remove" | "custom";
+
+/** A zod object schema (params and query schemas must be objects: their keys are the names). */
+export type ObjectSchema = z.ZodObject;
+
+/** What an operation declares besides its handler; every schema is optional. */
+export interface OperationSpec {
+  /** Validates and converts the path parameters (422 on failure); keys must be the template's names. */
+  params?: ObjectSchema;
+  /** Validates the query: an unknown name gets 400 `unknown_query_parameter`, a bad value 400 `validation_failed`. */
+  query?: ObjectSchema;
+  /** Validates the JSON body (422 on failure); for `update`, the resource the merged result must satisfy. */
+  body?: z.ZodType;
+  /** The success body: documented in OpenAPI, checked at run time with `validateResponses`. */
+  response?: z.ZodType;
+  /** OpenAPI `summary`. */
+  summary?: string;
+  /** OpenAPI `description`. */
+  description?: string;
+  /** OpenAPI `tags`; a resource's operations default to the top resource's name. */
+  tags?: readonly string[];
+  /** OpenAPI `deprecated`. */
+  deprecated?: boolean;
+  /** Middleware for this operation only, innermost. */
+  use?: readonly Middleware[];
+}
+
+type Output<S, K extends keyof OperationSpec, Default> = S extends { [P in K]: infer Z }
+  ? Z extends z.ZodType
+    ? z.output<Z>
+    : Default
+  : Default;
+
+/** What every handler receives: validated values typed from the schemas. */
+export interface RouteContext<T extends string, S extends OperationSpec> {
+  readonly request: HttpRequest;
+  /** Path parameters: decoded strings, or the params schema's output. */
+  readonly params: Output<S, "params", PathParams<T>>;
+  /** The query: the query schema's output, or the raw record when none is declared. */
+  readonly query: Output<S, "query", QueryRecord>;
+  /** The route that matched. */
+  readonly route: RouteInfo;
+  /** Builds the path of a named route (see {@link Router.url}). */
+  url(name: string, params?: Readonly<Record<string, string | number>>): string;
+}
+
+/** A context with the validated JSON body. */
+export interface BodyContext<T extends string, S extends OperationSpec> extends RouteContext<T, S> {
+  /** The body schema's output, or `undefined` when no body schema is declared (the body is not read). */
+  readonly body: Output<S, "body", undefined>;
+}
+
+/** The context of `create`: the body, and `created` to answer 201 with the new item's `Location`. */
+export interface CreateContext<T extends string, S extends OperationSpec> extends BodyContext<T, S> {
+  /**
+   * The 201 response for a new item (RFC 9110 §9.3.3, §10.2.2): `Location` is the item's path.
+   * @param id the new item's identifier (its last path parameter).
+   * @param body the representation to send, JSON-encoded (none when omitted).
+   */
+  created(id: string, body?: unknown, headers?: ResponseHeaders): HttpResponse;
+}
+
+/** The context of `update` (PATCH with a JSON Merge Patch, RFC 7396). */
+export interface UpdateContext<T extends string, S extends OperationSpec> extends RouteContext<T, S> {
+  /** The merge patch as sent. */
+  readonly patch: JsonValue;
+  /**
+   * Applies the patch to the current value and validates the result with the body schema:
+   * a result the schema refuses is a 422 problem (thrown).
+   */
+  merge(current: unknown): Output<S, "body", JsonValue>;
+}
+
+/** A handler's return value. */
+export type Reply = HttpResponse | Promise<HttpResponse>;
+
+/** A declared route, as {@link Router.routes} lists it. */
+export interface RouteInfo {
+  /** Unique name, e.g. `users.orders.read`; the OpenAPI `operationId`. */
+  readonly name: string;
+  readonly method: string;
+  readonly template: string;
+  readonly kind: OperationKind;
+  /** The resource the route belongs to (`users.orders`), if any. */
+  readonly resource: string | undefined;
+  readonly spec: Readonly<OperationSpec>;
+}
+
+/** Options of {@link createRouter}. */
+export interface RouterOptions extends MatchOptions {
+  /**
+   * Check each 2xx JSON body against the operation's `response` schema; a mismatch is a
+   * `RoutingError` `invalid_response` (a 500 for the client).
+   * @default false
+   */
+  validateResponses?: boolean;
+}

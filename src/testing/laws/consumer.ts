@@ -1,0 +1,108 @@
+import fc from "fast-check";
+import { type EventEnvelope, eventEnvelope } from "../arbitraries/webhooks";
+import { createFaultyProvider, type DeliveryFault } from "../provider";
+import type { Target } from "../target";
+import { Transcript } from "../transcript";
+
+/**
+ * What the consumer laws need to know about a webhook consumer. Processing must happen only inside
+ * `settle()` (drive your processor from it), so the laws can tell acknowledgement from processing.
+ */
+export interface ConsumerSpec {
+  /** The delivery path on the target, e.g. `/webhooks`. */
+  path: string;
+  /** The `whsec_…` secret the consumer verifies with. */
+  secret: string;
+  /** Ids of the events the consumer's business logic has run for, one entry per run. */
+  processed(): readonly string[] | Promise<readonly string[]>;
+  /** Runs the consumer's processing until everything acknowledged so far has been handled. */
+  settle(): Promise<void>;
+}
+
+function count(ids: readonly string[], id: string): number {
+  return ids.filter((x) => x === id).length;
+}
+
+let runs = 0;
+
+/**
+ * Gives one property run its own event ids. A consumer keeps state across runs, and shrinking makes
+ * generated ids collide, so an id "already processed" in an earlier run must not leak into this one.
+ */
+function freshIds<T extends EventEnvelope>(events: readonly T[]): Map<string, string> {
+  const suffix = `${(++runs).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  return new Map(events.map((event) => [event.id, `${event.id}_${suffix}`]));
+}
+
+function renamed<T extends EventEnvelope>(event: T, ids: Map<string, string>): T {
+  return { ...event, id: ids.get(event.id) ?? event.id };
+}
+
+/** A delivery with a bad, expired, future or foreign signature answers 400 and is never processed. */
+export function badSignaturesAreRejected(target: Target, consumer: ConsumerSpec) {
+  const law = "a bad or expired signature gets 400 and no processing";
+  const faults = fc.constantFrom<DeliveryFault>("bad-signature", "expired", "future", "unknown-secret");
+  return fc.asyncProperty(eventEnvelope(), faults, async (generated, fault) => {
+    const event = renamed(generated, freshIds([generated]));
+    const t = new Transcript(target);
+    const provider = createFaultyProvider({ target, path: consumer.path, secret: consumer.secret }, t);
+    const response = await provider.deliver(event, fault);
+    if (response.status !== 400)
+      t.fail(law, `a delivery with fault "${fault}" answered ${response.status}, expected 400`);
+    await consumer.settle();
+    if (count(await consumer.processed(), event.id) > 0) t.fail(law, `the "${fault}" delivery was processed`);
+  });
+}
+
+/** The same event delivered many times, interleaved, concurrently and out of order, is processed once. */
+export function duplicatesAreProcessedOnce(target: Target, consumer: ConsumerSpec) {
+  const law = "the same event delivered many times is processed once";
+  // No `chain`: a flat plan (events with repeat counts, an ordering, a concurrency) shrinks well.
+  const plan = fc.tuple(
+    fc.array(fc.tuple(eventEnvelope(), fc.integer({ min: 1, max: 4 })), { minLength: 1, maxLength: 4 }),
+    fc.array(fc.nat({ max: 64 }), { maxLength: 16 }),
+    fc.integer({ min: 1, max: 4 }),
+  );
+  return fc.asyncProperty(plan, async ([planned, order, concurrency]) => {
+    const ids = freshIds(planned.map(([event]) => event));
+    const events = planned.map(([event]) => renamed(event, ids));
+    const deliveries = events
+      .flatMap((event, i) => Array.from({ length: planned[i]?.[1] ?? 1 }, () => event))
+      .map((event, i) => ({ event, rank: order[i] ?? 0 }))
+      .sort((a, b) => a.rank - b.rank)
+      .map(({ event }) => event);
+    const t = new Transcript(target);
+    const provider = createFaultyProvider({ target, path: consumer.path, secret: consumer.secret }, t);
+    for (let i = 0; i < deliveries.length; i += concurrency) {
+      const batch = deliveries.slice(i, i + concurrency);
+      const answers = await Promise.all(batch.map((event) => provider.deliver(event)));
+      for (const answer of answers) {
+        if (answer.status < 200 || answer.status > 299) t.fail(law, `a valid delivery answered ${answer.status}`);
+      }
+      if (i % 2 === 1) await consumer.settle();
+    }
+    await consumer.settle();
+    const processed = await consumer.processed();
+    for (const event of events) {
+      const n = count(processed, event.id);
+      if (n !== 1) t.fail(law, `event ${event.id} was processed ${n} times`);
+    }
+  });
+}
+
+/** A valid delivery is acknowledged with a 2xx before any business logic runs for it. */
+export function acknowledgesBeforeProcessing(target: Target, consumer: ConsumerSpec) {
+  const law = "acknowledgement is 2xx and does not wait for processing";
+  return fc.asyncProperty(eventEnvelope(), async (generated) => {
+    const event = renamed(generated, freshIds([generated]));
+    const t = new Transcript(target);
+    const provider = createFaultyProvider({ target, path: consumer.path, secret: consumer.secret }, t);
+    const response = await provider.deliver(event);
+    if (response.status < 200 || response.status > 299) t.fail(law, `a valid delivery answered ${response.status}`);
+    if (count(await consumer.processed(), event.id) > 0) {
+      t.fail(law, "the event was processed before the acknowledgement was sent");
+    }
+    await consumer.settle();
+    if (count(await consumer.processed(), event.id) !== 1) t.fail(law, "the acknowledged event was not processed once");
+  });
+}

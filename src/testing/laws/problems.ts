@@ -1,0 +1,64 @@
+import fc from "fast-check";
+import { begin, type ResourceSpec, specHeaders } from "../resource-spec";
+import type { Target } from "../target";
+import type { LawRequest, Transcript } from "../transcript";
+
+/** Requests that a correct server must refuse with a 4xx. */
+function badRequests(spec: ResourceSpec): fc.Arbitrary<LawRequest> {
+  const headers = specHeaders(spec);
+  return fc.oneof(
+    fc.string({ maxLength: 20 }).map((junk) => ({
+      method: "POST",
+      path: spec.collection,
+      headers: { ...headers, "content-type": "application/json" },
+      body: `{${junk}`,
+    })),
+    fc.constant({
+      method: "POST",
+      path: spec.collection,
+      headers: { ...headers, "content-type": "text/plain" },
+      body: "hello",
+    }),
+    fc.constant({
+      method: "POST",
+      path: spec.collection,
+      headers: { ...headers, "content-type": "application/json" },
+      body: "[]",
+    }),
+    fc
+      .stringMatching(/^[a-z0-9]{1,12}$/)
+      .map((segment) => ({ method: "GET", path: `${spec.collection}/${segment}-does-not-exist`, headers })),
+    fc.constant({ method: "GET", path: `${spec.collection}/%E0%A4%A`, headers }),
+    fc.constantFrom("PROPFIND", "CONNECTX").map((method) => ({ method, path: spec.collection, headers })),
+  );
+}
+
+/** Every error answer is an RFC 9457 problem document whose `status` is the status it was sent with. */
+export function errorsAreProblems(target: Target, spec: ResourceSpec) {
+  const law = "errors are RFC 9457 problem documents";
+  return fc.asyncProperty(badRequests(spec), async (request) => {
+    const t: Transcript = begin(target);
+    const response = await t.send(request);
+    if (response.status < 400) t.fail(law, `a malformed request answered ${response.status}`);
+    const type = response.headers.get("content-type") ?? "";
+    if (!type.toLowerCase().startsWith("application/problem+json")) {
+      t.fail(law, `the ${response.status} answer has Content-Type "${type}", not application/problem+json`);
+    }
+    let doc: unknown;
+    try {
+      doc = response.json();
+    } catch {
+      t.fail(law, "the problem document is not JSON");
+    }
+    const status = (doc as { status?: unknown } | null)?.status;
+    if (status !== undefined && status !== response.status) {
+      t.fail(law, `the problem says status ${String(status)} but was sent with ${response.status} (RFC 9457 §3.1.4)`);
+    }
+    if (
+      typeof (doc as { title?: unknown } | null)?.title !== "string" &&
+      typeof (doc as { type?: unknown })?.type !== "string"
+    ) {
+      t.fail(law, "the problem document has neither type nor title");
+    }
+  });
+}

@@ -1,0 +1,119 @@
+import fc from "fast-check";
+import { begin, createItem, type ResourceSpec, readState, specHeaders } from "../resource-spec";
+import type { Target } from "../target";
+import type { Transcript } from "../transcript";
+import { same } from "./equal";
+
+const MERGE_PATCH = "application/merge-patch+json";
+
+/** GET and HEAD, any number of times on the item and the collection, change nothing (RFC 9110 §9.2.1). */
+export function safeMethodsChangeNothing(target: Target, spec: ResourceSpec) {
+  const law = "GET and HEAD change nothing";
+  const step = fc.record({ method: fc.constantFrom("GET", "HEAD"), onItem: fc.boolean() });
+  return fc.asyncProperty(spec.createBody, fc.array(step, { minLength: 1, maxLength: 6 }), async (body, steps) => {
+    const t: Transcript = begin(target);
+    const item = await createItem(t, spec, law, body);
+    const before = await readState(t, spec, item);
+    const listBefore = await readState(t, spec, spec.collection);
+    for (const s of steps)
+      await t.send({ method: s.method, path: s.onItem ? item : spec.collection, headers: specHeaders(spec) });
+    const after = await readState(t, spec, item);
+    const listAfter = await readState(t, spec, spec.collection);
+    if (!same(before, after)) t.fail(law, "the item's state changed after safe requests");
+    if (!same(listBefore, listAfter)) t.fail(law, "the collection changed after safe requests");
+  });
+}
+
+const IGNORED_IN_HEAD = new Set(["date", "connection", "keep-alive", "transfer-encoding"]);
+
+/** HEAD answers with the status and headers GET would send, and no body (RFC 9110 §9.3.2). */
+export function headMatchesGet(target: Target, spec: ResourceSpec) {
+  const law = "HEAD's headers equal GET's";
+  return fc.asyncProperty(spec.createBody, fc.boolean(), async (body, onItem) => {
+    const t: Transcript = begin(target);
+    const item = await createItem(t, spec, law, body);
+    const path = onItem ? item : spec.collection;
+    const get = await t.send({ method: "GET", path, headers: specHeaders(spec) });
+    const head = await t.send({ method: "HEAD", path, headers: specHeaders(spec) });
+    if (head.status !== get.status) t.fail(law, `HEAD answered ${head.status} where GET answered ${get.status}`);
+    if (head.text.length > 0) t.fail(law, "HEAD answered with a body");
+    const names = new Set<string>();
+    for (const [name] of get.headers) names.add(name);
+    for (const [name] of head.headers) names.add(name);
+    for (const name of names) {
+      if (IGNORED_IN_HEAD.has(name)) continue;
+      if (get.headers.get(name) !== head.headers.get(name)) {
+        t.fail(law, `header ${name}: GET sent ${get.headers.get(name)}, HEAD sent ${head.headers.get(name)}`);
+      }
+    }
+  });
+}
+
+/** PUT twice leaves the state PUT once left (RFC 9110 §9.2.2). */
+export function putIsIdempotent(target: Target, spec: ResourceSpec) {
+  const law = "PUT twice = PUT once";
+  return fc.asyncProperty(spec.createBody, spec.replaceBody ?? spec.createBody, async (body, replacement) => {
+    const t: Transcript = begin(target);
+    const item = await createItem(t, spec, law, body);
+    const first = await t.send({ method: "PUT", path: item, headers: specHeaders(spec), body: replacement });
+    if (first.status >= 300) t.fail(law, `the first PUT answered ${first.status}`);
+    const once = await readState(t, spec, item);
+    const second = await t.send({ method: "PUT", path: item, headers: specHeaders(spec), body: replacement });
+    if (second.status >= 300) t.fail(law, `the repeated PUT answered ${second.status}`);
+    const twice = await readState(t, spec, item);
+    if (!same(once, twice)) t.fail(law, "the state after two PUTs differs from the state after one");
+  });
+}
+
+/** DELETE twice leaves the resource gone; the second answers 204 or 404 (RFC 9110 §9.3.5, §9.2.2). */
+export function deleteIsIdempotent(target: Target, spec: ResourceSpec) {
+  const law = "DELETE twice leaves it gone";
+  return fc.asyncProperty(spec.createBody, async (body) => {
+    const t: Transcript = begin(target);
+    const item = await createItem(t, spec, law, body);
+    const first = await t.send({ method: "DELETE", path: item, headers: specHeaders(spec) });
+    if (first.status !== 200 && first.status !== 202 && first.status !== 204) {
+      t.fail(law, `the first DELETE answered ${first.status}`);
+    }
+    const second = await t.send({ method: "DELETE", path: item, headers: specHeaders(spec) });
+    if (second.status !== 204 && second.status !== 404 && second.status !== 410) {
+      t.fail(law, `the repeated DELETE answered ${second.status}, expected 204 or 404`);
+    }
+    const after = await readState(t, spec, item);
+    if (after.status !== 404 && after.status !== 410) t.fail(law, `GET after DELETE answered ${after.status}`);
+  });
+}
+
+/** POST twice with the same body creates two resources (RFC 9110 §9.3.3: POST is not idempotent). */
+export function postCreatesEachTime(target: Target, spec: ResourceSpec) {
+  const law = "POST twice creates two";
+  return fc.asyncProperty(spec.createBody, async (body) => {
+    const t: Transcript = begin(target);
+    const a = await createItem(t, spec, law, body);
+    const b = await createItem(t, spec, law, body);
+    if (a === b) t.fail(law, `both POSTs answered the same Location ${a}`);
+    for (const path of [a, b]) {
+      const state = await readState(t, spec, path);
+      if (state.status !== 200) t.fail(law, `GET ${path} answered ${state.status}`);
+    }
+  });
+}
+
+/** A JSON Merge Patch applied twice leaves the state it left once (RFC 7396 sets absolute values). */
+export function mergePatchIsIdempotent(target: Target, spec: ResourceSpec) {
+  const law = "merge-patch PATCH twice = once";
+  const patches = spec.patchBody ?? fc.constant({});
+  return fc.asyncProperty(spec.createBody, patches, async (body, patch) => {
+    const t: Transcript = begin(target);
+    const item = await createItem(t, spec, law, body);
+    const headers = specHeaders(spec, { "content-type": MERGE_PATCH });
+    const first = await t.send({ method: "PATCH", path: item, headers, body: patch });
+    const once = await readState(t, spec, item);
+    const second = await t.send({ method: "PATCH", path: item, headers, body: patch });
+    const twice = await readState(t, spec, item);
+    if (first.status < 300 && second.status >= 300) {
+      t.fail(law, `the repeated PATCH answered ${second.status} where the first succeeded`);
+    }
+    if (!same(once, twice)) t.fail(law, "the state after two PATCHes differs from the state after one");
+  });
+}

@@ -1,0 +1,103 @@
+import type { Target } from "./target";
+
+/** One request and its response, kept so a failing law can print what happened. */
+export interface Exchange {
+  method: string;
+  url: string;
+  requestHeaders: Record<string, string>;
+  requestBody: string | undefined;
+  status: number;
+  responseHeaders: Record<string, string>;
+  responseBody: string;
+}
+
+/** What a law sends: a path relative to the target, or an absolute URL. */
+export interface LawRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  /** A JSON value (sent as application/json unless a content-type is given) or raw text. */
+  body?: unknown;
+}
+
+/** A response already read, so laws can compare bodies without stream juggling. */
+export interface LawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json(): unknown;
+}
+
+/** The exchanges of one property run, printed as readable HTTP when the run fails. */
+export class Transcript {
+  readonly exchanges: Exchange[] = [];
+
+  constructor(readonly target: Target) {}
+
+  /** Sends a request through the target and records the exchange. */
+  async send(request: LawRequest): Promise<LawResponse> {
+    const url = /^https?:\/\//.test(request.path) ? request.path : `${this.target.baseUrl}${request.path}`;
+    const headers: Record<string, string> = { ...request.headers };
+    let body: string | undefined;
+    if (request.body !== undefined) {
+      body = typeof request.body === "string" ? request.body : JSON.stringify(request.body);
+      if (!Object.keys(headers).some((name) => name.toLowerCase() === "content-type")) {
+        headers["content-type"] = "application/json";
+      }
+    }
+    const response = await this.target.send(new Request(url, { method: request.method, headers, body }));
+    const text = await response.text();
+    const responseHeaders: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      responseHeaders[name] = value;
+    });
+    this.exchanges.push({
+      method: request.method,
+      url,
+      requestHeaders: headers,
+      requestBody: body,
+      status: response.status,
+      responseHeaders,
+      responseBody: text,
+    });
+    return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) };
+  }
+
+  /** The exchanges as HTTP/1.1-style text, bodies cut to 500 characters. */
+  format(): string {
+    return this.exchanges.map(formatExchange).join("\n\n");
+  }
+
+  /** Throws a {@link LawViolation} carrying this transcript. */
+  fail(law: string, message: string): never {
+    throw new LawViolation(law, message, this.format());
+  }
+}
+
+function cut(text: string): string {
+  return text.length > 500 ? `${text.slice(0, 500)}… (${text.length} chars)` : text;
+}
+
+function formatExchange(exchange: Exchange, index: number): string {
+  const target = new URL(exchange.url);
+  const lines = [`#${index + 1} ${exchange.method} ${target.pathname}${target.search} HTTP/1.1`];
+  for (const [name, value] of Object.entries(exchange.requestHeaders)) lines.push(`${name}: ${value}`);
+  if (exchange.requestBody !== undefined) lines.push("", cut(exchange.requestBody));
+  lines.push("", `→ HTTP/1.1 ${exchange.status}`);
+  for (const [name, value] of Object.entries(exchange.responseHeaders)) lines.push(`${name}: ${value}`);
+  if (exchange.responseBody.length > 0) lines.push("", cut(exchange.responseBody));
+  return lines.join("\n");
+}
+
+/** Thrown when a law does not hold; the message ends with the request sequence as readable HTTP. */
+export class LawViolation extends Error {
+  readonly code = "law_violated";
+  constructor(
+    readonly law: string,
+    readonly reason: string,
+    readonly transcript: string,
+  ) {
+    super(`${law}: ${reason}\n\n--- request sequence ---\n${transcript}`);
+    this.name = "LawViolation";
+  }
+}

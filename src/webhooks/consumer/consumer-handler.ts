@@ -1,0 +1,127 @@
+import { bodyTooLarge, logError } from "../../http/adapter-options";
+import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
+import { HttpProblem } from "../../http/problem";
+import { type PayloadFormat, type Tolerance, verify, type WebhookScheme } from "../signing/index";
+import type { InboxEvent } from "./event";
+import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
+import type { Inbox } from "./inbox";
+
+/** Options of {@link createWebhookConsumer}. */
+export interface WebhookConsumerOptions {
+  /** Where verified events are stored before the 2xx; only `add` is used here. */
+  inbox: Pick<Inbox, "add">;
+  /** The signing secret(s); several during a rotation. */
+  secrets: string | readonly string[];
+  /** The provider's signing scheme. @default Standard Webhooks */
+  scheme?: WebhookScheme;
+  /** Accepted distance of the signed timestamp from now, seconds (or `{ past, future }`). @default 300 */
+  toleranceSeconds?: Tolerance;
+  /** How the verified body becomes the payload: `"form"` for Slack slash commands. @default "json" */
+  parse?: PayloadFormat;
+  /** The clock, Unix ms; used for `receivedAt` and handed to verification. @default Date.now */
+  now?: () => number;
+  /**
+   * Largest body accepted, bytes; larger gets 413. The adapter's own `bodyLimit` (default 1 MiB)
+   * applies first, so raise that too when this is larger.
+   */
+  bodyLimit?: number;
+  /** The acknowledgement status. @default 202 */
+  status?: 200 | 202;
+  /** Derives the de-duplication id; return `undefined` to fall back to {@link defaultEventId}. */
+  eventId?: (input: EventIdentityInput) => string | undefined;
+  /** Derives the routing type; return `undefined` to fall back to {@link defaultEventType}. */
+  eventType?: (input: EventIdentityInput) => string | undefined;
+  /** Called after an event is stored (not for duplicates) — e.g. `runner.wake()` to process it promptly. */
+  onStored?: (event: InboxEvent) => void;
+  /** Told when the inbox fails to store (the provider gets 503 and retries). @default logs to stderr */
+  onError?: (error: unknown, request: HttpRequest) => void;
+}
+
+const ALLOW = { allow: "POST" };
+
+/** Sender-side verification failures are 400: a 401 must carry a WWW-Authenticate challenge (RFC 9110 §15.5.2). */
+function verificationProblem(problem: HttpProblem): HttpResponse {
+  if (problem.status >= 500 || problem.status === 400) return problem.toResponse();
+  return new HttpProblem({
+    status: 400,
+    code: problem.code,
+    detail: problem.detail,
+    extensions: problem.extensions,
+    cause: problem.cause,
+  }).toResponse();
+}
+
+function inboxUnavailable(error: unknown): HttpResponse {
+  return new HttpProblem({
+    status: 503,
+    code: "inbox_unavailable",
+    detail: "The webhook could not be stored; deliver it again later.",
+    headers: { "retry-after": "5" },
+    cause: error,
+  }).toResponse();
+}
+
+/**
+ * The consumer's webhook endpoint: verifies the signature on the raw body, stores the event in the
+ * inbox (de-duplicated by event id) and answers 202 without waiting for processing — business
+ * logic runs later, in a {@link WebhookProcessor}. A bad signature gets a 400 problem and stores
+ * nothing; an inbox failure gets 503 so the provider retries: no event is acknowledged and lost.
+ *
+ * @example
+ * const inbox = createMemoryInbox();
+ * http.createServer(adapt(createWebhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET! }))).listen(3000);
+ */
+export function createWebhookConsumer(options: WebhookConsumerOptions): Handler {
+  const { inbox, secrets, scheme, toleranceSeconds, parse, bodyLimit, onStored } = options;
+  if (typeof inbox?.add !== "function") throw new TypeError("createWebhookConsumer: inbox must have an add method.");
+  const now = options.now ?? Date.now;
+  const status = options.status ?? 202;
+  const eventId = options.eventId;
+  const eventType = options.eventType;
+  const onError = options.onError ?? logError;
+  return async (request) => {
+    if (request.method !== "POST") {
+      return new HttpProblem({
+        status: 405,
+        code: "method_not_allowed",
+        detail: "Webhooks are delivered with POST.",
+        headers: ALLOW,
+      }).toResponse();
+    }
+    if (bodyLimit !== undefined && request.body.byteLength > bodyLimit) return bodyTooLarge(bodyLimit).toResponse();
+    const result = verify({
+      body: request.body,
+      headers: request.headers,
+      secrets,
+      ...(scheme === undefined ? {} : { scheme }),
+      ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }),
+      ...(parse === undefined ? {} : { parse }),
+      now,
+    });
+    if (!result.ok) return verificationProblem(result.error.toProblem());
+    const identity: EventIdentityInput = {
+      id: result.id,
+      payload: result.payload,
+      headers: request.headers,
+      body: request.body,
+      scheme: result.scheme,
+    };
+    const event: InboxEvent = {
+      id: eventId?.(identity) ?? defaultEventId(identity),
+      type: eventType?.(identity) ?? defaultEventType(identity),
+      payload: result.payload ?? null,
+      scheme: result.scheme,
+      timestamp: result.timestamp,
+      receivedAt: now(),
+    };
+    let duplicate: boolean;
+    try {
+      ({ duplicate } = await inbox.add(event));
+    } catch (error) {
+      onError(error, request);
+      return inboxUnavailable(error);
+    }
+    if (!duplicate) onStored?.(event);
+    return empty(status);
+  };
+}

@@ -1,0 +1,61 @@
+import { createHash } from "node:crypto";
+import type { RequestHeaders } from "../../http/message";
+
+/** What the id and type of a received event are derived from. */
+export interface EventIdentityInput {
+  /**
+   * The id verification reported: Standard Webhooks `webhook-id`, GitHub `X-GitHub-Delivery`,
+   * Shopify `X-Shopify-Webhook-Id`, Stripe's `evt_…` payload id, Slack's `event_id`; or none.
+   */
+  id: string | undefined;
+  /** The verified payload. */
+  payload: unknown;
+  /** The request's header fields (lower-case names). */
+  headers: RequestHeaders;
+  /** The raw body. */
+  body: Uint8Array;
+  /** The verifying scheme's name. */
+  scheme: string;
+}
+
+function field(value: unknown, name: string): unknown {
+  return typeof value === "object" && value !== null ? (value as Record<string, unknown>)[name] : undefined;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/**
+ * The de-duplication key of a delivery, the same on every redelivery of one event:
+ * 1. `X-Shopify-Event-Id` — one Shopify event can reach an endpoint through several subscriptions,
+ *    each with its own `X-Shopify-Webhook-Id`;
+ * 2. the id verification reported (see {@link EventIdentityInput.id}), which providers keep on retries
+ *    and manual redeliveries;
+ * 3. otherwise `sha256:` + the hex SHA-256 of the raw body (Slack slash commands and interactivity):
+ *    a retry re-sends the same bytes, while a payload-level `id` of an unknown provider may name a
+ *    resource rather than the event, and de-duplicating on it would drop events.
+ */
+export function defaultEventId(input: EventIdentityInput): string {
+  const found = nonEmpty(input.headers["x-shopify-event-id"]) ?? nonEmpty(input.id);
+  return found ?? `sha256:${createHash("sha256").update(input.body).digest("hex")}`;
+}
+
+/**
+ * The routing type of a delivery: GitHub `X-GitHub-Event` plus the payload's `action`
+ * (`issues.opened`); Shopify `X-Shopify-Topic` with `/` as `.` (`orders.create`); Slack's inner
+ * `event.type` for `event_callback`; otherwise the payload's `type` (Standard Webhooks, Stripe); or "".
+ */
+export function defaultEventType(input: EventIdentityInput): string {
+  const { headers, payload } = input;
+  const github = nonEmpty(headers["x-github-event"]);
+  if (github !== undefined) {
+    const action = nonEmpty(field(payload, "action"));
+    return action === undefined ? github : `${github}.${action}`;
+  }
+  const topic = nonEmpty(headers["x-shopify-topic"]);
+  if (topic !== undefined) return topic.replaceAll("/", ".");
+  const type = nonEmpty(field(payload, "type"));
+  if (type === "event_callback") return nonEmpty(field(field(payload, "event"), "type")) ?? type;
+  return type ?? "";
+}

@@ -1,0 +1,74 @@
+import type { ConsumerErrorRecord } from "./errors";
+import type { InboxEvent, InboxRecord } from "./event";
+
+/** The result of {@link Inbox.add}: `duplicate` when an event with this id was already stored. */
+export interface InboxAddResult {
+  duplicate: boolean;
+}
+
+/** What a processor asks for when it claims due events. */
+export interface InboxClaimRequest {
+  /** The current time, Unix ms. */
+  now: number;
+  /** How long the claim holds before another processor may take the event over, ms. */
+  leaseMs: number;
+  /** At most this many events. */
+  limit: number;
+  /** The claiming processor's id (for inspection). */
+  owner: string;
+}
+
+/** An event claimed for processing: it belongs to the claimant until the lease expires. */
+export interface InboxClaim {
+  readonly event: InboxEvent;
+  /** Attempts including this one. */
+  readonly attempts: number;
+  /** Identifies this claim; completing or failing with a stale token does nothing. */
+  readonly token: string;
+}
+
+/**
+ * The outcome of {@link Inbox.complete}: `done` after the work ran and the event was marked done;
+ * `lost` when the claim was taken over (lease expired) before the work could start, so it did not run;
+ * `failed` when the work threw (nothing is marked; the processor decides retry or dead letter).
+ */
+export type InboxCompleteResult = { outcome: "done" } | { outcome: "lost" } | { outcome: "failed"; error: unknown };
+
+/** How a failed attempt is settled. */
+export type InboxFailOutcome =
+  | { retryAt: number; error: ConsumerErrorRecord }
+  | { dead: true; error: ConsumerErrorRecord };
+
+/**
+ * Durable storage for received webhook events, de-duplicated by event id. The consumer handler
+ * adds to it before answering 2xx; processors claim, complete and fail events.
+ *
+ * `Context` is what the inbox hands to event handlers: nothing for the in-memory inbox, the
+ * transaction's `client` for PostgreSQL (so the handler's writes commit with the done mark).
+ *
+ * Every implementation passes the one contract suite in test/webhooks/consumer/inbox-contract.ts.
+ */
+export interface Inbox<Context extends object = object> {
+  /** Stores a verified event unless one with the same id exists. Must be durable when it resolves. */
+  add(event: InboxEvent): Promise<InboxAddResult>;
+  /**
+   * Claims up to `limit` due events — pending, failed with `retryAt <= now`, or processing with
+   * an expired lease — oldest due first, skipping events another processor is running right now.
+   */
+  claim(request: InboxClaimRequest): Promise<InboxClaim[]>;
+  /**
+   * Runs `work` for a claimed event and marks it done if it succeeds; an inbox that can makes both
+   * one transaction, and keeps the event from being claimed again while `work` runs.
+   */
+  complete(claim: InboxClaim, work: (context: Context) => Promise<void>, now: number): Promise<InboxCompleteResult>;
+  /** Settles a failed attempt as retry-later or dead; a stale claim is ignored (returns false). */
+  fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean>;
+  /** One event by id, for inspection. */
+  get(id: string): Promise<InboxRecord | undefined>;
+  /** Dead-lettered events, oldest first. */
+  deadLetters(options?: { limit?: number }): Promise<InboxRecord[]>;
+  /** Puts a dead event back to pending with a fresh attempt budget; false when it is not dead. */
+  retryDeadLetter(id: string, now: number): Promise<boolean>;
+  /** Deletes done events finished before `before` (Unix ms); their ids no longer de-duplicate. */
+  purgeDone(before: number): Promise<number>;
+}

@@ -1,0 +1,37 @@
+import type { ProcessorReport } from "./processor";
+
+/** Options of {@link runProcessorLoop}. */
+export interface ProcessorLoopOptions {
+  /** What to step. */
+  processor: { processDue(): Promise<ProcessorReport>; readonly batchSize: number };
+  /** Waits `ms`, resolving early when `signal` aborts (or the runner is woken). */
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Stops the loop after the current step. */
+  signal: AbortSignal;
+  /** Pause when no full batch was due, ms. @default 1_000 */
+  idleMs?: number;
+  /** Pause after the inbox failed to claim, ms. @default 5_000 */
+  errorDelayMs?: number;
+  /** Told when a step throws (the inbox could not claim). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Steps a processor until `signal` aborts: straight on while full batches are due, otherwise
+ * sleeping `idleMs`; after a claim error, sleeping `errorDelayMs`. Resolves once the step in
+ * flight has settled, so stopping never abandons a running handler.
+ */
+export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<void> {
+  const { processor, sleep, signal, idleMs = 1_000, errorDelayMs = 5_000, onError } = options;
+  while (!signal.aborted) {
+    let delay: number;
+    try {
+      const report = await processor.processDue();
+      delay = report.claimed >= processor.batchSize ? 0 : idleMs;
+    } catch (error) {
+      onError?.(error);
+      delay = errorDelayMs;
+    }
+    if (delay > 0 && !signal.aborted) await sleep(delay, signal);
+  }
+}

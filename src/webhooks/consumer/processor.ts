@@ -1,0 +1,222 @@
+import { randomUUID } from "node:crypto";
+import type { z } from "zod";
+import { fieldErrors } from "../../http/validation";
+import { type ProcessorBackoff, processorBackoff } from "./backoff";
+import { errorRecord, WebhookConsumerError } from "./errors";
+import type { InboxEvent } from "./event";
+import { EventRouter } from "./event-router";
+import type { Inbox, InboxClaim } from "./inbox";
+
+/** What an event handler receives: the event, the attempt number, and the inbox's context (PostgreSQL: `client`). */
+export type InboxEventHandlerInput<T, Context extends object> = {
+  event: InboxEvent<T>;
+  /** 1 on the first attempt. */
+  attempt: number;
+} & Context;
+
+/**
+ * Handles one event type. Throwing retries the event with backoff. Make it idempotent by
+ * keying effects on `event.id`: a processor that dies mid-handler leaves the event to be run again.
+ */
+export type InboxEventHandler<T, Context extends object> = (
+  input: InboxEventHandlerInput<T, Context>,
+) => void | Promise<void>;
+
+/** Options of {@link createWebhookProcessor}. */
+export interface WebhookProcessorOptions<Context extends object> {
+  /** Where events are claimed from. */
+  inbox: Inbox<Context>;
+  /** The clock, Unix ms. @default Date.now */
+  now?: () => number;
+  /** How long a claim holds before another processor may take the event over. @default 30_000 */
+  leaseMs?: number;
+  /** Events claimed per step, run concurrently. @default 10 */
+  batchSize?: number;
+  /** Attempts before an event is dead-lettered. @default 8 */
+  maxAttempts?: number;
+  /** The delay before the next attempt. @default processorBackoff() — 1 s, 2 s, 4 s … capped at 1 h */
+  backoff?: ProcessorBackoff;
+  /** What to do with an event no handler matches: mark it done, or dead-letter it (`no_handler`). @default "done" */
+  unhandled?: "done" | "dead";
+  /** This processor's id, recorded on claims. @default a random UUID */
+  owner?: string;
+  /** Told about handler failures and inbox errors (the processor itself never throws them, except from claim). */
+  onError?: (error: unknown, event: InboxEvent | undefined) => void;
+}
+
+/** What one {@link WebhookProcessor.processDue} step did. */
+export interface ProcessorReport {
+  /** Events claimed. */
+  claimed: number;
+  /** Processed successfully (or unhandled and marked done). */
+  done: number;
+  /** Failed and scheduled for another attempt. */
+  retried: number;
+  /** Dead-lettered. */
+  dead: number;
+  /** Taken over by another processor before the handler could start; not run here. */
+  lost: number;
+  /** Inbox errors while settling an event (it is retried when its lease expires). */
+  errors: number;
+}
+
+interface Route<Context extends object> {
+  schema: z.ZodType | undefined;
+  handler: InboxEventHandler<unknown, Context>;
+}
+
+/**
+ * Processes inbox events once in effect: claims due events under a lease, runs the handler
+ * registered for the event type, marks the event done, or schedules a retry / dead-letters it.
+ * Driven by {@link processDue} steps, so tests step it with a fake clock; the node runner loops it.
+ */
+export class WebhookProcessor<Context extends object = object> {
+  readonly #inbox: Inbox<Context>;
+  readonly #now: () => number;
+  readonly #leaseMs: number;
+  readonly #batchSize: number;
+  readonly #maxAttempts: number;
+  readonly #backoff: ProcessorBackoff;
+  readonly #unhandled: "done" | "dead";
+  readonly #owner: string;
+  readonly #onError: ((error: unknown, event: InboxEvent | undefined) => void) | undefined;
+  readonly #routes = new EventRouter<Route<Context>>();
+
+  constructor(options: WebhookProcessorOptions<Context>) {
+    this.#inbox = options.inbox;
+    this.#now = options.now ?? Date.now;
+    this.#leaseMs = positive(options.leaseMs ?? 30_000, "leaseMs");
+    this.#batchSize = positive(options.batchSize ?? 10, "batchSize");
+    this.#maxAttempts = positive(options.maxAttempts ?? 8, "maxAttempts");
+    this.#backoff = options.backoff ?? processorBackoff();
+    this.#unhandled = options.unhandled ?? "done";
+    this.#owner = options.owner ?? randomUUID();
+    this.#onError = options.onError;
+  }
+
+  /** The number of events one step claims. */
+  get batchSize(): number {
+    return this.#batchSize;
+  }
+
+  /**
+   * Registers the handler for an event type pattern (`order.shipped`, `order.*`, `*`); with a zod
+   * schema the handler gets the parsed payload, and a payload that does not match is dead-lettered
+   * with its field errors (`payload_invalid`).
+   * @example processor.on("order.*", OrderEvent, async ({ event, client }) => { … })
+   */
+  on(pattern: string, handler: InboxEventHandler<unknown, Context>): this;
+  on<S extends z.ZodType>(pattern: string, schema: S, handler: InboxEventHandler<z.output<S>, Context>): this;
+  on(
+    pattern: string,
+    schemaOrHandler: z.ZodType | InboxEventHandler<unknown, Context>,
+    handler?: InboxEventHandler<never, Context>,
+  ): this {
+    if (typeof schemaOrHandler === "function") {
+      this.#routes.add(pattern, { schema: undefined, handler: schemaOrHandler });
+    } else if (typeof handler === "function" && typeof schemaOrHandler?.safeParse === "function") {
+      this.#routes.add(pattern, { schema: schemaOrHandler, handler: handler as InboxEventHandler<unknown, Context> });
+    } else {
+      throw new TypeError("on(pattern, handler) or on(pattern, schema, handler) expects a function handler.");
+    }
+    return this;
+  }
+
+  /** Claims the events due now and processes them; resolves when all of them are settled. */
+  async processDue(): Promise<ProcessorReport> {
+    const claims = await this.#inbox.claim({
+      now: this.#now(),
+      leaseMs: this.#leaseMs,
+      limit: this.#batchSize,
+      owner: this.#owner,
+    });
+    const report: ProcessorReport = { claimed: claims.length, done: 0, retried: 0, dead: 0, lost: 0, errors: 0 };
+    await Promise.all(claims.map((claim) => this.#process(claim, report)));
+    return report;
+  }
+
+  async #process(claim: InboxClaim, report: ProcessorReport): Promise<void> {
+    const { event, attempts } = claim;
+    if (attempts > this.#maxAttempts) {
+      const error = new WebhookConsumerError(
+        "attempts_exhausted",
+        `${attempts - 1} attempts were started and none finished; the last processors died holding the lease.`,
+      );
+      return this.#dead(claim, error, report);
+    }
+    const route = this.#routes.match(event.type);
+    if (route === undefined && this.#unhandled === "dead") {
+      return this.#dead(claim, new WebhookConsumerError("no_handler", `No handler for "${event.type}".`), report);
+    }
+    let payload = event.payload;
+    if (route?.schema !== undefined) {
+      const parsed = route.schema.safeParse(event.payload);
+      if (!parsed.success) {
+        const errors = fieldErrors(parsed.error.issues, "body");
+        const error = new WebhookConsumerError("payload_invalid", `The "${event.type}" payload is not valid.`, {
+          cause: parsed.error,
+          errors,
+        });
+        return this.#dead(claim, error, report);
+      }
+      payload = parsed.data;
+    }
+    const input = { event: payload === event.payload ? event : { ...event, payload }, attempt: attempts };
+    let result: Awaited<ReturnType<Inbox<Context>["complete"]>>;
+    try {
+      result = await this.#inbox.complete(
+        claim,
+        async (context) => {
+          if (route !== undefined)
+            await route.handler({ ...context, ...input } as InboxEventHandlerInput<unknown, Context>);
+        },
+        this.#now(),
+      );
+    } catch (error) {
+      // The inbox itself failed (say the database went away): settle as a retry if it can.
+      result = { outcome: "failed", error };
+      report.errors++;
+    }
+    if (result.outcome === "done") report.done++;
+    else if (result.outcome === "lost") report.lost++;
+    else {
+      this.#onError?.(result.error, event);
+      if (attempts >= this.#maxAttempts) return this.#dead(claim, result.error, report);
+      const retryAt = this.#now() + this.#backoff(attempts);
+      if (await this.#settle(claim, { retryAt, error: errorRecord(result.error) })) report.retried++;
+      else report.errors++;
+    }
+  }
+
+  async #dead(claim: InboxClaim, error: unknown, report: ProcessorReport): Promise<void> {
+    if (await this.#settle(claim, { dead: true, error: errorRecord(error) })) report.dead++;
+    else report.errors++;
+  }
+
+  async #settle(claim: InboxClaim, outcome: Parameters<Inbox<Context>["fail"]>[1]): Promise<boolean> {
+    try {
+      await this.#inbox.fail(claim, outcome, this.#now());
+      return true;
+    } catch (error) {
+      this.#onError?.(error, claim.event);
+      return false;
+    }
+  }
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number, got ${value}.`);
+  return value;
+}
+
+/**
+ * Creates a {@link WebhookProcessor} over an inbox.
+ * @example
+ * const processor = createWebhookProcessor({ inbox });
+ * processor.on("order.shipped", OrderShipped, async ({ event }) => ship(event.id, event.payload));
+ */
+export function createWebhookProcessor<Context extends object>(
+  options: WebhookProcessorOptions<Context>,
+): WebhookProcessor<Context> {
+  return new WebhookProcessor(options);
+}

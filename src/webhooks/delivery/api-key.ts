@@ -1,0 +1,44 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { HttpRequest } from "../../http/message";
+import { HttpProblem } from "../../http/problem";
+
+/** Accepted API keys, or a function deciding (e.g. a database look-up). */
+export type ApiKeyCheck = readonly string[] | ((key: string) => boolean | Promise<boolean>);
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** A check comparing against fixed keys in constant time (hashing first, so lengths leak nothing either). */
+export function compileApiKeys(keys: ApiKeyCheck): (key: string) => boolean | Promise<boolean> {
+  if (typeof keys === "function") return keys;
+  if (keys.length === 0) throw new TypeError("At least one API key is needed.");
+  const digests = keys.map(digest);
+  return (key) => {
+    const candidate = digest(key);
+    let match = false;
+    // Every key is compared, so the time does not tell which one (or whether any) matched.
+    for (const known of digests) match = timingSafeEqual(candidate, known) || match;
+    return match;
+  };
+}
+
+function unauthorized(detail: string): HttpProblem {
+  // RFC 6750 §3: a 401 carries WWW-Authenticate with the Bearer scheme.
+  return new HttpProblem({
+    status: 401,
+    code: "unauthorized",
+    detail,
+    headers: { "www-authenticate": 'Bearer realm="webhooks"' },
+  });
+}
+
+/** Checks `Authorization: Bearer <key>` (RFC 6750 §2.1); the 401 problem when it is missing or wrong. */
+export async function authenticate(
+  request: Pick<HttpRequest, "headers">,
+  check: (key: string) => boolean | Promise<boolean>,
+): Promise<HttpProblem | undefined> {
+  const value = request.headers.authorization;
+  if (value === undefined) return unauthorized("Send your secret API key as Authorization: Bearer <key>.");
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(value);
+  if (match === null) return unauthorized("The Authorization header must use the Bearer scheme.");
+  return (await check(match[1] as string)) ? undefined : unauthorized("The API key is not valid.");
+}

@@ -1,0 +1,69 @@
+/** Why an attempt failed, as written in the delivery log. */
+export type DeliveryErrorKind =
+  | "timeout"
+  | "connection_refused"
+  | "connection_reset"
+  | "dns"
+  | "ssrf_blocked"
+  | "http_status"
+  | "tls"
+  | "response_too_large"
+  | "network"
+  | "endpoint_disabled";
+
+/** Every {@link DeliveryErrorKind}, for schemas and tests. */
+export const DELIVERY_ERROR_KINDS: readonly DeliveryErrorKind[] = [
+  "timeout",
+  "connection_refused",
+  "connection_reset",
+  "dns",
+  "ssrf_blocked",
+  "http_status",
+  "tls",
+  "response_too_large",
+  "network",
+  "endpoint_disabled",
+];
+
+/** What one HTTP attempt produced: a response (any status) or a transport error. */
+export type AttemptResult =
+  | {
+      kind: "response";
+      status: number;
+      /** Delay asked for by `Retry-After`, in ms (already parsed). */
+      retryAfterMs?: number | undefined;
+      /** The first bytes of the response body, decoded as UTF-8. */
+      body?: string | undefined;
+      durationMs: number;
+    }
+  | {
+      kind: "error";
+      errorKind: DeliveryErrorKind;
+      /** Status line, when a response arrived before the failure (e.g. `response_too_large`). */
+      status?: number | undefined;
+      message?: string | undefined;
+      body?: string | undefined;
+      durationMs: number;
+    };
+
+/** One line of an endpoint's delivery log. */
+export interface AttemptRecord {
+  deliveryId: string;
+  endpointId: string;
+  eventId: string;
+  /** 1 for the first attempt of the current schedule. */
+  attempt: number;
+  /** Epoch ms when the request started. */
+  startedAt: number;
+  durationMs: number;
+  /** HTTP status, when a response arrived. */
+  status: number | null;
+  errorKind: DeliveryErrorKind | null;
+  /** The first bytes of the response body, or the error message. */
+  response: string | null;
+}
+
+/** Whether a status is a success: RFC 9110 §15.3 (2xx). Redirects are not followed and count as failures. */
+export function isSuccessStatus(status: number): boolean {
+  return status >= 200 && status <= 299;
+}

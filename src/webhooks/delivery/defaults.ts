@@ -1,0 +1,43 @@
+/**
+ * Every default of the delivery engine in one table, so a reader sees the whole policy at once.
+ * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
+ */
+export const DELIVERY_DEFAULTS = {
+  /**
+   * Delay before each attempt, in ms: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h — the schedule
+   * Standard Webhooks recommends and Svix uses (8 attempts over about 27.6 h).
+   */
+  schedule: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as readonly number[],
+  /** Each scheduled delay is spread uniformly over ±20 %. */
+  jitter: 0.2,
+  /** A `Retry-After` may stretch the scheduled delay up to this factor, never more. */
+  retryAfterFactor: 2,
+  /** Per-attempt time-out covering connect, request and response. */
+  timeoutMs: 15_000,
+  /** The dispatcher reads at most this many bytes of a response. */
+  maxResponseBytes: 65_536,
+  /** Bytes of the response kept in the attempt log. */
+  logResponseBytes: 1_024,
+  /** After a rotation the previous secret keeps signing this long. */
+  secretGraceMs: 86_400_000,
+  /** An endpoint failing this long without a single success is disabled (Svix: 5 days). */
+  disableAfterMs: 432_000_000,
+  /** Circuit breaker: outcomes remembered per endpoint (at most 32). */
+  circuitWindow: 20,
+  /** Circuit breaker: outcomes needed before the circuit may open. */
+  circuitMinimumAttempts: 10,
+  /** Circuit breaker: the share of failures in the window that opens the circuit. */
+  circuitFailureRatio: 0.8,
+  /** Circuit breaker: how long an open circuit waits before one probe. */
+  circuitCoolDownMs: 30_000,
+  /** Worker: deliveries in flight at once. */
+  concurrency: 64,
+  /** Worker: deliveries in flight at once to a single endpoint. */
+  endpointConcurrency: 16,
+  /** Worker: how long a claim is held before another worker may take the delivery over. */
+  leaseMs: 60_000,
+  /** Worker: the longest it sleeps before asking the queue again (other processes may publish). */
+  pollIntervalMs: 1_000,
+  /** Worker: how long an endpoint read from the store is reused. */
+  endpointCacheMs: 1_000,
+} as const;

@@ -1,0 +1,90 @@
+import type { AttemptRecord } from "./attempt";
+import type { WebhookEvent } from "./event";
+import type { DeliveryState, DeliveryStatus } from "./state-machine";
+
+/** A delivery: one event to one endpoint, with its state. */
+export interface DeliveryRecord {
+  readonly id: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly endpointId: string;
+  /** The JSON body sent on every attempt (the serialised event). */
+  readonly payload: string;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  readonly state: DeliveryState;
+}
+
+/** A delivery claimed by one worker until `leaseUntil` (or until it completes). */
+export interface ClaimedDelivery extends DeliveryRecord {
+  readonly leaseToken: string;
+  readonly leaseUntil: number;
+}
+
+/** Something that runs SQL: a `pg` Pool or a client inside the caller's transaction. */
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+/** Options of {@link DeliveryQueue.publish}. */
+export interface PublishOptions {
+  /** Epoch ms. @default Date.now() */
+  now?: number | undefined;
+  /** Delay of the first attempt, in ms. @default 0 */
+  delayMs?: number | undefined;
+  /** PostgreSQL: run the fan-out in this client's transaction (the transactional outbox). Ignored in memory. */
+  client?: Queryable | undefined;
+}
+
+/** The outcome of publishing: the deliveries created (none when no endpoint subscribes, or already published). */
+export interface PublishResult {
+  deliveryIds: string[];
+}
+
+/** Filters of {@link DeliveryQueue.list}. */
+export interface DeliveryListOptions {
+  status?: readonly DeliveryStatus[] | undefined;
+  /** Only deliveries created at or after this epoch ms. */
+  since?: number | undefined;
+  /** @default 100 */
+  limit?: number | undefined;
+}
+
+/** Options of {@link DeliveryQueue.claim}. */
+export interface ClaimOptions {
+  limit: number;
+  now: number;
+  leaseMs: number;
+}
+
+/**
+ * The delivery queue. Deliveries due at or before `now` are claimed with a lease; completing writes the new state and
+ * the attempt log line. A claim whose lease ran out is due again, so a crashed worker loses nothing.
+ * Implementations: `createMemoryDeliveryQueue` and `createPostgresDeliveryQueue`, one shared contract suite.
+ */
+export interface DeliveryQueue {
+  /** Fans the event out to every enabled endpoint subscribed to its type; publishing the same event id twice is a no-op. */
+  publish(event: WebhookEvent, options?: PublishOptions): Promise<PublishResult>;
+  /** Claims up to `limit` due deliveries, oldest due first. */
+  claim(options: ClaimOptions): Promise<ClaimedDelivery[]>;
+  /**
+   * Stores the state after an attempt (and its log line) if the lease is still held; `false` when it was lost
+   * (the log line is kept either way).
+   */
+  complete(claim: ClaimedDelivery, state: DeliveryState, attempt?: AttemptRecord): Promise<boolean>;
+  /** Replaces the state if the delivery is still in one of `from` and not leased at `now` (manual actions). */
+  update(id: string, from: readonly DeliveryStatus[], state: DeliveryState, now?: number): Promise<boolean>;
+  /** Epoch ms of the earliest scheduled delivery (leased ones included at their lease end), if any. */
+  nextDueAt(): Promise<number | undefined>;
+  get(id: string): Promise<DeliveryRecord | undefined>;
+  /** An endpoint's deliveries, newest first. */
+  list(endpointId: string, options?: DeliveryListOptions): Promise<DeliveryRecord[]>;
+  /** The delivery log: attempts of an endpoint (or of one delivery), newest first. */
+  attempts(query: {
+    endpointId: string;
+    deliveryId?: string | undefined;
+    limit?: number | undefined;
+  }): Promise<AttemptRecord[]>;
+  /** Calls `listener` whenever a delivery may have become due earlier than announced (publish, manual retry). */
+  subscribe?(listener: () => void): () => void;
+}

@@ -1,0 +1,156 @@
+import { randomBytes } from "node:crypto";
+import { generateSecret as defaultGenerateSecret } from "../signing/index";
+import { DELIVERY_DEFAULTS } from "./defaults";
+import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
+import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
+import type { CreateEndpointInput, UpdateEndpointInput } from "./endpoint-schema";
+import type { EndpointPatch, EndpointStore } from "./endpoint-store";
+import type { DeliveryStatus } from "./state-machine";
+import { transition } from "./state-machine";
+import {
+  type CompiledUrlPolicy,
+  checkEndpointUrl,
+  compileUrlPolicy,
+  type UrlPolicy,
+  type UrlRefusal,
+} from "./url-policy";
+
+/** Options of {@link createEndpointAdmin}. */
+export interface EndpointAdminOptions {
+  endpoints: EndpointStore;
+  queue: DeliveryQueue;
+  /** @default HTTPS only, public addresses only */
+  urlPolicy?: UrlPolicy | CompiledUrlPolicy;
+  /** How long a rotated-out secret keeps signing, in ms. @default 86_400_000 (24 h) */
+  secretGraceMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default "we_" + 16 random bytes, base64url */
+  newId?: () => string;
+  /** @default signing's generateSecret() */
+  generateSecret?: () => string;
+}
+
+/** The outcome of an admin operation that can be refused. */
+export type AdminResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; code: "endpoint_not_found" | "delivery_not_found" | "not_retryable" }
+  | ({ ok: false } & UrlRefusal);
+
+/** Endpoint management on plain values; the HTTP handler is a thin layer over it. */
+export interface EndpointAdmin {
+  create(input: CreateEndpointInput): Promise<AdminResult<WebhookEndpoint>>;
+  get(id: string): Promise<WebhookEndpoint | undefined>;
+  list(options: { limit: number; startingAfter?: string | undefined }): Promise<WebhookEndpoint[]>;
+  /** Updates fields; re-enabling resumes delivery (deliveries parked while disabled are retried). */
+  update(id: string, input: UpdateEndpointInput): Promise<AdminResult<WebhookEndpoint>>;
+  /** Disables an endpoint with a reason (`manual`, `gone`, `failing`). */
+  disable(id: string, reason: DisabledReason): Promise<WebhookEndpoint | undefined>;
+  delete(id: string): Promise<boolean>;
+  /** Adds a new secret; the old ones keep signing for `graceMs`. */
+  rotateSecret(id: string, graceMs?: number): Promise<AdminResult<WebhookEndpoint>>;
+  /** Retries one delivery now, with a fresh schedule. */
+  retry(endpointId: string, deliveryId: string): Promise<AdminResult<DeliveryRecord>>;
+  /** Retries every failed or exhausted delivery of an endpoint created at or after `since` (epoch ms). */
+  replay(endpointId: string, since: number): Promise<AdminResult<{ replayed: number }>>;
+}
+
+const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
+
+/** Creates the endpoint management service. */
+export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmin {
+  const { endpoints, queue } = options;
+  const policy = compileUrlPolicy(options.urlPolicy);
+  const now = options.now ?? Date.now;
+  const newId = options.newId ?? (() => `we_${randomBytes(16).toString("base64url")}`);
+  const newSecret = options.generateSecret ?? (() => defaultGenerateSecret());
+  const graceDefault = options.secretGraceMs ?? DELIVERY_DEFAULTS.secretGraceMs;
+
+  async function retryMany(endpointId: string, statuses: readonly DeliveryStatus[], since: number, only?: string) {
+    let replayed = 0;
+    for (;;) {
+      const page = await queue.list(endpointId, { status: statuses, since, limit: 500 });
+      let changed = 0;
+      for (const delivery of page) {
+        if (only !== undefined && delivery.state.lastErrorKind !== only) continue;
+        const next = transition(delivery.state, { type: "manual_retry" }, now());
+        if (await queue.update(delivery.id, statuses, next.state, now())) changed++;
+      }
+      replayed += changed;
+      // A page where nothing changed (all leased, or filtered out) ends the loop.
+      if (changed === 0 || page.length < 500) return replayed;
+    }
+  }
+
+  return {
+    async create(input) {
+      const checked = checkEndpointUrl(input.url, policy);
+      if (!checked.ok) return checked;
+      const endpoint: WebhookEndpoint = {
+        id: newId(),
+        url: checked.url.href,
+        enabledEvents: [...new Set(input.enabled_events)],
+        secrets: [{ secret: newSecret(), expiresAt: null }],
+        status: "enabled",
+        disabledReason: null,
+        disabledAt: null,
+        description: input.description ?? "",
+        metadata: input.metadata ?? {},
+        rateLimit: input.rate_limit ?? null,
+        failingSince: null,
+        createdAt: now(),
+      };
+      await endpoints.create(endpoint);
+      return { ok: true, value: endpoint };
+    },
+    get: (id) => endpoints.get(id),
+    list: (listOptions) => endpoints.list(listOptions),
+    async update(id, input) {
+      const current = await endpoints.get(id);
+      if (current === undefined) return { ok: false, code: "endpoint_not_found" };
+      const patch: { -readonly [K in keyof EndpointPatch]: EndpointPatch[K] } = {};
+      if (input.url !== undefined) {
+        const checked = checkEndpointUrl(input.url, policy);
+        if (!checked.ok) return checked;
+        patch.url = checked.url.href;
+      }
+      if (input.enabled_events !== undefined) patch.enabledEvents = [...new Set(input.enabled_events)];
+      if (input.description !== undefined) patch.description = input.description;
+      if (input.metadata !== undefined) patch.metadata = input.metadata;
+      if (input.rate_limit !== undefined) patch.rateLimit = input.rate_limit;
+      const reEnabled = input.status === "enabled" && current.status === "disabled";
+      if (input.status === "disabled" && current.status === "enabled") {
+        Object.assign(patch, { status: "disabled", disabledReason: "manual", disabledAt: now() });
+      } else if (reEnabled) {
+        Object.assign(patch, { status: "enabled", disabledReason: null, disabledAt: null, failingSince: null });
+      }
+      const updated = await endpoints.update(id, patch);
+      if (updated === undefined) return { ok: false, code: "endpoint_not_found" };
+      if (reEnabled) await retryMany(id, ["exhausted"], 0, "endpoint_disabled");
+      return { ok: true, value: updated };
+    },
+    disable: (id, reason) => endpoints.update(id, { status: "disabled", disabledReason: reason, disabledAt: now() }),
+    delete: (id) => endpoints.delete(id),
+    async rotateSecret(id, graceMs = graceDefault) {
+      const current = await endpoints.get(id);
+      if (current === undefined) return { ok: false, code: "endpoint_not_found" };
+      const secrets = rotateSecrets(current.secrets, newSecret(), now(), graceMs);
+      const updated = await endpoints.update(id, { secrets });
+      return updated === undefined ? { ok: false, code: "endpoint_not_found" } : { ok: true, value: updated };
+    },
+    async retry(endpointId, deliveryId) {
+      const delivery = await queue.get(deliveryId);
+      if (delivery === undefined || delivery.endpointId !== endpointId)
+        return { ok: false, code: "delivery_not_found" };
+      if (delivery.state.status === "delivered") return { ok: false, code: "not_retryable" };
+      const next = transition(delivery.state, { type: "manual_retry" }, now());
+      const from: readonly DeliveryStatus[] = ["pending", "failed", "exhausted"];
+      if (!(await queue.update(deliveryId, from, next.state, now()))) return { ok: false, code: "not_retryable" };
+      return { ok: true, value: { ...delivery, state: next.state } };
+    },
+    async replay(endpointId, since) {
+      if ((await endpoints.get(endpointId)) === undefined) return { ok: false, code: "endpoint_not_found" };
+      return { ok: true, value: { replayed: await retryMany(endpointId, REPLAYABLE, since) } };
+    },
+  };
+}

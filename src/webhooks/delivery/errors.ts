@@ -1,0 +1,18 @@
+/** Stable codes of {@link WebhookDeliveryError}. */
+export type WebhookDeliveryErrorCode =
+  | "invalid_option"
+  | "invalid_event"
+  | "invalid_endpoint"
+  | "endpoint_not_found"
+  | "delivery_not_found";
+
+/** The one error class of the delivery module; only misuse throws it, outcomes are values. */
+export class WebhookDeliveryError extends Error {
+  readonly code: WebhookDeliveryErrorCode;
+
+  constructor(code: WebhookDeliveryErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "WebhookDeliveryError";
+    this.code = code;
+  }
+}

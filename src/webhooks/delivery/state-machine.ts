@@ -1,0 +1,177 @@
+import type { AttemptResult, DeliveryErrorKind } from "./attempt";
+import { isSuccessStatus } from "./attempt";
+import { type RetryPolicy, standardWebhooksBackoff } from "./backoff";
+import { DELIVERY_DEFAULTS } from "./defaults";
+
+/**
+ * Where a delivery (one event to one endpoint) stands.
+ * - `pending`: due at `nextAttemptAt` (first attempt, a manual retry, or a deferred one)
+ * - `failed`: the last attempt failed; the next is scheduled at `nextAttemptAt`
+ * - `delivered`: a 2xx arrived; terminal, never retried
+ * - `exhausted`: no attempt left (or the endpoint is gone/disabled); kept, can be retried by hand
+ */
+export type DeliveryStatus = "pending" | "failed" | "delivered" | "exhausted";
+
+/** The state of one delivery; a plain value the queues store. */
+export interface DeliveryState {
+  readonly status: DeliveryStatus;
+  /** Attempts made in the current schedule (a manual retry starts a fresh schedule). */
+  readonly attempts: number;
+  /** Epoch ms when the next attempt is due; `null` when terminal. */
+  readonly nextAttemptAt: number | null;
+  readonly lastAttemptAt: number | null;
+  readonly lastStatus: number | null;
+  readonly lastErrorKind: DeliveryErrorKind | null;
+  readonly deliveredAt: number | null;
+}
+
+/** What happens to a delivery. */
+export type DeliveryEvent =
+  /** An attempt finished with this result. */
+  | { type: "attempt"; result: AttemptResult }
+  /** The attempt could not be made now (circuit open, rate limit, endpoint busy): wait, no attempt counted. */
+  | { type: "defer"; until: number }
+  /** The endpoint is disabled or deleted: park the delivery as exhausted. */
+  | { type: "endpoint_disabled" }
+  /** An operator asks for it again now, with a fresh schedule. */
+  | { type: "manual_retry" };
+
+/** Side effects the caller carries out, as plain values. */
+export type DeliveryEffect =
+  | { type: "schedule"; at: number }
+  | { type: "disable_endpoint"; reason: "gone" }
+  | { type: "notify"; event: "delivery.delivered" | "delivery.failed" | "delivery.exhausted" };
+
+/** The outcome of {@link transition}. */
+export interface Transition {
+  state: DeliveryState;
+  effects: DeliveryEffect[];
+}
+
+/** Tunables of the state machine. */
+export interface DeliveryConfig {
+  /** @default the Standard Webhooks schedule with ±20 % jitter */
+  retry: RetryPolicy;
+  /** Random source in [0, 1) for jitter. @default Math.random */
+  random: () => number;
+  /** A `Retry-After` stretches the scheduled delay to at most this factor. @default 2 */
+  retryAfterFactor: number;
+  /** Whether a failed attempt may be retried at all. @default every failure but 410 Gone */
+  retryable: (result: AttemptResult) => boolean;
+}
+
+/** The default configuration (see {@link DELIVERY_DEFAULTS}). */
+export const defaultDeliveryConfig: DeliveryConfig = {
+  retry: standardWebhooksBackoff,
+  random: Math.random,
+  retryAfterFactor: DELIVERY_DEFAULTS.retryAfterFactor,
+  retryable: (result) => !(result.kind === "response" && result.status === 410),
+};
+
+/** The state of a fresh delivery, due at `dueAt`. */
+export function initialDeliveryState(dueAt: number): DeliveryState {
+  return {
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: dueAt,
+    lastAttemptAt: null,
+    lastStatus: null,
+    lastErrorKind: null,
+    deliveredAt: null,
+  };
+}
+
+/** Whether the delivery is waiting for an attempt. */
+export function isScheduled(state: DeliveryState): boolean {
+  return state.status === "pending" || state.status === "failed";
+}
+
+// A 429 or 503 with Retry-After is honoured (RFC 9110 §10.2.3, RFC 6585 §4), bounded so the schedule stays bounded.
+function retryDelay(result: AttemptResult, scheduled: number, config: DeliveryConfig): number {
+  if (result.kind !== "response" || result.retryAfterMs === undefined) return scheduled;
+  if (result.status !== 429 && result.status !== 503) return scheduled;
+  return Math.min(Math.max(result.retryAfterMs, scheduled), scheduled * config.retryAfterFactor);
+}
+
+// Plain literals, no spreads or closures: this runs once per attempt on the worker's hot path.
+function attempted(
+  status: DeliveryStatus,
+  attempts: number,
+  now: number,
+  result: AttemptResult,
+  nextAttemptAt: number | null,
+  lastErrorKind: DeliveryErrorKind | null,
+): DeliveryState {
+  return {
+    status,
+    attempts,
+    nextAttemptAt,
+    lastAttemptAt: now,
+    lastStatus: result.status ?? null,
+    lastErrorKind,
+    deliveredAt: status === "delivered" ? now : null,
+  };
+}
+
+const NOTIFY_DELIVERED: DeliveryEffect = Object.freeze({ type: "notify", event: "delivery.delivered" });
+const NOTIFY_FAILED: DeliveryEffect = Object.freeze({ type: "notify", event: "delivery.failed" });
+const NOTIFY_EXHAUSTED: DeliveryEffect = Object.freeze({ type: "notify", event: "delivery.exhausted" });
+const DISABLE_GONE: DeliveryEffect = Object.freeze({ type: "disable_endpoint", reason: "gone" });
+
+function afterAttempt(state: DeliveryState, result: AttemptResult, now: number, config: DeliveryConfig): Transition {
+  const attempts = state.attempts + 1;
+  if (result.kind === "response" && isSuccessStatus(result.status)) {
+    return { state: attempted("delivered", attempts, now, result, null, null), effects: [NOTIFY_DELIVERED] };
+  }
+  const kind: DeliveryErrorKind = result.kind === "error" ? result.errorKind : "http_status";
+  // Standard Webhooks, "Retry schedule": a 410 Gone means the endpoint is gone for good; disable it.
+  if (result.kind === "response" && result.status === 410) {
+    return {
+      state: attempted("exhausted", attempts, now, result, null, kind),
+      effects: [DISABLE_GONE, NOTIFY_EXHAUSTED],
+    };
+  }
+  const scheduled = config.retryable(result) ? config.retry(attempts, config.random) : undefined;
+  if (scheduled === undefined) {
+    return { state: attempted("exhausted", attempts, now, result, null, kind), effects: [NOTIFY_EXHAUSTED] };
+  }
+  const at = now + retryDelay(result, Math.max(0, scheduled), config);
+  return {
+    state: attempted("failed", attempts, now, result, at, kind),
+    effects: [{ type: "schedule", at }, NOTIFY_FAILED],
+  };
+}
+
+/**
+ * The delivery state machine: a pure function of the state, one event and the time (epoch ms).
+ * A delivered delivery never changes again; every other state accepts each event (see the table in
+ * docs/webhooks-providers.md).
+ * @example transition(initialDeliveryState(now), { type: "attempt", result: { kind: "response", status: 200, durationMs: 5 } }, now)
+ */
+export function transition(
+  state: DeliveryState,
+  event: DeliveryEvent,
+  now: number,
+  config: DeliveryConfig = defaultDeliveryConfig,
+): Transition {
+  if (state.status === "delivered") return { state, effects: [] };
+  switch (event.type) {
+    case "attempt":
+      if (state.status === "exhausted") return { state, effects: [] };
+      return afterAttempt(state, event.result, now, config);
+    case "defer":
+      if (state.status === "exhausted") return { state, effects: [] };
+      return { state: { ...state, nextAttemptAt: event.until }, effects: [{ type: "schedule", at: event.until }] };
+    case "endpoint_disabled":
+      if (state.status === "exhausted") return { state, effects: [] };
+      return {
+        state: { ...state, status: "exhausted", nextAttemptAt: null, lastErrorKind: "endpoint_disabled" },
+        effects: [{ type: "notify", event: "delivery.exhausted" }],
+      };
+    case "manual_retry":
+      return {
+        state: { ...state, status: "pending", attempts: 0, nextAttemptAt: now },
+        effects: [{ type: "schedule", at: now }],
+      };
+  }
+}

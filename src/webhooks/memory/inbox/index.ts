@@ -1,0 +1,1 @@
+export { createMemoryInbox, MemoryInbox } from "./memory-inbox";

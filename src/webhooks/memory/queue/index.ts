@@ -1,0 +1,2 @@
+export { createMemoryDeliveryQueue, type MemoryDeliveryQueueOptions } from "./memory-delivery-queue";
+export { createMemoryEndpointStore } from "./memory-endpoint-store";

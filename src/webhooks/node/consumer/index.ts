@@ -1,0 +1,1 @@
+export { type ProcessorRunner, type ProcessorRunnerOptions, startWebhookProcessor } from "./processor-runner";

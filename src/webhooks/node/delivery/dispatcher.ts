@@ -1,0 +1,237 @@
+import type { LookupAddress } from "node:dns";
+import { lookup as dnsLookup } from "node:dns/promises";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { LookupFunction } from "node:net";
+import type { AttemptResult } from "../../delivery/attempt";
+import { DELIVERY_DEFAULTS } from "../../delivery/defaults";
+import type { DeliveryRequest } from "../../delivery/delivery-request";
+import { parseIp } from "../../delivery/ip-address";
+import { parseRetryAfter } from "../../delivery/retry-after";
+import {
+  bareHost,
+  type CompiledUrlPolicy,
+  checkAddress,
+  compileUrlPolicy,
+  type UrlPolicy,
+} from "../../delivery/url-policy";
+import { errorKindOf, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
+import { type Deadline, RequestDeadlines } from "./request-deadlines";
+
+/** Resolves a host name to its addresses (the default uses the system resolver, `dns.lookup`). */
+export type Resolver = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
+
+/** Options of {@link createDispatcher}. */
+export interface DispatcherOptions {
+  /** Per-attempt time-out (connect, send, response), in ms. @default 15_000 */
+  timeoutMs?: number;
+  /** Response bytes read at most; a longer response fails as `response_too_large`. @default 65_536 */
+  maxResponseBytes?: number;
+  /** Response bytes kept for the delivery log. @default 1_024 */
+  logResponseBytes?: number;
+  /** Addresses that may be reached; checked again on every connection after DNS. @default public HTTPS only */
+  urlPolicy?: UrlPolicy | CompiledUrlPolicy;
+  /** The resolver (inject one in tests: no real DNS). @default dns.lookup with all addresses */
+  resolve?: Resolver;
+  /** Idle keep-alive sockets kept per origin. @default 256 */
+  maxFreeSockets?: number;
+}
+
+/** Sends one signed attempt and reports what happened; never throws for network outcomes. */
+export interface Dispatcher {
+  dispatch(request: DeliveryRequest): Promise<AttemptResult>;
+  /** Closes the keep-alive sockets. */
+  close(): void;
+}
+
+const defaultResolve: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+// One attempt in flight. Module-level helpers instead of closures per attempt: this runs for every delivery.
+interface Exchange {
+  settled: boolean;
+  readonly resolve: (result: AttemptResult) => void;
+  readonly deadline: Deadline;
+}
+
+function settle(exchange: Exchange, deadlines: RequestDeadlines, result: AttemptResult): void {
+  if (exchange.settled) return;
+  exchange.settled = true;
+  deadlines.cancel(exchange.deadline);
+  exchange.resolve(result);
+}
+
+const since = (started: number) => Math.round(performance.now() - started);
+
+function failure(error: unknown, started: number, status?: number): AttemptResult {
+  return {
+    kind: "error",
+    errorKind: errorKindOf(error),
+    status,
+    message: error instanceof Error ? error.message : String(error),
+    durationMs: since(started),
+  };
+}
+
+// The usual answer is one small chunk: decoded as it is, without a copy.
+function logText(chunks: readonly Buffer[], logBytes: number): string {
+  const only = chunks.length === 1 ? chunks[0] : undefined;
+  return (only ?? Buffer.concat(chunks)).toString("utf8", 0, logBytes);
+}
+
+function codedError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * A `net` lookup that resolves with the injected resolver and refuses the connection when any address is forbidden,
+ * so a name that resolves (or later re-resolves) to 127.0.0.1 is never reached. Checking at connect time closes the
+ * DNS-rebinding gap between a registration check and the send.
+ */
+function guardedLookup(resolve: Resolver, policy: CompiledUrlPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        const family = typeof options === "object" && options !== null ? (options.family ?? 0) : 0;
+        const usable = addresses.filter((a) => family === 0 || a.family === family);
+        if (usable.length === 0) return callback(codedError("ENOTFOUND", `No address for ${hostname}`), "", 4);
+        if (!policy.hosts.has(hostname.toLowerCase())) {
+          for (const entry of usable) {
+            const refusal = checkAddress(entry.address, policy);
+            if (refusal !== undefined) {
+              return callback(codedError(SSRF_BLOCKED_CODE, `${hostname}: ${refusal.detail}`), "", 4);
+            }
+          }
+        }
+        if (typeof options === "object" && options !== null && options.all) {
+          return (callback as unknown as (e: null, a: LookupAddress[]) => void)(
+            null,
+            usable.map((a) => ({ address: a.address, family: a.family })),
+          );
+        }
+        const first = usable[0] as { address: string; family: number };
+        callback(null, first.address, first.family);
+      },
+      (error: unknown) => callback(error as NodeJS.ErrnoException, "", 4),
+    );
+  };
+}
+
+/**
+ * Creates the HTTP dispatcher: POST with keep-alive, a time-out per attempt, a cap on response bytes, no redirects
+ * followed, and the SSRF policy applied at connect time.
+ * @example const dispatcher = createDispatcher({ timeoutMs: 5_000 });
+ */
+export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
+  const timeoutMs = options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
+  const maxBytes = options.maxResponseBytes ?? DELIVERY_DEFAULTS.maxResponseBytes;
+  const logBytes = options.logResponseBytes ?? DELIVERY_DEFAULTS.logResponseBytes;
+  const policy = compileUrlPolicy(options.urlPolicy);
+  const lookup = guardedLookup(options.resolve ?? defaultResolve, policy);
+  const agentOptions = { keepAlive: true, maxFreeSockets: options.maxFreeSockets ?? 256, scheduling: "lifo" as const };
+  const httpAgent = new HttpAgent(agentOptions);
+  const httpsAgent = new HttpsAgent(agentOptions);
+  const deadlines = new RequestDeadlines(timeoutMs);
+
+  // Parsed targets by URL: endpoints are few and their URLs repeat on every attempt.
+  type Target = { options: RequestOptions; secure: boolean } | { refusal: Error };
+  const targets = new Map<string, Target>();
+  function targetOf(href: string): Target {
+    let target = targets.get(href);
+    if (target !== undefined) return target;
+    target = parseTarget(href);
+    if (targets.size >= 1_000) targets.clear();
+    targets.set(href, target);
+    return target;
+  }
+  function parseTarget(href: string): Target {
+    let url: URL;
+    try {
+      url = new URL(href);
+    } catch (error) {
+      return { refusal: error as Error };
+    }
+    const secure = url.protocol === "https:";
+    if (!secure && !(url.protocol === "http:" && policy.allowHttp)) {
+      return { refusal: codedError(SSRF_BLOCKED_CODE, `Scheme ${url.protocol} is not allowed.`) };
+    }
+    // An IP literal never goes through lookup, so it is checked here.
+    const host = bareHost(url.hostname);
+    if (!policy.hosts.has(host.toLowerCase()) && parseIp(host) !== undefined) {
+      const refusal = checkAddress(host, policy);
+      if (refusal !== undefined) return { refusal: codedError(SSRF_BLOCKED_CODE, refusal.detail) };
+    }
+    return {
+      secure,
+      options: {
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port === "" ? undefined : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        method: "POST",
+        agent: secure ? httpsAgent : httpAgent,
+        lookup,
+      },
+    };
+  }
+
+  function dispatch(delivery: DeliveryRequest): Promise<AttemptResult> {
+    const started = performance.now();
+    const target = targetOf(delivery.url);
+    if ("refusal" in target) return Promise.resolve(failure(target.refusal, started));
+    return new Promise((resolve) => {
+      const headers = delivery.headers;
+      headers["content-length"] = String(Buffer.byteLength(delivery.body));
+      const req = (target.secure ? httpsRequest : httpRequest)({ ...target.options, headers });
+      const exchange: Exchange = {
+        settled: false,
+        resolve,
+        deadline: deadlines.start(() => {
+          req.destroy(codedError(TIMEOUT_CODE, `No response within ${timeoutMs} ms.`));
+        }),
+      };
+      req.on("error", (error) => settle(exchange, deadlines, failure(error, started)));
+      req.on("response", (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBytes) {
+            settle(exchange, deadlines, {
+              kind: "error",
+              errorKind: "response_too_large",
+              status,
+              message: `More than ${maxBytes} response bytes.`,
+              body: logText(chunks, logBytes),
+              durationMs: since(started),
+            });
+            res.destroy();
+            return;
+          }
+          if (size - chunk.length < logBytes) chunks.push(chunk);
+        });
+        res.on("error", (error) => settle(exchange, deadlines, failure(error, started, status)));
+        res.on("end", () => {
+          const header = res.headers["retry-after"];
+          settle(exchange, deadlines, {
+            kind: "response",
+            status,
+            retryAfterMs: parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now()),
+            body: logText(chunks, logBytes),
+            durationMs: since(started),
+          });
+        });
+      });
+      req.end(delivery.body);
+    });
+  }
+
+  return {
+    dispatch,
+    close() {
+      deadlines.clear();
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/** A request's place in {@link RequestDeadlines}. Internal. */
+export interface Deadline {
+  readonly at: number;
+  readonly onTimeout: () => void;
+}
+
+/**
+ * One timer for the time-outs of every request in flight. They all share one duration, so deadlines come in the order
+ * requests start: the timer only ever waits for the oldest. A timer per request would be created and cleared on
+ * every attempt (and at concurrency 1 its timer list too). Internal.
+ */
+export class RequestDeadlines {
+  readonly #timeoutMs: number;
+  // Insertion order is deadline order.
+  readonly #pending = new Set<Deadline>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Calls `onTimeout` once `timeoutMs` have passed, unless cancelled first. */
+  start(onTimeout: () => void): Deadline {
+    const deadline = { at: performance.now() + this.#timeoutMs, onTimeout };
+    this.#pending.add(deadline);
+    if (this.#timer === undefined) this.#arm(this.#timeoutMs);
+    return deadline;
+  }
+
+  cancel(deadline: Deadline): void {
+    this.#pending.delete(deadline);
+  }
+
+  /** Forgets every deadline and stops the timer. */
+  clear(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending.clear();
+  }
+
+  #arm(delay: number): void {
+    this.#timer = setTimeout(() => this.#sweep(), delay);
+    // The sockets of requests in flight keep the process alive; a timer left over after the last one must not.
+    this.#timer.unref?.();
+  }
+
+  #sweep(): void {
+    this.#timer = undefined;
+    const now = performance.now();
+    for (const deadline of this.#pending) {
+      if (deadline.at > now) {
+        this.#arm(Math.ceil(deadline.at - now));
+        return;
+      }
+      this.#pending.delete(deadline);
+      deadline.onTimeout();
+    }
+  }
+}

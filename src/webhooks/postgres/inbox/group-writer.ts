@@ -1,0 +1,77 @@
+/**
+ * Group commit for inbox writes: adds that arrive while earlier writes are in flight are written
+ * together in one statement (one round trip, one WAL flush), which is what bounds acknowledged
+ * deliveries per second. Each caller still learns its own outcome; a failed batch is retried item
+ * by item so one row the database refuses cannot fail its neighbours.
+ */
+interface Pending<T, R> {
+  item: T;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+export class GroupWriter<T, R> {
+  readonly #write: (items: T[]) => Promise<R[]>;
+  readonly #maxBatch: number;
+  readonly #maxInFlight: number;
+  #queue: Pending<T, R>[] = [];
+  #inFlight = 0;
+
+  readonly #perItem: (error: unknown) => boolean;
+
+  /**
+   * @param write writes a batch and returns one result per item, in order
+   * @param maxInFlight concurrent batch statements; further items wait and join the next batch
+   * @param perItem whether a batch failing with `error` is worth retrying item by item (a data error,
+   *   not a lost connection, which would only fail again once per item)
+   */
+  constructor(
+    write: (items: T[]) => Promise<R[]>,
+    maxBatch: number,
+    maxInFlight: number,
+    perItem: (error: unknown) => boolean = () => true,
+  ) {
+    this.#write = write;
+    this.#perItem = perItem;
+    this.#maxBatch = maxBatch;
+    this.#maxInFlight = maxInFlight;
+  }
+
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#inFlight < this.#maxInFlight && this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      this.#inFlight++;
+      this.#flush(batch).finally(() => {
+        this.#inFlight--;
+        this.#pump();
+      });
+    }
+  }
+
+  async #flush(batch: Pending<T, R>[]): Promise<void> {
+    try {
+      const results = await this.#write(batch.map((entry) => entry.item));
+      for (const [i, entry] of batch.entries()) entry.resolve(results[i] as R);
+    } catch (error) {
+      if (batch.length === 1 || !this.#perItem(error)) {
+        for (const entry of batch) entry.reject(error);
+        return;
+      }
+      // In order, so that of two adds of one id the first still wins.
+      for (const entry of batch) {
+        try {
+          entry.resolve((await this.#write([entry.item]))[0] as R);
+        } catch (single) {
+          entry.reject(single);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * SQL of the PostgreSQL inbox. Times are `timestamptz` written from the processor's clock (Unix ms),
+ * so a fake clock drives the database as well; the payload is `json`, which keeps the verified
+ * body's text as sent (jsonb would reject `\u0000` and reorder keys).
+ */
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Quotes a table name, optionally schema-qualified (`schema.table`); anything else is a TypeError. */
+export function quoteTable(name: string): { qualified: string; base: string } {
+  const parts = typeof name === "string" ? name.split(".") : [];
+  if (parts.length < 1 || parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part))) {
+    throw new TypeError(`Invalid table name ${JSON.stringify(name)}: use "table" or "schema.table".`);
+  }
+  return { qualified: parts.map((part) => `"${part}"`).join("."), base: parts[parts.length - 1] as string };
+}
+
+const ms = (param: string) => `to_timestamp(${param}::float8 / 1000)`;
+const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
+
+const RECORD_COLUMNS = (t: string) =>
+  `${t}.id, ${t}.type, ${t}.payload, ${t}.scheme, ${t}.webhook_timestamp, ${epochMs(`${t}.received_at`)} AS received_at, ` +
+  `${t}.state, ${t}.attempts, ${epochMs(`${t}.available_at`)} AS available_at, ${t}.last_error, ` +
+  `${epochMs(`${t}.done_at`)} AS done_at`;
+
+/** The statements of one inbox table. */
+export function inboxStatements(table: string) {
+  const { qualified: t, base } = quoteTable(table);
+  return {
+    schema: [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+  id text PRIMARY KEY,
+  type text NOT NULL,
+  payload json,
+  scheme text NOT NULL,
+  webhook_timestamp bigint,
+  received_at timestamptz NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'processing', 'done', 'failed', 'dead')),
+  attempts integer NOT NULL DEFAULT 0,
+  available_at timestamptz,
+  lease_owner text,
+  lease_token text,
+  last_error jsonb,
+  done_at timestamptz,
+  updated_at timestamptz NOT NULL
+)`,
+      `CREATE INDEX IF NOT EXISTS "${base}_due" ON ${t} (available_at) WHERE state IN ('pending', 'failed', 'processing')`,
+      `CREATE INDEX IF NOT EXISTS "${base}_dead" ON ${t} (updated_at) WHERE state = 'dead'`,
+    ],
+    // Arrays of: $1 id, $2 type, $3 payload, $4 scheme, $5 webhook timestamp, $6 received at (ms).
+    // A batch holding one id twice inserts the first; RETURNING names the ids that were new.
+    add: `INSERT INTO ${t} (id, type, payload, scheme, webhook_timestamp, received_at, state, available_at, updated_at)
+SELECT u.id, u.type, u.payload::json, u.scheme, u.ts, ${ms("u.at")}, 'pending', ${ms("u.at")}, ${ms("u.at")}
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::float8[]) AS u(id, type, payload, scheme, ts, at)
+ON CONFLICT (id) DO NOTHING
+RETURNING id`,
+    // $1 now, $2 limit, $3 owner, $4 token, $5 lease ms. SKIP LOCKED: concurrent claimers take disjoint
+    // rows, and a row whose handler transaction is still open is skipped even after its lease ran out.
+    claim: `WITH due AS (
+  SELECT id FROM ${t}
+  WHERE state IN ('pending', 'failed', 'processing') AND available_at <= ${ms("$1")}
+  ORDER BY available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE ${t} AS t SET state = 'processing', attempts = t.attempts + 1, lease_owner = $3, lease_token = $4,
+  available_at = to_timestamp(($1::float8 + $5::float8) / 1000), updated_at = ${ms("$1")}
+FROM due WHERE t.id = due.id
+RETURNING ${RECORD_COLUMNS("t")}`,
+    // $1 id, $2 token: lock the row for the handler's transaction, unless the claim was taken over.
+    hold: `SELECT 1 FROM ${t} WHERE id = $1 AND lease_token = $2 AND state = 'processing' FOR UPDATE SKIP LOCKED`,
+    // $1 id, $2 now
+    done: `UPDATE ${t} SET state = 'done', done_at = ${ms("$2")}, available_at = NULL, lease_owner = NULL,
+  lease_token = NULL, updated_at = ${ms("$2")} WHERE id = $1`,
+    // $1 id, $2 token, $3 state, $4 retry at (ms) or null, $5 error, $6 now
+    fail: `UPDATE ${t} SET state = $3, available_at = ${ms("$4")}, last_error = $5::jsonb, lease_owner = NULL,
+  lease_token = NULL, updated_at = ${ms("$6")} WHERE id = $1 AND lease_token = $2 AND state = 'processing'`,
+    get: `SELECT ${RECORD_COLUMNS(t)} FROM ${t} WHERE id = $1`,
+    dead: `SELECT ${RECORD_COLUMNS(t)} FROM ${t} WHERE state = 'dead' ORDER BY updated_at, id LIMIT $1`,
+    // $1 id, $2 now
+    retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = ${ms("$2")}, updated_at = ${ms("$2")}
+WHERE id = $1 AND state = 'dead'`,
+    purgeDone: `DELETE FROM ${t} WHERE state = 'done' AND done_at < ${ms("$1")}`,
+  };
+}

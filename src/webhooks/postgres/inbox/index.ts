@@ -1,0 +1,6 @@
+export {
+  createPostgresInbox,
+  PostgresInbox,
+  type PostgresInboxContext,
+  type PostgresInboxOptions,
+} from "./postgres-inbox";

@@ -1,0 +1,71 @@
+import { createHash } from "node:crypto";
+import { WebhookVerificationError } from "./errors";
+
+/** One secret or several (key rotation: any listed secret may match). */
+export type WebhookSecrets = string | readonly string[];
+
+/**
+ * A short, non-reversible fingerprint of a secret (first 8 hex digits of its SHA-256), printed in
+ * verification messages so that developers can tell which secret was tried without logging it.
+ *
+ * @example secretFingerprint("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw") // compare with the one in the error
+ */
+export function secretFingerprint(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex").slice(0, 8);
+}
+
+/** `#1 whsec_… (fingerprint 1a2b3c4d)`: how a secret is named in messages, never its value. */
+export function describeSecret(secret: string, index: number): string {
+  const prefix = /^[a-z]{2,6}_/.exec(secret)?.[0] ?? "";
+  return `#${index + 1} ${prefix}… (fingerprint ${secretFingerprint(secret)})`;
+}
+
+/** The secrets as a non-empty list of strings, or `secret_invalid` for a missing/empty configuration. */
+export function secretList(secrets: unknown, scheme: string): readonly string[] | WebhookVerificationError {
+  if (typeof secrets === "string" && secrets.length > 0) return [secrets];
+  const list: readonly unknown[] = Array.isArray(secrets) ? secrets : [secrets];
+  if (list.length === 0) {
+    return new WebhookVerificationError(
+      "secret_invalid",
+      "No secret was given to verify with: pass the endpoint's signing secret (or, while rotating, the current and previous ones).",
+      { scheme },
+    );
+  }
+  for (let index = 0; index < list.length; index++) {
+    const secret = list[index];
+    if (typeof secret !== "string" || secret.length === 0) {
+      const what = secret === undefined ? "undefined" : typeof secret === "string" ? "an empty string" : typeof secret;
+      return new WebhookVerificationError(
+        "secret_invalid",
+        `Secret #${index + 1} is ${what}: the signing secret is missing from the configuration (is the environment variable set and loaded?).`,
+        { scheme },
+      );
+    }
+  }
+  return list as readonly string[];
+}
+
+/**
+ * A bounded map from secret string to its decoded key: decoding and key import happen once per secret,
+ * not once per delivery. Oldest entries leave first.
+ */
+export class KeyCache<V> {
+  readonly #entries = new Map<string, V>();
+  readonly #limit: number;
+
+  constructor(limit = 256) {
+    this.#limit = limit;
+  }
+
+  get(secret: string, decode: (secret: string) => V): V {
+    const hit = this.#entries.get(secret);
+    if (hit !== undefined) return hit;
+    const value = decode(secret);
+    if (this.#entries.size >= this.#limit) {
+      const oldest = this.#entries.keys().next();
+      if (!oldest.done) this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(secret, value);
+    return value;
+  }
+}

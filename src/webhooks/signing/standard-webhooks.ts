@@ -1,0 +1,145 @@
+import { sign as ed25519Sign, verify as ed25519Verify } from "node:crypto";
+import type { WebhookVerificationError } from "./errors";
+import type { HeaderLookup } from "./headers";
+import { hmacSha256, type RawBody, sameSignature } from "./hmac";
+import {
+  invalidSecret,
+  malformedHeader,
+  missingHeader,
+  parseSeconds,
+  type SchemeSignInput,
+  type SignedHeaders,
+  signingSecrets,
+  signingTimestamp,
+  type WebhookScheme,
+} from "./scheme";
+import { PUBLIC_KEY_PREFIX, SECRET_PREFIX, SIGNING_KEY_PREFIX, type StandardKey, standardKey } from "./standard-keys";
+
+const NAME = "standard-webhooks";
+
+/** The headers of one Standard Webhooks delivery attempt. */
+export interface StandardWebhookHeaders {
+  "webhook-id": string;
+  "webhook-timestamp": string;
+  "webhook-signature": string;
+  [name: string]: string;
+}
+
+// Ed25519 signatures are 64 bytes in padded base64. v1 signatures are compared as text with our own
+// (canonical) encoding; v1a ones are decoded, so only the canonical encoding is let through to decoding.
+const V1A = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
+
+/**
+ * The `<version>,<signature>` tokens of a webhook-signature value ("a space delimited list"), or
+ * `undefined` when there is none or one lacks its version. Repeated fields arrive joined by ", ", so a
+ * trailing comma is dropped from each token.
+ */
+function signatureTokens(value: string): string[] | undefined {
+  const parts = value.includes("\t") ? value.split(/[ \t]/) : value.split(" ");
+  const tokens: string[] = [];
+  for (const part of parts) {
+    if (part.length === 0) continue;
+    const token = part.endsWith(",") ? part.slice(0, -1) : part;
+    if (token.indexOf(",") <= 0) return undefined;
+    tokens.push(token);
+  }
+  return tokens.length === 0 ? undefined : tokens;
+}
+
+function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
+  // Svix deliveries name the same headers svix-id, svix-timestamp, svix-signature; the svix package reads both.
+  const id = header("webhook-id") ?? header("svix-id");
+  const timestampText = header("webhook-timestamp") ?? header("svix-timestamp");
+  const signature = header("webhook-signature") ?? header("svix-signature");
+  if (id === undefined || timestampText === undefined || signature === undefined) {
+    const absent = [
+      id === undefined ? "webhook-id" : "",
+      timestampText === undefined ? "webhook-timestamp" : "",
+      signature === undefined ? "webhook-signature" : "",
+    ];
+    return missingHeader(NAME, absent.filter(Boolean).join(", "));
+  }
+  // Standard Webhooks, "Signature scheme": the id must not contain "." (it delimits the signed content).
+  if (id.length === 0 || id.includes(".")) {
+    return malformedHeader(NAME, "webhook-id", id, "a non-empty message id without '.'");
+  }
+  const timestamp = parseSeconds(timestampText);
+  if (timestamp === undefined) {
+    return malformedHeader(NAME, "webhook-timestamp", timestampText, "integer Unix seconds, e.g. 1674087231");
+  }
+  const signatures = signatureTokens(signature);
+  if (signatures === undefined) {
+    return malformedHeader(NAME, "webhook-signature", signature, "space-separated `v1,<base64>` signatures");
+  }
+  return { id, timestamp, timestampText, signatures };
+}
+
+function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[]) {
+  const keys: StandardKey[] = [];
+  for (let index = 0; index < secrets.length; index++) {
+    const key = standardKey(secrets[index]!);
+    if (key.kind === "invalid") return invalidSecret(NAME, secrets[index]!, index, key.reason);
+    keys.push(key);
+  }
+  // Standard Webhooks, "Signature scheme": the signed content is `{msg_id}.{timestamp}.{payload}`.
+  const prefix = `${signed.id}.${signed.timestampText ?? signed.timestamp}.`;
+  let content: Buffer | undefined;
+  for (const key of keys) {
+    if (key.kind === "hmac") {
+      const expected = hmacSha256(key.key, prefix, body, "base64");
+      for (const token of signed.signatures) {
+        if (token.startsWith("v1,") && sameSignature(expected, token.slice(3))) return true;
+      }
+    } else if (key.kind === "ed25519") {
+      for (const token of signed.signatures) {
+        if (!token.startsWith("v1a,")) continue;
+        const signature = token.slice(4);
+        if (!V1A.test(signature)) continue;
+        // Ed25519 (RFC 8032) is not streaming: the content is assembled once, for the first v1a candidate.
+        content ??= Buffer.concat([Buffer.from(prefix), typeof body === "string" ? Buffer.from(body) : body]);
+        if (ed25519Verify(null, content, key.publicKey, Buffer.from(signature, "base64"))) return true;
+      }
+    }
+  }
+  return false;
+}
+
+function signStandard(input: SchemeSignInput): StandardWebhookHeaders {
+  const secrets = signingSecrets(NAME, input.secrets);
+  const { id, body } = input;
+  if (typeof id !== "string" || id.length === 0 || id.includes(".") || /[\r\n]/.test(id)) {
+    throw new TypeError(`${NAME}.sign: id must be a non-empty string without '.' or line breaks`);
+  }
+  const timestamp = signingTimestamp(NAME, input.timestamp);
+  const prefix = `${id}.${timestamp}.`;
+  const signatures = secrets.map((secret) => {
+    const key = standardKey(secret);
+    if (key.kind === "hmac") return `v1,${hmacSha256(key.key, prefix, body, "base64")}`;
+    if (key.kind === "ed25519" && key.privateKey !== undefined) {
+      const content = Buffer.concat([Buffer.from(prefix), typeof body === "string" ? Buffer.from(body) : body]);
+      return `v1a,${ed25519Sign(null, content, key.privateKey).toString("base64")}`;
+    }
+    const reason =
+      key.kind === "ed25519"
+        ? `is a public key (${PUBLIC_KEY_PREFIX}); sign with the ${SIGNING_KEY_PREFIX} key`
+        : key.reason;
+    throw new TypeError(`${NAME}.sign: the secret ${reason}`);
+  });
+  return { "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": signatures.join(" ") };
+}
+
+/**
+ * The Standard Webhooks scheme (the default): `webhook-id`, `webhook-timestamp` and `webhook-signature`
+ * headers; `v1,` HMAC-SHA256 signatures with `whsec_` secrets and `v1a,` Ed25519 signatures with
+ * `whsk_` (sign) / `whpk_` (verify) keys.
+ *
+ * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
+ */
+export const standardWebhooks = {
+  name: NAME,
+  signatureHeader: "webhook-signature",
+  secretForm: `${SECRET_PREFIX}<base64> (HMAC), or ${PUBLIC_KEY_PREFIX}<base64> / ${SIGNING_KEY_PREFIX}<base64> (Ed25519)`,
+  read,
+  matches,
+  sign: signStandard,
+} satisfies WebhookScheme;

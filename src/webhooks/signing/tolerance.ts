@@ -1,0 +1,62 @@
+import { WebhookVerificationError } from "./errors";
+
+/** Accepted clock distance in seconds: one number for both directions, or each direction apart. */
+export type Tolerance = number | { readonly past: number; readonly future: number };
+
+/** A resolved tolerance window in seconds. */
+export interface ToleranceWindow {
+  readonly past: number;
+  readonly future: number;
+}
+
+// Standard Webhooks (and Stripe, Slack): 5 minutes is the customary replay window.
+const DEFAULT_TOLERANCE_SECONDS = 300;
+const DEFAULT_WINDOW: ToleranceWindow = { past: DEFAULT_TOLERANCE_SECONDS, future: DEFAULT_TOLERANCE_SECONDS };
+
+function seconds(value: unknown, what: string): number {
+  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
+    throw new TypeError(`verify: ${what} must be a non-negative number of seconds (Infinity disables the check)`);
+  }
+  return value;
+}
+
+/** The window of `toleranceSeconds`; TypeError on a negative or non-numeric value. */
+export function tolerance(value: Tolerance | undefined): ToleranceWindow {
+  if (value === undefined) return DEFAULT_WINDOW;
+  if (typeof value === "number") {
+    const both = seconds(value, "toleranceSeconds");
+    return { past: both, future: both };
+  }
+  if (typeof value !== "object" || value === null) {
+    throw new TypeError("verify: toleranceSeconds must be a number or { past, future }");
+  }
+  return {
+    past: seconds(value.past, "toleranceSeconds.past"),
+    future: seconds(value.future, "toleranceSeconds.future"),
+  };
+}
+
+/** `timestamp_too_old` / `timestamp_in_future` when the signed timestamp falls outside the window. */
+export function checkTimestamp(
+  timestamp: number,
+  nowMs: number,
+  window: ToleranceWindow,
+  scheme: string,
+): WebhookVerificationError | undefined {
+  const now = Math.floor(nowMs / 1000);
+  if (now - timestamp > window.past) {
+    return new WebhookVerificationError(
+      "timestamp_too_old",
+      `The signed timestamp ${timestamp} is ${now - timestamp} s old, beyond the ${window.past} s tolerance. Either this is a replay of an old delivery, the request was queued too long before verification, or this server's clock runs ahead (check NTP). Redelivering from the provider signs it afresh.`,
+      { scheme },
+    );
+  }
+  if (timestamp - now > window.future) {
+    return new WebhookVerificationError(
+      "timestamp_in_future",
+      `The signed timestamp ${timestamp} is ${timestamp - now} s in the future, beyond the ${window.future} s tolerance. This server's clock is probably behind, or the sender's ahead (check NTP on both); a tolerance of { past, future } can allow more skew.`,
+      { scheme },
+    );
+  }
+  return undefined;
+}

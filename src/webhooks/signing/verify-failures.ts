@@ -1,0 +1,82 @@
+import { WebhookVerificationError } from "./errors";
+import type { HeaderLookup } from "./headers";
+import type { RawBody } from "./hmac";
+import type { SignedHeaders, WebhookScheme } from "./scheme";
+import { describeSecret } from "./secrets";
+
+const RAW_BODY_HOWTO =
+  'Pass the exact bytes received: on Express mount express.raw({ type: "*/*" }) on the webhook route (before any JSON parser), on Fetch runtimes use await request.text() or request.arrayBuffer(), on node:http collect the request chunks into a Buffer.';
+
+/** The body as bytes or text when it is raw; `undefined` for anything else (a parsed object, undefined…). */
+export function rawBody(body: unknown): RawBody | undefined {
+  if (typeof body === "string" || body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  return undefined;
+}
+
+/** The `body_not_raw` error for a body that is not a string or bytes. */
+export function bodyNotRaw(scheme: string, body: unknown): WebhookVerificationError {
+  const what =
+    body === undefined || body === null
+      ? `The body is ${String(body)}: the raw request body was not captured (or a body parser consumed it).`
+      : typeof body === "object"
+        ? "The body is a parsed object, not the raw body: a body parser ran before verification. Signatures cover the exact bytes sent, and re-serialising an object (JSON.stringify) changes them."
+        : `The body is a ${typeof body}, not the raw body.`;
+  return new WebhookVerificationError("body_not_raw", `${what} ${RAW_BODY_HOWTO}`, { scheme });
+}
+
+function byteLength(body: RawBody): number {
+  return typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+}
+
+/**
+ * Why no signature matched. When the body visibly is not what was sent (its length differs from the
+ * request's Content-Length, or it is a stringified object) the cause is `body_not_raw`; otherwise the
+ * message lists what was tried and the usual causes.
+ */
+export function noMatchingSignature(
+  scheme: WebhookScheme,
+  signed: SignedHeaders,
+  body: RawBody,
+  secrets: readonly string[],
+  header: HeaderLookup,
+): WebhookVerificationError {
+  if (body === "[object Object]") {
+    return new WebhookVerificationError(
+      "body_not_raw",
+      `The body is the string "[object Object]": an object was converted to a string. ${RAW_BODY_HOWTO}`,
+      { scheme: scheme.name },
+    );
+  }
+  // A Content-Length that differs from the body shows the body changed after receipt; with a content coding
+  // the length is of the coded bytes, so the comparison says nothing.
+  const declared = header("content-length");
+  const coding = header("content-encoding");
+  if (
+    declared !== undefined &&
+    (coding === undefined || coding.trim().toLowerCase() === "identity") &&
+    /^[0-9]{1,15}$/.test(declared) &&
+    Number(declared) !== byteLength(body)
+  ) {
+    return new WebhookVerificationError(
+      "body_not_raw",
+      `No signature matched, and the body given is ${byteLength(body)} bytes while the request's Content-Length is ${declared}: the body was re-serialised, re-encoded or trimmed after it was received. ${RAW_BODY_HOWTO}`,
+      { scheme: scheme.name },
+    );
+  }
+  const tried = secrets.map(describeSecret).join(", ");
+  const count = `${secrets.length} secret${secrets.length === 1 ? "" : "s"}`;
+  return new WebhookVerificationError(
+    "no_matching_signature",
+    [
+      `No signature in the ${scheme.signatureHeader} header matched (scheme ${scheme.name}; ${signed.signatures.length} signature(s) received; tried ${count}: ${tried}).`,
+      "Usual causes:",
+      '(1) the body is not the raw request body: it was parsed and re-serialised (JSON.stringify(req.body)), decoded and re-encoded, or trimmed; verify the exact bytes received (Express: express.raw({ type: "*/*" }));',
+      "(2) the wrong secret: another endpoint's secret, the test-mode secret for a live event (or the reverse), or a secret rotated at the provider but not here (pass old and new while rotating);",
+      `(3) the wrong scheme or secret form: ${scheme.name} expects secrets like ${scheme.secretForm}; Standard Webhooks decodes the base64 after whsec_, while Stripe uses the whole whsec_ string as the key;`,
+      "(4) something between sender and here changed the body (a proxy, a charset conversion, a decompression).",
+    ].join("\n"),
+    { scheme: scheme.name },
+  );
+}

@@ -1,0 +1,215 @@
+import { describe, expect, it } from "vitest";
+import { conditional, etagFromBody, formatHttpDate } from "../../src/caching/index";
+import { adapt } from "../../src/fetch/index";
+import type { Handler, HttpRequest, HttpResponse, RequestHeaders } from "../../src/http/message";
+import { documentResource } from "./document-resource";
+
+const BODY = '{"id":1,"title":"Hello"}';
+const MODIFIED = Date.parse("2024-05-01T12:00:00Z");
+const TAG = etagFromBody(BODY);
+
+function request(method: string, headers: RequestHeaders = {}, body = ""): HttpRequest {
+  return { method, path: "/docs/1", search: "", query: {}, headers, body: new TextEncoder().encode(body) };
+}
+
+function setup(options: Parameters<typeof conditional>[1] = {}) {
+  const resource = documentResource({ "/docs/1": { body: BODY, modified: MODIFIED } });
+  const handler = conditional(resource.handler, { validators: resource.validators, ...options });
+  return {
+    ...resource,
+    handler,
+    call: async (req: HttpRequest) => handler(req) as Promise<HttpResponse> | HttpResponse,
+  };
+}
+
+function problemCode(response: HttpResponse): unknown {
+  return JSON.parse(String(response.body)).code;
+}
+
+describe("conditional(): GET and HEAD", () => {
+  it("adds a strong ETag computed from the body", async () => {
+    const { call } = setup();
+    const response = await call(request("GET"));
+    expect(response.status).toBe(200);
+    expect(response.headers.etag).toBe(TAG);
+    expect(response.body).toBe(BODY);
+  });
+
+  it("answers If-None-Match with a bodyless 304 carrying the §15.4.5 fields", async () => {
+    const { call } = setup();
+    const response = await call(request("GET", { "if-none-match": TAG }));
+    expect(response).toEqual({
+      status: 304,
+      headers: { "cache-control": "no-cache", vary: "accept", etag: TAG },
+      body: null,
+    });
+  });
+
+  it("answers HEAD like GET", async () => {
+    const { call } = setup();
+    expect((await call(request("HEAD", { "if-none-match": `"x", ${TAG}` }))).status).toBe(304);
+  });
+
+  it("answers If-Modified-Since from the handler's Last-Modified", async () => {
+    const { call } = setup();
+    expect((await call(request("GET", { "if-modified-since": formatHttpDate(MODIFIED) }))).status).toBe(304);
+    expect((await call(request("GET", { "if-modified-since": formatHttpDate(MODIFIED - 1000) }))).status).toBe(200);
+  });
+
+  it("sends the full response for a stale tag", async () => {
+    const { call } = setup();
+    const response = await call(request("GET", { "if-none-match": '"stale"' }));
+    expect(response.status).toBe(200);
+    expect(response.body).toBe(BODY);
+  });
+
+  it("answers a failing If-Match on GET with a 412 problem", async () => {
+    const { call } = setup();
+    const response = await call(request("GET", { "if-match": '"stale"' }));
+    expect(response.status).toBe(412);
+    expect(response.headers["content-type"]).toBe("application/problem+json");
+    expect(problemCode(response)).toBe("precondition_failed");
+  });
+
+  it("leaves non-2xx responses alone (§13.2.1)", async () => {
+    const { handler } = setup();
+    const response = await handler({ ...request("GET", { "if-none-match": "*" }), path: "/docs/404" });
+    expect(response.status).toBe(404);
+  });
+
+  it("keeps an ETag the handler set and does not recompute it", async () => {
+    const inner: Handler = () => ({ status: 200, headers: { ETag: 'W/"7"' }, body: "x" });
+    const response = await conditional(inner)(request("GET", { "if-none-match": '"7"' }));
+    expect(response).toEqual({ status: 304, headers: { ETag: 'W/"7"' }, body: null });
+  });
+
+  it("does not hash a partial body (206) into a tag", async () => {
+    const partial: Handler = () => ({ status: 206, headers: { "content-range": "bytes 0-0/2" }, body: "x" });
+    expect((await conditional(partial)(request("GET"))).headers.etag).toBeUndefined();
+  });
+
+  it("computes a weak tag, or none, on request", async () => {
+    const inner: Handler = () => ({ status: 200, headers: {}, body: "x" });
+    expect((await conditional(inner, { etag: "weak" })(request("GET"))).headers.etag).toBe(
+      etagFromBody("x", { weak: true }),
+    );
+    expect((await conditional(inner, { etag: false })(request("GET"))).headers.etag).toBeUndefined();
+  });
+
+  it("bounds a future Last-Modified by the response Date, else by the clock (§8.8.2.1)", async () => {
+    const future = "Fri, 01 Jan 2100 00:00:00 GMT";
+    const withDate: Handler = () => ({
+      status: 200,
+      headers: { "Last-Modified": future, date: "Wed, 01 May 2024 12:00:00 GMT" },
+      body: "x",
+    });
+    const dated = await conditional(withDate)(request("GET"));
+    expect(dated.headers["last-modified"]).toBe("Wed, 01 May 2024 12:00:00 GMT");
+    expect(dated.headers["Last-Modified"]).toBeUndefined();
+    const undated: Handler = () => ({ status: 200, headers: { "last-modified": future }, body: "x" });
+    const clocked = await conditional(undated, { now: () => Date.parse("2024-05-03T00:00:00.500Z") })(request("GET"));
+    expect(clocked.headers["last-modified"]).toBe("Fri, 03 May 2024 00:00:00 GMT");
+  });
+
+  it("does not mutate the handler's response", async () => {
+    const shared: HttpResponse = { status: 200, headers: { "content-type": "text/plain" }, body: "x" };
+    const response = await conditional(() => shared)(request("GET", { "if-none-match": etagFromBody("x") }));
+    expect(response.status).toBe(304);
+    expect(shared).toEqual({ status: 200, headers: { "content-type": "text/plain" }, body: "x" });
+  });
+
+  it("stays synchronous for a synchronous handler", () => {
+    const response = conditional(() => ({ status: 200, headers: {}, body: "x" }))(request("GET"));
+    expect(response).not.toBeInstanceOf(Promise);
+  });
+});
+
+describe("conditional(): unsafe methods", () => {
+  it("refuses a stale If-Match with 412 before the handler runs", async () => {
+    const { call, calls, documents } = setup();
+    const response = await call(request("PUT", { "if-match": '"stale"' }, '{"id":1,"title":"Lost"}'));
+    expect(response.status).toBe(412);
+    expect(problemCode(response)).toBe("precondition_failed");
+    expect(calls).toEqual([]);
+    expect(documents.get("/docs/1")?.body).toBe(BODY);
+  });
+
+  it("runs the handler for the current If-Match", async () => {
+    const { call, documents } = setup();
+    const response = await call(request("PUT", { "if-match": TAG }, '{"id":1,"title":"New"}'));
+    expect(response.status).toBe(204);
+    expect(documents.get("/docs/1")?.body).toBe('{"id":1,"title":"New"}');
+  });
+
+  it("makes If-None-Match: * a create-only PUT", async () => {
+    const { handler } = setup();
+    const create = await handler({ ...request("PUT", { "if-none-match": "*" }, "{}"), path: "/docs/2" });
+    expect(create.status).toBe(201);
+    const again = await handler({ ...request("PUT", { "if-none-match": "*" }, "{}"), path: "/docs/2" });
+    expect(again.status).toBe(412);
+  });
+
+  it("refuses If-Match: * when the resource does not exist", async () => {
+    const { handler } = setup();
+    const response = await handler({ ...request("PUT", { "if-match": "*" }, "{}"), path: "/docs/3" });
+    expect(response.status).toBe(412);
+  });
+
+  it("answers 428 when a precondition is required and missing (RFC 6585)", async () => {
+    const { call, calls } = setup({ requirePrecondition: true });
+    const response = await call(request("DELETE"));
+    expect(response.status).toBe(428);
+    expect(problemCode(response)).toBe("precondition_required");
+    expect(calls).toEqual([]);
+    expect((await call(request("POST"))).status).toBe(405);
+  });
+
+  it("requires preconditions on the listed methods only", async () => {
+    const { call } = setup({ requirePrecondition: ["POST"] });
+    expect((await call(request("POST"))).status).toBe(428);
+    expect((await call(request("DELETE"))).status).toBe(204);
+  });
+
+  it("requires preconditions even without validators", async () => {
+    const { handler } = documentResource({});
+    const wrapped = conditional(handler, { requirePrecondition: true });
+    expect((await wrapped(request("PUT", {}, "{}"))).status).toBe(428);
+    expect((await wrapped(request("PUT", { "if-match": '"x"' }, "{}"))).status).toBe(201);
+  });
+
+  it("accepts asynchronous validators", async () => {
+    const resource = documentResource({ "/docs/1": { body: BODY, modified: MODIFIED } });
+    const wrapped = conditional(resource.handler, { validators: async (r) => resource.validators(r) });
+    expect((await wrapped(request("DELETE", { "if-match": '"stale"' }))).status).toBe(412);
+    expect((await wrapped(request("DELETE", { "if-match": TAG }))).status).toBe(204);
+  });
+
+  it("lets OPTIONS through unevaluated (§13.2.1)", async () => {
+    const { call } = setup();
+    expect((await call(request("OPTIONS", { "if-match": '"stale"' }))).status).toBe(405);
+  });
+});
+
+describe("conditional() through the Fetch adapter", () => {
+  const { handler } = setup();
+  const fetchHandler = adapt(handler, { onError: () => undefined });
+
+  it("GET with If-None-Match gives a 304 with no body", async () => {
+    const first = await fetchHandler(new Request("http://localhost/docs/1"));
+    const etag = first.headers.get("etag") ?? "";
+    expect(await first.text()).toBe(BODY);
+    const second = await fetchHandler(new Request("http://localhost/docs/1", { headers: { "if-none-match": etag } }));
+    expect(second.status).toBe(304);
+    expect(second.body).toBeNull();
+    expect(second.headers.get("etag")).toBe(etag);
+  });
+
+  it("PUT with a stale If-Match gives a 412 problem", async () => {
+    const response = await fetchHandler(
+      new Request("http://localhost/docs/1", { method: "PUT", headers: { "if-match": '"stale"' }, body: "{}" }),
+    );
+    expect(response.status).toBe(412);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    expect((await response.json()).code).toBe("precondition_failed");
+  });
+});

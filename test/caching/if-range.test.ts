@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { evaluateIfRange, type Validators } from "../../src/caching/index";
+import type { RequestHeaders } from "../../src/http/message";
+
+const CURRENT: Validators = { etag: '"v2"', lastModified: "Wed, 01 May 2024 12:00:00 GMT" };
+const RANGE = "bytes=0-99";
+
+describe("evaluateIfRange (RFC 9110 §13.1.5, §13.2.2 step 5)", () => {
+  it.each<[string, string, RequestHeaders, Validators | undefined, "range" | "full", boolean?]>([
+    ["no Range: nothing to honour", "GET", { "if-range": '"v2"' }, CURRENT, "full"],
+    ["Range without If-Range", "GET", { range: RANGE }, CURRENT, "range"],
+    ["Range on HEAD is not defined (§14.2)", "HEAD", { range: RANGE }, CURRENT, "full"],
+    ["matching strong tag", "GET", { range: RANGE, "if-range": '"v2"' }, CURRENT, "range"],
+    ["stale tag", "GET", { range: RANGE, "if-range": '"v1"' }, CURRENT, "full"],
+    ["weak tag never matches", "GET", { range: RANGE, "if-range": 'W/"v2"' }, CURRENT, "full"],
+    ["weak current tag never matches", "GET", { range: RANGE, "if-range": '"v2"' }, { etag: 'W/"v2"' }, "full"],
+    ["no current representation", "GET", { range: RANGE, "if-range": '"v2"' }, undefined, "full"],
+    [
+      "date is weak unless declared strong",
+      "GET",
+      { range: RANGE, "if-range": "Wed, 01 May 2024 12:00:00 GMT" },
+      CURRENT,
+      "full",
+    ],
+    ["exact strong date", "GET", { range: RANGE, "if-range": "Wed, 01 May 2024 12:00:00 GMT" }, CURRENT, "range", true],
+    [
+      "later date is no exact match",
+      "GET",
+      { range: RANGE, "if-range": "Thu, 02 May 2024 12:00:00 GMT" },
+      CURRENT,
+      "full",
+      true,
+    ],
+    ["garbage", "GET", { range: RANGE, "if-range": "v2" }, CURRENT, "full", true],
+  ])("%s", (_name, method, headers, current, expected, lastModifiedIsStrong) => {
+    expect(evaluateIfRange({ method, headers }, current, { lastModifiedIsStrong })).toBe(expected);
+  });
+});

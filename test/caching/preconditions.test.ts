@@ -1,0 +1,229 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  evaluatePreconditions,
+  isFresh,
+  notModifiedHeaders,
+  parseEntityTagList,
+  parseHttpDate,
+  strongCompare,
+  type Validators,
+  weakCompare,
+} from "../../src/caching/index";
+import type { RequestHeaders } from "../../src/http/message";
+import { anyFieldArb } from "./arbitraries";
+import { CASES, CURRENT, describeResult, ETAG, LAST_MODIFIED, NOW } from "./precondition-cases";
+
+describe("evaluatePreconditions: RFC 9110 §13.2.2 decision order", () => {
+  for (const [group, cases] of Object.entries(CASES)) {
+    describe(group, () => {
+      it.each(cases.map((c) => [c.name, c] as const))("%s", (_name, c) => {
+        const current = c.current === null ? undefined : (c.current ?? CURRENT);
+        const result = evaluatePreconditions({ method: c.method, headers: c.headers }, current, {
+          requirePrecondition: c.requirePrecondition,
+          now: NOW,
+        });
+        expect(describeResult(result)).toBe(c.expected);
+      });
+    });
+  }
+});
+
+describe("the 304 header fields (§15.4.5)", () => {
+  const responseHeaders = {
+    etag: ETAG,
+    "cache-control": "max-age=60",
+    "content-location": "/docs/1.json",
+    date: "Wed, 01 May 2024 13:00:00 GMT",
+    expires: "Wed, 01 May 2024 13:01:00 GMT",
+    vary: "accept",
+    "last-modified": LAST_MODIFIED,
+    "content-type": "application/json",
+    "content-length": "42",
+    "content-encoding": "gzip",
+    "set-cookie": ["a=1", "b=2"],
+  };
+
+  it("carries ETag, Cache-Control, Content-Location, Date, Expires and Vary, drops body metadata", () => {
+    const result = evaluatePreconditions({ method: "GET", headers: { "if-none-match": ETAG } }, CURRENT, {
+      responseHeaders,
+    });
+    expect(result).toEqual({
+      kind: "not-modified",
+      headers: {
+        etag: ETAG,
+        "cache-control": "max-age=60",
+        "content-location": "/docs/1.json",
+        date: "Wed, 01 May 2024 13:00:00 GMT",
+        expires: "Wed, 01 May 2024 13:01:00 GMT",
+        vary: "accept",
+        "set-cookie": ["a=1", "b=2"],
+      },
+    });
+  });
+
+  it("keeps Last-Modified when there is no ETag", () => {
+    const { etag: _, ...withoutEtag } = responseHeaders;
+    expect(notModifiedHeaders(withoutEtag)["last-modified"]).toBe(LAST_MODIFIED);
+  });
+
+  it("adds the validators when no response headers are given", () => {
+    const withTag = evaluatePreconditions({ method: "GET", headers: { "if-none-match": ETAG } }, CURRENT);
+    expect(withTag).toEqual({ kind: "not-modified", headers: { etag: ETAG } });
+    const dateOnly = evaluatePreconditions(
+      { method: "HEAD", headers: { "if-modified-since": LAST_MODIFIED } },
+      { lastModified: new Date(LAST_MODIFIED) },
+    );
+    expect(dateOnly).toEqual({ kind: "not-modified", headers: { "last-modified": LAST_MODIFIED } });
+  });
+
+  it("reads response header names case-insensitively", () => {
+    expect(notModifiedHeaders({ ETag: ETAG, "Last-Modified": LAST_MODIFIED, "Content-Type": "text/plain" })).toEqual({
+      ETag: ETAG,
+    });
+  });
+
+  it("accepts a parsed entity tag as the current validator", () => {
+    const result = evaluatePreconditions(
+      { method: "PUT", headers: { "if-match": '"v2"' } },
+      { etag: { weak: false, tag: "v2" } },
+    );
+    expect(result.kind).toBe("proceed");
+  });
+});
+
+// A naive transcription of §13.1-§13.2.2 on strictly parsed fields: the law is that the fast evaluator
+// agrees with it on every well-formed input.
+function reference(method: string, headers: RequestHeaders, current: Validators | undefined): string {
+  if (["CONNECT", "OPTIONS", "TRACE"].includes(method)) return "proceed";
+  const getOrHead = method === "GET" || method === "HEAD";
+  const etag = typeof current?.etag === "string" ? current.etag : undefined;
+  const modified =
+    typeof current?.lastModified === "string" ? parseHttpDate(current.lastModified, { now: NOW }) : undefined;
+  const ifMatch = headers["if-match"];
+  if (ifMatch !== undefined) {
+    const list = parseEntityTagList(ifMatch);
+    const holds =
+      list === "*"
+        ? current !== undefined
+        : current !== undefined && etag !== undefined && (list ?? []).some((t) => strongCompare(t, etag));
+    if (!holds) return "failed:if-match";
+  } else if (headers["if-unmodified-since"] !== undefined && modified !== undefined && current !== undefined) {
+    const date = parseHttpDate(headers["if-unmodified-since"], { now: NOW });
+    if (date !== undefined && !(modified <= date)) return "failed:if-unmodified-since";
+  }
+  const ifNoneMatch = headers["if-none-match"];
+  if (ifNoneMatch !== undefined) {
+    const list = parseEntityTagList(ifNoneMatch);
+    const holds =
+      list === "*"
+        ? current === undefined
+        : current === undefined || etag === undefined || !(list ?? []).some((t) => weakCompare(t, etag));
+    if (!holds) return getOrHead ? "not-modified" : "failed:if-none-match";
+  } else if (
+    getOrHead &&
+    headers["if-modified-since"] !== undefined &&
+    modified !== undefined &&
+    current !== undefined
+  ) {
+    const date = parseHttpDate(headers["if-modified-since"], { now: NOW });
+    if (date !== undefined && modified <= date) return "not-modified";
+  }
+  return "proceed";
+}
+
+const tagArb = fc.constantFrom('"v1"', '"v2"', 'W/"v1"', 'W/"v2"', '"a,b"', '""');
+const dateArb = fc.constantFrom(
+  "Tue, 30 Apr 2024 12:00:00 GMT",
+  LAST_MODIFIED,
+  "Thu, 02 May 2024 12:00:00 GMT",
+  "Wednesday, 01-May-24 12:00:00 GMT",
+  "Wed May  1 12:00:01 2024",
+);
+const listArb = fc.oneof(
+  fc.constant("*"),
+  fc.array(tagArb, { maxLength: 3 }).map((tags) => tags.join(", ")),
+);
+const methodArb = fc.constantFrom("GET", "HEAD", "PUT", "PATCH", "DELETE", "POST", "OPTIONS");
+const currentArb: fc.Arbitrary<Validators | undefined> = fc.option(
+  fc.record({ etag: fc.option(tagArb, { nil: undefined }), lastModified: fc.option(dateArb, { nil: undefined }) }),
+  { nil: undefined },
+);
+const wellFormedHeaders: fc.Arbitrary<RequestHeaders> = fc.record(
+  {
+    "if-match": listArb,
+    "if-none-match": listArb,
+    "if-modified-since": dateArb,
+    "if-unmodified-since": dateArb,
+  },
+  { requiredKeys: [] },
+);
+
+const KINDS = new Set(["proceed", "not-modified", "precondition-failed", "precondition-required"]);
+
+describe("evaluatePreconditions: laws", () => {
+  it("agrees with a naive transcription of §13.2.2 on well-formed fields", () => {
+    fc.assert(
+      fc.property(methodArb, wellFormedHeaders, currentArb, (method, headers, current) => {
+        const result = evaluatePreconditions({ method, headers }, current, { now: NOW });
+        expect(describeResult(result)).toBe(reference(method, headers, current));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("never throws on arbitrary header strings", () => {
+    const anyField = fc.oneof(fc.string(), anyFieldArb, listArb, dateArb);
+    const anyHeaders: fc.Arbitrary<RequestHeaders> = fc.record(
+      {
+        "if-match": anyField,
+        "if-none-match": anyField,
+        "if-modified-since": anyField,
+        "if-unmodified-since": anyField,
+      },
+      { requiredKeys: [] },
+    );
+    const anyCurrent = fc.option(
+      fc.record({
+        etag: fc.option(fc.oneof(fc.string(), tagArb), { nil: undefined }),
+        lastModified: fc.option(fc.oneof(fc.string(), dateArb, fc.integer(), fc.date({ noInvalidDate: false })), {
+          nil: undefined,
+        }),
+      }),
+      { nil: undefined },
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(methodArb, fc.string()),
+        anyHeaders,
+        anyCurrent,
+        fc.boolean(),
+        (method, headers, current, requirePrecondition) => {
+          const result = evaluatePreconditions({ method, headers }, current, { requirePrecondition });
+          return KINDS.has(result.kind);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("isFresh is exactly the not-modified outcome of a GET", () => {
+    fc.assert(
+      fc.property(wellFormedHeaders, tagArb, dateArb, (headers, etag, lastModified) => {
+        const result = evaluatePreconditions({ method: "GET", headers }, { etag, lastModified });
+        expect(isFresh(headers, { etag, "last-modified": lastModified })).toBe(result.kind === "not-modified");
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("a 304 only ever answers GET or HEAD", () => {
+    fc.assert(
+      fc.property(methodArb, wellFormedHeaders, currentArb, (method, headers, current) => {
+        const result = evaluatePreconditions({ method, headers }, current);
+        if (result.kind === "not-modified") expect(["GET", "HEAD"]).toContain(method);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});

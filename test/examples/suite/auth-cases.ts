@@ -1,0 +1,106 @@
+import { SignJWT } from "jose";
+import { expect, it } from "vitest";
+import type { RunningShop } from "../shop-harness";
+
+function secretKey(shop: RunningShop): Uint8Array {
+  return new TextEncoder().encode(shop.config.jwtSecret);
+}
+
+/** 401 with WWW-Authenticate for missing and bad tokens; 403 past one's own user; admin reaches all. */
+export function authCases(shop: () => RunningShop): void {
+  async function newUser(): Promise<string> {
+    const created = await shop().api("POST", "/users", { body: { name: "Auth", tier: "basic" } });
+    expect(created.status).toBe(201);
+    return created.json<{ id: string }>().id;
+  }
+
+  it("answers 401 with a Bearer challenge when the token is missing", async () => {
+    const userId = await newUser();
+    const reply = await shop().api("GET", `/users/${userId}`, { token: undefined });
+    expect(reply.status).toBe(401);
+    expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="shop"');
+    expect(reply.headers.get("content-type")).toBe("application/problem+json");
+    expect(reply.json().code).toBe("unauthorized");
+  });
+
+  const badTokens: [string, (shop: RunningShop) => Promise<string>][] = [
+    ["is not a JWT", async () => "not-a-jwt"],
+    [
+      "is signed with another secret",
+      () => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("admin").sign(new Uint8Array(32).fill(7)),
+    ],
+    [
+      "has expired",
+      (s) =>
+        new SignJWT({ scope: "admin" })
+          .setProtectedHeader({ alg: "HS256" })
+          .setSubject("admin")
+          .setExpirationTime(Math.floor(Date.now() / 1000) - 600)
+          .sign(secretKey(s)),
+    ],
+    [
+      "uses HS384 instead of HS256",
+      (s) =>
+        new SignJWT({ scope: "admin" }).setProtectedHeader({ alg: "HS384" }).setSubject("admin").sign(secretKey(s)),
+    ],
+    [
+      "has no sub claim",
+      (s) => new SignJWT({ scope: "admin" }).setProtectedHeader({ alg: "HS256" }).sign(secretKey(s)),
+    ],
+    [
+      "has a scope that is not a string",
+      (s) =>
+        new SignJWT({ scope: ["admin"] }).setProtectedHeader({ alg: "HS256" }).setSubject("admin").sign(secretKey(s)),
+    ],
+  ];
+  for (const [why, make] of badTokens) {
+    it(`answers 401 invalid_token when the token ${why}`, async () => {
+      const reply = await shop().api("GET", "/users/usr_any", { token: await make(shop()) });
+      expect(reply.status).toBe(401);
+      expect(reply.headers.get("www-authenticate")).toMatch(/^Bearer realm="shop", error="invalid_token"/);
+      expect(reply.json().code).toBe("invalid_token");
+    });
+  }
+
+  it("answers 401 for another authentication scheme", async () => {
+    const reply = await shop().api("GET", "/users/usr_any", { headers: { authorization: "Basic YWRtaW46YWRtaW4=" } });
+    expect(reply.status).toBe(401);
+    expect(reply.headers.get("www-authenticate")).toContain("invalid_token");
+  });
+
+  it("lets a user reach its own user and orders, and nobody else's (403)", async () => {
+    const alice = await newUser();
+    const bob = await newUser();
+    const aliceToken = await shop().tokenFor(alice);
+    const order = await shop().api("POST", `/users/${bob}/orders`, {
+      body: { items: [{ sku: "B", quantity: 1, unit_price: 5 }] },
+    });
+    const bobOrder = order.headers.get("location") as string;
+    expect((await shop().api("GET", `/users/${alice}`, { token: aliceToken })).status).toBe(200);
+    expect((await shop().api("GET", `/users/${alice}/orders`, { token: aliceToken })).status).toBe(200);
+    for (const [method, path, body] of [
+      ["GET", `/users/${bob}`, undefined],
+      ["PUT", `/users/${bob}`, { name: "Mallory", tier: "gold" }],
+      ["GET", `/users/${bob}/orders`, undefined],
+      ["POST", `/users/${bob}/orders`, { items: [{ sku: "X", quantity: 1, unit_price: 1 }] }],
+      ["GET", bobOrder, undefined],
+      ["DELETE", bobOrder, undefined],
+      // Not even existence leaks: an order that does not exist is 403 too.
+      ["GET", `/users/${bob}/orders/ord_missing`, undefined],
+    ] as const) {
+      const reply = await shop().api(method, path, { token: aliceToken, body });
+      expect(reply.status, `${method} ${path}`).toBe(403);
+      expect(reply.json().code).toBe("forbidden");
+    }
+    expect((await shop().api("GET", bobOrder)).status).toBe(200);
+  });
+
+  it("lets only an admin create users", async () => {
+    const alice = await newUser();
+    const reply = await shop().api("POST", "/users", {
+      token: await shop().tokenFor(alice),
+      body: { name: "Eve", tier: "basic" },
+    });
+    expect(reply.status).toBe(403);
+  });
+}

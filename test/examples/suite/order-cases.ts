@@ -1,0 +1,263 @@
+import { expect, it } from "vitest";
+import type { RunningShop } from "../shop-harness";
+
+interface OrderJson {
+  id: string;
+  user_id: string;
+  status: string;
+  items: { sku: string; quantity: number; unit_price: number }[];
+  total: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const ITEMS = [
+  { sku: "TEA-1", quantity: 2, unit_price: 450 },
+  { sku: "CUP-9", quantity: 1, unit_price: 1299 },
+];
+const MERGE = { "content-type": "application/merge-patch+json" };
+
+/** The orders of a user: every route, status and header of the issue, and the bad input around them. */
+export function orderCases(shop: () => RunningShop): void {
+  async function newUser(): Promise<string> {
+    const created = await shop().api("POST", "/users", { body: { name: "Buyer", tier: "basic" } });
+    return created.json<{ id: string }>().id;
+  }
+  async function newOrder(userId: string, items = ITEMS): Promise<{ path: string; order: OrderJson; etag: string }> {
+    const reply = await shop().api("POST", `/users/${userId}/orders`, { body: { items } });
+    expect(reply.status).toBe(201);
+    return {
+      path: reply.headers.get("location") as string,
+      order: reply.json<OrderJson>(),
+      etag: reply.headers.get("etag") as string,
+    };
+  }
+  const patch = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    shop().api("PATCH", path, { body, headers: { ...MERGE, ...headers } });
+
+  it("places an order: 201, Location, pending, the total computed by the server", async () => {
+    const userId = await newUser();
+    const { path, order } = await newOrder(userId);
+    expect(path).toBe(`/users/${userId}/orders/${order.id}`);
+    expect(order).toMatchObject({ user_id: userId, status: "pending", items: ITEMS, total: 2 * 450 + 1299 });
+    expect(Date.parse(order.created_at)).not.toBeNaN();
+    expect((await shop().api("GET", path)).json()).toEqual(order);
+  });
+
+  it("places one order for two POSTs with one Idempotency-Key, and refuses the key for another body", async () => {
+    const userId = await newUser();
+    const headers = { "idempotency-key": '"order-attempt-1"' };
+    const first = await shop().api("POST", `/users/${userId}/orders`, { body: { items: ITEMS }, headers });
+    const again = await shop().api("POST", `/users/${userId}/orders`, { body: { items: ITEMS }, headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get("location")).toBe(first.headers.get("location"));
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const list = await shop().api("GET", `/users/${userId}/orders`);
+    expect(list.json<{ data: OrderJson[] }>().data).toHaveLength(1);
+    const reused = await shop().api("POST", `/users/${userId}/orders`, { body: { items: [ITEMS[0]] }, headers });
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get("content-type")).toBe("application/problem+json");
+  });
+
+  const invalidItems: [string, unknown, string][] = [
+    ["no items", { items: [] }, "/items"],
+    ["a zero quantity", { items: [{ sku: "A", quantity: 0, unit_price: 1 }] }, "/items/0/quantity"],
+    ["a fractional price", { items: [{ sku: "A", quantity: 1, unit_price: 1.5 }] }, "/items/0/unit_price"],
+    ["a negative price", { items: [{ sku: "A", quantity: 1, unit_price: -1 }] }, "/items/0/unit_price"],
+    ["a string quantity", { items: [{ sku: "A", quantity: "2", unit_price: 1 }] }, "/items/0/quantity"],
+    ["a client-sent total", { items: ITEMS, total: 1 }, ""],
+    ["an unknown item field", { items: [{ sku: "A", quantity: 1, unit_price: 1, discount: 5 }] }, "/items/0"],
+    ["items that are not a list", { items: "TEA-1" }, "/items"],
+  ];
+  for (const [what, body, pointer] of invalidItems) {
+    it(`answers 422 for ${what}`, async () => {
+      const userId = await newUser();
+      const reply = await shop().api("POST", `/users/${userId}/orders`, { body });
+      expect(reply.status).toBe(422);
+      expect(reply.json<{ errors: { pointer: string }[] }>().errors.map((e) => e.pointer)).toContain(pointer);
+    });
+  }
+
+  it("answers 400 for malformed JSON and 404 for a user that does not exist", async () => {
+    const userId = await newUser();
+    const malformed = await shop().api("POST", `/users/${userId}/orders`, { body: "{items:" });
+    expect(malformed.status).toBe(400);
+    const missing = await shop().api("POST", "/users/usr_missing/orders", { body: { items: ITEMS } });
+    expect(missing.status).toBe(404);
+    expect((await shop().api("GET", "/users/usr_missing/orders")).status).toBe(404);
+  });
+
+  it("lists orders with a status filter and cursor pagination through Link headers", async () => {
+    const userId = await newUser();
+    const placed: OrderJson[] = [];
+    for (let i = 0; i < 5; i++)
+      placed.push((await newOrder(userId, [{ sku: `S${i}`, quantity: 1, unit_price: i }])).order);
+    const paid = await patch(`/users/${userId}/orders/${placed[1]?.id}`, { status: "paid" });
+    expect(paid.status).toBe(200);
+    const seen: string[] = [];
+    let next: string | undefined = `/users/${userId}/orders?limit=2`;
+    let pages = 0;
+    while (next !== undefined) {
+      const page = await shop().api("GET", next);
+      expect(page.status).toBe(200);
+      pages++;
+      const body = page.json<{ data: OrderJson[]; has_more: boolean }>();
+      seen.push(...body.data.map((o) => o.id));
+      const link = page.headers.get("link");
+      expect(link !== null).toBe(body.has_more);
+      next = link === null ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1];
+    }
+    expect(pages).toBe(3);
+    expect(seen).toEqual(placed.map((o) => o.id));
+    const filtered = await shop().api("GET", `/users/${userId}/orders?status=paid`);
+    expect(filtered.json<{ data: OrderJson[] }>().data.map((o) => o.id)).toEqual([placed[1]?.id]);
+  });
+
+  it("answers 400 for a bad limit, status, cursor or an unknown query parameter", async () => {
+    const userId = await newUser();
+    for (const query of ["limit=0", "limit=101", "limit=ten", "status=lost", "cursor=zzzz", "sort=asc"]) {
+      const reply = await shop().api("GET", `/users/${userId}/orders?${query}`);
+      expect(reply.status, query).toBe(400);
+      expect(reply.headers.get("content-type")).toBe("application/problem+json");
+    }
+  });
+
+  it("serves the list and the item with validators and answers 304 (If-None-Match, If-Modified-Since)", async () => {
+    const userId = await newUser();
+    const { path } = await newOrder(userId);
+    for (const target of [path, `/users/${userId}/orders`]) {
+      const read = await shop().api("GET", target);
+      expect(read.headers.get("cache-control")).toBe("private, no-cache");
+      const etag = read.headers.get("etag") as string;
+      const lastModified = read.headers.get("last-modified") as string;
+      expect(etag).toMatch(/^"/);
+      expect(Date.parse(lastModified)).not.toBeNaN();
+      expect((await shop().api("GET", target, { headers: { "if-none-match": etag } })).status).toBe(304);
+      expect((await shop().api("GET", target, { headers: { "if-modified-since": lastModified } })).status).toBe(304);
+      const head = await shop().api("HEAD", target);
+      expect(head.status).toBe(200);
+      expect(head.headers.get("etag")).toBe(etag);
+    }
+    // A change makes the list's validators stale.
+    const list = await shop().api("GET", `/users/${userId}/orders`);
+    await newOrder(userId);
+    const after = await shop().api("GET", `/users/${userId}/orders`, {
+      headers: { "if-none-match": list.headers.get("etag") as string },
+    });
+    expect(after.status).toBe(200);
+  });
+
+  it("answers a conditional GET of an order: 304 without body fields, 412 for a failing If-Match", async () => {
+    const userId = await newUser();
+    const { path, etag } = await newOrder(userId);
+    const notModified = await shop().api("GET", path, { headers: { "if-none-match": `"other", ${etag}` } });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get("etag")).toBe(etag);
+    expect(notModified.headers.get("cache-control")).toBe("private, no-cache");
+    expect(notModified.headers.get("content-type")).toBeNull();
+    // RFC 9110 §13.2.2: a failing If-Match is a 412 on GET too, and beats a matching If-None-Match.
+    const stale = await shop().api("GET", path, { headers: { "if-match": '"0"', "if-none-match": etag } });
+    expect(stale.status).toBe(412);
+    expect(stale.json()).toMatchObject({ code: "precondition_failed", failed: "if-match" });
+    const missing = await shop().api("GET", `/users/${userId}/orders/ord_missing`, {
+      headers: { "if-none-match": "*" },
+    });
+    expect(missing.status).toBe(404);
+  });
+
+  it("replaces an order with PUT (exact state, total recomputed) and refuses a stale If-Match with 412", async () => {
+    const userId = await newUser();
+    const { path, etag } = await newOrder(userId);
+    const items = [{ sku: "NEW", quantity: 3, unit_price: 100 }];
+    const put = await shop().api("PUT", path, { body: { status: "pending", items }, headers: { "if-match": etag } });
+    expect(put.status).toBe(200);
+    expect(put.json()).toMatchObject({ status: "pending", items, total: 300 });
+    const stale = await shop().api("PUT", path, { body: { status: "paid", items }, headers: { "if-match": etag } });
+    expect(stale.status).toBe(412);
+    expect((await shop().api("GET", path)).json().status).toBe("pending");
+    const partial = await shop().api("PUT", path, { body: { items } });
+    expect(partial.status).toBe(422);
+    const extra = await shop().api("PUT", path, { body: { status: "pending", items, total: 1 } });
+    expect(extra.status).toBe(422);
+  });
+
+  it("updates with a JSON Merge Patch: 415 for plain JSON, 422 when the result is invalid, 412 when stale", async () => {
+    const userId = await newUser();
+    const { path, etag } = await newOrder(userId);
+    const items = [{ sku: "ONE", quantity: 1, unit_price: 999 }];
+    const changed = await patch(path, { items });
+    expect(changed.status).toBe(200);
+    expect(changed.json()).toMatchObject({ status: "pending", items, total: 999 });
+    const plain = await shop().api("PATCH", path, { body: { status: "paid" } });
+    expect(plain.status).toBe(415);
+    expect(plain.headers.get("accept-patch")).toBe("application/merge-patch+json");
+    expect((await patch(path, { items: null })).status).toBe(422);
+    expect((await patch(path, { status: "lost" })).status).toBe(422);
+    expect((await patch(path, { id: "ord_other" })).status).toBe(422);
+    expect((await patch(path, { status: "paid" }, { "if-match": etag })).status).toBe(412);
+  });
+
+  it("enforces the status transitions with 409 problems", async () => {
+    const userId = await newUser();
+    const { path } = await newOrder(userId);
+    const illegal = await patch(path, { status: "shipped" });
+    expect(illegal.status).toBe(409);
+    expect(illegal.json()).toMatchObject({ code: "invalid_transition", from: "pending", to: "shipped" });
+    expect((await patch(path, { status: "paid" })).status).toBe(200);
+    // Staying put is allowed: a repeated request succeeds like the first.
+    expect((await patch(path, { status: "paid" })).status).toBe(200);
+    const frozen = await patch(path, { items: [{ sku: "LATE", quantity: 1, unit_price: 1 }] });
+    expect(frozen.status).toBe(409);
+    expect(frozen.json().code).toBe("order_not_editable");
+    expect((await patch(path, { status: "shipped" })).status).toBe(200);
+    expect((await patch(path, { status: "cancelled" })).status).toBe(409);
+    expect((await patch(path, { status: "delivered" })).status).toBe(200);
+    for (const status of ["pending", "paid", "shipped", "cancelled"]) {
+      expect((await patch(path, { status })).status, `delivered → ${status}`).toBe(409);
+    }
+    const other = await newOrder(userId);
+    expect((await patch(other.path, { status: "cancelled" })).status).toBe(200);
+    expect((await patch(other.path, { status: "paid" })).status).toBe(409);
+  });
+
+  it("deletes with 204, then 404; a stale If-Match is refused with 412", async () => {
+    const userId = await newUser();
+    const { path, etag } = await newOrder(userId);
+    await patch(path, { status: "paid" });
+    const stale = await shop().api("DELETE", path, { headers: { "if-match": etag } });
+    expect(stale.status).toBe(412);
+    const current = (await shop().api("GET", path)).headers.get("etag") as string;
+    const removed = await shop().api("DELETE", path, { headers: { "if-match": current } });
+    expect(removed.status).toBe(204);
+    expect(removed.text).toBe("");
+    expect((await shop().api("DELETE", path)).status).toBe(404);
+    expect((await shop().api("GET", path)).status).toBe(404);
+  });
+
+  it("answers 405 with Allow, 404 for unknown paths, 400 for a malformed path, all as problems", async () => {
+    const userId = await newUser();
+    const { path } = await newOrder(userId);
+    const post = await shop().api("POST", path, { body: {} });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toContain("PATCH");
+    const unknown = await shop().api("GET", "/nothing/here");
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("content-type")).toBe("application/problem+json");
+    const malformed = await shop().api("GET", `/users/${userId}/orders/%E0%A4%A`);
+    expect(malformed.status).toBe(400);
+  });
+
+  it("serves the generated OpenAPI description", async () => {
+    const reply = await shop().api("GET", "/openapi.json", { token: undefined });
+    expect(reply.status).toBe(200);
+    const doc = reply.json<{ openapi: string; paths: Record<string, Record<string, unknown>> }>();
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths["/users/{user_id}/orders/{order_id}"] ?? {})).toEqual(
+      expect.arrayContaining(["get", "put", "patch", "delete"]),
+    );
+    expect(Object.keys(doc.paths["/users/{user_id}/orders"] ?? {})).toEqual(expect.arrayContaining(["get", "post"]));
+    expect(doc.paths["/v1/webhook_endpoints"]).toBeDefined();
+  });
+}

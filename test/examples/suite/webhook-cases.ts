@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { eventually, type Receiver, type RunningShop, startReceiver } from "../shop-harness";
+
+const ITEMS = [{ sku: "HOOK", quantity: 1, unit_price: 100 }];
+
+/** The endpoint API (API key, form bodies, secrets), signed deliveries, the delivery log and manual retry. */
+export function webhookCases(shop: () => RunningShop): void {
+  let receiver: Receiver;
+  let endpointId: string;
+  const admin = (method: string, path: string, body?: string) =>
+    shop().api(method, path, {
+      token: shop().config.apiKey,
+      ...(body === undefined ? {} : { body, headers: { "content-type": "application/x-www-form-urlencoded" } }),
+    });
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(() => receiver.close());
+
+  it("refuses the endpoint API without the API key (401), even with an admin JWT", async () => {
+    const none = await shop().api("GET", "/v1/webhook_endpoints", { token: undefined });
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect((await shop().api("GET", "/v1/webhook_endpoints")).status).toBe(401);
+  });
+
+  it("registers an endpoint from a form body and shows its whsec_ secret once", async () => {
+    const url = encodeURIComponent(receiver.url);
+    const created = await admin(
+      "POST",
+      "/v1/webhook_endpoints",
+      `url=${url}&enabled_events[]=user.*&enabled_events[]=order.*`,
+    );
+    expect(created.status).toBe(201);
+    const endpoint = created.json<{ id: string; secret: string; enabled_events: string[] }>();
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    expect(endpoint.enabled_events).toEqual(["user.*", "order.*"]);
+    receiver.secret = endpoint.secret;
+    endpointId = endpoint.id;
+    const read = await admin("GET", `/v1/webhook_endpoints/${endpointId}`);
+    expect(read.status).toBe(200);
+    expect(read.json().secret).toBeUndefined();
+    const list = await admin("GET", "/v1/webhook_endpoints");
+    expect(list.json<{ data: { id: string }[] }>().data.map((e) => e.id)).toContain(endpointId);
+    const bad = await admin("POST", "/v1/webhook_endpoints", "url=ftp%3A%2F%2Fexample.com&enabled_events[]=order.*");
+    expect(bad.status).toBe(422);
+  });
+
+  it("publishes every event type, delivered with signatures the standardwebhooks package verifies", async () => {
+    const api = shop().api;
+    const user = (await api("POST", "/users", { body: { name: "Hooked", tier: "basic" } })).json<{ id: string }>();
+    await api("PUT", `/users/${user.id}`, { body: { name: "Hooked", tier: "gold" } });
+    const merge = { "content-type": "application/merge-patch+json" };
+    const placedReply = await api("POST", `/users/${user.id}/orders`, { body: { items: ITEMS } });
+    const placed = placedReply.json<{ id: string }>();
+    const shipped = placedReply.headers.get("location") as string;
+    await api("PATCH", shipped, { body: { items: [{ sku: "HOOK", quantity: 2, unit_price: 100 }] }, headers: merge });
+    await api("PATCH", shipped, { body: { status: "paid" }, headers: merge });
+    await api("PATCH", shipped, { body: { status: "shipped" }, headers: merge });
+    const cancelled = (await api("POST", `/users/${user.id}/orders`, { body: { items: ITEMS } })).headers.get(
+      "location",
+    ) as string;
+    await api("PATCH", cancelled, { body: { status: "cancelled" }, headers: merge });
+    expect((await api("DELETE", cancelled)).status).toBe(204);
+    const expected = [
+      "user.created",
+      "user.updated",
+      "order.created",
+      "order.updated",
+      "order.updated",
+      "order.shipped",
+      "order.created",
+      "order.cancelled",
+      "order.deleted",
+    ];
+    const mine = () =>
+      receiver.received.filter((r) => r.data.id === user.id || r.data.user_id === user.id).map((r) => r.type);
+    await eventually("every event", () => (mine().length >= expected.length ? true : undefined));
+    expect([...mine()].sort()).toEqual([...expected].sort());
+    expect(receiver.refused).toBe(0);
+    // The event's data is the order as the API shows it: what the 201 answered.
+    const createdEvent = receiver.received.find((r) => r.type === "order.created" && r.data.id === placed.id);
+    expect(createdEvent?.data).toEqual(placed);
+    const shippedEvent = receiver.received.find((r) => r.type === "order.shipped" && r.data.user_id === user.id);
+    expect(shippedEvent?.data).toMatchObject({ status: "shipped", total: 200, items: [{ sku: "HOOK", quantity: 2 }] });
+  });
+
+  it("retries a failing endpoint, logs every attempt, and delivers on a manual retry", async () => {
+    receiver.failing.set("user.created", 503);
+    const user = (await shop().api("POST", "/users", { body: { name: "Unlucky", tier: "basic" } })).json<{
+      id: string;
+    }>();
+    const deliveries = `/v1/webhook_endpoints/${endpointId}/deliveries`;
+    const exhausted = await eventually("the delivery to be exhausted", async () => {
+      const list = await admin("GET", `${deliveries}?status=exhausted`);
+      return list.json<{ data: { id: string; event_type: string; attempts: number }[] }>().data[0];
+    });
+    expect(exhausted).toMatchObject({ event_type: "user.created", attempts: 3 });
+    const log = await admin("GET", `/v1/webhook_endpoints/${endpointId}/attempts?delivery_id=${exhausted.id}`);
+    const attempts = log.json<{ data: { attempt: number; status: number }[] }>().data;
+    expect(attempts.map((a) => a.attempt).sort()).toEqual([1, 2, 3]);
+    expect(attempts.every((a) => a.status === 503)).toBe(true);
+    receiver.failing.delete("user.created");
+    const retried = await admin("POST", `${deliveries}/${exhausted.id}/retry`);
+    expect(retried.status).toBe(202);
+    const delivered = await eventually("the retried delivery", () =>
+      receiver.received.find((r) => r.type === "user.created" && r.data.id === user.id),
+    );
+    expect(delivered.attempt).toBe(4);
+    const after = await admin("GET", `${deliveries}/${exhausted.id}`);
+    expect(after.json().status).toBe("delivered");
+  });
+
+  it("deletes an endpoint: 200, then 404", async () => {
+    expect((await admin("DELETE", `/v1/webhook_endpoints/${endpointId}`)).status).toBe(200);
+    expect((await admin("GET", `/v1/webhook_endpoints/${endpointId}`)).status).toBe(404);
+  });
+}

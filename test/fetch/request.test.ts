@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { readRequest, sendResponse } from "../../src/fetch";
+import { json } from "../../src/http/message";
+
+describe("fetch readRequest", () => {
+  it.each([
+    ["http://h.test", "/", ""],
+    ["http://h.test?x=1", "/", "x=1"],
+    ["http://h.test/a/b?x=/y", "/a/b", "x=/y"],
+    ["http://h.test/a#frag?not-query", "/a", ""],
+    ["http://h.test/a?x=1#frag", "/a", "x=1"],
+    ["http://h.test:8080/p%20q", "/p%20q", ""],
+  ])("takes the origin-form target of %s", async (url, path, search) => {
+    const read = await readRequest(new Request(url));
+    expect(read.ok && { path: read.request.path, search: read.request.search }).toStrictEqual({ path, search });
+  });
+
+  it("passes the Request's signal through", async () => {
+    const controller = new AbortController();
+    const read = await readRequest(new Request("http://h.test/", { signal: controller.signal }));
+    controller.abort();
+    expect(read.ok && read.request.signal?.aborted).toBe(true);
+  });
+});
+
+describe("fetch sendResponse", () => {
+  it("drops the body of a HEAD response but keeps its Content-Length (RFC 9110 §9.3.2)", async () => {
+    const response = sendResponse(json(200, { a: 1 }), "HEAD");
+    expect(response.headers.get("content-length")).toBe("7");
+    expect(response.body).toBeNull();
+  });
+
+  it("keeps a Content-Length the handler set", () => {
+    const response = sendResponse({ status: 200, headers: { "content-length": "3" }, body: "abc" });
+    expect(response.headers.get("content-length")).toBe("3");
+  });
+
+  it("sends an array value as repeated fields", () => {
+    const response = sendResponse({ status: 200, headers: { "set-cookie": ["a=1", "b=2"] }, body: null });
+    expect(response.headers.getSetCookie()).toStrictEqual(["a=1", "b=2"]);
+  });
+});

@@ -1,0 +1,406 @@
+/**
+ * The contract every adapter passes (STYLE §12): one suite, run by test/node and test/fetch with a
+ * factory that serves a handler and gives back a `send` function.
+ */
+import { afterAll, describe, expect, it, vi } from "vitest";
+import type { AdapterOptions } from "../../src/http/adapter-options";
+import { jsonBody, safeFormBody } from "../../src/http/body";
+import { empty, type Handler, type HttpRequest, json } from "../../src/http/message";
+import { HttpProblem } from "../../src/http/problem";
+
+/** A request as a test sends it. */
+export interface ContractRequest {
+  method?: string;
+  /** Origin-form target, e.g. `/a?b=1`. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array | string;
+  /**
+   * A streamed body: `total` bytes in chunks of `chunk` bytes, stopped as soon as the response arrives;
+   * with `holdUntilResponse`, no byte is sent before the response (the server must answer on headers alone).
+   */
+  stream?: { total: number; chunk: number; holdUntilResponse?: boolean };
+  signal?: AbortSignal;
+}
+
+/** A response as a test sees it; `bytesSent` counts the streamed body bytes the adapter pulled in. */
+export interface ContractResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  bytesSent: number;
+}
+
+/** A running adapter under test. */
+export interface AdapterHarness {
+  send(request: ContractRequest): Promise<ContractResponse>;
+  close(): Promise<void>;
+}
+
+/** Serves `handler` through the adapter under test. */
+export type AdapterFactory = (handler: Handler, options: AdapterOptions) => Promise<AdapterHarness>;
+
+const decoder = new TextDecoder();
+const text = (response: ContractResponse) => decoder.decode(response.body);
+const parsed = (response: ContractResponse) => JSON.parse(text(response)) as Record<string, unknown>;
+
+/** Echoes what the adapter made of the request. */
+const echo: Handler = (request) =>
+  json(200, {
+    method: request.method,
+    path: request.path,
+    search: request.search,
+    query: request.query,
+    headers: request.headers,
+    bytes: Array.from(request.body),
+  });
+
+/** Runs the adapter contract against `factory`. */
+export function adapterContract(name: string, factory: AdapterFactory): void {
+  describe(`${name} adapter contract`, () => {
+    const harnesses: AdapterHarness[] = [];
+    const onError = vi.fn();
+    const serve = async (handler: Handler, options: AdapterOptions = {}) => {
+      const harness = await factory(handler, { onError, ...options });
+      harnesses.push(harness);
+      return harness;
+    };
+    afterAll(async () => {
+      await Promise.all(harnesses.map((h) => h.close()));
+    });
+
+    describe("request model", () => {
+      it("keeps the path percent-encoded and splits off the raw query", async () => {
+        const { send } = await serve(echo);
+        const doc = parsed(await send({ path: "/a%20b/c%2Fd?x=1%202&x=3&y=%C3%A9&z" }));
+        expect(doc.path).toBe("/a%20b/c%2Fd");
+        expect(doc.search).toBe("x=1%202&x=3&y=%C3%A9&z");
+      });
+
+      it("decodes the query, repeated names as arrays", async () => {
+        const { send } = await serve(echo);
+        const doc = parsed(await send({ path: "/q?x=1%202&x=3&y=%C3%A9&z&plus=a+b&ids[]=7" }));
+        expect(doc.query).toStrictEqual({ x: ["1 2", "3"], y: "é", z: "", plus: "a b", ids: ["7"] });
+      });
+
+      it("gives an empty query and search when there is none", async () => {
+        const { send } = await serve(echo);
+        const doc = parsed(await send({ path: "/plain" }));
+        expect(doc.search).toBe("");
+        expect(doc.query).toStrictEqual({});
+      });
+
+      it("lower-cases header names", async () => {
+        const { send } = await serve(echo);
+        const doc = parsed(await send({ path: "/", headers: { "X-Custom-Thing": "Value" } }));
+        expect((doc.headers as Record<string, string>)["x-custom-thing"]).toBe("Value");
+      });
+
+      it("passes the method through", async () => {
+        const { send } = await serve(echo);
+        expect(parsed(await send({ method: "PATCH", path: "/", body: "{}" })).method).toBe("PATCH");
+        expect(parsed(await send({ method: "DELETE", path: "/" })).method).toBe("DELETE");
+      });
+
+      it("preserves raw body bytes exactly, including bytes that are not UTF-8", async () => {
+        const { send } = await serve(echo);
+        const bytes = new Uint8Array([0xff, 0x00, 0xfe, 0x80, 0xc3, 0x28, 0x0d, 0x0a, 0x7f]);
+        const doc = parsed(
+          await send({
+            method: "POST",
+            path: "/",
+            headers: { "content-type": "application/octet-stream" },
+            body: bytes,
+          }),
+        );
+        expect(doc.bytes).toStrictEqual(Array.from(bytes));
+      });
+
+      it("preserves a body that arrives in many chunks", async () => {
+        let received: Uint8Array = new Uint8Array(0);
+        const { send } = await serve((request) => {
+          received = request.body;
+          return empty(204);
+        });
+        const response = await send({ method: "POST", path: "/", stream: { total: 300_000, chunk: 7_001 } });
+        expect(response.status).toBe(204);
+        expect(received.byteLength).toBe(300_000);
+        expect(received.every((byte, i) => byte === i % 251)).toBe(true);
+      });
+
+      it("gives an empty body for GET, for a bodiless POST and for Content-Length: 0", async () => {
+        const { send } = await serve(echo);
+        expect(parsed(await send({ path: "/" })).bytes).toStrictEqual([]);
+        expect(parsed(await send({ method: "POST", path: "/" })).bytes).toStrictEqual([]);
+        expect(parsed(await send({ method: "POST", path: "/", body: "" })).bytes).toStrictEqual([]);
+      });
+    });
+
+    describe("body limit (RFC 9110 §15.5.14)", () => {
+      const limit = 1024;
+      const handler = vi.fn(echo);
+
+      it("accepts a body of exactly the limit", async () => {
+        const { send } = await serve(echo, { bodyLimit: limit });
+        const response = await send({ method: "POST", path: "/", body: new Uint8Array(limit) });
+        expect(response.status).toBe(200);
+      });
+
+      it("answers 413 by the declared Content-Length without reading the body", async () => {
+        handler.mockClear();
+        const { send } = await serve(handler, { bodyLimit: limit });
+        const total = 256 * 1024 * 1024;
+        const response = await send({
+          method: "POST",
+          path: "/",
+          headers: { "content-length": String(total) },
+          stream: { total, chunk: 64 * 1024 },
+        });
+        expect(response.status).toBe(413);
+        expect(response.headers["content-type"]).toBe("application/problem+json");
+        expect(parsed(response)).toMatchObject({ status: 413, code: "body_too_large", limit });
+        // Only what fits in socket buffers was sent before the answer, not the 256 MiB.
+        expect(response.bytesSent).toBeLessThan(32 * 1024 * 1024);
+        expect(handler).not.toHaveBeenCalled();
+      });
+
+      it("answers 413 on the headers alone, before any body byte is sent", async () => {
+        const { send } = await serve(handler, { bodyLimit: limit });
+        const total = 10 * 1024 * 1024;
+        const response = await send({
+          method: "POST",
+          path: "/",
+          headers: { "content-length": String(total) },
+          stream: { total, chunk: 64 * 1024, holdUntilResponse: true },
+        });
+        expect(response.status).toBe(413);
+        expect(response.bytesSent).toBe(0);
+      });
+
+      it("answers 413 once a streamed body without Content-Length passes the limit", async () => {
+        handler.mockClear();
+        const { send } = await serve(handler, { bodyLimit: limit });
+        const total = 256 * 1024 * 1024;
+        const response = await send({ method: "POST", path: "/", stream: { total, chunk: 16 * 1024 } });
+        expect(response.status).toBe(413);
+        expect(parsed(response)).toMatchObject({ code: "body_too_large" });
+        expect(response.bytesSent).toBeLessThan(32 * 1024 * 1024);
+        expect(handler).not.toHaveBeenCalled();
+      });
+
+      it("keeps serving after a 413", async () => {
+        const { send } = await serve(echo, { bodyLimit: limit });
+        expect((await send({ method: "POST", path: "/", body: new Uint8Array(limit + 1) })).status).toBe(413);
+        expect((await send({ path: "/after" })).status).toBe(200);
+      });
+    });
+
+    describe("body readers through the adapter", () => {
+      const jsonEcho: Handler = (request) => json(200, { value: jsonBody(request) });
+
+      it("reads JSON", async () => {
+        const { send } = await serve(jsonEcho);
+        const response = await send({
+          method: "POST",
+          path: "/",
+          headers: { "content-type": "application/json" },
+          body: '{"a":[1,"é"]}',
+        });
+        expect(parsed(response)).toStrictEqual({ value: { a: [1, "é"] } });
+      });
+
+      it("answers malformed JSON with a 400 problem", async () => {
+        const { send } = await serve(jsonEcho);
+        const response = await send({
+          method: "POST",
+          path: "/",
+          headers: { "content-type": "application/json" },
+          body: '{"a":',
+        });
+        expect(response.status).toBe(400);
+        expect(response.headers["content-type"]).toBe("application/problem+json");
+        expect(parsed(response)).toMatchObject({ status: 400, code: "malformed_json" });
+      });
+
+      it("answers a wrong Content-Type with a 415 problem", async () => {
+        const { send } = await serve(jsonEcho);
+        const response = await send({
+          method: "POST",
+          path: "/",
+          headers: { "content-type": "text/plain" },
+          body: "{}",
+        });
+        expect(response.status).toBe(415);
+        expect(parsed(response)).toMatchObject({ status: 415, code: "unsupported_media_type" });
+        expect(response.headers["accept-post"]).toBe("application/json");
+      });
+
+      it("answers an empty JSON body with a 400 problem", async () => {
+        const { send } = await serve(jsonEcho);
+        const response = await send({ method: "POST", path: "/", headers: { "content-type": "application/json" } });
+        expect(response.status).toBe(400);
+        expect(parsed(response)).toMatchObject({ code: "body_required" });
+      });
+
+      it("reads a form with repeated `name[]` keys as arrays", async () => {
+        const { send } = await serve((request) => {
+          const form = safeFormBody(request);
+          return form.ok ? json(200, form.value) : form.problem.toResponse();
+        });
+        const response = await send({
+          method: "POST",
+          path: "/",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: "url=https%3A%2F%2Fexample.com&enabled_events[]=a.b&enabled_events[]=c.d",
+        });
+        expect(parsed(response)).toStrictEqual({ url: "https://example.com", enabled_events: ["a.b", "c.d"] });
+      });
+    });
+
+    describe("errors", () => {
+      it("answers a thrown error with a bare 500 problem, reports it, and keeps serving", async () => {
+        onError.mockClear();
+        const secret = new Error("db password is hunter2");
+        const { send } = await serve((request) => {
+          if (request.path === "/boom") throw secret;
+          return json(200, { ok: true });
+        });
+        const response = await send({ path: "/boom" });
+        expect(response.status).toBe(500);
+        expect(response.headers["content-type"]).toBe("application/problem+json");
+        const doc = parsed(response);
+        expect(doc).toMatchObject({ status: 500, code: "internal_error", type: "about:blank" });
+        expect(text(response)).not.toContain("hunter2");
+        expect(text(response)).not.toContain("at ");
+        expect(onError).toHaveBeenCalledWith(secret, expect.objectContaining({ path: "/boom" }));
+        expect((await send({ path: "/next" })).status).toBe(200);
+      });
+
+      it("answers a rejected promise the same way", async () => {
+        onError.mockClear();
+        const { send } = await serve(async () => {
+          await Promise.resolve();
+          throw new TypeError("secret detail");
+        });
+        const response = await send({ path: "/" });
+        expect(response.status).toBe(500);
+        expect(text(response)).not.toContain("secret detail");
+        expect(onError).toHaveBeenCalledTimes(1);
+      });
+
+      it("renders a thrown HttpProblem with its status and headers, without calling onError", async () => {
+        onError.mockClear();
+        const { send } = await serve(() => {
+          throw new HttpProblem({ status: 405, code: "method_not_allowed", headers: { allow: "GET, HEAD" } });
+        });
+        const response = await send({ method: "PUT", path: "/", body: "x" });
+        expect(response.status).toBe(405);
+        expect(response.headers.allow).toBe("GET, HEAD");
+        expect(response.headers["content-type"]).toBe("application/problem+json");
+        expect(parsed(response)).toStrictEqual({
+          type: "about:blank",
+          title: "Method Not Allowed",
+          status: 405,
+          code: "method_not_allowed",
+        });
+        expect(onError).not.toHaveBeenCalled();
+      });
+
+      it("answers a response the runtime refuses (a header with a newline) with a 500", async () => {
+        onError.mockClear();
+        const { send } = await serve(() => ({ status: 200, headers: { "x-bad": "a\nb" }, body: "x" }));
+        const response = await send({ path: "/" });
+        expect(response.status).toBe(500);
+        expect(onError).toHaveBeenCalledTimes(1);
+      });
+    });
+
+    describe("responses", () => {
+      it("sends Content-Length and the exact bytes", async () => {
+        const bytes = new Uint8Array([0, 255, 1, 254]);
+        const { send } = await serve(() => ({ status: 200, headers: {}, body: bytes }));
+        const response = await send({ path: "/" });
+        expect(response.headers["content-length"]).toBe("4");
+        expect(Array.from(response.body)).toStrictEqual([0, 255, 1, 254]);
+      });
+
+      it("measures Content-Length of a string body in UTF-8 bytes", async () => {
+        const { send } = await serve(() => ({ status: 200, headers: {}, body: "é€" }));
+        expect((await send({ path: "/" })).headers["content-length"]).toBe("5");
+      });
+
+      it("does not modify the handler's header object (it may be shared)", async () => {
+        const shared = { "content-type": "text/plain" };
+        const { send } = await serve((request) => ({ status: 200, headers: shared, body: request.path }));
+        expect(text(await send({ path: "/short" }))).toBe("/short");
+        expect(text(await send({ path: "/a-longer-path" }))).toBe("/a-longer-path");
+        expect(shared).toStrictEqual({ "content-type": "text/plain" });
+      });
+
+      it("sends repeated fields for an array value (Set-Cookie)", async () => {
+        const { send } = await serve(() => ({ status: 200, headers: { "set-cookie": ["a=1", "b=2"] }, body: "" }));
+        expect((await send({ path: "/" })).headers["set-cookie"]).toBe("a=1, b=2");
+      });
+
+      it("answers HEAD with the headers and no body (RFC 9110 §9.3.2)", async () => {
+        const { send } = await serve(() => json(200, { hello: "world" }));
+        const response = await send({ method: "HEAD", path: "/" });
+        expect(response.status).toBe(200);
+        expect(response.headers["content-type"]).toBe("application/json");
+        expect(response.headers["content-length"]).toBe("17");
+        expect(response.body.byteLength).toBe(0);
+      });
+
+      it("sends no content with a 204 or 304 even if the handler gives a body (RFC 9110 §6.4.1)", async () => {
+        const { send } = await serve((request) => ({
+          status: request.path === "/304" ? 304 : 204,
+          headers: {},
+          body: "ignored",
+        }));
+        for (const path of ["/204", "/304"]) {
+          const response = await send({ path });
+          expect(response.body.byteLength).toBe(0);
+          expect(response.headers["content-length"]).toBeUndefined();
+        }
+      });
+    });
+
+    describe("client abort", () => {
+      it("aborts the request signal when the client goes away", async () => {
+        let resolveAborted!: (reason: unknown) => void;
+        const aborted = new Promise((resolve) => {
+          resolveAborted = resolve;
+        });
+        let resolveStarted!: () => void;
+        const started = new Promise<void>((resolve) => {
+          resolveStarted = resolve;
+        });
+        const { send } = await serve(
+          (request: HttpRequest) =>
+            new Promise((resolve) => {
+              const signal = request.signal;
+              expect(signal).toBeDefined();
+              signal?.addEventListener("abort", () => {
+                resolveAborted(true);
+                resolve(empty(204));
+              });
+              resolveStarted();
+            }),
+        );
+        const controller = new AbortController();
+        const pending = send({ path: "/slow", signal: controller.signal }).catch((error: unknown) => error);
+        await started;
+        controller.abort();
+        await expect(aborted).resolves.toBe(true);
+        await pending;
+      });
+    });
+  });
+}
+
+/** The bytes at `offset..offset+size` of a streamed test body: byte i is `i % 251`. */
+export function patternChunk(offset: number, size: number): Uint8Array {
+  const chunk = new Uint8Array(size);
+  for (let i = 0; i < size; i++) chunk[i] = (offset + i) % 251;
+  return chunk;
+}

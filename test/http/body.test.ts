@@ -1,0 +1,135 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { jsonBody, parseForm, parseQuery, safeFormBody, safeJsonBody, safeJsonOrFormBody } from "../../src/http/body";
+import { HttpProblem } from "../../src/http/problem";
+
+const encoder = new TextEncoder();
+const req = (contentType: string | undefined, body: string | Uint8Array) => ({
+  headers: contentType === undefined ? {} : { "content-type": contentType },
+  body: typeof body === "string" ? encoder.encode(body) : body,
+});
+const failure = (result: { ok: boolean; problem?: HttpProblem }) => ({
+  status: result.problem?.status,
+  code: result.problem?.code,
+});
+
+describe("JSON bodies (RFC 8259)", () => {
+  it.each([
+    ["application/json", '{"a":1}', { a: 1 }],
+    ["application/json; charset=utf-8", "[1,2]", [1, 2]],
+    ["application/json; charset=UTF8", "true", true],
+    ["application/merge-patch+json", '{"a":null}', { a: null }],
+    ["Application/JSON", '"x"', "x"],
+    ["application/json", "\ufeff{}", {}], // RFC 8259 §8.1: a BOM may be ignored
+  ])("reads %s", (type, text, value) => {
+    expect(safeJsonBody(req(type, text))).toStrictEqual({ ok: true, value });
+  });
+
+  it.each<[string, string | undefined, string | Uint8Array, number, string]>([
+    ["an empty body", "application/json", "", 400, "body_required"],
+    ["malformed JSON", "application/json", '{"a":', 400, "malformed_json"],
+    ["bytes that are not UTF-8", "application/json", new Uint8Array([0x22, 0xff, 0x22]), 400, "malformed_json"],
+    ["a text Content-Type", "text/plain", "{}", 415, "unsupported_media_type"],
+    ["no Content-Type", undefined, "{}", 415, "unsupported_media_type"],
+    ["an unparseable Content-Type", "json", "{}", 415, "unsupported_media_type"],
+    [
+      "a charset other than UTF-8 (RFC 8259 §8.1)",
+      "application/json; charset=latin1",
+      "{}",
+      415,
+      "unsupported_media_type",
+    ],
+    ["form data", "application/x-www-form-urlencoded", "a=1", 415, "unsupported_media_type"],
+  ])("refuses %s", (_name, type, body, status, code) => {
+    expect(failure(safeJsonBody(req(type, body)))).toStrictEqual({ status, code });
+  });
+
+  it("names what it accepts in a 415 (RFC 9110 §15.5.16, Accept-Post)", () => {
+    const result = safeJsonBody(req("text/plain", "{}"));
+    expect(!result.ok && result.problem.headers["accept-post"]).toBe("application/json");
+  });
+
+  it("jsonBody throws the HttpProblem", () => {
+    expect(() => jsonBody(req("application/json", "nope"))).toThrow(HttpProblem);
+    expect(jsonBody(req("application/json", "1"))).toBe(1);
+  });
+
+  it("never throws on arbitrary bytes", () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 40 }),
+        fc.constantFrom("application/json", "text/plain"),
+        (bytes, type) => {
+          safeJsonBody(req(type, bytes));
+        },
+      ),
+    );
+  });
+});
+
+describe("form bodies (WHATWG URL §5.1)", () => {
+  it("keeps repeated names and `name[]` as arrays (Stripe-style enabled_events[])", () => {
+    expect(
+      parseForm("url=https%3A%2F%2Fx.test&enabled_events[]=a&enabled_events[]=b&one[]=z&r=1&r=2&s=+a%20b"),
+    ).toStrictEqual(
+      Object.assign(Object.create(null), {
+        url: "https://x.test",
+        enabled_events: ["a", "b"],
+        one: ["z"],
+        r: ["1", "2"],
+        s: " a b",
+      }),
+    );
+  });
+
+  it("keeps __proto__ as a plain field", () => {
+    const form = parseForm("__proto__=x&constructor=y");
+    expect(Object.getOwnPropertyDescriptor(form, "__proto__")?.value).toBe("x");
+    expect(form.constructor).toBe("y");
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it("reads a form body", () => {
+    expect(safeFormBody(req("application/x-www-form-urlencoded; charset=utf-8", "a=1&a=2"))).toMatchObject({
+      ok: true,
+      value: { a: ["1", "2"] },
+    });
+  });
+
+  it.each<[string, string | undefined, string | Uint8Array, number, string]>([
+    ["an empty body", "application/x-www-form-urlencoded", "", 400, "body_required"],
+    [
+      "bytes that are not UTF-8",
+      "application/x-www-form-urlencoded",
+      new Uint8Array([0x61, 0x3d, 0xff]),
+      400,
+      "malformed_form",
+    ],
+    ["JSON", "application/json", "{}", 415, "unsupported_media_type"],
+    ["no Content-Type", undefined, "a=1", 415, "unsupported_media_type"],
+  ])("refuses %s", (_name, type, body, status, code) => {
+    expect(failure(safeFormBody(req(type, body)))).toStrictEqual({ status, code });
+  });
+});
+
+describe("JSON or form bodies", () => {
+  it("picks the reader by Content-Type", () => {
+    expect(safeJsonOrFormBody(req("application/json", '{"a":1}'))).toStrictEqual({ ok: true, value: { a: 1 } });
+    expect(safeJsonOrFormBody(req("application/x-www-form-urlencoded", "a=1"))).toMatchObject({
+      ok: true,
+      value: { a: "1" },
+    });
+    expect(failure(safeJsonOrFormBody(req("text/csv", "a,b")))).toStrictEqual({
+      status: 415,
+      code: "unsupported_media_type",
+    });
+    expect(failure(safeJsonOrFormBody(req(undefined, "")))).toStrictEqual({ status: 400, code: "body_required" });
+  });
+});
+
+describe("query strings", () => {
+  it("decodes with repeated names as arrays, with or without the leading ?", () => {
+    expect({ ...parseQuery("?a=1&a=2&b=%C3%A9&c") }).toStrictEqual({ a: ["1", "2"], b: "é", c: "" });
+    expect({ ...parseQuery("") }).toStrictEqual({});
+  });
+});

@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import {
+  HttpProblem,
+  internalErrorResponse,
+  isHttpProblem,
+  PROBLEM_CONTENT_TYPE,
+  problem,
+  reasonPhrase,
+} from "../../src/http/problem";
+
+const body = (response: { body?: unknown }) => JSON.parse(String(response.body)) as Record<string, unknown>;
+
+describe("problem details (RFC 9457)", () => {
+  it("serialises the standard members (§3.1) and the code", () => {
+    const p = new HttpProblem({
+      status: 404,
+      code: "user_not_found",
+      detail: "No user u_1.",
+      type: "https://example.com/problems/not-found",
+      instance: "/users/u_1",
+    });
+    expect(p.toJSON()).toStrictEqual({
+      type: "https://example.com/problems/not-found",
+      title: "Not Found",
+      status: 404,
+      detail: "No user u_1.",
+      instance: "/users/u_1",
+      code: "user_not_found",
+    });
+  });
+
+  it("defaults type to about:blank and title to the reason phrase (§4.2.1)", () => {
+    expect(new HttpProblem({ status: 429, code: "slow_down" }).toJSON()).toStrictEqual({
+      type: "about:blank",
+      title: "Too Many Requests",
+      status: 429,
+      code: "slow_down",
+    });
+  });
+
+  it("puts extension members beside the standard ones (§3.2)", () => {
+    const p = new HttpProblem({ status: 403, code: "no_credit", extensions: { balance: 30, accounts: ["/a/1"] } });
+    expect(p.toJSON()).toMatchObject({ balance: 30, accounts: ["/a/1"], status: 403 });
+  });
+
+  it("never lets an extension member override or fill in a standard one", () => {
+    const p = new HttpProblem({
+      status: 400,
+      code: "real",
+      extensions: { status: 200, type: "x", title: "x", code: "fake", detail: "injected", instance: "/x", ok: 1 },
+    });
+    expect(p.toJSON()).toStrictEqual({ type: "about:blank", title: "Bad Request", status: 400, code: "real", ok: 1 });
+  });
+
+  it("keeps an extension named __proto__ as plain data", () => {
+    const extensions = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
+    const doc = new HttpProblem({ status: 400, code: "x", extensions }).toJSON();
+    expect(Object.getPrototypeOf(doc)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyDescriptor(JSON.parse(JSON.stringify(doc)), "__proto__")?.value).toStrictEqual({
+      polluted: true,
+    });
+  });
+
+  it("renders as application/problem+json with its headers, and content-type cannot be overridden (§3)", () => {
+    const response = new HttpProblem({
+      status: 405,
+      code: "method_not_allowed",
+      headers: { allow: "GET", "content-type": "text/html" },
+    }).toResponse();
+    expect(response.status).toBe(405);
+    expect(response.headers).toStrictEqual({ allow: "GET", "content-type": PROBLEM_CONTENT_TYPE });
+    expect(body(response)).toMatchObject({ status: 405, code: "method_not_allowed" });
+  });
+
+  it.each([200, 399, 600, 404.5, Number.NaN])("refuses status %s with a TypeError", (status) => {
+    expect(() => new HttpProblem({ status, code: "x" })).toThrow(TypeError);
+  });
+
+  it("keeps the cause for logs and never serialises it", () => {
+    const cause = new Error("secret");
+    const p = new HttpProblem({ status: 502, code: "upstream", cause });
+    expect(p.cause).toBe(cause);
+    expect(JSON.stringify(p.toJSON())).not.toContain("secret");
+  });
+
+  it("is recognised across copies of the package by name and shape", () => {
+    const foreign = Object.assign(new Error("x"), {
+      name: "HttpProblem",
+      toResponse: () => problem({ status: 400, code: "x" }),
+    });
+    expect(isHttpProblem(foreign)).toBe(true);
+    expect(isHttpProblem(new HttpProblem({ status: 400, code: "x" }))).toBe(true);
+    expect(isHttpProblem(new Error("x"))).toBe(false);
+    expect(isHttpProblem({ name: "HttpProblem" })).toBe(false);
+  });
+
+  it("has a generic 500 with no implementation details (§5)", () => {
+    const response = internalErrorResponse();
+    expect(response.status).toBe(500);
+    expect(Object.keys(body(response)).sort()).toStrictEqual(["code", "detail", "status", "title", "type"]);
+  });
+
+  it.each([
+    [413, "Content Too Large"],
+    [422, "Unprocessable Content"],
+    [418, "Client Error"],
+    [599, "Server Error"],
+  ])("names status %i %j (RFC 9110 §15)", (status, phrase) => {
+    expect(reasonPhrase(status)).toBe(phrase);
+  });
+});

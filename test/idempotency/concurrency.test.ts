@@ -1,0 +1,80 @@
+/**
+ * 4 Node processes × 50 concurrent requests with the same key on one shared store: the handler's
+ * side effect happens exactly once; every other answer is the replay or a 409.
+ */
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databaseUrl, redisUrl, skipWithoutPostgres, skipWithoutRedis, uniqueName } from "../support/services";
+import { usePostgresEffects } from "./postgres-fixture";
+import { type Answer, type Child, post, startServer, stopAll } from "./processes";
+
+const PROCESSES = 4;
+const PER_PROCESS = 50;
+
+function expectExactlyOnce(answers: Answer[]): void {
+  expect(answers).toHaveLength(PROCESSES * PER_PROCESS);
+  const executed = answers.filter((a) => a.status === 201 && !a.replayed);
+  expect(executed).toHaveLength(1);
+  const original = executed[0] as Answer;
+  for (const a of answers) {
+    if (a === original) continue;
+    if (a.status === 409) expect(a.code).toBe("idempotency_key_in_use");
+    else
+      expect({ status: a.status, replayed: a.replayed, body: a.body }).toEqual({
+        status: 201,
+        replayed: true,
+        body: original.body,
+      });
+  }
+}
+
+async function storm(children: Child[], key: string): Promise<Answer[]> {
+  return Promise.all(children.flatMap((c) => Array.from({ length: PER_PROCESS }, () => post(c.port, key))));
+}
+
+async function startMany(env: Record<string, string>): Promise<Child[]> {
+  return Promise.all(Array.from({ length: PROCESSES }, () => startServer(env)));
+}
+
+describe.skipIf(skipWithoutRedis())("4 processes × 50 requests, one key, Redis store", () => {
+  const name = uniqueName("idem_conc_redis");
+  let redis: Redis;
+  let children: Child[] = [];
+  beforeAll(async () => {
+    redis = new Redis(redisUrl as string);
+    children = await startMany({ STORE: "redis", NAME: name, REDIS_URL: redisUrl as string, WORK_MS: "150" });
+  });
+  afterAll(async () => {
+    await stopAll(children);
+    const keys = await redis.keys(`${name}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it("runs the side effect exactly once", async () => {
+    const answers = await storm(children, "order-1");
+    expectExactlyOnce(answers);
+    expect(await redis.get(`${name}:effects`)).toBe("1");
+    const late = await post((children[3] as Child).port, "order-1");
+    expect([late.status, late.replayed]).toEqual([201, true]);
+  });
+});
+
+describe.skipIf(skipWithoutPostgres())("4 processes × 50 requests, one key, PostgreSQL store", () => {
+  const name = uniqueName("idem_conc_pg");
+  const running: Child[] = [];
+  const { effects } = usePostgresEffects(name, () => stopAll(running));
+
+  it.each([
+    ["pool: the record in its own statement", "postgres", "order-pool"],
+    ["transaction: the record shares the business transaction", "postgres-tx", "order-tx"],
+  ])("%s: runs the side effect exactly once", async (_, store, key) => {
+    const before = await effects();
+    const children = await startMany({ STORE: store, NAME: name, DATABASE_URL: databaseUrl as string, WORK_MS: "150" });
+    running.push(...children);
+    const answers = await storm(children, key);
+    expectExactlyOnce(answers);
+    expect((await effects()) - before).toBe(1);
+    await stopAll(children);
+  });
+});

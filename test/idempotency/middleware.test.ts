@@ -1,0 +1,297 @@
+import { describe, expect, it, vi } from "vitest";
+import { type Handler, HttpProblem, type HttpResponse, json, text } from "../../src/http";
+import {
+  type IdempotencyOptions,
+  type IdempotencyStore,
+  idempotency,
+  MemoryIdempotencyStore,
+} from "../../src/idempotency";
+import { bodyText, deferred, fakeClock, problemCode, request } from "./support";
+
+function setup(
+  options: Partial<IdempotencyOptions> = {},
+  respond?: (n: number) => HttpResponse | Promise<HttpResponse>,
+) {
+  const clock = fakeClock();
+  const store = new MemoryIdempotencyStore({ now: clock.now });
+  let runs = 0;
+  const handler: Handler = async () => {
+    runs++;
+    return respond ? respond(runs) : json(201, { order: runs }, { location: `/orders/${runs}`, "set-cookie": "s=1" });
+  };
+  const protect = idempotency({ store, identify: (req) => req.headers["x-account"] ?? "anonymous", ...options });
+  return { clock, store, handle: protect(handler), runs: () => runs };
+}
+
+describe("idempotency middleware", () => {
+  describe("first request and replay", () => {
+    it("runs the handler once and replays the stored response byte for byte", async () => {
+      const { handle, runs } = setup();
+      const first = await handle(request({ key: '"k-1"' }));
+      expect(first.status).toBe(201);
+      expect(first.headers["idempotent-replayed"]).toBeUndefined();
+      const second = await handle(request({ key: '"k-1"' }));
+      expect(runs()).toBe(1);
+      expect(second.status).toBe(201);
+      expect(second.headers["idempotent-replayed"]).toBe("true");
+      expect(second.headers["content-type"]).toBe("application/json");
+      expect(second.headers.location).toBe("/orders/1");
+      expect(bodyText(second.body)).toBe(bodyText(first.body));
+    });
+
+    it("accepts the bare form by default and treats it as the same key as the quoted form", async () => {
+      const { handle, runs } = setup();
+      await handle(request({ key: "k-1" }));
+      const again = await handle(request({ key: '"k-1"' }));
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(runs()).toBe(1);
+    });
+
+    it("does not replay set-cookie or other unselected fields; replayHeaders chooses", async () => {
+      const { handle } = setup();
+      await handle(request({ key: '"k"' }));
+      expect((await handle(request({ key: '"k"' }))).headers["set-cookie"]).toBeUndefined();
+      const custom = setup({ replayHeaders: ["Set-Cookie"] });
+      await custom.handle(request({ key: '"k"' }));
+      const replay = await custom.handle(request({ key: '"k"' }));
+      expect(replay.headers["set-cookie"]).toBe("s=1");
+      expect(replay.headers["content-type"]).toBeUndefined();
+    });
+
+    it("replays an empty body as no body", async () => {
+      const { handle } = setup({}, () => ({ status: 204, headers: {}, body: null }));
+      await handle(request({ key: '"k"' }));
+      const replay = await handle(request({ key: '"k"' }));
+      expect(replay.status).toBe(204);
+      expect(replay.body).toBeNull();
+    });
+
+    it("forgets the response after the TTL: the handler runs again", async () => {
+      const { handle, clock, runs } = setup({ ttlMs: 60_000 });
+      await handle(request({ key: '"k"' }));
+      clock.advance(60_001);
+      expect((await handle(request({ key: '"k"' }))).headers["idempotent-replayed"]).toBeUndefined();
+      expect(runs()).toBe(2);
+    });
+  });
+
+  describe("conflicts", () => {
+    it("answers 409 with Retry-After while the first request runs, then replays", async () => {
+      const gate = deferred();
+      const { handle, runs } = setup({ leaseMs: 2500 }, async () => {
+        await gate.promise;
+        return json(201, { ok: true });
+      });
+      const first = handle(request({ key: '"k"' }));
+      await vi.waitFor(() => expect(runs()).toBe(1));
+      const busy = await handle(request({ key: '"k"' }));
+      expect(busy.status).toBe(409);
+      expect(busy.headers["content-type"]).toBe("application/problem+json");
+      expect(busy.headers["retry-after"]).toBe("3");
+      expect(problemCode(busy.body)).toBe("idempotency_key_in_use");
+      gate.resolve();
+      await first;
+      expect((await handle(request({ key: '"k"' }))).headers["idempotent-replayed"]).toBe("true");
+    });
+
+    it.each([
+      ["body", { body: '{"sku":"b"}' }],
+      ["path", { path: "/payments" }],
+      ["query", { search: "dry_run=1" }],
+      ["method", { method: "PATCH" }],
+    ])("answers 422 when the key is reused with another %s", async (_, change) => {
+      const { handle, runs } = setup();
+      await handle(request({ key: '"k"' }));
+      const reused = await handle(request({ key: '"k"', ...change }));
+      expect(reused.status).toBe(422);
+      expect(problemCode(reused.body)).toBe("idempotency_key_reused");
+      expect(runs()).toBe(1);
+    });
+
+    it("answers 422, not 409, for another request while the first is still running", async () => {
+      const gate = deferred();
+      const { handle, runs } = setup({}, async () => {
+        await gate.promise;
+        return json(201, {});
+      });
+      const first = handle(request({ key: '"k"' }));
+      await vi.waitFor(() => expect(runs()).toBe(1));
+      expect((await handle(request({ key: '"k"', body: "{}" }))).status).toBe(422);
+      gate.resolve();
+      await first;
+    });
+
+    it("scopes keys per caller: another caller's identical key runs separately", async () => {
+      const { handle, runs } = setup();
+      await handle(request({ key: '"k"', caller: "acct_1" }));
+      const other = await handle(request({ key: '"k"', caller: "acct_2" }));
+      expect(other.headers["idempotent-replayed"]).toBeUndefined();
+      expect(runs()).toBe(2);
+    });
+  });
+
+  describe("the key field", () => {
+    it.each([['""'], ['"a", "b"'], ["two words"], [`"${"x".repeat(256)}"`]])("answers 400 for %j", async (key) => {
+      const { handle, runs } = setup();
+      const res = await handle(request({ key }));
+      expect(res.status).toBe(400);
+      expect(problemCode(res.body)).toBe("idempotency_key_invalid");
+      expect(runs()).toBe(0);
+    });
+
+    it("answers 400 for the bare form in strict mode", async () => {
+      const { handle } = setup({ strict: true });
+      expect(problemCode((await handle(request({ key: "k-1" }))).body)).toBe("idempotency_key_invalid");
+      expect((await handle(request({ key: '"k-1"' }))).status).toBe(201);
+    });
+
+    it("lets a request without a key through unless the key is required", async () => {
+      const optional = setup();
+      await optional.handle(request({}));
+      await optional.handle(request({}));
+      expect(optional.runs()).toBe(2);
+      const required = setup({ required: true });
+      const res = await required.handle(request({}));
+      expect(res.status).toBe(400);
+      expect(problemCode(res.body)).toBe("idempotency_key_missing");
+      expect(required.runs()).toBe(0);
+    });
+
+    it("takes a per-route requirement", async () => {
+      const { handle, runs } = setup({ required: (req) => req.path.startsWith("/payments") });
+      expect((await handle(request({ path: "/payments" }))).status).toBe(400);
+      expect((await handle(request({ path: "/orders" }))).status).toBe(201);
+      expect(runs()).toBe(1);
+    });
+
+    it("leaves methods it does not protect alone, key or not", async () => {
+      const { handle, runs } = setup({ required: true });
+      await handle(request({ method: "GET", key: '"k"' }));
+      await handle(request({ method: "GET", key: '"k"' }));
+      await handle(request({ method: "PUT" }));
+      expect(runs()).toBe(3);
+      const put = setup({ methods: ["put"] });
+      await put.handle(request({ method: "PUT", key: '"k"' }));
+      expect((await put.handle(request({ method: "PUT", key: '"k"' }))).headers["idempotent-replayed"]).toBe("true");
+    });
+  });
+
+  describe("which outcomes are kept", () => {
+    it("stores 2xx and 4xx by default and replays them", async () => {
+      for (const status of [200, 201, 400, 404, 409, 422]) {
+        const { handle, runs } = setup({}, () => text(status, `s${status}`));
+        await handle(request({ key: '"k"' }));
+        const again = await handle(request({ key: '"k"' }));
+        expect([again.status, again.headers["idempotent-replayed"], runs()]).toEqual([status, "true", 1]);
+      }
+    });
+
+    it("releases the key on 5xx, 408, 425 and 429: a retry runs the handler", async () => {
+      for (const status of [500, 503, 408, 425, 429]) {
+        const { handle, runs } = setup({}, () => text(status, "try again"));
+        await handle(request({ key: '"k"' }));
+        const again = await handle(request({ key: '"k"' }));
+        expect([again.status, again.headers["idempotent-replayed"], runs()]).toEqual([status, undefined, 2]);
+      }
+    });
+
+    it("releases the key when the handler throws, and rethrows", async () => {
+      const { handle, runs } = setup({}, (n) => {
+        if (n === 1) throw new Error("boom");
+        return json(201, { n });
+      });
+      await expect(handle(request({ key: '"k"' }))).rejects.toThrow("boom");
+      expect((await handle(request({ key: '"k"' }))).status).toBe(201);
+      expect(runs()).toBe(2);
+    });
+
+    it("judges a thrown HttpProblem by its status: a 422 is stored and replayed", async () => {
+      const { handle, runs } = setup({}, () => {
+        throw new HttpProblem({ status: 422, code: "validation_failed" });
+      });
+      const first = await handle(request({ key: '"k"' }));
+      const again = await handle(request({ key: '"k"' }));
+      expect([first.status, again.status, again.headers["idempotent-replayed"], runs()]).toEqual([422, 422, "true", 1]);
+      expect(bodyText(again.body)).toBe(bodyText(first.body));
+    });
+
+    it("follows a custom storeOutcome", async () => {
+      const { handle, runs } = setup({ storeOutcome: (s) => s < 300 || s >= 500 }, (n) =>
+        n === 1 ? text(500, "x") : text(201, "y"),
+      );
+      await handle(request({ key: '"k"' }));
+      expect((await handle(request({ key: '"k"' }))).status).toBe(500);
+      const { handle: h2, runs: runs2 } = setup({ storeOutcome: (s) => s < 300 }, () => text(400, "bad"));
+      await h2(request({ key: '"k"' }));
+      await h2(request({ key: '"k"' }));
+      expect([runs(), runs2()]).toEqual([1, 2]);
+    });
+  });
+
+  describe("leases", () => {
+    it("lets a retry take over an expired lease and fences the late first attempt", async () => {
+      const gates = [deferred(), deferred()];
+      const { handle, clock, runs } = setup({ leaseMs: 1000 }, async (n) => {
+        await gates[n - 1]?.promise;
+        return json(201, { attempt: n });
+      });
+      const first = handle(request({ key: '"k"' }));
+      await vi.waitFor(() => expect(runs()).toBe(1));
+      clock.advance(1001);
+      const second = handle(request({ key: '"k"' }));
+      await vi.waitFor(() => expect(runs()).toBe(2));
+      gates[0]?.resolve();
+      expect(bodyText((await first).body)).toBe('{"attempt":1}');
+      gates[1]?.resolve();
+      await second;
+      const replay = await handle(request({ key: '"k"' }));
+      expect(bodyText(replay.body)).toBe('{"attempt":2}');
+    });
+  });
+
+  describe("store failures", () => {
+    it("still answers with the handler's response when complete fails, and reports it", async () => {
+      const inner = new MemoryIdempotencyStore();
+      const store: IdempotencyStore = {
+        begin: (...args) => inner.begin(...args),
+        complete: () => Promise.reject(new Error("store down")),
+        release: (...args) => inner.release(...args),
+      };
+      const onStoreError = vi.fn();
+      const handle = idempotency({ store, identify: () => "a", onStoreError })(() => json(201, { ok: 1 }));
+      const res = await handle(request({ key: '"k"' }));
+      expect(res.status).toBe(201);
+      expect(onStoreError).toHaveBeenCalledOnce();
+    });
+
+    it("lets a failing begin propagate (the adapter answers 500)", async () => {
+      const store: IdempotencyStore = {
+        begin: () => Promise.reject(new Error("store down")),
+        complete: () => Promise.resolve(true),
+        release: () => Promise.resolve(true),
+      };
+      const handler = vi.fn(() => json(201, {}));
+      const handle = idempotency({ store, identify: () => "a" })(handler);
+      await expect(handle(request({ key: '"k"' }))).rejects.toThrow("store down");
+      expect(handler).not.toHaveBeenCalled();
+    });
+  });
+
+  describe("misuse", () => {
+    const store = new MemoryIdempotencyStore();
+    const identify = () => "a";
+    it.each<[string, Partial<IdempotencyOptions>]>([
+      ["no store", { identify }],
+      ["no identify", { store }],
+      ["ttl 0", { store, identify, ttlMs: 0 }],
+      ["fractional lease", { store, identify, leaseMs: 1.5 }],
+    ])("throws TypeError for %s", (_, options) => {
+      expect(() => idempotency(options as IdempotencyOptions)).toThrow(TypeError);
+    });
+
+    it("throws TypeError when identify returns something other than a string", async () => {
+      const handle = idempotency({ store, identify: () => undefined as unknown as string })(() => json(200, {}));
+      await expect(handle(request({ key: '"k"' }))).rejects.toThrow(TypeError);
+    });
+  });
+});

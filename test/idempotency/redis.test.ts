@@ -1,0 +1,187 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IdempotencyError } from "../../src/idempotency";
+import type { RedisScriptClient } from "../../src/idempotency/redis";
+import { RedisIdempotencyStore } from "../../src/idempotency/redis";
+import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
+import { describeStoreContract } from "./store-contract";
+
+const prefix = `${uniqueName("idem_redis")}:`;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// Record keys start with the prefix; staging keys (large responses) wrap the record key in "{…}".
+async function ownKeys(client: Redis): Promise<string[]> {
+  return [...(await client.keys(`${prefix}*`)), ...(await client.keys(`{${prefix}*`))];
+}
+
+async function cleanup(client: Redis): Promise<void> {
+  const keys = await ownKeys(client);
+  if (keys.length > 0) await client.del(...keys);
+}
+
+/** A client answering like Redis 6.2, which rejects NX together with GET; counts the rejections. */
+function beforeRedis7(client: Redis): RedisScriptClient & { rejected: number } {
+  const wrapper = {
+    rejected: 0,
+    callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown> {
+      if (command === "SET" && args.includes("NX") && args.includes("GET")) {
+        wrapper.rejected++;
+        return Promise.reject(new Error("ERR syntax error"));
+      }
+      return client.callBuffer(command, ...args);
+    },
+  };
+  return wrapper;
+}
+
+const large = {
+  status: 200,
+  headers: { "content-type": "application/octet-stream" },
+  body: Uint8Array.from({ length: 50_000 }, (_, i) => i % 251),
+};
+
+describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
+  describeStoreContract(
+    "redis",
+    async () => {
+      const client = new Redis(redisUrl as string);
+      return {
+        store: new RedisIdempotencyStore(client, { prefix }),
+        advance: sleep,
+        close: async () => {
+          await cleanup(client);
+          client.disconnect();
+        },
+      };
+    },
+    { leaseMs: 150, ttlMs: 300 },
+  );
+
+  let legacy: ReturnType<typeof beforeRedis7> | undefined;
+  describeStoreContract(
+    "redis before 7.0 (begin through its script)",
+    async () => {
+      const client = new Redis(redisUrl as string);
+      legacy = beforeRedis7(client);
+      return {
+        store: new RedisIdempotencyStore(legacy, { prefix }),
+        advance: sleep,
+        close: async () => {
+          // The store asked once, then kept to the script.
+          expect(legacy?.rejected).toBe(1);
+          await cleanup(client);
+          client.disconnect();
+        },
+      };
+    },
+    { leaseMs: 150, ttlMs: 300 },
+  );
+
+  describe("Redis specifics", () => {
+    let client: Redis;
+    beforeAll(() => {
+      client = new Redis(redisUrl as string);
+    });
+    afterAll(async () => {
+      await cleanup(client);
+      client.disconnect();
+    });
+
+    it("leaves the expiry to Redis: the record key carries a PX TTL", async () => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      await store.begin("ttl-check", "fp", 5000);
+      const pttl = await client.pttl(`${prefix}ttl-check`);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(5000);
+    });
+
+    it("loads a script with EVAL when the server answers NOSCRIPT (after a restart or SCRIPT FLUSH)", async () => {
+      // A wrapper instead of a real SCRIPT FLUSH, which would disturb other suites sharing this Redis.
+      let noscript = 0;
+      const forgetful = {
+        callBuffer: (command: string, ...args: (string | Buffer | number)[]) => {
+          if (command !== "EVALSHA") return client.callBuffer(command, ...args);
+          noscript++;
+          return Promise.reject(new Error("NOSCRIPT No matching script. Please use EVAL."));
+        },
+      };
+      const store = new RedisIdempotencyStore(forgetful, { prefix });
+      for (const [k, stored] of [
+        ["after-flush", { status: 201, headers: {}, body: new Uint8Array([1, 2, 3]) }],
+        ["after-flush-large", large],
+      ] as const) {
+        const found = await store.begin(k, "fp", 5000);
+        if (found.kind !== "acquired") throw new Error(found.kind);
+        expect(await store.complete(k, found.leaseToken, stored, 5000)).toBe(true);
+        const replay = await store.begin(k, "fp", 5000);
+        expect(replay.kind === "completed" && Buffer.from(replay.response.body).equals(stored.body)).toBe(true);
+      }
+      expect(noscript).toBe(2);
+    });
+
+    it("stages a large response and leaves no staging key behind, completed or refused", async () => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      const done = await store.begin("staged", "fp", 5000);
+      const refused = await store.begin("staged-refused", "fp", 5000);
+      if (done.kind !== "acquired" || refused.kind !== "acquired") throw new Error("not acquired");
+      expect(await store.complete("staged", done.leaseToken, large, 5000)).toBe(true);
+      expect(await store.complete("staged-refused", `${refused.leaseToken}x`, large, 5000)).toBe(false);
+      expect(await client.keys(`{${prefix}*`)).toEqual([]);
+      // The record carries the response's TTL, not the staging one.
+      const pttl = await client.pttl(`${prefix}staged`);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(5000);
+    });
+
+    it.each([
+      ["a hash-tagged prefix (staged beside the tag)", "{idem_tag}:"],
+      ['a prefix with a stray "}" (no staging key possible: passed to the script)', "idem}stray:"],
+    ])("stores and replays a large response under %s", async (_, tagPrefix) => {
+      const p = `${prefix}${tagPrefix}`;
+      const store = new RedisIdempotencyStore(client, { prefix: p });
+      const found = await store.begin("k", "fp", 5000);
+      if (found.kind !== "acquired") throw new Error(found.kind);
+      expect(await store.complete("k", found.leaseToken, large, 5000)).toBe(true);
+      const replay = await store.begin("k", "fp", 5000);
+      expect(replay.kind === "completed" && Buffer.from(replay.response.body).equals(large.body)).toBe(true);
+      expect(await client.keys(`*${prefix}*:staged:*`)).toEqual([]);
+    });
+
+    it("reads the records 0.1 wrote (the value layouts are unchanged)", async () => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      const uuid = "0b6f3c2e-3d4f-4a5b-8c7d-9e0f1a2b3c4d";
+      await client.set(`${prefix}v01-lease`, `p${uuid}fp-old`, "PX", 5000);
+      expect(await store.begin("v01-lease", "fp-old", 5000)).toMatchObject({
+        kind: "in-progress",
+        fingerprint: "fp-old",
+      });
+      const meta = JSON.stringify({ s: 201, h: { location: "/o/1" } });
+      await client.set(`${prefix}v01-done`, `c6:fp-old${meta.length}:${meta}body`, "PX", 5000);
+      const found = await store.begin("v01-done", "fp-old", 5000);
+      expect(found).toMatchObject({ kind: "completed", fingerprint: "fp-old", response: { status: 201 } });
+      expect(found.kind === "completed" && Buffer.from(found.response.body).toString()).toBe("body");
+    });
+
+    it("passes other errors through", async () => {
+      const failing = {
+        callBuffer: () => Promise.reject(new Error("READONLY You can't write against a read only replica.")),
+      };
+      const store = new RedisIdempotencyStore(failing, { prefix });
+      await expect(store.begin("readonly", "fp", 5000)).rejects.toThrow(/READONLY/);
+    });
+
+    it("throws idempotency_record_invalid for a value it did not write", async () => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      for (const garbage of ["c2:fp4:nope", "c99:fp", "x", "p-short", 'c2:fp11:{"s":"201"}']) {
+        await client.set(`${prefix}garbage`, garbage, "PX", 5000);
+        const error = await store.begin("garbage", "fp", 5000).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(IdempotencyError);
+        expect((error as IdempotencyError).code).toBe("idempotency_record_invalid");
+      }
+    });
+
+    it("rejects something that is not a Redis client", () => {
+      expect(() => new RedisIdempotencyStore({} as never)).toThrow(TypeError);
+    });
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * The contract every IdempotencyStore passes (memory, Redis, PostgreSQL): one suite, a factory per store.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { IdempotencyStore, StoredResponse } from "../../src/idempotency";
+
+/** A store under test and the way to move its clock forward. */
+export interface StoreHarness {
+  store: IdempotencyStore;
+  /** Moves the store's clock by `ms`: a fake clock steps, a real store's is waited for. */
+  advance(ms: number): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** Timings of a run: real stores need short real leases, a fake clock takes any. */
+export interface ContractTimings {
+  leaseMs: number;
+  ttlMs: number;
+}
+
+const response: StoredResponse = {
+  status: 201,
+  headers: { "content-type": "application/json", location: "/orders/1", link: ["</a>; rel=a", "</b>; rel=b"] },
+  body: new TextEncoder().encode('{"id":1}'),
+};
+
+const binary: StoredResponse = {
+  status: 200,
+  headers: { "content-type": "application/octet-stream" },
+  body: Uint8Array.from({ length: 256 * 4 }, (_, i) => i % 256),
+};
+
+// Large enough for stores that write large values another way (Redis stages them with a plain SET).
+const large: StoredResponse = {
+  status: 200,
+  headers: { "content-type": "application/octet-stream" },
+  body: Uint8Array.from({ length: 100_000 }, (_, i) => (i * 7919) % 256),
+};
+
+/** Runs the shared store contract against the stores `factory` makes. */
+export function describeStoreContract(
+  name: string,
+  factory: () => Promise<StoreHarness>,
+  { leaseMs, ttlMs }: ContractTimings,
+): void {
+  describe(`IdempotencyStore contract: ${name}`, () => {
+    let h: StoreHarness;
+    let store: IdempotencyStore;
+    const key = () => `k-${randomUUID()}`;
+    const acquire = async (k: string, fingerprint = "fp-1") => {
+      const found = await store.begin(k, fingerprint, leaseMs);
+      if (found.kind !== "acquired") throw new Error(`expected acquired, got ${found.kind}`);
+      return found.leaseToken;
+    };
+
+    beforeAll(async () => {
+      h = await factory();
+      store = h.store;
+    });
+    afterAll(async () => {
+      await h?.close?.();
+    });
+
+    describe("begin", () => {
+      it("acquires a fresh key with a lease token", async () => {
+        const found = await store.begin(key(), "fp-1", leaseMs);
+        expect(found.kind).toBe("acquired");
+        expect(found.kind === "acquired" && found.leaseToken.length).toBeGreaterThan(0);
+      });
+
+      it("reports a leased key in progress with its fingerprint and the lease left", async () => {
+        const k = key();
+        await acquire(k);
+        const found = await store.begin(k, "fp-2", leaseMs);
+        expect(found).toMatchObject({ kind: "in-progress", fingerprint: "fp-1" });
+        if (found.kind !== "in-progress") return;
+        expect(found.retryAfterMs).toBeGreaterThan(0);
+        expect(found.retryAfterMs).toBeLessThanOrEqual(leaseMs);
+      });
+
+      it("keeps keys independent", async () => {
+        const a = key();
+        await acquire(a);
+        expect((await store.begin(key(), "fp-1", leaseMs)).kind).toBe("acquired");
+      });
+
+      it("lets exactly one of many concurrent begins acquire", async () => {
+        const k = key();
+        const found = await Promise.all(Array.from({ length: 25 }, () => store.begin(k, "fp-1", leaseMs)));
+        expect(found.filter((f) => f.kind === "acquired")).toHaveLength(1);
+        expect(found.filter((f) => f.kind === "in-progress")).toHaveLength(24);
+      });
+    });
+
+    describe("complete", () => {
+      it("stores the response byte for byte under the original fingerprint", async () => {
+        const k = key();
+        const token = await acquire(k, "fp-orig");
+        expect(await store.complete(k, token, response, ttlMs)).toBe(true);
+        const found = await store.begin(k, "fp-other", leaseMs);
+        expect(found.kind).toBe("completed");
+        if (found.kind !== "completed") return;
+        expect(found.fingerprint).toBe("fp-orig");
+        expect(found.response.status).toBe(201);
+        expect(found.response.headers).toEqual(response.headers);
+        expect(Buffer.from(found.response.body).equals(Buffer.from(response.body))).toBe(true);
+      });
+
+      it("keeps binary, large and empty bodies exactly", async () => {
+        for (const stored of [binary, large, { status: 204, headers: {}, body: new Uint8Array(0) }]) {
+          const k = key();
+          await store.complete(k, await acquire(k), stored, ttlMs);
+          const found = await store.begin(k, "fp-1", leaseMs);
+          if (found.kind !== "completed") throw new Error(found.kind);
+          expect(found.response.status).toBe(stored.status);
+          expect(Buffer.from(found.response.body).equals(Buffer.from(stored.body))).toBe(true);
+        }
+      });
+
+      it("refuses a wrong token and leaves the lease in place", async () => {
+        const k = key();
+        const token = await acquire(k);
+        expect(await store.complete(k, `${token}x`, response, ttlMs)).toBe(false);
+        expect(await store.complete(k, `${token}x`, large, ttlMs)).toBe(false);
+        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("in-progress");
+        expect(await store.complete(k, token, large, ttlMs)).toBe(true);
+      });
+
+      it("refuses a second complete and an unknown key", async () => {
+        const k = key();
+        const token = await acquire(k);
+        expect(await store.complete(k, token, response, ttlMs)).toBe(true);
+        expect(await store.complete(k, token, binary, ttlMs)).toBe(false);
+        expect(await store.complete(key(), token, response, ttlMs)).toBe(false);
+        const found = await store.begin(k, "fp-1", leaseMs);
+        expect(found.kind === "completed" && found.response.status).toBe(201);
+      });
+    });
+
+    describe("release", () => {
+      it("frees the key for a new lease with a new token", async () => {
+        const k = key();
+        const token = await acquire(k);
+        expect(await store.release(k, token)).toBe(true);
+        const again = await acquire(k, "fp-2");
+        expect(again).not.toBe(token);
+      });
+
+      it("refuses a wrong token, a completed record and an unknown key", async () => {
+        const k = key();
+        const token = await acquire(k);
+        expect(await store.release(k, `${token}x`)).toBe(false);
+        expect(await store.complete(k, token, response, ttlMs)).toBe(true);
+        expect(await store.release(k, token)).toBe(false);
+        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("completed");
+        expect(await store.release(key(), token)).toBe(false);
+      });
+    });
+
+    describe("expiry", () => {
+      it("hands an expired lease to the next begin and fences the old holder", async () => {
+        const k = key();
+        const old = await acquire(k);
+        await h.advance(leaseMs + 60);
+        const next = await acquire(k, "fp-2");
+        expect(next).not.toBe(old);
+        expect(await store.complete(k, old, binary, ttlMs)).toBe(false);
+        expect(await store.complete(k, old, large, ttlMs)).toBe(false);
+        expect(await store.release(k, old)).toBe(false);
+        expect(await store.complete(k, next, response, ttlMs)).toBe(true);
+        const found = await store.begin(k, "fp-2", leaseMs);
+        expect(found.kind === "completed" && found.response.status).toBe(201);
+      });
+
+      it("refuses to complete on an expired lease nobody took over", async () => {
+        const k = key();
+        const token = await acquire(k);
+        await h.advance(leaseMs + 60);
+        expect(await store.complete(k, token, response, ttlMs)).toBe(false);
+        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("acquired");
+      });
+
+      it("forgets a completed response after its TTL", async () => {
+        const k = key();
+        await store.complete(k, await acquire(k), response, ttlMs);
+        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("completed");
+        await h.advance(ttlMs + 60);
+        expect((await store.begin(k, "fp-3", leaseMs)).kind).toBe("acquired");
+      });
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import type { Redis } from "ioredis";
+import type pg from "pg";
+import { describe, expectTypeOf, it } from "vitest";
+import type { Handler } from "../../src/http";
+import {
+  type BeginResult,
+  type Decision,
+  type IdempotencyErrorCode,
+  type IdempotencyStore,
+  idempotency,
+  MemoryIdempotencyStore,
+} from "../../src/idempotency";
+import type { PgQueryable, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
+import type { RedisIdempotencyStore, RedisScriptClient } from "../../src/idempotency/redis";
+
+describe("idempotency types", () => {
+  it("accepts the users' own ioredis and pg objects structurally", () => {
+    expectTypeOf<Redis>().toMatchTypeOf<RedisScriptClient>();
+    expectTypeOf<pg.Pool>().toMatchTypeOf<PgQueryable>();
+    expectTypeOf<pg.PoolClient>().toMatchTypeOf<PgQueryable>();
+    expectTypeOf<pg.Client>().toMatchTypeOf<PgQueryable>();
+  });
+
+  it("has every store implement one interface", () => {
+    expectTypeOf<MemoryIdempotencyStore>().toMatchTypeOf<IdempotencyStore>();
+    expectTypeOf<RedisIdempotencyStore>().toMatchTypeOf<IdempotencyStore>();
+    expectTypeOf<PostgresIdempotencyStore>().toMatchTypeOf<IdempotencyStore>();
+  });
+
+  it("returns handler middleware and discriminated results", () => {
+    const protect = idempotency({ store: new MemoryIdempotencyStore(), identify: () => "a" });
+    expectTypeOf(protect).toEqualTypeOf<(handler: Handler) => Handler>();
+    expectTypeOf<BeginResult["kind"]>().toEqualTypeOf<"acquired" | "in-progress" | "completed">();
+    expectTypeOf<Decision["kind"]>().toEqualTypeOf<
+      "execute" | "replay" | "conflict-in-progress" | "fingerprint-mismatch"
+    >();
+    expectTypeOf<"idempotency_key_in_use">().toMatchTypeOf<IdempotencyErrorCode>();
+    // @ts-expect-error identify is required: keys must be scoped per caller
+    idempotency({ store: new MemoryIdempotencyStore() });
+  });
+});

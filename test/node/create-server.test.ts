@@ -1,0 +1,106 @@
+import { createServer as createHttpServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { json } from "../../src/http/message";
+import { createServer, readRequest, sendResponse } from "../../src/node";
+
+const servers: Server[] = [];
+afterAll(async () => {
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function listen(server: Server): Promise<number> {
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/** Sends raw header lines, so repeated fields reach the server as sent. */
+function rawGet(port: number, headers: [string, string][]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: "127.0.0.1", port, path: "/", headers: [["host", `127.0.0.1:${port}`], ...headers].flat(), agent: false },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => resolve(body));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("node createServer", () => {
+  it("joins repeated request header fields with ', ' (RFC 9110 §5.3)", async () => {
+    const port = await listen(createServer((request) => json(200, request.headers)));
+    const body = JSON.parse(
+      await rawGet(port, [
+        ["If-None-Match", '"a"'],
+        ["If-None-Match", '"b"'],
+        ["X-Thing", "1"],
+        ["X-Thing", "2"],
+      ]),
+    );
+    expect(body["if-none-match"]).toBe('"a", "b"');
+    expect(body["x-thing"]).toBe("1, 2");
+  });
+
+  it("reports the peer address", async () => {
+    const port = await listen(createServer((request) => json(200, { address: request.remoteAddress })));
+    expect(JSON.parse(await rawGet(port, []))).toStrictEqual({ address: "127.0.0.1" });
+  });
+
+  describe("Expect: 100-continue (RFC 9110 §10.1.1)", () => {
+    const post = (port: number, length: number) =>
+      new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+        let continued = false;
+        const req = httpRequest({
+          host: "127.0.0.1",
+          port,
+          method: "POST",
+          path: "/",
+          agent: false,
+          headers: { expect: "100-continue", "content-length": String(length) },
+        });
+        req.on("continue", () => {
+          continued = true;
+          req.end(new Uint8Array(length));
+        });
+        req.on("response", (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, continued }));
+        });
+        req.on("error", reject);
+        req.flushHeaders();
+      });
+
+    it("answers 413 instead of 100 when the declared body is over the limit, so it is never sent", async () => {
+      const port = await listen(createServer(() => json(200, {}), { bodyLimit: 100 }));
+      expect(await post(port, 101)).toStrictEqual({ status: 413, continued: false });
+    });
+
+    it("sends 100 Continue and reads the body when it fits", async () => {
+      const port = await listen(
+        createServer((request) => json(200, { size: request.body.byteLength }), { bodyLimit: 100 }),
+      );
+      expect(await post(port, 100)).toStrictEqual({ status: 200, continued: true });
+    });
+  });
+});
+
+describe("node readRequest and sendResponse", () => {
+  it("compose into a listener of your own", async () => {
+    const port = await listen(
+      createHttpServer(async (req, res) => {
+        const read = await readRequest(req, { bodyLimit: 10 }, res);
+        sendResponse(res, read.ok ? json(200, { path: read.request.path }) : read.problem.toResponse());
+      }),
+    );
+    expect(JSON.parse(await rawGet(port, []))).toStrictEqual({ path: "/" });
+  });
+});

@@ -1,0 +1,46 @@
+import { Redis } from "ioredis";
+import { describe, expectTypeOf, it } from "vitest";
+import type { Handler } from "../../src/http/index";
+import {
+  createEndpointRateLimiter,
+  createMemoryStore,
+  createRateLimiter,
+  type EndpointRateLimiter,
+  type RateLimitDecision,
+  type RateLimitStore,
+  rateLimit,
+} from "../../src/ratelimit/index";
+import { createRedisStore, type RedisScriptClient } from "../../src/ratelimit/redis/index";
+
+describe("ratelimit public types", () => {
+  it("accepts an ioredis client as the Redis client", () => {
+    expectTypeOf<Redis>().toMatchTypeOf<RedisScriptClient>();
+    expectTypeOf(createRedisStore).parameter(0).toMatchTypeOf<{ client: RedisScriptClient }>();
+    expectTypeOf(createRedisStore({ client: new Redis({ lazyConnect: true }) })).toEqualTypeOf<RateLimitStore>();
+  });
+
+  it("keeps the endpoint limiter's exact shape", () => {
+    const pacer = createEndpointRateLimiter({ store: createMemoryStore(), burst: 2 });
+    expectTypeOf(pacer).toEqualTypeOf<EndpointRateLimiter>();
+    expectTypeOf(pacer.acquire("ep", 1, 0)).resolves.toEqualTypeOf<
+      { allowed: true } | { allowed: false; retryAtMs: number }
+    >();
+    // @ts-expect-error the rate is a number of deliveries per second
+    pacer.acquire("ep", "1", 0);
+  });
+
+  it("wraps a Handler into a Handler", () => {
+    const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 1 }] });
+    expectTypeOf(rateLimit({ limiter })).toEqualTypeOf<(handler: Handler) => Handler>();
+    expectTypeOf(limiter.check("k", 0)).resolves.toEqualTypeOf<RateLimitDecision>();
+    // @ts-expect-error a policy needs a window
+    createRateLimiter({ policies: [{ name: "p", quota: 1 }] });
+  });
+
+  it("makes decisions read-only values", () => {
+    const decision = {} as RateLimitDecision;
+    // @ts-expect-error results are read-only
+    decision.allowed = true;
+    expectTypeOf(decision.results[0]?.remaining).toEqualTypeOf<number | undefined>();
+  });
+});

@@ -1,0 +1,111 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compilePolicies, createRateLimiter, type RateLimitStore } from "../../src/ratelimit/index";
+import { createRedisStore, RateLimitError, type RedisScriptClient } from "../../src/ratelimit/redis/index";
+import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
+import { storeContract } from "./store-contract";
+
+const skip = skipWithoutRedis();
+const namespace = `${uniqueName("rl_store")}:`;
+
+async function deleteNamespace(client: Redis): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await client.scan(cursor, "MATCH", `${namespace}*`, "COUNT", 500);
+    cursor = next;
+    if (keys.length > 0) await client.del(...keys);
+  } while (cursor !== "0");
+}
+
+function namespaced(store: RateLimitStore): RateLimitStore {
+  return { check: (key, set, nowMs) => store.check(namespace + key, set, nowMs) };
+}
+
+describe.skipIf(skip)("createRedisStore", () => {
+  if (!skip) {
+    storeContract("redis (caller clock)", () => {
+      const client = new Redis(redisUrl as string);
+      return {
+        store: namespaced(createRedisStore({ client, clock: "caller" })),
+        close: async () => {
+          await deleteNamespace(client);
+          client.disconnect();
+        },
+      };
+    });
+  }
+
+  let client: Redis;
+  beforeAll(() => {
+    client = new Redis(redisUrl as string);
+  });
+  afterAll(async () => {
+    await deleteNamespace(client);
+    client.disconnect();
+  });
+
+  it("uses the server's TIME by default, whatever the caller's clock says", async () => {
+    const limiter = createRateLimiter({
+      policies: [{ name: "p", quota: 2, window: 3_600 }],
+      store: createRedisStore({ client }),
+      prefix: namespace,
+    });
+    expect((await limiter.check("server-clock", 0)).allowed).toBe(true);
+    expect((await limiter.check("server-clock", 9e12)).allowed).toBe(true); // a far-future caller clock changes nothing
+    const refused = await limiter.check("server-clock", 1);
+    expect(refused.allowed).toBe(false);
+    expect(refused.retryAfterMs).toBeGreaterThan(1_700_000);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(1_800_000);
+  });
+
+  it("expires a key once its allowance is full again", async () => {
+    const set = compilePolicies([{ name: "p", quota: 10, window: 60 }]);
+    const store = createRedisStore({ client });
+    await store.check(`${namespace}ttl`, set, 0);
+    await store.check(`${namespace}ttl`, set, 0);
+    const ttl = await client.pttl(`${namespace}ttl`);
+    expect(ttl).toBeGreaterThan(11_000);
+    expect(ttl).toBeLessThanOrEqual(12_000);
+  });
+
+  it("falls back to EVAL when the server answers NOSCRIPT, then uses EVALSHA again", async () => {
+    const calls: string[] = [];
+    let flushed = true;
+    const wrapped: RedisScriptClient = {
+      async evalsha(sha, numKeys, ...args) {
+        calls.push("evalsha");
+        if (flushed) throw new Error("NOSCRIPT No matching script. Please use EVAL.");
+        return client.evalsha(sha, numKeys, ...args);
+      },
+      async eval(script, numKeys, ...args) {
+        calls.push("eval");
+        flushed = false;
+        return client.eval(script, numKeys, ...args);
+      },
+    };
+    const set = compilePolicies([{ name: "p", quota: 1, window: 60 }]);
+    const store = createRedisStore({ client: wrapped, clock: "caller" });
+    expect((await store.check(`${namespace}noscript`, set, 1_000)).allowed).toBe(true);
+    expect((await store.check(`${namespace}noscript`, set, 1_000)).allowed).toBe(false);
+    expect(calls).toEqual(["evalsha", "eval", "evalsha"]);
+  });
+
+  it("passes other errors through", async () => {
+    const failing: RedisScriptClient = {
+      evalsha: () => Promise.reject(new Error("ECONNREFUSED")),
+      eval: () => Promise.reject(new Error("unreachable")),
+    };
+    const set = compilePolicies([{ name: "p", quota: 1, window: 60 }]);
+    await expect(createRedisStore({ client: failing }).check("k", set, 0)).rejects.toThrow("ECONNREFUSED");
+  });
+
+  it("fails with store_reply_invalid on a reply the script never gives", async () => {
+    const odd: RedisScriptClient = { evalsha: async () => "OK", eval: async () => "OK" };
+    const set = compilePolicies([{ name: "p", quota: 1, window: 60 }]);
+    const error = await createRedisStore({ client: odd })
+      .check("k", set, 0)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).code).toBe("store_reply_invalid");
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * The contract every RateLimitStore passes, run on the caller's clock so time is scripted.
+ * Usage: storeContract("memory", () => ({ store: createMemoryStore() })).
+ */
+import fc from "fast-check";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { gcraCheck } from "../../src/ratelimit/gcra";
+import {
+  compilePolicies,
+  type GcraOutcome,
+  gcraLimit,
+  type PolicySet,
+  type RateLimitStore,
+} from "../../src/ratelimit/index";
+
+export interface StoreUnderTest {
+  store: RateLimitStore;
+  /** Called once after the suite. */
+  close?: () => Promise<void>;
+}
+
+const T0 = 1_763_000_000_000;
+
+/** The contract's fields only: a store may return more. */
+const outcome = ({ allowed, remaining, resetMs }: GcraOutcome): GcraOutcome => ({ allowed, remaining, resetMs }); // a realistic epoch ms, so that big numbers are exercised
+
+function single(quota: number, windowSeconds: number, burst?: number): PolicySet {
+  return compilePolicies([{ name: "p", quota, window: windowSeconds, ...(burst === undefined ? {} : { burst }) }]);
+}
+
+export function storeContract(name: string, factory: () => StoreUnderTest | Promise<StoreUnderTest>): void {
+  describe(`RateLimitStore contract: ${name}`, () => {
+    let subject: StoreUnderTest | undefined;
+    let run = 0;
+    let prefix = "";
+    const store = (): RateLimitStore => {
+      if (subject === undefined) throw new Error("store not created");
+      return subject.store;
+    };
+
+    beforeEach(async () => {
+      subject ??= await factory();
+      run++;
+      prefix = `c${run}_${Math.random().toString(36).slice(2, 8)}:`;
+    });
+    afterAll(async () => {
+      await subject?.close?.();
+    });
+
+    describe("one limit", () => {
+      it("admits a full burst at once, counting remaining down, then refuses", async () => {
+        const set = single(5, 10); // T = 2 s, burst 5
+        const remaining: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const result = await store().check(`${prefix}k`, set, T0);
+          expect(result.allowed).toBe(true);
+          remaining.push(result.remaining[0] as number);
+        }
+        expect(remaining).toEqual([4, 3, 2, 1, 0]);
+        const refused = await store().check(`${prefix}k`, set, T0);
+        expect(outcome(refused)).toEqual({ allowed: false, remaining: [0], resetMs: [2_000] });
+      });
+
+      it("reports ms until one more unit frees up, 0 when the allowance is full", async () => {
+        const set = single(3, 1); // T = 333⅓ ms
+        expect((await store().check(`${prefix}k`, set, T0)).resetMs).toEqual([334]);
+        expect((await store().check(`${prefix}k`, set, T0 + 100)).resetMs).toEqual([234]);
+        expect((await store().check(`${prefix}k`, set, T0 + 10_000)).resetMs).toEqual([334]);
+      });
+
+      it("admits again exactly when the reset is due, not one ms before", async () => {
+        const set = single(3, 1);
+        for (let i = 0; i < 3; i++) await store().check(`${prefix}k`, set, T0);
+        const refused = await store().check(`${prefix}k`, set, T0);
+        const due = T0 + (refused.resetMs[0] as number);
+        expect((await store().check(`${prefix}k`, set, due - 1)).allowed).toBe(false);
+        expect((await store().check(`${prefix}k`, set, due)).allowed).toBe(true);
+      });
+
+      it("does not count refused requests", async () => {
+        const set = single(1, 1);
+        expect((await store().check(`${prefix}k`, set, T0)).allowed).toBe(true);
+        for (let i = 0; i < 10; i++) expect((await store().check(`${prefix}k`, set, T0 + 500)).allowed).toBe(false);
+        expect((await store().check(`${prefix}k`, set, T0 + 1_000)).allowed).toBe(true);
+      });
+
+      it("keeps keys apart", async () => {
+        const set = single(1, 60);
+        expect((await store().check(`${prefix}a`, set, T0)).allowed).toBe(true);
+        expect((await store().check(`${prefix}b`, set, T0)).allowed).toBe(true);
+        expect((await store().check(`${prefix}a`, set, T0)).allowed).toBe(false);
+      });
+
+      it("starts afresh when the policy's parameters change", async () => {
+        expect((await store().check(`${prefix}k`, single(1, 60), T0)).allowed).toBe(true);
+        expect((await store().check(`${prefix}k`, single(1, 60), T0)).allowed).toBe(false);
+        expect((await store().check(`${prefix}k`, single(2, 60), T0)).allowed).toBe(true);
+      });
+
+      it("caps the wait when the clock steps back", async () => {
+        const set = single(10, 1); // T = 100 ms
+        for (let i = 0; i < 10; i++) await store().check(`${prefix}k`, set, T0 + 3_600_000);
+        const result = await store().check(`${prefix}k`, set, T0);
+        expect(result.allowed).toBe(false);
+        expect(result.resetMs).toEqual([100]);
+      });
+    });
+
+    describe("several limits", () => {
+      const set = compilePolicies([
+        { name: "second", quota: 2, window: 1 },
+        { name: "minute", quota: 3, window: 60 },
+      ]);
+
+      it("refuses when any limit refuses, and then counts in none", async () => {
+        expect((await store().check(`${prefix}k`, set, T0)).remaining).toEqual([1, 2]);
+        expect((await store().check(`${prefix}k`, set, T0)).remaining).toEqual([0, 1]);
+        const refused = await store().check(`${prefix}k`, set, T0);
+        expect(refused.allowed).toBe(false);
+        expect(refused.remaining).toEqual([0, 1]); // the minute limit was not charged
+        const later = await store().check(`${prefix}k`, set, T0 + 1_000);
+        expect(outcome(later)).toEqual({ allowed: true, remaining: [1, 0], resetMs: [500, 19_000] });
+        const blocked = await store().check(`${prefix}k`, set, T0 + 2_000);
+        expect(blocked.allowed).toBe(false);
+        expect(blocked.remaining).toEqual([2, 0]);
+      });
+    });
+
+    it("agrees with the pure GCRA on random scripts, with one or two limits", async () => {
+      const limitArb = fc
+        .tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 8 }))
+        .map(([quota, seconds, burst]) => gcraLimit(quota, seconds * 1000, burst));
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(limitArb, { minLength: 1, maxLength: 2 }),
+          fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 1, maxLength: 25 }),
+          async (limits, gaps) => {
+            const set: PolicySet = { id: limits.map((limit) => limit.id).join(","), limits };
+            const key = `${prefix}prop_${Math.random().toString(36).slice(2)}`;
+            let state: number[] | undefined;
+            let now = T0;
+            for (const gap of gaps) {
+              now += gap;
+              const expected = gcraCheck(set.limits, state, now);
+              state = expected.state;
+              const actual = await store().check(key, set, now);
+              expect(outcome(actual)).toEqual(outcome(expected));
+            }
+          },
+        ),
+        { numRuns: 40 },
+      );
+    });
+  });
+}

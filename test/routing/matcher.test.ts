@@ -1,0 +1,391 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compileMatcher, type MatchResult, RoutingError } from "../../src/routing/index";
+import { type RefRoute, referenceMatch } from "./reference";
+
+const table = [
+  { method: "GET", template: "/", route: "root" },
+  { method: "GET", template: "/users", route: "users.list" },
+  { method: "POST", template: "/users", route: "users.create" },
+  { method: "GET", template: "/users/new", route: "users.form" },
+  { method: "GET", template: "/users/{user_id}", route: "users.read" },
+  { method: "DELETE", template: "/users/{user_id}", route: "users.remove" },
+  { method: "GET", template: "/users/{user_id}/orders/{order_id}", route: "orders.read" },
+  { method: "GET", template: "/static/*", route: "static" },
+  { method: "GET", template: "/files/{path*}", route: "files" },
+  { method: "GET", template: "/repos/{base}...{head}", route: "compare" },
+  { method: "GET", template: "/reports/{name}.json", route: "report" },
+];
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof RoutingError ? error.code : `not a RoutingError: ${String(error)}`;
+  }
+  return undefined;
+}
+
+describe("compileMatcher", () => {
+  const m = compileMatcher(table);
+
+  describe("static, parametric, nested and wildcard segments", () => {
+    it.each([
+      ["GET", "/", "root", {}],
+      ["GET", "/users", "users.list", {}],
+      ["POST", "/users", "users.create", {}],
+      ["GET", "/users/new", "users.form", {}],
+      ["DELETE", "/users/new", "users.remove", { user_id: "new" }],
+      ["GET", "/users/u_1", "users.read", { user_id: "u_1" }],
+      ["GET", "/users/u_1/orders/7", "orders.read", { user_id: "u_1", order_id: "7" }],
+      ["GET", "/static/", "static", { "*": "" }],
+      ["GET", "/static/css/site.css", "static", { "*": "css/site.css" }],
+      ["GET", "/files/a/b%20c", "files", { path: "a/b c" }],
+      ["GET", "/repos/main...topic", "compare", { base: "main", head: "topic" }],
+      ["GET", "/repos/a...b...c", "compare", { base: "a", head: "b...c" }],
+      ["GET", "/reports/q1.2024.json", "report", { name: "q1.2024" }],
+    ])("%s %s → %s", (method, path, route, params) => {
+      expect(m.match(method, path)).toEqual({ kind: "found", route, params });
+    });
+
+    it("prefers a literal to a parameter and a parameter to a wildcard, per method", () => {
+      const n = compileMatcher([
+        { method: "GET", template: "/a/{x}", route: "param" },
+        { method: "GET", template: "/a/b", route: "literal" },
+        { method: "GET", template: "/a/*", route: "wild" },
+      ]);
+      expect(n.match("GET", "/a/b")).toMatchObject({ route: "literal" });
+      expect(n.match("GET", "/a/c")).toMatchObject({ route: "param" });
+      expect(n.match("GET", "/a/c/d")).toMatchObject({ route: "wild" });
+    });
+
+    it("falls back from a literal that leads nowhere to a parameter, without backtracking", () => {
+      const n = compileMatcher([
+        { method: "GET", template: "/users/new", route: "form" },
+        { method: "GET", template: "/users/{id}/orders", route: "orders" },
+      ]);
+      expect(n.match("GET", "/users/new/orders")).toEqual({ kind: "found", route: "orders", params: { id: "new" } });
+    });
+
+    it("needs a segment for a wildcard and never matches an empty parameter", () => {
+      expect(m.match("GET", "/static").kind).toBe("not_found");
+      expect(m.match("GET", "/users//orders/7").kind).toBe("not_found");
+    });
+  });
+
+  describe("percent-encoding (RFC 3986 §2.1)", () => {
+    it("decodes parameters only", () => {
+      expect(m.match("GET", "/users/%E2%9C%93")).toMatchObject({ params: { user_id: "✓" } });
+      expect(m.match("GET", "/%75sers").kind).toBe("not_found");
+    });
+
+    it.each(["/users/%", "/users/%zz", "/users/%E2%9C", "/files/ok/%C0%AF"])(
+      "%s is a bad path, not a crash",
+      (path) => {
+        expect(m.match("GET", path)).toMatchObject({ kind: "bad_path", code: "malformed_path" });
+      },
+    );
+  });
+
+  describe("405 and 404", () => {
+    it("answers method_not_allowed with the allowed methods, HEAD with GET and OPTIONS always", () => {
+      expect(m.match("PUT", "/users")).toEqual({
+        kind: "method_not_allowed",
+        allow: ["GET", "HEAD", "POST", "OPTIONS"],
+      });
+      expect(m.match("PATCH", "/users/u_1")).toEqual({
+        kind: "method_not_allowed",
+        allow: ["GET", "HEAD", "DELETE", "OPTIONS"],
+      });
+    });
+
+    it("answers HEAD from GET", () => {
+      expect(m.match("HEAD", "/users/u_1")).toEqual({ kind: "found", route: "users.read", params: { user_id: "u_1" } });
+    });
+
+    it("answers not_found for unknown paths and for targets that are not paths", () => {
+      for (const path of ["/nope", "/users/u_1/orders", "", "*", "users"])
+        expect(m.match("GET", path).kind).toBe("not_found");
+    });
+
+    it("treats methods as case-sensitive (RFC 9110 §9.1)", () => {
+      expect(m.match("get", "/users").kind).toBe("method_not_allowed");
+    });
+  });
+
+  describe("policy options", () => {
+    it("trailingSlash: strict (default) refuses, ignore matches, redirect points to the canonical path", () => {
+      expect(m.match("GET", "/users/").kind).toBe("not_found");
+      expect(compileMatcher(table, { trailingSlash: "ignore" }).match("GET", "/users/")).toMatchObject({
+        kind: "found",
+        route: "users.list",
+      });
+      expect(compileMatcher(table, { trailingSlash: "redirect" }).match("GET", "/users/u_1/")).toEqual({
+        kind: "redirect",
+        location: "/users/u_1",
+      });
+      // A wildcard still sees the slash: it matches as sent first.
+      expect(compileMatcher(table, { trailingSlash: "ignore" }).match("GET", "/static/")).toMatchObject({
+        params: { "*": "" },
+      });
+    });
+
+    it("duplicateSlashes: strict (default), ignore, redirect", () => {
+      expect(m.match("GET", "/users//u_1").kind).toBe("not_found");
+      expect(compileMatcher(table, { duplicateSlashes: "ignore" }).match("GET", "//users//u_1")).toMatchObject({
+        params: { user_id: "u_1" },
+      });
+      expect(
+        compileMatcher(table, { duplicateSlashes: "redirect", trailingSlash: "ignore" }).match("GET", "/users//u_1/"),
+      ).toEqual({
+        kind: "redirect",
+        location: "/users/u_1",
+      });
+    });
+
+    it("caseSensitive: false folds literals, never parameter values", () => {
+      const n = compileMatcher(table, { caseSensitive: false });
+      expect(n.match("GET", "/USERS")).toMatchObject({ route: "users.list" });
+      expect(n.match("GET", "/Users/AbC")).toMatchObject({ route: "users.read", params: { user_id: "AbC" } });
+      expect(m.match("GET", "/USERS").kind).toBe("not_found");
+    });
+
+    it("maxParamLength refuses a longer decoded parameter, but not a wildcard", () => {
+      const n = compileMatcher(table, { maxParamLength: 4 });
+      expect(n.match("GET", "/users/abcd")).toMatchObject({ kind: "found" });
+      expect(n.match("GET", "/users/abcde")).toEqual({ kind: "bad_path", code: "param_too_long", param: "user_id" });
+      expect(n.match("GET", "/users/%41%42%43%44")).toMatchObject({ params: { user_id: "ABCD" } });
+      expect(n.match("GET", "/static/abcdefgh")).toMatchObject({ kind: "found" });
+      expect(() => compileMatcher(table, { maxParamLength: 0 })).toThrow(TypeError);
+    });
+  });
+
+  describe("build-time errors carry a code and name both declarations", () => {
+    it.each([
+      ["/users?active=true", "query_in_template"],
+      ["users", "invalid_template"],
+      ["/users/", "invalid_template"],
+      ["/users//x", "invalid_template"],
+      ["/users/{id", "invalid_template"],
+      ["/users/{user-id}", "invalid_template"],
+      ["/users/{__proto__}", "invalid_template"],
+      ["/users/{id}/{id}", "invalid_template"],
+      ["/users/*/x", "invalid_template"],
+      ["/users/{a}{b}", "invalid_template"],
+      ["/users/a b", "invalid_template"],
+    ])("%s → %s", (template, expected) => {
+      expect(code(() => compileMatcher([{ method: "GET", template, route: 1 }]))).toBe(expected);
+    });
+
+    it("reads regex syntax as a literal segment (no user regular expression, CVE-2024-45296 class)", () => {
+      const n = compileMatcher([{ method: "GET", template: "/users/(.*)", route: 1 }]);
+      expect(n.match("GET", "/users/(.*)").kind).toBe("found");
+      expect(n.match("GET", "/users/anything").kind).toBe("not_found");
+    });
+
+    it("refuses a duplicate and an ambiguous route, naming both", () => {
+      const duplicate = [
+        { method: "GET", template: "/users/{id}", route: 1, label: "first" },
+        { method: "GET", template: "/users/{id}", route: 2, label: "second" },
+      ];
+      expect(code(() => compileMatcher(duplicate))).toBe("duplicate_route");
+      expect(() => compileMatcher(duplicate)).toThrow(/first[\s\S]*second|second[\s\S]*first/);
+      const ambiguous = [
+        { method: "GET", template: "/users/{id}", route: 1 },
+        { method: "GET", template: "/users/{user_id}", route: 2 },
+      ];
+      expect(code(() => compileMatcher(ambiguous))).toBe("ambiguous_route");
+      expect(code(() => compileMatcher(ambiguous, { caseSensitive: true }))).toBe("ambiguous_route");
+      expect(
+        code(() =>
+          compileMatcher(
+            [
+              { method: "GET", template: "/Users", route: 1 },
+              { method: "GET", template: "/users", route: 2 },
+            ],
+            { caseSensitive: false },
+          ),
+        ),
+      ).toBe("ambiguous_route");
+      // Different methods on one shape are fine.
+      expect(code(() => compileMatcher([ambiguous[0] as RefLike, { ...ambiguous[1], method: "PUT" } as RefLike]))).toBe(
+        undefined,
+      );
+    });
+  });
+
+  it("stays linear on adversarial paths (a long path of many segments matches quickly and correctly)", () => {
+    const n = compileMatcher([
+      { method: "GET", template: "/{a}/{b}/{c}/x", route: 1 },
+      { method: "GET", template: "/a/a/a/a/*", route: 2 },
+    ]);
+    const path = `/${"a/".repeat(50_000)}y`;
+    expect(n.match("GET", path)).toMatchObject({ route: 2 });
+    expect(n.match("GET", `/${"%".repeat(10_000)}/b/c/x`).kind).toBe("bad_path");
+  });
+});
+
+describe("fast paths give the documented answers", () => {
+  it("a wildcard takes the rest of the path unread: empty segments, slashes and encoding included", () => {
+    const n = compileMatcher([
+      { method: "GET", template: "/static/*", route: "static" },
+      { method: "GET", template: "/a/b/{rest*}", route: "nested" },
+      { method: "GET", template: "/a/*", route: "a" },
+    ]);
+    expect(n.match("GET", "/static//x/%2F/")).toEqual({ kind: "found", route: "static", params: { "*": "/x///" } });
+    expect(n.match("GET", "/static/%zz/ok").kind).toBe("bad_path");
+    expect(n.match("GET", "/a/b/c/d")).toEqual({ kind: "found", route: "nested", params: { rest: "c/d" } });
+    expect(n.match("GET", "/a/c/d")).toEqual({ kind: "found", route: "a", params: { "*": "c/d" } });
+    expect(n.match("POST", "/static/x")).toEqual({ kind: "method_not_allowed", allow: ["GET", "HEAD", "OPTIONS"] });
+  });
+
+  it("decodes a parameter after a long literal prefix, and one after a literal holding %", () => {
+    const n = compileMatcher([
+      { method: "GET", template: "/very/long/literal/prefix/{id}", route: 1 },
+      { method: "GET", template: "/a%20b/{id}", route: 2 },
+    ]);
+    expect(n.match("GET", "/very/long/literal/prefix/%E2%9C%93")).toMatchObject({ params: { id: "✓" } });
+    expect(n.match("GET", "/very/long/literal/prefix/%E2")).toMatchObject({ kind: "bad_path", param: "id" });
+    expect(n.match("GET", "/a%20b/x%2Fy")).toMatchObject({ route: 2, params: { id: "x/y" } });
+  });
+
+  it("turns a miss away at its first character only when the first segment must be a literal", () => {
+    const closed = compileMatcher([{ method: "GET", template: "/users/{id}", route: 1 }]);
+    expect(closed.match("GET", "/zz/users/1").kind).toBe("not_found");
+    expect(closed.match("GET", "/\u00e9/x").kind).toBe("not_found");
+    const open = compileMatcher([
+      { method: "GET", template: "/users/{id}", route: 1 },
+      { method: "GET", template: "/{tenant}/items", route: 2 },
+    ]);
+    expect(open.match("GET", "/zz/items")).toEqual({ kind: "found", route: 2, params: { tenant: "zz" } });
+    const folded = compileMatcher([{ method: "GET", template: "/users/{id}", route: 1 }], { caseSensitive: false });
+    expect(folded.match("GET", "/USERS/1")).toMatchObject({ route: 1, params: { id: "1" } });
+  });
+
+  it("finds literals among many sharing a first character (hashed lookup)", () => {
+    const names = Array.from({ length: 12 }, (_, i) => `item${i}`);
+    const n = compileMatcher(names.map((name, i) => ({ method: "GET", template: `/${name}/{id}`, route: i })));
+    names.forEach((name, i) => {
+      expect(n.match("GET", `/${name}/x`)).toEqual({ kind: "found", route: i, params: { id: "x" } });
+    });
+    expect(n.match("GET", "/item12/x").kind).toBe("not_found");
+    expect(n.match("GET", "/item1x/x").kind).toBe("not_found");
+  });
+
+  it("answers extension methods and refuses unknown ones with 405", () => {
+    const n = compileMatcher([
+      { method: "PROPFIND", template: "/dav/{path}", route: "dav" },
+      { method: "GET", template: "/dav/{path}", route: "get" },
+    ]);
+    expect(n.match("PROPFIND", "/dav/x")).toMatchObject({ route: "dav" });
+    expect(n.match("MKCOL", "/dav/x")).toEqual({
+      kind: "method_not_allowed",
+      allow: ["GET", "HEAD", "OPTIONS", "PROPFIND"],
+    });
+  });
+});
+
+type RefLike = { method: string; template: string; route: number };
+
+describe("property: the compiled matcher agrees with a naive linear scan", () => {
+  const literal = fc.constantFrom("a", "b", "users", "u1", "x-y", "v1.json");
+  const segment = fc.oneof(
+    { weight: 5, arbitrary: literal.map((v) => ({ kind: "s" as const, v })) },
+    { weight: 3, arbitrary: fc.constant({ kind: "p" as const }) },
+    { weight: 1, arbitrary: fc.constant({ kind: "c" as const }) },
+  );
+  const template = fc.tuple(fc.array(segment, { maxLength: 4 }), fc.boolean()).map(([segments, wild]) => {
+    let i = 0;
+    const parts = segments.map((s) => (s.kind === "s" ? s.v : s.kind === "p" ? `{p${i++}}` : `{p${i++}}-{p${i++}}`));
+    if (wild) parts.push("*");
+    return `/${parts.join("/")}`;
+  });
+  const routeTable = fc.uniqueArray(fc.tuple(fc.constantFrom("GET", "POST", "DELETE", "PATCH"), template), {
+    maxLength: 14,
+    // Same method and same shape is refused at build: keep one.
+    selector: ([method, t]) => `${method} ${t.replace(/\{p\d+\}/g, "{}")}`,
+  });
+  const pathSegment = fc.oneof(
+    literal,
+    fc.constantFrom("", "zz", "a-b", "q-r-s", "%41", "%zz", "%E2%9C%93", "A", "u1-x"),
+  );
+  const path = fc.array(pathSegment, { maxLength: 6 }).map((segments) => `/${segments.join("/")}`);
+
+  it("for generated tables and paths: same kind, route, params and Allow", () => {
+    fc.assert(
+      fc.property(
+        routeTable,
+        fc.array(fc.tuple(fc.constantFrom("GET", "HEAD", "POST", "PUT", "DELETE"), path), {
+          minLength: 1,
+          maxLength: 20,
+        }),
+        (rows, requests) => {
+          const routes: RefRoute[] = rows.map(([method, t], id) => ({ method, template: t === "/" ? "/" : t, id }));
+          const matcher = compileMatcher(routes.map((r) => ({ method: r.method, template: r.template, route: r.id })));
+          for (const [method, p] of requests) {
+            const expected = referenceMatch(routes, method, p);
+            const actual: MatchResult<number> = matcher.match(method, p);
+            if (expected.kind === "found")
+              expect(actual).toEqual({ kind: "found", route: expected.id, params: expected.params });
+            else if (expected.kind === "method_not_allowed") expect(actual).toEqual(expected);
+            else expect(actual.kind).toBe(expected.kind);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("property: many literals sharing a first character (hashed segment tables), and case folding", () => {
+  // Thirteen literals start with "a": a state holding more than eight of them looks segments up by hash.
+  const literals = ["a", "ab", "abc", ...Array.from({ length: 10 }, (_, i) => `a${i}`), "b", "users"];
+  const segment = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...literals) },
+    { weight: 2, arbitrary: fc.constant("{p}") },
+    { weight: 1, arbitrary: fc.constant("*") },
+  );
+  const template = fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => {
+    let i = 0;
+    // A wildcard only last; parameter names made unique.
+    const cut = parts.indexOf("*");
+    const kept = cut === -1 ? parts : parts.slice(0, cut + 1);
+    return `/${kept.map((part) => (part === "{p}" ? `{p${i++}}` : part)).join("/")}`;
+  });
+  const routeTable = fc.uniqueArray(fc.tuple(fc.constantFrom("GET", "POST"), template), {
+    minLength: 8,
+    maxLength: 40,
+    size: "max",
+    selector: ([method, t]) => `${method} ${t.replace(/\{p\d+\}/g, "{}")}`,
+  });
+  const pathSegment = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...literals) },
+    { weight: 1, arbitrary: fc.constantFrom("", "A3", "AB", "Users", "a10", "%61", "%zz", "zz", "a/b") },
+  );
+  const path = fc.array(pathSegment, { maxLength: 4 }).map((segments) => `/${segments.join("/")}`);
+
+  it.each([true, false])("caseSensitive: %s agrees with the naive scan", (caseSensitive) => {
+    fc.assert(
+      fc.property(
+        routeTable,
+        fc.array(fc.tuple(fc.constantFrom("GET", "HEAD", "POST", "PUT"), path), { minLength: 1, maxLength: 30 }),
+        (rows, requests) => {
+          const routes: RefRoute[] = rows.map(([method, t], id) => ({ method, template: t, id }));
+          const matcher = compileMatcher(
+            routes.map((r) => ({ method: r.method, template: r.template, route: r.id })),
+            { caseSensitive },
+          );
+          for (const [method, p] of requests) {
+            const expected = referenceMatch(routes, method, p, caseSensitive);
+            const actual: MatchResult<number> = matcher.match(method, p);
+            if (expected.kind === "found")
+              expect(actual).toEqual({ kind: "found", route: expected.id, params: expected.params });
+            else if (expected.kind === "method_not_allowed") expect(actual).toEqual(expected);
+            else expect(actual.kind).toBe(expected.kind);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

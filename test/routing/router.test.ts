@@ -1,0 +1,189 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { adapt } from "../../src/fetch/index";
+import type { HttpRequest } from "../../src/http/message";
+import { json } from "../../src/http/message";
+import { isHttpProblem } from "../../src/http/problem";
+import { createRouter, type Middleware, RoutingError, routeOf } from "../../src/routing/index";
+import { app, newStore } from "./app";
+
+function request(method: string, target: string, body?: unknown, type = "application/json"): HttpRequest {
+  const [path = "", search = ""] = target.split("?");
+  const bytes = body === undefined ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(body));
+  return {
+    method,
+    path,
+    search,
+    query: Object.fromEntries(new URLSearchParams(search)),
+    headers: body === undefined ? {} : { "content-type": type },
+    body: bytes,
+  };
+}
+
+async function codeOf(promise: unknown): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    return error instanceof RoutingError ? error.code : isHttpProblem(error) ? `problem:${error.code}` : String(error);
+  }
+  return undefined;
+}
+
+function buildCode(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof RoutingError ? error.code : String(error);
+  }
+  return undefined;
+}
+
+describe("Router", () => {
+  it("lists its routes with names, methods, templates and kinds", () => {
+    const routes = app(newStore()).routes();
+    expect(routes.map((r) => `${r.method} ${r.template} ${r.name}`)).toEqual([
+      "GET /users users.list",
+      "POST /users users.create",
+      "GET /users/{user_id} users.read",
+      "PUT /users/{user_id} users.replace",
+      "PATCH /users/{user_id} users.update",
+      "DELETE /users/{user_id} users.remove",
+      "GET /users/{user_id}/orders users.orders.list",
+      "POST /users/{user_id}/orders users.orders.create",
+      "GET /users/{user_id}/orders/{order_id} users.orders.read",
+      "POST /users/{user_id}/orders/{order_id}/ship users.orders.ship",
+      "GET /static/{path*} static",
+    ]);
+  });
+
+  it("builds URLs by route name, percent-encoding parameters", () => {
+    const router = app(newStore());
+    expect(router.url("users.orders.read", { user_id: "a b", order_id: 7 })).toBe("/users/a%20b/orders/7");
+    expect(router.url("static", { path: "css/a b.css" })).toBe("/static/css/a%20b.css");
+    expect(buildCode(() => router.url("nope"))).toBe("unknown_route");
+    expect(buildCode(() => router.url("users.read", {}))).toBe("unknown_route");
+  });
+
+  it("matches on its own, without running anything", () => {
+    const result = app(newStore()).match("GET", "/users/u1/orders/o2");
+    expect(result).toMatchObject({
+      kind: "found",
+      route: { name: "users.orders.read" },
+      params: { user_id: "u1", order_id: "o2" },
+    });
+  });
+
+  describe("build-time errors", () => {
+    it("refuses a query string in a template", () => {
+      expect(buildCode(() => createRouter().route("GET", "/users?active=1", {}, () => json(200, 1)))).toBe(
+        "query_in_template",
+      );
+    });
+
+    it("refuses a duplicate and an ambiguous route at build, naming both declarations", () => {
+      const router = createRouter()
+        .route("GET", "/users/{id}", { name: "a" }, () => json(200, 1))
+        .route("GET", "/users/{user_id}", { name: "b" }, () => json(200, 2));
+      expect(buildCode(() => router.build())).toBe("ambiguous_route");
+      expect(() => router.build()).toThrow(/\(a\)[\s\S]*\(b\)|\(b\)[\s\S]*\(a\)/);
+      const dup = createRouter()
+        .resource("/users/{id}", (r) => r.read({}, () => json(200, 1)))
+        .route("GET", "/users/{id}", { name: "again" }, () => json(200, 2));
+      expect(buildCode(() => dup.handler())).toBe("duplicate_route");
+    });
+
+    it("refuses a duplicate name, a bad method, a bad resource template and mismatched schemas", () => {
+      const router = createRouter().route("GET", "/a", { name: "x" }, () => json(200, 1));
+      expect(buildCode(() => router.route("GET", "/b", { name: "x" }, () => json(200, 1)))).toBe("duplicate_name");
+      expect(buildCode(() => router.route("GE T", "/c", {}, () => json(200, 1)))).toBe("invalid_method");
+      expect(buildCode(() => router.resource("/users", () => undefined))).toBe("invalid_template");
+      expect(
+        buildCode(() =>
+          router.route("GET", "/d/{id}", { params: z.object({ other: z.string() }) }, () => json(200, 1)),
+        ),
+      ).toBe("invalid_schema");
+      expect(
+        buildCode(() => router.route("GET", "/e", { query: z.string() as unknown as z.ZodObject }, () => json(200, 1))),
+      ).toBe("invalid_schema");
+    });
+  });
+
+  describe("method rules", () => {
+    it("refuses a create that does not answer 201 + Location (or 202)", async () => {
+      const router = createRouter().resource("/things/{id}", (r) => {
+        r.create({}, () => json(200, {}));
+      });
+      expect(await codeOf(router.handler()(request("POST", "/things")))).toBe("method_rule_violation");
+    });
+
+    it("refuses a remove handler that does not say whether it deleted", async () => {
+      const router = createRouter().resource("/things/{id}", (r) => {
+        r.remove({}, (() => "yes") as unknown as () => boolean);
+      });
+      expect(await codeOf(router.handler()(request("DELETE", "/things/1")))).toBe("method_rule_violation");
+    });
+
+    it("with validateResponses, a body the response schema refuses is an invalid_response", async () => {
+      const router = createRouter({ validateResponses: true }).route(
+        "GET",
+        "/n",
+        { response: z.object({ n: z.number() }) },
+        () => json(200, { n: "one" }),
+      );
+      expect(await codeOf(router.handler()(request("GET", "/n")))).toBe("invalid_response");
+      const off = createRouter().route("GET", "/n", { response: z.object({ n: z.number() }) }, () =>
+        json(200, { n: "one" }),
+      );
+      expect((await off.handler()(request("GET", "/n"))).status).toBe(200);
+    });
+  });
+
+  describe("composition", () => {
+    it("runs router, resource, then operation middleware, outermost first, and exposes the match", async () => {
+      const order: string[] = [];
+      const layer =
+        (name: string): Middleware =>
+        (next) =>
+        (req) => {
+          order.push(`${name}:${routeOf(req)?.route.name}`);
+          return next(req);
+        };
+      const router = createRouter()
+        .use(layer("router"))
+        .resource("/users/{user_id}", (users) => {
+          users.use(layer("users"));
+          users.read({ use: [layer("op")] }, ({ params }) => json(200, params));
+        });
+      const response = await router.handler()(request("GET", "/users/u1"));
+      expect(response.status).toBe(200);
+      expect(order).toEqual(["router:users.read", "users:users.read", "op:users.read"]);
+      order.length = 0;
+      await router.handler()(request("GET", "/nowhere"));
+      expect(order).toEqual([]);
+    });
+  });
+
+  it("answers OPTIONS * with every declared method (RFC 9110 §9.3.7)", async () => {
+    const response = await app(newStore()).handler()(request("OPTIONS", "*"));
+    expect(response).toMatchObject({ status: 204, headers: { allow: "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH" } });
+  });
+
+  it("serves through the Fetch adapter too", async () => {
+    const fetchHandler = adapt(app(newStore()).handler());
+    const created = await fetchHandler(
+      new Request("http://localhost/users", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "A", email: "a@example.com", tags: [] }),
+      }),
+    );
+    expect(created.status).toBe(201);
+    const location = created.headers.get("location") as string;
+    const head = await fetchHandler(new Request(`http://localhost${location}`, { method: "HEAD" }));
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+    const notAllowed = await fetchHandler(new Request("http://localhost/users", { method: "DELETE" }));
+    expect(notAllowed.status).toBe(405);
+    expect(notAllowed.headers.get("allow")).toBe("GET, HEAD, POST, OPTIONS");
+  });
+});

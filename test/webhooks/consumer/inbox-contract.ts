@@ -1,0 +1,226 @@
+/**
+ * The one contract every Inbox implementation passes (memory, PostgreSQL): de-duplication,
+ * claiming under a lease, completion, retries, dead letters. Times are explicit Unix ms values.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Inbox, InboxEvent } from "../../../src/webhooks/consumer/index";
+
+export interface InboxUnderTest {
+  inbox: Inbox;
+  /** Called after each test. */
+  cleanup?: () => Promise<void>;
+}
+
+const T0 = 1_700_000_000_000;
+const LEASE = 30_000;
+
+export function event(id: string, overrides: Partial<InboxEvent> = {}): InboxEvent {
+  return {
+    id,
+    type: "order.shipped",
+    payload: { order: id, lines: [1, 2], note: "é ✓ \u0000", nested: { ok: true, none: null } },
+    scheme: "standard-webhooks",
+    timestamp: 1_700_000_000,
+    receivedAt: T0,
+    ...overrides,
+  };
+}
+
+function latch(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+export function inboxContract(name: string, factory: () => Promise<InboxUnderTest>): void {
+  describe(`Inbox contract: ${name}`, () => {
+    let subject: InboxUnderTest | undefined;
+    let inbox: Inbox;
+    const claim = (now: number, limit = 10, owner = "p1") => inbox.claim({ now, leaseMs: LEASE, limit, owner });
+
+    beforeEach(async () => {
+      subject = await factory();
+      inbox = subject.inbox;
+    });
+    afterEach(async () => {
+      await subject?.cleanup?.();
+    });
+
+    describe("add", () => {
+      it("stores a pending event that reads back equal", async () => {
+        expect(await inbox.add(event("a"))).toEqual({ duplicate: false });
+        const record = await inbox.get("a");
+        expect(record).toMatchObject({ ...event("a"), state: "pending", attempts: 0, availableAt: T0 });
+        expect(record?.lastError).toBeUndefined();
+        expect(await inbox.get("missing")).toBeUndefined();
+      });
+
+      it("stores a redelivered id once and reports it as a duplicate", async () => {
+        await inbox.add(event("a"));
+        expect(await inbox.add(event("a", { payload: { other: true } }))).toEqual({ duplicate: true });
+        expect((await inbox.get("a"))?.payload).toEqual(event("a").payload);
+        expect(await claim(T0)).toHaveLength(1);
+      });
+
+      it("keeps payloads of any JSON shape", async () => {
+        const payloads = [null, "text", 42, [1, "two", { three: 3 }], { deep: { er: [true, false] } }];
+        for (const [i, payload] of payloads.entries()) await inbox.add(event(`p${i}`, { payload }));
+        for (const [i, payload] of payloads.entries()) expect((await inbox.get(`p${i}`))?.payload).toEqual(payload);
+      });
+
+      it("keeps an event without a provider timestamp", async () => {
+        await inbox.add(event("a", { timestamp: undefined }));
+        expect((await inbox.get("a"))?.timestamp).toBeUndefined();
+      });
+    });
+
+    describe("claim", () => {
+      it("claims due events oldest first, up to the limit, one attempt each", async () => {
+        await inbox.add(event("late", { receivedAt: T0 + 2 }));
+        await inbox.add(event("early", { receivedAt: T0 }));
+        await inbox.add(event("middle", { receivedAt: T0 + 1 }));
+        await inbox.add(event("future", { receivedAt: T0 + 10_000 }));
+        const claims = await claim(T0 + 5, 2);
+        expect(claims.map((c) => c.event.id)).toEqual(["early", "middle"]);
+        expect(claims.map((c) => c.attempts)).toEqual([1, 1]);
+        expect((await claim(T0 + 5)).map((c) => c.event.id)).toEqual(["late"]);
+        expect(await claim(T0 + 5)).toEqual([]);
+        expect((await inbox.get("early"))?.state).toBe("processing");
+        expect((await inbox.get("early"))?.availableAt).toBe(T0 + 5 + LEASE);
+      });
+
+      it("gives a claimed event to nobody else until its lease expires, then to the next claimant", async () => {
+        await inbox.add(event("a"));
+        const [first] = await claim(T0, 10, "p1");
+        expect(await claim(T0 + LEASE - 1, 10, "p2")).toEqual([]);
+        const [second] = await claim(T0 + LEASE, 10, "p2");
+        expect(second?.attempts).toBe(2);
+        expect(second?.token).not.toBe(first?.token);
+      });
+
+      it("hands concurrent claimants disjoint events", async () => {
+        for (let i = 0; i < 20; i++) await inbox.add(event(`e${i}`, { receivedAt: T0 + i }));
+        const batches = await Promise.all([1, 2, 3, 4].map((p) => claim(T0 + 100, 6, `p${p}`)));
+        const ids = batches.flat().map((c) => c.event.id);
+        expect(new Set(ids).size).toBe(ids.length);
+        expect(ids).toHaveLength(20);
+      });
+    });
+
+    describe("complete", () => {
+      it("runs the work and marks the event done; a done event is never claimed again", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        let ran = 0;
+        expect(await inbox.complete(c!, async () => void ran++, T0 + 10)).toEqual({ outcome: "done" });
+        expect(ran).toBe(1);
+        expect(await inbox.get("a")).toMatchObject({ state: "done", doneAt: T0 + 10, availableAt: undefined });
+        expect(await claim(T0 + 10 * LEASE)).toEqual([]);
+        expect(await inbox.add(event("a"))).toEqual({ duplicate: true });
+      });
+
+      it("does not run the work of a claim that was taken over", async () => {
+        await inbox.add(event("a"));
+        const [stale] = await claim(T0, 10, "p1");
+        const [fresh] = await claim(T0 + LEASE, 10, "p2");
+        let ran = 0;
+        expect(await inbox.complete(stale!, async () => void ran++, T0 + LEASE)).toEqual({ outcome: "lost" });
+        expect(ran).toBe(0);
+        expect(await inbox.complete(fresh!, async () => void ran++, T0 + LEASE)).toEqual({ outcome: "done" });
+        expect(ran).toBe(1);
+        expect(await inbox.complete(fresh!, async () => void ran++, T0 + LEASE)).toEqual({ outcome: "lost" });
+        expect(ran).toBe(1);
+      });
+
+      it("keeps an event whose work is running from being claimed, even past its lease", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        const gate = latch();
+        const started = latch();
+        const running = inbox.complete(
+          c!,
+          async () => {
+            started.open();
+            await gate.promise;
+          },
+          T0,
+        );
+        await started.promise;
+        expect(await claim(T0 + 2 * LEASE, 10, "p2")).toEqual([]);
+        gate.open();
+        expect(await running).toEqual({ outcome: "done" });
+      });
+
+      it("reports work that throws as failed and leaves the event unfinished", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        const boom = new Error("boom");
+        const result = await inbox.complete(
+          c!,
+          async () => {
+            throw boom;
+          },
+          T0,
+        );
+        expect(result).toEqual({ outcome: "failed", error: boom });
+        expect((await inbox.get("a"))?.state).toBe("processing");
+        expect(await claim(T0 + LEASE)).toHaveLength(1);
+      });
+    });
+
+    describe("fail", () => {
+      it("schedules a retry that is claimable from retryAt on", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        const error = { code: "handler_failed" as const, message: "nope" };
+        expect(await inbox.fail(c!, { retryAt: T0 + 500, error }, T0)).toBe(true);
+        expect(await inbox.get("a")).toMatchObject({ state: "failed", availableAt: T0 + 500, lastError: error });
+        expect(await claim(T0 + 499)).toEqual([]);
+        const [retry] = await claim(T0 + 500);
+        expect(retry?.attempts).toBe(2);
+      });
+
+      it("dead-letters an event: listed, never claimed, and retried on request with a fresh budget", async () => {
+        await inbox.add(event("a", { receivedAt: T0 }));
+        await inbox.add(event("b", { receivedAt: T0 + 1 }));
+        const claims = await claim(T0 + 1);
+        const error = { code: "payload_invalid" as const, message: "bad", errors: [] };
+        for (const c of claims) expect(await inbox.fail(c, { dead: true, error }, T0 + 2)).toBe(true);
+        expect((await inbox.deadLetters()).map((r) => r.id).sort()).toEqual(["a", "b"]);
+        expect(await inbox.deadLetters({ limit: 1 })).toHaveLength(1);
+        expect(await inbox.get("a")).toMatchObject({ state: "dead", lastError: error, availableAt: undefined });
+        expect(await claim(T0 + 100 * LEASE)).toEqual([]);
+        expect(await inbox.retryDeadLetter("a", T0 + 3)).toBe(true);
+        expect(await inbox.retryDeadLetter("a", T0 + 3)).toBe(false);
+        expect(await inbox.retryDeadLetter("missing", T0 + 3)).toBe(false);
+        expect((await inbox.deadLetters()).map((r) => r.id)).toEqual(["b"]);
+        const [again] = await claim(T0 + 3);
+        expect(again).toMatchObject({ event: { id: "a" }, attempts: 1 });
+      });
+
+      it("ignores a stale claim", async () => {
+        await inbox.add(event("a"));
+        const [stale] = await claim(T0, 10, "p1");
+        await claim(T0 + LEASE, 10, "p2");
+        const error = { code: "handler_failed" as const, message: "late" };
+        expect(await inbox.fail(stale!, { dead: true, error }, T0 + LEASE)).toBe(false);
+        expect((await inbox.get("a"))?.state).toBe("processing");
+      });
+    });
+
+    it("purges done events finished before a time, and only those", async () => {
+      await inbox.add(event("old", { receivedAt: T0 }));
+      await inbox.add(event("new", { receivedAt: T0 + 1 }));
+      await inbox.add(event("open", { receivedAt: T0 + 2 }));
+      const claims = await claim(T0 + 2, 2);
+      await inbox.complete(claims.find((c) => c.event.id === "old")!, async () => {}, T0 + 1);
+      await inbox.complete(claims.find((c) => c.event.id === "new")!, async () => {}, T0 + 100);
+      expect(await inbox.purgeDone(T0 + 50)).toBe(1);
+      expect(await inbox.get("old")).toBeUndefined();
+      expect(await inbox.get("open")).toBeDefined();
+      expect(await inbox.get("new")).toBeDefined();
+    });
+  });
+}

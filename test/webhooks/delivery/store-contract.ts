@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AttemptRecord } from "../../../src/webhooks/delivery/attempt";
+import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
+import type { WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
+import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
+import { createEvent } from "../../../src/webhooks/delivery/event";
+import { initialDeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
+
+/** What a contract run needs: fresh, empty stores. */
+export interface StoreFixture {
+  endpoints: EndpointStore;
+  queue: DeliveryQueue;
+  close?: () => Promise<void>;
+}
+
+let seq = 0;
+export function endpointFixture(patch: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
+  seq++;
+  return {
+    id: `we_${seq}_${Math.random().toString(36).slice(2, 8)}`,
+    url: "https://hooks.example.com/in",
+    enabledEvents: ["*"],
+    secrets: [{ secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", expiresAt: null }],
+    status: "enabled",
+    disabledReason: null,
+    disabledAt: null,
+    description: "",
+    metadata: {},
+    rateLimit: null,
+    failingSince: null,
+    createdAt: 1_000 + seq,
+    ...patch,
+  };
+}
+
+const T0 = 1_700_000_000_000;
+
+/** The one contract every EndpointStore + DeliveryQueue pair passes. */
+export function storeContract(name: string, make: () => Promise<StoreFixture>): void {
+  describe(`${name}: endpoint store contract`, () => {
+    let f: StoreFixture;
+    beforeAll(async () => {
+      f = await make();
+    });
+    afterAll(async () => {
+      await f.close?.();
+    });
+
+    it("creates, gets, updates and deletes", async () => {
+      const e = endpointFixture({ metadata: { team: "a" }, rateLimit: 2.5 });
+      await f.endpoints.create(e);
+      expect(await f.endpoints.get(e.id)).toEqual(e);
+      const updated = await f.endpoints.update(e.id, { status: "disabled", disabledReason: "manual", disabledAt: 5 });
+      expect(updated).toMatchObject({
+        id: e.id,
+        status: "disabled",
+        disabledReason: "manual",
+        disabledAt: 5,
+        rateLimit: 2.5,
+      });
+      expect(await f.endpoints.update("we_missing", { description: "x" })).toBeUndefined();
+      expect(await f.endpoints.delete(e.id)).toBe(true);
+      expect(await f.endpoints.delete(e.id)).toBe(false);
+      expect(await f.endpoints.get(e.id)).toBeUndefined();
+    });
+
+    it("lists oldest first, page by page", async () => {
+      const made = [endpointFixture(), endpointFixture(), endpointFixture()];
+      for (const e of made) await f.endpoints.create(e);
+      const first = await f.endpoints.list({ limit: 100 });
+      const ids = first.map((e) => e.id).filter((id) => made.some((m) => m.id === id));
+      expect(ids).toEqual(made.map((e) => e.id));
+      const after = await f.endpoints.list({ limit: 1, startingAfter: made[0]?.id });
+      expect(after.map((e) => e.id)).toEqual([made[1]?.id]);
+    });
+
+    it("finds the enabled endpoints subscribed to a type, wildcards included", async () => {
+      const exact = endpointFixture({ enabledEvents: ["sub.created"] });
+      const resource = endpointFixture({ enabledEvents: ["sub.*"] });
+      const other = endpointFixture({ enabledEvents: ["other.created"] });
+      const off = endpointFixture({ enabledEvents: ["sub.created"], status: "disabled" });
+      for (const e of [exact, resource, other, off]) await f.endpoints.create(e);
+      const found = (await f.endpoints.subscribed("sub.created")).map((e) => e.id);
+      expect(found).toContain(exact.id);
+      expect(found).toContain(resource.id);
+      expect(found).not.toContain(other.id);
+      expect(found).not.toContain(off.id);
+      for (const e of [exact, resource, other, off]) await f.endpoints.delete(e.id);
+    });
+
+    it("records health: a failure sets failingSince once, a success clears it", async () => {
+      const e = endpointFixture();
+      await f.endpoints.create(e);
+      expect(await f.endpoints.recordOutcome(e.id, false, 10)).toBe(10);
+      expect(await f.endpoints.recordOutcome(e.id, false, 20)).toBe(10);
+      expect(await f.endpoints.recordOutcome(e.id, true, 30)).toBeNull();
+      expect(await f.endpoints.recordOutcome("we_missing", true, 30)).toBeUndefined();
+      await f.endpoints.delete(e.id);
+    });
+  });
+
+  describe(`${name}: delivery queue contract`, () => {
+    let f: StoreFixture;
+    let a: WebhookEndpoint;
+    let b: WebhookEndpoint;
+    beforeAll(async () => {
+      f = await make();
+      a = endpointFixture({ enabledEvents: ["q.*"] });
+      b = endpointFixture({ enabledEvents: ["q.created"] });
+      await f.endpoints.create(a);
+      await f.endpoints.create(b);
+    });
+    afterAll(async () => {
+      await f.close?.();
+    });
+
+    it("publish fans out to every subscribed endpoint, once per event id", async () => {
+      const event = createEvent({ type: "q.created", data: { n: 1 }, now: T0 });
+      const { deliveryIds } = await f.queue.publish(event, { now: T0 });
+      expect(deliveryIds).toHaveLength(2);
+      expect((await f.queue.publish(event, { now: T0 })).deliveryIds).toEqual([]);
+      const got = await f.queue.get(deliveryIds[0] as string);
+      expect(JSON.parse(got?.payload ?? "null")).toEqual(event);
+      expect(got?.state).toEqual(initialDeliveryState(T0));
+      expect((await f.queue.publish(createEvent({ type: "z.none", data: {} }), { now: T0 })).deliveryIds).toEqual([]);
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 });
+      expect(claimed).toHaveLength(2);
+      for (const c of claimed) {
+        await f.queue.complete(
+          c,
+          transition(c.state, { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } }, T0).state,
+        );
+      }
+    });
+
+    it("claims due deliveries oldest first, each once per lease; an expired lease is reclaimed", async () => {
+      const early = createEvent({ type: "q.updated", data: {}, now: T0 });
+      const late = createEvent({ type: "q.updated", data: {}, now: T0 });
+      await f.queue.publish(late, { now: T0, delayMs: 50 });
+      await f.queue.publish(early, { now: T0, delayMs: 10 });
+      expect(await f.queue.nextDueAt()).toBe(T0 + 10);
+      expect(await f.queue.claim({ limit: 10, now: T0 + 5, leaseMs: 1_000 })).toEqual([]);
+      const first = await f.queue.claim({ limit: 10, now: T0 + 100, leaseMs: 1_000 });
+      expect(first.map((c) => c.eventId)).toEqual([early.id, late.id]);
+      expect(await f.queue.claim({ limit: 10, now: T0 + 200, leaseMs: 1_000 })).toEqual([]);
+      // The worker died: after the lease the deliveries are due again, with a new lease.
+      const again = await f.queue.claim({ limit: 10, now: T0 + 1_200, leaseMs: 1_000 });
+      expect(again.map((c) => c.id).sort()).toEqual(first.map((c) => c.id).sort());
+      const stale = first[0]!;
+      const fresh = again.find((c) => c.id === stale.id)!;
+      const delivered = transition(
+        stale.state,
+        { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } },
+        T0 + 1_300,
+      ).state;
+      expect(await f.queue.complete(stale, delivered)).toBe(false);
+      expect(await f.queue.complete(fresh, delivered)).toBe(true);
+      expect((await f.queue.get(stale.id))?.state.status).toBe("delivered");
+      const other = again.find((c) => c.id !== stale.id)!;
+      await f.queue.complete(other, delivered);
+      expect(await f.queue.nextDueAt()).toBeUndefined();
+    });
+
+    it("a failed attempt is stored with its log line and becomes due at the scheduled time", async () => {
+      const event = createEvent({ type: "q.updated", data: {}, now: T0 });
+      const [id] = (await f.queue.publish(event, { now: T0 })).deliveryIds;
+      const [claim] = await f.queue.claim({ limit: 1, now: T0, leaseMs: 1_000 });
+      expect(claim?.id).toBe(id);
+      const failed = transition(
+        claim!.state,
+        { type: "attempt", result: { kind: "response", status: 503, durationMs: 7 } },
+        T0 + 10,
+        {
+          ...(await import("../../../src/webhooks/delivery/state-machine")).defaultDeliveryConfig,
+          random: () => 0.5,
+        },
+      ).state;
+      const line: AttemptRecord = {
+        deliveryId: id!,
+        endpointId: a.id,
+        eventId: event.id,
+        attempt: 1,
+        startedAt: T0 + 3,
+        durationMs: 7,
+        status: 503,
+        errorKind: "http_status",
+        response: "busy",
+      };
+      expect(await f.queue.complete(claim!, failed, line)).toBe(true);
+      expect(await f.queue.nextDueAt()).toBe(T0 + 10 + 5_000);
+      expect(await f.queue.attempts({ endpointId: a.id })).toEqual([line]);
+      expect(await f.queue.attempts({ endpointId: a.id, deliveryId: "dlv_other" })).toEqual([]);
+      expect((await f.queue.list(a.id, { status: ["failed"] })).map((d) => d.id)).toEqual([id]);
+      // Park it as exhausted, then a manual retry revives it now.
+      const [again] = await f.queue.claim({ limit: 1, now: T0 + 6_000, leaseMs: 1_000 });
+      expect(
+        await f.queue.update(id!, ["failed"], { ...failed, status: "exhausted", nextAttemptAt: null }, T0 + 6_001),
+      ).toBe(false);
+      await f.queue.complete(again!, transition(again!.state, { type: "endpoint_disabled" }, T0 + 6_000).state);
+      expect(await f.queue.nextDueAt()).toBeUndefined();
+      const revived = transition((await f.queue.get(id!))!.state, { type: "manual_retry" }, T0 + 7_000).state;
+      expect(await f.queue.update(id!, ["delivered"], revived, T0 + 7_000)).toBe(false);
+      expect(await f.queue.update(id!, ["exhausted"], revived, T0 + 7_000)).toBe(true);
+      expect(await f.queue.nextDueAt()).toBe(T0 + 7_000);
+      const [last] = await f.queue.claim({ limit: 1, now: T0 + 7_000, leaseMs: 1_000 });
+      expect(last?.state.attempts).toBe(0);
+      await f.queue.complete(
+        last!,
+        transition(
+          last!.state,
+          { type: "attempt", result: { kind: "response", status: 204, durationMs: 1 } },
+          T0 + 7_001,
+        ).state,
+      );
+    });
+
+    it("lists an endpoint's deliveries newest first, filtered by status and creation time", async () => {
+      const e = endpointFixture({ enabledEvents: ["l.created"] });
+      await f.endpoints.create(e);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const { deliveryIds } = await f.queue.publish(createEvent({ type: "l.created", data: { i } }), {
+          now: T0 + i * 1_000,
+        });
+        ids.push(deliveryIds[0]!);
+      }
+      expect((await f.queue.list(e.id)).map((d) => d.id)).toEqual([...ids].reverse());
+      expect((await f.queue.list(e.id, { since: T0 + 1_000 })).map((d) => d.id)).toEqual([ids[2], ids[1]]);
+      expect((await f.queue.list(e.id, { limit: 1 })).map((d) => d.id)).toEqual([ids[2]]);
+      expect(await f.queue.list(e.id, { status: ["delivered"] })).toEqual([]);
+      const claimed = await f.queue.claim({ limit: 10, now: T0 + 10_000, leaseMs: 1_000 });
+      for (const c of claimed)
+        await f.queue.complete(
+          c,
+          transition(
+            c.state,
+            { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } },
+            T0 + 10_000,
+          ).state,
+        );
+    });
+  });
+}

@@ -1,0 +1,123 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type AddressClass, classifyAddress } from "../../../src/webhooks/delivery/address-class";
+import { parseIp } from "../../../src/webhooks/delivery/ip-address";
+import { checkEndpointUrl, compileUrlPolicy } from "../../../src/webhooks/delivery/url-policy";
+
+const CASES: readonly [string, AddressClass][] = [
+  ["127.0.0.1", "loopback"],
+  ["127.255.255.254", "loopback"],
+  ["::1", "loopback"],
+  ["0.0.0.0", "unspecified"],
+  ["::", "unspecified"],
+  ["10.0.0.1", "private"],
+  ["172.16.0.1", "private"],
+  ["172.31.255.255", "private"],
+  ["192.168.1.1", "private"],
+  ["169.254.169.254", "link_local"],
+  ["fe80::1", "link_local"],
+  ["fe80::1%eth0", "link_local"],
+  ["100.64.0.1", "cgnat"],
+  ["100.127.255.255", "cgnat"],
+  ["224.0.0.1", "multicast"],
+  ["239.255.255.250", "multicast"],
+  ["ff02::1", "multicast"],
+  ["fc00::1", "unique_local"],
+  ["fd12:3456:789a::1", "unique_local"],
+  ["::ffff:127.0.0.1", "ipv4_mapped"],
+  ["::ffff:8.8.8.8", "ipv4_mapped"],
+  ["::ffff:7f00:1", "ipv4_mapped"],
+  ["64:ff9b::7f00:1", "loopback"],
+  ["64:ff9b::8.8.8.8", "public"],
+  ["2002:7f00:1::", "reserved"],
+  ["255.255.255.255", "reserved"],
+  ["192.0.2.1", "reserved"],
+  ["2001:db8::1", "reserved"],
+  ["8.8.8.8", "public"],
+  ["1.1.1.1", "public"],
+  ["172.32.0.1", "public"],
+  ["100.128.0.1", "public"],
+  ["2606:4700:4700::1111", "public"],
+];
+
+describe("classifyAddress (RFC 6890 special-purpose registries)", () => {
+  it.each(CASES)("%s is %s", (address, kind) => {
+    expect(classifyAddress(address)).toBe(kind);
+  });
+
+  it.each(["localhost", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "1::2::3", ":1", "1:2:3:4:5:6:7:8:9", "g::1"])(
+    "%s is not an IP literal",
+    (text) => {
+      expect(classifyAddress(text)).toBeUndefined();
+    },
+  );
+
+  it("parses every IPv4 address and its mapped IPv6 form to the same bytes", () => {
+    fc.assert(
+      fc.property(fc.ipV4(), (v4) => {
+        const bytes = parseIp(v4) as Uint8Array;
+        expect(bytes).toHaveLength(4);
+        expect([...(parseIp(`::ffff:${v4}`) as Uint8Array).subarray(12)]).toEqual([...bytes]);
+      }),
+    );
+  });
+
+  it("parses every IPv6 address fast-check generates", () => {
+    fc.assert(
+      fc.property(fc.ipV6(), (v6) => {
+        expect(parseIp(v6)).toHaveLength(16);
+      }),
+    );
+  });
+});
+
+describe("checkEndpointUrl at registration", () => {
+  it("accepts a public https URL", () => {
+    const result = checkEndpointUrl("https://hooks.example.com/in");
+    expect(result.ok).toBe(true);
+  });
+
+  it("refuses plain http by default", () => {
+    expect(checkEndpointUrl("http://hooks.example.com/in")).toMatchObject({ ok: false, code: "insecure_scheme" });
+  });
+
+  it.each([
+    ["https://127.0.0.1/x", "loopback"],
+    ["https://[::1]/x", "loopback"],
+    ["https://10.1.2.3/x", "private"],
+    ["https://192.168.0.10:8443/x", "private"],
+    ["https://169.254.169.254/latest/meta-data", "link_local"],
+    ["https://[fe80::1]/x", "link_local"],
+    ["https://100.64.1.1/x", "cgnat"],
+    ["https://224.0.0.5/x", "multicast"],
+    ["https://[ff05::2]/x", "multicast"],
+    ["https://[fd00::5]/x", "unique_local"],
+    ["https://[::ffff:10.0.0.1]/x", "ipv4_mapped"],
+    ["https://0.0.0.0/x", "unspecified"],
+    ["https://2130706433/x", "loopback"], // WHATWG URL canonicalises to 127.0.0.1
+    ["https://0x7f.1/x", "loopback"],
+    ["https://localhost/x", "loopback"],
+    ["https://api.localhost/x", "loopback"],
+  ])("refuses %s (%s)", (url, addressClass) => {
+    expect(checkEndpointUrl(url)).toMatchObject({ ok: false, code: "forbidden_address", addressClass });
+  });
+
+  it("refuses credentials and non-URLs", () => {
+    expect(checkEndpointUrl("https://u:p@example.com/")).toMatchObject({ ok: false, code: "invalid_url" });
+    expect(checkEndpointUrl("not a url")).toMatchObject({ ok: false, code: "invalid_url" });
+    expect(checkEndpointUrl("ftp://example.com/")).toMatchObject({ ok: false, code: "insecure_scheme" });
+  });
+
+  it("the allow-list admits local development targets", () => {
+    const policy = compileUrlPolicy({ allowHttp: true, allow: ["127.0.0.0/8", "localhost", "fd00::/8"] });
+    expect(checkEndpointUrl("http://127.0.0.1:3000/hooks", policy).ok).toBe(true);
+    expect(checkEndpointUrl("http://localhost:3000/hooks", policy).ok).toBe(true);
+    expect(checkEndpointUrl("https://[fd00::1]/hooks", policy).ok).toBe(true);
+    expect(checkEndpointUrl("http://10.0.0.1/hooks", policy)).toMatchObject({ ok: false, addressClass: "private" });
+  });
+
+  it("a malformed allow-list entry is a programmer error", () => {
+    expect(() => compileUrlPolicy({ allow: ["10.0.0.0/33"] })).toThrow(TypeError);
+    expect(() => compileUrlPolicy({ allow: ["example.com/8"] })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,290 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { z } from "zod";
+import {
+  generateSecret,
+  generateSigningKeyPair,
+  isWebhookVerificationError,
+  secretFingerprint,
+  sign,
+  type VerificationErrorCode,
+  type VerifyResult,
+  verify,
+  WebhookVerificationError,
+} from "../../../src/webhooks/signing/index";
+
+const NOW = 1_700_000_000;
+const clock = () => NOW * 1000;
+const secret = generateSecret();
+const event = { type: "invoice.paid", data: { id: "in_1", amount: 1200 } };
+const body = JSON.stringify(event);
+const headers = sign({ id: "msg_1", timestamp: NOW, body, secrets: secret });
+
+function codeOf(result: VerifyResult<unknown>): VerificationErrorCode | "ok" {
+  return result.ok ? "ok" : result.error.code;
+}
+
+describe("verify", () => {
+  describe("success", () => {
+    it("returns the parsed payload, id, timestamp and scheme", () => {
+      expect(verify({ body, headers, secrets: secret, now: clock })).toEqual({
+        ok: true,
+        id: "msg_1",
+        timestamp: NOW,
+        payload: event,
+        scheme: "standard-webhooks",
+      });
+    });
+
+    it("types and validates the payload with a zod schema", () => {
+      const Invoice = z.object({
+        type: z.literal("invoice.paid"),
+        data: z.object({ id: z.string(), amount: z.number() }),
+      });
+      const result = verify({ body, headers, secrets: secret, schema: Invoice, now: clock });
+      expectTypeOf(result).toEqualTypeOf<VerifyResult<z.infer<typeof Invoice>>>();
+      expect(result.ok && result.payload.data.amount).toBe(1200);
+    });
+
+    it("accepts a Fetch Headers object and a record keyed in any case", () => {
+      expect(verify({ body, headers: new Headers(headers), secrets: secret, now: clock }).ok).toBe(true);
+      const shouting = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toUpperCase(), value]));
+      expect(verify({ body, headers: shouting, secrets: secret, now: clock }).ok).toBe(true);
+    });
+
+    it("accepts bytes: Buffer, Uint8Array, ArrayBuffer and a DataView", () => {
+      const bytes = new TextEncoder().encode(body);
+      for (const raw of [Buffer.from(body), bytes, bytes.buffer, new DataView(bytes.buffer)]) {
+        expect(verify({ body: raw as Uint8Array, headers, secrets: secret, now: clock }).ok).toBe(true);
+      }
+    });
+
+    it("verifies a body that is not valid UTF-8 as bytes (the standardwebhooks package cannot)", () => {
+      const bytes = Uint8Array.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x22, 0x7d]); // {"a":"\xff\xfe\xc3"}
+      const signed = sign({ id: "msg_bin", timestamp: NOW, body: bytes, secrets: secret });
+      const result = verify({ body: bytes, headers: signed, secrets: secret, now: clock });
+      expect(result).toMatchObject({ ok: true, payload: { a: "\ufffd\ufffd\ufffd" } });
+      // The same bytes decoded to text first are different bytes, and must not verify.
+      const decoded = new TextDecoder().decode(bytes);
+      expect(codeOf(verify({ body: decoded, headers: signed, secrets: secret, now: clock }))).toBe(
+        "no_matching_signature",
+      );
+    });
+
+    it("returns an empty body's payload as undefined", () => {
+      const signed = sign({ id: "msg_empty", timestamp: NOW, body: "", secrets: secret });
+      expect(verify({ body: "", headers: signed, secrets: secret, now: clock })).toMatchObject({
+        ok: true,
+        payload: undefined,
+      });
+    });
+
+    it("reads the payload as a form or leaves it raw on request", () => {
+      const form = "a=1&b=two%20words";
+      const signed = sign({ id: "msg_form", timestamp: NOW, body: form, secrets: secret });
+      expect(verify({ body: form, headers: signed, secrets: secret, parse: "form", now: clock })).toMatchObject({
+        payload: { a: "1", b: "two words" },
+      });
+      expect(verify({ body: form, headers: signed, secrets: secret, parse: "none", now: clock })).toMatchObject({
+        payload: form,
+      });
+    });
+  });
+
+  describe("timestamp tolerance", () => {
+    const at = (offsetSeconds: number, toleranceSeconds?: number | { past: number; future: number }) =>
+      codeOf(verify({ body, headers, secrets: secret, toleranceSeconds, now: () => (NOW + offsetSeconds) * 1000 }));
+
+    it("defaults to five minutes both ways, inclusive", () => {
+      expect(at(300)).toBe("ok");
+      expect(at(301)).toBe("timestamp_too_old");
+      expect(at(-300)).toBe("ok");
+      expect(at(-301)).toBe("timestamp_in_future");
+    });
+
+    it("configures past and future apart", () => {
+      expect(at(100, { past: 60, future: 600 })).toBe("timestamp_too_old");
+      expect(at(-500, { past: 60, future: 600 })).toBe("ok");
+      expect(at(-700, { past: 60, future: 600 })).toBe("timestamp_in_future");
+    });
+
+    it("checks the timestamp before the signature (a replay costs no HMAC)", () => {
+      const result = verify({ body: "tampered", headers, secrets: secret, now: () => (NOW + 3600) * 1000 });
+      expect(codeOf(result)).toBe("timestamp_too_old");
+    });
+
+    it("is disabled by Infinity", () => {
+      expect(at(10 * 365 * 86400, Number.POSITIVE_INFINITY)).toBe("ok");
+    });
+  });
+
+  describe("body not raw", () => {
+    it.each([
+      ["a parsed object", event],
+      ["undefined (no raw body captured)", undefined],
+      ["null", null],
+      ["a number", 42],
+    ])("refuses %s with body_not_raw", (_name, value) => {
+      const result = verify({ body: value as unknown as string, headers, secrets: secret, now: clock });
+      expect(codeOf(result)).toBe("body_not_raw");
+      expect(result.ok ? "" : result.error.message).toContain("express.raw");
+    });
+
+    it("recognises a stringified object", () => {
+      expect(codeOf(verify({ body: String(event), headers, secrets: secret, now: clock }))).toBe("body_not_raw");
+    });
+
+    it("recognises a re-serialised string by its length against Content-Length", () => {
+      const pretty = JSON.stringify(event, null, 2);
+      const signed = sign({ id: "msg_pretty", timestamp: NOW, body: pretty, secrets: secret });
+      const received = { ...signed, "content-length": String(Buffer.byteLength(pretty)) };
+      const reserialised = JSON.stringify(JSON.parse(pretty));
+      expect(codeOf(verify({ body: reserialised, headers: received, secrets: secret, now: clock }))).toBe(
+        "body_not_raw",
+      );
+      expect(codeOf(verify({ body: pretty, headers: received, secrets: secret, now: clock }))).toBe("ok");
+    });
+  });
+
+  describe("no matching signature", () => {
+    it("names the scheme, the secrets tried (by fingerprint, never the value) and the usual causes", () => {
+      const [first, second] = [generateSecret(), generateSecret()];
+      const result = verify({ body, headers, secrets: [first, second], now: clock });
+      expect(codeOf(result)).toBe("no_matching_signature");
+      const message = result.ok ? "" : result.error.message;
+      expect(message).toContain("standard-webhooks");
+      expect(message).toContain(secretFingerprint(first));
+      expect(message).toContain(secretFingerprint(second));
+      expect(message).not.toContain(first.slice(6));
+      expect(message).toContain("raw");
+    });
+  });
+
+  describe("secrets", () => {
+    it.each([
+      ["an empty list", []],
+      ["an empty string", ""],
+      ["undefined (unset environment variable)", undefined],
+      ["a secret with a trailing newline", `${secret}\n`],
+      ["a secret with inner whitespace", "whsec_MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaSw"],
+      ["a secret that is not base64", "whsec_not-base64!"],
+      ["a Stripe API key", "sk_live_abcdef"],
+      ["a malformed Ed25519 public key", "whpk_AAAA"],
+      ["one bad secret among good ones", [secret, " padded "]],
+    ])("refuses %s with secret_invalid", (_name, value) => {
+      const result = verify({ body, headers, secrets: value as string, now: clock });
+      expect(codeOf(result)).toBe("secret_invalid");
+    });
+
+    it("verifies v1a signatures with the public key, and with the secret key", () => {
+      const pair = generateSigningKeyPair();
+      const signed = sign({ id: "msg_ed", timestamp: NOW, body, secrets: pair.secretKey });
+      expect(signed["webhook-signature"]).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
+      expect(verify({ body, headers: signed, secrets: pair.publicKey, now: clock }).ok).toBe(true);
+      expect(verify({ body, headers: signed, secrets: pair.secretKey, now: clock }).ok).toBe(true);
+      const other = generateSigningKeyPair();
+      expect(codeOf(verify({ body, headers: signed, secrets: other.publicKey, now: clock }))).toBe(
+        "no_matching_signature",
+      );
+      // A v1a signature is never checked against an HMAC secret, nor v1 against an Ed25519 key.
+      expect(codeOf(verify({ body, headers: signed, secrets: secret, now: clock }))).toBe("no_matching_signature");
+      expect(codeOf(verify({ body, headers, secrets: pair.publicKey, now: clock }))).toBe("no_matching_signature");
+    });
+
+    it("signs with HMAC and Ed25519 keys side by side", () => {
+      const pair = generateSigningKeyPair();
+      const signed = sign({ id: "msg_both", timestamp: NOW, body, secrets: [secret, pair.secretKey] });
+      expect(signed["webhook-signature"].split(" ").map((token) => token.split(",")[0])).toEqual(["v1", "v1a"]);
+      expect(verify({ body, headers: signed, secrets: secret, now: clock }).ok).toBe(true);
+      expect(verify({ body, headers: signed, secrets: pair.publicKey, now: clock }).ok).toBe(true);
+    });
+  });
+
+  describe("payload", () => {
+    it("is payload_invalid when the verified body is not JSON", () => {
+      const signed = sign({ id: "msg_text", timestamp: NOW, body: "not json", secrets: secret });
+      expect(codeOf(verify({ body: "not json", headers: signed, secrets: secret, now: clock }))).toBe(
+        "payload_invalid",
+      );
+    });
+
+    it("is payload_invalid, with the zod error as cause, when the schema rejects it", () => {
+      const result = verify({
+        body,
+        headers,
+        secrets: secret,
+        schema: z.object({ type: z.literal("other") }),
+        now: clock,
+      });
+      expect(codeOf(result)).toBe("payload_invalid");
+      expect(result.ok ? undefined : result.error.cause).toBeInstanceOf(z.ZodError);
+    });
+  });
+
+  describe("headers", () => {
+    it.each([["webhook-id"], ["webhook-timestamp"], ["webhook-signature"]])(
+      "reports a missing %s as missing_header",
+      (name) => {
+        const { [name as keyof typeof headers]: _removed, ...rest } = headers;
+        const result = verify({ body, headers: rest, secrets: secret, now: clock });
+        expect(codeOf(result)).toBe("missing_header");
+        expect(result.ok ? "" : result.error.message).toContain(name);
+      },
+    );
+
+    it.each([
+      ["an id with '.'", { "webhook-id": "msg.1" }],
+      ["an empty id", { "webhook-id": "" }],
+      ["a timestamp with a sign", { "webhook-timestamp": `+${NOW}` }],
+      ["a timestamp with leading zeros", { "webhook-timestamp": `0${NOW}` }],
+      ["a fractional timestamp", { "webhook-timestamp": `${NOW}.5` }],
+      ["a timestamp in milliseconds beyond 15 digits", { "webhook-timestamp": "1".repeat(16) }],
+      ["a signature without a version", { "webhook-signature": "K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" }],
+      ["a blank signature", { "webhook-signature": "   " }],
+    ])("reports %s as malformed_header", (_name, changes) => {
+      expect(codeOf(verify({ body, headers: { ...headers, ...changes }, secrets: secret, now: clock }))).toBe(
+        "malformed_header",
+      );
+    });
+
+    it("reads repeated signature fields (joined by ', ') as one list", () => {
+      const other = sign({ id: "msg_1", timestamp: NOW, body, secrets: generateSecret() })["webhook-signature"];
+      const repeated = { ...headers, "webhook-signature": [other, headers["webhook-signature"]] };
+      expect(verify({ body, headers: repeated, secrets: secret, now: clock }).ok).toBe(true);
+    });
+  });
+
+  describe("misuse throws TypeError", () => {
+    it.each([
+      ["headers that are not an object", { body, headers: "x", secrets: secret }],
+      ["a negative tolerance", { body, headers, secrets: secret, toleranceSeconds: -1 }],
+      ["a tolerance object without numbers", { body, headers, secrets: secret, toleranceSeconds: { past: "1" } }],
+      ["a clock that is not a function", { body, headers, secrets: secret, now: 5 }],
+      ["a scheme that is not a scheme", { body, headers, secrets: secret, scheme: {} }],
+      ["an unknown parse format", { body, headers, secrets: secret, parse: "xml" }],
+      ["a schema that is not a zod schema", { body, headers, secrets: secret, schema: {} }],
+      ["no input at all", undefined],
+    ])("for %s", (_name, input) => {
+      expect(() => verify(input as never)).toThrow(TypeError);
+    });
+  });
+});
+
+describe("WebhookVerificationError", () => {
+  it("carries code and scheme, is recognised across copies, and renders a problem without secrets", () => {
+    const result = verify({ body, headers, secrets: generateSecret(), now: clock });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(isWebhookVerificationError(result.error)).toBe(true);
+    expect(result.error).toMatchObject({ code: "no_matching_signature", scheme: "standard-webhooks", status: 401 });
+    const problem = result.error.toProblem().toJSON();
+    expect(problem).toMatchObject({ status: 401, code: "webhook_no_matching_signature" });
+    expect(problem.detail).not.toContain("fingerprint");
+  });
+
+  it("maps consumer misconfiguration to 500 and sender errors to 4xx", () => {
+    expect(new WebhookVerificationError("secret_invalid", "x").status).toBe(500);
+    expect(new WebhookVerificationError("body_not_raw", "x").status).toBe(500);
+    expect(new WebhookVerificationError("missing_header", "x").status).toBe(400);
+    expect(new WebhookVerificationError("payload_invalid", "x").status).toBe(422);
+  });
+});

@@ -1,0 +1,21 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const src = fileURLToPath(new URL("./src/", import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    // The examples import the package by name, as a user would; tests resolve it to the sources.
+    alias: [
+      { find: /^rest-webhooks$/, replacement: `${src}index.ts` },
+      { find: /^rest-webhooks\/(.*)$/, replacement: `${src}$1/index.ts` },
+    ],
+  },
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    reporters: process.env.CI ? ["default", ["json", { outputFile: "reports/vitest.json" }]] : ["default"],
+    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
+  },
+});

@@ -19,6 +19,11 @@ export interface ContractTimings {
   ttlMs: number;
 }
 
+// Leases and lifetimes of the cases that do not test expiry: long enough that a loaded machine
+// (real stores wait in real time) never lets them run out mid-case.
+const HOLD_MS = 60_000;
+const KEEP_MS = 600_000;
+
 const response: StoredResponse = {
   status: 201,
   headers: { "content-type": "application/json", location: "/orders/1", link: ["</a>; rel=a", "</b>; rel=b"] },
@@ -48,8 +53,8 @@ export function describeStoreContract(
     let h: StoreHarness;
     let store: IdempotencyStore;
     const key = () => `k-${randomUUID()}`;
-    const acquire = async (k: string, fingerprint = "fp-1") => {
-      const found = await store.begin(k, fingerprint, leaseMs);
+    const acquire = async (k: string, fingerprint = "fp-1", lease = HOLD_MS) => {
+      const found = await store.begin(k, fingerprint, lease);
       if (found.kind !== "acquired") throw new Error(`expected acquired, got ${found.kind}`);
       return found.leaseToken;
     };
@@ -64,7 +69,7 @@ export function describeStoreContract(
 
     describe("begin", () => {
       it("acquires a fresh key with a lease token", async () => {
-        const found = await store.begin(key(), "fp-1", leaseMs);
+        const found = await store.begin(key(), "fp-1", HOLD_MS);
         expect(found.kind).toBe("acquired");
         expect(found.kind === "acquired" && found.leaseToken.length).toBeGreaterThan(0);
       });
@@ -72,22 +77,22 @@ export function describeStoreContract(
       it("reports a leased key in progress with its fingerprint and the lease left", async () => {
         const k = key();
         await acquire(k);
-        const found = await store.begin(k, "fp-2", leaseMs);
+        const found = await store.begin(k, "fp-2", HOLD_MS);
         expect(found).toMatchObject({ kind: "in-progress", fingerprint: "fp-1" });
         if (found.kind !== "in-progress") return;
         expect(found.retryAfterMs).toBeGreaterThan(0);
-        expect(found.retryAfterMs).toBeLessThanOrEqual(leaseMs);
+        expect(found.retryAfterMs).toBeLessThanOrEqual(HOLD_MS);
       });
 
       it("keeps keys independent", async () => {
         const a = key();
         await acquire(a);
-        expect((await store.begin(key(), "fp-1", leaseMs)).kind).toBe("acquired");
+        expect((await store.begin(key(), "fp-1", HOLD_MS)).kind).toBe("acquired");
       });
 
       it("lets exactly one of many concurrent begins acquire", async () => {
         const k = key();
-        const found = await Promise.all(Array.from({ length: 25 }, () => store.begin(k, "fp-1", leaseMs)));
+        const found = await Promise.all(Array.from({ length: 25 }, () => store.begin(k, "fp-1", HOLD_MS)));
         expect(found.filter((f) => f.kind === "acquired")).toHaveLength(1);
         expect(found.filter((f) => f.kind === "in-progress")).toHaveLength(24);
       });
@@ -97,8 +102,8 @@ export function describeStoreContract(
       it("stores the response byte for byte under the original fingerprint", async () => {
         const k = key();
         const token = await acquire(k, "fp-orig");
-        expect(await store.complete(k, token, response, ttlMs)).toBe(true);
-        const found = await store.begin(k, "fp-other", leaseMs);
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
+        const found = await store.begin(k, "fp-other", HOLD_MS);
         expect(found.kind).toBe("completed");
         if (found.kind !== "completed") return;
         expect(found.fingerprint).toBe("fp-orig");
@@ -110,8 +115,8 @@ export function describeStoreContract(
       it("keeps binary, large and empty bodies exactly", async () => {
         for (const stored of [binary, large, { status: 204, headers: {}, body: new Uint8Array(0) }]) {
           const k = key();
-          await store.complete(k, await acquire(k), stored, ttlMs);
-          const found = await store.begin(k, "fp-1", leaseMs);
+          await store.complete(k, await acquire(k), stored, KEEP_MS);
+          const found = await store.begin(k, "fp-1", HOLD_MS);
           if (found.kind !== "completed") throw new Error(found.kind);
           expect(found.response.status).toBe(stored.status);
           expect(Buffer.from(found.response.body).equals(Buffer.from(stored.body))).toBe(true);
@@ -121,19 +126,19 @@ export function describeStoreContract(
       it("refuses a wrong token and leaves the lease in place", async () => {
         const k = key();
         const token = await acquire(k);
-        expect(await store.complete(k, `${token}x`, response, ttlMs)).toBe(false);
-        expect(await store.complete(k, `${token}x`, large, ttlMs)).toBe(false);
-        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("in-progress");
-        expect(await store.complete(k, token, large, ttlMs)).toBe(true);
+        expect(await store.complete(k, `${token}x`, response, KEEP_MS)).toBe(false);
+        expect(await store.complete(k, `${token}x`, large, KEEP_MS)).toBe(false);
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("in-progress");
+        expect(await store.complete(k, token, large, KEEP_MS)).toBe(true);
       });
 
       it("refuses a second complete and an unknown key", async () => {
         const k = key();
         const token = await acquire(k);
-        expect(await store.complete(k, token, response, ttlMs)).toBe(true);
-        expect(await store.complete(k, token, binary, ttlMs)).toBe(false);
-        expect(await store.complete(key(), token, response, ttlMs)).toBe(false);
-        const found = await store.begin(k, "fp-1", leaseMs);
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
+        expect(await store.complete(k, token, binary, KEEP_MS)).toBe(false);
+        expect(await store.complete(key(), token, response, KEEP_MS)).toBe(false);
+        const found = await store.begin(k, "fp-1", HOLD_MS);
         expect(found.kind === "completed" && found.response.status).toBe(201);
       });
     });
@@ -151,9 +156,9 @@ export function describeStoreContract(
         const k = key();
         const token = await acquire(k);
         expect(await store.release(k, `${token}x`)).toBe(false);
-        expect(await store.complete(k, token, response, ttlMs)).toBe(true);
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
         expect(await store.release(k, token)).toBe(false);
-        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("completed");
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("completed");
         expect(await store.release(key(), token)).toBe(false);
       });
     });
@@ -161,32 +166,32 @@ export function describeStoreContract(
     describe("expiry", () => {
       it("hands an expired lease to the next begin and fences the old holder", async () => {
         const k = key();
-        const old = await acquire(k);
+        const old = await acquire(k, "fp-1", leaseMs);
         await h.advance(leaseMs + 60);
         const next = await acquire(k, "fp-2");
         expect(next).not.toBe(old);
-        expect(await store.complete(k, old, binary, ttlMs)).toBe(false);
-        expect(await store.complete(k, old, large, ttlMs)).toBe(false);
+        expect(await store.complete(k, old, binary, KEEP_MS)).toBe(false);
+        expect(await store.complete(k, old, large, KEEP_MS)).toBe(false);
         expect(await store.release(k, old)).toBe(false);
-        expect(await store.complete(k, next, response, ttlMs)).toBe(true);
-        const found = await store.begin(k, "fp-2", leaseMs);
+        expect(await store.complete(k, next, response, KEEP_MS)).toBe(true);
+        const found = await store.begin(k, "fp-2", HOLD_MS);
         expect(found.kind === "completed" && found.response.status).toBe(201);
       });
 
       it("refuses to complete on an expired lease nobody took over", async () => {
         const k = key();
-        const token = await acquire(k);
+        const token = await acquire(k, "fp-1", leaseMs);
         await h.advance(leaseMs + 60);
-        expect(await store.complete(k, token, response, ttlMs)).toBe(false);
-        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("acquired");
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(false);
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("acquired");
       });
 
       it("forgets a completed response after its TTL", async () => {
         const k = key();
         await store.complete(k, await acquire(k), response, ttlMs);
-        expect((await store.begin(k, "fp-1", leaseMs)).kind).toBe("completed");
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("completed");
         await h.advance(ttlMs + 60);
-        expect((await store.begin(k, "fp-3", leaseMs)).kind).toBe("acquired");
+        expect((await store.begin(k, "fp-3", HOLD_MS)).kind).toBe("acquired");
       });
     });
   });

@@ -68,7 +68,9 @@ UPDATE ${t} AS t SET state = 'processing', attempts = t.attempts + 1, lease_owne
 FROM due WHERE t.id = due.id
 RETURNING ${RECORD_COLUMNS("t")}`,
     // $1 id, $2 token: lock the row for the handler's transaction, unless the claim was taken over.
-    hold: `SELECT 1 FROM ${t} WHERE id = $1 AND lease_token = $2 AND state = 'processing' FOR UPDATE SKIP LOCKED`,
+    // A plain FOR UPDATE, not SKIP LOCKED: another processor's claim scan briefly locks rows it then
+    // rejects on recheck, and skipping those would report our own valid claim as lost.
+    hold: `SELECT 1 FROM ${t} WHERE id = $1 AND lease_token = $2 AND state = 'processing' FOR UPDATE`,
     // $1 id, $2 now
     done: `UPDATE ${t} SET state = 'done', done_at = ${ms("$2")}, available_at = NULL, lease_owner = NULL,
   lease_token = NULL, updated_at = ${ms("$2")} WHERE id = $1`,

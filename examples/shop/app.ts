@@ -1,6 +1,6 @@
 import { conditional } from "rest-webhooks/caching";
 import type { Handler } from "rest-webhooks/http";
-import { idempotency } from "rest-webhooks/idempotency";
+import { DEFAULT_REPLAY_HEADERS, idempotency } from "rest-webhooks/idempotency";
 import { createRouter, type Router } from "rest-webhooks/routing";
 import type { DeliveryWorker, DeliveryWorkerEvent } from "rest-webhooks/webhooks/node";
 import { createVerifier, principalOf } from "./auth";
@@ -67,13 +67,18 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
       }),
     verify: createVerifier(config.jwtSecret),
     // Keys are scoped to the token's subject: one caller can never replay another's response.
-    idempotent: idempotency({ store: storage.idempotency, identify: (request) => principalOf(request).subject }),
+    idempotent: idempotency({
+      store: storage.idempotency,
+      identify: (request) => principalOf(request).subject,
+      // A replay repeats the first answer's headers, Cache-Control (private, no-cache) included.
+      replayHeaders: [...DEFAULT_REPLAY_HEADERS, "cache-control"],
+    }),
     conditionalList: (next) => conditional(next, { now }),
   };
   const router = createRouter();
   declareUsers(router, ctx);
-  declareWebhookRoutes(router, webhooks.handler);
-  declareOpenApi(router);
+  declareWebhookRoutes(router, webhooks);
+  declareOpenApi(router, now);
   router.build();
   webhooks.worker?.start();
   return {

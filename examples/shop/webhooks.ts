@@ -2,6 +2,8 @@ import type { Handler } from "rest-webhooks/http";
 import type { Router } from "rest-webhooks/routing";
 import { createEndpointHandler, scheduleBackoff, type UrlPolicy } from "rest-webhooks/webhooks";
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerEvent } from "rest-webhooks/webhooks/node";
+import { revalidated } from "./body-validators";
+import { LIST_CACHE_CONTROL } from "./http-caching";
 import type { ShopStorage } from "./storage/types";
 
 /** Where the endpoint API is mounted (Stripe's path). */
@@ -22,6 +24,11 @@ export interface ShopWebhooksOptions {
 export interface ShopWebhooks {
   /** The endpoint API handler (it checks the API key itself). */
   readonly handler: Handler;
+  /**
+   * The same handler for GET and HEAD, with an ETag of the body, Last-Modified, `Cache-Control: private,
+   * no-cache` and 304 for matching validators (the endpoint records carry no version to tag).
+   */
+  readonly reads: Handler;
   /** The worker, when this process delivers. */
   readonly worker: DeliveryWorker | undefined;
   /** Tells the worker that new deliveries were committed. */
@@ -58,11 +65,16 @@ export function createWebhooks(options: ShopWebhooksOptions): ShopWebhooks {
         ...(options.onDeliveryEvent === undefined ? {} : { onEvent: options.onDeliveryEvent }),
       })
     : undefined;
-  return { handler, worker, wake: () => worker?.wake() };
+  // The key-holder's own data: only the client may store it, and it must revalidate (RFC 9111 §5.2.2.4).
+  const reads = revalidated(handler, { now: options.now, cacheControl: LIST_CACHE_CONTROL });
+  return { handler, reads, worker, wake: () => worker?.wake() };
 }
 
-/** Mounts the endpoint API on the router, one declared route per operation, so OpenAPI lists them. */
-export function declareWebhookRoutes(router: Router, handler: Handler): void {
+/**
+ * Mounts the endpoint API on the router, one declared route per operation, so OpenAPI lists them; reads go
+ * through {@link ShopWebhooks.reads}.
+ */
+export function declareWebhookRoutes(router: Router, webhooks: Pick<ShopWebhooks, "handler" | "reads">): void {
   const base = ENDPOINTS_PATH;
   const item = `${base}/{endpoint_id}`;
   const routes: [method: string, template: string, name: string, summary: string][] = [
@@ -80,6 +92,7 @@ export function declareWebhookRoutes(router: Router, handler: Handler): void {
     ["GET", `${item}/attempts`, "webhook_endpoints.attempts", "The delivery log (attempts, newest first)"],
   ];
   for (const [method, template, name, summary] of routes) {
-    router.route(method, template, { name, summary, tags: ["webhooks"] }, ({ request }) => handler(request));
+    const serve = method === "GET" ? webhooks.reads : webhooks.handler;
+    router.route(method, template, { name, summary, tags: ["webhooks"] }, ({ request }) => serve(request));
   }
 }

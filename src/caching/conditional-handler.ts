@@ -2,10 +2,11 @@
  * A {@link Handler} wrapper that makes a resource's handler conditional (RFC 9110 §13): validators on
  * GET/HEAD responses, 304 when the client's copy is current, 412/428 before an unsafe method runs.
  */
-import type { Handler, HttpRequest, HttpResponse, ResponseHeaders } from "../http/message";
+import { bodyBytes, type Handler, type HttpRequest, type HttpResponse, type ResponseHeaders } from "../http/message";
+import { isSafe } from "../http/methods";
 import { etagFromBody } from "./etag-generate";
 import { parseHttpDate, tryFormatHttpDate } from "./http-date";
-import { evaluatePreconditions, type Validators } from "./preconditions";
+import { evaluatePreconditions, revalidates, type Validators } from "./preconditions";
 import { readHeader } from "./response-headers";
 import { preconditionResponse } from "./responses";
 
@@ -25,7 +26,8 @@ export interface ConditionalOptions {
   requirePrecondition?: boolean | readonly string[];
   /**
    * The ETag added to a 200 GET/HEAD response that has a body but no ETag: computed from the body bytes,
-   * strong or weak, or not at all.
+   * strong or weak, or not at all. A 200 HEAD response with neither body nor ETag gets the tag of the GET
+   * response: the handler runs again as GET (RFC 9110 §9.3.2), and its content is dropped.
    * @default "strong"
    */
   etag?: "strong" | "weak" | false;
@@ -37,8 +39,7 @@ export interface ConditionalOptions {
   now?: () => number;
 }
 
-// §13.2.1: these methods select no representation, so their conditional fields are ignored.
-const NO_SELECTION = new Set(["CONNECT", "OPTIONS", "TRACE"]);
+// A policy, not an RFC rule: the methods that replace, modify or delete the target's representation.
 const DEFAULT_REQUIRED = ["PUT", "PATCH", "DELETE"];
 
 function finishRead(request: HttpRequest, response: HttpResponse, options: ConditionalOptions): HttpResponse {
@@ -61,6 +62,36 @@ function finishRead(request: HttpRequest, response: HttpResponse, options: Condi
     return { ...response, headers };
   }
   return preconditionResponse(result) as HttpResponse;
+}
+
+// §9.3.2: HEAD's header fields should be GET's. A HEAD answered without content and without ETag
+// (the router's HEAD-from-GET, a handler that skips the body) would get no tag: GET computes it.
+function headNeedsGet(request: HttpRequest, response: HttpResponse, options: ConditionalOptions): boolean {
+  return (
+    request.method === "HEAD" &&
+    options.etag !== false &&
+    response.status === 200 &&
+    response.body == null &&
+    readHeader(response.headers, "etag") === undefined
+  );
+}
+
+// The GET response finished for the HEAD request, its content dropped and its length kept (§8.6).
+function finishHeadFromGet(
+  request: HttpRequest,
+  head: HttpResponse,
+  get: HttpResponse,
+  options: ConditionalOptions,
+): HttpResponse {
+  // A GET that does not answer 200 cannot stand for the HEAD: the HEAD's own response is kept.
+  if (get.status !== 200 || get.body == null) return finishRead(request, head, options);
+  const finished = finishRead(request, get, options);
+  if (finished.status !== 200 || finished.body == null) return finished;
+  const headers = { ...finished.headers };
+  if (readHeader(headers, "content-length") === undefined) {
+    headers["content-length"] = String(bodyBytes(finished.body).byteLength);
+  }
+  return { status: finished.status, headers, body: null };
 }
 
 // §8.8.2.1: Last-Modified must not be later than the message's Date; a later value is replaced by it.
@@ -88,6 +119,7 @@ function required(method: string, option: ConditionalOptions["requirePreconditio
  * Wraps a resource's handler so that:
  * - a 200 GET/HEAD response gets an ETag computed from its body when it has none, a Last-Modified bounded
  *   by its Date (§8.8.2.1), and becomes a bodyless 304 (or a 412) when the request's preconditions say so;
+ *   a 200 HEAD response without content or ETag is answered from the GET response, without its content;
  * - an unsafe request is evaluated against `validators(request)` first, and a failed precondition answers
  *   412 (or 428 when required and missing) without running the handler.
  * Works with both adapters, since it is just a {@link Handler}.
@@ -100,16 +132,23 @@ function required(method: string, option: ConditionalOptions["requirePreconditio
  *   requirePrecondition: true,
  * });
  * createServer(handler).listen(3000);
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-13.2 (evaluation) and §9.3.2 (HEAD)
  */
 export function conditional(handler: Handler, options: ConditionalOptions = {}): Handler {
   const { validators } = options;
   return (request) => {
     const method = request.method;
     // Synchronous handlers stay synchronous: adapters answer them without a promise.
-    if (method === "GET" || method === "HEAD") {
-      return then(handler(request), (response) => finishRead(request, response, options));
+    if (revalidates(method)) {
+      return then(handler(request), (response) =>
+        headNeedsGet(request, response, options)
+          ? then(handler({ ...request, method: "GET" }), (get) => finishHeadFromGet(request, response, get, options))
+          : finishRead(request, response, options),
+      );
     }
-    if (NO_SELECTION.has(method)) return handler(request);
+    // RFC 9110 §9.2.1: a safe method changes nothing, so there is no write to guard (§13.2.1: OPTIONS
+    // and TRACE select no representation). CONNECT is left to evaluatePreconditions, which ignores it.
+    if (isSafe(method)) return handler(request);
     const requirePrecondition = required(method, options.requirePrecondition);
     if (validators === undefined) {
       const headers = request.headers;

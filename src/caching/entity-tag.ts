@@ -102,7 +102,15 @@ export function parseEntityTagList(value: string): EntityTagList | undefined {
   return tags;
 }
 
-/** Formats an If-Match / If-None-Match value; the inverse of {@link parseEntityTagList}. */
+/**
+ * Formats an If-Match / If-None-Match value: `*`, or the tags joined with ", "; the inverse of
+ * {@link parseEntityTagList}.
+ *
+ * @param list `"*"` or the entity tags to list.
+ * @throws {CachingError} `invalid_entity_tag` when a tag holds a character outside etagc (§8.8.3).
+ * @example formatEntityTagList([{ weak: false, tag: "a" }, { weak: true, tag: "b" }]) // '"a", W/"b"'
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-13.1.1 (If-Match) and §13.1.2 (If-None-Match)
+ */
 export function formatEntityTagList(list: EntityTagList): string {
   if (list === "*") return "*";
   return list.map(formatEntityTag).join(", ");

@@ -2,6 +2,7 @@
  * Evaluation of conditional requests, RFC 9110 §13.2.2, for any method.
  */
 import type { RequestHeaders, ResponseHeaders } from "../http/message";
+import { isCacheable, isSafe } from "../http/methods";
 import { type EntityTag, fieldListsTag, isValidTagText, normalizeTag } from "./entity-tag";
 import { parseHttpDate, toSeconds, tryFormatHttpDate } from "./http-date";
 import { notModifiedHeaders } from "./not-modified";
@@ -71,7 +72,17 @@ type Outcome = 0 | 1 | 2 | 3 | 4;
 
 // §13.2.1: "a server MUST ignore the conditional request header fields … when received with a request
 // method that does not involve the selection or modification of a selected representation".
+// The RFC names these methods rather than a property of the method table.
 const NO_SELECTION = new Set(["CONNECT", "OPTIONS", "TRACE"]);
+
+/**
+ * Whether a false If-None-Match or If-Modified-Since answers `method` with 304 rather than 412: GET
+ * and HEAD (RFC 9110 §13.1.2, §13.1.3, §15.4.5), the methods whose cached responses a client
+ * revalidates, taken from the method table as its safe (§9.2.1) and cacheable (§9.2.3) methods.
+ */
+export function revalidates(method: string): boolean {
+  return isSafe(method) && isCacheable(method);
+}
 
 /** The current tag normalised to a field value (`"x"` or `W/"x"`), or `undefined` when there is none. */
 function currentTag(etag: string | EntityTag | undefined): string | undefined {
@@ -190,10 +201,11 @@ export function evaluatePreconditions(
 ): PreconditionResult {
   const { method, headers } = request;
   if (NO_SELECTION.has(method)) return PROCEED;
-  const getOrHead = method === "GET" || method === "HEAD";
+  const getOrHead = revalidates(method);
   if (
     options?.requirePrecondition === true &&
-    !getOrHead &&
+    // RFC 6585 §3: the lost-update problem concerns methods that change state (RFC 9110 §9.2.1).
+    !isSafe(method) &&
     headers["if-match"] === undefined &&
     headers["if-none-match"] === undefined &&
     headers["if-unmodified-since"] === undefined

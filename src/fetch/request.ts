@@ -8,7 +8,7 @@ import {
 } from "../http/adapter-options";
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
-import { HttpProblem } from "../http/problem";
+import { HttpProblem, type HttpProblemCode } from "../http/problem";
 
 const EMPTY = new Uint8Array(0);
 
@@ -50,7 +50,7 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
   return body;
 }
 
-async function readBody(request: Request, limit: number): Promise<Uint8Array | HttpProblem> {
+async function readBody(request: Request, limit: number): Promise<Uint8Array | HttpProblem<HttpProblemCode>> {
   if (request.body === null) return EMPTY;
   const declared = contentLength(request.headers.get("content-length") ?? undefined);
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.

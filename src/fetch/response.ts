@@ -18,6 +18,8 @@ export function sendResponse(response: HttpResponse, method = "GET"): Response {
     else for (const item of value) headers.append(name, item);
   }
   if (NULL_BODY_STATUS.has(response.status) || response.body == null) {
+    // RFC 9110 §15.3.6: a 205 has no content, so a handler's Content-Length cannot announce any.
+    if (response.status === 205) headers.delete("content-length");
     return new Response(null, { status: response.status, headers });
   }
   const body = typeof response.body === "string" ? encoder.encode(response.body) : response.body;

@@ -1,5 +1,5 @@
 import type { HttpRequest } from "./message";
-import { HttpProblem } from "./problem";
+import { HttpProblem, type HttpProblemCode } from "./problem";
 
 /** Options both adapters take, with the same meaning. */
 export interface AdapterOptions {
@@ -21,10 +21,12 @@ export interface AdapterOptions {
 export const DEFAULT_BODY_LIMIT = 1_048_576;
 
 /** The outcome of turning a runtime's request into an {@link HttpRequest}. */
-export type ReadRequestResult = { ok: true; request: HttpRequest } | { ok: false; problem: HttpProblem };
+export type ReadRequestResult =
+  | { ok: true; request: HttpRequest }
+  | { ok: false; problem: HttpProblem<HttpProblemCode> };
 
 /** The 413 problem (RFC 9110 §15.5.14). */
-export function bodyTooLarge(limit: number): HttpProblem {
+export function bodyTooLarge(limit: number): HttpProblem<HttpProblemCode> {
   return new HttpProblem({
     status: 413,
     code: "body_too_large",
@@ -35,7 +37,7 @@ export function bodyTooLarge(limit: number): HttpProblem {
 }
 
 /** The 400 problem for a request target the adapter cannot parse. */
-export function badRequestTarget(detail: string): HttpProblem {
+export function badRequestTarget(detail: string): HttpProblem<HttpProblemCode> {
   return new HttpProblem({ status: 400, code: "bad_request_target", detail });
 }
 

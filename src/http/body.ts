@@ -1,9 +1,9 @@
 import { isJsonMediaType, type MediaType, parseMediaType } from "./media-type";
 import type { HttpRequest } from "./message";
-import { HttpProblem } from "./problem";
+import { HttpProblem, type HttpProblemCode } from "./problem";
 
-/** The outcome of reading a body: the value, or the problem to answer with. */
-export type BodyResult<T> = { ok: true; value: T } | { ok: false; problem: HttpProblem };
+/** The outcome of reading a body: the value, or the problem to answer with (its `code` is an {@link HttpProblemCode}). */
+export type BodyResult<T> = { ok: true; value: T } | { ok: false; problem: HttpProblem<HttpProblemCode> };
 
 /** Form fields: a name sent once is a string; a repeated name, or one ending in `[]`, is an array. */
 export type FormRecord = Record<string, string | string[]>;
@@ -15,7 +15,7 @@ function contentType(request: Pick<HttpRequest, "headers">): MediaType | undefin
   return value === undefined ? undefined : parseMediaType(value);
 }
 
-function unsupported(expected: string, got: string | undefined): HttpProblem {
+function unsupported(expected: string, got: string | undefined): HttpProblem<HttpProblemCode> {
   return new HttpProblem({
     status: 415,
     code: "unsupported_media_type",
@@ -26,7 +26,7 @@ function unsupported(expected: string, got: string | undefined): HttpProblem {
   });
 }
 
-function emptyBody(): HttpProblem {
+function emptyBody(): HttpProblem<HttpProblemCode> {
   return new HttpProblem({ status: 400, code: "body_required", detail: "The request body is empty." });
 }
 

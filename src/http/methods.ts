@@ -60,3 +60,35 @@ export function isIdempotent(method: string): boolean {
 export function isCacheable(method: string): boolean {
   return methodProperties(method)?.cacheable ?? false;
 }
+
+/**
+ * Whether content in a request with this method has defined semantics (RFC 9110 §9.3): POST, PUT, PATCH
+ * and OPTIONS; not GET, HEAD, DELETE, CONNECT or TRACE. Extension methods are assumed to define it.
+ * @example definesRequestContent("PUT") // true
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-9.3
+ */
+export function definesRequestContent(method: string): boolean {
+  return (methodProperties(method)?.requestBody ?? "defined") === "defined";
+}
+
+/**
+ * The method whose handler answers `method` when a resource does not declare it: HEAD is answered as GET
+ * without content (RFC 9110 §9.3.2). `undefined` for every other method.
+ * @example answeredBy("HEAD") // "GET"
+ * @see https://www.rfc-editor.org/rfc/rfc9110#section-9.3.2
+ */
+export function answeredBy(method: string): Method | undefined {
+  return method === "HEAD" ? "GET" : undefined;
+}
+
+/**
+ * Orders method names as the table does (RFC 9110 §9.3, then PATCH); extension methods follow in
+ * code-point order. For `Allow` lists that read the same on every response.
+ * @example ["PATCH", "GET", "PROPFIND"].sort(compareMethods) // ["GET", "PATCH", "PROPFIND"]
+ */
+export function compareMethods(a: string, b: string): number {
+  const ia = isKnownMethod(a) ? METHOD_NAMES.indexOf(a) : -1;
+  const ib = isKnownMethod(b) ? METHOD_NAMES.indexOf(b) : -1;
+  if (ia !== -1 || ib !== -1) return (ia === -1 ? METHOD_NAMES.length : ia) - (ib === -1 ? METHOD_NAMES.length : ib);
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -3,12 +3,40 @@ import type { HttpResponse, ResponseHeaders } from "./message";
 /** The media type of RFC 9457 §3. */
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
+/**
+ * Every stable `code` that `rest-webhooks/http` and the adapters (`rest-webhooks/node`,
+ * `rest-webhooks/fetch`) put on the problems they create; other modules document their own.
+ */
+export const HTTP_PROBLEM_CODES = [
+  // 413: the body is over the adapter's `bodyLimit` (RFC 9110 §15.5.14).
+  "body_too_large",
+  // 400: the body could not be read (the client went away, or the stream failed).
+  "body_read_failed",
+  // 400: the Fetch adapter could not parse the request URL.
+  "bad_request_target",
+  // 400: a JSON or form body was expected and the body is empty.
+  "body_required",
+  // 400: the body is not UTF-8 or not JSON (RFC 8259).
+  "malformed_json",
+  // 400: a form body is not UTF-8.
+  "malformed_form",
+  // 415: the Content-Type is not one the reader accepts (RFC 9110 §15.5.16).
+  "unsupported_media_type",
+  // 422 (or 400 for a query): zod validation failed; `errors` lists the fields.
+  "validation_failed",
+  // 500: a handler threw something other than an {@link HttpProblem}; no detail leaks.
+  "internal_error",
+] as const;
+
+/** A stable `code` of a problem created by `rest-webhooks/http` or an adapter. */
+export type HttpProblemCode = (typeof HTTP_PROBLEM_CODES)[number];
+
 /** Members of an RFC 9457 problem document. */
-export interface ProblemInit {
+export interface ProblemInit<C extends string = string> {
   /** HTTP status code (§3.1.4). */
   status: number;
   /** A stable machine-readable code, sent as the `code` extension member. */
-  code: string;
+  code: C;
   /** §3.1.3: short summary of the problem type; defaults to the status reason phrase. */
   title?: string;
   /** §3.1.4: explanation specific to this occurrence, written for the client developer. */
@@ -73,9 +101,10 @@ export function reasonPhrase(status: number): string {
  * @example throw new HttpProblem({ status: 404, code: "user_not_found", detail: "No user u_1." })
  * @see https://www.rfc-editor.org/rfc/rfc9457
  */
-export class HttpProblem extends Error {
+export class HttpProblem<C extends string = string> extends Error {
   readonly status: number;
-  readonly code: string;
+  /** The stable machine-readable code; a literal type when known (see {@link HttpProblemCode}). */
+  readonly code: C;
   readonly title: string;
   readonly type: string;
   readonly detail: string | undefined;
@@ -83,7 +112,9 @@ export class HttpProblem extends Error {
   readonly extensions: Readonly<Record<string, unknown>>;
   readonly headers: Readonly<ResponseHeaders>;
 
-  constructor(init: ProblemInit) {
+  // NoInfer: `code` alone gives `string`, so a variable can hold any problem; an annotated
+  // `HttpProblem<HttpProblemCode>` (as this package's own factories have) checks the code.
+  constructor(init: ProblemInit<NoInfer<C>>) {
     super(init.detail ?? init.title ?? reasonPhrase(init.status), { cause: init.cause });
     this.name = "HttpProblem";
     if (!Number.isInteger(init.status) || init.status < 400 || init.status > 599) {
@@ -144,5 +175,10 @@ export function problem(init: ProblemInit): HttpResponse {
 
 /** The 500 problem sent for an unexpected error: no message, no stack (RFC 9457 §5: no implementation details). */
 export function internalErrorResponse(): HttpResponse {
-  return problem({ status: 500, code: "internal_error", detail: "The server could not complete the request." });
+  const internal: HttpProblem<HttpProblemCode> = new HttpProblem({
+    status: 500,
+    code: "internal_error",
+    detail: "The server could not complete the request.",
+  });
+  return internal.toResponse();
 }

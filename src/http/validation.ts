@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { HttpProblem } from "./problem";
+import { HttpProblem, type HttpProblemCode } from "./problem";
 
 /** One field error in a 422 problem: where (a JSON Pointer, RFC 6901) and why. */
 export interface FieldError {
@@ -32,7 +32,11 @@ export function fieldErrors(issues: readonly z.core.$ZodIssue[], location: Field
  * const parsed = schema.safeParse(body);
  * if (!parsed.success) throw validationProblem(parsed.error);
  */
-export function validationProblem(error: z.ZodError, location: FieldError["in"] = "body", status = 422): HttpProblem {
+export function validationProblem(
+  error: z.ZodError,
+  location: FieldError["in"] = "body",
+  status = 422,
+): HttpProblem<HttpProblemCode> {
   const errors = fieldErrors(error.issues, location);
   return new HttpProblem({
     status,

@@ -14,8 +14,16 @@ export type Decision =
   | { readonly kind: "fingerprint-mismatch" };
 
 /**
- * The decision table of draft-ietf-httpapi-idempotency-key-header §2.6–2.7, applied to what the
- * store's `begin` found. A fingerprint mismatch wins over "in progress": retrying cannot fix it.
+ * Decides what the middleware does with a request, given what the store's `begin` found: run the
+ * handler, replay, 409 or 422. A fingerprint mismatch wins over "in progress": retrying cannot fix it.
+ *
+ * @param key the scoped store key (`scopedKey`), kept in the lease.
+ * @param fingerprint this request's fingerprint (`requestFingerprint`).
+ * @param found what `begin` returned for `key`.
+ * @example
+ * decide(key, "fp-1", { kind: "in-progress", fingerprint: "fp-1", retryAfterMs: 800 })
+ * // { kind: "conflict-in-progress", retryAfterMs: 800 }
+ * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Enforcement"; "Error Scenarios": 409, 422)
  */
 export function decide(key: string, fingerprint: string, found: BeginResult): Decision {
   switch (found.kind) {

@@ -14,6 +14,7 @@ export {
   defaultStoreOutcome,
   type IdempotencyOptions,
   idempotency,
+  logStoreError,
 } from "./middleware";
 export type { BeginResult, IdempotencyStore, StoredResponse } from "./store";
 export { DEFAULT_REPLAY_HEADERS, REPLAYED_HEADER, replayResponse, toStoredResponse } from "./stored-response";

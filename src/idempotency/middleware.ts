@@ -1,4 +1,5 @@
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
+import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
 import { decide, type Lease } from "./decision";
 import { requestFingerprint, scopedKey } from "./fingerprint";
@@ -37,10 +38,12 @@ export interface IdempotencyOptions {
    */
   required?: boolean | ((request: HttpRequest) => boolean);
   /**
-   * Methods the middleware protects; others pass through untouched.
-   * @default ["POST", "PATCH"]
+   * Methods the middleware protects (a list, or a test of the upper-case method); others pass
+   * through untouched.
+   * @default every method that is not idempotent by RFC 9110 §9.2.2 ({@link isIdempotent}): POST,
+   *   PATCH, CONNECT and extension methods; GET, HEAD, PUT, DELETE, OPTIONS and TRACE pass through.
    */
-  methods?: readonly string[];
+  methods?: readonly string[] | ((method: string) => boolean);
   /**
    * How long a stored response is replayed, in milliseconds.
    * @default 86_400_000 (24 h)
@@ -70,11 +73,22 @@ export interface IdempotencyOptions {
    */
   strict?: boolean;
   /**
-   * Called when the store fails to record the outcome after the handler ran. The client still
-   * gets the handler's response: its effect has happened.
-   * @default logs to stderr
+   * Called when the store fails to record the outcome (`complete` or `release`) after the handler
+   * ran. The client still gets the handler's response: its effect has happened. Pass your logger
+   * here, or `() => {}` to stay silent.
+   * @default {@link logStoreError}: `console.error` (stderr on Node, the log on Workers)
    */
   onStoreError?: (error: unknown, request: HttpRequest) => void;
+}
+
+// RFC 9110 §9.2.2: a method that is not idempotent is the one a retry can repeat.
+const notIdempotent = (method: string) => !isIdempotent(method);
+
+function protectedMethods(option: IdempotencyOptions["methods"]): (method: string) => boolean {
+  if (option === undefined) return notIdempotent;
+  if (typeof option === "function") return option;
+  const listed = new Set(option.map((m) => m.toUpperCase()));
+  return (method) => listed.has(method);
 }
 
 function positiveInteger(name: string, value: number): number {
@@ -84,7 +98,12 @@ function positiveInteger(name: string, value: number): number {
   return value;
 }
 
-function logStoreError(error: unknown): void {
+/**
+ * The default `onStoreError`: one `console.error` line with the error.
+ * @param error what the store threw.
+ * @example idempotency({ store, identify, onStoreError: (error, request) => logger.warn({ error, path: request.path }) })
+ */
+export function logStoreError(error: unknown): void {
   console.error("rest-webhooks: the idempotency store failed to record an outcome", error);
 }
 
@@ -105,7 +124,7 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   const { store, identify } = options;
   if (typeof store?.begin !== "function") throw new TypeError("idempotency: options.store must be an IdempotencyStore");
   if (typeof identify !== "function") throw new TypeError("idempotency: options.identify must be a function");
-  const methods = new Set((options.methods ?? ["POST", "PATCH"]).map((m) => m.toUpperCase()));
+  const protects = protectedMethods(options.methods);
   const ttlMs = positiveInteger("ttlMs", options.ttlMs ?? DEFAULT_TTL_MS);
   const leaseMs = positiveInteger("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
   const storeOutcome = options.storeOutcome ?? defaultStoreOutcome;
@@ -146,7 +165,7 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   }
 
   return (handler) => async (request) => {
-    if (!methods.has(request.method)) return handler(request);
+    if (!protects(request.method)) return handler(request);
     const field = request.headers["idempotency-key"];
     if (field === undefined) {
       const mustHave = typeof required === "function" ? required(request) : required;

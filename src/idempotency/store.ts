@@ -27,18 +27,38 @@ export type BeginResult =
  */
 export interface IdempotencyStore {
   /**
-   * Atomically: when `key` has no live record, records it in progress for `leaseMs` and returns
-   * `acquired` with a new lease token; otherwise returns the live record.
+   * Takes `key` for one request, atomically: when `key` has no live record, records it in progress
+   * for `leaseMs` and returns `acquired` with a new lease token; otherwise returns the live record.
+   *
+   * @param key the scoped store key (`scopedKey(caller, key)`).
+   * @param fingerprint the request's fingerprint, kept with the record for the 422 check.
+   * @param leaseMs how long the lease holds before a retry may take the key over.
+   * @example
+   * const found = await store.begin(key, fingerprint, 60_000);
+   * if (found.kind === "acquired") runHandlerUnder(found.leaseToken);
+   * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Enforcement")
    */
   begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult>;
   /**
-   * Stores the response for `ttlMs` if `leaseToken` still holds a live lease on `key`.
-   * @returns false when the lease expired or was taken over (fencing): nothing was written.
+   * Stores the response for `ttlMs` if `leaseToken` still holds a live lease on `key` (fencing).
+   *
+   * @param key the key `begin` acquired.
+   * @param leaseToken the token `begin` returned.
+   * @param response what a retry will get back.
+   * @param ttlMs how long the response is replayed.
+   * @returns false when the lease expired or was taken over: nothing was written.
+   * @example await store.complete(key, found.leaseToken, toStoredResponse(response, names), 86_400_000)
+   * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Key Validity and Expiry")
    */
   complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean>;
   /**
    * Deletes the in-progress record if `leaseToken` still holds it, so a retry runs the handler.
+   *
+   * @param key the key `begin` acquired.
+   * @param leaseToken the token `begin` returned.
    * @returns false when the record was not held by this token.
+   * @example await store.release(key, found.leaseToken) // after a 5xx or a thrown error
+   * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Error Scenarios")
    */
   release(key: string, leaseToken: string): Promise<boolean>;
 }

@@ -19,7 +19,16 @@ export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
   "link",
 ];
 
-/** Captures what a replay needs from `response`: its status, the `headerNames` it has, its body bytes. */
+/**
+ * Captures what a replay needs from `response`: its status, the header fields it has among
+ * `headerNames`, and a copy of its body bytes.
+ *
+ * @param response the handler's response.
+ * @param headerNames lower-case names of the header fields to keep ({@link DEFAULT_REPLAY_HEADERS}).
+ * @example toStoredResponse(json(201, { id: 1 }), new Set(DEFAULT_REPLAY_HEADERS))
+ * // { status: 201, headers: { "content-type": "application/json" }, body: Uint8Array [ … ] }
+ * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Enforcement": later requests get the first one's result)
+ */
 export function toStoredResponse(response: HttpResponse, headerNames: ReadonlySet<string>): StoredResponse {
   const headers: ResponseHeaders = {};
   for (const name in response.headers) {
@@ -36,7 +45,15 @@ export function toStoredResponse(response: HttpResponse, headerNames: ReadonlySe
   };
 }
 
-/** The replayed response: the stored one byte for byte, plus `Idempotent-Replayed: true`. */
+/**
+ * The replayed response: the stored one byte for byte, plus `Idempotent-Replayed: true` (Stripe's
+ * header), with no content when the stored body is empty.
+ *
+ * @param stored what {@link toStoredResponse} captured from the first response.
+ * @example replayResponse({ status: 201, headers: {}, body: new Uint8Array() })
+ * // { status: 201, headers: { "idempotent-replayed": "true" }, body: null }
+ * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Enforcement")
+ */
 export function replayResponse(stored: StoredResponse): HttpResponse {
   return {
     status: stored.status,

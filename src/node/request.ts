@@ -8,7 +8,7 @@ import {
 } from "../http/adapter-options";
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
-import { HttpProblem } from "../http/problem";
+import { HttpProblem, type HttpProblemCode } from "../http/problem";
 
 const EMPTY = new Uint8Array(0);
 
@@ -60,7 +60,7 @@ export class NodeRequest implements HttpRequest {
   }
 }
 
-function bodyReadFailed(cause: unknown): HttpProblem {
+function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
   return new HttpProblem({
     status: 400,
     code: "body_read_failed",
@@ -76,7 +76,7 @@ function bodyReadFailed(cause: unknown): HttpProblem {
 export function startBody(
   req: IncomingMessage,
   limit: number,
-): Uint8Array | HttpProblem | Promise<Uint8Array | HttpProblem> {
+): Uint8Array | HttpProblem<HttpProblemCode> | Promise<Uint8Array | HttpProblem<HttpProblemCode>> {
   const declared = contentLength(req.headers["content-length"]);
   // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body.
   if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;

@@ -3,8 +3,8 @@ import type { HttpResponse } from "../http/message";
 
 type OutgoingHeaders = Record<string, string | number | readonly string[]>;
 
-// RFC 9110 §6.4.1: 1xx, 204 and 304 responses never carry content (nor, for 204, a Content-Length, §8.6).
-const hasNoContent = (status: number) => status < 200 || status === 204 || status === 304;
+// RFC 9110 §6.4.1: 1xx, 204, 205 and 304 responses never carry content (nor, for 204, a Content-Length, §8.6).
+const hasNoContent = (status: number) => status < 200 || status === 204 || status === 205 || status === 304;
 
 /**
  * A copy of `headers` plus Content-Length. Copied key by key on purpose: measured on Node 20, an object
@@ -27,6 +27,9 @@ export function sendResponse(res: ServerResponse, response: HttpResponse): void 
   const { status, body } = response;
   let headers = response.headers as OutgoingHeaders;
   if (body == null || hasNoContent(status)) {
+    // RFC 9110 §15.3.6: a 205 has no content; Content-Length: 0 says so (node:http would otherwise send a
+    // chunked empty body, and a handler's own Content-Length would announce bytes that never come).
+    if (status === 205) headers = withContentLength(headers, 0);
     res.writeHead(status, headers as Record<string, string | string[]>);
     res.end();
     return;

@@ -53,14 +53,37 @@ function forwardedFor(value: string): string[] {
         return raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, "$1") : raw;
       }
     }
-    return "unknown"; // RFC 7239 §6.2: an element without "for" stands for an unknown node
+    return ""; // no "for": the proxy did not say who sent it
   });
 }
 
 /**
+ * The client named by a trusted hop, or `undefined` when the hop names nobody: an empty entry, an
+ * element without `for=`, or RFC 7239 §6.2 `unknown`. Those are not addresses, and keying on them
+ * would put every such client in one bucket. Obfuscated identifiers (§6.3 `_hidden`) are kept:
+ * a proxy that uses them gives each client its own.
+ */
+function named(hop: string): string | undefined {
+  const node = normalize(hop);
+  return node === "" || node.toLowerCase() === "unknown" ? undefined : node;
+}
+
+/**
  * The client's address, read from the right of the forwarding chain past `trustedProxies` proxies.
- * `undefined` when the adapter knows no peer address and no proxy is trusted.
- * @example key: (request) => clientIp(request, { trustedProxies: 1 }) // behind one load balancer
+ *
+ * `undefined` when no address is known: the adapter knows no peer address (Fetch runtimes) and no
+ * proxy is trusted, or the entry the last trusted proxy wrote names nobody (`for=unknown`, a
+ * `Forwarded` element without `for=`, an empty `X-Forwarded-For` entry). Choose what such requests
+ * share: `rateLimit` leaves a request whose key is `undefined` unlimited, so add `?? "unidentified"`
+ * to limit them together instead.
+ * @param request the request's header fields and the transport's peer address.
+ * @param options how many proxies to trust, and which field they write.
+ * @returns the address (ports, IPv6 brackets and `::ffff:` removed), an obfuscated identifier, or `undefined`.
+ * @throws TypeError when `trustedProxies` is not a non-negative integer.
+ * @see RFC 7239 §4, §6 (`Forwarded`)
+ * @example
+ * // Behind one load balancer; requests it cannot attribute share one bucket.
+ * key: (request) => clientIp(request, { trustedProxies: 1 }) ?? "unidentified"
  */
 export function clientIp(
   request: Pick<HttpRequest, "headers" | "remoteAddress">,
@@ -77,6 +100,6 @@ export function clientIp(
   const hops = field === undefined ? [] : name === "forwarded" ? forwardedFor(field) : field.split(",");
   // hops + [peer]: each trusted proxy vouches for the entry to its left.
   const index = hops.length - trusted;
-  if (index < 0) return hops.length > 0 ? normalize(hops[0] as string) : peer;
-  return normalize(hops[index] as string) || peer;
+  if (index < 0) return hops.length > 0 ? named(hops[0] as string) : peer;
+  return named(hops[index] as string);
 }

@@ -40,6 +40,7 @@ function rateLimitFor(perSecond: number, burst: number): PolicySet {
 /**
  * Creates the per-endpoint delivery pacer the webhook delivery engine uses (GCRA, one TAT per endpoint).
  * A refusal carries the exact instant the next delivery to that endpoint will be admitted.
+ * @param options the store (in memory by default), the burst (1: evenly spaced) and the key prefix.
  * @example
  * const pacer = createEndpointRateLimiter();
  * const slot = await pacer.acquire("ep_1", 5, Date.now()); // { allowed: true } or { allowed: false, retryAtMs }

@@ -4,7 +4,8 @@
  * Per limit the state is one Theoretical Arrival Time (TAT), held as `[tatMs, tatSub]` meaning
  * `tatMs + tatSub / quota` ms. A request at `now` is admitted when `max(TAT, now) + T - now <= burst · T`
  * (T the emission interval), and then TAT becomes `max(TAT, now) + T`. Equivalently: in every closed
- * interval of length L the admitted requests number at most `burst + L / T`.
+ * interval of length L the admitted requests number at most `burst + L / T`; so any half-open window of
+ * the policy's length w = quota · T holds at most `burst + quota − 1` (tested in gcra-model.test.ts).
  */
 import type { GcraLimit } from "./policy";
 
@@ -50,6 +51,7 @@ function aheadTicks(limit: GcraLimit, state: readonly number[] | undefined, inde
 
 /**
  * Decides one request against every limit at once; pure.
+ * @param limits the compiled limits of one policy set.
  * @param state the stored flat state for these limits, or `undefined` for a fresh key.
  * @param nowMs integer milliseconds on the clock the state was written with.
  * @param into where to write the new state when admitted (may be `state` itself, to reuse it); a new array by default.

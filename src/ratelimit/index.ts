@@ -1,6 +1,6 @@
 /**
  * Rate limits for API callers and webhook deliveries: GCRA over exact integer ticks, quota-per-window
- * policies with a burst, `RateLimit-Policy` / `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers),
+ * policies with a burst, `RateLimit-Policy` / `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers-11),
  * 429 problems with `Retry-After`, an in-memory store and a per-endpoint delivery pacer.
  * The Redis store is in `rest-webhooks/ratelimit/redis`.
  */
@@ -10,6 +10,7 @@ export {
   type EndpointRateLimiter,
   type EndpointRateLimiterOptions,
 } from "./endpoint-limiter";
+export { RateLimitError, type RateLimitErrorCode } from "./errors";
 export type { GcraOutcome } from "./gcra";
 export { policyField, rateLimitHeaders, retryAfterSeconds, serviceLimitField } from "./headers";
 export {

@@ -48,6 +48,8 @@ export interface RateLimiter {
   readonly set: PolicySet;
   /**
    * Checks one request for `key` at `nowMs` (ms since the epoch) and counts it when admitted.
+   * @param key the quota partition: an API key, a token subject, a client address.
+   * @param nowMs the caller's clock (a Redis store with `clock: "server"` uses its own).
    * @example const decision = await limiter.check(apiKey, Date.now())
    */
   check(key: string, nowMs: number): Promise<RateLimitDecision>;
@@ -81,8 +83,12 @@ function toResults(policies: readonly RateLimitPolicy[], outcome: GcraOutcome): 
 }
 
 /**
- * Creates a GCRA rate limiter over one or more policies.
+ * Creates a GCRA rate limiter over one or more policies, checked together: a request is admitted only
+ * when every policy admits it, and only then counted, in all of them.
+ * @param options the policies, the store (in memory by default, or `createRedisStore`) and the key prefix.
+ * @returns a limiter whose `check(key, nowMs)` resolves to a {@link RateLimitDecision} value.
  * @throws TypeError when a policy is malformed.
+ * @see docs/rate-limits.md, "The guarantee"
  * @example
  * const limiter = createRateLimiter({ policies: [{ name: "per-second", quota: 10, window: 1 }, { name: "daily", quota: 10_000, window: 86_400 }] })
  */

@@ -36,6 +36,8 @@ function mergeFields(headers: ResponseHeaders, fields: Record<string, string>): 
 /**
  * Wraps a handler so that every response carries `RateLimit-Policy` and `RateLimit`, and a request over
  * any policy gets a 429 quota-exceeded problem with `Retry-After` without reaching the handler.
+ * @param options the limiter, how to key a request (`undefined` leaves it unlimited), and the clock.
+ * @returns a function that wraps a {@link Handler}; it works under both adapters.
  * @example
  * const limited = rateLimit({ limiter, key: (request) => request.headers["x-api-key"] });
  * createServer(limited(handler)).listen(3000);

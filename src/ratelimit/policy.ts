@@ -3,9 +3,13 @@
  */
 
 /**
- * A quota policy: at most `quota` requests per `window` seconds, `burst` of them at once.
+ * A quota policy: a sustained rate of `quota` requests per `window` seconds, `burst` of them at once.
+ * Exactly: in any `window` seconds (a half-open interval) at most `burst + quota − 1` requests are
+ * admitted, and a client that never sends more than `quota` in any `window` seconds is never refused
+ * as long as `burst ≥ quota` (the default). `RateLimit-Policy` advertises `q=quota;w=window`.
  * @example { name: "per-minute", quota: 100, window: 60 }
- * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/ §3.1
+ * @see https://datatracker.ietf.org/doc/html/draft-ietf-httpapi-ratelimit-headers-11#section-3.1
+ * @see docs/rate-limits.md, "The guarantee"
  */
 export interface RateLimitPolicy {
   /** Names the policy in the `RateLimit-Policy` and `RateLimit` fields (an sf-string: printable ASCII). */
@@ -16,7 +20,9 @@ export interface RateLimitPolicy {
   readonly window: number;
   /**
    * Requests that may be sent at once from a full allowance (the GCRA tolerance).
-   * @default quota: a whole window's quota can be spent at once.
+   * @default quota: a whole window's quota can be spent at once, and a client that keeps to the
+   * advertised `q` per `w` is never refused; a window can then admit up to `2 · quota − 1`. Set `1`
+   * for "never more than `quota` in any window" (evenly spaced requests, no burst).
    */
   readonly burst?: number;
 }
@@ -54,7 +60,11 @@ function positiveInteger(value: unknown, what: string): number {
 
 /**
  * Builds and checks a {@link GcraLimit}.
+ * @param quota units per period (a positive integer).
+ * @param periodMs the period in ms (a positive integer).
+ * @param burst units that can be taken at once (a positive integer).
  * @throws TypeError when a parameter is not a positive integer or the tolerance exceeds exact double range.
+ * @example gcraLimit(100, 60_000, 100) // 100 per minute, all at once from a full allowance
  */
 export function gcraLimit(quota: number, periodMs: number, burst: number): GcraLimit {
   positiveInteger(quota, "quota");
@@ -69,7 +79,9 @@ export function gcraLimit(quota: number, periodMs: number, burst: number): GcraL
 
 /**
  * Checks policies and compiles them for a store.
+ * @param policies one or more policies with distinct printable-ASCII names.
  * @throws TypeError on an empty list, a duplicate or non-ASCII name, or a bad number.
+ * @example compilePolicies([{ name: "per-second", quota: 10, window: 1 }]).id // "10:1000:10"
  */
 export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet {
   if (!Array.isArray(policies) || policies.length === 0) {

@@ -8,6 +8,8 @@ export const QUOTA_EXCEEDED_TYPE = "https://iana.org/assignments/http-problem-ty
 /**
  * The 429 problem for a refused decision: RFC 9457 document of type quota-exceeded with the
  * `violated-policies` member (draft §5.1), `Retry-After` and the RateLimit fields.
+ * @param decision a refused decision.
+ * @param policyValue the precomputed `RateLimit-Policy` value; computed from the decision when omitted.
  * @example if (!decision.allowed) return quotaExceeded(decision).toResponse();
  */
 export function quotaExceeded(decision: RateLimitDecision, policyValue?: string): HttpProblem {

@@ -1,3 +1,4 @@
+import { answeredBy } from "../http/methods";
 import { type CompositePattern, matchComposite } from "./composite";
 import { type MatchResult, NOT_FOUND } from "./match-result";
 import { type SegmentTable, segmentTable } from "./segment-table";
@@ -168,9 +169,12 @@ export class Automaton<R> {
       }
     }
     const declared = [...methods.keys()];
-    const get = methods.get("GET");
-    // RFC 9110 §9.3.2: HEAD is answered as GET without content unless declared.
-    if (get !== undefined && !methods.has("HEAD")) methods.set("HEAD", get);
+    // RFC 9110 §9.3.2: HEAD is answered as GET without content unless declared (the method table says which).
+    for (const method of this.#methods) {
+      const via = answeredBy(method);
+      const entry = via === undefined || methods.has(method) ? undefined : methods.get(via);
+      if (entry !== undefined) methods.set(method, entry);
+    }
     const table = segmentTable(keys);
     const dead = members.length === 0;
     const final = !dead && members.every((member) => member.sink);

@@ -6,7 +6,10 @@ export type RoutingErrorCode =
   | "query_in_template"
   /** Two declarations have the same method and the same template. */
   | "duplicate_route"
-  /** Two declarations have the same method and the same shape, differing only in parameter names. */
+  /**
+   * Two declarations have the same method and the same shape, differing only in parameter names; or
+   * their first difference is two composite segments that can match the same segment.
+   */
   | "ambiguous_route"
   /** Two routes share a name. */
   | "duplicate_name"

@@ -19,6 +19,7 @@ export type {
   ObjectSchema,
   OperationKind,
   OperationSpec,
+  ReplaceContext,
   Reply,
   RouteContext,
   RouteInfo,

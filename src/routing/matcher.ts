@@ -1,9 +1,10 @@
-import { METHOD_NAMES } from "../http/methods";
+import { answeredBy, compareMethods, METHOD_NAMES } from "../http/methods";
 import { Automaton, type Entry, type State } from "./dfa";
 import { RoutingError } from "./errors";
 import { type MatchOptions, type MatchResult, NOT_FOUND } from "./match-result";
 import { methodSlots } from "./method-slots";
 import { paramsOf } from "./params";
+import { compositeClash } from "./route-overlap";
 import { hashedAt, literalAt } from "./segment-table";
 import { parseTemplate, templateShape } from "./template";
 
@@ -24,22 +25,19 @@ export interface Matcher<R> {
 
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
-function methodOrder(a: string, b: string): number {
-  const ia = METHOD_NAMES.indexOf(a as never);
-  const ib = METHOD_NAMES.indexOf(b as never);
-  if (ia !== -1 || ib !== -1) return (ia === -1 ? 99 : ia) - (ib === -1 ? 99 : ib);
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /**
- * The `Allow` list for a set of declared methods, in RFC 9110 order: HEAD comes with GET (§9.3.2),
- * OPTIONS is always there because the router answers it (§9.3.7).
+ * The `Allow` list for a set of declared methods, in the method table's order: a method another one
+ * answers joins it (HEAD with GET, RFC 9110 §9.3.2), and OPTIONS is always there because the router
+ * answers it (§9.3.7).
  */
 export function allowList(declared: Iterable<string>): string[] {
   const set = new Set(declared);
-  if (set.has("GET")) set.add("HEAD");
+  for (const method of METHOD_NAMES) {
+    const via = answeredBy(method);
+    if (via !== undefined && set.has(via)) set.add(method);
+  }
   set.add("OPTIONS");
-  return [...set].sort(methodOrder);
+  return [...set].sort(compareMethods);
 }
 
 function toEntry<R>(route: MatcherRoute<R>): Entry<R> {
@@ -99,8 +97,31 @@ function checkConflicts<R>(entries: readonly Entry<R>[], caseSensitive: boolean)
 }
 
 /**
+ * Refuses two routes of one method whose first difference is two composite segments that can match
+ * the same segment (`/{a}-x` and `/x-{a}` both match `/x-x`): specificity cannot say which is meant.
+ * A difference of kind (literal, composite, parameter, wildcard) is decided by specificity instead.
+ */
+function checkComposites<R>(entries: readonly Entry<R>[], caseSensitive: boolean): void {
+  const candidates = entries.filter((entry) => entry.composites.length > 0);
+  for (let i = 0; i < candidates.length; i++) {
+    for (let j = i + 1; j < candidates.length; j++) {
+      const a = candidates[i] as Entry<R>;
+      const b = candidates[j] as Entry<R>;
+      if (a.method !== b.method) continue;
+      const clash = compositeClash(a.parsed, b.parsed, caseSensitive);
+      if (clash === undefined) continue;
+      throw new RoutingError(
+        "ambiguous_route",
+        `Ambiguous routes: ${a.label} and ${b.label} can match the same path: their composite segments both match "${clash}", and no rule says which is meant.`,
+      );
+    }
+  }
+}
+
+/**
  * Compiles a route table into a {@link Matcher}.
- * @throws RoutingError `invalid_template`, `query_in_template`, `duplicate_route` or `ambiguous_route`.
+ * @throws RoutingError `invalid_template`, `query_in_template`, `duplicate_route` or `ambiguous_route`
+ * (same method and shape, or composite segments in one position that can match one segment).
  * @example
  * const m = compileMatcher([{ method: "GET", template: "/users/{id}", route: "users.read" }]);
  * m.match("GET", "/users/u_1"); // { kind: "found", route: "users.read", params: { id: "u_1" } }
@@ -116,6 +137,7 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
   const fold = caseSensitive ? (segment: string) => segment : (segment: string) => segment.toLowerCase();
   const entries = routes.map(toEntry);
   checkConflicts(entries, caseSensitive);
+  checkComposites(entries, caseSensitive);
   const slots = methodSlots(entries.map((entry) => entry.method));
   const slotOf = slots.slotOf;
   const automaton = new Automaton<R>(fold, slots.names, allowList);

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
 import { MERGE_PATCH_CONTENT_TYPE } from "./merge-patch";
-import type { ParsedTemplate } from "./template";
+import { mergePatchSchema } from "./merge-patch-schema";
+import { readsBody } from "./operation";
+import { type ParsedTemplate, templateShape } from "./template";
 import type { RouteInfo } from "./types";
 
 /** A JSON Schema object (draft 2020-12, the OpenAPI 3.1 dialect). */
@@ -96,36 +98,72 @@ function problemResponse(status: number): JsonSchema {
   };
 }
 
-function openApiPath(parsed: ParsedTemplate): string {
+/**
+ * The OpenAPI name of each template parameter. OpenAPI 3.1 §4.8.8.1: two templated paths that differ only
+ * in parameter names are identical and must not both exist, so a template of an already seen shape takes
+ * that shape's names (positionally). A bare "*" wildcard gets a real name (OpenAPI names are not "*").
+ */
+class PathNames {
+  readonly #byShape = new Map<string, readonly string[]>();
+
+  of(parsed: ParsedTemplate): Map<string, string> {
+    const shape = templateShape(parsed, true);
+    let names = this.#byShape.get(shape);
+    if (names === undefined) {
+      names = parsed.params.map((name) => (name === "*" ? uniqueName("wildcard", parsed.params) : name));
+      this.#byShape.set(shape, names);
+    }
+    const out = new Map<string, string>();
+    parsed.params.forEach((name, i) => {
+      out.set(name, names[i] as string);
+    });
+    return out;
+  }
+}
+
+function uniqueName(base: string, taken: readonly string[]): string {
+  let name = base;
+  while (taken.includes(name)) name += "_";
+  return name;
+}
+
+function openApiPath(parsed: ParsedTemplate, names: ReadonlyMap<string, string>): string {
   if (parsed.segments.length === 0) return "/";
+  const name = (param: string) => `{${names.get(param) ?? param}}`;
   return parsed.segments
     .map((segment) =>
       segment.kind === "static"
         ? `/${segment.value}`
         : segment.kind === "composite"
-          ? `/${segment.pattern.parts.map((part) => (part.name === undefined ? part.literal : `{${part.name}}`)).join("")}`
-          : `/{${segment.name}}`,
+          ? `/${segment.pattern.parts.map((part) => (part.name === undefined ? part.literal : name(part.name))).join("")}`
+          : `/${name(segment.name)}`,
     )
     .join("");
 }
 
-function parameters(route: RouteInfo, parsed: ParsedTemplate, converter: SchemaConverter): JsonSchema[] {
+function parameters(
+  route: RouteInfo,
+  parsed: ParsedTemplate,
+  names: ReadonlyMap<string, string>,
+  converter: SchemaConverter,
+): JsonSchema[] {
   const out: JsonSchema[] = [];
   const paramSchema = route.spec.params ? converter.convert(route.spec.params, "input") : undefined;
   const paramProperties = (paramSchema?.["properties"] ?? {}) as Record<string, JsonSchema>;
   for (const segment of parsed.segments) {
     if (segment.kind === "static") continue;
-    const names = segment.kind === "composite" ? segment.pattern.names : [segment.name];
-    for (const name of names) {
+    const params = segment.kind === "composite" ? segment.pattern.names : [segment.name];
+    for (const name of params) {
       const parameter: JsonSchema = {
-        name,
+        name: names.get(name) ?? name,
         in: "path",
         required: true,
         schema: paramProperties[name] ?? { type: "string" },
       };
+      // OpenAPI 3.1 §4.8.12.1: allowReserved is for query parameters only; a client sends "/" in a path
+      // parameter as %2F, which the router decodes back to "/" in a wildcard.
       if (segment.kind === "wildcard") {
-        parameter["description"] = "The rest of the path; may contain '/'.";
-        parameter["allowReserved"] = true;
+        parameter["description"] = "The rest of the path: may contain '/', sent as is or as %2F.";
       }
       out.push(parameter);
     }
@@ -141,19 +179,20 @@ function parameters(route: RouteInfo, parsed: ParsedTemplate, converter: SchemaC
 }
 
 function requestBody(route: RouteInfo, converter: SchemaConverter): JsonSchema | undefined {
+  if (!readsBody(route)) return undefined;
   const body = route.spec.body;
   if (route.kind === "update") {
-    // RFC 7396: a merge patch has the resource's members, all optional; null removes one.
-    const schema = body === undefined ? { type: "object" } : converter.convert(body, "input");
-    const { required: _, ...patch } = schema;
+    const resource = body === undefined ? { type: "object" } : converter.convert(body, "input");
     return {
       required: true,
-      description: "A JSON Merge Patch (RFC 7396): members set to null are removed.",
-      content: { [MERGE_PATCH_CONTENT_TYPE]: { schema: patch } },
+      description:
+        "A JSON Merge Patch (RFC 7396): members left out are kept, members set to null are removed, objects merge.",
+      content: { [MERGE_PATCH_CONTENT_TYPE]: { schema: mergePatchSchema(resource, converter.components) } },
     };
   }
-  if (body === undefined || route.kind === "list" || route.kind === "read" || route.kind === "remove") return undefined;
-  return { required: true, content: { "application/json": { schema: converter.convert(body, "input") } } };
+  // A PUT without a body schema still takes JSON (any value): the handler checks it.
+  const schema = body === undefined ? {} : converter.convert(body, "input");
+  return { required: true, content: { "application/json": { schema } } };
 }
 
 function responses(route: RouteInfo, converter: SchemaConverter): Record<string, JsonSchema> {
@@ -184,12 +223,12 @@ function responses(route: RouteInfo, converter: SchemaConverter): Record<string,
   }
   const hasItem =
     route.kind === "read" || route.kind === "replace" || route.kind === "update" || route.kind === "remove";
-  if (route.spec.query !== undefined) out["400"] = problemResponse(400);
+  const body = readsBody(route);
+  // 400: an unknown or invalid query parameter, or an empty or malformed JSON body.
+  if (route.spec.query !== undefined || body) out["400"] = problemResponse(400);
   if (hasItem) out["404"] = problemResponse(404);
-  if (route.kind === "update" || (route.spec.body !== undefined && route.kind !== "list" && route.kind !== "read")) {
-    out["415"] = problemResponse(415);
-  }
-  if (route.spec.params !== undefined || route.spec.body !== undefined) out["422"] = problemResponse(422);
+  if (body) out["415"] = problemResponse(415);
+  if (route.spec.params !== undefined || (body && route.spec.body !== undefined)) out["422"] = problemResponse(422);
   return out;
 }
 
@@ -203,6 +242,7 @@ export function openApiDocument(
   extra: Partial<Pick<OpenApiDocument, "servers">> = {},
 ): OpenApiDocument {
   const converter = new SchemaConverter();
+  const pathNames = new PathNames();
   const paths: OpenApiDocument["paths"] = {};
   for (const { route, parsed } of routes) {
     // OpenAPI 3.1 §4.8.9: a Path Item has fields for these methods only.
@@ -213,12 +253,13 @@ export function openApiDocument(
     if (route.spec.summary !== undefined) operation["summary"] = route.spec.summary;
     if (route.spec.description !== undefined) operation["description"] = route.spec.description;
     if (route.spec.deprecated) operation["deprecated"] = true;
-    const params = parameters(route, parsed, converter);
+    const names = pathNames.of(parsed);
+    const params = parameters(route, parsed, names, converter);
     if (params.length > 0) operation["parameters"] = params;
     const body = requestBody(route, converter);
     if (body !== undefined) operation["requestBody"] = body;
     operation["responses"] = responses(route, converter);
-    const path = openApiPath(parsed);
+    const path = openApiPath(parsed, names);
     paths[path] ??= {};
     (paths[path] as Record<string, JsonSchema>)[route.method.toLowerCase()] = operation;
   }

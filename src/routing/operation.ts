@@ -2,6 +2,7 @@ import { z } from "zod";
 import { safeJsonBody } from "../http/body";
 import { parseMediaType } from "../http/media-type";
 import { empty, type Handler, type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../http/message";
+import { definesRequestContent } from "../http/methods";
 import { HttpProblem } from "../http/problem";
 import { validationProblem } from "../http/validation";
 import { RoutingError } from "./errors";
@@ -69,10 +70,26 @@ function paramsOf(raw: Readonly<Record<string, string>>, spec: OperationSpec): u
   return parsed.data;
 }
 
-function bodyOf(request: HttpRequest, schema: z.ZodType | undefined): unknown {
-  if (schema === undefined) return undefined;
+/**
+ * Whether an operation reads its request body: PATCH (a merge patch, RFC 7396) and PUT (the whole new
+ * representation, RFC 9110 §9.3.4) always; others when they declare a body schema and their method gives
+ * content a meaning (RFC 9110 §9.3: not GET or DELETE, so list, read and remove never read one); a custom
+ * route whenever it declares a body schema.
+ */
+export function readsBody(info: Pick<RouteInfo, "kind" | "method" | "spec">): boolean {
+  if (info.kind === "update" || info.kind === "replace") return true;
+  return info.spec.body !== undefined && (info.kind === "custom" || definesRequestContent(info.method));
+}
+
+/**
+ * The JSON body, validated when a schema is given (400 empty or malformed, 415 not JSON, 422 invalid).
+ * @param always read and parse it even without a schema (PUT); otherwise no schema means no read.
+ */
+function bodyOf(request: HttpRequest, schema: z.ZodType | undefined, always: boolean): unknown {
+  if (schema === undefined && !always) return undefined;
   const read = safeJsonBody(request);
   if (!read.ok) throw read.problem;
+  if (schema === undefined) return read.value;
   const parsed = schema.safeParse(read.value);
   if (!parsed.success) throw validationProblem(parsed.error, "body");
   return parsed.data;
@@ -137,6 +154,7 @@ function checkResponse(setup: OperationSetup, response: HttpResponse): void {
 /** Builds the handler of one operation: validation, the user's handler, then the method's rule. */
 export function operationHandler(setup: OperationSetup): Handler {
   const { spec, kind, info } = setup;
+  const reads = readsBody(info);
   return async (request) => {
     const raw = matches.get(request)?.params ?? {};
     const context: Record<string, unknown> = {
@@ -156,8 +174,8 @@ export function operationHandler(setup: OperationSetup): Handler {
         if (!parsed.success) throw validationProblem(parsed.error, "body");
         return parsed.data;
       };
-    } else if (kind !== "list" && kind !== "read" && kind !== "remove") {
-      context["body"] = bodyOf(request, spec.body);
+    } else if (reads) {
+      context["body"] = bodyOf(request, spec.body, kind === "replace");
     }
     if (kind === "create") {
       const collection = setup.collection ?? info.template;

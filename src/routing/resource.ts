@@ -1,3 +1,4 @@
+import type { Method } from "../http/methods";
 import { RoutingError } from "./errors";
 import type { UntypedHandler } from "./operation";
 import { parseTemplate } from "./template";
@@ -7,10 +8,24 @@ import type {
   Middleware,
   OperationKind,
   OperationSpec,
+  ReplaceContext,
   Reply,
   RouteContext,
   UpdateContext,
 } from "./types";
+
+/**
+ * The method of each operation kind the router knows the rules of (RFC 9110 §9.3, RFC 5789 §2), typed
+ * against the method table so a kind can only name a method the table describes.
+ */
+const OPERATION_METHODS = {
+  list: "GET",
+  create: "POST",
+  read: "GET",
+  replace: "PUT",
+  update: "PATCH",
+  remove: "DELETE",
+} as const satisfies Record<Exclude<OperationKind, "custom">, Method>;
 
 type LastSegment<T extends string> = T extends `${string}/${infer Rest}` ? LastSegment<Rest> : T;
 type ItemParam<T extends string> = LastSegment<T> extends `{${infer Name}}` ? Name : never;
@@ -96,22 +111,25 @@ export class ResourceBuilder<T extends string> {
 
   /** `GET` on the collection: a list, shaped and filtered by the query. */
   list<S extends OperationSpec>(spec: S, handler: (context: RouteContext<CollectionTemplate<T>, S>) => Reply): this {
-    return this.#add("list", "GET", this.collection, `${this.name}.list`, spec, handler);
+    return this.#add("list", OPERATION_METHODS.list, this.collection, `${this.name}.list`, spec, handler);
   }
 
   /** `POST` on the collection: creates an item; answer with `context.created(id, body)` (201 + Location). */
   create<S extends OperationSpec>(spec: S, handler: (context: CreateContext<CollectionTemplate<T>, S>) => Reply): this {
-    return this.#add("create", "POST", this.collection, `${this.name}.create`, spec, handler);
+    return this.#add("create", OPERATION_METHODS.create, this.collection, `${this.name}.create`, spec, handler);
   }
 
   /** `GET` on an item (HEAD is answered from it). */
   read<S extends OperationSpec>(spec: S, handler: (context: RouteContext<T, S>) => Reply): this {
-    return this.#add("read", "GET", this.template, `${this.name}.read`, spec, handler);
+    return this.#add("read", OPERATION_METHODS.read, this.template, `${this.name}.read`, spec, handler);
   }
 
-  /** `PUT` on an item: replaces it wholesale with a body the body schema accepts (RFC 9110 §9.3.4). */
-  replace<S extends OperationSpec>(spec: S, handler: (context: BodyContext<T, S>) => Reply): this {
-    return this.#add("replace", "PUT", this.template, `${this.name}.replace`, spec, handler);
+  /**
+   * `PUT` on an item: replaces it wholesale with the JSON body (RFC 9110 §9.3.4), validated by the body
+   * schema when one is given, else handed over parsed as `unknown`.
+   */
+  replace<S extends OperationSpec>(spec: S, handler: (context: ReplaceContext<T, S>) => Reply): this {
+    return this.#add("replace", OPERATION_METHODS.replace, this.template, `${this.name}.replace`, spec, handler);
   }
 
   /**
@@ -119,12 +137,12 @@ export class ResourceBuilder<T extends string> {
    * `context.merge(current)` applies it and validates the result with the body schema.
    */
   update<S extends OperationSpec>(spec: S, handler: (context: UpdateContext<T, S>) => Reply): this {
-    return this.#add("update", "PATCH", this.template, `${this.name}.update`, spec, handler);
+    return this.#add("update", OPERATION_METHODS.update, this.template, `${this.name}.update`, spec, handler);
   }
 
   /** `DELETE` on an item: return `true` when it was deleted (204), `false` when there was none (404). */
   remove<S extends OperationSpec>(spec: S, handler: (context: RouteContext<T, S>) => boolean | Promise<boolean>): this {
-    return this.#add("remove", "DELETE", this.template, `${this.name}.remove`, spec, handler);
+    return this.#add("remove", OPERATION_METHODS.remove, this.template, `${this.name}.remove`, spec, handler);
   }
 
   /**

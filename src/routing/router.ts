@@ -195,7 +195,8 @@ export class Router {
         case "found": {
           attachMatch(request, result);
           const run = runs.get(result.route) as Handler;
-          if (request.method === "HEAD" && result.route.method === "GET") return head(run, request);
+          // Declared for another method: HEAD answered by GET, without content (RFC 9110 §9.3.2).
+          if (result.route.method !== request.method) return head(run, request);
           return run(request);
         }
         case "method_not_allowed": {

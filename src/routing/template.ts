@@ -162,6 +162,7 @@ export function compareSpecificity(a: ParsedTemplate, b: ParsedTemplate): number
   return a.segments.length - b.segments.length;
 }
 
-function kindRank(segment: TemplateSegment): number {
+/** A segment kind's rank in {@link compareSpecificity}: literal 0, composite 1, parameter 2, wildcard 3. */
+export function kindRank(segment: TemplateSegment): number {
   return segment.kind === "static" ? 0 : segment.kind === "composite" ? 1 : segment.kind === "param" ? 2 : 3;
 }

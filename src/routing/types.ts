@@ -60,6 +60,15 @@ export interface BodyContext<T extends string, S extends OperationSpec> extends 
   readonly body: Output<S, "body", undefined>;
 }
 
+/** The context of `replace` (PUT): the body is always read, since PUT sends the whole representation. */
+export interface ReplaceContext<T extends string, S extends OperationSpec> extends RouteContext<T, S> {
+  /**
+   * The body schema's output; without a body schema, the parsed JSON as `unknown` (still 400 when empty
+   * or malformed, 415 when not JSON), for the handler to check.
+   */
+  readonly body: Output<S, "body", unknown>;
+}
+
 /** The context of `create`: the body, and `created` to answer 201 with the new item's `Location`. */
 export interface CreateContext<T extends string, S extends OperationSpec> extends BodyContext<T, S> {
   /**

@@ -3,6 +3,7 @@
  * run against your own server or consumer. fast-check is a peer dependency of this subpath only.
  */
 export * from "./arbitraries/headers";
+export * from "./arbitraries/json-text";
 export * from "./arbitraries/merge-patch";
 export * from "./arbitraries/webhooks";
 export * from "./arbitraries/zod";

@@ -18,8 +18,32 @@ export interface ResourceSpec {
   itemPath?: (created: LawResponse) => string;
   /** Fields left out when two states are compared (server clocks such as `updated_at`). */
   volatileFields?: readonly string[];
-  /** Which methods the item answers. @default all of them */
-  supports?: { put?: boolean; patch?: boolean; delete?: boolean; idempotencyKey?: boolean };
+  /**
+   * How many resources the collection holds now (your store's count, say). The idempotency law compares it
+   * before and after a keyed POST is repeated. Without it the law counts what `GET collection` lists: a JSON
+   * array, or the array in its `data` or `items` member, following `Link: <…>; rel="next"` pages.
+   */
+  count?: () => number | Promise<number>;
+  /**
+   * Which methods the resource answers: `list` is `GET collection` (without it the laws read and HEAD only
+   * the item, and the idempotency law needs `count`). @default all of them
+   */
+  supports?: { list?: boolean; put?: boolean; patch?: boolean; delete?: boolean; idempotencyKey?: boolean };
+}
+
+/** What a spec's resource answers, every default filled in (PATCH only with a `patchBody`). */
+export interface Supported {
+  list: boolean;
+  put: boolean;
+  patch: boolean;
+  delete: boolean;
+  idempotencyKey: boolean;
+}
+
+/** What a spec's resource answers, every default filled in (PATCH only with a `patchBody`). */
+export function supported(spec: ResourceSpec): Supported {
+  const s = { list: true, put: true, patch: true, delete: true, idempotencyKey: true, ...spec.supports };
+  return { ...s, patch: s.patch && spec.patchBody !== undefined };
 }
 
 /** Headers of a spec, evaluated. */
@@ -59,6 +83,56 @@ export async function readState(
     // non-JSON bodies compare as text
   }
   return { status: response.status, body };
+}
+
+const MAX_PAGES = 1000;
+
+function listedItems(response: LawResponse): readonly unknown[] | undefined {
+  let body: unknown;
+  try {
+    body = response.json();
+  } catch {
+    return undefined;
+  }
+  if (Array.isArray(body)) return body;
+  const wrapped = body as { data?: unknown; items?: unknown } | null;
+  if (Array.isArray(wrapped?.data)) return wrapped.data;
+  if (Array.isArray(wrapped?.items)) return wrapped.items;
+  return undefined;
+}
+
+// RFC 8288 §3: `<target>; rel="next"` (rel may hold several space-separated relation types).
+function nextPage(link: string | null): string | undefined {
+  for (const match of (link ?? "").matchAll(/<([^>]*)>([^,<]*)/g)) {
+    const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(match[2] ?? "");
+    const types = (rel?.[1] ?? rel?.[2] ?? "").toLowerCase().split(/\s+/);
+    if (types.includes("next")) return match[1];
+  }
+  return undefined;
+}
+
+/** How many resources the collection holds: the spec's `count`, else the items `GET collection` lists. */
+export async function countResources(t: Transcript, spec: ResourceSpec, law: string): Promise<number> {
+  if (spec.count) return spec.count();
+  if (!supported(spec).list)
+    t.fail(law, "the collection has no list (supports.list is false): give the spec a count() hook");
+  let path: string | undefined = spec.collection;
+  let total = 0;
+  for (let page = 0; path !== undefined && page < MAX_PAGES; page++) {
+    const response = await t.send({ method: "GET", path, headers: specHeaders(spec) });
+    const items = response.status === 200 ? listedItems(response) : undefined;
+    if (items === undefined) {
+      t.fail(
+        law,
+        `cannot count the collection: GET ${path} answered ${response.status} without a JSON list; give the spec a count() hook`,
+      );
+    }
+    total += items.length;
+    const next = nextPage(response.headers.get("link"));
+    const base: string = /^https?:\/\//.test(path) ? path : `${t.target.baseUrl}${path}`;
+    path = next === undefined ? undefined : new URL(next, base).toString();
+  }
+  return total;
 }
 
 /** Starts a transcript for one property run. */

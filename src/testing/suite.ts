@@ -16,7 +16,7 @@ import {
   putIsIdempotent,
   safeMethodsChangeNothing,
 } from "./laws/resource";
-import type { ResourceSpec } from "./resource-spec";
+import { type ResourceSpec, supported } from "./resource-spec";
 import type { Target } from "./target";
 
 /** A law with its name, ready for `fc.assert(law.property)`. */
@@ -28,10 +28,11 @@ export interface NamedLaw {
 
 /**
  * Every HTTP law that applies to the resource, for a loop of `it(law.name, () => fc.assert(law.property))`.
- * Laws for methods the spec says are unsupported are left out.
+ * Laws for methods the spec says are unsupported are left out; the stale-If-Match law uses whichever of PUT,
+ * PATCH and DELETE the resource answers.
  */
 export function resourceLaws(target: Target, spec: ResourceSpec): NamedLaw[] {
-  const supports = { put: true, patch: true, delete: true, idempotencyKey: true, ...spec.supports };
+  const supports = supported(spec);
   const laws: NamedLaw[] = [
     { name: "GET and HEAD change nothing", property: safeMethodsChangeNothing(target, spec) },
     { name: "HEAD's headers equal GET's", property: headMatchesGet(target, spec) },
@@ -39,15 +40,15 @@ export function resourceLaws(target: Target, spec: ResourceSpec): NamedLaw[] {
     { name: "a GET with its own ETag answers 304", property: conditionalGetAnswers304(target, spec) },
     { name: "errors are problem documents", property: errorsAreProblems(target, spec) },
   ];
-  if (supports.put) {
-    laws.push({ name: "PUT twice = PUT once", property: putIsIdempotent(target, spec) });
+  if (supports.put) laws.push({ name: "PUT twice = PUT once", property: putIsIdempotent(target, spec) });
+  if (supports.put || supports.patch || supports.delete) {
     laws.push({
       name: "a stale If-Match answers 412 and changes nothing",
       property: staleIfMatchIsRefused(target, spec),
     });
   }
   if (supports.delete) laws.push({ name: "DELETE twice leaves it gone", property: deleteIsIdempotent(target, spec) });
-  if (supports.patch && spec.patchBody) {
+  if (supports.patch) {
     laws.push({ name: "merge-patch PATCH twice = once", property: mergePatchIsIdempotent(target, spec) });
   }
   if (supports.idempotencyKey) {

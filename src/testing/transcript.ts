@@ -89,15 +89,28 @@ function formatExchange(exchange: Exchange, index: number): string {
   return lines.join("\n");
 }
 
-/** Thrown when a law does not hold; the message ends with the request sequence as readable HTTP. */
+/**
+ * Thrown when a law does not hold; the message ends with the request sequence as readable HTTP. fast-check v4
+ * reports it as the `cause` of its own "Property failed" error (vitest prints "Caused by:", node:test
+ * `[cause]:`).
+ */
 export class LawViolation extends Error {
   readonly code = "law_violated";
-  constructor(
-    readonly law: string,
-    readonly reason: string,
-    readonly transcript: string,
-  ) {
+  /** The law's name. */
+  declare readonly law: string;
+  /** Why it failed, in one line. */
+  declare readonly reason: string;
+  /** The request sequence of the failing run, as readable HTTP. */
+  declare readonly transcript: string;
+
+  constructor(law: string, reason: string, transcript: string) {
     super(`${law}: ${reason}\n\n--- request sequence ---\n${transcript}`);
     this.name = "LawViolation";
+    // Not enumerable: test runners print an error's own properties after its message, which holds them all.
+    Object.defineProperties(this, {
+      law: { value: law },
+      reason: { value: reason },
+      transcript: { value: transcript },
+    });
   }
 }

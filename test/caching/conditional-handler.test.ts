@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { conditional, etagFromBody, formatHttpDate } from "../../src/caching/index";
 import { adapt } from "../../src/fetch/index";
 import type { Handler, HttpRequest, HttpResponse, RequestHeaders } from "../../src/http/message";
+import { createRouter } from "../../src/routing/index";
 import { documentResource } from "./document-resource";
 
 const BODY = '{"id":1,"title":"Hello"}';
@@ -121,6 +122,103 @@ describe("conditional(): GET and HEAD", () => {
   it("stays synchronous for a synchronous handler", () => {
     const response = conditional(() => ({ status: 200, headers: {}, body: "x" }))(request("GET"));
     expect(response).not.toBeInstanceOf(Promise);
+  });
+});
+
+// A handler that answers HEAD without content, as the router's HEAD-from-GET does (§9.3.2).
+function headless(handler: Handler): Handler {
+  return async (req) => {
+    const response = await handler(req);
+    if (req.method !== "HEAD" || response.body == null) return response;
+    const length = String(new TextEncoder().encode(String(response.body)).byteLength);
+    return { ...response, headers: { ...response.headers, "content-length": length }, body: null };
+  };
+}
+
+describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () => {
+  function setupHeadless(options: Parameters<typeof conditional>[1] = {}) {
+    const resource = documentResource({ "/docs/1": { body: BODY, modified: MODIFIED } });
+    return { ...resource, handler: conditional(headless(resource.handler), options) };
+  }
+
+  it("gets the header fields of GET, its ETag included, and no content", async () => {
+    const { handler, calls } = setupHeadless();
+    const get = await handler(request("GET"));
+    calls.length = 0;
+    const head = await handler(request("HEAD"));
+    expect(head).toEqual({
+      status: 200,
+      headers: { ...get.headers, "content-length": String(BODY.length) },
+      body: null,
+    });
+    expect(head.headers.etag).toBe(TAG);
+    // The handler ran as HEAD, then as GET to compute the validator.
+    expect(calls).toEqual(["HEAD /docs/1", "GET /docs/1"]);
+  });
+
+  it("answers a matching If-None-Match with 304, and a stale one with 200", async () => {
+    const { handler } = setupHeadless();
+    const notModified = await handler(request("HEAD", { "if-none-match": TAG }));
+    expect(notModified).toEqual({
+      status: 304,
+      headers: { "cache-control": "no-cache", vary: "accept", etag: TAG },
+      body: null,
+    });
+    expect((await handler(request("HEAD", { "if-none-match": '"stale"' }))).status).toBe(200);
+    expect((await handler(request("HEAD", { "if-match": '"stale"' }))).status).toBe(412);
+  });
+
+  it("stays synchronous for a synchronous handler", () => {
+    const sync: Handler = (req) => ({ status: 200, headers: {}, body: req.method === "HEAD" ? null : "x" });
+    const response = conditional(sync)(request("HEAD", { "if-none-match": etagFromBody("x") }));
+    expect(response).not.toBeInstanceOf(Promise);
+    expect((response as HttpResponse).status).toBe(304);
+  });
+
+  it("runs the handler once when HEAD already carries an ETag, or when ETags are off", async () => {
+    const tagged = documentResource({ "/docs/1": { body: BODY, modified: MODIFIED } });
+    const withTag: Handler = async (req) => {
+      const response = await headless(tagged.handler)(req);
+      return { ...response, headers: { ...response.headers, etag: '"v1"' } };
+    };
+    expect((await conditional(withTag)(request("HEAD", { "if-none-match": '"v1"' }))).status).toBe(304);
+    expect(tagged.calls).toEqual(["HEAD /docs/1"]);
+    const { handler, calls } = setupHeadless({ etag: false });
+    expect((await handler(request("HEAD"))).headers.etag).toBeUndefined();
+    expect(calls).toEqual(["HEAD /docs/1"]);
+  });
+
+  it("keeps the HEAD response when the GET does not answer 200", async () => {
+    let n = 0;
+    const flaky: Handler = (req): HttpResponse =>
+      req.method === "HEAD"
+        ? { status: 200, headers: { "x-n": String(++n) }, body: null }
+        : { status: 503, headers: {} };
+    expect(await conditional(flaky)(request("HEAD"))).toEqual({ status: 200, headers: { "x-n": "1" }, body: null });
+  });
+
+  it("gives a router's HEAD-from-GET the GET's ETag and its 304", async () => {
+    const router = createRouter().route("GET", "/docs/{id}", {}, () => ({
+      status: 200,
+      headers: { "content-type": "application/json" },
+      body: BODY,
+    }));
+    const handler = conditional(router.handler());
+    const get = await handler(request("GET"));
+    const head = await handler(request("HEAD"));
+    expect(head.headers.etag).toBe(TAG);
+    expect(head.headers).toEqual({ ...get.headers, "content-length": String(BODY.length) });
+    expect(head.body ?? null).toBeNull();
+    expect((await handler(request("HEAD", { "if-none-match": TAG }))).status).toBe(304);
+  });
+
+  it("sends the same header fields for HEAD as for GET over the Fetch adapter", async () => {
+    const fetchHandler = adapt(setupHeadless().handler, { onError: () => undefined });
+    const get = await fetchHandler(new Request("http://localhost/docs/1"));
+    const head = await fetchHandler(new Request("http://localhost/docs/1", { method: "HEAD" }));
+    expect(Object.fromEntries(head.headers)).toEqual(Object.fromEntries(get.headers));
+    expect(head.headers.get("etag")).toBe(TAG);
+    expect(await head.text()).toBe("");
   });
 });
 

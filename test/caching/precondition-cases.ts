@@ -483,6 +483,47 @@ export const CASES: Record<string, PreconditionCase[]> = {
       requirePrecondition: true,
       expected: "proceed",
     },
+    {
+      name: "HEAD is safe: never required either",
+      method: "HEAD",
+      headers: {},
+      requirePrecondition: true,
+      expected: "proceed",
+    },
+    {
+      name: "an extension method is unsafe (RFC 9110 §9.2.1): required",
+      method: "PURGE",
+      headers: {},
+      requirePrecondition: true,
+      expected: "precondition-required",
+    },
+  ],
+  "the method table decides 304 vs 412 (safe and cacheable: GET, HEAD)": [
+    { name: "HEAD gets 304", method: "HEAD", headers: { "if-none-match": ETAG }, expected: "not-modified" },
+    {
+      name: "POST (cacheable, unsafe) gets 412",
+      method: "POST",
+      headers: { "if-none-match": ETAG },
+      expected: "failed:if-none-match",
+    },
+    {
+      name: "an extension method gets 412",
+      method: "PURGE",
+      headers: { "if-none-match": "*" },
+      expected: "failed:if-none-match",
+    },
+    {
+      name: "If-Modified-Since is ignored for an extension method",
+      method: "PURGE",
+      headers: { "if-modified-since": AFTER },
+      expected: "proceed",
+    },
+    {
+      name: "methods are case-sensitive (§9.1): lower-case get is an extension method",
+      method: "get",
+      headers: { "if-none-match": ETAG },
+      expected: "failed:if-none-match",
+    },
   ],
 };
 

@@ -363,6 +363,22 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
           expect(response.headers["content-length"]).toBeUndefined();
         }
       });
+
+      it("sends no content with a 205, whatever body or Content-Length the handler gives (RFC 9110 §15.3.6)", async () => {
+        const { send } = await serve((request) => ({
+          status: 205,
+          headers: request.path === "/length" ? { "content-length": "7" } : ({} as Record<string, string>),
+          body: "ignored",
+        }));
+        for (const path of ["/plain", "/length", "/after"]) {
+          const response = await send({ method: "POST", path, body: "{}" });
+          expect(response.status).toBe(205);
+          expect(response.body.byteLength).toBe(0);
+          // No content: either no Content-Length at all, or one of 0; never the handler's 7.
+          expect([undefined, "0"]).toContain(response.headers["content-length"]);
+          expect(response.headers["transfer-encoding"]).toBeUndefined();
+        }
+      });
     });
 
     describe("client abort", () => {

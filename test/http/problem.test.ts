@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { badRequestTarget, bodyTooLarge } from "../../src/http/adapter-options";
+import { safeFormBody, safeJsonBody } from "../../src/http/body";
 import {
+  HTTP_PROBLEM_CODES,
   HttpProblem,
   internalErrorResponse,
   isHttpProblem,
@@ -7,6 +11,7 @@ import {
   problem,
   reasonPhrase,
 } from "../../src/http/problem";
+import { validationProblem } from "../../src/http/validation";
 
 const body = (response: { body?: unknown }) => JSON.parse(String(response.body)) as Record<string, unknown>;
 
@@ -108,5 +113,39 @@ describe("problem details (RFC 9457)", () => {
     [599, "Server Error"],
   ])("names status %i %j (RFC 9110 §15)", (status, phrase) => {
     expect(reasonPhrase(status)).toBe(phrase);
+  });
+});
+
+describe("HTTP_PROBLEM_CODES: the codes of rest-webhooks/http and the adapters (STYLE §7)", () => {
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  const produced = [
+    bodyTooLarge(1).code,
+    badRequestTarget("x").code,
+    body(internalErrorResponse()).code,
+    validationProblem(z.object({ a: z.string() }).safeParse({}).error as z.ZodError).code,
+    ...[
+      safeJsonBody({ headers: {}, body: new Uint8Array(0) }),
+      safeJsonBody({ headers: { "content-type": "text/plain" }, body: bytes("{}") }),
+      safeJsonBody({ headers: { "content-type": "application/json" }, body: bytes("{oops") }),
+      safeFormBody({ headers: { "content-type": "application/x-www-form-urlencoded" }, body: new Uint8Array([0xff]) }),
+    ].map((result) => (result.ok ? "read" : result.problem.code)),
+  ];
+
+  it("lists every code the body readers, validation and adapter helpers produce", () => {
+    expect(produced).toStrictEqual([
+      "body_too_large",
+      "bad_request_target",
+      "internal_error",
+      "validation_failed",
+      "body_required",
+      "unsupported_media_type",
+      "malformed_json",
+      "malformed_form",
+    ]);
+    for (const code of produced) expect(HTTP_PROBLEM_CODES).toContain(code);
+  });
+
+  it("has no duplicates", () => {
+    expect(new Set(HTTP_PROBLEM_CODES).size).toBe(HTTP_PROBLEM_CODES.length);
   });
 });

@@ -174,6 +174,33 @@ describe("idempotency middleware", () => {
       await put.handle(request({ method: "PUT", key: '"k"' }));
       expect((await put.handle(request({ method: "PUT", key: '"k"' }))).headers["idempotent-replayed"]).toBe("true");
     });
+
+    // RFC 9110 §9.2.2, from the method table: what is not idempotent is protected by default.
+    it.each([
+      ["POST", true],
+      ["PATCH", true],
+      ["PURGE", true],
+      ["GET", false],
+      ["HEAD", false],
+      ["PUT", false],
+      ["DELETE", false],
+      ["OPTIONS", false],
+    ])("protects %s by default: %s", async (method, protectedByDefault) => {
+      const { handle, runs } = setup();
+      await handle(request({ method, key: '"k"' }));
+      const again = await handle(request({ method, key: '"k"' }));
+      expect(again.headers["idempotent-replayed"] === "true").toBe(protectedByDefault);
+      expect(runs()).toBe(protectedByDefault ? 1 : 2);
+    });
+
+    it("takes a predicate for the methods it protects", async () => {
+      const { handle, runs } = setup({ methods: (method) => method === "DELETE" });
+      await handle(request({ method: "DELETE", key: '"k"' }));
+      await handle(request({ method: "DELETE", key: '"k"' }));
+      await handle(request({ method: "POST", key: '"k"' }));
+      await handle(request({ method: "POST", key: '"k"' }));
+      expect(runs()).toBe(3);
+    });
   });
 
   describe("which outcomes are kept", () => {
@@ -262,6 +289,23 @@ describe("idempotency middleware", () => {
       const res = await handle(request({ key: '"k"' }));
       expect(res.status).toBe(201);
       expect(onStoreError).toHaveBeenCalledOnce();
+    });
+
+    it("logs with console.error when no onStoreError is given", async () => {
+      const store: IdempotencyStore = {
+        begin: () => Promise.resolve({ kind: "acquired", leaseToken: "t" }),
+        complete: () => Promise.reject(new Error("store down")),
+        release: () => Promise.resolve(true),
+      };
+      const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
+      try {
+        const res = await idempotency({ store, identify: () => "a" })(() => json(201, {}))(request({ key: '"k"' }));
+        expect(res.status).toBe(201);
+        expect(log).toHaveBeenCalledOnce();
+        expect(log.mock.calls[0]?.[1]).toMatchObject({ message: "store down" });
+      } finally {
+        log.mockRestore();
+      }
     });
 
     it("lets a failing begin propagate (the adapter answers 500)", async () => {

@@ -34,6 +34,18 @@ function beforeRedis7(client: Redis): RedisScriptClient & { rejected: number } {
   return wrapper;
 }
 
+/** A client that counts the commands it sends: one command is one round trip. */
+function counting(client: Redis): RedisScriptClient & { commands: string[] } {
+  const wrapper = {
+    commands: [] as string[],
+    callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown> {
+      wrapper.commands.push(command);
+      return client.callBuffer(command, ...args);
+    },
+  };
+  return wrapper;
+}
+
 const large = {
   status: 200,
   headers: { "content-type": "application/octet-stream" },
@@ -95,6 +107,65 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       expect(pttl).toBeLessThanOrEqual(5000);
     });
 
+    describe("begin is one round trip, whatever it finds", () => {
+      it.each([
+        ["Redis 7.0 and later", (c: Redis) => c, ["SET"]],
+        ["before 7.0, once the server is known", beforeRedis7, ["EVALSHA"]],
+      ] as const)("%s", async (_, wrap, command) => {
+        const sent = counting(client);
+        const server = wrap(sent as unknown as Redis);
+        const store = new RedisIdempotencyStore(server, { prefix });
+        // The first call on an older server finds out that SET … NX GET is refused.
+        await store.begin("round-trip-probe", "fp", 5000);
+        const outcome = async (k: string, fp: string) => {
+          sent.commands.length = 0;
+          const found = await store.begin(k, fp, 5000);
+          expect(sent.commands).toEqual(command);
+          return found;
+        };
+        const acquired = await outcome("round-trip", "fp");
+        expect(acquired.kind).toBe("acquired");
+        expect((await outcome("round-trip", "fp")).kind).toBe("in-progress");
+        expect((await outcome("round-trip", "fp-other")).kind).toBe("in-progress");
+        if (acquired.kind !== "acquired") return;
+        await store.complete(
+          "round-trip",
+          acquired.leaseToken,
+          { status: 201, headers: {}, body: new Uint8Array(1) },
+          5000,
+        );
+        expect((await outcome("round-trip", "fp")).kind).toBe("completed");
+        await client.del(`${prefix}round-trip`, `${prefix}round-trip-probe`);
+      });
+    });
+
+    it("reads the lease left from the record itself, on the holder's clock", async () => {
+      let now = 1_700_000_000_000;
+      const store = new RedisIdempotencyStore(client, { prefix, now: () => now });
+      expect((await store.begin("lease-left", "fp", 30_000)).kind).toBe("acquired");
+      now += 12_345;
+      expect(await store.begin("lease-left", "fp", 30_000)).toEqual({
+        kind: "in-progress",
+        fingerprint: "fp",
+        retryAfterMs: 17_655,
+      });
+      // A reader whose clock is far off still gets a hint within [0, the lease].
+      now -= 3_600_000;
+      expect(await store.begin("lease-left", "fp", 30_000)).toMatchObject({ retryAfterMs: 30_000 });
+      now += 7_200_000;
+      expect(await store.begin("lease-left", "fp", 30_000)).toMatchObject({ retryAfterMs: 0 });
+    });
+
+    it("writes leases that 0.1 reads: the fingerprint after a 36-character nonce", async () => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      const found = await store.begin("v02-lease", "fp-new", 5000);
+      if (found.kind !== "acquired") throw new Error(found.kind);
+      const value = await client.getBuffer(`${prefix}v02-lease`);
+      expect(value?.toString("latin1", 0, 1)).toBe("p");
+      expect(value?.toString("utf8", 37)).toBe("fp-new");
+      expect(value?.toString("latin1", 1)).toBe(found.leaseToken);
+    });
+
     it("loads a script with EVAL when the server answers NOSCRIPT (after a restart or SCRIPT FLUSH)", async () => {
       // A wrapper instead of a real SCRIPT FLUSH, which would disturb other suites sharing this Redis.
       let noscript = 0;
@@ -151,9 +222,11 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       const store = new RedisIdempotencyStore(client, { prefix });
       const uuid = "0b6f3c2e-3d4f-4a5b-8c7d-9e0f1a2b3c4d";
       await client.set(`${prefix}v01-lease`, `p${uuid}fp-old`, "PX", 5000);
-      expect(await store.begin("v01-lease", "fp-old", 5000)).toMatchObject({
+      // A 0.1 lease carries no deadline: the lease asked for is the hint (an upper bound).
+      expect(await store.begin("v01-lease", "fp-old", 5000)).toEqual({
         kind: "in-progress",
         fingerprint: "fp-old",
+        retryAfterMs: 5000,
       });
       const meta = JSON.stringify({ s: 201, h: { location: "/o/1" } });
       await client.set(`${prefix}v01-done`, `c6:fp-old${meta.length}:${meta}body`, "PX", 5000);

@@ -38,4 +38,12 @@ describe("idempotency types", () => {
     // @ts-expect-error identify is required: keys must be scoped per caller
     idempotency({ store: new MemoryIdempotencyStore() });
   });
+
+  it("takes the protected methods as a list or a test", () => {
+    const store = new MemoryIdempotencyStore();
+    idempotency({ store, identify: () => "a", methods: ["POST"] });
+    idempotency({ store, identify: () => "a", methods: (method) => method === "POST" });
+    // @ts-expect-error a test takes the method and answers a boolean
+    idempotency({ store, identify: () => "a", methods: (method: number) => method > 0 });
+  });
 });

@@ -5,6 +5,10 @@
  * every closed interval of length L holds at most b + L / T admitted requests. The reference admits a
  * request exactly when doing so keeps that bound for every interval, by checking the log of admitted
  * times; it shares no code with the limiter.
+ *
+ * The two statements the docs make in terms of the advertised `q` per `w` are checked on their own:
+ * any window of w seconds admits at most b + q − 1, and with b ≥ q (the default) a client that never
+ * sends more than q in any w seconds is never refused.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -143,5 +147,71 @@ describe("GCRA limiter vs the sliding-log reference", () => {
     expect(admitted).toBe(100);
     expect((await limiter.check("k", 599)).allowed).toBe(false);
     expect((await limiter.check("k", 600)).allowed).toBe(true);
+  });
+
+  describe('in terms of the advertised q per w (docs/rate-limits.md, "The guarantee")', () => {
+    it("admits at most burst + q − 1 in any window of w seconds", async () => {
+      await fc.assert(
+        fc.asyncProperty(policyArb, gapsArb, async (policy, gaps) => {
+          const limiter = createRateLimiter({ policies: [policy] });
+          const { quota, periodMs, burst } = exact(policy);
+          const log: number[] = [];
+          let now = 0;
+          for (const gap of gaps) {
+            now += gap;
+            if ((await limiter.check("k", now)).allowed) log.push(now);
+          }
+          // Every window [s, s + w) that holds admissions can start at one: count from each.
+          for (let i = 0; i < log.length; i++) {
+            let inWindow = 0;
+            for (let j = i; j < log.length && (log[j] as number) < (log[i] as number) + periodMs; j++) inWindow++;
+            expect(inWindow).toBeLessThanOrEqual(burst + quota - 1);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it("never refuses a client that sends at most q in any window of w seconds, when burst ≥ q (the default)", async () => {
+      const generousArb = policyArb.map(
+        (policy): RateLimitPolicy => ({
+          ...policy,
+          burst: policy.burst === undefined ? undefined : Math.max(policy.burst, policy.quota),
+        }),
+      );
+      await fc.assert(
+        fc.asyncProperty(generousArb, gapsArb, async (policy, gaps) => {
+          const limiter = createRateLimiter({ policies: [policy] });
+          const { quota, periodMs } = exact(policy);
+          const sent: number[] = [];
+          let now = 0;
+          for (const gap of gaps) {
+            now += gap;
+            // The client keeps to the advertised policy: it skips a request that would make q + 1 in (now − w, now].
+            const recent = sent.filter((t) => t > now - periodMs).length;
+            if (recent >= quota) continue;
+            sent.push(now);
+            expect((await limiter.check("k", now)).allowed).toBe(true);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it("reaches 2q − 1 in one window with the default burst (the documented worst case)", async () => {
+      const limiter = createRateLimiter({ policies: [{ name: "p", quota: 10, window: 1 }] }); // T = 100 ms
+      let admitted = 0;
+      for (let i = 0; i < 10; i++) if ((await limiter.check("k", 0)).allowed) admitted++;
+      for (let t = 100; t < 1_000; t += 100) if ((await limiter.check("k", t)).allowed) admitted++;
+      expect(admitted).toBe(19); // all within [0 ms, 1000 ms)
+      expect((await limiter.check("k", 999)).allowed).toBe(false);
+    });
+
+    it("holds to q in any window with burst: 1 (evenly spaced)", async () => {
+      const limiter = createRateLimiter({ policies: [{ name: "p", quota: 10, window: 1, burst: 1 }] });
+      let admitted = 0;
+      for (let t = 0; t < 1_000; t += 10) if ((await limiter.check("k", t)).allowed) admitted++;
+      expect(admitted).toBe(10);
+    });
   });
 });

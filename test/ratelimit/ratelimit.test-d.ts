@@ -7,9 +7,12 @@ import {
   createRateLimiter,
   type EndpointRateLimiter,
   type RateLimitDecision,
+  type RateLimitError,
+  type RateLimitErrorCode,
   type RateLimitStore,
   rateLimit,
 } from "../../src/ratelimit/index";
+import type * as redis from "../../src/ratelimit/redis/index";
 import { createRedisStore, type RedisScriptClient } from "../../src/ratelimit/redis/index";
 
 describe("ratelimit public types", () => {
@@ -42,5 +45,11 @@ describe("ratelimit public types", () => {
     // @ts-expect-error results are read-only
     decision.allowed = true;
     expectTypeOf(decision.results[0]?.remaining).toEqualTypeOf<number | undefined>();
+  });
+
+  it("exports RateLimitError and its code union from rest-webhooks/ratelimit, the same class as /redis", () => {
+    expectTypeOf<RateLimitErrorCode>().toEqualTypeOf<"store_reply_invalid">();
+    expectTypeOf<RateLimitError["code"]>().toEqualTypeOf<RateLimitErrorCode>();
+    expectTypeOf<typeof RateLimitError>().toEqualTypeOf<typeof redis.RateLimitError>();
   });
 });

@@ -1,6 +1,11 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compilePolicies, createRateLimiter, type RateLimitStore } from "../../src/ratelimit/index";
+import {
+  compilePolicies,
+  createRateLimiter,
+  RateLimitError as RateLimitErrorFromIndex,
+  type RateLimitStore,
+} from "../../src/ratelimit/index";
 import { createRedisStore, RateLimitError, type RedisScriptClient } from "../../src/ratelimit/redis/index";
 import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { storeContract } from "./store-contract";
@@ -106,6 +111,7 @@ describe.skipIf(skip)("createRedisStore", () => {
       .check("k", set, 0)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toBeInstanceOf(RateLimitErrorFromIndex); // one class, exported from both subpaths
     expect((error as RateLimitError).code).toBe("store_reply_invalid");
   });
 });

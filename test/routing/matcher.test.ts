@@ -1,6 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compileMatcher, type MatchResult, RoutingError } from "../../src/routing/index";
+import { METHOD_NAMES } from "../../src/http/methods";
+import { matchComposite } from "../../src/routing/composite";
+import { compositeOverlap } from "../../src/routing/composite-overlap";
+import { allowList, compileMatcher, type MatchResult, parseTemplate, RoutingError } from "../../src/routing/index";
+import { methodSlots } from "../../src/routing/method-slots";
 import { type RefRoute, referenceMatch } from "./reference";
 
 const table = [
@@ -387,5 +391,120 @@ describe("property: many literals sharing a first character (hashed segment tabl
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("ambiguous composite segments are refused at build time", () => {
+  const routes = (...templates: [string, string][]) =>
+    templates.map(([method, template], i) => ({ method, template, route: i, label: `#${i} ${template}` }));
+
+  it.each([
+    ["/{a}-x", "/x-{a}"],
+    ["/files/{name}.json", "/files/{base}.{ext}"],
+    ["/p/pre{a}", "/p/{a}post"],
+    ["/c/{a}...{b}", "/c/{a}..{b}"],
+    ["/w/{a}-x/deep", "/w/x-{a}/*"],
+    ["/{t}/{a}-x", "/{u}/x-{a}"],
+  ])("%s and %s (one method) → ambiguous_route naming both", (first, second) => {
+    const table = routes(["GET", first], ["GET", second]);
+    expect(code(() => compileMatcher(table))).toBe("ambiguous_route");
+    expect(() => compileMatcher(table)).toThrow(`#0 ${first}`);
+    expect(() => compileMatcher(table)).toThrow(`#1 ${second}`);
+  });
+
+  it.each([
+    ["/{a}.json", "/{a}.xml", "disjoint suffixes"],
+    ["/{a}-x/foo", "/x-{a}/bar", "the rest of the paths differ"],
+    ["/{a}-x", "/x-{a}/b", "different lengths"],
+    ["/a/{x}-y", "/{p}/x-{z}", "a literal before a parameter decides"],
+    ["/r/{a}-x", "/r/{a}", "a composite before a parameter decides"],
+    ["/s/{a}.tar.gz", "/t/{a}.gz", "different literals before"],
+  ])("%s and %s are fine: %s", (first, second) => {
+    expect(code(() => compileMatcher(routes(["GET", first], ["GET", second])))).toBe(undefined);
+  });
+
+  it("allows overlapping composites on different methods (the method decides)", () => {
+    const n = compileMatcher(routes(["GET", "/{a}-x"], ["DELETE", "/x-{a}"]));
+    expect(n.match("GET", "/x-x")).toEqual({ kind: "found", route: 0, params: { a: "x" } });
+    expect(n.match("DELETE", "/x-x")).toEqual({ kind: "found", route: 1, params: { a: "x" } });
+  });
+});
+
+describe("compositeOverlap agrees with a brute-force search", () => {
+  const pattern = (template: string) => {
+    const segment = parseTemplate(`/${template}`).segments[0];
+    if (segment?.kind !== "composite") throw new Error(`${template} is not a composite`);
+    return segment.pattern;
+  };
+  const literal = fc.string({ unit: fc.constantFrom("a", "b", "-"), minLength: 1, maxLength: 3 });
+  // Alternating literals and parameters, at least one of each, never two parameters side by side.
+  const composite = fc
+    .tuple(fc.option(literal), fc.array(literal, { minLength: 1, maxLength: 2 }), fc.boolean())
+    .map(([lead, middles, trailingParam]) => {
+      let i = 0;
+      let out = lead ?? "";
+      for (const middle of middles) out += `{p${i++}}${middle}`;
+      return trailingParam ? `${out}{p${i}}` : out;
+    });
+  const alphabet = ["a", "b", "-", "z"];
+  const strings: string[] = [];
+  for (let frontier = [""], size = 1; size <= 6; size++) {
+    frontier = frontier.flatMap((s) => alphabet.map((c) => s + c));
+    strings.push(...frontier);
+  }
+
+  it("finds a segment both match exactly when one exists (up to 6 characters), and it does match both", () => {
+    fc.assert(
+      fc.property(composite, composite, (x, y) => {
+        const a = pattern(x);
+        const b = pattern(y);
+        const witness = compositeOverlap(a, b);
+        const brute = strings.find((s) => matchComposite(a, s) !== undefined && matchComposite(b, s) !== undefined);
+        if (witness !== undefined) {
+          expect(matchComposite(a, witness)).toBeDefined();
+          expect(matchComposite(b, witness)).toBeDefined();
+        }
+        if (brute !== undefined) {
+          expect(witness).toBeDefined();
+          // Breadth-first: the witness is a shortest one.
+          expect((witness as string).length).toBeLessThanOrEqual(brute.length);
+        } else if (witness !== undefined) {
+          expect(witness.length).toBeGreaterThan(6);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it.each([
+    ["{a}-x", "x-{a}", "x-x"],
+    ["{a}.json", "{a}.xml", undefined],
+    ["{n}.json", "{b}.{e}", "..json"],
+  ])("%s and %s → %s", (x, y, expected) => {
+    expect(compositeOverlap(pattern(x), pattern(y))).toBe(expected);
+  });
+});
+
+describe("method slots follow the method table", () => {
+  it("gives each table method its position, extension methods after", () => {
+    const slots = methodSlots(["PROPFIND", "GET"]);
+    METHOD_NAMES.forEach((name, i) => {
+      expect(slots.slotOf(name)).toBe(i);
+      expect(slots.names[i]).toBe(name);
+    });
+    expect(slots.slotOf("PROPFIND")).toBe(METHOD_NAMES.length);
+    expect(slots.slotOf("MKCOL")).toBe(-1);
+  });
+
+  it("lists Allow in table order, HEAD with GET and OPTIONS always (RFC 9110 §9.3.2, §9.3.7)", () => {
+    expect(allowList(["PATCH", "PROPFIND", "GET", "DELETE"])).toEqual([
+      "GET",
+      "HEAD",
+      "DELETE",
+      "OPTIONS",
+      "PATCH",
+      "PROPFIND",
+    ]);
+    expect(allowList(["POST"])).toEqual(["POST", "OPTIONS"]);
   });
 });

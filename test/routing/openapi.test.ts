@@ -1,3 +1,4 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { json } from "../../src/http/message";
@@ -48,7 +49,12 @@ describe("OpenAPI 3.1 document", () => {
     });
     const patch = paths["/users/{user_id}"]?.["patch"] as Loose;
     expect(Object.keys(patch["requestBody"].content)).toEqual(["application/merge-patch+json"]);
-    expect(patch["requestBody"].content["application/merge-patch+json"].schema.required).toBeUndefined();
+    const patchSchema = patch["requestBody"].content["application/merge-patch+json"].schema;
+    expect(patchSchema.required).toBeUndefined();
+    // RFC 7396: any member may be null, which removes it.
+    expect(patchSchema.properties.email).toEqual({
+      anyOf: [{ type: "string", format: "email", pattern: expect.any(String) }, { type: "null" }],
+    });
     expect(patch["responses"]["415"]).toBeDefined();
     const remove = paths["/users/{user_id}"]?.["delete"] as Loose;
     expect(Object.keys(remove["responses"])).toEqual(["204", "404"]);
@@ -73,5 +79,176 @@ describe("OpenAPI 3.1 document", () => {
 
   it("is plain JSON (serves as /openapi.json)", () => {
     expect(JSON.parse(JSON.stringify(doc))).toEqual(doc);
+  });
+});
+
+describe("JSON Merge Patch request schemas (RFC 7396)", () => {
+  const Address = z.object({ street: z.string(), city: z.string() }).meta({ id: "Address" });
+  const Node: z.ZodType<{ name: string; children: unknown[] }> = z
+    .object({
+      name: z.string(),
+      get children() {
+        return z.array(Node);
+      },
+    })
+    .meta({ id: "Node" });
+  const Profile = z.object({
+    name: z.string(),
+    age: z.number().int(),
+    contact: z.object({ email: z.email(), phone: z.object({ country: z.string(), number: z.string() }) }),
+    tags: z.array(z.object({ key: z.string(), value: z.string() })),
+    home: Address,
+    tree: Node,
+    kind: z.enum(["a", "b"]),
+  });
+  const router = createRouter().resource("/profiles/{profile_id}", (r) => {
+    r.update({ body: Profile }, () => json(200, {}));
+  });
+  const spec = router.openapi({ title: "Profiles", version: "1" });
+  const operation = (spec.paths["/profiles/{profile_id}"] as Record<string, Loose>)["patch"] as Loose;
+  const schema = operation["requestBody"].content["application/merge-patch+json"].schema as Loose;
+  const nullable = (inner: unknown) => ({ anyOf: [inner, { type: "null" }] });
+
+  it("makes every member optional and nullable, at every depth of objects", () => {
+    expect(schema.type).toBe("object");
+    expect(schema.required).toBeUndefined();
+    expect(schema.properties.name).toEqual(nullable({ type: "string" }));
+    expect(schema.properties.kind).toEqual(nullable({ type: "string", enum: ["a", "b"] }));
+    const contact = schema.properties.contact.anyOf[0];
+    expect(contact.required).toBeUndefined();
+    expect(contact.properties.email.anyOf[1]).toEqual({ type: "null" });
+    const phone = contact.properties.phone.anyOf[0];
+    expect(phone.required).toBeUndefined();
+    expect(phone.properties.country).toEqual(nullable({ type: "string" }));
+  });
+
+  it("keeps array items whole: a patch replaces an array wholesale", () => {
+    expect(schema.properties.tags).toEqual(
+      nullable({
+        type: "array",
+        items: expect.objectContaining({ required: ["key", "value"] }),
+      }),
+    );
+  });
+
+  it("patches referenced components through a <Name>MergePatch component, recursive ones included", () => {
+    expect(schema.properties.home).toEqual(nullable({ $ref: "#/components/schemas/AddressMergePatch" }));
+    const addressPatch = spec.components.schemas["AddressMergePatch"] as Loose;
+    expect(addressPatch.required).toBeUndefined();
+    expect(addressPatch.properties.city).toEqual(nullable({ type: "string" }));
+    // The resource's own component stays complete.
+    expect((spec.components.schemas["Address"] as Loose).required).toEqual(["street", "city"]);
+    expect(schema.properties.tree).toEqual(nullable({ $ref: "#/components/schemas/NodeMergePatch" }));
+    const nodePatch = spec.components.schemas["NodeMergePatch"] as Loose;
+    expect(nodePatch.required).toBeUndefined();
+    expect(nodePatch.properties.children.anyOf[0].items).toEqual({ $ref: "#/components/schemas/Node" });
+  });
+
+  it("has no required member on any object a patch merges into", () => {
+    // Walk the patch schema through object members and referenced patch components, not into array items.
+    const seen = new Set<unknown>();
+    const walk = (value: Loose | undefined): void => {
+      if (value === undefined || seen.has(value)) return;
+      seen.add(value);
+      expect(value.required).toBeUndefined();
+      if (typeof value.$ref === "string")
+        walk(spec.components.schemas[value.$ref.split("/").at(-1) as string] as Loose);
+      for (const member of Object.values((value.properties ?? {}) as Record<string, Loose>)) walk(member);
+      for (const branch of (value.anyOf ?? []) as Loose[]) walk(branch);
+    };
+    walk(schema);
+    expect(seen.size).toBeGreaterThan(10);
+  });
+});
+
+describe("path parameters are valid OpenAPI 3.1", () => {
+  const router = createRouter()
+    .route("GET", "/static/*", { name: "static" }, () => json(200, {}))
+    .route("GET", "/assets/{wildcard}/*", { name: "assets" }, () => json(200, {}))
+    .route("GET", "/files/{path*}", { name: "files" }, () => json(200, {}))
+    .route("GET", "/users/{id}", { name: "users.read" }, () => json(200, {}))
+    .route("DELETE", "/users/{user_id}", { name: "users.remove" }, () => json(200, {}))
+    .route("GET", "/repos/{base}...{head}", { name: "compare" }, () => json(200, {}));
+  const spec = router.openapi({ title: "Paths", version: "1" });
+  const parameters = (path: string, method: string) =>
+    (((spec.paths[path] as Record<string, Loose>)[method] as Loose)["parameters"] as Loose[]).map((p) => p.name);
+
+  it("names a bare wildcard and never emits allowReserved on a path parameter", () => {
+    expect(Object.keys(spec.paths)).toEqual([
+      "/static/{wildcard}",
+      "/assets/{wildcard}/{wildcard_}",
+      "/files/{path}",
+      "/users/{id}",
+      "/repos/{base}...{head}",
+    ]);
+    expect(parameters("/static/{wildcard}", "get")).toEqual(["wildcard"]);
+    expect(parameters("/assets/{wildcard}/{wildcard_}", "get")).toEqual(["wildcard", "wildcard_"]);
+    const text = JSON.stringify(spec);
+    expect(text).not.toContain("allowReserved");
+    expect(text).not.toContain("{*}");
+  });
+
+  it("gives templates that differ only in parameter names one path (OpenAPI 3.1 §4.8.8.1)", () => {
+    expect(Object.keys(spec.paths["/users/{id}"] ?? {})).toEqual(["get", "delete"]);
+    expect(parameters("/users/{id}", "delete")).toEqual(["id"]);
+  });
+});
+
+describe("the whole document validates against the official OpenAPI 3.1 schema", () => {
+  const doc = app(newStore()).openapi({ title: "Shop", version: "1.0.0" }, { servers: [{ url: "http://127.0.0.1" }] });
+  async function validate(document: unknown) {
+    const validator = new Validator();
+    const result = await validator.validate(JSON.parse(JSON.stringify(document)));
+    return { ...result, version: validator.version };
+  }
+
+  // Every template expression is a path parameter of each operation, and the other way round (§4.8.8.1).
+  function expectParametersMatchTemplates(document: { paths: Record<string, Record<string, unknown>> }) {
+    for (const [path, item] of Object.entries(document.paths)) {
+      const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+      for (const operation of Object.values(item) as Loose[]) {
+        const inPath = ((operation["parameters"] ?? []) as Loose[]).filter((p) => p.in === "path").map((p) => p.name);
+        expect(inPath).toEqual(names);
+      }
+    }
+  }
+
+  it("for the users/orders service", async () => {
+    expect(await validate(doc)).toMatchObject({ valid: true, version: "3.1" });
+    expectParametersMatchTemplates(doc);
+  });
+
+  it("for every kind of operation, template and schema", async () => {
+    const Money = z.object({ amount: z.number(), currency: z.string().length(3) }).meta({ id: "Money" });
+    const Item = z.object({ id: z.string(), price: Money, labels: z.record(z.string(), z.string()) });
+    const router = createRouter()
+      .resource("/shops/{shop_id}", (shops) => {
+        shops.list({ query: z.object({ q: z.string().optional() }), response: z.array(Item) }, () => json(200, []));
+        shops.create({ body: Item.omit({ id: true }), response: Item }, ({ created }) => created("1"));
+        shops.read({ params: z.object({ shop_id: z.string().min(2) }), response: Item }, () => json(200, {}));
+        shops.replace({}, () => json(200, {}));
+        shops.update({ body: Item }, () => json(200, {}));
+        shops.remove({ deprecated: true, summary: "Close a shop" }, () => true);
+        shops.action("POST", "archive", { tags: ["admin"] }, () => json(200, {}));
+      })
+      .route("GET", "/static/*", {}, () => json(200, {}))
+      .route("GET", "/files/{path*}", {}, () => json(200, {}))
+      .route("GET", "/repos/{base}...{head}", {}, () => json(200, {}))
+      .route("HEAD", "/ping", {}, () => json(200, {}))
+      .route("PROPFIND", "/dav", {}, () => json(200, {}));
+    const document = router.openapi(
+      { title: "All", version: "2", description: "Every feature" },
+      { servers: [{ url: "https://api.example.com" }] },
+    );
+    const result = await validate(document);
+    expect(result.errors).toBeUndefined();
+    expect(result).toMatchObject({ valid: true, version: "3.1" });
+    expectParametersMatchTemplates(document);
+  });
+
+  it("catches an invalid document (the check can fail)", async () => {
+    const broken = JSON.parse(JSON.stringify(doc));
+    broken.paths["/users"].get.parameters[0].in = "body";
+    expect((await validate(broken)).valid).toBe(false);
   });
 });

@@ -1,12 +1,15 @@
-import type { Server } from "node:http";
+import { type IncomingHttpHeaders, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { json } from "../../src/http/message";
 import { createServer } from "../../src/node/index";
+import { createRouter, type RouterOptions, RoutingError } from "../../src/routing/index";
 import { app, newStore } from "./app";
 
 // Every edge case through a real node:http server on 127.0.0.1.
 let server: Server;
 let strictServer: Server;
+const strictStore = newStore();
 let base = "";
 let strictBase = "";
 const errors: unknown[] = [];
@@ -21,7 +24,7 @@ beforeAll(async () => {
   server = createServer(app(newStore(), { trailingSlash: "redirect", maxParamLength: 40 }).handler(), {
     onError: (error) => errors.push(error),
   });
-  strictServer = createServer(app(newStore(), { validateResponses: true }).handler(), {
+  strictServer = createServer(app(strictStore, { validateResponses: true }).handler(), {
     onError: (e) => errors.push(e),
   });
   base = await listen(server);
@@ -220,11 +223,266 @@ describe("router over node:http", () => {
     });
 
     it("answers 500 and reports a RoutingError when validateResponses finds a bad body", async () => {
+      // A valid answer passes the check untouched.
       const before = errors.length;
-      // The list's response schema wants full users; the store holds one with a bad email.
       const ok = await call("POST", "/users", alice, undefined, strictBase);
       expect(ok.status).toBe(201);
+      expect((await call("GET", "/users", undefined, undefined, strictBase)).status).toBe(200);
       expect(errors.length).toBe(before);
+      // The list's response schema wants users with an email; the store now holds one without.
+      strictStore.users.set("u_bad", { id: "u_bad", name: "Bad", email: "not-an-email", tags: [] });
+      const bad = await call("GET", "/users", undefined, undefined, strictBase);
+      expect(bad.status).toBe(500);
+      expect(bad.headers.get("content-type")).toBe("application/problem+json");
+      expect(bad.json).toMatchObject({ status: 500, code: "internal_error" });
+      expect(bad.text).not.toContain("not-an-email");
+      expect(errors.length).toBe(before + 1);
+      expect(errors.at(-1)).toBeInstanceOf(RoutingError);
+      expect((errors.at(-1) as RoutingError).code).toBe("invalid_response");
+      // The same body is served as is where responses are not validated.
+      strictStore.users.delete("u_bad");
+      expect((await call("GET", "/users", undefined, undefined, strictBase)).status).toBe(200);
+    });
+  });
+});
+
+// The edge-case policy of docs/routing.md, each option through a real node:http server; paths are sent
+// byte for byte with node:http (no client-side URL normalization).
+describe("edge cases through node:http, per policy", () => {
+  const servers: Server[] = [];
+  const replaced: unknown[] = [];
+  const bases = new Map<string, string>();
+
+  function edgeRouter(options: RouterOptions) {
+    const echo = (name: string) => (context: { params: unknown }) => json(200, { route: name, params: context.params });
+    return createRouter(options)
+      .route("GET", "/users", { name: "users" }, echo("users"))
+      .route("GET", "/users/{user_id}", { name: "user" }, echo("user"))
+      .route("GET", "/Help/Index", { name: "help" }, echo("help"))
+      .route("GET", "/repos/{base}...{head}", { name: "compare" }, echo("compare"))
+      .route("GET", "/reports/{name}.json", { name: "report" }, echo("report"))
+      .route("GET", "/static/{path*}", { name: "static" }, echo("static"))
+      .route("GET", "/files/*", { name: "files" }, echo("files"))
+      .resource("/docs/{doc_id}", (docs) => {
+        // No body schemas: PUT still reads JSON, PATCH still takes a merge patch.
+        docs.replace({}, ({ body }) => {
+          replaced.push(body);
+          return json(200, { body });
+        });
+        docs.update({}, ({ patch, merge }) => json(200, { patch, merged: merge({ a: 1, b: { c: 2 } }) }));
+      });
+  }
+
+  beforeAll(async () => {
+    const policies: Record<string, RouterOptions> = {
+      strict: { maxParamLength: 10 },
+      ignore: { trailingSlash: "ignore", duplicateSlashes: "ignore", caseSensitive: false },
+      redirect: { trailingSlash: "redirect", duplicateSlashes: "redirect" },
+    };
+    for (const [name, options] of Object.entries(policies)) {
+      const s = createServer(edgeRouter(options).handler(), { onError: (error) => errors.push(error) });
+      servers.push(s);
+      bases.set(name, await listen(s));
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  });
+
+  /** Sends `path` exactly as written (no URL parsing on the way). */
+  function raw(policy: string, method: string, path: string, body?: string, type?: string) {
+    const { port } = new URL(bases.get(policy) as string);
+    return new Promise<{ status: number; headers: IncomingHttpHeaders; json: Record<string, unknown> }>(
+      (resolve, reject) => {
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port,
+            method,
+            path,
+            headers: type === undefined ? {} : { "content-type": type },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => chunks.push(chunk));
+            res.on("end", () => {
+              const text = Buffer.concat(chunks).toString("utf8");
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text ? JSON.parse(text) : {} });
+            });
+            res.on("error", reject);
+          },
+        );
+        req.on("error", reject);
+        req.end(body);
+      },
+    );
+  }
+
+  describe("duplicate slashes", () => {
+    it("strict (default): an empty segment matches no parameter → 404", async () => {
+      expect((await raw("strict", "GET", "/users//u1")).status).toBe(404);
+      expect((await raw("strict", "GET", "//users")).status).toBe(404);
+    });
+
+    it("ignore: matched as if the slashes were one", async () => {
+      const r = await raw("ignore", "GET", "//users//u1");
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ route: "user", params: { user_id: "u1" } });
+    });
+
+    it("redirect: 308 to the merged path, query kept", async () => {
+      const r = await raw("redirect", "GET", "/users//u1?x=1");
+      expect(r.status).toBe(308);
+      expect(r.headers.location).toBe("/users/u1?x=1");
+    });
+  });
+
+  describe("case", () => {
+    it("caseSensitive (default): literals compare as sent (RFC 3986 §6.2.2.1)", async () => {
+      expect((await raw("strict", "GET", "/Help/Index")).status).toBe(200);
+      expect((await raw("strict", "GET", "/help/index")).status).toBe(404);
+      expect((await raw("strict", "GET", "/USERS")).status).toBe(404);
+    });
+
+    it("caseSensitive: false folds literals, never parameter values", async () => {
+      expect((await raw("ignore", "GET", "/help/INDEX")).json).toMatchObject({ route: "help" });
+      expect((await raw("ignore", "GET", "/USERS/AbC")).json).toEqual({ route: "user", params: { user_id: "AbC" } });
+    });
+  });
+
+  describe("trailing slash", () => {
+    it("strict (default): /users/ is not /users, but a wildcard takes an empty rest", async () => {
+      expect((await raw("strict", "GET", "/users/")).status).toBe(404);
+      expect((await raw("strict", "GET", "/users/u1/")).status).toBe(404);
+      expect((await raw("strict", "GET", "/static/")).json).toEqual({ route: "static", params: { path: "" } });
+    });
+
+    it("ignore: matched without the slash", async () => {
+      expect((await raw("ignore", "GET", "/users/")).json).toMatchObject({ route: "users" });
+      expect((await raw("ignore", "GET", "/users/u1/")).json).toEqual({ route: "user", params: { user_id: "u1" } });
+    });
+
+    it("redirect: 308 to the path without it, query kept; the root is never redirected", async () => {
+      const r = await raw("redirect", "GET", "/users/u1/?tab=orders");
+      expect(r.status).toBe(308);
+      expect(r.headers.location).toBe("/users/u1?tab=orders");
+      expect((await raw("redirect", "GET", "/")).status).toBe(404);
+      // A path that matches as sent is not redirected (the wildcard sees its slash).
+      expect((await raw("redirect", "GET", "/static/css/")).json).toEqual({
+        route: "static",
+        params: { path: "css/" },
+      });
+    });
+  });
+
+  describe("composite segments", () => {
+    it("splits a segment at its literals; a final literal is the suffix", async () => {
+      expect((await raw("strict", "GET", "/repos/main...topic")).json).toEqual({
+        route: "compare",
+        params: { base: "main", head: "topic" },
+      });
+      expect((await raw("strict", "GET", "/repos/a%20b...c")).json).toMatchObject({
+        params: { base: "a b", head: "c" },
+      });
+      expect((await raw("strict", "GET", "/reports/q1.2024.json")).json).toEqual({
+        route: "report",
+        params: { name: "q1.2024" },
+      });
+    });
+
+    it("answers 404 when a literal is missing or a value would be empty", async () => {
+      for (const path of ["/repos/main", "/repos/...topic", "/repos/main...", "/reports/.json", "/reports/x.xml"]) {
+        expect((await raw("strict", "GET", path)).status).toBe(404);
+      }
+    });
+  });
+
+  describe("trailing wildcard", () => {
+    it("takes the rest of the path, slashes included, decoded", async () => {
+      expect((await raw("strict", "GET", "/static/css/site%20x.css")).json).toEqual({
+        route: "static",
+        params: { path: "css/site x.css" },
+      });
+      expect((await raw("strict", "GET", "/files/a/b/c")).json).toEqual({ route: "files", params: { "*": "a/b/c" } });
+    });
+
+    it("needs its segment", async () => {
+      expect((await raw("strict", "GET", "/static")).status).toBe(404);
+      expect((await raw("strict", "GET", "/files")).status).toBe(404);
+    });
+  });
+
+  describe("max parameter length", () => {
+    it("counts the decoded value; one more is a 400 param_too_long naming the parameter", async () => {
+      expect((await raw("strict", "GET", `/users/${"x".repeat(10)}`)).status).toBe(200);
+      expect((await raw("strict", "GET", `/users/${"%41".repeat(10)}`)).json).toMatchObject({
+        params: { user_id: "A".repeat(10) },
+      });
+      const long = await raw("strict", "GET", `/users/${"x".repeat(11)}`);
+      expect(long.status).toBe(400);
+      expect(long.headers["content-type"]).toBe("application/problem+json");
+      expect(long.json).toMatchObject({ code: "param_too_long", param: "user_id" });
+      const composite = await raw("strict", "GET", `/repos/${"b".repeat(11)}...h`);
+      expect(composite.json).toMatchObject({ code: "param_too_long", param: "base" });
+    });
+
+    it("does not limit a wildcard", async () => {
+      expect((await raw("strict", "GET", `/static/${"x".repeat(500)}`)).status).toBe(200);
+    });
+  });
+
+  describe("malformed percent-encoding (RFC 3986 §2.1)", () => {
+    it.each([
+      ["/users/%", "user_id"],
+      ["/users/%zz", "user_id"],
+      ["/users/%C0%80", "user_id"],
+      ["/users/%E2%9C", "user_id"],
+      ["/repos/%E0...b", "base"],
+      ["/reports/%.json", "name"],
+      ["/static/ok/%ff", "path"],
+    ])("%s → 400 malformed_path (%s), never a 500", async (path, param) => {
+      const before = errors.length;
+      const r = await raw("strict", "GET", path);
+      expect(r.status).toBe(400);
+      expect(r.json).toMatchObject({ status: 400, code: "malformed_path", param });
+      expect(errors.length).toBe(before);
+      expect((await raw("strict", "GET", "/users/u1")).status).toBe(200);
+    });
+  });
+
+  describe("PUT and PATCH without a body schema still read their bodies", () => {
+    it("PUT hands any JSON value to the handler as unknown", async () => {
+      for (const value of [{ title: "t", tags: ["a"] }, [1, 2], "text", null]) {
+        const r = await raw("strict", "PUT", "/docs/d1", JSON.stringify(value), "application/json");
+        expect(r.status).toBe(200);
+        expect(r.json).toEqual({ body: value });
+      }
+    });
+
+    it("PUT refuses what is not JSON before the handler runs: 415, 400 malformed, 400 empty", async () => {
+      const calls = replaced.length;
+      const plain = await raw("strict", "PUT", "/docs/d1", "{oops", "text/plain");
+      expect(plain.status).toBe(415);
+      expect(plain.json).toMatchObject({ code: "unsupported_media_type" });
+      const malformed = await raw("strict", "PUT", "/docs/d1", "{oops", "application/json");
+      expect(malformed.status).toBe(400);
+      expect(malformed.json).toMatchObject({ code: "malformed_json" });
+      const none = await raw("strict", "PUT", "/docs/d1");
+      expect(none.status).toBe(400);
+      expect(none.json).toMatchObject({ code: "body_required" });
+      expect(replaced.length).toBe(calls);
+    });
+
+    it("PATCH takes only a merge patch and merges it", async () => {
+      const r = await raw("strict", "PATCH", "/docs/d1", '{"b":{"c":null,"d":3}}', "application/merge-patch+json");
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ patch: { b: { c: null, d: 3 } }, merged: { a: 1, b: { d: 3 } } });
+      const plain = await raw("strict", "PATCH", "/docs/d1", '{"b":1}', "application/json");
+      expect(plain.status).toBe(415);
+      expect(plain.headers["accept-patch"]).toBe("application/merge-patch+json");
+      const malformed = await raw("strict", "PATCH", "/docs/d1", "{oops", "application/merge-patch+json");
+      expect(malformed.json).toMatchObject({ code: "malformed_json" });
     });
   });
 });

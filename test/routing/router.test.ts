@@ -92,6 +92,14 @@ describe("Router", () => {
       expect(buildCode(() => dup.handler())).toBe("duplicate_route");
     });
 
+    it("refuses two composite templates that can match one segment, naming both declarations", () => {
+      const router = createRouter()
+        .route("GET", "/{a}-x", { name: "dash-x" }, () => json(200, 1))
+        .route("GET", "/x-{a}", { name: "x-dash" }, () => json(200, 2));
+      expect(buildCode(() => router.build())).toBe("ambiguous_route");
+      expect(() => router.build()).toThrow(/\(dash-x\)[\s\S]*\(x-dash\)/);
+    });
+
     it("refuses a duplicate name, a bad method, a bad resource template and mismatched schemas", () => {
       const router = createRouter().route("GET", "/a", { name: "x" }, () => json(200, 1));
       expect(buildCode(() => router.route("GET", "/b", { name: "x" }, () => json(200, 1)))).toBe("duplicate_name");
@@ -109,6 +117,38 @@ describe("Router", () => {
   });
 
   describe("method rules", () => {
+    it("PUT without a body schema parses the JSON body and hands it over as unknown", async () => {
+      const seen: unknown[] = [];
+      const router = createRouter().resource("/things/{id}", (r) => {
+        r.replace({}, ({ body }) => {
+          seen.push(body);
+          return json(200, { ok: true });
+        });
+      });
+      expect((await router.handler()(request("PUT", "/things/1", { a: [1] }))).status).toBe(200);
+      expect(seen).toEqual([{ a: [1] }]);
+      expect(await codeOf(router.handler()(request("PUT", "/things/1", "x", "text/plain")))).toBe(
+        "problem:unsupported_media_type",
+      );
+      expect(await codeOf(router.handler()(request("PUT", "/things/1")))).toBe("problem:body_required");
+      expect(seen).toHaveLength(1);
+    });
+
+    it("never reads a body for list, read and remove (GET and DELETE content has no semantics, RFC 9110 §9.3)", async () => {
+      const contexts: object[] = [];
+      const keep = (context: object) => {
+        contexts.push(context);
+        return json(200, {});
+      };
+      const router = createRouter().resource("/things/{id}", (r) => {
+        r.list({ body: z.object({ a: z.string() }) }, keep);
+        r.read({ body: z.object({ a: z.string() }) }, keep);
+      });
+      expect((await router.handler()(request("GET", "/things", "{oops", "application/json"))).status).toBe(200);
+      expect((await router.handler()(request("GET", "/things/1", "{oops", "application/json"))).status).toBe(200);
+      expect(contexts.map((context) => "body" in context)).toEqual([false, false]);
+    });
+
     it("refuses a create that does not answer 201 + Location (or 202)", async () => {
       const router = createRouter().resource("/things/{id}", (r) => {
         r.create({}, () => json(200, {}));

@@ -37,6 +37,19 @@ describe("routing types", () => {
           expectTypeOf(params).toEqualTypeOf<{ user_id: string; order_id: number }>();
           return json(200, {});
         });
+        orders.replace({ body: Order }, ({ body }) => {
+          expectTypeOf(body).toEqualTypeOf<{ total: number }>();
+          return json(200, body);
+        });
+        orders.replace({}, ({ body }) => {
+          // Without a schema PUT still reads the JSON body: what it holds is for the handler to check.
+          expectTypeOf(body).toBeUnknown();
+          return json(200, {});
+        });
+        orders.action("POST", "cancel", {}, ({ body }) => {
+          expectTypeOf(body).toBeUndefined();
+          return json(200, {});
+        });
         orders.update({ body: Order }, ({ merge, patch }) => {
           expectTypeOf(merge({ total: 1 })).toEqualTypeOf<{ total: number }>();
           expectTypeOf(patch).toEqualTypeOf<JsonValue>();

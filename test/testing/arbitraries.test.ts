@@ -1,12 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { Order, OrderCreate, OrderPage, OrderState, OrderStatusSchema, UserInput } from "../../examples/shop/schemas";
 import { parseEntityTagList } from "../../src/caching/entity-tag";
 import { parseHttpDate } from "../../src/caching/http-date";
 import { parseCacheControl } from "../../src/caching/index";
 import { parseIdempotencyKey } from "../../src/idempotency/key";
 import { mergePatch } from "../../src/routing/index";
 import {
+  ArbitraryDerivationError,
   cacheControl,
   entityTagList,
   fromZod,
@@ -15,6 +17,7 @@ import {
   jsonDocument,
   malformedEntityTagList,
   malformedHttpDate,
+  malformedJson,
   mergePatchDocument,
   signedWebhook,
 } from "../../src/testing/index";
@@ -146,6 +149,105 @@ describe("fromZod()", () => {
       fc.property(fromZod(Even), (n) => {
         expect(n % 2).toBe(0);
       }),
+    );
+  });
+});
+
+describe("fromZod() with $ref, $defs and recursion", () => {
+  // Regression: every shop schema has .meta({ id }), so z.toJSONSchema answers a $ref into $defs; without
+  // resolving it, generation fell back to random JSON filtered by safeParse and never ended.
+  const shopSchemas = { UserInput, OrderCreate, OrderState, Order, OrderPage, OrderStatusSchema };
+  for (const [name, schema] of Object.entries(shopSchemas)) {
+    it(`derives values the shop's ${name} schema accepts`, () => {
+      fc.assert(
+        fc.property(fromZod(schema), (value) => {
+          expect(schema.safeParse(value).success).toBe(true);
+        }),
+        { numRuns: 200 },
+      );
+    });
+  }
+
+  interface Tree {
+    value: number;
+    children: Tree[];
+  }
+  const Tree: z.ZodType<Tree, Tree> = z.object({ value: z.int().min(0).max(9), children: z.array(z.lazy(() => Tree)) });
+  const depth = (tree: Tree): number => 1 + Math.max(0, ...tree.children.map(depth));
+
+  it("expands a recursive z.lazy schema (a $ref to #) to a bounded depth", () => {
+    const depths = new Set<number>();
+    fc.assert(
+      fc.property(fromZod(Tree, { maxRecursion: 2 }), (tree) => {
+        expect(Tree.safeParse(tree).success).toBe(true);
+        depths.add(depth(tree));
+        // The root, then at most two expansions of the $ref inside itself.
+        expect(depth(tree)).toBeLessThanOrEqual(3);
+      }),
+      { numRuns: 300 },
+    );
+    expect(Math.max(...depths)).toBe(3);
+  });
+
+  it("resolves a recursive schema with an id (getter) into $defs, leaving the optional self-reference out at the bound", () => {
+    const Category = z
+      .object({
+        name: z.string().min(1).max(8),
+        get parent() {
+          return Category.optional();
+        },
+      })
+      .meta({ id: "Category" });
+    const chain = (c: { parent?: unknown }): number => (c.parent ? 1 + chain(c.parent as { parent?: unknown }) : 1);
+    fc.assert(
+      fc.property(fromZod(Category), (category) => {
+        expect(Category.safeParse(category).success).toBe(true);
+        expect(chain(category)).toBeLessThanOrEqual(4);
+      }),
+    );
+  });
+
+  it("refuses a recursive schema with no finite value, naming why", () => {
+    interface Endless {
+      next: Endless;
+    }
+    const Endless: z.ZodType<Endless, Endless> = z.object({ next: z.lazy(() => Endless) });
+    expect(() => fromZod(Endless)).toThrow(ArbitraryDerivationError);
+    expect(() => fromZod(Endless)).toThrow(/recursive/);
+  });
+
+  it("refuses a type with no JSON Schema form at once, naming it", () => {
+    let error: unknown;
+    try {
+      fromZod(z.object({ at: z.date() }));
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ArbitraryDerivationError);
+    expect((error as ArbitraryDerivationError).code).toBe("arbitrary_not_derivable");
+    expect((error as Error).message).toContain("Date");
+  });
+
+  it("fails fast, naming the refusing check, when a refinement rejects every derived value", () => {
+    const Never = z.object({ n: z.int().refine(() => false, "never") });
+    let error: unknown;
+    try {
+      fc.assert(fc.property(fromZod(Never, { maxAttempts: 20 }), () => true));
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ArbitraryDerivationError);
+    expect((error as Error).message).toContain("/n: never");
+  });
+});
+
+describe("malformedJson()", () => {
+  it("never yields a text JSON.parse accepts (RFC 8259), so `{}` is never called malformed", () => {
+    fc.assert(
+      fc.property(malformedJson(), (text) => {
+        expect(() => JSON.parse(text)).toThrow(SyntaxError);
+      }),
+      { numRuns: 3000 },
     );
   });
 });

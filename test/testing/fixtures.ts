@@ -20,6 +20,24 @@ export interface Breakage {
   ignoresOwnEtag?: boolean;
   /** Idempotency-Key is ignored. */
   ignoresIdempotencyKey?: boolean;
+  /** A keyed POST repeated replays the first response, but runs the handler again (a second thing). */
+  replaysButRunsAgain?: boolean;
+  /** The same key with another body replays the first response instead of 422. */
+  acceptsKeyReuse?: boolean;
+  /** HEAD answers a header GET does not send. */
+  headAddsHeader?: boolean;
+  /** POST of a thing equal to an existing one answers that one (same Location) instead of creating. */
+  postReturnsExisting?: boolean;
+  /** A merge-patch `name` is appended to the current name instead of replacing it. */
+  patchAppends?: boolean;
+  /** PUT answers 200 with the current state and stores nothing (the ETag never changes). */
+  putChangesNothing?: boolean;
+  /** If-Match is not checked. */
+  ignoresIfMatch?: boolean;
+  /** Errors are plain text, not problem documents. */
+  plainErrors?: boolean;
+  /** Not a breakage: `{}` creates a thing with defaults (so `{}` is a valid body). */
+  lenientCreate?: boolean;
 }
 
 interface Thing {
@@ -38,16 +56,29 @@ function notFound(): HttpResponse {
   return new HttpProblem({ status: 404, code: "not_found", detail: "No such thing." }).toResponse();
 }
 
-function validThing(value: unknown): { name: string; n: number } {
-  const v = value as { name?: unknown; n?: unknown } | null;
+function validThing(value: unknown, lenient = false): { name: string; n: number } {
+  const given = value as { name?: unknown; n?: unknown } | null;
+  const object = typeof given === "object" && given !== null && !Array.isArray(given);
+  const v = lenient && object ? { name: "", n: 0, ...given } : given;
   if (typeof v !== "object" || v === null || Array.isArray(v) || typeof v.name !== "string" || !Number.isInteger(v.n)) {
     throw new HttpProblem({ status: 422, code: "validation_failed", detail: "Send {name: string, n: integer}." });
   }
   return { name: v.name, n: v.n as number };
 }
 
+function plainText(response: HttpResponse): HttpResponse {
+  if (response.status < 400) return response;
+  return { status: response.status, headers: { "content-type": "text/plain" }, body: "something went wrong" };
+}
+
 /** An in-memory `/things` resource following every law unless told to break one. */
 export function thingServer(breakage: Breakage = {}): Handler {
+  const serve = thingHandler(breakage);
+  if (!breakage.plainErrors) return serve;
+  return async (request) => plainText(await serve(request));
+}
+
+function thingHandler(breakage: Breakage): Handler {
   const things = new Map<string, Thing>();
   const deleted = new Set<string>();
   const keys = new Map<string, { body: string; response: HttpResponse }>();
@@ -82,14 +113,24 @@ export function thingServer(breakage: Breakage = {}): Handler {
       const raw = new TextDecoder().decode(request.body);
       if (key !== undefined) {
         const seen = keys.get(key);
-        if (seen && seen.body !== raw) {
+        if (seen && seen.body !== raw && !breakage.acceptsKeyReuse) {
           return new HttpProblem({ status: 422, code: "idempotency_key_reused" }).toResponse();
+        }
+        if (seen && breakage.replaysButRunsAgain) {
+          const again = validThing(JSON.parse(raw), breakage.lenientCreate);
+          const id = `t${next++}`;
+          things.set(id, { id, ...again });
         }
         if (seen) return { ...seen.response, headers: { ...seen.response.headers, "idempotent-replayed": "true" } };
       }
       const parsed = safeJsonBody(request);
       if (!parsed.ok) return parsed.problem.toResponse();
-      const thing: Thing = { id: `t${next++}`, ...validThing(parsed.value) };
+      const value = validThing(parsed.value, breakage.lenientCreate);
+      const existing = [...things.values()].find((t) => t.name === value.name && t.n === value.n);
+      if (breakage.postReturnsExisting && existing) {
+        return json(201, existing, { location: `/things/${existing.id}` });
+      }
+      const thing: Thing = { id: `t${next++}`, ...value };
       things.set(thing.id, thing);
       const response = json(201, thing, { location: `/things/${thing.id}` });
       if (key !== undefined) keys.set(key, { body: raw, response });
@@ -109,7 +150,8 @@ export function thingServer(breakage: Breakage = {}): Handler {
       return notFound();
     }
     const ifMatch = request.headers["if-match"];
-    if (ifMatch !== undefined && ifMatch !== "*" && !ifMatch.split(/\s*,\s*/).includes(etagOf(thing))) {
+    const stale = ifMatch !== undefined && ifMatch !== "*" && !ifMatch.split(/\s*,\s*/).includes(etagOf(thing));
+    if (stale && !breakage.ignoresIfMatch) {
       return new HttpProblem({ status: 412, code: "precondition_failed" }).toResponse();
     }
     switch (request.method) {
@@ -117,12 +159,16 @@ export function thingServer(breakage: Breakage = {}): Handler {
       case "HEAD": {
         const response = represent(thing, request);
         if (breakage.getCountsVisits && request.method === "GET") thing.visits = (thing.visits ?? 0) + 1;
+        if (breakage.headAddsHeader && request.method === "HEAD") {
+          return { ...response, headers: { ...response.headers, "x-head-only": "1" } };
+        }
         return response;
       }
       case "PUT": {
         const parsed = safeJsonBody(request);
         if (!parsed.ok) return parsed.problem.toResponse();
         const value = validThing(parsed.value);
+        if (breakage.putChangesNothing) return represent(thing, { ...request, headers: {} });
         const replaced: Thing = breakage.putAppends
           ? { ...thing, ...value, history: [...(thing.history ?? []), value] }
           : { id, ...value };
@@ -136,6 +182,9 @@ export function thingServer(breakage: Breakage = {}): Handler {
         const patch = JSON.parse(new TextDecoder().decode(request.body)) as unknown;
         const merged = mergePatch({ name: thing.name, n: thing.n }, patch) as Record<string, unknown>;
         const value = validThing({ name: merged.name, n: merged.n });
+        if (breakage.patchAppends && typeof (patch as { name?: unknown }).name === "string") {
+          value.name = thing.name + (patch as { name: string }).name;
+        }
         const patched: Thing = { ...thing, ...value };
         things.set(id, patched);
         return represent(patched, { ...request, headers: {} });

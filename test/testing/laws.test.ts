@@ -3,38 +3,63 @@ import { describe, expect, it } from "vitest";
 import {
   acknowledgesBeforeProcessing,
   badSignaturesAreRejected,
+  type ConsumerSpec,
   conditionalGetAnswers304,
   consumerLaws,
   deleteIsIdempotent,
   duplicatesAreProcessedOnce,
+  errorsAreProblems,
   fromHandler,
+  headMatchesGet,
+  idempotencyKeyMismatch,
   idempotencyKeyReplays,
   LawViolation,
+  mergePatchIsIdempotent,
+  postCreatesEachTime,
   putIsIdempotent,
   type ResourceSpec,
   resourceLaws,
   safeMethodsChangeNothing,
+  staleIfMatchIsRefused,
+  type Target,
 } from "../../src/testing/index";
 import { generateSecret } from "../../src/webhooks/signing/index";
-import { type Breakage, consumerFixture, thingServer } from "./fixtures";
+import { type Breakage, type ConsumerBreakage, consumerFixture, thingServer } from "./fixtures";
 
+const thing = fc.record({ name: fc.string({ maxLength: 8 }), n: fc.integer({ min: 0, max: 1000 }) });
 const spec: ResourceSpec = {
   collection: "/things",
-  createBody: fc.record({ name: fc.string({ maxLength: 8 }), n: fc.integer({ min: 0, max: 1000 }) }),
+  createBody: thing,
   patchBody: fc.record(
     { name: fc.string({ maxLength: 8 }), n: fc.integer({ min: 0, max: 1000 }) },
     { requiredKeys: [] },
   ),
 };
+/** The smallest thing the arbitrary shrinks to. */
+const MIN = { name: "", n: 0 };
+/** The smallest key `fc.uuid()` shrinks to, quoted as an sf-string. */
+const MIN_KEY = '"00000000-0000-1000-8000-000000000000"';
+/** The smallest event envelope `eventEnvelope()` shrinks to. */
+const MIN_EVENT = {
+  id: "evt_00000000000010008000000000000000",
+  type: "user.created",
+  timestamp: "2020-01-01T00:00:00.000Z",
+  data: {},
+};
+const SEED = 20261122;
 
-/** Runs a law expected to fail and returns fast-check's details. */
-async function expectViolation<Ts extends unknown[]>(property: fc.IAsyncPropertyWithHooks<Ts>) {
-  const details = await fc.check(property, { numRuns: 60, seed: 20261122 });
+/** Runs a law expected to fail and returns fast-check's details, checking it found a LawViolation and shrank it. */
+// biome-ignore lint/suspicious/noExplicitAny: laws have different argument tuples.
+async function expectViolation(property: fc.IAsyncPropertyWithHooks<any>) {
+  const details = await fc.check(property, { numRuns: 60, seed: SEED });
   expect(details.failed).toBe(true);
   expect(details.errorInstance).toBeInstanceOf(LawViolation);
   expect((details.errorInstance as LawViolation).message).toContain("--- request sequence ---");
-  return details;
+  expect(details.numShrinks).toBeGreaterThan(0);
+  return { ...details, violation: details.errorInstance as LawViolation };
 }
+
+const broken = (breakage: Breakage) => fromHandler(thingServer(breakage));
 
 describe("resource laws", () => {
   describe("a correct server passes every law", () => {
@@ -46,53 +71,194 @@ describe("resource laws", () => {
     }
   });
 
+  // Regression: "malformed JSON" was `{` + random text, which could be `{}`, valid JSON this server accepts.
+  describe("a correct server that accepts {} as a body passes every law", () => {
+    const target = fromHandler(thingServer({ lenientCreate: true }));
+    for (const law of resourceLaws(target, spec)) {
+      it(law.name, async () => {
+        await fc.assert(law.property, { numRuns: 25 });
+      });
+    }
+    it("errors are problem documents, over many malformed bodies", async () => {
+      await fc.assert(errorsAreProblems(target, spec), { numRuns: 400 });
+    });
+  });
+
+  describe("the stale-If-Match law uses whichever unsafe method the resource answers", () => {
+    const patchOnly: ResourceSpec = { ...spec, supports: { put: false } };
+    const deleteOnly: ResourceSpec = { ...spec, supports: { put: false, patch: false } };
+
+    it("without PUT, a correct server passes and one ignoring If-Match fails (the tag made stale by PATCH)", async () => {
+      await fc.assert(staleIfMatchIsRefused(fromHandler(thingServer()), patchOnly), { numRuns: 25 });
+      const { violation } = await expectViolation(staleIfMatchIsRefused(broken({ ignoresIfMatch: true }), patchOnly));
+      expect(violation.transcript).not.toMatch(/^#\d+ PUT /m);
+      expect(violation.transcript).toMatch(/^#\d+ PATCH /m);
+    });
+
+    it("with DELETE only, a correct server passes and one ignoring If-Match fails", async () => {
+      await fc.assert(staleIfMatchIsRefused(fromHandler(thingServer()), deleteOnly), { numRuns: 25 });
+      const { counterexample, violation } = await expectViolation(
+        staleIfMatchIsRefused(broken({ ignoresIfMatch: true }), deleteOnly),
+      );
+      expect(counterexample?.[3]).toBe("DELETE");
+      expect(violation.reason).toBe("DELETE with a stale If-Match answered 204, expected 412");
+    });
+
+    it("is left out of the suite, and refuses to be built, for a resource with no unsafe method", () => {
+      const readOnly: ResourceSpec = { ...spec, supports: { put: false, patch: false, delete: false } };
+      expect(resourceLaws(fromHandler(thingServer()), readOnly).map((law) => law.name)).not.toContain(
+        "a stale If-Match answers 412 and changes nothing",
+      );
+      expect(() => staleIfMatchIsRefused(fromHandler(thingServer()), readOnly)).toThrow(TypeError);
+    });
+
+    it("fails, not passes vacuously, when the update that makes the tag stale fails", async () => {
+      const server = thingServer();
+      const noPut = fromHandler(async (request) =>
+        request.method === "PUT"
+          ? { status: 405, headers: { "content-type": "application/problem+json", allow: "GET" }, body: "{}" }
+          : server(request),
+      );
+      const details = await fc.check(staleIfMatchIsRefused(noPut, spec), { numRuns: 10, seed: SEED });
+      expect(details.failed).toBe(true);
+      expect((details.errorInstance as LawViolation).reason).toBe("the PUT that makes the ETag stale answered 405");
+    });
+
+    it("fails with too many skipped runs when no update ever changes the tag", async () => {
+      const details = await fc.check(staleIfMatchIsRefused(broken({ putChangesNothing: true }), spec), {
+        numRuns: 10,
+        seed: SEED,
+      });
+      expect(details.failed).toBe(true);
+      expect(details.numSkips).toBeGreaterThan(10);
+      expect(details.errorInstance).toBeNull();
+    });
+  });
+
   describe("each broken server fails the matching law, with a shrunk counterexample", () => {
-    const broken = (breakage: Breakage) => fromHandler(thingServer(breakage));
+    const cases: {
+      broken: string;
+      breakage: Breakage;
+      // biome-ignore lint/suspicious/noExplicitAny: laws have different argument tuples.
+      law: (target: Target, spec: ResourceSpec) => fc.IAsyncPropertyWithHooks<any>;
+      counterexample: unknown[];
+      reason: RegExp;
+    }[] = [
+      {
+        broken: "GET that counts visits into the state",
+        breakage: { getCountsVisits: true },
+        law: safeMethodsChangeNothing,
+        // The smallest body and one safe request (the law's own reads are GETs too).
+        counterexample: [MIN, [{ method: "GET", onItem: false }]],
+        reason: /the item's state changed/,
+      },
+      {
+        broken: "HEAD whose headers differ from GET's",
+        breakage: { headAddsHeader: true },
+        law: headMatchesGet,
+        counterexample: [MIN, true],
+        reason: /header x-head-only: GET sent null, HEAD sent 1/,
+      },
+      {
+        broken: "PUT that appends",
+        breakage: { putAppends: true },
+        law: putIsIdempotent,
+        counterexample: [MIN, MIN],
+        reason: /two PUTs differs/,
+      },
+      {
+        broken: "DELETE that errors on the second call",
+        breakage: { deleteErrorsTwice: true },
+        law: deleteIsIdempotent,
+        counterexample: [MIN],
+        reason: /repeated DELETE answered 500/,
+      },
+      {
+        broken: "POST that answers the existing equal resource instead of creating one",
+        breakage: { postReturnsExisting: true },
+        law: postCreatesEachTime,
+        counterexample: [MIN],
+        reason: /both POSTs answered the same Location/,
+      },
+      {
+        broken: "merge-patch PATCH that appends",
+        breakage: { patchAppends: true },
+        law: mergePatchIsIdempotent,
+        // The shortest name that appends something.
+        counterexample: [MIN, { name: " " }],
+        reason: /two PATCHes differs/,
+      },
+      {
+        broken: "a weak-ETag server answering 200 to its own ETag",
+        breakage: { ignoresOwnEtag: true },
+        law: conditionalGetAnswers304,
+        counterexample: [MIN],
+        reason: /answered 200, expected 304/,
+      },
+      {
+        broken: "a server ignoring a stale If-Match",
+        breakage: { ignoresIfMatch: true },
+        law: staleIfMatchIsRefused,
+        // [created, update making the tag stale, its patch, method, the refused attempt, its patch]
+        counterexample: [MIN, { name: "", n: 1 }, {}, "PUT", MIN, {}],
+        reason: /PUT with a stale If-Match answered 200, expected 412/,
+      },
+      {
+        broken: "a server ignoring Idempotency-Key",
+        breakage: { ignoresIdempotencyKey: true },
+        law: idempotencyKeyReplays,
+        counterexample: [MIN, MIN_KEY, 2],
+        reason: /repeat 1/,
+      },
+      {
+        broken: "a server replaying the response but running the handler again",
+        breakage: { replaysButRunsAgain: true },
+        law: idempotencyKeyReplays,
+        counterexample: [MIN, MIN_KEY, 2],
+        reason: /2 POSTs with one key changed the collection from \d+ to \d+ resources, expected \+1/,
+      },
+      {
+        broken: "a server accepting a reused key with another body",
+        breakage: { acceptsKeyReuse: true },
+        law: idempotencyKeyMismatch,
+        counterexample: [[MIN, { name: "", n: 1 }], MIN_KEY],
+        reason: /answered 201, expected 422/,
+      },
+      {
+        broken: "a server whose errors are plain text",
+        breakage: { plainErrors: true },
+        law: errorsAreProblems,
+        counterexample: [{ method: "GET", path: "/things/0-does-not-exist", headers: {} }],
+        reason: /Content-Type "text\/plain", not application\/problem\+json/,
+      },
+    ];
+    for (const c of cases) {
+      it(`${c.broken} fails it`, async () => {
+        const details = await expectViolation(c.law(broken(c.breakage), spec));
+        expect(details.counterexample).toEqual(c.counterexample);
+        expect(details.violation.reason).toMatch(c.reason);
+      });
+    }
 
-    it("GET that counts visits into the state fails 'GET and HEAD change nothing'", async () => {
-      const details = await expectViolation(safeMethodsChangeNothing(broken({ getCountsVisits: true }), spec));
-      const [body, steps] = details.counterexample as [unknown, { method: string; onItem: boolean }[]];
-      // Shrunk to the smallest body and a single safe request (the law's own reads are GETs too).
-      expect(body).toEqual({ name: "", n: 0 });
-      expect(steps).toHaveLength(1);
-      expect(details.numShrinks).toBeGreaterThan(0);
-    });
-
-    it("PUT that appends fails 'PUT twice = PUT once'", async () => {
-      const details = await expectViolation(putIsIdempotent(broken({ putAppends: true }), spec));
-      expect(details.counterexample).toEqual([
-        { name: "", n: 0 },
-        { name: "", n: 0 },
-      ]);
-    });
-
-    it("DELETE that errors on the second call fails 'DELETE twice leaves it gone'", async () => {
-      const details = await expectViolation(deleteIsIdempotent(broken({ deleteErrorsTwice: true }), spec));
-      expect(details.counterexample).toEqual([{ name: "", n: 0 }]);
-      expect((details.errorInstance as LawViolation).reason).toContain("500");
-    });
-
-    it("a weak-ETag server answering 200 to its own ETag fails the 304 law", async () => {
-      const details = await expectViolation(conditionalGetAnswers304(broken({ ignoresOwnEtag: true }), spec));
-      expect(details.counterexample).toEqual([{ name: "", n: 0 }]);
-    });
-
-    it("a server ignoring Idempotency-Key fails the idempotency law", async () => {
-      const details = await expectViolation(idempotencyKeyReplays(broken({ ignoresIdempotencyKey: true }), spec));
-      const [body, , times] = details.counterexample as [unknown, string, number];
-      expect(body).toEqual({ name: "", n: 0 });
-      expect(times).toBe(2);
+    it("the same broken servers pass every other law they do not break", async () => {
+      // Each fixture breaks one rule: the counterexamples above are about that rule, not a side effect.
+      const passing = await fc.check(putIsIdempotent(broken({ replaysButRunsAgain: true }), spec), { numRuns: 20 });
+      expect(passing.failed).toBe(false);
     });
   });
 });
 
 describe("consumer laws", () => {
   const secret = generateSecret();
+  const spec = (consumer: ReturnType<typeof consumerFixture>): ConsumerSpec => ({
+    path: "/webhooks",
+    secret,
+    ...consumer,
+  });
 
   describe("a correct consumer passes every law", () => {
     const consumer = consumerFixture(secret);
-    const target = fromHandler(consumer.handler);
-    for (const law of consumerLaws(target, { path: "/webhooks", secret, ...consumer })) {
+    for (const law of consumerLaws(fromHandler(consumer.handler), spec(consumer))) {
       it(law.name, async () => {
         await fc.assert(law.property, { numRuns: 25 });
       });
@@ -101,25 +267,64 @@ describe("consumer laws", () => {
 
   it("a consumer that processes duplicates fails 'processed once', shrunk to one event delivered twice", async () => {
     const consumer = consumerFixture(secret, { processesDuplicates: true });
-    const details = await expectViolation(
-      duplicatesAreProcessedOnce(fromHandler(consumer.handler), { path: "/webhooks", secret, ...consumer }),
-    );
-    const [[planned]] = details.counterexample as [[[{ id: string }, number][], number[], number]];
+    const details = await expectViolation(duplicatesAreProcessedOnce(fromHandler(consumer.handler), spec(consumer)));
+    const [[planned, order, concurrency]] = details.counterexample as [
+      [[typeof MIN_EVENT, number][], number[], number],
+    ];
     // Minimal: two deliveries in all, of one event id (two envelopes whose ids shrank to the same value count as one event).
     expect(planned.reduce((sum, [, times]) => sum + times, 0)).toBe(2);
     expect(new Set(planned.map(([event]) => event.id)).size).toBe(1);
+    for (const [event] of planned) expect(event).toEqual(MIN_EVENT);
+    expect(order).toEqual([]);
+    expect(concurrency).toBe(1);
   });
 
-  it("a consumer that runs business logic before replying fails the acknowledgement law", async () => {
+  it("a consumer that runs business logic before replying fails the acknowledgement law, shrunk", async () => {
     const consumer = consumerFixture(secret, { processesBeforeReply: true });
-    await expectViolation(
-      acknowledgesBeforeProcessing(fromHandler(consumer.handler), { path: "/webhooks", secret, ...consumer }),
-    );
+    const details = await expectViolation(acknowledgesBeforeProcessing(fromHandler(consumer.handler), spec(consumer)));
+    expect(details.counterexample).toEqual([MIN_EVENT, expect.any(String)]);
+    expect(details.violation.reason).toBe("the event was processed before the acknowledgement was sent");
   });
 
-  it("a consumer that accepts any signature fails the bad-signature law", async () => {
+  it("a consumer that accepts any signature fails the bad-signature law, shrunk to the first fault", async () => {
     const consumer = consumerFixture(secret);
     const acceptsAll = fromHandler(async () => ({ status: 202, headers: {}, body: null }));
-    await expectViolation(badSignaturesAreRejected(acceptsAll, { path: "/webhooks", secret, ...consumer }));
+    const details = await expectViolation(badSignaturesAreRejected(acceptsAll, spec(consumer)));
+    expect(details.counterexample).toEqual([MIN_EVENT, "bad-signature", expect.any(String)]);
+    expect(details.violation.reason).toBe('a delivery with fault "bad-signature" answered 202, expected 400');
+  });
+
+  describe("a failing seed reproduces: event ids come from fast-check's values, not Math.random", () => {
+    const breakages: [string, ConsumerBreakage][] = [
+      ["duplicates", { processesDuplicates: true }],
+      ["processing before the reply", { processesBeforeReply: true }],
+    ];
+    for (const [what, breakage] of breakages) {
+      it(`the same seed sends the same event ids (${what})`, async () => {
+        const run = async () => {
+          const consumer = consumerFixture(secret, breakage);
+          const target = fromHandler(consumer.handler);
+          // biome-ignore lint/suspicious/noExplicitAny: two laws with different argument tuples.
+          const law: fc.IAsyncPropertyWithHooks<any> = breakage.processesDuplicates
+            ? duplicatesAreProcessedOnce(target, spec(consumer))
+            : acknowledgesBeforeProcessing(target, spec(consumer));
+          const details = await fc.check(law, { numRuns: 40, seed: SEED });
+          return (details.errorInstance as LawViolation).transcript.match(/evt_[A-Za-z0-9_]+/g);
+        };
+        const first = await run();
+        expect(first?.length).toBeGreaterThan(0);
+        expect(await run()).toEqual(first);
+      });
+    }
+
+    it("two laws on one consumer never share an event id", async () => {
+      const consumer = consumerFixture(secret);
+      const target = fromHandler(consumer.handler);
+      for (let i = 0; i < 2; i++) {
+        await fc.assert(acknowledgesBeforeProcessing(target, spec(consumer)), { numRuns: 20, seed: SEED });
+      }
+      const ids = consumer.processed();
+      expect(new Set(ids).size).toBe(ids.length);
+    });
   });
 });

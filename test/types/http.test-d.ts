@@ -4,8 +4,11 @@ import * as fetchAdapter from "../../src/fetch";
 import {
   type BareItem,
   type BodyResult,
+  bodyTooLarge,
   type Handler,
+  type HTTP_PROBLEM_CODES,
   HttpProblem,
+  type HttpProblemCode,
   type HttpRequest,
   type HttpResponse,
   item,
@@ -24,6 +27,7 @@ import {
   serializeItem,
   splitHeaderList,
   Token,
+  validationProblem,
 } from "../../src/http";
 import * as nodeAdapter from "../../src/node";
 
@@ -55,7 +59,29 @@ describe("rest-webhooks/http types", () => {
     const result = safeJsonBody({ headers: {}, body: new Uint8Array() });
     expectTypeOf(result).toEqualTypeOf<BodyResult<unknown>>();
     if (result.ok) expectTypeOf(result.value).toBeUnknown();
-    else expectTypeOf(result.problem).toEqualTypeOf<HttpProblem>();
+    else expectTypeOf(result.problem).toEqualTypeOf<HttpProblem<HttpProblemCode>>();
+  });
+
+  it("exports the union of the codes this module and the adapters use (STYLE §7)", () => {
+    expectTypeOf<HttpProblemCode>().toEqualTypeOf<(typeof HTTP_PROBLEM_CODES)[number]>();
+    expectTypeOf<"body_too_large">().toMatchTypeOf<HttpProblemCode>();
+    expectTypeOf<"malformed_json">().toMatchTypeOf<HttpProblemCode>();
+    expectTypeOf<"unsupported_media_type">().toMatchTypeOf<HttpProblemCode>();
+    expectTypeOf<"body_required">().toMatchTypeOf<HttpProblemCode>();
+    expectTypeOf(bodyTooLarge(1).code).toEqualTypeOf<HttpProblemCode>();
+    expectTypeOf(validationProblem).returns.toEqualTypeOf<HttpProblem<HttpProblemCode>>();
+    const read = {} as ReadRequestResult;
+    if (!read.ok) expectTypeOf(read.problem.code).toEqualTypeOf<HttpProblemCode>();
+    // An annotated problem only takes a code of the union.
+    const known: HttpProblem<HttpProblemCode> = new HttpProblem({ status: 400, code: "malformed_json" });
+    // @ts-expect-error "malformed_jsn" is not one of the codes
+    const typo: HttpProblem<HttpProblemCode> = new HttpProblem({ status: 400, code: "malformed_jsn" });
+    void known;
+    void typo;
+    // Without an annotation a problem takes any code, and a variable can hold any problem.
+    let any = new HttpProblem({ status: 404, code: "not_found" });
+    any = new HttpProblem({ status: 409, code: "conflict" });
+    expectTypeOf(any.code).toEqualTypeOf<string>();
   });
 
   it("types problem documents", () => {

@@ -2,16 +2,53 @@ import { z } from "zod";
 import { IdempotencyError } from "../errors";
 import type { BeginResult, StoredResponse } from "../store";
 
-// Values are bytes. In progress: "p" + lease token, where the token is a random UUID (fixed length)
-// followed by the fingerprint. Completed: "c" + length ":" fingerprint + length ":" JSON of status
-// and headers, then the body bytes as they are (no base64: the value is as large as the body, no
-// larger). Lengths are in bytes. Both layouts are unchanged since 0.1, so versions can share a Redis.
+// Values are bytes. In progress: "p" + lease token, where the token is a 36-character nonce followed
+// by the fingerprint. Completed: "c" + length ":" fingerprint + length ":" JSON of status and
+// headers, then the body bytes as they are (no base64: the value is as large as the body, no
+// larger). Lengths are in bytes.
+//
+// The nonce carries the lease's deadline, so the value that `SET … NX GET` returns tells how much
+// of the lease is left without a second command: "L", the deadline (epoch ms) in 11 hex digits, the
+// lease (ms) in 11 hex digits, 13 random hex digits. 0.1 wrote a `randomUUID()` nonce (lower-case,
+// never an "L") and reads the nonce as opaque, so 0.1 and later versions can share a Redis.
 const P = 0x70;
 const C = 0x63;
 const COLON = 0x3a;
 
-/** The length of the random part of a lease token: a `randomUUID()`. */
+/** The length of the nonce that starts every lease token. */
 export const NONCE_LENGTH = 36;
+
+const HEX_DIGITS = 11;
+// 16^11 ms is about 557 years: deadlines and leases are clamped to it to keep the nonce's length.
+const HEX_MAX = 16 ** HEX_DIGITS - 1;
+const TIMED_NONCE = /^L[0-9a-f]{35}$/;
+
+function hex(value: number): string {
+  return Math.min(Math.max(0, Math.floor(value)), HEX_MAX)
+    .toString(16)
+    .padStart(HEX_DIGITS, "0");
+}
+
+/**
+ * A new lease token for `fingerprint`: a nonce holding the lease's deadline and length, then the
+ * fingerprint (so `complete` can build the completed value without reading the record first).
+ * @param random 13 or more random hex digits (only the first 13 are used).
+ */
+export function leaseToken(fingerprint: string, leaseMs: number, now: number, random: string): string {
+  return `L${hex(now + leaseMs)}${hex(leaseMs)}${random.slice(0, 13)}${fingerprint}`;
+}
+
+/**
+ * The lease left of the in-progress `value` at `now`, read from its nonce and clamped to
+ * [0, the lease's length]; `undefined` for a nonce without a deadline (written by 0.1).
+ */
+function leaseLeft(value: Buffer, now: number): number | undefined {
+  const nonce = value.toString("latin1", 1, 1 + NONCE_LENGTH);
+  if (!TIMED_NONCE.test(nonce)) return undefined;
+  const deadline = Number.parseInt(nonce.slice(1, 1 + HEX_DIGITS), 16);
+  const lease = Number.parseInt(nonce.slice(1 + HEX_DIGITS, 1 + 2 * HEX_DIGITS), 16);
+  return Math.min(lease, Math.max(0, deadline - now));
+}
 
 /** Status and headers of a stored response, as JSON. */
 const metaSchema = z.object({
@@ -73,20 +110,28 @@ function decodeCompleted(value: Buffer): BeginResult {
   };
 }
 
-/** Whether `value` is an in-progress record (whose lease left must then be read with it). */
-export function isInProgress(value: unknown): boolean {
-  return Buffer.isBuffer(value) && value[0] === P;
+/** How `begin` reads an in-progress record's lease left. */
+export interface LeaseClock {
+  /** The PTTL Redis returned with the value (the script path): exact. */
+  readonly pttl?: unknown;
+  /** The store's clock, for a deadline read from the nonce (the `SET … NX GET` path). */
+  readonly now: number;
+  /** The lease `begin` asked for: the estimate for a 0.1 lease, whose nonce has no deadline. */
+  readonly leaseMs: number;
 }
 
-/** Reads what `begin` found under a key: the value and its remaining time to live (PTTL). */
-export function decodeExisting(value: unknown, pttl: unknown): BeginResult {
+/** Reads what `begin` found under a key: a completed response or an in-progress lease and its time left. */
+export function decodeExisting(value: unknown, clock: LeaseClock): BeginResult {
   if (!Buffer.isBuffer(value)) throw invalid();
   if (value[0] === P) {
-    if (typeof pttl !== "number" || value.length < 1 + NONCE_LENGTH) throw invalid();
+    if (value.length < 1 + NONCE_LENGTH) throw invalid();
+    const { pttl } = clock;
+    if (pttl !== undefined && typeof pttl !== "number") throw invalid();
+    const left = pttl ?? leaseLeft(value, clock.now) ?? clock.leaseMs;
     return {
       kind: "in-progress",
       fingerprint: value.toString("utf8", 1 + NONCE_LENGTH),
-      retryAfterMs: Math.max(0, pttl),
+      retryAfterMs: Math.max(0, left),
     };
   }
   if (value[0] === C) return decodeCompleted(value);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { decodeExisting, encodeCompleted, encodeInProgress, isInProgress, NONCE_LENGTH } from "./record-codec";
+import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
 import { stagingKey } from "./staging-key";
 
@@ -19,6 +19,13 @@ export interface RedisStoreOptions {
    * @default "idempotency:"
    */
   prefix?: string;
+  /**
+   * The clock (epoch milliseconds) that dates a lease and reads another's lease left, for the
+   * `Retry-After` of a 409. Redis alone expires leases, so clocks that disagree between instances
+   * shift that hint and nothing else.
+   * @default Date.now
+   */
+  now?: () => number;
 }
 
 // From this size a completed value is staged with a plain SET rather than passed to the COMPLETE
@@ -40,13 +47,17 @@ function isSyntaxError(error: unknown): boolean {
 }
 
 /**
- * A store in Redis, shared by every instance. Each operation is one atomic round trip; Redis
- * expires leases and responses itself (PX).
+ * A store in Redis, shared by every instance. Each operation is one atomic round trip, `begin`
+ * whatever it finds (the first `begin` on a server older than 7.0 excepted: it learns to use the
+ * script); Redis expires leases and responses itself (PX).
+ * @param client an ioredis `Redis` or `Cluster`, or anything with its `callBuffer`.
  * @example new RedisIdempotencyStore(new Redis(process.env.REDIS_URL))
+ * @see https://redis.io/docs/latest/commands/set/ (`SET … NX GET`, Redis 7.0)
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #client: RedisScriptClient;
   readonly #prefix: string;
+  readonly #now: () => number;
   // Cleared when the server turns out older than Redis 7.0: begin then always runs its script.
   #setNxGet = true;
 
@@ -56,15 +67,18 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     }
     this.#client = client;
     this.#prefix = options.prefix ?? "idempotency:";
+    this.#now = options.now ?? Date.now;
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
-    // The token carries the fingerprint, so complete can write the completed value blind.
-    const token = randomUUID() + fingerprint;
+    const now = this.#now();
+    const uuid = randomUUID();
+    // The token dates the lease and carries the fingerprint: what SET … NX GET returns is whole.
+    const token = leaseToken(fingerprint, leaseMs, now, uuid.slice(24) + uuid.slice(0, 1));
     const lease = encodeInProgress(token);
     const recordKey = this.#prefix + key;
     if (this.#setNxGet) {
-      // A plain command, cheaper than a script: it leases a free key, or returns what it found.
+      // One plain command, cheaper than a script: it leases a free key, or returns what it found.
       let found: unknown;
       try {
         found = await this.#client.callBuffer("SET", recordKey, lease, "PX", leaseMs, "NX", "GET");
@@ -74,14 +88,13 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         return this.begin(key, fingerprint, leaseMs);
       }
       if (found === null) return { kind: "acquired", leaseToken: token };
-      // A completed value is whole as read. An in-progress one needs its PTTL read atomically
-      // with it, so the script reads both (and leases the key if it has gone meanwhile).
-      if (!isInProgress(found)) return decodeExisting(found, undefined);
+      return decodeExisting(found, { now, leaseMs });
     }
+    // Before Redis 7.0: one script, which also reads the exact lease left (PTTL).
     const found = await this.#run(BEGIN, [recordKey], lease, leaseMs);
     if (found === 0) return { kind: "acquired", leaseToken: token };
     const [existing, pttl] = Array.isArray(found) ? found : [];
-    return decodeExisting(existing, pttl);
+    return decodeExisting(existing, { pttl, now, leaseMs });
   }
 
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {

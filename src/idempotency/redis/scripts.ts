@@ -11,9 +11,8 @@ function script(source: string): Script {
 }
 
 /**
- * begin, when the server has no `SET … NX GET` (before Redis 7.0) or the key is in progress (its
- * lease left must be read with it): KEYS[1] = record key; ARGV[1] = in-progress value,
- * ARGV[2] = lease (ms). Returns 0 when the key was free and is now leased, else { value, PTTL }.
+ * begin, when the server has no `SET … NX GET` (before Redis 7.0): KEYS[1] = record key;
+ * ARGV[1] = in-progress value, ARGV[2] = lease (ms). Returns 0 when the key was free and is now leased, else { value, PTTL }.
  * Redis expires the key itself (PX), so an expired lease or response is simply absent.
  */
 export const BEGIN = script(`local v = redis.call('GET', KEYS[1])

@@ -33,7 +33,8 @@ const SWEEP = 4;
 const SECOND_CHANCES = 8;
 
 /**
- * Creates the embedded store: a bounded map, for one process.
+ * Creates the embedded store: a bounded map, for one process; no timers.
+ * @param options `maxKeys`, the most keys held at once.
  * @example createRateLimiter({ policies, store: createMemoryStore({ maxKeys: 10_000 }) })
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {

@@ -45,6 +45,7 @@ function parseReply(reply: unknown, count: number): GcraOutcome {
 /**
  * Creates a store on Redis: one `EVALSHA` per check (falling back to `EVAL` on `NOSCRIPT`), atomic across
  * every process that shares the server; keys expire once their allowance is full again.
+ * @param options the connected client, and whose clock decides (`"server"` by default).
  * @example createRateLimiter({ policies, store: createRedisStore({ client: new Redis(process.env.REDIS_URL) }) })
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {

@@ -1,145 +1,63 @@
-import fc from "fast-check";
+import type fc from "fast-check";
 import { z } from "zod";
+import { BoundedFilter } from "./bounded-filter";
+import { ArbitraryDerivationError, fromJsonSchema, type JsonSchema } from "./json-schema";
 
-/** The subset of JSON Schema (draft 2020-12) that zod 4's `z.toJSONSchema` emits and we derive values from. */
-interface JsonSchema {
-  type?: string | string[];
-  const?: unknown;
-  enum?: unknown[];
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  allOf?: JsonSchema[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  additionalProperties?: boolean | JsonSchema;
-  items?: JsonSchema;
-  prefixItems?: JsonSchema[];
-  minItems?: number;
-  maxItems?: number;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  multipleOf?: number;
-  format?: string;
-  pattern?: string;
+export { ArbitraryDerivationError } from "./json-schema";
+
+/** Options for {@link fromZod}. */
+export interface FromZodOptions {
+  /**
+   * How many times a recursive schema (`z.lazy`, getters) is expanded inside itself; past it only its finite
+   * branches remain (optional properties left out, arrays empty).
+   * @default 3
+   */
+  maxRecursion?: number;
+  /**
+   * How many derived values in a row may fail the schema's `safeParse` (refinements JSON Schema cannot
+   * express) before generation stops with an {@link ArbitraryDerivationError} naming the failing check.
+   * @default 100
+   */
+  maxAttempts?: number;
 }
 
-/** Raised when a schema has a construct values cannot be derived for (e.g. a transform or a custom refinement-only type). */
-export class ArbitraryDerivationError extends Error {
-  readonly code = "arbitrary_not_derivable";
-}
-
-function stringArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
-  switch (schema.format) {
-    case "email":
-      return fc.emailAddress();
-    case "uuid":
-      return fc.uuid();
-    case "date-time":
-      return fc
-        .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2099-12-31T23:59:59Z"), noInvalidDate: true })
-        .map((d) => d.toISOString());
-    case "date":
-      return fc
-        .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2099-12-31T00:00:00Z"), noInvalidDate: true })
-        .map((d) => d.toISOString().slice(0, 10));
-    case "uri":
-    case "url":
-      return fc.webUrl();
-    case "ipv4":
-      return fc.ipV4();
-    case "ipv6":
-      return fc.ipV6();
-  }
-  if (schema.pattern !== undefined) return fc.stringMatching(new RegExp(schema.pattern));
-  return fc.string({
-    minLength: schema.minLength ?? 0,
-    maxLength: schema.maxLength ?? Math.max(20, schema.minLength ?? 0),
-  });
-}
-
-function numberArbitrary(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
-  const lower = schema.minimum ?? (schema.exclusiveMinimum === undefined ? undefined : schema.exclusiveMinimum);
-  const upper = schema.maximum ?? (schema.exclusiveMaximum === undefined ? undefined : schema.exclusiveMaximum);
-  if (integer) {
-    const min = Math.ceil(
-      (lower ?? -1_000_000) + (schema.exclusiveMinimum !== undefined && schema.minimum === undefined ? 1 : 0),
-    );
-    const max = Math.floor(
-      (upper ?? 1_000_000) - (schema.exclusiveMaximum !== undefined && schema.maximum === undefined ? 1 : 0),
-    );
-    const base = fc.integer({
-      min: Math.max(min, Number.MIN_SAFE_INTEGER),
-      max: Math.min(max, Number.MAX_SAFE_INTEGER),
-    });
-    return schema.multipleOf ? base.map((n) => Math.round(n / schema.multipleOf!) * schema.multipleOf!) : base;
-  }
-  return fc.double({
-    min: lower ?? -1e9,
-    max: upper ?? 1e9,
-    minExcluded: schema.exclusiveMinimum !== undefined && schema.minimum === undefined,
-    maxExcluded: schema.exclusiveMaximum !== undefined && schema.maximum === undefined,
-    noNaN: true,
-    noDefaultInfinity: true,
-  });
-}
-
-function fromJsonSchema(schema: JsonSchema, depth: number): fc.Arbitrary<unknown> {
-  if (schema.const !== undefined) return fc.constant(schema.const);
-  if (schema.enum) return fc.constantFrom(...schema.enum);
-  const alternatives = schema.anyOf ?? schema.oneOf;
-  if (alternatives) return fc.oneof(...alternatives.map((s) => fromJsonSchema(s, depth + 1)));
-  if (schema.allOf?.length === 1) return fromJsonSchema(schema.allOf[0] as JsonSchema, depth);
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  switch (type) {
-    case "string":
-      return stringArbitrary(schema);
-    case "integer":
-      return numberArbitrary(schema, true);
-    case "number":
-      return numberArbitrary(schema, false);
-    case "boolean":
-      return fc.boolean();
-    case "null":
-      return fc.constant(null);
-    case "array": {
-      if (schema.prefixItems) return fc.tuple(...schema.prefixItems.map((s) => fromJsonSchema(s, depth + 1)));
-      const items = schema.items ? fromJsonSchema(schema.items, depth + 1) : fc.anything();
-      return fc.array(items, {
-        minLength: schema.minItems ?? 0,
-        maxLength: schema.maxItems ?? Math.max(depth > 2 ? 1 : 4, schema.minItems ?? 0),
-      });
-    }
-    case "object": {
-      const properties = schema.properties ?? {};
-      const required = new Set(schema.required ?? []);
-      const record: Record<string, fc.Arbitrary<unknown>> = {};
-      for (const [name, child] of Object.entries(properties)) record[name] = fromJsonSchema(child, depth + 1);
-      return fc.record(record, { requiredKeys: Object.keys(properties).filter((name) => required.has(name)) });
-    }
-    case undefined:
-      return fc.jsonValue({ maxDepth: 2 });
-    default:
-      throw new ArbitraryDerivationError(`cannot derive values for JSON Schema type "${type}"`);
-  }
+function describeFailure(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return "no issue reported";
+  const path = issue.path.length === 0 ? "the value" : `/${issue.path.map(String).join("/")}`;
+  return `${path}: ${issue.message} (${issue.code})`;
 }
 
 /**
- * Values that satisfy a zod 4 schema, derived from its JSON Schema (`z.toJSONSchema`), filtered
- * through `safeParse` so refinements the JSON Schema cannot express still hold.
+ * Values that satisfy a zod 4 schema, derived from its JSON Schema (`z.toJSONSchema`, input side): `$ref`s
+ * into `$defs` (schemas with `.meta({ id })`) are resolved, recursive schemas expanded to `maxRecursion`
+ * levels, and every value is checked with `safeParse` so refinements the JSON Schema cannot express still hold.
+ * Throws {@link ArbitraryDerivationError} (code `arbitrary_not_derivable`) for what has no JSON Schema form
+ * (`z.custom`, `z.date`, `z.bigint`…), and during generation when the refinements reject every try.
+ * @param schema The zod 4 schema, e.g. the body schema of a route.
  * @example fc.assert(fc.property(fromZod(UserInput), (input) => UserInput.safeParse(input).success))
+ * @see https://zod.dev/json-schema
  */
-export function fromZod<S extends z.ZodType>(schema: S): fc.Arbitrary<z.input<S>> {
+export function fromZod<S extends z.ZodType>(schema: S, options: FromZodOptions = {}): fc.Arbitrary<z.input<S>> {
   let json: JsonSchema;
   try {
-    json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+    // "throw" (zod's default): an unrepresentable type becomes an error naming it, never an `{}` that
+    // no generated value could satisfy.
+    json = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw", cycles: "ref" }) as JsonSchema;
   } catch (error) {
-    throw new ArbitraryDerivationError(`zod schema has no JSON Schema form: ${(error as Error).message}`, {
+    throw new ArbitraryDerivationError(`fromZod: the schema has no JSON Schema form: ${(error as Error).message}`, {
       cause: error,
     });
   }
-  return fromJsonSchema(json, 0).filter((value) => schema.safeParse(value).success) as fc.Arbitrary<z.input<S>>;
+  const maxAttempts = options.maxAttempts ?? 100;
+  const base = fromJsonSchema(json, { maxRecursion: options.maxRecursion ?? 3, maxAttempts });
+  const accepts = (value: unknown) => schema.safeParse(value).success;
+  return new BoundedFilter(base, accepts, maxAttempts, (last) => {
+    const parsed = schema.safeParse(last);
+    return new ArbitraryDerivationError(
+      `fromZod: none of ${maxAttempts} values derived from the schema's JSON Schema passed safeParse; the last ` +
+        `failed at ${parsed.success ? "nothing" : describeFailure(parsed.error)}. The schema has a check JSON ` +
+        "Schema cannot express (a refine, a transform's input rule): give that field an arbitrary of its own.",
+    );
+  }) as fc.Arbitrary<z.input<S>>;
 }

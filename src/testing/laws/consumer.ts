@@ -23,15 +23,29 @@ function count(ids: readonly string[], id: string): number {
   return ids.filter((x) => x === id).length;
 }
 
-let runs = 0;
+/**
+ * A run nonce drawn by fast-check, so a failing seed sends the same ids again. Never shrunk, never biased
+ * towards small values: two laws (or two test files) on one consumer must not draw the same nonce.
+ */
+const runNonce = fc.noShrink(fc.noBias(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }))).map((n) => n.toString(36));
 
 /**
- * Gives one property run its own event ids. A consumer keeps state across runs, and shrinking makes
- * generated ids collide, so an id "already processed" in an earlier run must not leak into this one.
+ * Gives each property run its own event ids: the generated id, the run's nonce and the law's run number, plus
+ * a counter when that id was already processed (the same law twice on one consumer with one seed). A consumer
+ * keeps state across runs, and shrinking makes generated ids collide (the nonce is kept while shrinking), so
+ * an id "already processed" in an earlier run must not leak into this one. Deterministic given the seed.
  */
-function freshIds<T extends EventEnvelope>(events: readonly T[]): Map<string, string> {
-  const suffix = `${(++runs).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  return new Map(events.map((event) => [event.id, `${event.id}_${suffix}`]));
+function idSpace(consumer: ConsumerSpec) {
+  let run = 0;
+  return async (nonce: string, events: readonly EventEnvelope[]): Promise<Map<string, string>> => {
+    const processed = new Set(await consumer.processed());
+    const base = `${nonce}_${(++run).toString(36)}`;
+    for (let clash = 0; ; clash++) {
+      const suffix = clash === 0 ? base : `${base}_${clash}`;
+      const ids = new Map(events.map((event) => [event.id, `${event.id}_${suffix}`]));
+      if (![...ids.values()].some((id) => processed.has(id))) return ids;
+    }
+  };
 }
 
 function renamed<T extends EventEnvelope>(event: T, ids: Map<string, string>): T {
@@ -42,8 +56,9 @@ function renamed<T extends EventEnvelope>(event: T, ids: Map<string, string>): T
 export function badSignaturesAreRejected(target: Target, consumer: ConsumerSpec) {
   const law = "a bad or expired signature gets 400 and no processing";
   const faults = fc.constantFrom<DeliveryFault>("bad-signature", "expired", "future", "unknown-secret");
-  return fc.asyncProperty(eventEnvelope(), faults, async (generated, fault) => {
-    const event = renamed(generated, freshIds([generated]));
+  const freshIds = idSpace(consumer);
+  return fc.asyncProperty(eventEnvelope(), faults, runNonce, async (generated, fault, nonce) => {
+    const event = renamed(generated, await freshIds(nonce, [generated]));
     const t = new Transcript(target);
     const provider = createFaultyProvider({ target, path: consumer.path, secret: consumer.secret }, t);
     const response = await provider.deliver(event, fault);
@@ -63,8 +78,12 @@ export function duplicatesAreProcessedOnce(target: Target, consumer: ConsumerSpe
     fc.array(fc.nat({ max: 64 }), { maxLength: 16 }),
     fc.integer({ min: 1, max: 4 }),
   );
-  return fc.asyncProperty(plan, async ([planned, order, concurrency]) => {
-    const ids = freshIds(planned.map(([event]) => event));
+  const freshIds = idSpace(consumer);
+  return fc.asyncProperty(plan, runNonce, async ([planned, order, concurrency], nonce) => {
+    const ids = await freshIds(
+      nonce,
+      planned.map(([event]) => event),
+    );
     const events = planned.map(([event]) => renamed(event, ids));
     const deliveries = events
       .flatMap((event, i) => Array.from({ length: planned[i]?.[1] ?? 1 }, () => event))
@@ -93,8 +112,9 @@ export function duplicatesAreProcessedOnce(target: Target, consumer: ConsumerSpe
 /** A valid delivery is acknowledged with a 2xx before any business logic runs for it. */
 export function acknowledgesBeforeProcessing(target: Target, consumer: ConsumerSpec) {
   const law = "acknowledgement is 2xx and does not wait for processing";
-  return fc.asyncProperty(eventEnvelope(), async (generated) => {
-    const event = renamed(generated, freshIds([generated]));
+  const freshIds = idSpace(consumer);
+  return fc.asyncProperty(eventEnvelope(), runNonce, async (generated, nonce) => {
+    const event = renamed(generated, await freshIds(nonce, [generated]));
     const t = new Transcript(target);
     const provider = createFaultyProvider({ target, path: consumer.path, secret: consumer.secret }, t);
     const response = await provider.deliver(event);

@@ -18,6 +18,7 @@ export interface ProcessorBackoffOptions {
 
 /**
  * Exponential backoff: `baseMs × factor^(attempt-1)`, capped at `maxMs`.
+ * @param options the first delay, growth factor, cap, and optional randomness for full jitter.
  * @example processorBackoff({ baseMs: 500, random: Math.random })
  */
 export function processorBackoff(options: ProcessorBackoffOptions = {}): ProcessorBackoff {

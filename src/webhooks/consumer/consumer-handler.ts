@@ -2,6 +2,7 @@ import { bodyTooLarge, logError } from "../../http/adapter-options";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { type PayloadFormat, type Tolerance, verify, type WebhookScheme } from "../signing/index";
+import { withAfterSend } from "./after-send";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
 import type { Inbox } from "./inbox";
@@ -12,7 +13,7 @@ export interface WebhookConsumerOptions {
   inbox: Pick<Inbox, "add">;
   /** The signing secret(s); several during a rotation. */
   secrets: string | readonly string[];
-  /** The provider's signing scheme. @default Standard Webhooks */
+  /** The provider's signing scheme. @default standardWebhooks */
   scheme?: WebhookScheme;
   /** Accepted distance of the signed timestamp from now, seconds (or `{ past, future }`). @default 300 */
   toleranceSeconds?: Tolerance;
@@ -31,9 +32,20 @@ export interface WebhookConsumerOptions {
   eventId?: (input: EventIdentityInput) => string | undefined;
   /** Derives the routing type; return `undefined` to fall back to {@link defaultEventType}. */
   eventType?: (input: EventIdentityInput) => string | undefined;
-  /** Called after an event is stored (not for duplicates) — e.g. `runner.wake()` to process it promptly. */
+  /**
+   * Called for a newly stored event (not a duplicate) once its 2xx has been sent — pass
+   * `runner.wake` to process it at once instead of at the next poll. The handler never calls it
+   * itself: it rides on the response and the I/O layer runs it after sending (node:http: on
+   * `'finish'`), so processing woken by it cannot start before the reply. Served by
+   * `adaptWebhookConsumer` (`rest-webhooks/webhooks/node`) or {@link adaptWebhookConsumerFetch};
+   * a plain `adapt` ignores it, and the processor then finds the event at its next poll.
+   * @see takeAfterSend, to run it from your own I/O glue.
+   */
   onStored?: (event: InboxEvent) => void;
-  /** Told when the inbox fails to store (the provider gets 503 and retries). @default logs to stderr */
+  /**
+   * Told when the inbox fails to store (the provider gets 503 and retries), or when `onStored` throws.
+   * @default logs to stderr
+   */
   onError?: (error: unknown, request: HttpRequest) => void;
 }
 
@@ -67,9 +79,13 @@ function inboxUnavailable(error: unknown): HttpResponse {
  * logic runs later, in a {@link WebhookProcessor}. A bad signature gets a 400 problem and stores
  * nothing; an inbox failure gets 503 so the provider retries: no event is acknowledged and lost.
  *
+ * @param options the inbox, the secret(s) and scheme, and the acknowledgement policy; see {@link WebhookConsumerOptions}.
+ * @returns a {@link Handler}: serve it alone or mount it in a router.
+ * @see docs/webhooks-consumers.md, "The consumer handler, the inbox and the processor"
  * @example
- * const inbox = createMemoryInbox();
- * http.createServer(adapt(createWebhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET! }))).listen(3000);
+ * const runner = startWebhookProcessor(processor); // rest-webhooks/webhooks/node
+ * const consumer = createWebhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET!, onStored: runner.wake });
+ * http.createServer(adaptWebhookConsumer(consumer)).listen(3000); // wakes the runner after each 202 is sent
  */
 export function createWebhookConsumer(options: WebhookConsumerOptions): Handler {
   const { inbox, secrets, scheme, toleranceSeconds, parse, bodyLimit, onStored } = options;
@@ -79,6 +95,13 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
   const eventId = options.eventId;
   const eventType = options.eventType;
   const onError = options.onError ?? logError;
+  const acknowledged = (event: InboxEvent, request: HttpRequest) => () => {
+    try {
+      onStored?.(event);
+    } catch (error) {
+      onError(error, request);
+    }
+  };
   return async (request) => {
     if (request.method !== "POST") {
       return new HttpProblem({
@@ -121,7 +144,9 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       onError(error, request);
       return inboxUnavailable(error);
     }
-    if (!duplicate) onStored?.(event);
-    return empty(status);
+    // Business logic never starts before the reply: the wake rides on the response, and the I/O
+    // layer runs it once the response has been sent.
+    if (duplicate || onStored === undefined) return empty(status);
+    return withAfterSend(empty(status), acknowledged(event, request));
   };
 }

@@ -35,6 +35,8 @@ function nonEmpty(value: unknown): string | undefined {
  * 3. otherwise `sha256:` + the hex SHA-256 of the raw body (Slack slash commands and interactivity):
  *    a retry re-sends the same bytes, while a payload-level `id` of an unknown provider may name a
  *    resource rather than the event, and de-duplicating on it would drop events.
+ * @param input the verified delivery: the id verification reported, payload, headers, raw body, scheme.
+ * @example eventId: (input) => `stripe:${defaultEventId(input)}` // one inbox, several providers
  */
 export function defaultEventId(input: EventIdentityInput): string {
   const found = nonEmpty(input.headers["x-shopify-event-id"]) ?? nonEmpty(input.id);
@@ -45,6 +47,8 @@ export function defaultEventId(input: EventIdentityInput): string {
  * The routing type of a delivery: GitHub `X-GitHub-Event` plus the payload's `action`
  * (`issues.opened`); Shopify `X-Shopify-Topic` with `/` as `.` (`orders.create`); Slack's inner
  * `event.type` for `event_callback`; otherwise the payload's `type` (Standard Webhooks, Stripe); or "".
+ * @param input the verified delivery.
+ * @example eventType: (input) => (input.headers["x-acme-topic"] ?? defaultEventType(input))
  */
 export function defaultEventType(input: EventIdentityInput): string {
   const { headers, payload } = input;

@@ -11,11 +11,14 @@ export interface InboxEvent<T = unknown> {
   readonly type: string;
   /** The verified payload (parsed JSON, or form fields for form-encoded schemes). */
   readonly payload: T;
-  /** The signing scheme that verified it, e.g. `standard`, `stripe`, `github`. */
+  /** The name of the signing scheme that verified it: `standard-webhooks`, `stripe`, `github`, `shopify`, `slack`, … */
   readonly scheme: string;
   /** The provider's signature timestamp, Unix seconds, when the scheme has one. */
   readonly timestamp: number | undefined;
-  /** When the inbox stored it, Unix milliseconds. */
+  /**
+   * When the delivery arrived, Unix ms, on the consumer's clock (its `now` option) — read just after
+   * verification, before the inbox stores it. Not the provider's timestamp: see {@link timestamp}.
+   */
   readonly receivedAt: number;
 }
 

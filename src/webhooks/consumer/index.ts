@@ -1,4 +1,6 @@
 /** The webhook consumer: the verifying endpoint, the inbox contract, and the processor. */
+export { adaptWebhookConsumerFetch, type WebhookConsumerFetchOptions } from "./adapt-fetch";
+export { type AfterSendResponse, takeAfterSend, withAfterSend } from "./after-send";
 export { type ProcessorBackoff, type ProcessorBackoffOptions, processorBackoff } from "./backoff";
 export { createWebhookConsumer, type WebhookConsumerOptions } from "./consumer-handler";
 export {

@@ -20,6 +20,10 @@ export interface ProcessorLoopOptions {
  * Steps a processor until `signal` aborts: straight on while full batches are due, otherwise
  * sleeping `idleMs`; after a claim error, sleeping `errorDelayMs`. Resolves once the step in
  * flight has settled, so stopping never abandons a running handler.
+ * @param options the processor, the injected `sleep`, the stop signal and the pauses.
+ * @example
+ * const controller = new AbortController();
+ * const done = runProcessorLoop({ processor, sleep: fakeClock.sleep, signal: controller.signal });
  */
 export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<void> {
   const { processor, sleep, signal, idleMs = 1_000, errorDelayMs = 5_000, onError } = options;

@@ -38,8 +38,13 @@ export interface WebhookProcessorOptions<Context extends object> {
   backoff?: ProcessorBackoff;
   /** What to do with an event no handler matches: mark it done, or dead-letter it (`no_handler`). @default "done" */
   unhandled?: "done" | "dead";
-  /** This processor's id, recorded on claims. @default a random UUID */
+  /** This processor's id, recorded on claims. @default randomId() */
   owner?: string;
+  /**
+   * Makes random ids (today only the default `owner`); inject it for deterministic tests.
+   * @default crypto.randomUUID
+   */
+  randomId?: () => string;
   /** Told about handler failures and inbox errors (the processor itself never throws them, except from claim). */
   onError?: (error: unknown, event: InboxEvent | undefined) => void;
 }
@@ -90,7 +95,7 @@ export class WebhookProcessor<Context extends object = object> {
     this.#maxAttempts = positive(options.maxAttempts ?? 8, "maxAttempts");
     this.#backoff = options.backoff ?? processorBackoff();
     this.#unhandled = options.unhandled ?? "done";
-    this.#owner = options.owner ?? randomUUID();
+    this.#owner = options.owner ?? (options.randomId ?? randomUUID)();
     this.#onError = options.onError;
   }
 
@@ -103,6 +108,10 @@ export class WebhookProcessor<Context extends object = object> {
    * Registers the handler for an event type pattern (`order.shipped`, `order.*`, `*`); with a zod
    * schema the handler gets the parsed payload, and a payload that does not match is dead-lettered
    * with its field errors (`payload_invalid`).
+   * @param pattern an exact type (`order.shipped`), a prefix (`order.*`) or `*`; a malformed or repeated one is a TypeError.
+   * @param schema optional zod schema the payload must satisfy; the handler gets its output.
+   * @param handler runs once per event in effect; throwing retries it with backoff.
+   * @returns this processor, for chaining.
    * @example processor.on("order.*", OrderEvent, async ({ event, client }) => { … })
    */
   on(pattern: string, handler: InboxEventHandler<unknown, Context>): this;
@@ -122,7 +131,12 @@ export class WebhookProcessor<Context extends object = object> {
     return this;
   }
 
-  /** Claims the events due now and processes them; resolves when all of them are settled. */
+  /**
+   * Claims the events due now and processes them; resolves when all of them are settled.
+   * @returns what the step did: claimed, done, retried, dead, lost, errors.
+   * @throws whatever the inbox's `claim` throws (the node runner reports it and pauses).
+   * @example while ((await processor.processDue()).claimed > 0) {} // drain, in a test with a fake clock
+   */
   async processDue(): Promise<ProcessorReport> {
     const claims = await this.#inbox.claim({
       now: this.#now(),
@@ -211,6 +225,8 @@ function positive(value: number, name: string): number {
 
 /**
  * Creates a {@link WebhookProcessor} over an inbox.
+ * @param options the inbox, the clock, the lease, batch size, attempt budget and backoff; see {@link WebhookProcessorOptions}.
+ * @see docs/webhooks-consumers.md, "Processing: once in effect"
  * @example
  * const processor = createWebhookProcessor({ inbox });
  * processor.on("order.shipped", OrderShipped, async ({ event }) => ship(event.id, event.payload));

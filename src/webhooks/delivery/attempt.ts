@@ -7,6 +7,7 @@ export type DeliveryErrorKind =
   | "ssrf_blocked"
   | "http_status"
   | "tls"
+  /** Not produced by the built-in dispatcher, where the status line decides (kept for custom dispatchers and old logs). */
   | "response_too_large"
   | "network"
   | "endpoint_disabled";
@@ -25,7 +26,10 @@ export const DELIVERY_ERROR_KINDS: readonly DeliveryErrorKind[] = [
   "endpoint_disabled",
 ];
 
-/** What one HTTP attempt produced: a response (any status) or a transport error. */
+/**
+ * What one HTTP attempt produced: a response (any status) or a transport error. Once a status line arrived the
+ * attempt is a `response`, even if its body was then cut short (byte cap, time-out, reset): the status decides.
+ */
 export type AttemptResult =
   | {
       kind: "response";
@@ -39,7 +43,7 @@ export type AttemptResult =
   | {
       kind: "error";
       errorKind: DeliveryErrorKind;
-      /** Status line, when a response arrived before the failure (e.g. `response_too_large`). */
+      /** Status line, when a custom dispatcher reports a failure after one arrived. */
       status?: number | undefined;
       message?: string | undefined;
       body?: string | undefined;

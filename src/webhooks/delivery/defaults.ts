@@ -10,8 +10,13 @@ export const DELIVERY_DEFAULTS = {
   schedule: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as readonly number[],
   /** Each scheduled delay is spread uniformly over ±20 %. */
   jitter: 0.2,
-  /** A `Retry-After` may stretch the scheduled delay up to this factor, never more. */
+  /**
+   * A `Retry-After` may stretch the scheduled delay up to this factor, or up to `retryAfterFloorMs` when that is
+   * more, never beyond the schedule's largest delay.
+   */
   retryAfterFactor: 2,
+  /** The least a `Retry-After` may always ask for, even when the scheduled delay is 0 (full jitter, a 0 in a schedule). */
+  retryAfterFloorMs: 60_000,
   /** Per-attempt time-out covering connect, request and response. */
   timeoutMs: 15_000,
   /** The dispatcher reads at most this many bytes of a response. */
@@ -40,4 +45,11 @@ export const DELIVERY_DEFAULTS = {
   pollIntervalMs: 1_000,
   /** Worker: how long an endpoint read from the store is reused. */
   endpointCacheMs: 1_000,
+  /** In-memory queue: terminal (delivered or exhausted) deliveries kept at most. */
+  retainTerminal: 100_000,
+  /**
+   * In-memory queue: how long a terminal delivery is kept after it ended (7 days: longer than `disableAfterMs`, so
+   * the deliveries a disabled endpoint parked are still there for a while when its owner re-enables it).
+   */
+  retainTerminalMs: 604_800_000,
 } as const;

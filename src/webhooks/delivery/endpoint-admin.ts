@@ -10,7 +10,10 @@ import { transition } from "./state-machine";
 import {
   type CompiledUrlPolicy,
   checkEndpointUrl,
+  checkResolvedEndpointUrl,
   compileUrlPolicy,
+  type HostResolver,
+  type UrlCheck,
   type UrlPolicy,
   type UrlRefusal,
 } from "./url-policy";
@@ -21,6 +24,13 @@ export interface EndpointAdminOptions {
   queue: DeliveryQueue;
   /** @default HTTPS only, public addresses only */
   urlPolicy?: UrlPolicy | CompiledUrlPolicy;
+  /**
+   * Resolves an endpoint's host name at registration (and on a URL change) so that a name pointing at a forbidden
+   * address is refused then, not only at send time. `false` or absent: IP literals and localhost names only. The
+   * `createEndpointAdmin` / `createEndpointHandler` of `rest-webhooks/webhooks/node` default it to `systemResolver`.
+   * @default false
+   */
+  resolve?: HostResolver | false | undefined;
   /** How long a rotated-out secret keeps signing, in ms. @default 86_400_000 (24 h) */
   secretGraceMs?: number;
   /** @default Date.now */
@@ -65,6 +75,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   const newId = options.newId ?? (() => `we_${randomBytes(16).toString("base64url")}`);
   const newSecret = options.generateSecret ?? (() => defaultGenerateSecret());
   const graceDefault = options.secretGraceMs ?? DELIVERY_DEFAULTS.secretGraceMs;
+  const resolve = options.resolve;
+  if (resolve !== undefined && resolve !== false && typeof resolve !== "function") {
+    throw new TypeError("createEndpointAdmin: resolve must be a function, false or undefined");
+  }
+  const checkUrl = (url: string): Promise<UrlCheck> | UrlCheck =>
+    resolve ? checkResolvedEndpointUrl(url, resolve, policy) : checkEndpointUrl(url, policy);
 
   async function retryMany(endpointId: string, statuses: readonly DeliveryStatus[], since: number, only?: string) {
     let replayed = 0;
@@ -84,7 +100,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
 
   return {
     async create(input) {
-      const checked = checkEndpointUrl(input.url, policy);
+      const checked = await checkUrl(input.url);
       if (!checked.ok) return checked;
       const endpoint: WebhookEndpoint = {
         id: newId(),
@@ -110,7 +126,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       if (current === undefined) return { ok: false, code: "endpoint_not_found" };
       const patch: { -readonly [K in keyof EndpointPatch]: EndpointPatch[K] } = {};
       if (input.url !== undefined) {
-        const checked = checkEndpointUrl(input.url, policy);
+        const checked = await checkUrl(input.url);
         if (!checked.ok) return checked;
         patch.url = checked.url.href;
       }

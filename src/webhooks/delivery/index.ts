@@ -52,5 +52,18 @@ export type {
   Transition,
 } from "./state-machine";
 export { defaultDeliveryConfig, initialDeliveryState, isScheduled, transition } from "./state-machine";
-export type { CompiledUrlPolicy, UrlCheck, UrlPolicy, UrlRefusal } from "./url-policy";
-export { checkAddress, checkEndpointUrl, compileUrlPolicy } from "./url-policy";
+export type {
+  CompiledUrlPolicy,
+  HostResolver,
+  ResolvedAddress,
+  UrlCheck,
+  UrlPolicy,
+  UrlRefusal,
+} from "./url-policy";
+export {
+  checkAddress,
+  checkEndpointUrl,
+  checkResolvedAddresses,
+  checkResolvedEndpointUrl,
+  compileUrlPolicy,
+} from "./url-policy";

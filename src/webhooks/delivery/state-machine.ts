@@ -1,6 +1,6 @@
 import type { AttemptResult, DeliveryErrorKind } from "./attempt";
 import { isSuccessStatus } from "./attempt";
-import { type RetryPolicy, standardWebhooksBackoff } from "./backoff";
+import { type RetryPolicy, type SchedulePolicy, standardWebhooksBackoff } from "./backoff";
 import { DELIVERY_DEFAULTS } from "./defaults";
 
 /**
@@ -54,8 +54,13 @@ export interface DeliveryConfig {
   retry: RetryPolicy;
   /** Random source in [0, 1) for jitter. @default Math.random */
   random: () => number;
-  /** A `Retry-After` stretches the scheduled delay to at most this factor. @default 2 */
+  /** A `Retry-After` stretches the scheduled delay to at most this factor (see `retryAfterFloorMs`). @default 2 */
   retryAfterFactor: number;
+  /**
+   * A `Retry-After` may always stretch the delay up to this many ms, however short the scheduled delay (full jitter
+   * can draw 0). The schedule's `capMs`, when the policy has one, still bounds it. @default 60_000
+   */
+  retryAfterFloorMs?: number;
   /** Whether a failed attempt may be retried at all. @default every failure but 410 Gone */
   retryable: (result: AttemptResult) => boolean;
 }
@@ -65,6 +70,7 @@ export const defaultDeliveryConfig: DeliveryConfig = {
   retry: standardWebhooksBackoff,
   random: Math.random,
   retryAfterFactor: DELIVERY_DEFAULTS.retryAfterFactor,
+  retryAfterFloorMs: DELIVERY_DEFAULTS.retryAfterFloorMs,
   retryable: (result) => !(result.kind === "response" && result.status === 410),
 };
 
@@ -86,11 +92,20 @@ export function isScheduled(state: DeliveryState): boolean {
   return state.status === "pending" || state.status === "failed";
 }
 
-// A 429 or 503 with Retry-After is honoured (RFC 9110 §10.2.3, RFC 6585 §4), bounded so the schedule stays bounded.
+/**
+ * The delay before the next attempt. A 429 or 503 with Retry-After is honoured (RFC 9110 §10.2.3, RFC 6585 §4) but
+ * bounded, so the schedule's total stays bounded: never shorter than scheduled, at most max(factor × scheduled,
+ * floor), and never beyond the policy's `capMs` (its largest delay) unless the scheduled delay itself is.
+ */
 function retryDelay(result: AttemptResult, scheduled: number, config: DeliveryConfig): number {
   if (result.kind !== "response" || result.retryAfterMs === undefined) return scheduled;
   if (result.status !== 429 && result.status !== 503) return scheduled;
-  return Math.min(Math.max(result.retryAfterMs, scheduled), scheduled * config.retryAfterFactor);
+  const cap = (config.retry as Partial<SchedulePolicy>).capMs ?? Number.POSITIVE_INFINITY;
+  const bound = Math.min(
+    Math.max(scheduled * config.retryAfterFactor, config.retryAfterFloorMs ?? DELIVERY_DEFAULTS.retryAfterFloorMs),
+    cap,
+  );
+  return Math.max(scheduled, Math.min(result.retryAfterMs, bound));
 }
 
 // Plain literals, no spreads or closures: this runs once per attempt on the worker's hot path.

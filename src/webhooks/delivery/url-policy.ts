@@ -20,7 +20,20 @@ export interface UrlPolicy {
 export type UrlRefusal =
   | { code: "invalid_url"; detail: string }
   | { code: "insecure_scheme"; detail: string }
-  | { code: "forbidden_address"; detail: string; addressClass: AddressClass; address: string };
+  | { code: "forbidden_address"; detail: string; addressClass: AddressClass; address: string }
+  | { code: "unresolvable_host"; detail: string; host: string };
+
+/** One address a host name resolved to (the shape of node:dns `lookup(host, { all: true })`). */
+export interface ResolvedAddress {
+  readonly address: string;
+  readonly family: number;
+}
+
+/**
+ * Resolves a host name to all its addresses. Injected: the core does no DNS; `rest-webhooks/webhooks/node` has the
+ * system resolver (`systemResolver`, node:dns `lookup` with `all: true`).
+ */
+export type HostResolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
 /** The outcome of {@link checkEndpointUrl}. */
 export type UrlCheck = { ok: true; url: URL } | ({ ok: false } & UrlRefusal);
@@ -42,7 +55,7 @@ export function compileUrlPolicy(policy: UrlPolicy | CompiledUrlPolicy = {}): Co
     const network = parseIp(address);
     if (network === undefined) {
       if (prefix !== undefined) throw new TypeError(`Invalid CIDR in UrlPolicy.allow: ${entry}`);
-      hosts.add(entry.toLowerCase());
+      hosts.add(normalizeHost(entry));
       continue;
     }
     const bits = prefix === undefined ? network.length * 8 : Number(prefix);
@@ -57,6 +70,17 @@ export function compileUrlPolicy(policy: UrlPolicy | CompiledUrlPolicy = {}): Co
 /** Strips IPv6 brackets from a URL host name. */
 export function bareHost(hostname: string): string {
   return hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
+}
+
+/**
+ * A host name as the policy compares it: lower case, without the trailing dots of a fully qualified name
+ * (RFC 1034 §3.1: `localhost.` is `localhost`, so it must not slip past the localhost rule or the allow-list).
+ */
+export function normalizeHost(hostname: string): string {
+  let end = hostname.length;
+  while (end > 0 && hostname.charCodeAt(end - 1) === 46) end--;
+  const host = end === hostname.length ? hostname : hostname.slice(0, end);
+  return host.toLowerCase();
 }
 
 /**
@@ -89,7 +113,8 @@ export function checkAddress(
 
 /**
  * Checks an endpoint URL at registration: absolute, HTTPS (unless allowed), no credentials, and a host that is not
- * a forbidden IP literal. Host names are checked again after DNS resolution, at send time.
+ * a forbidden IP literal or a localhost name. Synchronous, without DNS: {@link checkResolvedEndpointUrl} also checks
+ * what a host name resolves to, and the dispatcher checks again at connect time.
  * @example checkEndpointUrl("https://10.0.0.5/hook") // { ok: false, code: "forbidden_address", addressClass: "private", ... }
  */
 export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlPolicy = {}): UrlCheck {
@@ -106,8 +131,8 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
   if (url.username !== "" || url.password !== "") {
     return { ok: false, code: "invalid_url", detail: "The URL must not carry credentials." };
   }
-  const host = bareHost(url.hostname);
-  if (compiled.hosts.has(host.toLowerCase())) return { ok: true, url };
+  const host = normalizeHost(bareHost(url.hostname));
+  if (compiled.hosts.has(host)) return { ok: true, url };
   if (parseIp(host) !== undefined) {
     const refusal = checkAddress(host, compiled);
     if (refusal !== undefined) return { ok: false, ...refusal };
@@ -122,4 +147,74 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
     };
   }
   return { ok: true, url };
+}
+
+/**
+ * Whether a URL accepted by {@link checkEndpointUrl} names a host whose addresses still need checking: a name that
+ * is not allow-listed (an IP literal was checked already). Returns the name to resolve, or `undefined`.
+ */
+function hostToResolve(url: URL, policy: UrlPolicy | CompiledUrlPolicy = {}): string | undefined {
+  const host = bareHost(url.hostname);
+  const normal = normalizeHost(host);
+  if (compileUrlPolicy(policy).hosts.has(normal) || parseIp(normal) !== undefined) return undefined;
+  return host;
+}
+
+/**
+ * Checks every address a host name resolved to: refused when ANY of them is forbidden (no partial trust: a
+ * resolver may hand out any of them), or when there is none. Pure: the caller resolves.
+ * @example checkResolvedAddresses("evil.example", [{ address: "127.0.0.1", family: 4 }]) // forbidden_address
+ */
+export function checkResolvedAddresses(
+  host: string,
+  addresses: readonly ResolvedAddress[],
+  policy: UrlPolicy | CompiledUrlPolicy = {},
+): UrlRefusal | undefined {
+  const compiled = compileUrlPolicy(policy);
+  if (addresses.length === 0) {
+    return { code: "unresolvable_host", detail: `The host ${host} has no address.`, host };
+  }
+  for (const entry of addresses) {
+    const refusal = checkAddress(entry.address, compiled);
+    if (refusal !== undefined) {
+      return {
+        ...refusal,
+        detail: `The host ${host} resolves to ${entry.address}, which is ${refusal.addressClass.replace("_", "-")}; it may not receive webhooks.`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * {@link checkEndpointUrl}, then the addresses the host name resolves to through `resolve` ({@link
+ * checkResolvedAddresses}): `https://127.0.0.1.nip.io/` or a name pointing at 10.0.0.5 is refused at registration.
+ * A name that does not resolve is refused as `unresolvable_host`. The dispatcher checks again on every connection,
+ * since DNS can change after registration.
+ * @example await checkResolvedEndpointUrl("https://hooks.example.com/in", systemResolver)
+ */
+export async function checkResolvedEndpointUrl(
+  input: string,
+  resolve: HostResolver,
+  policy: UrlPolicy | CompiledUrlPolicy = {},
+): Promise<UrlCheck> {
+  const compiled = compileUrlPolicy(policy);
+  const checked = checkEndpointUrl(input, compiled);
+  if (!checked.ok) return checked;
+  const host = hostToResolve(checked.url, compiled);
+  if (host === undefined) return checked;
+  let addresses: readonly ResolvedAddress[];
+  try {
+    addresses = await resolve(host);
+  } catch (error) {
+    const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+    return {
+      ok: false,
+      code: "unresolvable_host",
+      detail: `The host ${host} could not be resolved${typeof code === "string" ? ` (${code})` : ""}.`,
+      host,
+    };
+  }
+  const refusal = checkResolvedAddresses(host, addresses, compiled);
+  return refusal === undefined ? checked : { ok: false, ...refusal };
 }

@@ -4,14 +4,6 @@ export type WebhookHeaders = Readonly<Record<string, string | readonly string[] 
 /** Reads one header field by lower-case name; `undefined` when absent. */
 export type HeaderLookup = (name: string) => string | undefined;
 
-interface HeadersLike {
-  get(name: string): string | null;
-}
-
-function isHeadersLike(value: object): value is HeadersLike {
-  return typeof (value as Partial<HeadersLike>).get === "function";
-}
-
 // RFC 9110 §5.3: repeated field lines combine into one value joined by ", ".
 function fieldValue(value: unknown): string | undefined {
   if (typeof value === "string") return value;
@@ -22,24 +14,46 @@ function fieldValue(value: unknown): string | undefined {
   return undefined;
 }
 
-/**
- * A case-insensitive reader over `headers`. Records keyed in lower case (node:http, our `HttpRequest`)
- * take the direct path; other spellings are found by one scan.
- */
-export function headerLookup(headers: WebhookHeaders): HeaderLookup {
-  if (typeof headers !== "object" || headers === null) {
-    throw new TypeError("verify: headers must be a record of header fields or a Fetch Headers object");
+function readRecord(record: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const direct = record[name];
+  if (direct !== undefined) return fieldValue(direct);
+  for (const key of Object.keys(record)) {
+    if (key.length === name.length && key.toLowerCase() === name) return fieldValue(record[key]);
   }
-  if (isHeadersLike(headers)) {
-    return (name) => headers.get(name) ?? undefined;
+  return undefined;
+}
+
+/**
+ * A case-insensitive reader over `headers`, or `undefined` when `headers` is not an object at all. Records keyed
+ * in lower case (node:http, our `HttpRequest`) take the direct path; other spellings are found by one scan.
+ * Headers come from the request, so reading them never throws: a getter, `get` method or Proxy trap that throws,
+ * or a value that is not text, reads as an absent field (the scheme then reports `missing_header`).
+ */
+export function headerLookup(headers: unknown): HeaderLookup | undefined {
+  if (typeof headers !== "object" || headers === null) return undefined;
+  let get: unknown;
+  try {
+    get = (headers as { get?: unknown }).get;
+  } catch {
+    return () => undefined;
+  }
+  if (typeof get === "function") {
+    // A Fetch Headers (or look-alike): its `get` already joins repeated fields.
+    return (name) => {
+      try {
+        const value: unknown = get.call(headers, name);
+        return typeof value === "string" ? value : undefined;
+      } catch {
+        return undefined;
+      }
+    };
   }
   const record = headers as Readonly<Record<string, unknown>>;
   return (name) => {
-    const direct = record[name];
-    if (direct !== undefined) return fieldValue(direct);
-    for (const key of Object.keys(record)) {
-      if (key.length === name.length && key.toLowerCase() === name) return fieldValue(record[key]);
+    try {
+      return readRecord(record, name);
+    } catch {
+      return undefined;
     }
-    return undefined;
   };
 }

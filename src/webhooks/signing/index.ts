@@ -22,6 +22,7 @@ export {
   generateSecret,
   generateSigningKeyPair,
   PUBLIC_KEY_PREFIX,
+  type RandomBytes,
   SECRET_PREFIX,
   SIGNING_KEY_PREFIX,
   type SigningKeyPair,

@@ -20,10 +20,22 @@ export function describeSecret(secret: string, index: number): string {
   return `#${index + 1} ${prefix}… (fingerprint ${secretFingerprint(secret)})`;
 }
 
-/** The secrets as a non-empty list of strings, or `secret_invalid` for a missing/empty configuration. */
+const isAbsent = (secret: unknown) => secret === undefined || secret === null || secret === "";
+
+/**
+ * The secrets as a non-empty list of strings, or `secret_invalid` for a missing configuration (`undefined`, `null`,
+ * an empty string or list: an unset environment variable). A value of another type is a programmer error: TypeError.
+ */
 export function secretList(secrets: unknown, scheme: string): readonly string[] | WebhookVerificationError {
   if (typeof secrets === "string" && secrets.length > 0) return [secrets];
   const list: readonly unknown[] = Array.isArray(secrets) ? secrets : [secrets];
+  for (const secret of list) {
+    if (typeof secret !== "string" && !isAbsent(secret)) {
+      throw new TypeError(
+        `verify: secrets must be a string or a list of strings, not ${Array.isArray(secrets) ? "a list holding " : ""}${typeof secret}`,
+      );
+    }
+  }
   if (list.length === 0) {
     return new WebhookVerificationError(
       "secret_invalid",
@@ -33,8 +45,8 @@ export function secretList(secrets: unknown, scheme: string): readonly string[] 
   }
   for (let index = 0; index < list.length; index++) {
     const secret = list[index];
-    if (typeof secret !== "string" || secret.length === 0) {
-      const what = secret === undefined ? "undefined" : typeof secret === "string" ? "an empty string" : typeof secret;
+    if (isAbsent(secret)) {
+      const what = secret === "" ? "an empty string" : String(secret);
       return new WebhookVerificationError(
         "secret_invalid",
         `Secret #${index + 1} is ${what}: the signing secret is missing from the configuration (is the environment variable set and loaded?).`,

@@ -1,11 +1,4 @@
-import {
-  createPrivateKey,
-  createPublicKey,
-  createSecretKey,
-  generateKeyPairSync,
-  type KeyObject,
-  randomBytes,
-} from "node:crypto";
+import { createPrivateKey, createPublicKey, createSecretKey, type KeyObject, randomBytes } from "node:crypto";
 import { KeyCache } from "./secrets";
 
 /** Standard Webhooks secret serialisation: `whsec_` (HMAC), `whsk_` / `whpk_` (Ed25519 secret / public key). */
@@ -27,17 +20,32 @@ export type StandardKey =
   | { readonly kind: "ed25519"; readonly publicKey: KeyObject; readonly privateKey: KeyObject | undefined }
   | { readonly kind: "invalid"; readonly reason: string };
 
+/** A source of random bytes: `randomBytes(n)` returns `n` fresh random bytes. @default node:crypto's randomBytes */
+export type RandomBytes = (size: number) => Uint8Array;
+
+const systemRandomBytes: RandomBytes = (size) => randomBytes(size);
+
+function freshBytes(source: RandomBytes, size: number, caller: string): Buffer {
+  if (typeof source !== "function") throw new TypeError(`${caller}: randomBytes must be a function`);
+  const bytes = source(size);
+  if (!(bytes instanceof Uint8Array) || bytes.length !== size) {
+    throw new TypeError(`${caller}: randomBytes(${size}) must return ${size} bytes`);
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /**
  * A new Standard Webhooks signing secret: `whsec_` + base64 of `bytes` random bytes from node:crypto.
  *
  * @param bytes key length; Standard Webhooks allows 24–64. @default 32
+ * @param random the random source (inject one for reproducible tests). @default node:crypto's randomBytes
  * @example const secret = generateSecret(); // "whsec_…" — store it, show it to the consumer once
  */
-export function generateSecret(bytes = 32): string {
+export function generateSecret(bytes = 32, random: RandomBytes = systemRandomBytes): string {
   if (!Number.isInteger(bytes) || bytes < MIN_SECRET_BYTES || bytes > MAX_SECRET_BYTES) {
     throw new RangeError(`generateSecret: bytes must be an integer in ${MIN_SECRET_BYTES}..${MAX_SECRET_BYTES}`);
   }
-  return SECRET_PREFIX + randomBytes(bytes).toString("base64");
+  return SECRET_PREFIX + freshBytes(random, bytes, "generateSecret").toString("base64");
 }
 
 /** An Ed25519 key pair for the asymmetric `v1a` signatures, in Standard Webhooks serialisation. */
@@ -49,14 +57,15 @@ export interface SigningKeyPair {
 }
 
 /**
- * A new Ed25519 key pair for `v1a` signatures.
+ * A new Ed25519 key pair for `v1a` signatures: the private key is a 32-byte random seed (RFC 8032 §5.1.5).
  *
+ * @param random the random source of the seed (inject one for reproducible tests). @default node:crypto's randomBytes
  * @example const { secretKey, publicKey } = generateSigningKeyPair(); // sign with secretKey, publish publicKey
  */
-export function generateSigningKeyPair(): SigningKeyPair {
-  const { privateKey, publicKey } = generateKeyPairSync("ed25519");
-  const seed = privateKey.export({ format: "der", type: "pkcs8" }).subarray(PKCS8_ED25519.length);
-  const raw = publicKey.export({ format: "der", type: "spki" }).subarray(SPKI_ED25519.length);
+export function generateSigningKeyPair(random: RandomBytes = systemRandomBytes): SigningKeyPair {
+  const seed = freshBytes(random, 32, "generateSigningKeyPair");
+  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, seed]), format: "der", type: "pkcs8" });
+  const raw = createPublicKey(privateKey).export({ format: "der", type: "spki" }).subarray(SPKI_ED25519.length);
   return {
     secretKey: SIGNING_KEY_PREFIX + seed.toString("base64"),
     publicKey: PUBLIC_KEY_PREFIX + raw.toString("base64"),

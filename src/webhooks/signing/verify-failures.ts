@@ -7,12 +7,42 @@ import { describeSecret } from "./secrets";
 const RAW_BODY_HOWTO =
   'Pass the exact bytes received: on Express mount express.raw({ type: "*/*" }) on the webhook route (before any JSON parser), on Fetch runtimes use await request.text() or request.arrayBuffer(), on node:http collect the request chunks into a Buffer.';
 
-/** The body as bytes or text when it is raw; `undefined` for anything else (a parsed object, undefined…). */
+// The ArrayBuffer brand check: the byteLength getter throws for anything else (a Proxy, a look-alike).
+const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")?.get as (
+  this: unknown,
+) => number;
+
+function asBytes(body: unknown): RawBody | undefined {
+  // ArrayBuffer.isView is a brand check too: a Proxy around bytes is not bytes node:crypto can hash.
+  if (ArrayBuffer.isView(body)) {
+    return body instanceof Uint8Array ? body : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  }
+  if (typeof body !== "object" || body === null) return undefined;
+  arrayBufferByteLength.call(body);
+  return new Uint8Array(body as ArrayBuffer);
+}
+
+/**
+ * The body as bytes or text when it is raw; `undefined` for anything else (a parsed object, undefined, a Proxy, a
+ * detached buffer…). Never throws: the body comes from the request.
+ */
 export function rawBody(body: unknown): RawBody | undefined {
-  if (typeof body === "string" || body instanceof Uint8Array) return body;
-  if (body instanceof ArrayBuffer) return new Uint8Array(body);
-  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
-  return undefined;
+  if (typeof body === "string") return body;
+  try {
+    return asBytes(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `missing_header` error for request headers that are not an object at all (`null`, a string…). */
+export function headersNotReadable(scheme: string, headers: unknown): WebhookVerificationError {
+  const what = headers === null ? "null" : typeof headers;
+  return new WebhookVerificationError(
+    "missing_header",
+    `The request headers are ${what}, not a record of header fields or a Fetch Headers, so no signature header can be read. Pass the request's headers as received: req.headers on node:http and Express, request.headers on Fetch runtimes.`,
+    { scheme },
+  );
 }
 
 /** The `body_not_raw` error for a body that is not a string or bytes. */

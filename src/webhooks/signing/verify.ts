@@ -6,7 +6,7 @@ import type { WebhookScheme } from "./scheme";
 import { secretList, type WebhookSecrets } from "./secrets";
 import { standardWebhooks } from "./standard-webhooks";
 import { checkTimestamp, type Tolerance, tolerance } from "./tolerance";
-import { bodyNotRaw, noMatchingSignature, rawBody } from "./verify-failures";
+import { bodyNotRaw, headersNotReadable, noMatchingSignature, rawBody } from "./verify-failures";
 
 /** Input of {@link verify}. */
 export interface VerifyInput<T> {
@@ -43,7 +43,12 @@ function fail(error: WebhookVerificationError): { ok: false; error: WebhookVerif
 /**
  * Verifies a webhook delivery: headers present and well formed, timestamp within tolerance, one signature
  * matching one of the secrets (constant-time), then the payload parsed and validated. Failures are returned
- * as `{ ok: false, error }` with a stable `error.code`; only wrong argument types throw (TypeError).
+ * as `{ ok: false, error }` with a stable `error.code`.
+ *
+ * What comes from the request never throws, whatever its shape: `headers` that are `null`, a string, an array,
+ * an object whose getters or Proxy traps throw, and a `body` of any type all end as a failed result. Only a
+ * misconfigured call throws a `TypeError`: a `secrets` value that is neither text nor a list of text (an unset
+ * one, `undefined`, is the `secret_invalid` result), a bad `toleranceSeconds`, `now`, `scheme`, `parse` or `schema`.
  *
  * @example
  * const result = verify({ body: rawBody, headers: req.headers, secrets: process.env.WEBHOOK_SECRET, schema: Event });
@@ -60,7 +65,6 @@ export function verify<T = unknown>(input: VerifyInput<T>): VerifyResult<T> {
   const window = tolerance(input.toleranceSeconds);
   const now = input.now ?? Date.now;
   if (typeof now !== "function") throw new TypeError("verify: now must be a function returning milliseconds");
-  const header = headerLookup(input.headers);
   const format = input.parse ?? "json";
   if (format !== "json" && format !== "form" && format !== "none") {
     throw new TypeError('verify: parse must be "json", "form" or "none"');
@@ -69,10 +73,14 @@ export function verify<T = unknown>(input: VerifyInput<T>): VerifyResult<T> {
     throw new TypeError("verify: schema must be a zod schema");
   }
 
+  // Throws TypeError for a secret of the wrong type, before anything of the request is looked at.
+  const secrets = secretList(input.secrets, scheme.name);
+
   const body = rawBody(input.body);
   if (body === undefined) return fail(bodyNotRaw(scheme.name, input.body));
-  const secrets = secretList(input.secrets, scheme.name);
   if (secrets instanceof WebhookVerificationError) return fail(secrets);
+  const header = headerLookup(input.headers);
+  if (header === undefined) return fail(headersNotReadable(scheme.name, input.headers));
 
   const signed = scheme.read(header);
   if (signed instanceof WebhookVerificationError) return fail(signed);

@@ -54,6 +54,9 @@ export function orderCases(shop: () => RunningShop): void {
     expect(again.text).toBe(first.text);
     expect(again.headers.get("location")).toBe(first.headers.get("location"));
     expect(again.headers.get("idempotent-replayed")).toBe("true");
+    for (const name of ["content-type", "etag", "last-modified", "cache-control", "location"]) {
+      expect(again.headers.get(name), name).toBe(first.headers.get(name));
+    }
     const list = await shop().api("GET", `/users/${userId}/orders`);
     expect(list.json<{ data: OrderJson[] }>().data).toHaveLength(1);
     const reused = await shop().api("POST", `/users/${userId}/orders`, { body: { items: [ITEMS[0]] }, headers });
@@ -259,5 +262,30 @@ export function orderCases(shop: () => RunningShop): void {
     );
     expect(Object.keys(doc.paths["/users/{user_id}/orders"] ?? {})).toEqual(expect.arrayContaining(["get", "post"]));
     expect(doc.paths["/v1/webhook_endpoints"]).toBeDefined();
+  });
+
+  it("serves /openapi.json with ETag, Last-Modified, Cache-Control and 304 for matching validators", async () => {
+    const read = await shop().api("GET", "/openapi.json", { token: undefined });
+    const etag = read.headers.get("etag") as string;
+    const lastModified = read.headers.get("last-modified") as string;
+    expect(etag).toMatch(/^"[^"]+"$/);
+    expect(Date.parse(lastModified)).not.toBeNaN();
+    expect(read.headers.get("cache-control")).toBe("public, max-age=300");
+    const byTag = await shop().api("GET", "/openapi.json", { token: undefined, headers: { "if-none-match": etag } });
+    expect(byTag.status).toBe(304);
+    expect(byTag.text).toBe("");
+    expect(byTag.headers.get("etag")).toBe(etag);
+    expect(byTag.headers.get("cache-control")).toBe("public, max-age=300");
+    const byDate = await shop().api("GET", "/openapi.json", {
+      token: undefined,
+      headers: { "if-modified-since": lastModified },
+    });
+    expect(byDate.status).toBe(304);
+    const other = await shop().api("GET", "/openapi.json", { token: undefined, headers: { "if-none-match": '"x"' } });
+    expect(other.status).toBe(200);
+    expect(other.headers.get("etag")).toBe(etag);
+    const head = await shop().api("HEAD", "/openapi.json", { token: undefined });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("etag")).toBe(etag);
   });
 }

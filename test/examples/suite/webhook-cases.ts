@@ -47,6 +47,52 @@ export function webhookCases(shop: () => RunningShop): void {
     expect(bad.status).toBe(422);
   });
 
+  it("answers every endpoint API read with ETag, Last-Modified, Cache-Control, 304 for matching validators, and HEAD", async () => {
+    const reads = [
+      "/v1/webhook_endpoints",
+      `/v1/webhook_endpoints/${endpointId}`,
+      `/v1/webhook_endpoints/${endpointId}/deliveries`,
+    ];
+    for (const path of reads) {
+      const read = await admin("GET", path);
+      expect(read.status, path).toBe(200);
+      const etag = read.headers.get("etag") as string;
+      const lastModified = read.headers.get("last-modified") as string;
+      expect(etag, path).toMatch(/^"[^"]+"$/);
+      expect(Date.parse(lastModified), path).not.toBeNaN();
+      expect(read.headers.get("cache-control"), path).toBe("private, no-cache");
+      const byTag = await shop().api("GET", path, {
+        token: shop().config.apiKey,
+        headers: { "if-none-match": etag },
+      });
+      expect(byTag.status, path).toBe(304);
+      expect(byTag.text, path).toBe("");
+      expect(byTag.headers.get("etag"), path).toBe(etag);
+      expect(byTag.headers.get("cache-control"), path).toBe("private, no-cache");
+      const byDate = await shop().api("GET", path, {
+        token: shop().config.apiKey,
+        headers: { "if-modified-since": lastModified },
+      });
+      expect(byDate.status, path).toBe(304);
+      const head = await admin("HEAD", path);
+      expect(head.status, path).toBe(200);
+      expect(head.headers.get("etag"), path).toBe(etag);
+      expect(head.headers.get("last-modified"), path).toBe(lastModified);
+    }
+    // A change makes the old tag stale: the full representation comes back with a new one.
+    const item = `/v1/webhook_endpoints/${endpointId}`;
+    const before = (await admin("GET", item)).headers.get("etag") as string;
+    const updated = await admin("POST", item, "description=now%20described");
+    expect(updated.status).toBe(200);
+    const after = await shop().api("GET", item, { token: shop().config.apiKey, headers: { "if-none-match": before } });
+    expect(after.status).toBe(200);
+    expect(after.json().description).toBe("now described");
+    expect(after.headers.get("etag")).not.toBe(before);
+    // Without the API key a read is still refused, validators or not.
+    const anonymous = await shop().api("GET", item, { token: undefined, headers: { "if-none-match": before } });
+    expect(anonymous.status).toBe(401);
+  });
+
   it("publishes every event type, delivered with signatures the standardwebhooks package verifies", async () => {
     const api = shop().api;
     const user = (await api("POST", "/users", { body: { name: "Hooked", tier: "basic" } })).json<{ id: string }>();

@@ -2,17 +2,21 @@ import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt as adaptFetch } from "../../../src/fetch/index";
+import type { Handler, HttpRequest } from "../../../src/http/index";
 import {
+  adaptWebhookConsumerFetch,
   createWebhookConsumer,
   createWebhookProcessor,
   type Inbox,
+  type InboxEvent,
+  takeAfterSend,
   type WebhookConsumerOptions,
 } from "../../../src/webhooks/consumer/index";
 import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/memory/inbox/index";
 import { startWebhookProcessor } from "../../../src/webhooks/node/consumer/index";
 import { createPostgresInbox } from "../../../src/webhooks/postgres/inbox/index";
 import { generateSecret, github, shopify, sign, signWith, slack, stripe } from "../../../src/webhooks/signing/index";
-import { latch, listen, nowSeconds } from "./support";
+import { latch, listen, nowSeconds, postFromThread } from "./support";
 
 const secret = generateSecret();
 const closers: Array<() => Promise<void>> = [];
@@ -56,29 +60,121 @@ describe("createWebhookConsumer over node:http", () => {
     });
   });
 
-  it("answers 2xx before the event handler has run (a latch holds the handler until the client has its reply)", async () => {
-    const inbox = createMemoryInbox();
-    const processor = createWebhookProcessor({ inbox });
-    const replied = latch();
-    const processed = latch();
-    const order: string[] = [];
-    processor.on("order.*", async () => {
-      order.push("handler started");
-      await replied.promise; // would deadlock if the reply waited for processing
-      order.push("handler finished");
-      processed.open();
+  describe("2xx before the handler has run", () => {
+    // Regression: onStored (the runner's wake) ran inside the handler, before the reply was written,
+    // so a handler could start first — at once behind a middleware that awaits after the consumer.
+    it("the client has its 202 before the woken handler starts, even behind a middleware that awaits after the consumer", async () => {
+      const inbox = createMemoryInbox();
+      const processor = createWebhookProcessor({ inbox });
+      const clientStatus = new Int32Array(new SharedArrayBuffer(4)); // 0 until the client thread has a reply
+      const order: string[] = [];
+      processor.on("order.*", () => {
+        // Freeze this whole process until the client thread has its reply. Were the 202 not fully
+        // written yet, nothing could write it now: the wait would time out.
+        const waited = Atomics.wait(clientStatus, 0, 0, 30_000);
+        const status = Atomics.load(clientStatus, 0);
+        order.push(
+          waited === "timed-out" ? "handler started; client had no reply" : `handler started; client had ${status}`,
+        );
+      });
+      const runner = startWebhookProcessor(processor, { idleMs: 3_600_000 }); // only the wake steps it
+      closers.push(runner.stop);
+      const consumer = createWebhookConsumer({ inbox, secrets: secret, onStored: runner.wake });
+      const audited: Handler = async (request) => {
+        const response = await consumer(request);
+        await new Promise((resolve) => setImmediate(resolve)); // say, an audit-log write
+        order.push("middleware returned");
+        return response;
+      };
+      const server = await listen(audited);
+      closers.push(server.close);
+      expect(await postFromThread(server.url, delivery("msg_order"), clientStatus)).toBe(202);
+      await vi.waitFor(async () => expect((await inbox.get("msg_order"))?.state).toBe("done"));
+      expect(order).toEqual(["middleware returned", "handler started; client had 202"]);
+    }, 60_000);
+
+    it("does not wait for processing: the client has its 202 while the handler is still running", async () => {
+      const inbox = createMemoryInbox();
+      const processor = createWebhookProcessor({ inbox });
+      const replied = latch();
+      const processed = latch();
+      processor.on("order.*", async () => {
+        await replied.promise; // would deadlock if the reply waited for processing
+        processed.open();
+      });
+      const runner = startWebhookProcessor(processor, { idleMs: 5 });
+      closers.push(runner.stop);
+      const { url } = await serve({ inbox, onStored: runner.wake });
+      expect((await post(url, delivery("msg_latch"))).status).toBe(202);
+      expect(processed.isOpen).toBe(false);
+      replied.open();
+      await processed.promise;
+      await vi.waitFor(async () => expect((await inbox.get("msg_latch"))?.state).toBe("done"));
     });
-    const runner = startWebhookProcessor(processor, { idleMs: 5 });
-    closers.push(runner.stop);
-    const { url } = await serve({ inbox, onStored: runner.wake });
-    const response = await post(url, delivery("msg_latch"));
-    expect(response.status).toBe(202);
-    order.push("client got 202");
-    expect(processed.isOpen).toBe(false);
-    replied.open();
-    await processed.promise;
-    expect(order.filter((step) => step !== "handler started")).toEqual(["client got 202", "handler finished"]);
-    await vi.waitFor(async () => expect((await inbox.get("msg_latch"))?.state).toBe("done"));
+
+    describe("the handler itself never calls onStored: the 2xx carries it for the I/O layer", () => {
+      function request(d: { body: string; headers: Record<string, string> }): HttpRequest {
+        return {
+          method: "POST",
+          path: "/webhooks",
+          search: "",
+          query: {},
+          headers: d.headers,
+          body: Buffer.from(d.body),
+        };
+      }
+
+      it("runs it once, with the stored event, when the adapter runs the callback", async () => {
+        const stored: InboxEvent[] = [];
+        const consumer = createWebhookConsumer({
+          inbox: createMemoryInbox(),
+          secrets: secret,
+          onStored: (e) => void stored.push(e),
+        });
+        const response = await consumer(request(delivery("msg_cb")));
+        expect(response.status).toBe(202);
+        expect(stored).toEqual([]);
+        const callback = takeAfterSend(response);
+        expect(takeAfterSend(response)).toBeUndefined(); // taken: it cannot run twice
+        callback?.();
+        expect(stored.map((e) => e.id)).toEqual(["msg_cb"]);
+      });
+
+      it("survives a wrapper that copies the response with spread", async () => {
+        const onStored = vi.fn();
+        const consumer = createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, onStored });
+        const response = await consumer(request(delivery("msg_spread")));
+        takeAfterSend({ ...response, headers: { ...response.headers, "x-extra": "1" } })?.();
+        expect(onStored).toHaveBeenCalledTimes(1);
+      });
+
+      it("carries nothing for a duplicate, a refusal, or without onStored", async () => {
+        const inbox = createMemoryInbox();
+        const consumer = createWebhookConsumer({ inbox, secrets: secret, onStored: () => {} });
+        const d = delivery("msg_twice");
+        expect(takeAfterSend(await consumer(request(d)))).toBeTypeOf("function");
+        expect(takeAfterSend(await consumer(request(d)))).toBeUndefined();
+        expect(takeAfterSend(await consumer(request({ ...d, body: `${d.body} ` })))).toBeUndefined();
+        const quiet = createWebhookConsumer({ inbox, secrets: secret });
+        expect(takeAfterSend(await quiet(request(delivery("msg_quiet"))))).toBeUndefined();
+      });
+
+      it("reports an onStored that throws to onError instead of throwing", async () => {
+        const onError = vi.fn();
+        const boom = new Error("wake failed");
+        const consumer = createWebhookConsumer({
+          inbox: createMemoryInbox(),
+          secrets: secret,
+          onError,
+          onStored: () => {
+            throw boom;
+          },
+        });
+        const callback = takeAfterSend(await consumer(request(delivery("msg_throw"))));
+        expect(() => callback?.()).not.toThrow();
+        expect(onError).toHaveBeenCalledWith(boom, expect.objectContaining({ method: "POST" }));
+      });
+    });
   });
 
   it("answers 200 when configured to", async () => {
@@ -284,6 +380,9 @@ describe("dedup key and event type per scheme", () => {
 });
 
 describe("createWebhookConsumer on the Fetch adapter", () => {
+  const webhookRequest = (d: { body: string; headers: Record<string, string> }) =>
+    new Request("http://localhost/webhooks", { method: "POST", body: d.body, headers: d.headers });
+
   it("verifies, stores and answers 202; a bad signature gets 400", async () => {
     const inbox = createMemoryInbox();
     const app = adaptFetch(createWebhookConsumer({ inbox, secrets: secret }));
@@ -297,5 +396,97 @@ describe("createWebhookConsumer on the Fetch adapter", () => {
     );
     expect(bad.status).toBe(400);
     expect(inbox.size).toBe(1);
+  });
+
+  it("a body over the handler's limit: 413, nothing stored", async () => {
+    const inbox = createMemoryInbox();
+    const app = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, bodyLimit: 64 }));
+    const response = await app(webhookRequest(delivery("msg_big", { type: "x.y", data: "x".repeat(100) })));
+    expect(response.status).toBe(413);
+    expect((await response.json()).code).toBe("body_too_large");
+    expect(inbox.size).toBe(0);
+  });
+
+  it("a body over the adapter's bodyLimit: 413 before the handler runs", async () => {
+    const inbox = createMemoryInbox();
+    const app = adaptFetch(createWebhookConsumer({ inbox, secrets: secret }), { bodyLimit: 64 });
+    const response = await app(webhookRequest(delivery("msg_big", { type: "x.y", data: "x".repeat(100) })));
+    expect(response.status).toBe(413);
+    expect(inbox.size).toBe(0);
+  });
+
+  it("the inbox cannot store: 503 with Retry-After, and the retry is stored", async () => {
+    const inbox = createMemoryInbox();
+    let down = true;
+    const flaky: Pick<Inbox, "add"> = {
+      add: async (event) => {
+        if (down) throw new Error("unavailable");
+        return inbox.add(event);
+      },
+    };
+    const onError = vi.fn();
+    const app = adaptFetch(createWebhookConsumer({ inbox: flaky, secrets: secret, onError }));
+    const d = delivery("msg_fetch_503");
+    const refused = await app(webhookRequest(d));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect((await refused.json()).code).toBe("inbox_unavailable");
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(inbox.size).toBe(0);
+    down = false;
+    expect((await app(webhookRequest(d))).status).toBe(202);
+    expect((await inbox.get("msg_fetch_503"))?.state).toBe("pending");
+  });
+
+  describe("adaptWebhookConsumerFetch: onStored after the Response is returned", () => {
+    it("runs onStored only once the caller holds the Response", async () => {
+      const order: string[] = [];
+      const consumer = createWebhookConsumer({
+        inbox: createMemoryInbox(),
+        secrets: secret,
+        onStored: (event) => void order.push(`onStored ${event.id}`),
+      });
+      const app = adaptWebhookConsumerFetch(consumer);
+      const response = await app(webhookRequest(delivery("msg_after")));
+      order.push(`caller has ${response.status}`);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(order).toEqual(["caller has 202", "onStored msg_after"]);
+    });
+
+    it("hands the callback to `defer` when given, and runs nothing for a refusal", async () => {
+      const deferred: Array<() => void> = [];
+      const onStored = vi.fn();
+      const app = adaptWebhookConsumerFetch(
+        createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, onStored }),
+        {
+          defer: (run) => void deferred.push(run),
+        },
+      );
+      const d = delivery("msg_defer");
+      expect((await app(webhookRequest({ ...d, body: `${d.body} ` }))).status).toBe(400);
+      expect((await app(webhookRequest(d))).status).toBe(202);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(onStored).not.toHaveBeenCalled();
+      expect(deferred).toHaveLength(1);
+      deferred[0]?.();
+      expect(onStored).toHaveBeenCalledTimes(1);
+    });
+
+    it("keeps the Fetch adapter's answers (413 over its bodyLimit)", async () => {
+      const app = adaptWebhookConsumerFetch(createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret }), {
+        bodyLimit: 64,
+      });
+      expect((await app(webhookRequest(delivery("msg_big", { data: "x".repeat(100) })))).status).toBe(413);
+    });
+
+    it("a plain adapter never runs onStored: the processor's poll finds the event", async () => {
+      const inbox = createMemoryInbox();
+      const onStored = vi.fn();
+      const app = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, onStored }));
+      expect((await app(webhookRequest(delivery("msg_plain")))).status).toBe(202);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(onStored).not.toHaveBeenCalled();
+      expect((await inbox.get("msg_plain"))?.state).toBe("pending");
+    });
   });
 });

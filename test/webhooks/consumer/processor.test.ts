@@ -4,11 +4,12 @@ import { z } from "zod";
 import {
   createWebhookProcessor,
   type Inbox,
+  type InboxClaimRequest,
   type InboxEvent,
   processorBackoff,
   type WebhookProcessorOptions,
 } from "../../../src/webhooks/consumer/index";
-import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/memory/inbox/index";
+import { createMemoryInbox, MemoryInbox } from "../../../src/webhooks/memory/inbox/index";
 
 const T0 = 1_700_000_000_000;
 
@@ -243,5 +244,40 @@ describe("WebhookProcessor", () => {
       ),
       { numRuns: 50 },
     );
+  });
+});
+
+describe("the processor's owner id", () => {
+  function recordingInbox(owners: string[]): Inbox {
+    return new (class extends MemoryInbox {
+      override claim(request: InboxClaimRequest) {
+        owners.push(request.owner);
+        return super.claim(request);
+      }
+    })();
+  }
+
+  it("comes from the injected randomId, called once", async () => {
+    const owners: string[] = [];
+    const randomId = vi.fn(() => "proc-fixed");
+    const processor = createWebhookProcessor({ inbox: recordingInbox(owners), randomId });
+    await processor.processDue();
+    await processor.processDue();
+    expect(randomId).toHaveBeenCalledTimes(1);
+    expect(owners).toEqual(["proc-fixed", "proc-fixed"]);
+  });
+
+  it("is the given owner, without calling randomId", async () => {
+    const owners: string[] = [];
+    const randomId = vi.fn(() => "unused");
+    await createWebhookProcessor({ inbox: recordingInbox(owners), owner: "worker-7", randomId }).processDue();
+    expect(randomId).not.toHaveBeenCalled();
+    expect(owners).toEqual(["worker-7"]);
+  });
+
+  it("defaults to a random UUID", async () => {
+    const owners: string[] = [];
+    await createWebhookProcessor({ inbox: recordingInbox(owners) }).processDue();
+    expect(owners[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 });

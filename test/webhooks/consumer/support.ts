@@ -1,13 +1,14 @@
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { AdapterOptions, Handler } from "../../../src/http/index";
-import { createServer } from "../../../src/node/index";
+import { adaptWebhookConsumer } from "../../../src/webhooks/node/consumer/index";
 
-/** Serves `handler` on an ephemeral loopback port. */
+/** Serves `handler` on an ephemeral loopback port, through the consumer's node glue (after-send callbacks run on 'finish'). */
 export async function listen(
   handler: Handler,
   options: AdapterOptions = {},
 ): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer(handler, options);
+  const server = createServer({ joinDuplicateHeaders: true }, adaptWebhookConsumer(handler, options));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -41,3 +42,36 @@ export function latch(): { promise: Promise<void>; open: () => void; readonly is
 
 /** Unix seconds now. */
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * POSTs from a worker thread, which stores the status it received in `status[0]` (and wakes
+ * `Atomics.wait` on it) as soon as the response head arrives, independently of this thread's event loop.
+ */
+export async function postFromThread(
+  url: string,
+  delivery: { body: string; headers: Record<string, string> },
+  status: Int32Array,
+): Promise<number> {
+  const { Worker } = await import("node:worker_threads");
+  const worker = new Worker(
+    `const { parentPort, workerData } = require("node:worker_threads");
+     const { url, body, headers, status } = workerData;
+     fetch(url, { method: "POST", body, headers }).then(
+       (response) => {
+         Atomics.store(status, 0, response.status);
+         Atomics.notify(status, 0);
+         parentPort.postMessage(response.status);
+       },
+       () => parentPort.postMessage(-1),
+     );`,
+    { eval: true, workerData: { url, body: delivery.body, headers: delivery.headers, status } },
+  );
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+  } finally {
+    await worker.terminate();
+  }
+}

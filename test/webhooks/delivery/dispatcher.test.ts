@@ -1,6 +1,7 @@
+import type { ServerResponse } from "node:http";
 import { createServer } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkEndpointUrl } from "../../../src/webhooks/delivery/url-policy";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { checkEndpointUrl, checkResolvedEndpointUrl } from "../../../src/webhooks/delivery/url-policy";
 import { createDispatcher, type Resolver } from "../../../src/webhooks/node/delivery/dispatcher";
 import { localServer } from "./local-server";
 
@@ -17,6 +18,20 @@ function resolver(table: Record<string, string[]>): Resolver {
   };
 }
 
+// Writes until the client goes away: only a reader that stops on its own ever ends the exchange.
+function endless(res: ServerResponse): void {
+  res.writeHead(200);
+  const chunk = "z".repeat(16_384);
+  const more = () => {
+    while (!res.destroyed && res.write(chunk)) {}
+    if (!res.destroyed) res.once("drain", more);
+  };
+  res.on("close", () => closedEarly.push(!res.writableFinished));
+  more();
+}
+const closedEarly: boolean[] = [];
+const TIMEOUT_MS = 1_000;
+
 describe("dispatcher", () => {
   let server: Local;
   beforeAll(async () => {
@@ -25,6 +40,14 @@ describe("dispatcher", () => {
       if (path === "redirect") return res.writeHead(302, { location: "http://127.0.0.1/elsewhere" }).end();
       if (path === "busy") return res.writeHead(429, { "retry-after": "7" }).end("slow down");
       if (path === "big") return res.end("x".repeat(100_000));
+      if (path === "big-error") return res.writeHead(500).end("y".repeat(100_000));
+      if (path === "endless") return endless(res);
+      if (path === "trickle") return res.writeHead(200).write("accepted, then nothing more");
+      if (path === "cut") {
+        res.writeHead(200, { "content-length": "100" }).write("partial");
+        return setTimeout(() => res.socket?.destroy(), 5);
+      }
+      if (path === "dated") return res.writeHead(503, { "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT" }).end();
       if (path === "hang") return;
       if (path === "reset") return res.socket?.destroy();
       res.end("thanks");
@@ -55,8 +78,12 @@ describe("dispatcher", () => {
         urlPolicy: { allowHttp: true },
         resolve: resolver({ "evil.test": [address] }),
       });
-      // Registration accepts the name: it is only known to be bad after resolution.
-      expect(checkEndpointUrl(`http://evil.test:${server.port}/hooks`, { allowHttp: true }).ok).toBe(true);
+      // Without DNS the name passes the syntax check; resolving it at registration refuses it already.
+      const url = `http://evil.test:${server.port}/hooks`;
+      expect(checkEndpointUrl(url, { allowHttp: true }).ok).toBe(true);
+      expect(
+        await checkResolvedEndpointUrl(url, resolver({ "evil.test": [address] }), { allowHttp: true }),
+      ).toMatchObject({ ok: false, code: "forbidden_address" });
       const result = await dispatcher.dispatch(request(`http://evil.test:${server.port}/hooks`));
       expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
       expect(server.received.length).toBe(before);
@@ -105,7 +132,8 @@ describe("dispatcher", () => {
   describe("outcomes", () => {
     const dispatcher = createDispatcher({
       ...allowLocal,
-      timeoutMs: 150,
+      // Long enough that a loaded machine still answers the other cases in time.
+      timeoutMs: TIMEOUT_MS,
       maxResponseBytes: 1_000,
       logResponseBytes: 10,
     });
@@ -125,11 +153,66 @@ describe("dispatcher", () => {
       expect(await send(dispatcher, "busy")).toMatchObject({ status: 429, retryAfterMs: 7_000, body: "slow down" });
     });
 
-    it("stops reading past the byte cap", async () => {
-      expect(await send(dispatcher, "big")).toMatchObject({
-        kind: "error",
-        errorKind: "response_too_large",
-        status: 200,
+    it("reads a Retry-After date against the injected clock", async () => {
+      const at = Date.parse("Wed, 21 Oct 2015 07:28:00 GMT");
+      const clocked = createDispatcher({ ...allowLocal, now: () => at - 90_000 });
+      try {
+        expect(await send(clocked, "dated")).toMatchObject({ status: 503, retryAfterMs: 90_000 });
+      } finally {
+        clocked.close();
+      }
+    });
+
+    it("leaves the caller's headers alone (a frozen record works; content-length is sent)", async () => {
+      const headers = Object.freeze({ "x-case": "ok", "content-type": "application/json" });
+      const before = server.received.length;
+      expect(await dispatcher.dispatch({ url: server.url, headers, body: "{}" })).toMatchObject({ status: 200 });
+      expect(headers).toEqual({ "x-case": "ok", "content-type": "application/json" });
+      expect(server.received[before]?.headers["content-length"]).toBe("2");
+    });
+
+    describe("the status line decides the attempt; the body is only read for the log", () => {
+      it("a 2xx with a body past the byte cap is delivered, its log cut to the first bytes", async () => {
+        expect(await send(dispatcher, "big")).toEqual({
+          kind: "response",
+          status: 200,
+          retryAfterMs: undefined,
+          body: "xxxxxxxxxx",
+          durationMs: expect.any(Number),
+        });
+      });
+
+      it("a non-2xx past the byte cap is that status, not a transport failure", async () => {
+        expect(await send(dispatcher, "big-error")).toMatchObject({
+          kind: "response",
+          status: 500,
+          body: "yyyyyyyyyy",
+        });
+      });
+
+      it("stops reading past the cap: an endless 2xx body ends the attempt (the socket is closed)", async () => {
+        // A time-out far beyond the test's own: only the cap can end this exchange in time.
+        const patient = createDispatcher({ ...allowLocal, timeoutMs: 600_000, maxResponseBytes: 50_000 });
+        try {
+          const before = closedEarly.length;
+          expect(await send(patient, "endless")).toMatchObject({ kind: "response", status: 200 });
+          await vi.waitFor(() => expect(closedEarly.length).toBe(before + 1));
+          expect(closedEarly.at(-1)).toBe(true);
+        } finally {
+          patient.close();
+        }
+      });
+
+      it("a 2xx whose body trickles past the time-out is delivered, not timed out", async () => {
+        expect(await send(dispatcher, "trickle")).toMatchObject({
+          kind: "response",
+          status: 200,
+          body: "accepted, ",
+        });
+      });
+
+      it("a 2xx whose body is cut by a reset is delivered", async () => {
+        expect(await send(dispatcher, "cut")).toMatchObject({ kind: "response", status: 200, body: "partial" });
       });
     });
 
@@ -146,7 +229,7 @@ describe("dispatcher", () => {
       expect(a).toMatchObject({ kind: "error", errorKind: "timeout" });
       expect(b).toMatchObject({ kind: "error", errorKind: "timeout" });
       // One timer serves both: the later request is not cut short when the earlier one times out.
-      expect(b.durationMs).toBeGreaterThanOrEqual(140);
+      expect(b.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 10);
     });
 
     it("reports a reset connection", async () => {

@@ -81,6 +81,44 @@ describe("transition table", () => {
       expect(shorter.state.nextAttemptAt).toBe(T0 + scheduled);
     });
 
+    describe("Retry-After when the scheduled delay is 0 (full jitter, a 0 in a schedule)", () => {
+      const zero: DeliveryConfig = {
+        ...fixed,
+        retry: exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000 }),
+        random: () => 0,
+      };
+
+      it("is honoured up to the floor (60 s by default), not dropped", () => {
+        expect(transition(afterAttempts(1), attempt(response(429, 30_000)), T0, zero).state.nextAttemptAt).toBe(
+          T0 + 30_000,
+        );
+        expect(transition(afterAttempts(1), attempt(response(503, 86_400_000)), T0, zero).state.nextAttemptAt).toBe(
+          T0 + 60_000,
+        );
+      });
+
+      it("the floor is configurable", () => {
+        const config = { ...zero, retryAfterFloorMs: 5_000 };
+        expect(transition(afterAttempts(1), attempt(response(429, 30_000)), T0, config).state.nextAttemptAt).toBe(
+          T0 + 5_000,
+        );
+      });
+
+      it("the schedule's cap still bounds it", () => {
+        const short = { ...fixed, retry: scheduleBackoff([0, 0, 10], 0) };
+        expect(transition(afterAttempts(0), attempt(response(429, 30_000)), T0, short).state.nextAttemptAt).toBe(
+          T0 + 10,
+        );
+      });
+
+      it("a retry policy without a cap is bounded by the floor alone", () => {
+        const bare = { ...fixed, retry: () => 0 };
+        expect(transition(afterAttempts(1), attempt(response(429, 120_000)), T0, bare).state.nextAttemptAt).toBe(
+          T0 + 60_000,
+        );
+      });
+    });
+
     it("Retry-After on another status is ignored", () => {
       const { state } = transition(afterAttempts(1), attempt(response(500, 400_000)), T0, fixed);
       expect(state.nextAttemptAt).toBe(T0 + 300_000);
@@ -111,8 +149,16 @@ describe("transition table", () => {
 
   it("exhausted ignores attempts and defers (only a manual retry revives it)", () => {
     const exhausted = afterAttempts(8, "exhausted");
+    expect(transition(exhausted, attempt(response(200)), T0, fixed)).toEqual({ state: exhausted, effects: [] });
     expect(transition(exhausted, attempt(response(200)), T0, fixed).state).toBe(exhausted);
     expect(transition(exhausted, { type: "defer", until: T0 }, T0, fixed).state).toBe(exhausted);
+  });
+
+  it("exhausted + endpoint_disabled → unchanged, no effect (already parked, not notified twice)", () => {
+    const exhausted = { ...afterAttempts(8, "exhausted"), nextAttemptAt: null, lastErrorKind: "http_status" as const };
+    const next = transition(exhausted, { type: "endpoint_disabled" }, T0, fixed);
+    expect(next.state).toBe(exhausted);
+    expect(next.effects).toEqual([]);
   });
 });
 
@@ -171,6 +217,29 @@ describe("laws", () => {
           expect(state.attempts).toBeLessThanOrEqual(8);
         }
       }),
+    );
+  });
+
+  it("a Retry-After delay stays within [scheduled, max(scheduled, min(max(2 × scheduled, floor), cap))]", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 7 }),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        fc.nat(10 ** 9),
+        fc.constantFrom(429, 503),
+        fc.constantFrom(scheduleBackoff(), exponentialBackoff(), exponentialBackoff({ baseMs: 10, capMs: 500 })),
+        (attempts, r, retryAfterMs, status, policy) => {
+          const config = { ...defaultDeliveryConfig, retry: policy, random: () => r };
+          const scheduled = policy(attempts, () => r);
+          const next = transition(afterAttempts(attempts - 1), attempt(response(status, retryAfterMs)), T0, config);
+          if (scheduled === undefined) return;
+          const delay = (next.state.nextAttemptAt as number) - T0;
+          const bound = Math.max(scheduled, Math.min(Math.max(2 * scheduled, 60_000), policy.capMs));
+          expect(delay).toBeGreaterThanOrEqual(scheduled);
+          expect(delay).toBeLessThanOrEqual(bound);
+          expect(delay).toBe(Math.max(scheduled, Math.min(retryAfterMs, bound)));
+        },
+      ),
     );
   });
 

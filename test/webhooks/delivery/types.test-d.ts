@@ -3,14 +3,22 @@ import { describe, expectTypeOf, it } from "vitest";
 import type { Handler } from "../../../src/http/message";
 import {
   type AttemptResult,
+  checkResolvedEndpointUrl,
   createEndpointHandler,
   type DeliveryEffect,
   type DeliveryState,
+  type HostResolver,
   type Queryable,
   transition,
+  type UrlCheck,
   type WebhookEvent,
 } from "../../../src/webhooks/index";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/memory/queue/index";
+import {
+  createEndpointHandler as createNodeEndpointHandler,
+  type Resolver,
+  systemResolver,
+} from "../../../src/webhooks/node/index";
 import { createPostgresDeliveryQueue } from "../../../src/webhooks/postgres/index";
 
 describe("public types of the delivery engine", () => {
@@ -36,5 +44,17 @@ describe("public types of the delivery engine", () => {
     });
     expectTypeOf(handler).toEqualTypeOf<Handler>();
     expectTypeOf<WebhookEvent["data"]>().toEqualTypeOf<Record<string, unknown>>();
+  });
+
+  it("registration takes an injected resolver; the node layer's default is the system resolver", () => {
+    expectTypeOf(checkResolvedEndpointUrl).returns.toEqualTypeOf<Promise<UrlCheck>>();
+    expectTypeOf(systemResolver).toEqualTypeOf<HostResolver>();
+    expectTypeOf<Resolver>().toEqualTypeOf<HostResolver>();
+    expectTypeOf(createNodeEndpointHandler).toEqualTypeOf(createEndpointHandler);
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    createEndpointHandler({ endpoints, queue, apiKeys: ["k"], resolve: false });
+    // @ts-expect-error a resolver is a function of the host name
+    createEndpointHandler({ endpoints, queue, apiKeys: ["k"], resolve: "8.8.8.8" });
   });
 });

@@ -98,6 +98,12 @@ describe("checkEndpointUrl at registration", () => {
     ["https://0x7f.1/x", "loopback"],
     ["https://localhost/x", "loopback"],
     ["https://api.localhost/x", "loopback"],
+    // RFC 1034 §3.1: a trailing dot names the same host (fully qualified).
+    ["https://localhost./x", "loopback"],
+    ["https://LOCALHOST./x", "loopback"],
+    ["https://api.localhost./x", "loopback"],
+    ["https://localhost../x", "loopback"],
+    ["https://127.0.0.1./x", "loopback"],
   ])("refuses %s (%s)", (url, addressClass) => {
     expect(checkEndpointUrl(url)).toMatchObject({ ok: false, code: "forbidden_address", addressClass });
   });
@@ -112,6 +118,10 @@ describe("checkEndpointUrl at registration", () => {
     const policy = compileUrlPolicy({ allowHttp: true, allow: ["127.0.0.0/8", "localhost", "fd00::/8"] });
     expect(checkEndpointUrl("http://127.0.0.1:3000/hooks", policy).ok).toBe(true);
     expect(checkEndpointUrl("http://localhost:3000/hooks", policy).ok).toBe(true);
+    expect(checkEndpointUrl("http://localhost.:3000/hooks", policy).ok).toBe(true);
+    expect(
+      checkEndpointUrl("http://Localhost.:3000/hooks", compileUrlPolicy({ allowHttp: true, allow: ["localhost."] })).ok,
+    ).toBe(true);
     expect(checkEndpointUrl("https://[fd00::1]/hooks", policy).ok).toBe(true);
     expect(checkEndpointUrl("http://10.0.0.1/hooks", policy)).toMatchObject({ ok: false, addressClass: "private" });
   });

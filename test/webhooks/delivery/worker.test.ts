@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
-import type { EndpointRateLimiter } from "../../../src/ratelimit/endpoint-limiter";
+import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../src/ratelimit/endpoint-limiter";
 import { scheduleBackoff } from "../../../src/webhooks/delivery/backoff";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
 import { createEvent } from "../../../src/webhooks/delivery/event";
@@ -34,7 +34,7 @@ async function setup(
   const worker = createDeliveryWorker({
     queue,
     endpoints,
-    dispatcher: { urlPolicy, timeoutMs: 500 },
+    dispatcher: { urlPolicy, timeoutMs: 10_000 },
     retry: scheduleBackoff([0, 5, 5, 5], 0),
     endpointCacheMs: 0,
     onEvent: (e) => events.push(e),
@@ -136,7 +136,7 @@ describe("delivery worker", () => {
     const next = createDeliveryWorker({
       queue,
       endpoints,
-      dispatcher: { urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] }, timeoutMs: 500 },
+      dispatcher: { urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] }, timeoutMs: 10_000 },
     });
     cleanups.push(() => next.stop());
     next.start();
@@ -208,6 +208,63 @@ describe("delivery worker", () => {
     await worker.drained();
     expect(server.received).toHaveLength(20);
     expect(server.maxActive()).toBeLessThanOrEqual(2);
+  });
+
+  it("keeps to the global concurrency limit across endpoints", async () => {
+    const { server, queue, worker, admin } = await setup((_req, res) => setTimeout(() => res.end("ok"), 30), {
+      concurrency: 2,
+      endpointConcurrency: 16,
+    });
+    // Two more endpoints on the same consumer: the per-endpoint limit alone would let 48 through.
+    for (let i = 0; i < 2; i++) {
+      const more = await admin.create({ url: server.url, enabled_events: ["*"] });
+      expect(more.ok).toBe(true);
+    }
+    let published = 0;
+    for (let i = 0; i < 8; i++)
+      published += (await queue.publish(createEvent({ type: "order.created", data: { i } }))).deliveryIds.length;
+    expect(published).toBe(24);
+    await worker.drained();
+    expect(server.received).toHaveLength(24);
+    expect(server.maxActive()).toBe(2);
+  });
+
+  it("paces an endpoint with the real GCRA rate limiter on a fake clock (deferrals use no attempt)", async () => {
+    const T0 = 1_700_000_000_000;
+    let now = T0;
+    const sentAt: number[] = [];
+    const { server, queue, worker, endpoint } = await setup(
+      (_req, res) => {
+        sentAt.push(now);
+        res.end("ok");
+      },
+      { now: () => now, rateLimiter: createEndpointRateLimiter() },
+      { rate_limit: 2 },
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(...(await queue.publish(createEvent({ type: "order.created", data: { i } }), { now })).deliveryIds);
+    }
+    // Step the clock 100 ms at a time, each step once the worker has done all it can at that time.
+    const quiet = async () => {
+      while (worker.inFlight > 0 || ((await queue.nextDueAt()) ?? Number.POSITIVE_INFINITY) <= now) {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    };
+    for (let step = 0; step < 40 && server.received.length < 4; step++) {
+      await quiet();
+      now += 100;
+      worker.wake();
+    }
+    await quiet();
+    expect(server.received).toHaveLength(4);
+    // 2 per second, burst 1: one delivery every 500 ms of the (fake) clock, the first at once.
+    expect(sentAt[0]).toBe(T0);
+    for (let i = 1; i < sentAt.length; i++) expect(sentAt[i]! - sentAt[i - 1]!).toBeGreaterThanOrEqual(500);
+    expect(sentAt[3]).toBeLessThanOrEqual(T0 + 1_500 + 100);
+    const states = await Promise.all(ids.map(async (id) => (await queue.get(id))?.state));
+    expect(states.every((state) => state?.status === "delivered" && state.attempts === 1)).toBe(true);
+    expect((await queue.attempts({ endpointId: endpoint.id })).length).toBe(4);
   });
 
   it("asks the rate limiter for endpoints that set a rate, and defers when refused", async () => {

@@ -157,15 +157,155 @@ describe("whatever the input, verify returns a result and throws nothing", () =>
   );
   const headers = fc.dictionary(names, value, { maxKeys: 8 });
   const anyBody = fc.oneof(body, fc.anything(), fc.constant(undefined), fc.constant("[object Object]"));
+  // Secrets are configuration: any text (well formed or not) and the unset values; other types are misuse (below).
+  const unset = fc.constantFrom(undefined, null, "");
   const anySecrets = fc.oneof(
     fc.constantFrom(...schemeCases.map((entry) => entry.secret)).chain((secret) => secret),
     fc.constantFrom(keyPairs[0]!.publicKey, "whsk_AAAA", "whpk_" + "A".repeat(43) + "=", " whsec_abc", "sk_live_x", ""),
     fc.string(),
-    fc.array(fc.oneof(fc.string(), fc.anything()), { maxLength: 3 }),
-    fc.anything(),
+    fc.array(fc.oneof(fc.string(), unset), { maxLength: 3 }),
+    unset,
   );
   const scheme = fc.constantFrom(...schemeCases.map((entry) => entry.scheme));
   const parse = fc.constantFrom("json" as const, "form" as const, "none" as const);
+
+  // A Fetch Headers with the fields it accepts (it refuses names and values that are not tokens or bytes).
+  function toFetchHeaders(map: Record<string, string | string[] | undefined>): Headers {
+    const out = new Headers();
+    for (const [name, value] of Object.entries(map)) {
+      for (const item of typeof value === "string" ? [value] : (value ?? [])) {
+        try {
+          out.append(name, item);
+        } catch {
+          // Not a valid field: left out.
+        }
+      }
+    }
+    return out;
+  }
+  const thrower = (what: string) => () => {
+    throw new Error(`${what} blew up`);
+  };
+  // Built inside the property (fast-check itself probes generated values, which would trip the hostile ones).
+  const later = <T>(arbitrary: fc.Arbitrary<T>, build: (value: T) => unknown = (value) => value) =>
+    arbitrary.map((value) => Object.assign(() => build(value), { toString: () => `() => ${fc.stringify(value)}` }));
+  const revoked = () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  };
+  /** Header containers of any shape a request handler might hand over, including hostile ones. */
+  const headerShapes: fc.Arbitrary<() => unknown> = fc.oneof(
+    later(headers),
+    later(headers, toFetchHeaders),
+    later(fc.constantFrom(null, undefined, 0, 1, true, Symbol("h"))),
+    later(fc.string()),
+    later(fc.array(fc.oneof(fc.string(), fc.anything()), { maxLength: 4 })),
+    later(fc.anything()),
+    // A record some of whose fields throw when read.
+    later(fc.tuple(headers, fc.array(names, { maxLength: 3 })), ([map, throwing]) => {
+      const out: Record<string, unknown> = { ...map };
+      for (const name of throwing)
+        Object.defineProperty(out, name, { get: thrower(name), enumerable: true, configurable: true });
+      return out;
+    }),
+    // Proxies whose traps throw, one or all of them.
+    later(
+      fc.tuple(headers, fc.subarray(["get", "has", "ownKeys", "getOwnPropertyDescriptor", "getPrototypeOf"] as const)),
+      ([map, traps]) => new Proxy(map, Object.fromEntries(traps.map((trap) => [trap, thrower(trap)]))),
+    ),
+    // Fetch Headers look-alikes whose get misbehaves, and a revoked Proxy.
+    later(fc.constantFrom("throws", "number", "object", "getter", "revoked"), (kind) => {
+      if (kind === "throws") return { get: thrower("get") };
+      if (kind === "number") return { get: () => 42 };
+      if (kind === "object") return { get: () => ({ toString: thrower("toString") }) };
+      if (kind === "getter") return Object.defineProperty({}, "get", { get: thrower("get getter") });
+      return revoked();
+    }),
+  );
+  /** Bodies of any type, including hostile objects. */
+  const bodyShapes: fc.Arbitrary<() => unknown> = fc.oneof(
+    later(anyBody),
+    later(
+      fc.constantFrom("bytes proxy", "throwing proxy", "throwing toString", "symbol", "bigint", "view", "revoked"),
+      (kind) => {
+        if (kind === "bytes proxy") return new Proxy(new Uint8Array(4), {});
+        if (kind === "throwing proxy")
+          return new Proxy({}, { getPrototypeOf: thrower("getPrototypeOf"), get: thrower("get") });
+        if (kind === "throwing toString") return { toString: thrower("toString"), valueOf: thrower("valueOf") };
+        if (kind === "symbol") return Symbol("body");
+        if (kind === "bigint") return 10n;
+        if (kind === "view") return new DataView(new ArrayBuffer(3));
+        return revoked();
+      },
+    ),
+  );
+
+  it("never throws for arbitrary header containers (null, strings, arrays, throwing getters, Proxies) and bodies", () => {
+    fc.assert(
+      fc.property(
+        headerShapes,
+        bodyShapes,
+        anySecrets,
+        scheme,
+        parse,
+        (headerValue, bodyValue, secrets, schemeValue, format) => {
+          const result = verify({
+            body: bodyValue() as string,
+            headers: headerValue() as Record<string, string>,
+            secrets: secrets as string,
+            scheme: schemeValue,
+            parse: format,
+            now: clock,
+          });
+          if (!result.ok) {
+            expect(result.error).toBeInstanceOf(WebhookVerificationError);
+            expect(VERIFICATION_ERROR_CODES).toContain(result.error.code);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("wrapping valid headers in a transparent Proxy changes nothing", () => {
+    const entry = schemeCases[0]!;
+    fc.assert(
+      fc.property(id, body, entry.secret, (idValue, bodyValue, secret) => {
+        const signed = signFor(entry, { id: idValue, timestamp: NOW, body: bodyValue, secret });
+        const plain = check(entry, bodyValue, signed, secret);
+        const proxied = verify({
+          body: bodyValue,
+          headers: new Proxy(signed, {}),
+          secrets: secret,
+          parse: "none",
+          now: clock,
+        });
+        expect(proxied).toEqual(plain);
+        expect(proxied.ok).toBe(true);
+      }),
+      runs,
+    );
+  });
+
+  it("a secrets value of another type is misuse: TypeError, whatever the request", () => {
+    const wrongSecret = fc.oneof(
+      fc.oneof(fc.integer(), fc.boolean(), fc.object(), fc.uint8Array()),
+      fc.tuple(fc.string(), fc.oneof(fc.integer(), fc.boolean(), fc.object())).map(([good, bad]) => [good, bad]),
+    );
+    fc.assert(
+      fc.property(headerShapes, bodyShapes, wrongSecret, (headerValue, bodyValue, secrets) => {
+        expect(() =>
+          verify({
+            body: bodyValue() as string,
+            headers: headerValue() as Record<string, string>,
+            secrets: secrets as unknown as string,
+          }),
+        ).toThrow(TypeError);
+      }),
+      { numRuns: 100 },
+    );
+  });
 
   it("never throws for arbitrary header maps, bodies and secrets; failures carry a known code", () => {
     fc.assert(

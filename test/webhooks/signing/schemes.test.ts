@@ -47,6 +47,21 @@ describe("generateSecret", () => {
     expect(pair.publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
   });
 
+  it("takes its randomness from an injected source (reproducible tests)", () => {
+    const bytes = (size: number) => Uint8Array.from({ length: size }, (_, i) => i);
+    expect(generateSecret(24, bytes)).toBe(`whsec_${Buffer.from(bytes(24)).toString("base64")}`);
+    expect(() => generateSecret(32, () => new Uint8Array(8))).toThrow(TypeError);
+  });
+
+  it("derives the key pair from an injected 32-byte seed (RFC 8032 §7.1, TEST 1)", () => {
+    const seed = Buffer.from("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", "hex");
+    const pair = generateSigningKeyPair(() => seed);
+    expect(pair.secretKey).toBe(`whsk_${seed.toString("base64")}`);
+    expect(Buffer.from(pair.publicKey.slice(5), "base64").toString("hex")).toBe(
+      "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+    );
+  });
+
   it("accepts the 64-byte libsodium secret key form (seed then public key) and refuses a mismatched one", () => {
     const pair = generateSigningKeyPair();
     const seed = Buffer.from(pair.secretKey.slice(5), "base64");

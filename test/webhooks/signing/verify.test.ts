@@ -164,6 +164,8 @@ describe("verify", () => {
       ["an empty list", []],
       ["an empty string", ""],
       ["undefined (unset environment variable)", undefined],
+      ["null", null],
+      ["an unset secret beside a set one", [secret, undefined]],
       ["a secret with a trailing newline", `${secret}\n`],
       ["a secret with inner whitespace", "whsec_MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaSw"],
       ["a secret that is not base64", "whsec_not-base64!"],
@@ -253,9 +255,79 @@ describe("verify", () => {
     });
   });
 
+  describe("what comes from the request never throws", () => {
+    const throwing = () => {
+      throw new Error("getter blew up");
+    };
+    it.each([
+      ["null headers", null],
+      ["undefined headers", undefined],
+      ["a string", "webhook-id: msg_1"],
+      ["a number", 42],
+      ["an array of header lines", ["webhook-id", "msg_1"]],
+      [
+        "a record whose signature getter throws",
+        Object.defineProperty({ ...headers }, "webhook-signature", { get: throwing, enumerable: true }),
+      ],
+      [
+        "a Proxy whose every trap throws",
+        new Proxy({}, { get: throwing, ownKeys: throwing, has: throwing, getPrototypeOf: throwing }),
+      ],
+      ["a Headers look-alike whose get throws", { get: throwing }],
+      ["a Headers look-alike whose get returns numbers", { get: () => 5 }],
+      ["an object whose `get` getter throws", Object.defineProperty({}, "get", { get: throwing })],
+      [
+        "a revoked Proxy",
+        (() => {
+          const { proxy, revoke } = Proxy.revocable({}, {});
+          revoke();
+          return proxy;
+        })(),
+      ],
+    ])("%s → missing_header", (_name, value) => {
+      expect(codeOf(verify({ body, headers: value as never, secrets: secret, now: clock }))).toBe("missing_header");
+    });
+
+    it("a transparent Proxy around valid headers verifies", () => {
+      expect(verify({ body, headers: new Proxy({ ...headers }, {}), secrets: secret, now: clock }).ok).toBe(true);
+    });
+
+    it("a throwing getter on another header does not stop verification", () => {
+      const noisy = Object.defineProperty({ ...headers }, "x-other", { get: throwing, enumerable: true });
+      expect(verify({ body, headers: noisy, secrets: secret, now: clock }).ok).toBe(true);
+    });
+
+    it.each([
+      ["a Proxy around the bytes", new Proxy(Buffer.from(body), {})],
+      ["a Proxy whose traps throw", new Proxy({}, { getPrototypeOf: throwing, get: throwing })],
+      [
+        "a detached ArrayBuffer",
+        (() => {
+          const buffer = new ArrayBuffer(8);
+          structuredClone(buffer, { transfer: [buffer] });
+          return buffer;
+        })(),
+      ],
+      ["an object with a throwing toString", { toString: throwing }],
+      ["a symbol", Symbol("body")],
+      ["a number", 12],
+    ])("a body that is %s → body_not_raw", (_name, value) => {
+      expect(codeOf(verify({ body: value as never, headers, secrets: secret, now: clock }))).toBe("body_not_raw");
+    });
+
+    it("a DataView over the body verifies", () => {
+      const bytes = Buffer.from(body);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      expect(verify({ body: view as never, headers, secrets: secret, now: clock }).ok).toBe(true);
+    });
+  });
+
   describe("misuse throws TypeError", () => {
     it.each([
-      ["headers that are not an object", { body, headers: "x", secrets: secret }],
+      ["a secret that is a number", { body, headers, secrets: 42 }],
+      ["a secret that is an object", { body, headers, secrets: { secret } }],
+      ["a list holding a number", { body, headers, secrets: [secret, 7] }],
+      ["a secret that is a Buffer", { body, headers, secrets: Buffer.from(secret) }],
       ["a negative tolerance", { body, headers, secrets: secret, toleranceSeconds: -1 }],
       ["a tolerance object without numbers", { body, headers, secrets: secret, toleranceSeconds: { past: "1" } }],
       ["a clock that is not a function", { body, headers, secrets: secret, now: 5 }],
@@ -265,6 +337,13 @@ describe("verify", () => {
       ["no input at all", undefined],
     ])("for %s", (_name, input) => {
       expect(() => verify(input as never)).toThrow(TypeError);
+    });
+
+    it("throws for a misconfigured call even when the request is garbage too", () => {
+      expect(() => verify({ body: undefined, headers: null, secrets: 42 } as never)).toThrow(TypeError);
+      expect(() => verify({ body: undefined, headers: null, secrets: secret, toleranceSeconds: -1 } as never)).toThrow(
+        TypeError,
+      );
     });
   });
 });

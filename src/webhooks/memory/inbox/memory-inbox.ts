@@ -8,16 +8,16 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../../consumer/inbox";
+import { DueHeap, type DueItem } from "./due-heap";
 
-interface Entry {
+interface Entry extends DueItem {
   event: InboxEvent;
   state: InboxState;
   attempts: number;
-  availableAt: number | undefined;
   lastError: ConsumerErrorRecord | undefined;
   doneAt: number | undefined;
   token: string | undefined;
-  /** A handler is running it now: claims skip it even past its lease (like a row lock). */
+  /** A handler is running it now: out of the heap, so claims skip it even past its lease (like a row lock). */
   running: boolean;
 }
 
@@ -35,14 +35,16 @@ function record(entry: Entry): InboxRecord {
 /**
  * The in-memory inbox (the embedded default): de-duplicates and schedules like the PostgreSQL one,
  * but lives and dies with the process — use it for tests, development, and consumers that can
- * afford to lose unprocessed events on a crash.
+ * afford to lose unprocessed events on a crash. A claim costs O(k log n) for k claimed events
+ * out of n open ones (a heap by due time), whatever the backlog.
  */
 export class MemoryInbox implements Inbox<object> {
   readonly #entries = new Map<string, Entry>();
-  /** Entries not yet done or dead, in arrival order. */
-  readonly #open = new Set<Entry>();
+  /** Entries not done, not dead and not running, by due time then arrival. */
+  readonly #due = new DueHeap<Entry>();
   readonly #dead = new Set<Entry>();
   #claims = 0;
+  #seq = 0;
 
   /** Events stored (done ones included, until purged). */
   get size(): number {
@@ -60,24 +62,29 @@ export class MemoryInbox implements Inbox<object> {
       doneAt: undefined,
       token: undefined,
       running: false,
+      seq: ++this.#seq,
+      heapIndex: -1,
     };
     this.#entries.set(event.id, entry);
-    this.#open.add(entry);
+    this.#due.set(entry);
     return { duplicate: false };
   }
 
   async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {
-    const due: Entry[] = [];
-    for (const entry of this.#open) {
-      if (!entry.running && (entry.availableAt ?? 0) <= request.now) due.push(entry);
+    // Take the due entries out first: with a zero lease a claimed entry would still be due.
+    const taken: Entry[] = [];
+    for (let top = this.#due.peek(); top !== undefined && taken.length < request.limit; top = this.#due.peek()) {
+      if ((top.availableAt ?? 0) > request.now) break;
+      this.#due.delete(top);
+      taken.push(top);
     }
-    due.sort((a, b) => (a.availableAt ?? 0) - (b.availableAt ?? 0));
     const claims: InboxClaim[] = [];
-    for (const entry of due.slice(0, request.limit)) {
+    for (const entry of taken) {
       entry.state = "processing";
       entry.attempts++;
       entry.availableAt = request.now + request.leaseMs;
       entry.token = `${request.owner}:${++this.#claims}`;
+      this.#due.set(entry);
       claims.push({ event: entry.event, attempts: entry.attempts, token: entry.token });
     }
     return claims;
@@ -91,18 +98,20 @@ export class MemoryInbox implements Inbox<object> {
     const entry = this.#held(claim);
     if (entry === undefined || entry.running) return { outcome: "lost" };
     entry.running = true;
+    this.#due.delete(entry);
     try {
       await work({});
     } catch (error) {
-      return { outcome: "failed", error };
-    } finally {
+      // Unfinished: claimable again once its lease expires (or when the processor settles it).
       entry.running = false;
+      this.#due.set(entry);
+      return { outcome: "failed", error };
     }
+    entry.running = false;
     entry.state = "done";
     entry.doneAt = now;
     entry.availableAt = undefined;
     entry.token = undefined;
-    this.#open.delete(entry);
     return { outcome: "done" };
   }
 
@@ -114,11 +123,12 @@ export class MemoryInbox implements Inbox<object> {
     if ("dead" in outcome) {
       entry.state = "dead";
       entry.availableAt = undefined;
-      this.#open.delete(entry);
+      this.#due.delete(entry);
       this.#dead.add(entry);
     } else {
       entry.state = "failed";
       entry.availableAt = outcome.retryAt;
+      if (!entry.running) this.#due.set(entry);
     }
     return true;
   }
@@ -138,8 +148,9 @@ export class MemoryInbox implements Inbox<object> {
     entry.state = "pending";
     entry.attempts = 0;
     entry.availableAt = now;
+    entry.seq = ++this.#seq;
     this.#dead.delete(entry);
-    this.#open.add(entry);
+    this.#due.set(entry);
     return true;
   }
 
@@ -161,8 +172,12 @@ export class MemoryInbox implements Inbox<object> {
 }
 
 /**
- * Creates an in-memory {@link Inbox}.
- * @example const inbox = createMemoryInbox();
+ * Creates an in-memory {@link Inbox}: the embedded default, for tests, development and consumers
+ * that may lose unprocessed events on a crash (use the PostgreSQL inbox otherwise).
+ * @returns a new, empty inbox.
+ * @example
+ * const inbox = createMemoryInbox();
+ * const consumer = createWebhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET! });
  */
 export function createMemoryInbox(): MemoryInbox {
   return new MemoryInbox();

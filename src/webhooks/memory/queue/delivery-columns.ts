@@ -17,7 +17,7 @@ function grown<T extends Float64Array | Int32Array | Uint32Array | Int16Array | 
 }
 
 /**
- * The state of every delivery as parallel typed arrays indexed by slot: about 60 bytes a delivery, no object per
+ * The state of every delivery as parallel typed arrays indexed by slot: about 70 bytes a delivery, no object per
  * delivery for the garbage collector to trace. Times are epoch ms (NaN for null). Internal.
  */
 export class DeliveryColumns {
@@ -39,6 +39,8 @@ export class DeliveryColumns {
   leaseUntil = new Float64Array(0);
   /** 0 = not leased. */
   leaseToken = new Uint32Array(0);
+  /** Epoch ms when the delivery became terminal (delivered or exhausted); NaN while scheduled. */
+  terminalAt = new Float64Array(0);
 
   ensure(slot: number): void {
     if (slot < this.capacity) return;
@@ -55,6 +57,7 @@ export class DeliveryColumns {
     this.deliveredAt = grown(this.deliveredAt, capacity);
     this.leaseUntil = grown(this.leaseUntil, capacity);
     this.leaseToken = grown(this.leaseToken, capacity);
+    this.terminalAt = grown(this.terminalAt, capacity);
     this.capacity = capacity;
   }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AttemptRecord } from "../../delivery/attempt";
+import { DELIVERY_DEFAULTS } from "../../delivery/defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../../delivery/delivery-queue";
 import type { EndpointStore } from "../../delivery/endpoint-store";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../../delivery/state-machine";
@@ -10,10 +11,19 @@ import { DueHeap } from "./due-heap";
 export interface MemoryDeliveryQueueOptions {
   /** Where `publish` finds the subscribed endpoints. */
   endpoints: EndpointStore;
-  /** Delivered deliveries kept for the log and look-ups; the oldest are forgotten first. @default 100_000 */
+  /**
+   * Terminal deliveries (delivered or exhausted) kept for look-ups, the log and manual retries; past this count the
+   * oldest to have ended are forgotten first. Scheduled deliveries are never forgotten. @default 100_000
+   */
+  retainTerminal?: number;
+  /** How long a terminal delivery is kept after it ended, in ms. @default 604_800_000 (7 days) */
+  retainTerminalMs?: number;
+  /** @deprecated the former name of `retainTerminal`, which now counts exhausted deliveries too. */
   retainDelivered?: number;
   /** Attempt log lines kept per endpoint. @default 1_000 */
   logLimit?: number;
+  /** The clock of the retention (when a delivery ended, when it is forgotten), epoch ms. @default Date.now */
+  now?: () => number;
 }
 
 interface EndpointEntry {
@@ -30,14 +40,21 @@ const GENERATIONS = 2 ** 20;
 /**
  * The in-memory {@link DeliveryQueue} (embedded default; lost on restart). Every scheduled delivery sits in one
  * binary heap keyed by due time, so a worker needs one wake-up timer, not one per delivery; delivery state lives in
- * parallel typed arrays (about 100 bytes a delivery).
+ * parallel typed arrays (about 100 bytes a delivery). Terminal deliveries are kept for `retainTerminalMs` and at
+ * most `retainTerminal` of them, so a long-running process does not grow without bound; an event whose deliveries
+ * are all forgotten can be published again.
  * @example
  * const endpoints = createMemoryEndpointStore();
  * const queue = createMemoryDeliveryQueue({ endpoints });
  */
 export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): DeliveryQueue {
   const { endpoints } = options;
-  const retain = options.retainDelivered ?? 100_000;
+  const retain = options.retainTerminal ?? options.retainDelivered ?? DELIVERY_DEFAULTS.retainTerminal;
+  const retainMs = options.retainTerminalMs ?? DELIVERY_DEFAULTS.retainTerminalMs;
+  if (!(retain >= 0) || !(retainMs >= 0)) {
+    throw new TypeError("createMemoryDeliveryQueue: retainTerminal and retainTerminalMs must be non-negative numbers");
+  }
+  const clock = options.now ?? Date.now;
   const logLimit = options.logLimit ?? 1_000;
   const cols = new DeliveryColumns();
   const heap = new DueHeap();
@@ -54,8 +71,12 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   // Endpoints, interned.
   const endpointList: EndpointEntry[] = [];
   const endpointByKey = new Map<string, number>();
-  const delivered: number[] = [];
-  let deliveredHead = 0;
+  // Terminal deliveries in the order they ended: ref and end time. An entry is stale once its slot left the terminal
+  // states (manual retry) or ended again later (a newer entry): the slot's terminalAt tells.
+  const endedRefs: number[] = [];
+  const endedAt: number[] = [];
+  let endedHead = 0;
+  let terminalCount = 0;
   const listeners = new Set<() => void>();
   const prefix = `dlv_${randomBytes(6).toString("base64url").replace(/[-_]/g, "x")}`;
   let leaseCounter = 0;
@@ -100,9 +121,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     };
   }
 
-  function forget(ref: number): void {
-    const slot = live(ref);
-    if (slot < 0 || cols.status[slot] !== 3) return;
+  function forget(slot: number): void {
+    terminalCount--;
+    cols.terminalAt[slot] = Number.NaN;
     cols.status[slot] = 0;
     cols.generation[slot] = ((cols.generation[slot] as number) + 1) % GENERATIONS;
     freeSlots.push(slot);
@@ -118,24 +139,49 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     if (endpoint.refs.length > 2 * endpoint.live + 1024) endpoint.refs = endpoint.refs.filter((r) => live(r) >= 0);
   }
 
+  // Forgets terminal deliveries beyond the retention, oldest ended first.
+  function prune(now: number): void {
+    while (endedHead < endedRefs.length) {
+      const at = endedAt[endedHead] as number;
+      const slot = live(endedRefs[endedHead] as number);
+      const current = slot >= 0 && cols.terminalAt[slot] === at;
+      if (current && terminalCount <= retain && now - at < retainMs) break;
+      endedHead++;
+      if (current) forget(slot);
+    }
+    if (endedHead > 65_536 && endedHead * 2 > endedRefs.length) {
+      endedRefs.splice(0, endedHead);
+      endedAt.splice(0, endedHead);
+      endedHead = 0;
+    }
+  }
+
   function settle(slot: number, state: DeliveryState): void {
+    const wasTerminal = !Number.isNaN(cols.terminalAt[slot] as number);
     cols.write(slot, state);
     cols.leaseToken[slot] = 0;
-    if (isScheduled(state)) heap.set(slot, state.nextAttemptAt ?? 0);
-    else heap.delete(slot);
-    if (state.status === "delivered") {
-      delivered.push(refOf(slot));
-      while (delivered.length - deliveredHead > retain) forget(delivered[deliveredHead++] as number);
-      if (deliveredHead > 65_536) {
-        delivered.splice(0, deliveredHead);
-        deliveredHead = 0;
+    if (isScheduled(state)) {
+      heap.set(slot, state.nextAttemptAt ?? 0);
+      if (wasTerminal) {
+        cols.terminalAt[slot] = Number.NaN;
+        terminalCount--;
       }
+      return;
     }
+    heap.delete(slot);
+    if (wasTerminal) return;
+    const now = clock();
+    cols.terminalAt[slot] = now;
+    terminalCount++;
+    endedRefs.push(refOf(slot));
+    endedAt.push(now);
+    prune(now);
   }
 
   return {
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
+      prune(clock());
       if (eventByKey.has(event.id)) return { deliveryIds: [] };
       const targets = await endpoints.subscribed(event.type);
       if (targets.length === 0 || eventByKey.has(event.id)) return { deliveryIds: [] };
@@ -155,6 +201,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
         const index = endpointOf(target.id);
         cols.endpointIndex[slot] = index;
         cols.leaseToken[slot] = 0;
+        cols.terminalAt[slot] = Number.NaN;
         settle(slot, state);
         const endpoint = endpointList[index] as EndpointEntry;
         endpoint.refs.push(refOf(slot));

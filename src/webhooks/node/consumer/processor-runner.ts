@@ -13,7 +13,10 @@ export interface ProcessorRunnerOptions {
 
 /** A running processor loop. */
 export interface ProcessorRunner {
-  /** Ends the current pause and steps again at once — pass it as the consumer's `onStored`. */
+  /**
+   * Ends the current pause and steps again at once — pass it as the consumer's `onStored`, which
+   * `adaptWebhookConsumer` runs once each 202 has been sent.
+   */
   wake(): void;
   /** Stops looping; resolves when the step in flight (and its handlers) has settled. */
   stop(): Promise<void>;
@@ -24,9 +27,12 @@ export interface ProcessorRunner {
 /**
  * Runs a processor with real timers until stopped: steps while full batches are due, otherwise
  * sleeps `idleMs` or until {@link ProcessorRunner.wake}.
+ * @param processor what to step, usually from `createWebhookProcessor`.
+ * @param options the idle and error pauses, and where claim errors go.
  * @example
  * const runner = startWebhookProcessor(processor);
  * const consumer = createWebhookConsumer({ inbox, secrets, onStored: runner.wake });
+ * http.createServer(adaptWebhookConsumer(consumer)).listen(3000);
  * process.on("SIGTERM", () => runner.stop());
  */
 export function startWebhookProcessor(

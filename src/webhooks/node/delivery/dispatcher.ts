@@ -1,6 +1,11 @@
 import type { LookupAddress } from "node:dns";
-import { lookup as dnsLookup } from "node:dns/promises";
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import type { AttemptResult } from "../../delivery/attempt";
@@ -13,19 +18,28 @@ import {
   type CompiledUrlPolicy,
   checkAddress,
   compileUrlPolicy,
+  type HostResolver,
+  normalizeHost,
   type UrlPolicy,
 } from "../../delivery/url-policy";
 import { errorKindOf, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
 import { type Deadline, RequestDeadlines } from "./request-deadlines";
+import { systemResolver } from "./system-resolver";
 
-/** Resolves a host name to its addresses (the default uses the system resolver, `dns.lookup`). */
-export type Resolver = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
+/** Resolves a host name to its addresses (the default is {@link systemResolver}, `dns.lookup` with all addresses). */
+export type Resolver = HostResolver;
 
 /** Options of {@link createDispatcher}. */
 export interface DispatcherOptions {
-  /** Per-attempt time-out (connect, send, response), in ms. @default 15_000 */
+  /**
+   * Per-attempt time-out (connect, send, response), in ms. A status line that arrived in time decides the attempt:
+   * a body still arriving at the time-out is cut short, not failed. @default 15_000
+   */
   timeoutMs?: number;
-  /** Response bytes read at most; a longer response fails as `response_too_large`. @default 65_536 */
+  /**
+   * Response bytes read at most; past them the response is cut short (the socket is closed). The status line still
+   * decides the attempt: a 2xx is delivered whatever its body's size. @default 65_536
+   */
   maxResponseBytes?: number;
   /** Response bytes kept for the delivery log. @default 1_024 */
   logResponseBytes?: number;
@@ -35,6 +49,8 @@ export interface DispatcherOptions {
   resolve?: Resolver;
   /** Idle keep-alive sockets kept per origin. @default 256 */
   maxFreeSockets?: number;
+  /** The clock a `Retry-After` date is read against, epoch ms. @default Date.now */
+  now?: () => number;
 }
 
 /** Sends one signed attempt and reports what happened; never throws for network outcomes. */
@@ -44,29 +60,35 @@ export interface Dispatcher {
   close(): void;
 }
 
-const defaultResolve: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
-
-// One attempt in flight. Module-level helpers instead of closures per attempt: this runs for every delivery.
+// One attempt in flight.
 interface Exchange {
   settled: boolean;
   readonly resolve: (result: AttemptResult) => void;
-  readonly deadline: Deadline;
+  readonly started: number;
+  readonly req: ClientRequest;
+  deadline: Deadline | undefined;
+  res: IncomingMessage | undefined;
+  /** 0 until the status line arrives; from then on the status decides the attempt. */
+  status: number;
+  retryAfter: string | undefined;
+  /** The first chunks of the body, up to the log's bytes. */
+  readonly chunks: Buffer[];
+  size: number;
 }
 
 function settle(exchange: Exchange, deadlines: RequestDeadlines, result: AttemptResult): void {
   if (exchange.settled) return;
   exchange.settled = true;
-  deadlines.cancel(exchange.deadline);
+  if (exchange.deadline !== undefined) deadlines.cancel(exchange.deadline);
   exchange.resolve(result);
 }
 
 const since = (started: number) => Math.round(performance.now() - started);
 
-function failure(error: unknown, started: number, status?: number): AttemptResult {
+function failure(error: unknown, started: number): AttemptResult {
   return {
     kind: "error",
     errorKind: errorKindOf(error),
-    status,
     message: error instanceof Error ? error.message : String(error),
     durationMs: since(started),
   };
@@ -94,7 +116,7 @@ function guardedLookup(resolve: Resolver, policy: CompiledUrlPolicy): LookupFunc
         const family = typeof options === "object" && options !== null ? (options.family ?? 0) : 0;
         const usable = addresses.filter((a) => family === 0 || a.family === family);
         if (usable.length === 0) return callback(codedError("ENOTFOUND", `No address for ${hostname}`), "", 4);
-        if (!policy.hosts.has(hostname.toLowerCase())) {
+        if (!policy.hosts.has(normalizeHost(hostname))) {
           for (const entry of usable) {
             const refusal = checkAddress(entry.address, policy);
             if (refusal !== undefined) {
@@ -125,8 +147,9 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
   const timeoutMs = options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
   const maxBytes = options.maxResponseBytes ?? DELIVERY_DEFAULTS.maxResponseBytes;
   const logBytes = options.logResponseBytes ?? DELIVERY_DEFAULTS.logResponseBytes;
+  const now = options.now ?? Date.now;
   const policy = compileUrlPolicy(options.urlPolicy);
-  const lookup = guardedLookup(options.resolve ?? defaultResolve, policy);
+  const lookup = guardedLookup(options.resolve ?? systemResolver, policy);
   const agentOptions = { keepAlive: true, maxFreeSockets: options.maxFreeSockets ?? 256, scheduling: "lifo" as const };
   const httpAgent = new HttpAgent(agentOptions);
   const httpsAgent = new HttpsAgent(agentOptions);
@@ -156,7 +179,7 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     }
     // An IP literal never goes through lookup, so it is checked here.
     const host = bareHost(url.hostname);
-    if (!policy.hosts.has(host.toLowerCase()) && parseIp(host) !== undefined) {
+    if (!policy.hosts.has(normalizeHost(host)) && parseIp(host) !== undefined) {
       const refusal = checkAddress(host, policy);
       if (refusal !== undefined) return { refusal: codedError(SSRF_BLOCKED_CODE, refusal.detail) };
     }
@@ -174,54 +197,76 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     };
   }
 
+  // The status line decides the attempt (RFC 9110 §15: the status code is the outcome); the body is only read, up
+  // to the caps, for the log and to keep the connection reusable. So the end of the body, a body cut short by the
+  // consumer, the byte cap and the time-out once the status arrived all settle the same way.
+  function answered(exchange: Exchange): void {
+    if (exchange.settled) return;
+    settle(exchange, deadlines, {
+      kind: "response",
+      status: exchange.status,
+      retryAfterMs: exchange.retryAfter === undefined ? undefined : parseRetryAfter(exchange.retryAfter, now()),
+      body: logText(exchange.chunks, logBytes),
+      durationMs: since(exchange.started),
+    });
+  }
+
+  function timedOut(exchange: Exchange): void {
+    if (exchange.res !== undefined) {
+      answered(exchange);
+      exchange.res.destroy();
+    } else {
+      exchange.req.destroy(codedError(TIMEOUT_CODE, `No response within ${timeoutMs} ms.`));
+    }
+  }
+
+  function received(exchange: Exchange, res: IncomingMessage): void {
+    exchange.res = res;
+    exchange.status = res.statusCode ?? 0;
+    const header = res.headers["retry-after"];
+    exchange.retryAfter = Array.isArray(header) ? header[0] : header;
+    const done = () => answered(exchange);
+    res.on("data", (chunk: Buffer) => {
+      if (exchange.size < logBytes) exchange.chunks.push(chunk);
+      exchange.size += chunk.length;
+      if (exchange.size > maxBytes) {
+        // Read no more than the cap: the answer is known, the rest of the body is not wanted.
+        done();
+        res.destroy();
+      }
+    });
+    res.on("end", done);
+    // A body cut short (reset, destroyed above): the status already decided.
+    res.on("error", done);
+    res.on("close", done);
+  }
+
   function dispatch(delivery: DeliveryRequest): Promise<AttemptResult> {
     const started = performance.now();
     const target = targetOf(delivery.url);
     if ("refusal" in target) return Promise.resolve(failure(target.refusal, started));
     return new Promise((resolve) => {
-      const headers = delivery.headers;
-      headers["content-length"] = String(Buffer.byteLength(delivery.body));
+      // A copy: the caller's headers are not ours to change.
+      const headers = { ...delivery.headers, "content-length": String(Buffer.byteLength(delivery.body)) };
       const req = (target.secure ? httpsRequest : httpRequest)({ ...target.options, headers });
       const exchange: Exchange = {
         settled: false,
         resolve,
-        deadline: deadlines.start(() => {
-          req.destroy(codedError(TIMEOUT_CODE, `No response within ${timeoutMs} ms.`));
-        }),
+        started,
+        req,
+        deadline: undefined,
+        res: undefined,
+        status: 0,
+        retryAfter: undefined,
+        chunks: [],
+        size: 0,
       };
-      req.on("error", (error) => settle(exchange, deadlines, failure(error, started)));
-      req.on("response", (res: IncomingMessage) => {
-        const status = res.statusCode ?? 0;
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) {
-            settle(exchange, deadlines, {
-              kind: "error",
-              errorKind: "response_too_large",
-              status,
-              message: `More than ${maxBytes} response bytes.`,
-              body: logText(chunks, logBytes),
-              durationMs: since(started),
-            });
-            res.destroy();
-            return;
-          }
-          if (size - chunk.length < logBytes) chunks.push(chunk);
-        });
-        res.on("error", (error) => settle(exchange, deadlines, failure(error, started, status)));
-        res.on("end", () => {
-          const header = res.headers["retry-after"];
-          settle(exchange, deadlines, {
-            kind: "response",
-            status,
-            retryAfterMs: parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now()),
-            body: logText(chunks, logBytes),
-            durationMs: since(started),
-          });
-        });
+      exchange.deadline = deadlines.start(() => timedOut(exchange));
+      req.on("error", (error) => {
+        if (exchange.res === undefined) settle(exchange, deadlines, failure(error, started));
+        else answered(exchange);
       });
+      req.on("response", (res: IncomingMessage) => received(exchange, res));
       req.end(delivery.body);
     });
   }

@@ -37,8 +37,10 @@ export interface DeliveryWorkerOptions {
   retry?: RetryPolicy;
   /** Decides which failures are retried. @default every failure but 410 */
   retryable?: DeliveryConfig["retryable"];
-  /** @default 2 */
+  /** A `Retry-After` (429, 503) may stretch the scheduled delay up to this factor. @default 2 */
   retryAfterFactor?: number;
+  /** …or up to this many ms when that is more (a scheduled delay of 0 still honours a short Retry-After). @default 60_000 */
+  retryAfterFloorMs?: number;
   /** Per-endpoint circuit breaker settings, or `false` for none. */
   circuit?: Partial<CircuitConfig> | false;
   /** An endpoint failing this long without a success is disabled, in ms. @default 432_000_000 (5 days) */
@@ -104,9 +106,11 @@ export interface WorkerSettings {
 export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
   const random = options.random ?? Math.random;
   const concurrency = options.concurrency ?? DELIVERY_DEFAULTS.concurrency;
+  const now = options.now ?? Date.now;
   const ownDispatcher = options.dispatcher === undefined || !("dispatch" in options.dispatcher);
+  // The dispatcher the worker creates reads Retry-After dates on the worker's clock.
   const dispatcher = ownDispatcher
-    ? createDispatcher(options.dispatcher as DispatcherOptions | undefined)
+    ? createDispatcher({ now, ...(options.dispatcher as DispatcherOptions | undefined) })
     : (options.dispatcher as Dispatcher);
   let limiter = options.rateLimiter;
   return {
@@ -129,9 +133,10 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
       retry: options.retry ?? defaultDeliveryConfig.retry,
       random,
       retryAfterFactor: options.retryAfterFactor ?? defaultDeliveryConfig.retryAfterFactor,
+      retryAfterFloorMs: options.retryAfterFloorMs ?? DELIVERY_DEFAULTS.retryAfterFloorMs,
       retryable: options.retryable ?? defaultDeliveryConfig.retryable,
     },
-    now: options.now ?? Date.now,
+    now,
     random,
     userAgent: options.userAgent,
     listener: options.onEvent,

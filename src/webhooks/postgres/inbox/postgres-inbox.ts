@@ -30,6 +30,8 @@ export interface PostgresInboxOptions {
    * (group commit), up to 256 rows a statement. @default 4
    */
   maxConcurrentWrites?: number;
+  /** Makes the random part of claim tokens; inject it for deterministic tests. @default crypto.randomUUID */
+  randomId?: () => string;
 }
 
 interface Row {
@@ -86,11 +88,13 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   readonly #sql: ReturnType<typeof inboxStatements>;
   readonly #prefix: string;
   readonly #writer: GroupWriter<InboxEvent, InboxAddResult>;
+  readonly #randomId: () => string;
 
   constructor(options: PostgresInboxOptions) {
     if (typeof options?.pool?.query !== "function") throw new TypeError("createPostgresInbox: pool is required.");
     const table = options.table ?? "webhook_inbox";
     this.#pool = options.pool;
+    this.#randomId = options.randomId ?? randomUUID;
     this.#sql = inboxStatements(table);
     // Prepared-statement names are per connection and at most 63 bytes: derive them from the table.
     this.#prefix = `rw_inbox_${createHash("sha256").update(table).digest("hex").slice(0, 12)}`;
@@ -137,7 +141,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {
-    const token = `${request.owner}:${randomUUID()}`;
+    const token = `${request.owner}:${this.#randomId()}`;
     const result = await this.#pool.query<Row>(
       this.#query("claim", [request.now, request.limit, request.owner, token, request.leaseMs]),
     );
@@ -220,6 +224,8 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
 
 /**
  * Creates a PostgreSQL {@link Inbox}; call `migrate()` once (or run `schemaSql` in your migrations).
+ * @param options the `pg` pool, the table name, the group-commit width and the id generator.
+ * @see docs/webhooks-consumers.md, "The PostgreSQL inbox"
  * @example
  * const inbox = createPostgresInbox({ pool: new pg.Pool({ connectionString }) });
  * await inbox.migrate();

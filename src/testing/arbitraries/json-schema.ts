@@ -1,0 +1,260 @@
+import fc from "fast-check";
+import { BoundedFilter } from "./bounded-filter";
+
+/** The subset of JSON Schema (draft 2020-12) that zod 4's `z.toJSONSchema` emits and we derive values from. */
+export interface JsonSchema {
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+  definitions?: Record<string, JsonSchema>;
+  type?: string | string[];
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  prefixItems?: JsonSchema[];
+  minItems?: number;
+  maxItems?: number;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  multipleOf?: number;
+  format?: string;
+  pattern?: string;
+}
+
+/** Raised when a schema has a construct values cannot be derived for (a custom type, a refinement nothing satisfies). */
+export class ArbitraryDerivationError extends Error {
+  readonly code = "arbitrary_not_derivable";
+  override readonly name = "ArbitraryDerivationError";
+}
+
+/** How deep recursive schemas are expanded. */
+export interface DerivationLimits {
+  /** How many times one `$ref` may be expanded inside itself (recursive `z.lazy` or getter schemas). */
+  maxRecursion: number;
+  /** How many generated strings in a row may miss a `pattern` and length bounds before generation fails. */
+  maxAttempts: number;
+}
+
+interface Context {
+  root: JsonSchema;
+  limits: DerivationLimits;
+  /** `$ref`s being expanded on the current path, with how many times each. */
+  expanding: Map<string, number>;
+}
+
+// A branch with no finite value left within the recursion bound: its parent drops it (an optional
+// property, an empty array, another alternative) or, when it cannot, is cut too.
+type Derived = fc.Arbitrary<unknown> | undefined;
+
+/** JSON Pointer (RFC 6901) of a same-document `$ref`, resolved in the root schema. */
+function resolveRef(ref: string, root: JsonSchema): JsonSchema {
+  if (ref !== "#" && !ref.startsWith("#/")) {
+    throw new ArbitraryDerivationError(`cannot derive values across documents: $ref "${ref}" is not local`);
+  }
+  let node: unknown = root;
+  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
+    // RFC 6901 §4: ~1 is "/", then ~0 is "~"; JSON Schema refs are also URI fragments (percent-encoded).
+    const token = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
+    node = typeof node === "object" && node !== null ? (node as Record<string, unknown>)[token] : undefined;
+    if (node === undefined) throw new ArbitraryDerivationError(`$ref "${ref}" points at nothing`);
+  }
+  return node as JsonSchema;
+}
+
+function formatArbitrary(format: string | undefined): fc.Arbitrary<string> | undefined {
+  switch (format) {
+    case "email":
+      return fc.emailAddress();
+    case "uuid":
+      return fc.uuid();
+    case "date-time":
+      return fc
+        .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2099-12-31T23:59:59Z"), noInvalidDate: true })
+        .map((d) => d.toISOString());
+    case "date":
+      return fc
+        .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2099-12-31T00:00:00Z"), noInvalidDate: true })
+        .map((d) => d.toISOString().slice(0, 10));
+    case "uri":
+    case "url":
+      return fc.webUrl();
+    case "ipv4":
+      return fc.ipV4();
+    case "ipv6":
+      return fc.ipV6();
+  }
+  return undefined;
+}
+
+// Whether every one of 50 values (fixed seed: the choice is deterministic) matches the pattern.
+function agrees(arbitrary: fc.Arbitrary<string>, pattern: RegExp): boolean {
+  return fc.sample(arbitrary, { numRuns: 50, seed: 0 }).every((value) => pattern.test(value));
+}
+
+function stringArbitrary(schema: JsonSchema, ctx: Context): fc.Arbitrary<string> {
+  const { minLength = 0, maxLength } = schema;
+  const format = formatArbitrary(schema.format);
+  if (schema.pattern === undefined) {
+    return format ?? fc.string({ minLength, maxLength: maxLength ?? Math.max(20, minLength) });
+  }
+  const pattern = new RegExp(schema.pattern);
+  // The pattern is what the schema checks (zod's email pattern is stricter than most addresses): a format's
+  // realistic values only when they match it, else values generated from the pattern itself.
+  let base: fc.Arbitrary<string>;
+  if (format !== undefined && agrees(format, pattern)) base = format;
+  else {
+    try {
+      base = fc.stringMatching(pattern, { size: "xsmall" });
+    } catch {
+      // fast-check cannot generate from this regex (lookarounds, back-references): strings, filtered below.
+      base = format ?? fc.string({ minLength, maxLength: maxLength ?? Math.max(20, minLength) });
+    }
+  }
+  const accepts = (value: unknown) =>
+    typeof value === "string" &&
+    pattern.test(value) &&
+    value.length >= minLength &&
+    (maxLength === undefined || value.length <= maxLength);
+  return new BoundedFilter(base, accepts, ctx.limits.maxAttempts, () => {
+    return new ArbitraryDerivationError(
+      `no string generated in ${ctx.limits.maxAttempts} tries matched pattern /${schema.pattern}/ with length ${minLength}..${maxLength ?? "∞"}`,
+    );
+  });
+}
+
+function numberArbitrary(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
+  const lowerOpen = schema.minimum === undefined && schema.exclusiveMinimum !== undefined;
+  const upperOpen = schema.maximum === undefined && schema.exclusiveMaximum !== undefined;
+  const lower = schema.minimum ?? schema.exclusiveMinimum;
+  const upper = schema.maximum ?? schema.exclusiveMaximum;
+  const step = schema.multipleOf;
+  if (integer || step !== undefined) {
+    // Multiples of `step` (1 for integers) inside the bounds: k × step for an integer k.
+    const unit = step ?? 1;
+    const min = Math.ceil((lower ?? -1_000_000) / unit + (lowerOpen ? 1e-9 : 0));
+    const max = Math.floor((upper ?? 1_000_000) / unit - (upperOpen ? 1e-9 : 0));
+    return fc
+      .integer({ min: Math.max(min, Number.MIN_SAFE_INTEGER), max: Math.min(max, Number.MAX_SAFE_INTEGER) })
+      .map((k) => k * unit);
+  }
+  return fc.double({
+    min: lower ?? -1e9,
+    max: upper ?? 1e9,
+    minExcluded: lowerOpen,
+    maxExcluded: upperOpen,
+    noNaN: true,
+    noDefaultInfinity: true,
+  });
+}
+
+function arrayArbitrary(schema: JsonSchema, ctx: Context, depth: number): Derived {
+  const minLength = schema.minItems ?? 0;
+  if (schema.prefixItems) {
+    const parts = schema.prefixItems.map((s) => derive(s, ctx, depth + 1));
+    return parts.every((p) => p !== undefined) ? fc.tuple(...(parts as fc.Arbitrary<unknown>[])) : undefined;
+  }
+  const items = schema.items ? derive(schema.items, ctx, depth + 1) : fc.jsonValue({ maxDepth: 1 });
+  // Past the recursion bound an item has no value left: only the empty array remains, if allowed.
+  if (items === undefined) return minLength === 0 ? fc.constant([]) : undefined;
+  return fc.array(items, { minLength, maxLength: schema.maxItems ?? Math.max(depth > 2 ? 1 : 4, minLength) });
+}
+
+function objectArbitrary(schema: JsonSchema, ctx: Context, depth: number): Derived {
+  const required = new Set(schema.required ?? []);
+  const record: Record<string, fc.Arbitrary<unknown>> = {};
+  for (const [name, child] of Object.entries(schema.properties ?? {})) {
+    const value = derive(child, ctx, depth + 1);
+    if (value !== undefined) record[name] = value;
+    else if (required.has(name)) return undefined;
+  }
+  return fc.record(record, { requiredKeys: Object.keys(record).filter((name) => required.has(name)) });
+}
+
+// allOf of object schemas (zod's intersections): one object with every part's properties.
+function mergeAllOf(parts: JsonSchema[], ctx: Context): JsonSchema {
+  const resolved = parts.map((part) => (part.$ref === undefined ? part : resolveRef(part.$ref, ctx.root)));
+  if (!resolved.every((part) => part.type === "object" || part.properties !== undefined)) {
+    return resolved[0] as JsonSchema; // the zod schema's safeParse checks the other parts
+  }
+  return {
+    type: "object",
+    properties: Object.assign({}, ...resolved.map((part) => part.properties ?? {})),
+    required: resolved.flatMap((part) => part.required ?? []),
+  };
+}
+
+function derive(schema: JsonSchema, ctx: Context, depth: number): Derived {
+  if (schema.$ref !== undefined) {
+    // `times` expansions of this $ref enclose this one: it recurses `times` levels deep.
+    const times = ctx.expanding.get(schema.$ref) ?? 0;
+    if (times > ctx.limits.maxRecursion) return undefined;
+    ctx.expanding.set(schema.$ref, times + 1);
+    try {
+      return derive(resolveRef(schema.$ref, ctx.root), ctx, depth);
+    } finally {
+      ctx.expanding.set(schema.$ref, times);
+    }
+  }
+  if (schema.const !== undefined) return fc.constant(schema.const);
+  if (schema.enum) return fc.constantFrom(...schema.enum);
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (alternatives) {
+    const derived = alternatives.map((s) => derive(s, ctx, depth + 1)).filter((a) => a !== undefined);
+    return derived.length === 0 ? undefined : fc.oneof(...derived);
+  }
+  if (schema.allOf) {
+    const merged = schema.allOf.length === 1 ? (schema.allOf[0] as JsonSchema) : mergeAllOf(schema.allOf, ctx);
+    return derive(merged, ctx, depth);
+  }
+  if (Array.isArray(schema.type)) {
+    const derived = schema.type.map((type) => derive({ ...schema, type }, ctx, depth)).filter((a) => a !== undefined);
+    return derived.length === 0 ? undefined : fc.oneof(...derived);
+  }
+  const type = schema.type ?? (schema.properties ? "object" : schema.items ? "array" : undefined);
+  switch (type) {
+    case "string":
+      return stringArbitrary(schema, ctx);
+    case "integer":
+      return numberArbitrary(schema, true);
+    case "number":
+      return numberArbitrary(schema, false);
+    case "boolean":
+      return fc.boolean();
+    case "null":
+      return fc.constant(null);
+    case "array":
+      return arrayArbitrary(schema, ctx, depth);
+    case "object":
+      return objectArbitrary(schema, ctx, depth);
+    case undefined:
+      // `{}`: any JSON value (z.any(), z.unknown()).
+      return fc.jsonValue({ maxDepth: 2 });
+    default:
+      throw new ArbitraryDerivationError(`cannot derive values for JSON Schema type "${type}"`);
+  }
+}
+
+/**
+ * Values described by a JSON Schema document: same-document `$ref`s (`#`, `#/$defs/…`) are resolved, and a
+ * recursive `$ref` is expanded at most `limits.maxRecursion` times inside itself (then only the finite
+ * branches remain: optional properties left out, arrays empty, other alternatives).
+ */
+export function fromJsonSchema(root: JsonSchema, limits: DerivationLimits): fc.Arbitrary<unknown> {
+  // The root is being expanded already: a `$ref` to "#" inside it is its first recursion.
+  const derived = derive(root, { root, limits, expanding: new Map([["#", 1]]) }, 0);
+  if (derived === undefined) {
+    throw new ArbitraryDerivationError(
+      `the schema is recursive with no finite value within ${limits.maxRecursion} levels (every branch refers to itself)`,
+    );
+  }
+  return derived;
+}

@@ -1,0 +1,50 @@
+import type { HttpResponse } from "../../http/message";
+
+/**
+ * Where a response carries work to run once it has been sent. `Symbol.for`, so that the ESM and
+ * CJS copies of the package (and a future adapter in `rest-webhooks/node`) agree on the key.
+ */
+const AFTER_SEND: unique symbol = Symbol.for("rest-webhooks.after-send");
+
+/**
+ * A response that may carry a callback to run once it has been sent. The key is a symbol, so the
+ * callback survives wrappers that copy the response with spread (`{ ...response, headers }`).
+ */
+export type AfterSendResponse = HttpResponse & { [AFTER_SEND]?: () => void };
+
+/**
+ * Attaches `callback` to `response`, to be run by the I/O layer once the response has been sent;
+ * a callback already attached runs first.
+ * @param response the response to send; it is returned, with the callback attached.
+ * @param callback must not throw (the I/O layer runs it outside any request).
+ * @example return withAfterSend(empty(202), () => runner.wake());
+ */
+export function withAfterSend(response: HttpResponse, callback: () => void): AfterSendResponse {
+  const carrier = response as AfterSendResponse;
+  const before = carrier[AFTER_SEND];
+  carrier[AFTER_SEND] =
+    before === undefined
+      ? callback
+      : () => {
+          before();
+          callback();
+        };
+  return carrier;
+}
+
+/**
+ * Removes the after-send callback from `response` and returns it, so that it runs exactly once: an
+ * adapter (or your own I/O glue) calls this before sending and runs the callback after.
+ * @param response the response about to be sent.
+ * @returns the callback, or `undefined` when the response carries none.
+ * @example
+ * const callback = takeAfterSend(response);
+ * if (callback !== undefined) res.once("finish", callback); // node:http: the response was handed to the OS
+ * sendResponse(res, response);
+ */
+export function takeAfterSend(response: HttpResponse): (() => void) | undefined {
+  const carrier = response as AfterSendResponse;
+  const callback = carrier[AFTER_SEND];
+  if (callback !== undefined) delete carrier[AFTER_SEND];
+  return callback;
+}

@@ -1,0 +1,201 @@
+/**
+ * The shop's configuration: `loadConfig` read from environment variables, `main.ts` started as `npm start`
+ * starts it, and the webhook URL policy that WEBHOOKS_ALLOW_INSECURE_URLS switches.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createShop, type Shop } from "../../examples/shop/app";
+import { loadConfig, type ShopConfig } from "../../examples/shop/config";
+import { type Listening, listen } from "../../examples/shop/server";
+import { client, eventually } from "./shop-harness";
+
+const SECRETS = {
+  SHOP_JWT_SECRET: "j".repeat(32),
+  SHOP_API_KEY: "sk_test_0123456789abcdef",
+};
+
+function loaded(env: Record<string, string | undefined>) {
+  const result = loadConfig(env);
+  if (!result.ok) throw new Error(`expected a valid configuration, got: ${result.errors.join("; ")}`);
+  return result;
+}
+
+/** The variable each configuration error names (the text before the colon). */
+function failing(env: Record<string, string | undefined>): string[] {
+  const result = loadConfig(env);
+  if (result.ok) throw new Error("expected the configuration to be refused");
+  return result.errors.map((error) => error.split(":")[0] as string);
+}
+
+describe("loadConfig", () => {
+  it("listens on 127.0.0.1:3000 with in-memory storage by default", () => {
+    const { server, shop } = loaded({});
+    expect(server).toEqual({ port: 3000, host: "127.0.0.1" });
+    expect(shop.storage).toEqual({ kind: "memory" });
+    expect(shop.bodyLimit).toBe(65_536);
+    expect(shop.allowInsecureWebhookUrls).toBe(false);
+  });
+
+  it("reads PORT, and refuses one that is not a port number", () => {
+    expect(loaded({ PORT: "8080" }).server.port).toBe(8080);
+    expect(loaded({ PORT: "0" }).server.port).toBe(0);
+    expect(failing({ PORT: "http" })).toEqual(["PORT"]);
+    expect(failing({ PORT: "70000" })).toEqual(["PORT"]);
+  });
+
+  it("generates SHOP_API_KEY and SHOP_JWT_SECRET in development when unset, and says so", () => {
+    const first = loaded({});
+    expect(first.generated.sort()).toEqual(["SHOP_API_KEY", "SHOP_JWT_SECRET"]);
+    expect(first.shop.apiKey).toMatch(/^sk_dev_[A-Za-z0-9_-]{32}$/);
+    expect(first.shop.jwtSecret.length).toBeGreaterThanOrEqual(32);
+    // Fresh for each start, never a fixed default.
+    expect(loaded({}).shop.apiKey).not.toBe(first.shop.apiKey);
+    const given = loaded(SECRETS);
+    expect(given.generated).toEqual([]);
+    expect(given.shop.apiKey).toBe(SECRETS.SHOP_API_KEY);
+    expect(given.shop.jwtSecret).toBe(SECRETS.SHOP_JWT_SECRET);
+  });
+
+  it("refuses to start in production without both secrets, or with insecure webhook URLs", () => {
+    expect(failing({ NODE_ENV: "production" }).sort()).toEqual(["SHOP_API_KEY", "SHOP_JWT_SECRET"]);
+    expect(failing({ NODE_ENV: "production", SHOP_API_KEY: SECRETS.SHOP_API_KEY })).toEqual(["SHOP_JWT_SECRET"]);
+    expect(failing({ NODE_ENV: "production", ...SECRETS, WEBHOOKS_ALLOW_INSECURE_URLS: "1" })).toEqual([
+      "WEBHOOKS_ALLOW_INSECURE_URLS",
+    ]);
+    expect(loaded({ NODE_ENV: "production", ...SECRETS }).generated).toEqual([]);
+  });
+
+  it("refuses secrets too short to be secrets", () => {
+    expect(failing({ SHOP_JWT_SECRET: "short" })).toEqual(["SHOP_JWT_SECRET"]);
+    expect(failing({ SHOP_API_KEY: "short" })).toEqual(["SHOP_API_KEY"]);
+  });
+
+  it("turns WEBHOOKS_ALLOW_INSECURE_URLS on only for 1, true or yes", () => {
+    for (const on of ["1", "true", "yes"]) {
+      expect(loaded({ WEBHOOKS_ALLOW_INSECURE_URLS: on }).shop.allowInsecureWebhookUrls).toBe(true);
+    }
+    for (const off of [undefined, "", "0", "false", "no"]) {
+      expect(loaded({ WEBHOOKS_ALLOW_INSECURE_URLS: off }).shop.allowInsecureWebhookUrls).toBe(false);
+    }
+    expect(failing({ WEBHOOKS_ALLOW_INSECURE_URLS: "maybe" })).toEqual(["WEBHOOKS_ALLOW_INSECURE_URLS"]);
+  });
+
+  it("uses PostgreSQL when DATABASE_URL is set, in SHOP_DB_SCHEMA", () => {
+    const { shop } = loaded({ DATABASE_URL: "postgres://u@db.example:5432/shop", SHOP_DB_SCHEMA: "store" });
+    expect(shop.storage).toEqual({ kind: "postgres", url: "postgres://u@db.example:5432/shop", schema: "store" });
+    expect(failing({ DATABASE_URL: "mysql://u@db.example/shop" })).toEqual(["DATABASE_URL"]);
+  });
+});
+
+describe("WEBHOOKS_ALLOW_INSECURE_URLS", () => {
+  let running: { shop: Shop; server: Listening } | undefined;
+  afterEach(async () => {
+    await running?.server.close();
+    await running?.shop.close();
+    running = undefined;
+  });
+
+  async function start(env: Record<string, string>): Promise<{ apiKey: string; url: string }> {
+    const config: ShopConfig = { ...loaded({ ...SECRETS, ...env }).shop, deliver: false };
+    const shop = await createShop(config);
+    const server = await listen(shop.handler, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
+    running = { shop, server };
+    return { apiKey: config.apiKey, url: server.url };
+  }
+
+  const register = (url: string, apiKey: string, target: string) =>
+    client(url, apiKey)("POST", "/v1/webhook_endpoints", {
+      body: `url=${encodeURIComponent(target)}&enabled_events[]=order.*`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+
+  const refused: [string, string][] = [
+    ["http://hooks.example.com/in", "insecure_scheme"],
+    ["https://127.0.0.1:4000/webhooks", "forbidden_address"],
+    ["https://localhost:4000/webhooks", "forbidden_address"],
+    ["https://[::1]:4000/webhooks", "forbidden_address"],
+  ];
+
+  it("unset: http:// and loopback consumer URLs are refused with a 422 problem", async () => {
+    const { apiKey, url } = await start({});
+    for (const [target, code] of refused) {
+      const reply = await register(url, apiKey, target);
+      expect(reply.status, target).toBe(422);
+      expect(reply.headers.get("content-type"), target).toBe("application/problem+json");
+      expect(reply.json().code, target).toBe(code);
+    }
+    // A public HTTPS address is accepted (an IP literal: no DNS needed).
+    expect((await register(url, apiKey, "https://1.1.1.1/webhooks")).status).toBe(201);
+  });
+
+  it("set to 1: a local consumer on http://127.0.0.1 can be registered", async () => {
+    const { apiKey, url } = await start({ WEBHOOKS_ALLOW_INSECURE_URLS: "1" });
+    expect((await register(url, apiKey, "http://127.0.0.1:4000/webhooks")).status).toBe(201);
+    expect((await register(url, apiKey, "http://localhost:4000/webhooks")).status).toBe(201);
+  });
+});
+
+describe("npm start (examples/shop/main.ts)", () => {
+  const MAIN = fileURLToPath(new URL("../../examples/shop/main.ts", import.meta.url));
+  let child: ChildProcess | undefined;
+  afterEach(() => {
+    if (child?.exitCode === null) child.kill("SIGKILL");
+    child = undefined;
+  });
+
+  function run(env: Record<string, string>) {
+    const base = { ...process.env };
+    for (const name of Object.keys(base)) {
+      if (/^(SHOP_|DATABASE_URL$|NODE_ENV$|PORT$|HOST$|WEBHOOKS_)/.test(name)) delete base[name];
+    }
+    const started = spawn(process.execPath, ["--import", "tsx", MAIN], {
+      env: { ...base, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child = started;
+    const output = { stdout: "", stderr: "" };
+    started.stdout?.on("data", (chunk: Buffer) => {
+      output.stdout += chunk.toString();
+    });
+    started.stderr?.on("data", (chunk: Buffer) => {
+      output.stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => started.on("exit", resolve));
+    return { started, output, exited };
+  }
+
+  it("prints the generated API key and an admin token in development, and both work", async () => {
+    const { started, output, exited } = run({ PORT: "0" });
+    const url = await eventually(
+      "the shop to listen",
+      () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output.stdout)?.[1],
+      30_000,
+    );
+    const apiKey = await eventually(
+      "the generated API key",
+      () => /SHOP_API_KEY was not set; generated for this run: (sk_dev_\S+)/.exec(output.stdout)?.[1],
+      30_000,
+    );
+    const token = await eventually(
+      "the admin token",
+      () => /An admin token for it \(1 h\):\n\s+(\S+)/.exec(output.stdout)?.[1],
+      30_000,
+    );
+    expect((await client(url, apiKey)("GET", "/v1/webhook_endpoints")).status).toBe(200);
+    const created = await client(url, token)("POST", "/users", { body: { name: "Started", tier: "basic" } });
+    expect(created.status).toBe(201);
+    started.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(output.stdout).toContain("SIGTERM, shutting down");
+  }, 60_000);
+
+  it("exits with status 1 and names the missing secrets in production", async () => {
+    const { output, exited } = run({ NODE_ENV: "production", PORT: "0" });
+    expect(await exited).toBe(1);
+    expect(output.stderr).toContain("shop: invalid configuration");
+    expect(output.stderr).toContain("SHOP_API_KEY");
+    expect(output.stderr).toContain("SHOP_JWT_SECRET");
+    expect(output.stdout).not.toContain("listening on");
+  }, 60_000);
+});

@@ -1,0 +1,207 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { HttpRequest } from "../../../src/http/message";
+import { scheduleBackoff } from "../../../src/webhooks/delivery/backoff";
+import { createEndpointAdmin as createCoreEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
+import { createEndpointHandler as createCoreEndpointHandler } from "../../../src/webhooks/delivery/endpoint-handler";
+import { createEvent } from "../../../src/webhooks/delivery/event";
+import {
+  checkResolvedAddresses,
+  checkResolvedEndpointUrl,
+  type HostResolver,
+} from "../../../src/webhooks/delivery/url-policy";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/memory/queue/index";
+import {
+  createDeliveryWorker,
+  createEndpointAdmin,
+  createEndpointHandler,
+  systemResolver,
+} from "../../../src/webhooks/node/delivery/index";
+import { localServer } from "./local-server";
+
+// No real DNS: names resolve to what the table says at the time of the call.
+function resolver(table: Record<string, string[]>, calls: string[] = []): HostResolver {
+  return async (hostname) => {
+    calls.push(hostname);
+    const addresses = table[hostname];
+    if (addresses === undefined) {
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+    }
+    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+}
+
+const PUBLIC = "93.184.216.34";
+
+describe("registration resolves the host name (SSRF)", () => {
+  it.each([
+    ["loopback", "127.0.0.1"],
+    ["loopback v6", "::1"],
+    ["private", "10.0.0.1"],
+    ["private 172.16", "172.16.5.4"],
+    ["private 192.168", "192.168.1.1"],
+    ["link-local (cloud metadata)", "169.254.169.254"],
+    ["link-local v6", "fe80::1"],
+    ["CGNAT", "100.64.0.1"],
+    ["multicast", "224.0.0.1"],
+    ["unspecified", "0.0.0.0"],
+    ["unique-local v6", "fd00::1"],
+    ["IPv4-mapped v6", "::ffff:127.0.0.1"],
+    ["NAT64 of loopback", "64:ff9b::7f00:1"],
+  ])("refuses a name that resolves to %s (%s)", async (_kind, address) => {
+    const result = await checkResolvedEndpointUrl(
+      "https://evil.example/hooks",
+      resolver({ "evil.example": [address] }),
+    );
+    expect(result).toMatchObject({ ok: false, code: "forbidden_address", address });
+  });
+
+  it("refuses 127.0.0.1.nip.io (a public wildcard name for loopback)", async () => {
+    const resolve = resolver({ "127.0.0.1.nip.io": ["127.0.0.1"] });
+    expect(await checkResolvedEndpointUrl("https://127.0.0.1.nip.io/hooks", resolve)).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+      addressClass: "loopback",
+    });
+  });
+
+  it("refuses a name when ANY of its addresses is forbidden (no partial trust)", async () => {
+    const resolve = resolver({ "mixed.example": [PUBLIC, "2606:4700::1", "10.1.2.3"] });
+    expect(await checkResolvedEndpointUrl("https://mixed.example/", resolve)).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+      addressClass: "private",
+    });
+  });
+
+  it("accepts a name whose every address is public", async () => {
+    const resolve = resolver({ "hooks.example": [PUBLIC, "2606:4700:4700::1111"] });
+    const result = await checkResolvedEndpointUrl("https://hooks.example/in", resolve);
+    expect(result.ok).toBe(true);
+  });
+
+  it("refuses a name that does not resolve, or resolves to nothing, as unresolvable_host", async () => {
+    expect(await checkResolvedEndpointUrl("https://nowhere.example/", resolver({}))).toMatchObject({
+      ok: false,
+      code: "unresolvable_host",
+      host: "nowhere.example",
+    });
+    expect(checkResolvedAddresses("empty.example", [])).toMatchObject({ code: "unresolvable_host" });
+  });
+
+  it("does not resolve IP literals, allow-listed names, or URLs refused already", async () => {
+    const calls: string[] = [];
+    const resolve = resolver({}, calls);
+    expect((await checkResolvedEndpointUrl(`https://${PUBLIC}/`, resolve)).ok).toBe(true);
+    const policy = { allowHttp: true, allow: ["dev.internal"] };
+    expect((await checkResolvedEndpointUrl("http://dev.internal:3000/", resolve, policy)).ok).toBe(true);
+    expect(await checkResolvedEndpointUrl("http://plain.example/", resolve)).toMatchObject({ code: "insecure_scheme" });
+    expect(await checkResolvedEndpointUrl("https://localhost./", resolve)).toMatchObject({ code: "forbidden_address" });
+    expect(calls).toEqual([]);
+  });
+
+  it("the endpoint admin refuses such a URL on create and on a URL change", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const resolve = resolver({ "good.example": [PUBLIC], "evil.example": ["169.254.169.254"] });
+    const admin = createCoreEndpointAdmin({ endpoints, queue, resolve });
+    expect(await admin.create({ url: "https://evil.example/in", enabled_events: ["*"] })).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+      addressClass: "link_local",
+    });
+    const created = await admin.create({ url: "https://good.example/in", enabled_events: ["*"] });
+    if (!created.ok) throw new Error("create failed");
+    expect(await admin.update(created.value.id, { url: "https://evil.example/in" })).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+    });
+    expect((await endpoints.get(created.value.id))?.url).toBe("https://good.example/in");
+  });
+
+  it("the endpoint API answers 422 forbidden_address / unresolvable_host", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const handler = createCoreEndpointHandler({
+      endpoints,
+      queue,
+      apiKeys: ["sk_test_key"],
+      resolve: resolver({ "evil.example": ["127.0.0.1"] }),
+    });
+    const post = (url: string): HttpRequest => ({
+      method: "POST",
+      path: "/v1/webhook_endpoints",
+      search: "",
+      query: {},
+      headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
+      body: new TextEncoder().encode(JSON.stringify({ url, enabled_events: ["*"] })),
+    });
+    for (const [url, code] of [
+      ["https://evil.example/in", "forbidden_address"],
+      ["https://nowhere.example/in", "unresolvable_host"],
+    ]) {
+      const res = await handler(post(url as string));
+      expect(res.status).toBe(422);
+      expect(JSON.parse(String(res.body))).toMatchObject({ code, errors: [{ pointer: "/url", code }] });
+    }
+  });
+
+  it("the node layer's admin resolves by default; `resolve` replaces the resolver and `false` turns it off", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const injected = createEndpointAdmin({ endpoints, queue, resolve: resolver({ "evil.example": ["10.0.0.1"] }) });
+    expect(await injected.create({ url: "https://evil.example/", enabled_events: ["*"] })).toMatchObject({
+      code: "forbidden_address",
+    });
+    const off = createEndpointAdmin({ endpoints, queue, resolve: false });
+    expect((await off.create({ url: "https://evil.example/", enabled_events: ["*"] })).ok).toBe(true);
+    expect(typeof createEndpointHandler({ endpoints, queue, apiKeys: ["k"] })).toBe("function");
+    // The default resolver is the system's: localhost comes from the hosts file, no network needed.
+    const local = await systemResolver("localhost");
+    expect(local.length).toBeGreaterThan(0);
+    expect(checkResolvedAddresses("localhost", local)).toMatchObject({ code: "forbidden_address" });
+  });
+});
+
+describe("DNS rebinding: public at registration, loopback at send time", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()?.();
+  });
+
+  it("is refused at send time: nothing reaches the server, the attempt is logged as ssrf_blocked", async () => {
+    const server = await localServer();
+    const table: Record<string, string[]> = { "rebind.example": [PUBLIC] };
+    const resolve = resolver(table);
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const urlPolicy = { allowHttp: true };
+    const admin = createEndpointAdmin({ endpoints, queue, urlPolicy, resolve });
+    const created = await admin.create({ url: `http://rebind.example:${server.port}/hooks`, enabled_events: ["*"] });
+    expect(created.ok).toBe(true);
+    if (!created.ok) return;
+
+    // The attacker's DNS now answers loopback.
+    table["rebind.example"] = ["127.0.0.1"];
+    const worker = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: { urlPolicy, resolve, timeoutMs: 30_000 },
+      retry: scheduleBackoff([0], 0),
+    });
+    cleanups.push(async () => {
+      await worker.stop();
+      await server.close();
+    });
+    worker.start();
+    const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }));
+    await worker.drained();
+
+    expect(server.received).toHaveLength(0);
+    expect((await queue.get(deliveryIds[0]!))?.state).toMatchObject({
+      status: "exhausted",
+      lastErrorKind: "ssrf_blocked",
+    });
+    const [line] = await queue.attempts({ endpointId: created.value.id });
+    expect(line).toMatchObject({ errorKind: "ssrf_blocked", status: null });
+  });
+});

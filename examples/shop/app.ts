@@ -1,6 +1,6 @@
 import { conditional } from "rest-webhooks/caching";
 import type { Handler } from "rest-webhooks/http";
-import { DEFAULT_REPLAY_HEADERS, idempotency } from "rest-webhooks/idempotency";
+import { idempotency } from "rest-webhooks/idempotency";
 import { createRouter, type Router } from "rest-webhooks/routing";
 import type { DeliveryWorker, DeliveryWorkerEvent } from "rest-webhooks/webhooks/node";
 import { createVerifier, principalOf } from "./auth";
@@ -70,8 +70,6 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
     idempotent: idempotency({
       store: storage.idempotency,
       identify: (request) => principalOf(request).subject,
-      // A replay repeats the first answer's headers, Cache-Control (private, no-cache) included.
-      replayHeaders: [...DEFAULT_REPLAY_HEADERS, "cache-control"],
     }),
     conditionalList: (next) => conditional(next, { now }),
   };

@@ -1,7 +1,12 @@
 import type { Handler } from "rest-webhooks/http";
 import type { Router } from "rest-webhooks/routing";
-import { createEndpointHandler, scheduleBackoff, type UrlPolicy } from "rest-webhooks/webhooks";
-import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerEvent } from "rest-webhooks/webhooks/node";
+import { scheduleBackoff, type UrlPolicy } from "rest-webhooks/webhooks";
+import {
+  createDeliveryWorker,
+  createEndpointHandler,
+  type DeliveryWorker,
+  type DeliveryWorkerEvent,
+} from "rest-webhooks/webhooks/node";
 import { revalidated } from "./body-validators";
 import { LIST_CACHE_CONTROL } from "./http-caching";
 import type { ShopStorage } from "./storage/types";

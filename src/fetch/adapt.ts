@@ -1,4 +1,5 @@
 import { type AdapterOptions, logError } from "../http/adapter-options";
+import { takeAfterSend } from "../http/after-send";
 import type { Handler, HttpRequest } from "../http/message";
 import { internalErrorResponse, isHttpProblem } from "../http/problem";
 import { readRequest } from "./request";
@@ -7,22 +8,45 @@ import { sendResponse } from "./response";
 /**
  * Adapts a {@link Handler} to the Fetch shape `(Request) => Promise<Response>` used by Deno, Bun,
  * Cloudflare Workers and service workers. A thrown {@link HttpProblem} is sent as its problem document;
- * any other error goes to `onError` and the client gets a bare 500 problem.
+ * any other error goes to `onError` and the client gets a bare 500 problem. A response's after-send
+ * callback ({@link withAfterSend}) runs once the `Response` has been returned, through `afterSend`.
  * @example export default { fetch: adapt(handler) }
  */
 export function adapt(handler: Handler, options: AdapterOptions = {}): (request: Request) => Promise<Response> {
   const onError = options.onError ?? logError;
-  return async (native) => {
+  const schedule = options.afterSend ?? queueMicrotask;
+  const ignore = () => {};
+  return (native) => {
     let request: HttpRequest | undefined;
-    try {
-      const read = await readRequest(native, options);
-      if (!read.ok) return sendResponse(read.problem.toResponse(), native.method);
-      request = read.request;
-      return sendResponse(await handler(read.request), native.method);
-    } catch (error) {
-      if (isHttpProblem(error)) return sendResponse(error.toResponse(), native.method);
-      onError(error, request);
-      return sendResponse(internalErrorResponse(), native.method);
-    }
+    let callback: (() => void) | undefined;
+    const pending = (async () => {
+      try {
+        const read = await readRequest(native, options);
+        if (!read.ok) return sendResponse(read.problem.toResponse(), native.method);
+        request = read.request;
+        const response = await handler(read.request);
+        callback = takeAfterSend(response);
+        return sendResponse(response, native.method);
+      } catch (error) {
+        callback = undefined;
+        if (isHttpProblem(error)) return sendResponse(error.toResponse(), native.method);
+        onError(error, request);
+        return sendResponse(internalErrorResponse(), native.method);
+      }
+    })();
+    // Registered before the caller can await `pending`, this reaction runs first; the microtask it
+    // queues runs after the caller's own reaction, i.e. once the caller holds the Response.
+    pending.then(() => {
+      const run = callback;
+      if (run === undefined) return;
+      schedule(() => {
+        try {
+          run();
+        } catch (error) {
+          onError(error, request);
+        }
+      });
+    }, ignore);
+    return pending;
   };
 }

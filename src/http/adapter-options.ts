@@ -1,3 +1,4 @@
+import type { withAfterSend } from "./after-send";
 import type { HttpRequest } from "./message";
 import { HttpProblem, type HttpProblemCode } from "./problem";
 
@@ -15,6 +16,14 @@ export interface AdapterOptions {
    * @default logs the error to stderr
    */
   onError?: (error: unknown, request: HttpRequest | undefined) => void;
+  /**
+   * Schedules a response's after-send callback ({@link withAfterSend}) once the response has been
+   * handed over. node:http runs it on the response's `'finish'` event and ignores this option; a
+   * Fetch runtime does not say when it has written a response, so pass a later hook if it has one,
+   * e.g. `(run) => setTimeout(run, 0)` on Deno or Bun, or `ctx.waitUntil`-based scheduling on Workers.
+   * @default Fetch: a microtask queued after the caller's own reaction to the returned promise
+   */
+  afterSend?: (callback: () => void) => void;
 }
 
 /** The default body limit: 1 MiB. */

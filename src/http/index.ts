@@ -1,4 +1,5 @@
 export * from "./adapter-options";
+export * from "./after-send";
 export * from "./body";
 export * from "./header-list";
 export * from "./media-type";

@@ -26,6 +26,12 @@ export const HTTP_PROBLEM_CODES = [
   "validation_failed",
   // 500: a handler threw something other than an {@link HttpProblem}; no detail leaks.
   "internal_error",
+  // 400: node's HTTP parser refused the request before any handler ran (RFC 9112 §2.2).
+  "malformed_request",
+  // 431: the request's header section is over node's limit (RFC 6585 §5).
+  "headers_too_large",
+  // 408: the request was not received in time (RFC 9110 §15.5.9).
+  "request_timeout",
 ] as const;
 
 /** A stable `code` of a problem created by `rest-webhooks/http` or an adapter. */

@@ -6,7 +6,8 @@ export const REPLAYED_HEADER = "idempotent-replayed";
 
 /**
  * Header fields kept with a stored response by default: those describing the representation or
- * the created resource. `set-cookie` and per-request fields (`date`, tracing ids) are left out.
+ * the created resource, and its cacheability (a replay must not become cacheable where the first
+ * answer was not). `set-cookie` and per-request fields (`date`, tracing ids) are left out.
  */
 export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
   "content-type",
@@ -17,6 +18,8 @@ export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
   "etag",
   "last-modified",
   "link",
+  "cache-control",
+  "vary",
 ];
 
 /**

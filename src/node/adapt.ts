@@ -1,7 +1,9 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { type AdapterOptions, contentLength, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
+import { takeAfterSend } from "../http/after-send";
 import type { Handler, HttpResponse } from "../http/message";
 import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/problem";
+import { answerClientError } from "./client-error";
 import { NodeRequest, startBody } from "./request";
 import { sendOrDestroy, sendResponse } from "./response";
 
@@ -10,7 +12,8 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => voi
 
 /**
  * Adapts a {@link Handler} to a node:http request listener. A thrown {@link HttpProblem} is sent as its
- * problem document; any other error goes to `onError` and the client gets a bare 500 problem.
+ * problem document; any other error goes to `onError` and the client gets a bare 500 problem. A
+ * response's after-send callback (`withAfterSend`) runs on the response's `'finish'` event.
  * @example http.createServer(adapt(handler)).listen(3000)
  */
 export function adapt(handler: Handler, options: AdapterOptions = {}): RequestListener {
@@ -24,6 +27,18 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): RequestLi
   };
 
   const finish = (res: ServerResponse, request: NodeRequest, response: HttpResponse) => {
+    const callback = takeAfterSend(response);
+    // 'finish': the whole response was handed to the operating system. A connection that breaks
+    // first never finishes, and the callback does not run.
+    if (callback !== undefined) {
+      res.once("finish", () => {
+        try {
+          callback();
+        } catch (error) {
+          onError(error, request);
+        }
+      });
+    }
     try {
       sendResponse(res, response);
     } catch (error) {
@@ -66,14 +81,16 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): RequestLi
 
 /**
  * Creates a node:http server serving `handler`. Repeated request header fields are joined with ", "
- * (RFC 9110 §5.3), and `Expect: 100-continue` with a declared body over the limit gets the 413 instead
- * of the 100 (RFC 9110 §10.1.1), so the client never sends it.
+ * (RFC 9110 §5.3), `Expect: 100-continue` with a declared body over the limit gets the 413 instead
+ * of the 100 (RFC 9110 §10.1.1), so the client never sends it, and a request node's parser refuses
+ * (an invalid method token, a malformed header) gets a problem document ({@link answerClientError}).
  * @example createServer(handler).listen(3000, "127.0.0.1")
  */
 export function createServer(handler: Handler, options: AdapterOptions = {}): Server {
   const listener = adapt(handler, options);
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const server = createHttpServer({ joinDuplicateHeaders: true }, listener);
+  server.on("clientError", answerClientError);
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
     const declared = contentLength(req.headers["content-length"]);
     if (declared === undefined || Number.isNaN(declared) || declared <= limit) res.writeContinue();

@@ -5,5 +5,6 @@
 export type { AdapterOptions, ReadRequestResult } from "../http/adapter-options";
 export type { Handler, HttpRequest, HttpResponse } from "../http/message";
 export { adapt, createServer, type RequestListener } from "./adapt";
+export { answerClientError } from "./client-error";
 export { readRequest } from "./request";
 export { sendResponse } from "./response";

@@ -4,6 +4,7 @@
  */
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { AdapterOptions } from "../../src/http/adapter-options";
+import { withAfterSend } from "../../src/http/after-send";
 import { jsonBody, safeFormBody } from "../../src/http/body";
 import { empty, type Handler, type HttpRequest, json } from "../../src/http/message";
 import { HttpProblem } from "../../src/http/problem";
@@ -312,6 +313,46 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         const response = await send({ path: "/" });
         expect(response.status).toBe(500);
         expect(onError).toHaveBeenCalledTimes(1);
+      });
+    });
+
+    describe("after-send callbacks", () => {
+      // The order against the client is proven from another thread in test/webhooks/consumer: in one
+      // process, the server hands the bytes to the OS before this client can have read them.
+      it("runs a response's after-send callback exactly once, after the response was sent", async () => {
+        let calls = 0;
+        let ranResolve = () => {};
+        const ran = new Promise<void>((resolve) => {
+          ranResolve = resolve;
+        });
+        const response = json(202, { ok: true });
+        const { send } = await serve(() =>
+          withAfterSend(response, () => {
+            calls++;
+            ranResolve();
+          }),
+        );
+        expect((await send({ method: "POST", path: "/", body: "x" })).status).toBe(202);
+        await ran;
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(calls).toBe(1);
+      });
+
+      it("reports a callback that throws to onError and keeps serving", async () => {
+        onError.mockClear();
+        const failure = new Error("wake failed");
+        const reported = new Promise<void>((resolve) => {
+          onError.mockImplementationOnce(() => resolve());
+        });
+        const { send } = await serve(() =>
+          withAfterSend(empty(204), () => {
+            throw failure;
+          }),
+        );
+        expect((await send({ path: "/" })).status).toBe(204);
+        await reported;
+        expect(onError).toHaveBeenCalledWith(failure, expect.objectContaining({ path: "/" }));
+        expect((await send({ path: "/" })).status).toBe(204);
       });
     });
 

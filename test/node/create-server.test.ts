@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { json } from "../../src/http/message";
 import { createServer, readRequest, sendResponse } from "../../src/node";
@@ -102,5 +102,51 @@ describe("node readRequest and sendResponse", () => {
       }),
     );
     expect(JSON.parse(await rawGet(port, []))).toStrictEqual({ path: "/" });
+  });
+});
+
+/** Writes `bytes` on a raw socket and resolves with everything the server sends until it closes. */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.end(bytes));
+    let received = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    socket.on("close", () => resolve(received));
+    socket.on("error", reject);
+  });
+}
+
+const statusAndProblem = (raw: string) => {
+  const [head = "", body = ""] = raw.split("\r\n\r\n");
+  return { statusLine: head.split("\r\n")[0], head: head.toLowerCase(), problem: JSON.parse(body) };
+};
+
+describe("requests node's parser refuses (clientError)", () => {
+  it("answers an invalid method token with a 400 problem document (RFC 9112 §2.2)", async () => {
+    let calls = 0;
+    const port = await listen(createServer(() => (calls++, json(200, {}))));
+    const { statusLine, head, problem } = statusAndProblem(
+      await rawExchange(port, "G@T / HTTP/1.1\r\nhost: x\r\n\r\n"),
+    );
+    expect(statusLine).toBe("HTTP/1.1 400 Bad Request");
+    expect(head).toContain("content-type: application/problem+json");
+    expect(head).toContain("connection: close");
+    expect(problem).toMatchObject({ status: 400, code: "malformed_request" });
+    expect(calls).toBe(0);
+  });
+
+  it("answers an oversized header section with 431 (RFC 6585 §5)", async () => {
+    const port = await listen(createServer(() => json(200, {})));
+    const raw = await rawExchange(port, `GET / HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`);
+    const { statusLine, problem } = statusAndProblem(raw);
+    expect(statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(problem).toMatchObject({ status: 431, code: "headers_too_large" });
+  });
+
+  it("keeps serving other connections afterwards", async () => {
+    const port = await listen(createServer(() => json(200, { ok: true })));
+    await rawExchange(port, "BAD\r\n\r\n");
+    expect(JSON.parse(await rawGet(port, []))).toStrictEqual({ ok: true });
   });
 });

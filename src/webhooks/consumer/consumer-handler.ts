@@ -1,8 +1,9 @@
 import { bodyTooLarge, logError } from "../../http/adapter-options";
+import { withAfterSend } from "../../http/after-send";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { type PayloadFormat, type Tolerance, verify, type WebhookScheme } from "../signing/index";
-import { withAfterSend } from "./after-send";
+import { secretList } from "../signing/secrets";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
 import type { Inbox } from "./inbox";
@@ -90,6 +91,9 @@ function inboxUnavailable(error: unknown): HttpResponse {
 export function createWebhookConsumer(options: WebhookConsumerOptions): Handler {
   const { inbox, secrets, scheme, toleranceSeconds, parse, bodyLimit, onStored } = options;
   if (typeof inbox?.add !== "function") throw new TypeError("createWebhookConsumer: inbox must have an add method.");
+  // A secret of the wrong type is misuse: refuse it here, not with a 500 on every delivery. An unset
+  // secret (undefined, "") stays a per-request `secret_invalid`, so deliveries resume once it is set.
+  secretList(secrets, "createWebhookConsumer");
   const now = options.now ?? Date.now;
   const status = options.status ?? 202;
   const eventId = options.eventId;

@@ -1,6 +1,7 @@
 /** The webhook consumer: the verifying endpoint, the inbox contract, and the processor. */
+
+export { type AfterSendResponse, takeAfterSend, withAfterSend } from "../../http/after-send";
 export { adaptWebhookConsumerFetch, type WebhookConsumerFetchOptions } from "./adapt-fetch";
-export { type AfterSendResponse, takeAfterSend, withAfterSend } from "./after-send";
 export { type ProcessorBackoff, type ProcessorBackoffOptions, processorBackoff } from "./backoff";
 export { createWebhookConsumer, type WebhookConsumerOptions } from "./consumer-handler";
 export {

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { safeJsonOrFormBody } from "../../http/body";
 import type { Handler, HttpRequest, HttpResponse } from "../../http/message";
 import { json } from "../../http/message";
+import { answeredBy } from "../../http/methods";
 import { HttpProblem, problem } from "../../http/problem";
 import { validationProblem } from "../../http/validation";
 import { type ApiKeyCheck, authenticate, compileApiKeys } from "./api-key";
@@ -23,8 +24,13 @@ function notFound(what: string): HttpResponse {
   return problem({ status: 404, code: `${what}_not_found`, detail: `No such ${what.replace("_", " ")}.` });
 }
 
+// HEAD is answered wherever GET is (RFC 9110 §9.3.2), so it is listed with it.
 function methodNotAllowed(allow: string): HttpResponse {
-  return problem({ status: 405, code: "method_not_allowed", headers: { allow } });
+  return problem({
+    status: 405,
+    code: "method_not_allowed",
+    headers: { allow: allow.replace("GET", "GET, HEAD") },
+  });
 }
 
 function refusal(result: Extract<AdminResult<unknown>, { ok: false }>): HttpResponse {
@@ -89,7 +95,8 @@ export function createEndpointHandler(options: EndpointHandlerOptions): Handler 
   const base = (options.basePath ?? "/v1/webhook_endpoints").replace(/\/+$/, "");
 
   async function route(request: HttpRequest, parts: string[]): Promise<HttpResponse> {
-    const { method } = request;
+    // HEAD runs the GET branch; the adapters send its headers without the content (RFC 9110 §9.3.2).
+    const method = answeredBy(request.method) ?? request.method;
     const [id, sub, deliveryId, action] = parts;
     if (id === undefined) {
       if (method === "POST") {

@@ -177,6 +177,14 @@ describe("createWebhookConsumer over node:http", () => {
     });
   });
 
+  it("refuses a secret of the wrong type when created (misuse is a TypeError, not a 500 per delivery)", () => {
+    const inbox = createMemoryInbox();
+    expect(() => createWebhookConsumer({ inbox, secrets: 42 as unknown as string })).toThrow(TypeError);
+    expect(() => createWebhookConsumer({ inbox, secrets: [secret, {}] as unknown as string[] })).toThrow(TypeError);
+    // An unset secret is configuration not yet done: created, and each delivery gets secret_invalid.
+    expect(() => createWebhookConsumer({ inbox, secrets: "" })).not.toThrow();
+  });
+
   it("answers 200 when configured to", async () => {
     const { url } = await serve({ status: 200 });
     expect((await post(url, delivery("msg_1"))).status).toBe(200);
@@ -479,13 +487,16 @@ describe("createWebhookConsumer on the Fetch adapter", () => {
       expect((await app(webhookRequest(delivery("msg_big", { data: "x".repeat(100) })))).status).toBe(413);
     });
 
-    it("a plain adapter never runs onStored: the processor's poll finds the event", async () => {
+    it("the plain Fetch adapter runs onStored after the Response too", async () => {
       const inbox = createMemoryInbox();
-      const onStored = vi.fn();
+      const order: string[] = [];
+      const onStored = vi.fn(() => order.push("onStored"));
       const app = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, onStored }));
-      expect((await app(webhookRequest(delivery("msg_plain")))).status).toBe(202);
+      const response = await app(webhookRequest(delivery("msg_plain")));
+      order.push("response");
+      expect(response.status).toBe(202);
       await new Promise((resolve) => setImmediate(resolve));
-      expect(onStored).not.toHaveBeenCalled();
+      expect(order).toStrictEqual(["response", "onStored"]);
       expect((await inbox.get("msg_plain"))?.state).toBe("pending");
     });
   });

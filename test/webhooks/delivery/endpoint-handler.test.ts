@@ -231,6 +231,21 @@ describe("webhook endpoint API", () => {
     expect((await handler(req("GET", "/v1/other"))).status).toBe(404);
     const put = await handler(req("PUT", "/v1/webhook_endpoints"));
     expect(put.status).toBe(405);
-    expect(put.headers.allow).toBe("GET, POST");
+    expect(put.headers.allow).toBe("GET, HEAD, POST");
+  });
+
+  it("answers HEAD as GET (RFC 9110 §9.3.2)", async () => {
+    const e = (await create()) as { id: string };
+    for (const path of [
+      "/v1/webhook_endpoints",
+      `/v1/webhook_endpoints/${e.id}`,
+      `/v1/webhook_endpoints/${e.id}/deliveries`,
+    ]) {
+      const get = await handler(req("GET", path));
+      const head = await handler(req("HEAD", path));
+      expect(head.status).toBe(200);
+      expect(head.status).toBe(get.status);
+      expect(head.headers).toStrictEqual(get.headers);
+    }
   });
 });

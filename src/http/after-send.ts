@@ -1,8 +1,8 @@
-import type { HttpResponse } from "../../http/message";
+import type { HttpResponse } from "./message";
 
 /**
  * Where a response carries work to run once it has been sent. `Symbol.for`, so that the ESM and
- * CJS copies of the package (and a future adapter in `rest-webhooks/node`) agree on the key.
+ * CJS copies of the package agree on the key.
  */
 const AFTER_SEND: unique symbol = Symbol.for("rest-webhooks.after-send");
 
@@ -33,8 +33,9 @@ export function withAfterSend(response: HttpResponse, callback: () => void): Aft
 }
 
 /**
- * Removes the after-send callback from `response` and returns it, so that it runs exactly once: an
- * adapter (or your own I/O glue) calls this before sending and runs the callback after.
+ * Removes the after-send callback from `response` and returns it, so that it runs exactly once: both
+ * adapters (`rest-webhooks/node`, `rest-webhooks/fetch`) call this before sending and run the
+ * callback after; your own I/O glue does the same.
  * @param response the response about to be sent.
  * @returns the callback, or `undefined` when the response carries none.
  * @example

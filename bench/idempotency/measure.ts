@@ -52,20 +52,48 @@ export function check(condition: boolean, what: string): void {
 
 const best = (a: Rate, b: Rate): Rate => ({ wall: Math.max(a.wall, b.wall), cpu: Math.max(a.cpu, b.cpu) });
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** What {@link compare} found: each contender's best run, and the median of the paired rounds' ratios. */
+export interface Comparison {
+  ours: Rate;
+  theirs: Rate;
+  /** Median over rounds of ours / theirs, each round's two runs taken back to back. */
+  ratio: Rate;
+}
+
 /**
- * Times `ours` and `theirs` alternately, `rounds` times each, and keeps each one's best run: on a
- * shared machine, alternating spreads the noise over both and the best run is the least disturbed.
+ * Times `ours` and `theirs` alternately, `rounds` times each (who goes first alternates too). Keeps
+ * each one's best run, and the median of the rounds' ratios: on a shared machine a disturbance
+ * hits one run of a round, so the median ratio is steadier than the ratio of two best runs.
  */
 export async function compare(
   ours: (i: number) => Promise<unknown> | unknown,
   theirs: (i: number) => Promise<unknown> | unknown,
   options: { ms: number; concurrency?: number; rounds?: number },
-): Promise<{ ours: Rate; theirs: Rate }> {
+): Promise<Comparison> {
   let result = { ours: { wall: 0, cpu: 0 }, theirs: { wall: 0, cpu: 0 } };
-  for (let round = 0; round < (options.rounds ?? 3); round++) {
-    const a = await throughput(ours, options);
-    const b = await throughput(theirs, options);
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let round = 0; round < (options.rounds ?? 5); round++) {
+    let a: Rate;
+    let b: Rate;
+    if (round % 2 === 0) {
+      a = await throughput(ours, options);
+      b = await throughput(theirs, options);
+    } else {
+      b = await throughput(theirs, options);
+      a = await throughput(ours, options);
+    }
     result = { ours: best(result.ours, a), theirs: best(result.theirs, b) };
+    wall.push(a.wall / b.wall);
+    cpu.push(a.cpu / b.cpu);
   }
-  return result;
+  return { ...result, ratio: { wall: median(wall), cpu: median(cpu) } };
 }

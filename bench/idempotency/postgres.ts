@@ -10,7 +10,7 @@ export async function benchPostgres(
   response: StoredResponse,
   ms: number,
   concurrency: number,
-): Promise<{ ours: number; raw: number }> {
+): Promise<{ ours: number; raw: number; ratio: number }> {
   const pool = new pg.Pool({ connectionString: url, max: concurrency });
   const table = `bench_idem_${process.pid}_${randomUUID().slice(0, 8)}`;
   const raw = `${table}_raw`;
@@ -48,7 +48,11 @@ export async function benchPostgres(
     );
 
     const fp = "fingerprint-of-43-characters-xxxxxxxxxxxxx";
-    const { ours: o, theirs: r } = await compare(
+    const {
+      ours: o,
+      theirs: r,
+      ratio,
+    } = await compare(
       async (i) => {
         const key = `b${i}`;
         const found = await store.begin(key, fp, 60_000);
@@ -66,7 +70,7 @@ export async function benchPostgres(
     console.log(
       `postgres ${response.body.byteLength} B body: ours ${rate(ours)}, raw INSERT + UPDATE ${rate(bare)} (${concurrency} in flight)`,
     );
-    return { ours, raw: bare };
+    return { ours, raw: bare, ratio: ratio.wall };
   } finally {
     await pool.query(`DROP TABLE IF EXISTS "${table}"; DROP TABLE IF EXISTS "${raw}"`);
     await pool.end();

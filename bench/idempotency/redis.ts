@@ -10,7 +10,7 @@ export async function benchRedis(
   response: StoredResponse,
   ms: number,
   concurrency: number,
-): Promise<{ ours: number; raw: number }> {
+): Promise<{ ours: number; raw: number; ratio: number }> {
   const client = new Redis(url);
   const prefix = `bench_idem_${process.pid}_${randomUUID().slice(0, 8)}:`;
   const store = new RedisIdempotencyStore(client, { prefix: `${prefix}o:` });
@@ -32,7 +32,11 @@ export async function benchRedis(
     check((await client.set(`${prefix}r:check`, "p", "PX", 60_000, "NX")) === "OK", "raw SET NX");
     check((await client.set(`${prefix}r:check`, rawValue, "PX", 60_000, "XX")) === "OK", "raw SET XX");
 
-    const { ours: o, theirs: r } = await compare(
+    const {
+      ours: o,
+      theirs: r,
+      ratio,
+    } = await compare(
       async (i) => {
         const key = `b${i}`;
         const found = await store.begin(key, "fingerprint-of-43-characters-xxxxxxxxxxxxx", 60_000);
@@ -53,7 +57,7 @@ export async function benchRedis(
     console.log(
       `redis   ${response.body.byteLength} B body: ours ${rate(ours)}, raw SET NX + SET XX ${rate(raw)} (${concurrency} in flight)`,
     );
-    return { ours, raw };
+    return { ours, raw, ratio: ratio.wall };
   } finally {
     let cursor = "0";
     do {

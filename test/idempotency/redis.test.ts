@@ -24,7 +24,7 @@ function beforeRedis7(client: Redis): RedisScriptClient & { rejected: number } {
   const wrapper = {
     rejected: 0,
     callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown> {
-      if (command === "SET" && args.includes("NX") && args.includes("GET")) {
+      if (command.toUpperCase() === "SET" && args.includes("NX") && args.includes("GET")) {
         wrapper.rejected++;
         return Promise.reject(new Error("ERR syntax error"));
       }
@@ -39,7 +39,7 @@ function counting(client: Redis): RedisScriptClient & { commands: string[] } {
   const wrapper = {
     commands: [] as string[],
     callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown> {
-      wrapper.commands.push(command);
+      wrapper.commands.push(command.toUpperCase());
       return client.callBuffer(command, ...args);
     },
   };
@@ -171,7 +171,7 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       let noscript = 0;
       const forgetful = {
         callBuffer: (command: string, ...args: (string | Buffer | number)[]) => {
-          if (command !== "EVALSHA") return client.callBuffer(command, ...args);
+          if (command.toUpperCase() !== "EVALSHA") return client.callBuffer(command, ...args);
           noscript++;
           return Promise.reject(new Error("NOSCRIPT No matching script. Please use EVAL."));
         },

@@ -9,7 +9,8 @@ export interface MemoryStoreOptions {
    */
   maxEntries?: number;
   /**
-   * The clock, in epoch milliseconds; tests pass a fake one.
+   * The clock, in milliseconds; tests pass a fake one. Only differences count: it is read once at
+   * construction (times are kept relative to that reading) and once per operation.
    * @default Date.now
    */
   now?: () => number;
@@ -21,13 +22,16 @@ class MemoryRecord {
   // `map.keys().next()` degrades to O(n) under steady churn.
   prev: MemoryRecord | undefined = undefined;
   next: MemoryRecord | undefined = undefined;
-  response: StoredResponse | undefined = undefined;
 
   constructor(
     readonly key: string,
     readonly fingerprint: string,
+    // Milliseconds since the store's epoch, not since 1970: V8 keeps a small integer unboxed (a
+    // Smi), where epoch ms need a 16-byte heap number per record for the collector to copy. Past
+    // 2^31 ms (about 24 days after construction; 12 with pointer compression) values are boxed again.
     public expiresAt: number,
-    public token: string | undefined,
+    // The lease token while in progress; the response once completed (one field: a smaller record).
+    public state: string | StoredResponse,
   ) {}
 }
 
@@ -49,6 +53,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   #newest: MemoryRecord | undefined;
   readonly #maxEntries: number;
   readonly #now: () => number;
+  // Every time kept is relative to this instant (see MemoryRecord.expiresAt).
+  readonly #epoch: number;
   #tokens = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -58,6 +64,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     }
     this.#maxEntries = maxEntries;
     this.#now = options.now ?? Date.now;
+    this.#epoch = this.#now();
   }
 
   /** The number of records held, live or not yet swept. */
@@ -66,12 +73,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
-    const now = this.#now();
+    const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
     if (found !== undefined) {
       if (found.expiresAt > now) {
-        if (found.response !== undefined) {
-          return Promise.resolve({ kind: "completed", fingerprint: found.fingerprint, response: found.response });
+        const state = found.state;
+        if (typeof state !== "string") {
+          return Promise.resolve({ kind: "completed", fingerprint: found.fingerprint, response: state });
         }
         return Promise.resolve({
           kind: "in-progress",
@@ -90,11 +98,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
-    const now = this.#now();
+    const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
-    if (found === undefined || found.token !== leaseToken || found.expiresAt <= now) return FALSE;
-    found.token = undefined;
-    found.response = response;
+    if (found === undefined || found.state !== leaseToken || found.expiresAt <= now) return FALSE;
+    found.state = response;
     found.expiresAt = now + ttlMs;
     // Moved to the newest end (usually it is there already): the list stays in write order.
     if (found !== this.#newest) {
@@ -106,7 +113,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   release(key: string, leaseToken: string): Promise<boolean> {
     const found = this.#records.get(key);
-    if (found === undefined || found.token !== leaseToken) return FALSE;
+    if (found === undefined || found.state !== leaseToken) return FALSE;
     this.#remove(found);
     return TRUE;
   }

@@ -41,6 +41,9 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NOSCRIPT");
 }
 
+// Command names are sent in lower case: ioredis looks each name up in its flag tables several times
+// per command, lower-casing it first, and an upper-case name costs a new string every time.
+
 // Redis before 7.0 rejects NX together with GET as a syntax error.
 function isSyntaxError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("ERR syntax error");
@@ -81,7 +84,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       // One plain command, cheaper than a script: it leases a free key, or returns what it found.
       let found: unknown;
       try {
-        found = await this.#client.callBuffer("SET", recordKey, lease, "PX", leaseMs, "NX", "GET");
+        found = await this.#client.callBuffer("set", recordKey, lease, "PX", leaseMs, "NX", "GET");
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
         this.#setNxGet = false;
@@ -106,7 +109,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (staged === undefined) return (await this.#run(COMPLETE, [recordKey], lease, value, ttlMs)) === 1;
     // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
     const [, done] = await Promise.all([
-      this.#client.callBuffer("SET", staged, value, "PX", STAGING_MS),
+      this.#client.callBuffer("set", staged, value, "PX", STAGING_MS),
       this.#run(COMPLETE_STAGED, [recordKey, staged], lease, ttlMs),
     ]);
     return done === 1;
@@ -118,11 +121,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async #run(script: Script, keys: string[], ...args: (string | Buffer | number)[]): Promise<unknown> {
     try {
-      return await this.#client.callBuffer("EVALSHA", script.sha, keys.length, ...keys, ...args);
+      return await this.#client.callBuffer("evalsha", script.sha, keys.length, ...keys, ...args);
     } catch (error) {
       // The script cache is empty after a restart or SCRIPT FLUSH: EVAL loads it again.
       if (!isNoScript(error)) throw error;
-      return this.#client.callBuffer("EVAL", script.source, keys.length, ...keys, ...args);
+      return this.#client.callBuffer("eval", script.source, keys.length, ...keys, ...args);
     }
   }
 }

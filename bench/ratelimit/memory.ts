@@ -53,20 +53,21 @@ async function checkAnswers(): Promise<void> {
 }
 
 /** Runs the memory cases; returns our ops/s ÷ theirs per case. */
-export async function benchMemory(): Promise<number[]> {
+export async function benchMemory(): Promise<{ name: string; ratio: number }[]> {
   await checkAnswers();
   console.log("\n### memory store, one check at a time (await each); answers checked first");
-  const ratios: number[] = [];
+  const ratios: { name: string; ratio: number }[] = [];
   for (const c of CASES) {
     const subjects = contenders(c);
     const results = await compare(subjects, { rounds: 11, sampleMs: 100, inFlight: 1 });
-    ratios.push(
-      report(
+    ratios.push({
+      name: c.name,
+      ratio: report(
         `memory/${c.name}`,
         subjects.map((s) => s.name),
         results,
       ),
-    );
+    });
   }
   return ratios;
 }

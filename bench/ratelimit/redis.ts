@@ -61,7 +61,7 @@ async function cleanup(client: Redis, prefix: string): Promise<void> {
 }
 
 /** Runs the Redis cases (skipped without REDIS_URL); returns our ops/s ÷ theirs per case. */
-export async function benchRedis(url: string | undefined): Promise<number[]> {
+export async function benchRedis(url: string | undefined): Promise<{ name: string; ratio: number }[]> {
   if (url === undefined) {
     console.log("\n### redis store skipped: REDIS_URL is not set");
     return [];
@@ -79,17 +79,18 @@ export async function benchRedis(url: string | undefined): Promise<number[]> {
       }
     }
     console.log(`\n### redis store (${url}), ${IN_FLIGHT} checks in flight, one ioredis client each`);
-    const ratios: number[] = [];
+    const ratios: { name: string; ratio: number }[] = [];
     for (const c of CASES) {
       const subjects = contenders(c, ours, theirs, prefix);
       const results = await compare(subjects, { rounds: 7, sampleMs: 400, inFlight: IN_FLIGHT });
-      ratios.push(
-        report(
+      ratios.push({
+        name: c.name,
+        ratio: report(
           `redis/${c.name}`,
           subjects.map((s) => s.name),
           results,
         ),
-      );
+      });
     }
     return ratios;
   } finally {

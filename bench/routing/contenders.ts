@@ -2,7 +2,8 @@ import FindMyWay from "find-my-way";
 import { RegExpRouter } from "hono/router/reg-exp-router";
 import { TrieRouter } from "hono/router/trie-router";
 import { Memoirist } from "memoirist";
-import { addRoute, createRouter, findRoute } from "rou3";
+import { addRoute, createRouter, findRoute, type MatchedRoute } from "rou3";
+import { compileRouter } from "rou3/compiler";
 import { compileMatcher } from "../../src/routing/index";
 import type { RouteTable } from "./data";
 
@@ -15,6 +16,8 @@ export interface Answer {
 /** A router under test: its native lookup (timed) and the same lookup normalised (checked). */
 export interface Contender {
   readonly name: string;
+  /** It generates JavaScript at runtime (`new Function`), which a CSP without `unsafe-eval` forbids. */
+  readonly generatesCode: boolean;
   /** The raw lookup, as the router's own framework calls it. */
   readonly lookup: (method: string, path: string) => unknown;
   /**
@@ -35,6 +38,7 @@ function ours(table: RouteTable): Contender {
   const lookup = (method: string, path: string) => matcher.match(method, path);
   return {
     name: "rest-webhooks",
+    generatesCode: false,
     lookup,
     splitsComposites: true,
     capturesWildcard: true,
@@ -45,14 +49,17 @@ function ours(table: RouteTable): Contender {
   };
 }
 
-function findMyWay(table: RouteTable): Contender {
+function findMyWay(table: RouteTable, compiled: boolean): Contender {
   const router = FindMyWay();
   table.routes.forEach((route, i) => {
     router.on(route.method as "GET", route.colon, () => undefined, { i });
   });
+  // Its documented fastest mode: each method's tree compiled into generated JavaScript.
+  if (compiled) router.compile();
   const lookup = (method: string, path: string) => router.find(method as "GET", path);
   return {
-    name: "find-my-way",
+    name: compiled ? "find-my-way compile()" : "find-my-way",
+    generatesCode: compiled,
     lookup,
     splitsComposites: true,
     capturesWildcard: true,
@@ -72,6 +79,7 @@ function honoRegExp(table: RouteTable): Contender {
   const lookup = (method: string, path: string) => router.match(method, path);
   return {
     name: "hono RegExpRouter",
+    generatesCode: false,
     lookup,
     splitsComposites: false,
     capturesWildcard: false,
@@ -97,6 +105,7 @@ function honoTrie(table: RouteTable): Contender {
   const lookup = (method: string, path: string) => router.match(method, path);
   return {
     name: "hono TrieRouter",
+    generatesCode: false,
     lookup,
     splitsComposites: false,
     capturesWildcard: false,
@@ -111,20 +120,24 @@ function honoTrie(table: RouteTable): Contender {
   };
 }
 
-function rou3(table: RouteTable): Contender {
+function rou3(table: RouteTable, compiled: boolean): Contender {
   const router = createRouter<number>();
   // rou3 reports a trailing "**" catch-all as "_" (and "0"); map it back to "*" for the check.
   table.routes.forEach((route, i) => {
     addRoute(router, route.method, route.colon.replace(/\/\*$/, "/**"), i);
   });
-  const lookup = (method: string, path: string) => findRoute(router, method, path);
+  // Its documented fastest mode: the router compiled into one generated function.
+  const find: (method: string, path: string) => MatchedRoute<number> | undefined = compiled
+    ? compileRouter(router)
+    : (method, path) => findRoute(router, method, path);
   return {
-    name: "rou3",
-    lookup,
+    name: compiled ? "rou3 compileRouter" : "rou3",
+    generatesCode: compiled,
+    lookup: find,
     splitsComposites: true,
     capturesWildcard: true,
     answer(method, path) {
-      const found = findRoute(router, method, path);
+      const found = find(method, path);
       if (found === undefined) return undefined;
       const params: Record<string, string> = {};
       for (const [name, value] of Object.entries(found.params ?? {}))
@@ -142,6 +155,7 @@ function memoirist(table: RouteTable): Contender {
   const lookup = (method: string, path: string) => router.find(method, path);
   return {
     name: "memoirist",
+    generatesCode: false,
     lookup,
     splitsComposites: false,
     capturesWildcard: true,
@@ -153,17 +167,22 @@ function memoirist(table: RouteTable): Contender {
   };
 }
 
-/** Every router that can build the table, ours first; the others with the reason they cannot. */
+/**
+ * Every router that can build the table, ours first, then the peers in their default mode, then the
+ * peers' code-generating modes; the others with the reason they cannot.
+ */
 export function contenders(table: RouteTable): { ready: Contender[]; refused: string[] } {
   const ready: Contender[] = [];
   const refused: string[] = [];
   for (const [name, build] of [
     ["rest-webhooks", ours],
-    ["find-my-way", findMyWay],
+    ["find-my-way", (t: RouteTable) => findMyWay(t, false)],
     ["hono RegExpRouter", honoRegExp],
     ["hono TrieRouter", honoTrie],
-    ["rou3", rou3],
+    ["rou3", (t: RouteTable) => rou3(t, false)],
     ["memoirist", memoirist],
+    ["find-my-way compile()", (t: RouteTable) => findMyWay(t, true)],
+    ["rou3 compileRouter", (t: RouteTable) => rou3(t, true)],
   ] as const) {
     try {
       const contender = build(table);

@@ -21,7 +21,7 @@ export interface Entry<R> {
   readonly wildcardName: string;
   /** Index of the first segment holding a parameter (none: 0). */
   readonly first: number;
-  /** Exactly one parameter, a whole segment. */
+  /** Exactly one parameter, a whole segment (then `first` is its segment index). */
   readonly single: boolean;
   /** Shared answer for a route without parameters: matching it allocates nothing. */
   readonly staticResult: MatchResult<R> | undefined;
@@ -62,6 +62,11 @@ export interface State<R> extends SegmentTable {
   /** No composite segment to try: a literal or the parameter decides the transition alone. */
   readonly simple: boolean;
   /**
+   * Neither `halt` nor `jump`, `simple`, its literals found in place (no hash slots) and compared
+   * case-sensitively: the matcher's small common loop handles it.
+   */
+  readonly plain: boolean;
+  /**
    * Nothing ahead but wildcards: whatever the next segment (empty or not), it leads to the same state,
    * where only wildcards are left or none; so the rest of the path need not be read.
    */
@@ -77,6 +82,7 @@ const MAX_STATES = 20_000;
 
 /** Builds the trie, then the states on demand. */
 export class Automaton<R> {
+  readonly #caseSensitive: boolean;
   readonly #fold: (segment: string) => string;
   readonly #methods: readonly string[];
   readonly #allow: (declared: readonly string[]) => readonly string[];
@@ -86,15 +92,17 @@ export class Automaton<R> {
   readonly #dead: State<R>;
 
   /**
+   * @param caseSensitive whether literal segments compare case-sensitively (else they are lowercased).
    * @param methods the method of each slot of `State.byMethod`.
    * @param allow the `Allow` list of a 405 for the methods declared on a path.
    */
   constructor(
-    fold: (segment: string) => string,
+    caseSensitive: boolean,
     methods: readonly string[],
     allow: (declared: readonly string[]) => readonly string[],
   ) {
-    this.#fold = fold;
+    this.#caseSensitive = caseSensitive;
+    this.#fold = caseSensitive ? (segment) => segment : (segment) => segment.toLowerCase();
     this.#methods = methods;
     this.#allow = allow;
     this.root = this.#node(false);
@@ -178,6 +186,8 @@ export class Automaton<R> {
     const table = segmentTable(keys);
     const dead = members.length === 0;
     const final = !dead && members.every((member) => member.sink);
+    const jump =
+      !dead && keys.size === 0 && composites.length === 0 && members.every((member) => member.param === undefined);
     return {
       members,
       keys: table.keys,
@@ -196,8 +206,8 @@ export class Automaton<R> {
       final,
       halt: dead || final,
       simple: composites.length === 0,
-      jump:
-        !dead && keys.size === 0 && composites.length === 0 && members.every((member) => member.param === undefined),
+      jump,
+      plain: this.#caseSensitive && !dead && !final && composites.length === 0 && !jump && table.slots.length === 0,
       byMethod: this.#methods.map((method) => methods.get(method)),
       declared,
       refusal:

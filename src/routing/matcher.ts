@@ -3,10 +3,9 @@ import { Automaton, type Entry, type State } from "./dfa";
 import { RoutingError } from "./errors";
 import { type MatchOptions, type MatchResult, NOT_FOUND } from "./match-result";
 import { methodSlots } from "./method-slots";
-import { paramsOf } from "./params";
 import { compositeClash } from "./route-overlap";
-import { hashedAt, literalAt } from "./segment-table";
 import { parseTemplate, templateShape } from "./template";
+import { walker } from "./walk";
 
 /** One route given to {@link compileMatcher}: a method, a template and the value to return. */
 export interface MatcherRoute<R> {
@@ -40,6 +39,12 @@ export function allowList(declared: Iterable<string>): string[] {
   return [...set].sort(compareMethods);
 }
 
+// A property key as V8 stores it: the engine then recognises the store of a parameter by identity
+// rather than by comparing characters (names cut from a template are fresh strings).
+function internalized(name: string): string {
+  return Object.keys({ [name]: 0 })[0] as string;
+}
+
 function toEntry<R>(route: MatcherRoute<R>): Entry<R> {
   const parsed = parseTemplate(route.template);
   const names: string[] = [];
@@ -49,12 +54,12 @@ function toEntry<R>(route: MatcherRoute<R>): Entry<R> {
   let wildcardName = "";
   parsed.segments.forEach((segment, index) => {
     if (segment.kind === "param") {
-      names.push(segment.name);
+      names.push(internalized(segment.name));
       indexes.push(index);
     } else if (segment.kind === "composite") composites.push({ index, pattern: segment.pattern });
     else if (segment.kind === "wildcard") {
       wildcard = index;
-      wildcardName = segment.name;
+      wildcardName = internalized(segment.name);
     }
   });
   return {
@@ -140,7 +145,7 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
   checkComposites(entries, caseSensitive);
   const slots = methodSlots(entries.map((entry) => entry.method));
   const slotOf = slots.slotOf;
-  const automaton = new Automaton<R>(fold, slots.names, allowList);
+  const automaton = new Automaton<R>(caseSensitive, slots.names, allowList);
   for (const entry of entries) automaton.insert(entry);
   const rootState = automaton.stateOf([automaton.root]);
   // "/" is the root template, and also one empty segment for a root wildcard ("/*" matches "/").
@@ -166,61 +171,7 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
   const rootFirsts = new Uint8Array(128);
   for (const key of rootState.keys) rootFirsts[key.charCodeAt(0) & 127] = 1;
 
-  // A transition that is not the plain literal-or-parameter kind: an empty segment, or composites.
-  function special(state: State<R>, index: number, path: string, start: number, end: number): State<R> {
-    if (start === end) return state.empty ?? automaton.step(state, -1, "");
-    return automaton.step(state, index, path.slice(start, end));
-  }
-
-  function walk(slot: number, path: string): MatchResult<R> {
-    const length = path.length;
-    if (length === 0 || path.charCodeAt(0) !== 47 /* "/" */) return NOT_FOUND;
-    let state = rootState;
-    let count = 0;
-    if (length === 1) {
-      state = slashState;
-      starts[count++] = 1;
-    } else {
-      let start = 1;
-      for (;;) {
-        if (count === starts.length) starts = grow(starts);
-        starts[count++] = start;
-        if (state.jump) {
-          // The segment decides nothing: only wildcards are ahead, taking the rest of the path.
-          state = state.other ?? automaton.step(state, -1, start === length ? "" : path.slice(start, start + 1));
-          if (state.dead) return NOT_FOUND;
-          break;
-        }
-        // A literal is found in place and gives the segment's end; anything else is read to the "/".
-        let index = caseSensitive && start < length ? literalAt(state, path, start) : -1;
-        let end: number;
-        if (index !== -1) end = start + (state.keys[index] as string).length;
-        else {
-          // A native search: faster than reading characters one by one from here.
-          end = path.indexOf("/", start);
-          if (end === -1) end = length;
-          if (end !== start && state.keys.length !== 0) {
-            if (!caseSensitive) index = state.keyIndex.get(fold(path.slice(start, end))) ?? -1;
-            else if (state.slots.length !== 0) index = hashedAt(state, path, start, end);
-          }
-        }
-        if (!state.simple || start === end) state = special(state, index, path, start, end);
-        else if (index !== -1)
-          state = state.targets[index] ?? automaton.step(state, index, state.keys[index] as string);
-        else state = state.other ?? automaton.step(state, -1, path.slice(start, end));
-        if (state.halt) {
-          if (state.dead) return NOT_FOUND;
-          // Only wildcards are left: they take the rest of the path whatever it holds.
-          break;
-        }
-        if (end === length) break;
-        start = end + 1;
-      }
-    }
-    const found = slot === -1 ? undefined : state.byMethod[slot];
-    if (found === undefined) return state.refusal;
-    return found.staticResult ?? paramsOf(found, path, starts, count, maxParamLength);
-  }
+  const walk = walker(automaton, rootState, slashState, caseSensitive, maxParamLength);
 
   function exact(method: string, path: string): MatchResult<R> {
     if (!rootOpen && path.length > 1 && rootFirsts[path.charCodeAt(1) & 127] === 0) return NOT_FOUND;
@@ -261,13 +212,4 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
       return { kind: "redirect", location: normal.path };
     },
   };
-}
-
-// Segment offsets of the path being matched: matching is synchronous, so one array serves every call.
-let starts: Int32Array = new Int32Array(64);
-
-function grow(array: Int32Array): Int32Array {
-  const grown = new Int32Array(array.length * 2);
-  grown.set(array);
-  return grown;
 }

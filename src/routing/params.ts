@@ -3,6 +3,19 @@ import type { Entry } from "./dfa";
 import type { MatchResult } from "./match-result";
 
 /**
+ * Makes the parameters objects: plain objects (their prototype is `Object.prototype`, as for `{}`)
+ * whose hidden classes descend from a root of their own, which no other code in the process extends;
+ * and one constructor for every route, so making one is a monomorphic allocation.
+ */
+// A plain function, not a class: only a function's `prototype` can be set to Object.prototype.
+const Params = function Params() {} as unknown as new () => Record<string, string>;
+Params.prototype = Object.prototype;
+// V8 sizes the objects a constructor makes from the first few it makes (slack tracking): make those
+// with four properties, as an object literal gets, so routes with up to four parameters keep them all
+// in the object itself.
+for (let i = 0; i < 8; i++) Object.assign(new Params(), { a: "", b: "", c: "", d: "" });
+
+/**
  * The answer for a route matched with parameters: their values cut from the path at the segment
  * offsets the walk recorded, in the route's precomputed layout (whole segments, then composites,
  * then the wildcard), percent-decoded and length-checked.
@@ -15,21 +28,47 @@ export function paramsOf<R>(
   count: number,
   maxParamLength: number,
 ): MatchResult<R> {
+  if (entry.single) {
+    // The most common layout, one whole segment and nothing else: a small function V8 inlines.
+    const index = entry.first;
+    return singleParam(
+      entry,
+      path,
+      starts[index] as number,
+      index + 1 < count ? (starts[index + 1] as number) - 1 : path.length,
+      maxParamLength,
+    );
+  }
+  return manyParams(entry, path, starts, count, maxParamLength);
+}
+
+function singleParam<R>(
+  entry: Entry<R>,
+  path: string,
+  start: number,
+  end: number,
+  maxParamLength: number,
+): MatchResult<R> {
+  const raw = path.slice(start, end);
+  const value = raw.indexOf("%") === -1 ? raw : decode(raw);
+  if (value === undefined) return badPath("malformed_path", entry.names[0] as string);
+  if (value.length > maxParamLength) return badPath("param_too_long", entry.names[0] as string);
+  const params = new Params();
+  params[entry.names[0] as string] = value;
+  return { kind: "found", route: entry.route, params };
+}
+
+function manyParams<R>(
+  entry: Entry<R>,
+  path: string,
+  starts: Int32Array,
+  count: number,
+  maxParamLength: number,
+): MatchResult<R> {
   const { names, indexes } = entry;
   // One native search from the first parameter on: without a "%", no value needs decoding.
   const percent = path.indexOf("%", starts[entry.first] as number) !== -1;
-  if (entry.single) {
-    // The most common layout, one whole segment and nothing else, without the general loops.
-    const index = indexes[0] as number;
-    const end = index + 1 < count ? (starts[index + 1] as number) - 1 : path.length;
-    const value = percent ? decode(path.slice(starts[index] as number, end)) : path.slice(starts[index] as number, end);
-    if (value === undefined) return badPath("malformed_path", names[0] as string);
-    if (value.length > maxParamLength) return badPath("param_too_long", names[0] as string);
-    const params: Record<string, string> = {};
-    params[names[0] as string] = value;
-    return { kind: "found", route: entry.route, params };
-  }
-  const params: Record<string, string> = {};
+  const params = new Params();
   for (let i = 0; i < indexes.length; i++) {
     const index = indexes[i] as number;
     const start = starts[index] as number;
@@ -59,9 +98,6 @@ export function paramsOf<R>(
   if (entry.wildcard !== -1) {
     const value = decode(path.slice(starts[entry.wildcard] as number));
     if (value === undefined) return badPath("malformed_path", entry.wildcardName);
-    // The common bare "*" alone: a literal key is a faster store than a computed one.
-    if (entry.wildcardName === "*" && indexes.length === 0 && entry.composites.length === 0)
-      return { kind: "found", route: entry.route, params: { "*": value } };
     params[entry.wildcardName] = value;
   }
   return { kind: "found", route: entry.route, params };

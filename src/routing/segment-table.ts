@@ -91,6 +91,11 @@ export function literalAt(table: SegmentTable, path: string, start: number): num
   return -1;
 }
 
+/** The length of key `index`. */
+export function keyLength(table: SegmentTable, index: number): number {
+  return (table.offsets[index + 1] as number) - (table.offsets[index] as number);
+}
+
 /** With hash slots: the index of the key equal to the segment `path[start, end)` (non-empty), or -1. */
 export function hashedAt(table: SegmentTable, path: string, start: number, end: number): number {
   const slots = table.slots;

@@ -276,6 +276,21 @@ describe("fast paths give the documented answers", () => {
     expect(n.match("GET", "/item1x/x").kind).toBe("not_found");
   });
 
+  it("gives parameters as plain objects whatever the route's shape (one constructor makes them all)", () => {
+    const n = compileMatcher([
+      { method: "GET", template: "/users/{id}", route: 1 },
+      { method: "GET", template: "/users/{id}/orders/{order_id}", route: 2 },
+      { method: "GET", template: "/files/*", route: 3 },
+      { method: "GET", template: "/repos/{base}...{head}", route: 4 },
+    ]);
+    for (const path of ["/users/u", "/users/u/orders/o", "/files/a/b", "/repos/a...b"]) {
+      const result = n.match("GET", path);
+      if (result.kind !== "found") throw new Error(`${path} should be found`);
+      expect(Object.getPrototypeOf(result.params)).toBe(Object.prototype);
+      expect(Object.keys(result.params).length).toBeGreaterThan(0);
+    }
+  });
+
   it("answers extension methods and refuses unknown ones with 405", () => {
     const n = compileMatcher([
       { method: "PROPFIND", template: "/dav/{path}", route: "dav" },

@@ -207,7 +207,8 @@ export class Router {
           return problem({
             status: 405,
             code: "method_not_allowed",
-            detail: `${request.method} is not allowed here; allowed: ${allow}.`,
+            // The detail does not name the method, so a HEAD gets the same headers as a GET (RFC 9110 §9.3.2).
+            detail: `The method is not allowed here; allowed: ${allow}.`,
             headers: { allow },
           });
         }

@@ -171,6 +171,27 @@ describe("dispatcher", () => {
       expect(server.received[before]?.headers["content-length"]).toBe("2");
     });
 
+    it("frames the request itself: Host from the URL, its own Content-Length, keep-alive", async () => {
+      const before = server.received.length;
+      const headers = { "x-case": "ok", host: "evil.example", "content-length": "999", "Webhook-Id": "msg_1" };
+      expect(await dispatcher.dispatch({ url: server.url, headers, body: "{}" })).toMatchObject({ status: 200 });
+      const seen = server.received[before]?.headers ?? {};
+      expect(seen.host).toBe(new URL(server.url).host);
+      expect(seen["content-length"]).toBe("2");
+      expect(seen.connection).toBe("keep-alive");
+      expect(seen["webhook-id"]).toBe("msg_1");
+    });
+
+    it("refuses a header field name that is not a token (RFC 9110 §5.1) without sending", async () => {
+      const before = server.received.length;
+      const result = await dispatcher.dispatch({ url: server.url, headers: { "bad name": "x" }, body: "{}" }).then(
+        (value) => value,
+        (error: unknown) => error,
+      );
+      expect(result).toBeInstanceOf(TypeError);
+      expect(server.received.length).toBe(before);
+    });
+
     describe("the status line decides the attempt; the body is only read for the log", () => {
       it("a 2xx with a body past the byte cap is delivered, its log cut to the first bytes", async () => {
         expect(await send(dispatcher, "big")).toEqual({

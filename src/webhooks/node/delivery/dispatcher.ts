@@ -100,6 +100,24 @@ function logText(chunks: readonly Buffer[], logBytes: number): string {
   return (only ?? Buffer.concat(chunks)).toString("utf8", 0, logBytes);
 }
 
+// RFC 9110 §5.1: a field name is a token.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Fields the dispatcher sets itself: the caller's would contradict the request it frames.
+const OWN = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+
+/** The request's header fields as node's flat list form, with Host and Content-Length of the request sent. */
+function flatHeaders(fields: Readonly<Record<string, string>>, host: string, length: number): string[] {
+  const flat = ["host", host, "content-length", String(length)];
+  for (const name in fields) {
+    const value = fields[name];
+    if (value === undefined) continue;
+    if (!TOKEN.test(name)) throw new TypeError(`Invalid header field name ${JSON.stringify(name)}`);
+    if (OWN.has(name.toLowerCase())) continue;
+    flat.push(name, value);
+  }
+  return flat;
+}
+
 function codedError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
@@ -156,7 +174,7 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
   const deadlines = new RequestDeadlines(timeoutMs);
 
   // Parsed targets by URL: endpoints are few and their URLs repeat on every attempt.
-  type Target = { options: RequestOptions; secure: boolean } | { refusal: Error };
+  type Target = { options: RequestOptions; secure: boolean; host: string } | { refusal: Error };
   const targets = new Map<string, Target>();
   function targetOf(href: string): Target {
     let target = targets.get(href);
@@ -185,6 +203,8 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     }
     return {
       secure,
+      // RFC 9112 §3.2: Host is the authority of the target URI (node adds none for array headers).
+      host: url.host,
       options: {
         protocol: url.protocol,
         hostname: host,
@@ -246,9 +266,10 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     const target = targetOf(delivery.url);
     if ("refusal" in target) return Promise.resolve(failure(target.refusal, started));
     return new Promise((resolve) => {
-      // A copy: the caller's headers are not ours to change.
-      const headers = { ...delivery.headers, "content-length": String(Buffer.byteLength(delivery.body)) };
-      const req = (target.secure ? httpsRequest : httpRequest)({ ...target.options, headers });
+      // Headers as a flat [name, value, …] list: node writes them as given (no per-field setHeader), and the
+      // caller's record is left unchanged. Names are checked once here, values by node as it writes them.
+      const headers = flatHeaders(delivery.headers, target.host, Buffer.byteLength(delivery.body));
+      const req = (target.secure ? httpsRequest : httpRequest)({ ...target.options, headers } as RequestOptions);
       const exchange: Exchange = {
         settled: false,
         resolve,

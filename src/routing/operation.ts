@@ -111,8 +111,17 @@ function patchOf(request: HttpRequest): unknown {
   return read.value;
 }
 
-function fillTemplate(template: string, params: Readonly<Record<string, string>>): string {
-  return template.replace(/\{(\w+)\*?\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
+/** A template cut once into literal text and parameter names, filled per request without a regular expression. */
+function templateFiller(template: string): (params: Readonly<Record<string, string>>) => string {
+  const parts = template.split(/\{(\w+)\*?\}/g); // literal, name, literal, name, …, literal
+  if (parts.length === 1) return () => template;
+  return (params) => {
+    let out = parts[0] as string;
+    for (let i = 1; i < parts.length; i += 2) {
+      out += encodeURIComponent(params[parts[i] as string] ?? "") + (parts[i + 1] as string);
+    }
+    return out;
+  };
 }
 
 function violation(info: RouteInfo, rule: string): RoutingError {
@@ -155,6 +164,7 @@ function checkResponse(setup: OperationSetup, response: HttpResponse): void {
 export function operationHandler(setup: OperationSetup): Handler {
   const { spec, kind, info } = setup;
   const reads = readsBody(info);
+  const fillCollection = kind === "create" ? templateFiller(setup.collection ?? info.template) : undefined;
   return async (request) => {
     const raw = matches.get(request)?.params ?? {};
     const context: Record<string, unknown> = {
@@ -177,10 +187,9 @@ export function operationHandler(setup: OperationSetup): Handler {
     } else if (reads) {
       context["body"] = bodyOf(request, spec.body, kind === "replace");
     }
-    if (kind === "create") {
-      const collection = setup.collection ?? info.template;
+    if (fillCollection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers: ResponseHeaders = {}) => {
-        const base = fillTemplate(collection, raw);
+        const base = fillCollection(raw);
         const location = `${base === "/" ? "" : base}/${encodeURIComponent(id)}`;
         return body === undefined
           ? empty(201, { ...headers, location })

@@ -154,8 +154,12 @@ export function webhookCases(shop: () => RunningShop): void {
       receiver.received.find((r) => r.type === "user.created" && r.data.id === user.id),
     );
     expect(delivered.attempt).toBe(4);
-    const after = await admin("GET", `${deliveries}/${exhausted.id}`);
-    expect(after.json().status).toBe("delivered");
+    // The consumer has its 2xx before the worker records the outcome (a write to the queue): wait for that.
+    const after = await eventually("the retried delivery recorded as delivered", async () => {
+      const found = (await admin("GET", `${deliveries}/${exhausted.id}`)).json<{ status: string }>();
+      return found.status === "delivered" ? found : undefined;
+    });
+    expect(after.status).toBe("delivered");
   });
 
   it("deletes an endpoint: 200, then 404", async () => {

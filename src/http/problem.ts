@@ -73,6 +73,8 @@ export interface ProblemDocument {
 // RFC 9457 §3.1 members, plus our `code`: extension members with these names are dropped.
 const STANDARD_MEMBERS = new Set(["type", "title", "status", "detail", "instance", "code"]);
 
+// RFC 9110 §15 reason phrases (RFC 6585 §3–5 for 428, 429, 431): the default `title` of a problem.
+// These are data, not placeholders: 501 is the status a server sends for a method it does not implement.
 const REASONS: Record<number, string> = {
   400: "Bad Request",
   401: "Unauthorized",
@@ -80,6 +82,7 @@ const REASONS: Record<number, string> = {
   404: "Not Found",
   405: "Method Not Allowed",
   406: "Not Acceptable",
+  408: "Request Timeout",
   409: "Conflict",
   410: "Gone",
   412: "Precondition Failed",
@@ -88,6 +91,7 @@ const REASONS: Record<number, string> = {
   422: "Unprocessable Content",
   428: "Precondition Required",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   501: "Not Implemented",
   502: "Bad Gateway",

@@ -1,7 +1,6 @@
-import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { HttpProblemCode } from "../http/problem";
-import { HttpProblem } from "../http/problem";
+import { HttpProblem, reasonPhrase } from "../http/problem";
 
 // Node's parser error codes (llhttp's HPE_*, plus node's own time-outs) mapped to the answer the
 // client can act on; anything else is a plain malformed request (RFC 9112 §2.2).
@@ -40,7 +39,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   const problem = problemFor(error.code);
   const body = JSON.stringify(problem.toJSON());
   socket.end(
-    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ""}\r\n` +
+    `HTTP/1.1 ${problem.status} ${reasonPhrase(problem.status)}\r\n` +
       `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `connection: close\r\n\r\n${body}`,
   );

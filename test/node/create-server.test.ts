@@ -125,7 +125,12 @@ const statusAndProblem = (raw: string) => {
 describe("requests node's parser refuses (clientError)", () => {
   it("answers an invalid method token with a 400 problem document (RFC 9112 §2.2)", async () => {
     let calls = 0;
-    const port = await listen(createServer(() => (calls++, json(200, {}))));
+    const port = await listen(
+      createServer(() => {
+        calls++;
+        return json(200, {});
+      }),
+    );
     const { statusLine, head, problem } = statusAndProblem(
       await rawExchange(port, "G@T / HTTP/1.1\r\nhost: x\r\n\r\n"),
     );

@@ -44,6 +44,19 @@ function post(url: string, d: { body: string; headers: Record<string, string> })
   return fetch(url, { method: "POST", body: d.body, headers: d.headers });
 }
 
+/** A memory inbox behind an `add` that fails until `recover()` is called. */
+function flakyInbox() {
+  const inbox = createMemoryInbox();
+  let down = true;
+  const flaky: Pick<Inbox, "add"> = {
+    add: async (event) => {
+      if (down) throw new Error("unavailable");
+      return inbox.add(event);
+    },
+  };
+  return { inbox, flaky, recover: () => (down = false) };
+}
+
 describe("createWebhookConsumer over node:http", () => {
   it("acknowledges a valid delivery with 202 and stores it pending, without running any handler", async () => {
     const { inbox, url } = await serve();
@@ -294,18 +307,11 @@ describe("createWebhookConsumer over node:http", () => {
     });
 
     it("stores the event on the provider's retry once the inbox is back", async () => {
-      const inbox = createMemoryInbox();
-      let down = true;
-      const flaky: Pick<Inbox, "add"> = {
-        add: async (event) => {
-          if (down) throw new Error("unavailable");
-          return inbox.add(event);
-        },
-      };
+      const { inbox, flaky, recover } = flakyInbox();
       const { url } = await serve({ inbox: flaky });
       const d = delivery("msg_retry");
       expect((await post(url, d)).status).toBe(503);
-      down = false;
+      recover();
       expect((await post(url, d)).status).toBe(202);
       expect((await inbox.get("msg_retry"))?.state).toBe("pending");
     });
@@ -424,14 +430,7 @@ describe("createWebhookConsumer on the Fetch adapter", () => {
   });
 
   it("the inbox cannot store: 503 with Retry-After, and the retry is stored", async () => {
-    const inbox = createMemoryInbox();
-    let down = true;
-    const flaky: Pick<Inbox, "add"> = {
-      add: async (event) => {
-        if (down) throw new Error("unavailable");
-        return inbox.add(event);
-      },
-    };
+    const { inbox, flaky, recover } = flakyInbox();
     const onError = vi.fn();
     const app = adaptFetch(createWebhookConsumer({ inbox: flaky, secrets: secret, onError }));
     const d = delivery("msg_fetch_503");
@@ -441,7 +440,7 @@ describe("createWebhookConsumer on the Fetch adapter", () => {
     expect((await refused.json()).code).toBe("inbox_unavailable");
     expect(onError).toHaveBeenCalledTimes(1);
     expect(inbox.size).toBe(0);
-    down = false;
+    recover();
     expect((await app(webhookRequest(d))).status).toBe(202);
     expect((await inbox.get("msg_fetch_503"))?.state).toBe("pending");
   });

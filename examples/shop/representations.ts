@@ -16,9 +16,23 @@ export type OrderJson = {
   updated_at: string;
 };
 
+// The last time formatted: a burst of orders placed within one millisecond, or one order read again and again,
+// formats the same instant, and a comparison is much cheaper than toISOString().
+let lastTime = Number.NaN;
+let lastIso = "";
+
+/** An epoch-ms time in RFC 3339 (`toISOString`). */
+function rfc3339(ms: number): string {
+  if (ms !== lastTime) {
+    lastIso = new Date(ms).toISOString();
+    lastTime = ms;
+  }
+  return lastIso;
+}
+
 /** An order as the API shows it (snake_case, amounts in minor units, times in RFC 3339). */
 export function orderJson(order: OrderRecord): OrderJson {
-  const createdAt = new Date(order.createdAt).toISOString();
+  const createdAt = rfc3339(order.createdAt);
   return {
     id: order.id,
     user_id: order.userId,
@@ -27,7 +41,7 @@ export function orderJson(order: OrderRecord): OrderJson {
     total: order.total,
     created_at: createdAt,
     // A new order was created and last updated at the same instant: format it once.
-    updated_at: order.updatedAt === order.createdAt ? createdAt : new Date(order.updatedAt).toISOString(),
+    updated_at: order.updatedAt === order.createdAt ? createdAt : rfc3339(order.updatedAt),
   };
 }
 

@@ -151,13 +151,28 @@ export function formatHttpDate(time: Date | number): string {
   if (!(ms >= MIN_FORMATTABLE && ms <= MAX_FORMATTABLE)) {
     throw new CachingError("invalid_date", `Cannot format ${String(time)} as an HTTP-date (year 0000-9999).`);
   }
-  // ECMA-262 (Date.prototype.toUTCString) defines exactly the IMF-fixdate layout for years 0000-9999.
-  return new Date(ms).toUTCString();
+  return formatSeconds(ms);
 }
 
 /** {@link formatHttpDate} that answers `undefined` instead of throwing. */
 export function tryFormatHttpDate(ms: number | undefined): string | undefined {
-  return ms !== undefined && ms >= MIN_FORMATTABLE && ms <= MAX_FORMATTABLE ? new Date(ms).toUTCString() : undefined;
+  return ms !== undefined && ms >= MIN_FORMATTABLE && ms <= MAX_FORMATTABLE ? formatSeconds(ms) : undefined;
+}
+
+// The last second formatted: a server sends the same few Date / Last-Modified values over and over, and
+// formatting one costs about a microsecond, a hit a comparison.
+let lastSecond = Number.NaN;
+let lastText = "";
+
+function formatSeconds(ms: number): string {
+  // An HTTP-date has whole seconds (RFC 9110 §5.6.7): every time within one second formats the same.
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    // ECMA-262 (Date.prototype.toUTCString) defines exactly the IMF-fixdate layout for years 0000-9999.
+    lastText = new Date(ms).toUTCString();
+    lastSecond = second;
+  }
+  return lastText;
 }
 
 /** Epoch milliseconds of a Date, a number or an HTTP-date string, truncated to whole seconds. */

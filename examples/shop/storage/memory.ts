@@ -5,9 +5,9 @@ import type { OrderQuery, OrderRecord, ShopReads, ShopStorage, ShopTransaction, 
 /** The committed state. */
 interface Tables {
   readonly users: Map<string, UserRecord>;
-  readonly orders: Map<string, OrderRecord>;
   // Each user's orders by ascending seq, for pagination: a Map keeps insertion order, and set() on an
-  // existing key keeps its place, so updates are O(1) and the order stays by seq.
+  // existing key keeps its place, so updates are O(1) and the order stays by seq. Every order is reached
+  // through its user, so this is the only index: one map insert per new order.
   readonly byUser: Map<string, Map<string, OrderRecord>>;
   seq: number;
 }
@@ -31,8 +31,7 @@ class MemoryReads implements ShopReads {
   }
 
   getOrder(userId: string, orderId: string): Promise<OrderRecord | undefined> {
-    const order = this.tables.orders.get(orderId);
-    return Promise.resolve(order?.userId === userId ? order : undefined);
+    return Promise.resolve(this.tables.byUser.get(userId)?.get(orderId));
   }
 
   listOrders(userId: string, query: OrderQuery): Promise<OrderRecord[]> {
@@ -57,7 +56,18 @@ class MemoryTransaction extends MemoryReads implements ShopTransaction {
   }
 
   insertOrder(order: Omit<OrderRecord, "seq">): Promise<OrderRecord> {
-    const record: OrderRecord = { ...order, seq: ++this.tables.seq };
+    // Field by field: on Node 20, `{ ...order, seq }` costs about ten times as much.
+    const record: OrderRecord = {
+      id: order.id,
+      userId: order.userId,
+      status: order.status,
+      items: order.items,
+      total: order.total,
+      version: order.version,
+      seq: ++this.tables.seq,
+      createdAt: order.createdAt,
+      updatedAt: order.updatedAt,
+    };
     this.writes.push({ kind: "order", order: record });
     return Promise.resolve(record);
   }
@@ -90,7 +100,6 @@ function apply(tables: Tables, write: Write): void {
       return;
     case "order": {
       const { order } = write;
-      tables.orders.set(order.id, order);
       let list = tables.byUser.get(order.userId);
       if (list === undefined) {
         list = new Map();
@@ -100,13 +109,20 @@ function apply(tables: Tables, write: Write): void {
       return;
     }
     case "delete":
-      tables.orders.delete(write.orderId);
       tables.byUser.get(write.userId)?.delete(write.orderId);
       return;
     case "touch": {
       const user = tables.users.get(write.userId);
       if (user !== undefined && write.at > user.ordersChangedAt) {
-        tables.users.set(write.userId, { ...user, ordersChangedAt: write.at });
+        tables.users.set(write.userId, {
+          id: user.id,
+          name: user.name,
+          tier: user.tier,
+          version: user.version,
+          createdAt: user.createdAt,
+          updatedAt: user.updatedAt,
+          ordersChangedAt: write.at,
+        });
       }
       return;
     }
@@ -118,22 +134,60 @@ function apply(tables: Tables, write: Write): void {
  * one at a time; their writes and events are buffered and applied together when the work succeeds.
  */
 export function createMemoryStorage(): ShopStorage {
-  const tables: Tables = { users: new Map(), orders: new Map(), byUser: new Map(), seq: 0 };
+  const tables: Tables = { users: new Map(), byUser: new Map(), seq: 0 };
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints });
-  // The transactions queued or running, and a promise that settles when the last of them has.
-  let pending = 0;
-  let lock: Promise<unknown> = DONE;
-  const finished = () => {
-    pending--;
+  // One transaction at a time, so a read-check-write sequence never interleaves with another; the waiting
+  // ones start in arrival order as each finishes. When none waits, nothing is queued or chained.
+  let running = false;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next === undefined) running = false;
+    else next();
   };
 
-  async function run<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T> {
+  const publishFrom = (events: readonly WebhookEvent[], i: number): Promise<void> =>
+    i === events.length ? DONE : queue.publish(events[i] as WebhookEvent).then(() => publishFrom(events, i + 1));
+
+  /** Runs `work`, applies its writes and publishes its events if it succeeds, then lets the next one start. */
+  function run<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T> {
     const tx = new MemoryTransaction(tables);
-    const result = await work(tx);
-    for (const write of tx.writes) apply(tables, write);
-    for (const event of tx.events) await queue.publish(event);
-    return result;
+    let result: Promise<T>;
+    try {
+      result = work(tx);
+    } catch (error) {
+      release();
+      return Promise.reject(error);
+    }
+    return result.then(
+      (value) => {
+        try {
+          for (const write of tx.writes) apply(tables, write);
+        } catch (error) {
+          release();
+          throw error;
+        }
+        if (tx.events.length === 0) {
+          release();
+          return value;
+        }
+        return publishFrom(tx.events, 0).then(
+          () => {
+            release();
+            return value;
+          },
+          (error: unknown) => {
+            release();
+            throw error;
+          },
+        );
+      },
+      (error: unknown) => {
+        release();
+        throw error;
+      },
+    );
   }
 
   const reads = new MemoryReads(tables);
@@ -143,12 +197,11 @@ export function createMemoryStorage(): ShopStorage {
     getOrder: (userId, orderId) => reads.getOrder(userId, orderId),
     listOrders: (userId, query) => reads.listOrders(userId, query),
     transaction(work) {
-      // One transaction at a time: a read-check-write sequence never interleaves with another. When none is
-      // pending, this one starts at once instead of a turn later.
-      const next = pending === 0 ? run(work) : lock.then(() => run(work));
-      pending++;
-      lock = next.then(finished, finished);
-      return next;
+      if (!running) {
+        running = true;
+        return run(work);
+      }
+      return new Promise((resolve, reject) => waiting.push(() => run(work).then(resolve, reject)));
     },
     idempotency: new MemoryIdempotencyStore({ maxEntries: 100_000 }),
     endpoints,

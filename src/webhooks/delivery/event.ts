@@ -28,6 +28,19 @@ export interface CreateEventInput {
 const MIN_ISO_TIME = -62_167_219_200_000;
 const MAX_ISO_TIME = 253_402_300_799_999;
 
+// The last time formatted: events published together share their timestamp, so most calls are a comparison.
+let lastTime = Number.NaN;
+let lastIso = "";
+
+/** `new Date(ms).toISOString()` for a time in MIN_ISO_TIME..MAX_ISO_TIME. */
+function isoTime(ms: number): string {
+  if (ms !== lastTime) {
+    lastIso = new Date(ms).toISOString();
+    lastTime = ms;
+  }
+  return lastIso;
+}
+
 function newEventId(): string {
   const uuid = randomUUID();
   // 8-4-4-4-12 hex digits: slicing out the dashes beats a replaceAll scan.
@@ -66,7 +79,7 @@ export function createEvent(input: CreateEventInput): WebhookEvent {
   if (typeof id === "string" && id.length >= 1 && id.length <= 128 && isEventType(input.type)) {
     if (now >= MIN_ISO_TIME && now <= MAX_ISO_TIME) {
       const data = copyOrdinaryRecord(input.data);
-      if (data !== undefined) return { id, type: input.type, timestamp: new Date(now).toISOString(), data };
+      if (data !== undefined) return { id, type: input.type, timestamp: isoTime(now), data };
     }
   }
   const candidate = { id, type: input.type, timestamp: new Date(now).toISOString(), data: input.data };

@@ -56,15 +56,16 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
     now,
     onDeliveryEvent: options.onDeliveryEvent,
   });
+  // Wakes the delivery worker for the events a transaction committed (one function, not one per write).
+  const committed = <T>(result: T): T => {
+    webhooks.wake();
+    return result;
+  };
   const ctx: ShopContext = {
     storage,
     now,
     newId: randomId,
-    write: (work) =>
-      storage.transaction(work).then((result) => {
-        webhooks.wake();
-        return result;
-      }),
+    write: (work) => storage.transaction(work).then(committed),
     verify: createVerifier(config.jwtSecret),
     // Keys are scoped to the token's subject: one caller can never replay another's response.
     idempotent: idempotency({

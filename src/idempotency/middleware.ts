@@ -164,13 +164,7 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     return response;
   }
 
-  return (handler) => async (request) => {
-    if (!protects(request.method)) return handler(request);
-    const field = request.headers["idempotency-key"];
-    if (field === undefined) {
-      const mustHave = typeof required === "function" ? required(request) : required;
-      return mustHave ? keyMissing() : handler(request);
-    }
+  async function keyed(handler: Handler, request: HttpRequest, field: string): Promise<HttpResponse> {
     const parsed = parseIdempotencyKey(field, { strict });
     if (!parsed.ok) return keyInvalid(parsed.reason);
     const caller = await identify(request);
@@ -189,5 +183,14 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
       case "fingerprint-mismatch":
         return keyReused();
     }
+  }
+
+  // Requests it does not protect, and those without a key, pass straight through: no promise is added.
+  return (handler) => (request) => {
+    if (!protects(request.method)) return handler(request);
+    const field = request.headers["idempotency-key"];
+    if (field !== undefined) return keyed(handler, request, field);
+    const mustHave = typeof required === "function" ? required(request) : required;
+    return mustHave ? keyMissing() : handler(request);
   };
 }

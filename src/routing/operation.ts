@@ -15,11 +15,19 @@ export interface RouteMatch {
   readonly params: Readonly<Record<string, string>>;
 }
 
-const matches = new WeakMap<HttpRequest, RouteMatch>();
+/**
+ * Where a routed request carries its match: a symbol-keyed property, which costs a plain property store, where
+ * a WeakMap entry per request costs about a microsecond in writes and garbage collection. `Symbol.for`, so the
+ * ESM and CJS copies of the package agree on the key. Requests that cannot take a property (frozen) use the map.
+ */
+const MATCH: unique symbol = Symbol.for("rest-webhooks.route-match");
+type Carrier = HttpRequest & { [MATCH]?: RouteMatch };
+const frozenMatches = new WeakMap<HttpRequest, RouteMatch>();
 
 /** Records the match of a request, for the operation and its middleware. */
 export function attachMatch(request: HttpRequest, match: RouteMatch): void {
-  matches.set(request, match);
+  if (Object.isExtensible(request)) (request as Carrier)[MATCH] = match;
+  else frozenMatches.set(request, match);
 }
 
 /**
@@ -27,7 +35,7 @@ export function attachMatch(request: HttpRequest, match: RouteMatch): void {
  * (e.g. a cache keyed by route name); `undefined` outside a routed request.
  */
 export function routeOf(request: HttpRequest): RouteMatch | undefined {
-  return matches.get(request);
+  return (request as Carrier)[MATCH] ?? frozenMatches.get(request);
 }
 
 /** A declared handler with its context type erased. */
@@ -177,8 +185,9 @@ export function operationHandler(setup: OperationSetup): Handler {
   const { spec, kind, info } = setup;
   const reads = readsBody(info);
   const fillCollection = kind === "create" ? templateFiller(setup.collection ?? info.template) : undefined;
-  return async (request) => {
-    const raw = matches.get(request)?.params ?? {};
+  /** The handler's context: validated params, query and body, and the helpers of its kind. */
+  const contextOf = (request: HttpRequest): Record<string, unknown> => {
+    const raw = routeOf(request)?.params ?? {};
     const context: Record<string, unknown> = {
       request,
       route: info,
@@ -209,7 +218,11 @@ export function operationHandler(setup: OperationSetup): Handler {
         return body === undefined ? empty(201, out) : json(201, body, out);
       };
     }
-    const result = await setup.handler(context);
+    return context;
+  };
+
+  /** The handler's result as the response, after the method's rule. */
+  const settle = (request: HttpRequest, result: unknown): HttpResponse => {
     if (kind === "remove") {
       if (typeof result !== "boolean") throw violation(info, "a remove handler returns true (deleted) or false.");
       // RFC 9110 §9.3.5: 204 when done; a second DELETE finds nothing, hence 404.
@@ -224,6 +237,9 @@ export function operationHandler(setup: OperationSetup): Handler {
     checkResponse(setup, response);
     return response;
   };
+
+  // Kept small: an async function's suspended frame holds every local it has, for each request in flight.
+  return async (request) => settle(request, await setup.handler(contextOf(request)));
 }
 
 /** Checks, at declaration, that the schemas fit the template. */

@@ -83,7 +83,9 @@ export function createVerifier(secret: string): Verifier {
     if (match === null) return Promise.resolve(invalidToken("The Authorization header must use the Bearer scheme."));
     const token = match[1] as string;
     const verified =
-      imported === undefined ? importing.then((key) => jwtVerify(token, key, options)) : jwtVerify(token, imported, options);
+      imported === undefined
+        ? importing.then((key) => jwtVerify(token, key, options))
+        : jwtVerify(token, imported, options);
     return verified.then(({ payload }) => principalFrom(payload), refused);
   };
 }

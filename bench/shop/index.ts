@@ -14,8 +14,9 @@ import { issueToken } from "../../examples/shop/tokens";
 import { ORDER_ID, USER_ID } from "./common";
 import { bare, type Contender, expressApp, fastify } from "./peers";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+// Per contender and case, before any round: long enough for V8 to have optimized every contender's hot path.
 const WARMUP_SECONDS = 1;
 const loader = new URL("./load.ts", import.meta.url).pathname;
 const secret = randomBytes(32).toString("base64url");
@@ -236,12 +237,12 @@ try {
   for (const target of targets) await check(target);
   counting = false;
   console.log(
-    `autocannon in a second process: 32 connections, pipelining 1; ${ROUNDS} rounds of ${SECONDS} s per case and contender`,
+    `autocannon in a second process: 32 connections, pipelining 1; ${WARMUP_SECONDS} s of warm-up, then ${ROUNDS} rounds of ${SECONDS} s, per case and contender`,
   );
   console.log(`what each contender does:\n  ${WORK.join("\n  ")}`);
   await load(
     targets.flatMap((target) => cases.map((c) => c.request(target))),
-    WARMUP_SECONDS / cases.length,
+    WARMUP_SECONDS,
   );
   for (let round = 0; round < ROUNDS; round++) {
     // Contenders back to back per case, in an order that rotates with the round and the case.

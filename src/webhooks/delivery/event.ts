@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import { z } from "zod";
 import { WebhookDeliveryError } from "./errors";
 import { eventTypeSchema, isEventType } from "./event-type";
@@ -41,10 +41,22 @@ function isoTime(ms: number): string {
   return lastIso;
 }
 
+// Random bytes drawn 4 KiB at a time, 16 per id: one randomFillSync per 256 events.
+const POOL = Buffer.alloc(4096);
+let poolOffset = POOL.length;
+
+/** "evt_" and a random (version 4, RFC 9562 §5.4) UUID in hex without dashes: one string, no slicing. */
 function newEventId(): string {
-  const uuid = randomUUID();
-  // 8-4-4-4-12 hex digits: slicing out the dashes beats a replaceAll scan.
-  return `evt_${uuid.slice(0, 8)}${uuid.slice(9, 13)}${uuid.slice(14, 18)}${uuid.slice(19, 23)}${uuid.slice(24)}`;
+  if (poolOffset + 16 > POOL.length) {
+    randomFillSync(POOL);
+    poolOffset = 0;
+  }
+  const at = poolOffset;
+  poolOffset += 16;
+  // RFC 9562 §5.4: version 4 in the high nibble of byte 6, variant 0b10 in the high bits of byte 8.
+  POOL[at + 6] = ((POOL[at + 6] as number) & 0x0f) | 0x40;
+  POOL[at + 8] = ((POOL[at + 8] as number) & 0x3f) | 0x80;
+  return `evt_${POOL.toString("hex", at, at + 16)}`;
 }
 
 /**

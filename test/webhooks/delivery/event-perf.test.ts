@@ -135,6 +135,12 @@ describe("createEvent agrees with parsing the envelope", () => {
     expect(Date.parse(event.timestamp)).toBeGreaterThanOrEqual(before);
     expect(createEvent({ type: "order.created", data: {} }).id).not.toBe(event.id);
   });
+
+  it("keeps default ids distinct v4 UUIDs across refills of its random pool (256 ids a refill)", () => {
+    const ids = Array.from({ length: 1_000 }, () => createEvent({ type: "order.created", data: {} }).id);
+    for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
 });
 
 describe("isEventType", () => {

@@ -12,8 +12,10 @@ import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import type { ShopStorage } from "../../examples/shop/storage/types";
 import { issueToken } from "../../examples/shop/tokens";
 import { ORDER_ID, USER_ID } from "./common";
+import { placeProcesses } from "./cores";
 import { bare, type Contender, expressApp, fastify } from "./peers";
 
+const placement = placeProcesses();
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
 // Per contender and case, before any round: long enough for V8 to have optimized every contender's hot path.
@@ -61,7 +63,8 @@ interface Case {
 /** Loads each spec in turn from a second process, `seconds` each. */
 function load(specs: Spec[], seconds: number): Promise<Load[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", loader, JSON.stringify({ seconds, specs })], {
+    const [command, ...prefix] = [...placement.loaderPrefix, process.execPath];
+    const child = spawn(command as string, [...prefix, "--import", "tsx", loader, JSON.stringify({ seconds, specs })], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const timer = setTimeout(() => child.kill("SIGKILL"), (specs.length * seconds + 30) * 1000);
@@ -239,6 +242,7 @@ try {
   console.log(
     `autocannon in a second process: 32 connections, pipelining 1; ${WARMUP_SECONDS} s of warm-up, then ${ROUNDS} rounds of ${SECONDS} s, per case and contender`,
   );
+  console.log(placement.description);
   console.log(`what each contender does:\n  ${WORK.join("\n  ")}`);
   await load(
     targets.flatMap((target) => cases.map((c) => c.request(target))),

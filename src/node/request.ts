@@ -83,41 +83,58 @@ export function startBody(
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        resolve(bodyTooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    };
-    const onError = (error: Error) => {
-      cleanup();
-      resolve(bodyReadFailed(error));
-    };
-    const onAborted = () => {
-      cleanup();
-      resolve(bodyReadFailed(new Error("client closed the connection before the body ended")));
-    };
-    const cleanup = () => {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
-      req.off("close", onAborted);
-    };
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onError);
-    req.on("close", onAborted);
+    const reader = new BodyReader(req, limit, resolve);
+    // Inline callbacks to methods of one reader: no named closure per request, and none to remove afterwards —
+    // once the reader has settled, whatever the request still emits is ignored.
+    req.on("data", (chunk: Buffer) => reader.data(chunk));
+    req.on("end", () => reader.end());
+    req.on("error", (error: Error) => reader.settle(bodyReadFailed(error)));
+    req.on("close", () => reader.closed());
   });
+}
+
+type BodyResult = Uint8Array | HttpProblem<HttpProblemCode>;
+
+/** Collects a request body up to a limit, and settles once: the bytes, 413, or 400 when reading failed. */
+class BodyReader {
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  #settled = false;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limit: number,
+    private readonly resolve: (result: BodyResult) => void,
+  ) {}
+
+  data(chunk: Buffer): void {
+    if (this.#settled) return;
+    this.#size += chunk.length;
+    if (this.#size > this.limit) {
+      this.settle(bodyTooLarge(this.limit));
+      // Stop reading: the 413 goes out without waiting for the rest.
+      this.req.pause();
+      return;
+    }
+    this.#chunks.push(chunk);
+  }
+
+  end(): void {
+    const chunks = this.#chunks;
+    this.settle(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size));
+  }
+
+  /** 'close' before 'end': the client went away mid-body (after 'end' the reader has settled). */
+  closed(): void {
+    this.settle(bodyReadFailed(new Error("client closed the connection before the body ended")));
+  }
+
+  settle(result: BodyResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#chunks.length = 0;
+    this.resolve(result);
+  }
 }
 
 /**

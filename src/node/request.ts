@@ -82,58 +82,64 @@ export function startBody(
   if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
-  return new Promise((resolve) => {
-    const reader = new BodyReader(req, limit, resolve);
-    // Inline callbacks to methods of one reader: no named closure per request, and none to remove afterwards —
-    // once the reader has settled, whatever the request still emits is ignored.
-    req.on("data", (chunk: Buffer) => reader.data(chunk));
-    req.on("end", () => reader.end());
-    req.on("error", (error: Error) => reader.settle(bodyReadFailed(error)));
-    req.on("close", () => reader.closed());
-  });
+  return new Promise((resolve) => new BodyReader(req, limit, resolve));
 }
 
 type BodyResult = Uint8Array | HttpProblem<HttpProblemCode>;
 
-/** Collects a request body up to a limit, and settles once: the bytes, 413, or 400 when reading failed. */
+/**
+ * Collects a request body up to a limit and settles once — the bytes, 413, or 400 when reading failed — then
+ * takes its listeners off the request. The listeners are assigned in the constructor rather than declared as
+ * named closures: a dev loader that keeps function names (tsx) would otherwise rename four functions per request.
+ */
 class BodyReader {
   readonly #chunks: Buffer[] = [];
   #size = 0;
-  #settled = false;
+  readonly #req: IncomingMessage;
+  readonly #limit: number;
+  readonly #resolve: (result: BodyResult) => void;
+  // Assigned, not declared, so that a loader keeping function names (tsx) leaves them alone.
+  readonly #onData: (chunk: Buffer) => void;
+  readonly #onEnd: () => void;
+  readonly #onError: (error: Error) => void;
+  readonly #onClose: () => void;
 
-  constructor(
-    private readonly req: IncomingMessage,
-    private readonly limit: number,
-    private readonly resolve: (result: BodyResult) => void,
-  ) {}
+  constructor(req: IncomingMessage, limit: number, resolve: (result: BodyResult) => void) {
+    this.#req = req;
+    this.#limit = limit;
+    this.#resolve = resolve;
+    this.#onData = (chunk) => this.#data(chunk);
+    this.#onEnd = () => this.#end();
+    this.#onError = (error) => this.#settle(bodyReadFailed(error));
+    this.#onClose = () => this.#settle(bodyReadFailed(new Error("client closed the connection before the body ended")));
+    req.on("data", this.#onData);
+    req.on("end", this.#onEnd);
+    req.on("error", this.#onError);
+    req.on("close", this.#onClose);
+  }
 
-  data(chunk: Buffer): void {
-    if (this.#settled) return;
+  #data(chunk: Buffer): void {
     this.#size += chunk.length;
-    if (this.#size > this.limit) {
-      this.settle(bodyTooLarge(this.limit));
+    if (this.#size > this.#limit) {
+      this.#settle(bodyTooLarge(this.#limit));
       // Stop reading: the 413 goes out without waiting for the rest.
-      this.req.pause();
+      this.#req.pause();
       return;
     }
     this.#chunks.push(chunk);
   }
 
-  end(): void {
+  #end(): void {
     const chunks = this.#chunks;
-    this.settle(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size));
+    this.#settle(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size));
   }
 
-  /** 'close' before 'end': the client went away mid-body (after 'end' the reader has settled). */
-  closed(): void {
-    this.settle(bodyReadFailed(new Error("client closed the connection before the body ended")));
-  }
-
-  settle(result: BodyResult): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#chunks.length = 0;
-    this.resolve(result);
+  #settle(result: BodyResult): void {
+    this.#req.off("data", this.#onData);
+    this.#req.off("end", this.#onEnd);
+    this.#req.off("error", this.#onError);
+    this.#req.off("close", this.#onClose);
+    this.#resolve(result);
   }
 }
 

@@ -16,7 +16,7 @@ import { placeProcesses } from "./cores";
 import { bare, type Contender, expressApp, fastify } from "./peers";
 
 const placement = placeProcesses();
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
 // Per contender and case, before any round: long enough for V8 to have optimized every contender's hot path.
 const WARMUP_SECONDS = 1;

@@ -1,8 +1,9 @@
 // bench/shop: requests/s of the example shop's hottest routes (GET an order: 200 and 304; POST an order) against
 // the same routes hand-written on bare node:http, Fastify and Express, each doing the same observable work (see
-// WORK below and common.ts). Servers run in this process; autocannon runs in a second process. The machine may be
-// shared, so the cases run in several short rounds, contenders back to back in a rotating order, and each ratio
-// is the median over rounds of the ratio within a round.
+// WORK below and common.ts). Servers run in this process; autocannon runs in a second process, each on cores of
+// its own when taskset allows (cores.ts). The machine may be shared, so each contender is warmed up first, the
+// cases run in several short rounds, contenders back to back in a rotating order, and each ratio is the median
+// over rounds of the ratio within a round.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createShop } from "../../examples/shop/app";

@@ -201,6 +201,25 @@ describe("Router", () => {
       await router.handler()(request("GET", "/nowhere"));
       expect(order).toEqual([]);
     });
+
+    it("gives middleware the match of a frozen request too, and adds no enumerable key to a request", async () => {
+      const seen: (string | undefined)[] = [];
+      const router = createRouter()
+        .use((next) => (req) => {
+          seen.push(routeOf(req)?.params.user_id);
+          return next(req);
+        })
+        .resource("/users/{user_id}", (users) => users.read({}, ({ params }) => json(200, params)));
+      const frozen = Object.freeze(request("GET", "/users/f1"));
+      expect((await router.handler()(frozen)).body).toBe('{"user_id":"f1"}');
+      const plain = request("GET", "/users/p1");
+      const keys = Object.keys(plain);
+      await router.handler()(plain);
+      expect(seen).toEqual(["f1", "p1"]);
+      expect(Object.keys(plain)).toEqual(keys);
+      expect(JSON.stringify(plain)).not.toContain("route");
+      expect(routeOf(request("GET", "/users/p1"))).toBeUndefined();
+    });
   });
 
   it("answers OPTIONS * with every declared method (RFC 9110 §9.3.7)", async () => {

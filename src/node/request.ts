@@ -98,7 +98,6 @@ class BodyReader {
   readonly #req: IncomingMessage;
   readonly #limit: number;
   readonly #resolve: (result: BodyResult) => void;
-  // Assigned, not declared, so that a loader keeping function names (tsx) leaves them alone.
   readonly #onData: (chunk: Buffer) => void;
   readonly #onEnd: () => void;
   readonly #onError: (error: Error) => void;

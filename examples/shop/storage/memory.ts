@@ -147,10 +147,31 @@ export function createMemoryStorage(): ShopStorage {
     else next();
   };
 
+  // Let the next transaction start, passing on this one's value or error.
+  const released = <T>(value: T): T => {
+    release();
+    return value;
+  };
+  const failed = (error: unknown): never => {
+    release();
+    throw error;
+  };
+
   const publishFrom = (events: readonly WebhookEvent[], i: number): Promise<void> =>
     i === events.length ? DONE : queue.publish(events[i] as WebhookEvent).then(() => publishFrom(events, i + 1));
 
-  /** Runs `work`, applies its writes and publishes its events if it succeeds, then lets the next one start. */
+  /** Applies a successful transaction's writes, publishes its events, then lets the next one start. */
+  function commit<T>(tx: MemoryTransaction, value: T): T | Promise<T> {
+    try {
+      for (const write of tx.writes) apply(tables, write);
+    } catch (error) {
+      failed(error);
+    }
+    if (tx.events.length === 0) return released(value);
+    return publishFrom(tx.events, 0).then(() => released(value), failed);
+  }
+
+  /** Runs `work`, then commits it if it succeeded; either way the next transaction may start after. */
   function run<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T> {
     const tx = new MemoryTransaction(tables);
     let result: Promise<T>;
@@ -160,34 +181,7 @@ export function createMemoryStorage(): ShopStorage {
       release();
       return Promise.reject(error);
     }
-    return result.then(
-      (value) => {
-        try {
-          for (const write of tx.writes) apply(tables, write);
-        } catch (error) {
-          release();
-          throw error;
-        }
-        if (tx.events.length === 0) {
-          release();
-          return value;
-        }
-        return publishFrom(tx.events, 0).then(
-          () => {
-            release();
-            return value;
-          },
-          (error: unknown) => {
-            release();
-            throw error;
-          },
-        );
-      },
-      (error: unknown) => {
-        release();
-        throw error;
-      },
-    );
+    return result.then((value) => commit(tx, value), failed);
   }
 
   const reads = new MemoryReads(tables);

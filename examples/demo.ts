@@ -4,7 +4,7 @@
  * idempotency keys, conditional requests, status transitions, signed webhooks with retries, and a forged
  * webhook being refused.
  */
-import { sign } from "rest-webhooks/webhooks";
+import { sign } from "rest-webhooks/webhooks/signing";
 import { createConsumerApp } from "./consumer/app";
 import { createShop } from "./shop/app";
 import { loadConfig } from "./shop/config";

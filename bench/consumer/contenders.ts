@@ -3,9 +3,10 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { createServer } from "../../src/node/index";
+import { migrate } from "../../src/postgres/index";
 import { createWebhookConsumer } from "../../src/webhooks/consumer/index";
-import { createMemoryInbox } from "../../src/webhooks/memory/inbox/index";
-import { createPostgresInbox } from "../../src/webhooks/postgres/inbox/index";
+import { createMemoryInbox } from "../../src/webhooks/consumer/memory/index";
+import { createPostgresInbox, inboxMigrations } from "../../src/webhooks/consumer/postgres/index";
 import { verify } from "../../src/webhooks/signing/index";
 
 export const TOLERANCE = 3_600;
@@ -69,9 +70,8 @@ export async function consumerMemory(secret: string): Promise<Contender> {
 export async function consumerPostgres(secret: string, databaseUrl: string): Promise<Contender> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 16 });
   const schema = `bench_consumer_${process.pid}_${Date.now().toString(36)}`;
-  await pool.query(`CREATE SCHEMA "${schema}"`);
-  const inbox = createPostgresInbox({ pool, table: `${schema}.inbox` });
-  await inbox.migrate();
+  await migrate(pool, inboxMigrations({ schema }));
+  const inbox = createPostgresInbox({ client: pool, schema });
   const server = await listening(
     createServer(createWebhookConsumer({ inbox, secrets: secret, toleranceSeconds: TOLERANCE })),
   );

@@ -5,8 +5,8 @@ import { Agent, request } from "node:http";
 import { buildDeliveryRequest } from "../../src/webhooks/delivery/delivery-request";
 import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
 import { createEvent } from "../../src/webhooks/delivery/event";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/memory/queue/index";
-import { createDeliveryWorker } from "../../src/webhooks/node/delivery/index";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
+import { createDeliveryWorker } from "../../src/webhooks/delivery/node/index";
 
 /** What one round measured. */
 export interface Round {
@@ -49,7 +49,7 @@ const cpuMicros = (since: NodeJS.CpuUsage) => {
 async function freshEndpoint(target: Target) {
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints });
-  const created = await createEndpointAdmin({ endpoints, queue, urlPolicy }).create({
+  const created = await createEndpointAdmin({ endpoints, queue, urlPolicy, resolve: false }).create({
     url: target.url,
     enabled_events: ["*"],
   });

@@ -2,8 +2,8 @@
 
 import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
 import { createEvent } from "../../src/webhooks/delivery/event";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
 import { transition } from "../../src/webhooks/delivery/state-machine";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/memory/queue/index";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error("run with --expose-gc");
@@ -12,7 +12,7 @@ const EVENTS = 10_000;
 
 const endpoints = createMemoryEndpointStore();
 const queue = createMemoryDeliveryQueue({ endpoints });
-const admin = createEndpointAdmin({ endpoints, queue });
+const admin = createEndpointAdmin({ endpoints, queue, resolve: false });
 for (let i = 0; i < ENDPOINTS; i++) {
   await admin.create({ url: `https://hooks${i}.example.com/in`, enabled_events: ["*"] });
 }

@@ -3,8 +3,8 @@
 import type { AttemptResult } from "../../src/webhooks/delivery/attempt";
 import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
 import { createEvent } from "../../src/webhooks/delivery/event";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/memory/queue/index";
-import { createDeliveryWorker } from "../../src/webhooks/node/delivery/index";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
+import { createDeliveryWorker } from "../../src/webhooks/delivery/node/index";
 
 const answer: AttemptResult = { kind: "response", status: 200, body: "ok", durationMs: 0 };
 
@@ -12,7 +12,12 @@ const answer: AttemptResult = { kind: "response", status: 200, body: "ok", durat
 export async function workerOverhead(concurrency: number, count: number): Promise<number> {
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints });
-  const admin = createEndpointAdmin({ endpoints, queue, urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] } });
+  const admin = createEndpointAdmin({
+    endpoints,
+    queue,
+    urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] },
+    resolve: false,
+  });
   const created = await admin.create({ url: "http://127.0.0.1:9/hooks", enabled_events: ["*"] });
   if (!created.ok) throw new Error("bench/delivery: endpoint refused");
   let sent = 0;

@@ -2,7 +2,8 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { StoredResponse } from "../../src/idempotency";
-import { migrate, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
+import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
+import { migrate } from "../../src/postgres";
 import { check, compare, rate } from "./measure";
 
 export async function benchPostgres(
@@ -12,12 +13,11 @@ export async function benchPostgres(
   concurrency: number,
 ): Promise<{ ours: number; raw: number; ratio: number }> {
   const pool = new pg.Pool({ connectionString: url, max: concurrency });
-  const table = `bench_idem_${process.pid}_${randomUUID().slice(0, 8)}`;
-  const raw = `${table}_raw`;
+  const schema = `bench_idem_${process.pid}_${randomUUID().slice(0, 8).replaceAll("-", "")}`;
+  const raw = `"${schema}_raw"."idempotency_keys"`;
   try {
-    await migrate(pool, { table });
-    await migrate(pool, { table: raw });
-    const store = new PostgresIdempotencyStore(pool, { table });
+    await migrate(pool, [...idempotencyMigrations({ schema }), ...idempotencyMigrations({ schema: `${schema}_raw` })]);
+    const store = new PostgresIdempotencyStore(pool, { schema });
     const first = await store.begin("check", "fp", 60_000);
     check(first.kind === "acquired", "pg begin acquires");
     check(
@@ -32,12 +32,12 @@ export async function benchPostgres(
 
     // The bare baseline, prepared like ours: a plain INSERT … ON CONFLICT DO NOTHING and an UPDATE.
     const insert = {
-      name: `${raw}_i`,
-      text: `INSERT INTO "${raw}" (key, fingerprint, lease_token, expires_at) VALUES ($1, $2, $3, now() + interval '1 minute') ON CONFLICT DO NOTHING`,
+      name: `${schema}_raw_i`,
+      text: `INSERT INTO ${raw} (key, fingerprint, lease_token, expires_at) VALUES ($1, $2, $3, now() + interval '1 minute') ON CONFLICT DO NOTHING`,
     };
     const update = {
-      name: `${raw}_u`,
-      text: `UPDATE "${raw}" SET status = $2, headers = $3::jsonb, body = $4, lease_token = NULL, expires_at = now() + interval '1 minute' WHERE key = $1`,
+      name: `${schema}_raw_u`,
+      text: `UPDATE ${raw} SET status = $2, headers = $3::jsonb, body = $4, lease_token = NULL, expires_at = now() + interval '1 minute' WHERE key = $1`,
     };
     const headers = JSON.stringify(response.headers);
     const body = Buffer.from(response.body);
@@ -72,7 +72,7 @@ export async function benchPostgres(
     );
     return { ours, raw: bare, ratio: ratio.wall };
   } finally {
-    await pool.query(`DROP TABLE IF EXISTS "${table}"; DROP TABLE IF EXISTS "${raw}"`);
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_raw" CASCADE`);
     await pool.end();
   }
 }

@@ -1,13 +1,9 @@
 import type { Handler, HttpRequest } from "rest-webhooks/http";
 import { HttpProblem } from "rest-webhooks/http";
-import {
-  createMemoryInbox,
-  createWebhookConsumer,
-  createWebhookProcessor,
-  matchesEventPattern,
-  verify,
-} from "rest-webhooks/webhooks";
-import { type ProcessorRunner, startWebhookProcessor } from "rest-webhooks/webhooks/node";
+import { createWebhookConsumer, createWebhookProcessor, matchesEventPattern } from "rest-webhooks/webhooks/consumer";
+import { createMemoryInbox } from "rest-webhooks/webhooks/consumer/memory";
+import { type ProcessorRunner, startWebhookProcessor } from "rest-webhooks/webhooks/consumer/node";
+import { verify } from "rest-webhooks/webhooks/signing";
 
 /** Configuration of the example consumer. */
 export interface ConsumerConfig {

@@ -2,7 +2,7 @@ import { conditional } from "rest-webhooks/caching";
 import type { Handler } from "rest-webhooks/http";
 import { idempotency } from "rest-webhooks/idempotency";
 import { createRouter, type Router } from "rest-webhooks/routing";
-import type { DeliveryWorker, DeliveryWorkerEvent } from "rest-webhooks/webhooks/node";
+import type { DeliveryWorker, DeliveryWorkerEvent } from "rest-webhooks/webhooks/delivery/node";
 import { createVerifier, principalOf } from "./auth";
 import type { ShopConfig } from "./config";
 import { randomId, type ShopContext } from "./context";
@@ -11,7 +11,7 @@ import { createMemoryStorage } from "./storage/memory";
 import { createPostgresStorage } from "./storage/postgres";
 import type { ShopStorage } from "./storage/types";
 import { declareUsers } from "./users";
-import { createWebhooks, declareWebhookRoutes } from "./webhooks";
+import { declareWebhooks } from "./webhooks";
 
 /** Extra wiring for {@link createShop}: tests and the demo pass their own storage or listen to deliveries. */
 export interface ShopOptions {
@@ -47,7 +47,8 @@ async function openStorage(config: ShopConfig): Promise<ShopStorage> {
 export async function createShop(config: ShopConfig, options: ShopOptions = {}): Promise<Shop> {
   const storage = options.storage ?? (await openStorage(config));
   const now = config.now ?? Date.now;
-  const webhooks = createWebhooks({
+  const router = createRouter();
+  const webhooks = declareWebhooks(router, {
     storage,
     apiKey: config.apiKey,
     allowInsecureUrls: config.allowInsecureWebhookUrls,
@@ -74,9 +75,7 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
     }),
     conditionalList: (next) => conditional(next, { now }),
   };
-  const router = createRouter();
   declareUsers(router, ctx);
-  declareWebhookRoutes(router, webhooks);
   declareOpenApi(router, now);
   router.build();
   webhooks.worker?.start();

@@ -1,5 +1,6 @@
 import { conditional, etagFromBody, formatLastModified } from "rest-webhooks/caching";
-import type { Handler, HttpRequest } from "rest-webhooks/http";
+import { type Handler, type HttpRequest, withMethod } from "rest-webhooks/http";
+import type { Middleware } from "rest-webhooks/routing";
 
 /** Options of {@link revalidated}. */
 export interface RevalidatedOptions {
@@ -15,24 +16,26 @@ function urlOf(request: HttpRequest): string {
   return request.search === "" ? request.path : `${request.path}?${request.search}`;
 }
 
-// Adapters' requests compute some fields lazily (getters): copy them one by one, not with a spread.
-function asGet(request: HttpRequest): HttpRequest {
-  const { path, search, query, headers, body, remoteAddress, signal } = request;
-  return { method: "GET", path, search, query, headers, body, remoteAddress, signal };
-}
-
 /**
  * Makes reads whose data carries no version conditional: a strong ETag of the body bytes (RFC 9110 §8.8.3),
  * Last-Modified the time this process first served those bytes at that URL (§8.8.2: the origin's best
  * estimate; never later than the real change was seen), Cache-Control, and 304 for matching validators through
- * the caching module's `conditional()`. HEAD is answered as GET, so its headers are GET's (§9.3.2).
- * @example router.route("GET", "/v1/webhook_endpoints", {}, ({ request }) => reads(request));
+ * the caching module's `conditional()`. HEAD is answered as GET, so its headers are GET's (§9.3.2). Other methods
+ * pass through untouched.
+ * @example declareEndpointApi(router, { …, use: [revalidated({ now, cacheControl: "private, no-cache" })] })
  */
-export function revalidated(handler: Handler, options: RevalidatedOptions): Handler {
+export function revalidated(options: RevalidatedOptions): Middleware {
+  return (handler) => {
+    const reads = revalidatedReads(handler, options);
+    return (request) => (request.method === "GET" || request.method === "HEAD" ? reads(request) : handler(request));
+  };
+}
+
+function revalidatedReads(handler: Handler, options: RevalidatedOptions): Handler {
   const capacity = options.capacity ?? 1000;
   const firstSeen = new Map<string, { etag: string; at: number }>();
   const annotate: Handler = async (request) => {
-    const response = await handler(request.method === "HEAD" ? asGet(request) : request);
+    const response = await handler(request.method === "HEAD" ? withMethod(request, "GET") : request);
     if (response.status !== 200 || response.body == null) return response;
     const etag = etagFromBody(response.body);
     const url = urlOf(request);

@@ -1,4 +1,4 @@
-import { createEvent, type WebhookEvent } from "rest-webhooks/webhooks";
+import { createEvent, type WebhookEvent } from "rest-webhooks/webhooks/delivery";
 import { type OrderJson, userJson } from "./representations";
 import type { OrderRecord, UserRecord } from "./storage/types";
 

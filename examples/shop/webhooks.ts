@@ -1,12 +1,11 @@
-import type { Handler } from "rest-webhooks/http";
 import type { Router } from "rest-webhooks/routing";
-import { scheduleBackoff, type UrlPolicy } from "rest-webhooks/webhooks";
+import { declareEndpointApi, scheduleBackoff, type UrlPolicy } from "rest-webhooks/webhooks/delivery";
 import {
   createDeliveryWorker,
-  createEndpointHandler,
   type DeliveryWorker,
   type DeliveryWorkerEvent,
-} from "rest-webhooks/webhooks/node";
+  systemResolver,
+} from "rest-webhooks/webhooks/delivery/node";
 import { revalidated } from "./body-validators";
 import { LIST_CACHE_CONTROL } from "./http-caching";
 import type { ShopStorage } from "./storage/types";
@@ -14,7 +13,7 @@ import type { ShopStorage } from "./storage/types";
 /** Where the endpoint API is mounted (Stripe's path). */
 export const ENDPOINTS_PATH = "/v1/webhook_endpoints";
 
-/** Options of {@link createWebhooks}. */
+/** Options of {@link declareWebhooks}. */
 export interface ShopWebhooksOptions {
   storage: ShopStorage;
   apiKey: string;
@@ -25,16 +24,8 @@ export interface ShopWebhooksOptions {
   onDeliveryEvent?: ((event: DeliveryWorkerEvent) => void) | undefined;
 }
 
-/** The shop's webhooks: the endpoint API and the delivery worker. */
+/** The shop's webhooks: the delivery worker, when this process delivers. */
 export interface ShopWebhooks {
-  /** The endpoint API handler (it checks the API key itself). */
-  readonly handler: Handler;
-  /**
-   * The same handler for GET and HEAD, with an ETag of the body, Last-Modified, `Cache-Control: private,
-   * no-cache` and 304 for matching validators (the endpoint records carry no version to tag).
-   */
-  readonly reads: Handler;
-  /** The worker, when this process delivers. */
   readonly worker: DeliveryWorker | undefined;
   /** Tells the worker that new deliveries were committed. */
   wake(): void;
@@ -45,17 +36,25 @@ export function urlPolicy(allowInsecure: boolean): UrlPolicy {
   return allowInsecure ? { allowHttp: true, allow: ["127.0.0.0/8", "::1", "localhost"] } : {};
 }
 
-/** Creates the endpoint API and, unless `deliver` is false, the delivery worker over the shop's storage. */
-export function createWebhooks(options: ShopWebhooksOptions): ShopWebhooks {
+/**
+ * Declares the endpoint API on the router (one call: its routes, validation, 404/405 and OpenAPI come from the
+ * router) and creates the delivery worker over the shop's storage, unless `deliver` is false. Reads carry an ETag of
+ * the body, Last-Modified, `Cache-Control: private, no-cache` and answer 304 (the records carry no version to tag).
+ */
+export function declareWebhooks(router: Router, options: ShopWebhooksOptions): ShopWebhooks {
   const { storage } = options;
   const policy = urlPolicy(options.allowInsecureUrls);
-  const handler = createEndpointHandler({
+  declareEndpointApi(router, {
     endpoints: storage.endpoints,
     queue: storage.queue,
     apiKeys: [options.apiKey],
     basePath: ENDPOINTS_PATH,
     urlPolicy: policy,
+    // Host names are resolved at registration, so one pointing at a private address is refused then.
+    resolve: systemResolver,
     now: options.now,
+    // The key-holder's own data: only the client may store it, and it must revalidate (RFC 9111 §5.2.2.4).
+    use: [revalidated({ now: options.now, cacheControl: LIST_CACHE_CONTROL })],
   });
   const worker = options.deliver
     ? createDeliveryWorker({
@@ -70,34 +69,5 @@ export function createWebhooks(options: ShopWebhooksOptions): ShopWebhooks {
         ...(options.onDeliveryEvent === undefined ? {} : { onEvent: options.onDeliveryEvent }),
       })
     : undefined;
-  // The key-holder's own data: only the client may store it, and it must revalidate (RFC 9111 §5.2.2.4).
-  const reads = revalidated(handler, { now: options.now, cacheControl: LIST_CACHE_CONTROL });
-  return { handler, reads, worker, wake: () => worker?.wake() };
-}
-
-/**
- * Mounts the endpoint API on the router, one declared route per operation, so OpenAPI lists them; reads go
- * through {@link ShopWebhooks.reads}.
- */
-export function declareWebhookRoutes(router: Router, webhooks: Pick<ShopWebhooks, "handler" | "reads">): void {
-  const base = ENDPOINTS_PATH;
-  const item = `${base}/{endpoint_id}`;
-  const routes: [method: string, template: string, name: string, summary: string][] = [
-    ["POST", base, "webhook_endpoints.create", "Register an endpoint (form or JSON: url, enabled_events[])"],
-    ["GET", base, "webhook_endpoints.list", "List endpoints"],
-    ["GET", item, "webhook_endpoints.read", "Get an endpoint"],
-    ["POST", item, "webhook_endpoints.update", "Update an endpoint"],
-    ["PATCH", item, "webhook_endpoints.patch", "Update an endpoint"],
-    ["DELETE", item, "webhook_endpoints.remove", "Delete an endpoint"],
-    ["POST", `${item}/rotate_secret`, "webhook_endpoints.rotate_secret", "Rotate the signing secret"],
-    ["POST", `${item}/replay`, "webhook_endpoints.replay", "Retry every failed delivery since a time"],
-    ["GET", `${item}/deliveries`, "webhook_endpoints.deliveries", "The endpoint's deliveries"],
-    ["GET", `${item}/deliveries/{delivery_id}`, "webhook_endpoints.delivery", "One delivery"],
-    ["POST", `${item}/deliveries/{delivery_id}/retry`, "webhook_endpoints.retry", "Retry a delivery now"],
-    ["GET", `${item}/attempts`, "webhook_endpoints.attempts", "The delivery log (attempts, newest first)"],
-  ];
-  for (const [method, template, name, summary] of routes) {
-    const serve = method === "GET" ? webhooks.reads : webhooks.handler;
-    router.route(method, template, { name, summary, tags: ["webhooks"] }, ({ request }) => serve(request));
-  }
+  return { worker, wake: () => worker?.wake() };
 }

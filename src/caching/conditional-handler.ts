@@ -4,6 +4,7 @@
  */
 import { bodyBytes, type Handler, type HttpRequest, type HttpResponse, type ResponseHeaders } from "../http/message";
 import { isSafe } from "../http/methods";
+import { withMethod } from "../http/with-method";
 import { etagFromBody } from "./etag-generate";
 import { parseHttpDate, tryFormatHttpDate } from "./http-date";
 import { evaluatePreconditions, revalidates, type Validators } from "./preconditions";
@@ -142,7 +143,7 @@ export function conditional(handler: Handler, options: ConditionalOptions = {}):
     if (revalidates(method)) {
       return then(handler(request), (response) =>
         headNeedsGet(request, response, options)
-          ? then(handler({ ...request, method: "GET" }), (get) => finishHeadFromGet(request, response, get, options))
+          ? then(handler(withMethod(request, "GET")), (get) => finishHeadFromGet(request, response, get, options))
           : finishRead(request, response, options),
       );
     }

@@ -10,3 +10,4 @@ export * from "./quoted-string";
 export * from "./structured-fields";
 export * from "./token";
 export * from "./validation";
+export { withMethod } from "./with-method";

@@ -192,7 +192,9 @@ function requestBody(route: RouteInfo, converter: SchemaConverter): JsonSchema |
   }
   // A PUT without a body schema still takes JSON (any value): the handler checks it.
   const schema = body === undefined ? {} : converter.convert(body, "input");
-  return { required: true, content: { "application/json": { schema } } };
+  const content: JsonSchema = { "application/json": { schema } };
+  if (route.spec.form === true) content["application/x-www-form-urlencoded"] = { schema };
+  return { required: true, content };
 }
 
 function responses(route: RouteInfo, converter: SchemaConverter): Record<string, JsonSchema> {

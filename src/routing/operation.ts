@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { safeJsonBody } from "../http/body";
+import { safeJsonBody, safeJsonOrFormBody } from "../http/body";
 import { parseMediaType } from "../http/media-type";
 import { empty, type Handler, type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../http/message";
 import { definesRequestContent } from "../http/methods";
@@ -90,12 +90,19 @@ export function readsBody(info: Pick<RouteInfo, "kind" | "method" | "spec">): bo
 }
 
 /**
- * The JSON body, validated when a schema is given (400 empty or malformed, 415 not JSON, 422 invalid).
+ * The JSON (or form, when the spec takes forms) body, validated when a schema is given (400 empty or malformed,
+ * 415 another media type, 422 invalid).
  * @param always read and parse it even without a schema (PUT); otherwise no schema means no read.
  */
-function bodyOf(request: HttpRequest, schema: z.ZodType | undefined, always: boolean): unknown {
+function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean): unknown {
+  const schema = spec.body;
   if (schema === undefined && !always) return undefined;
-  const read = safeJsonBody(request);
+  // An optional body (the schema accepts `undefined`) may be left out: nothing to read, nothing to refuse.
+  if (schema !== undefined && request.body.byteLength === 0) {
+    const absent = schema.safeParse(undefined);
+    if (absent.success) return absent.data;
+  }
+  const read = spec.form === true ? safeJsonOrFormBody(request) : safeJsonBody(request);
   if (!read.ok) throw read.problem;
   if (schema === undefined) return read.value;
   const parsed = schema.safeParse(read.value);
@@ -206,7 +213,7 @@ export function operationHandler(setup: OperationSetup): Handler {
         return parsed.data;
       };
     } else if (reads) {
-      context["body"] = bodyOf(request, spec.body, kind === "replace");
+      context["body"] = bodyOf(request, spec, kind === "replace");
     }
     if (fillCollection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {
@@ -244,10 +251,13 @@ export function operationHandler(setup: OperationSetup): Handler {
 
 /** Checks, at declaration, that the schemas fit the template. */
 export function checkSpec(
-  info: Pick<RouteInfo, "template" | "name">,
+  info: Pick<RouteInfo, "template" | "name" | "kind">,
   names: readonly string[],
   spec: OperationSpec,
 ): void {
+  if (spec.form === true && (info.kind === "update" || info.kind === "replace")) {
+    throw new RoutingError("invalid_schema", `${info.name}: form bodies are not for PUT or PATCH merge patches.`);
+  }
   for (const [what, schema] of [
     ["params", spec.params],
     ["query", spec.query],

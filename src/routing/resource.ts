@@ -158,6 +158,23 @@ export class ResourceBuilder<T extends string> {
     return this.#add("custom", method, `${this.template}/${segment}`, `${this.name}.${segment}`, spec, handler);
   }
 
+  /**
+   * A custom operation on the item itself (`path` "") or at a path below it that is not a nested resource, e.g.
+   * Stripe's `POST /v1/webhook_endpoints/{id}` update or `GET <item>/attempts`. The router routes it (404, 405,
+   * HEAD, validation) and applies no method rule.
+   * @param path "" for the item, or "/segment…" below it (a template: it may have parameters).
+   * @param name the operation's name within the resource: the route is named `<resource>.<name>`.
+   */
+  route<P extends string, S extends OperationSpec>(
+    method: string,
+    path: P,
+    name: string,
+    spec: S,
+    handler: (context: BodyContext<`${T}${P}`, S>) => Reply,
+  ): this {
+    return this.#add("custom", method, `${this.template}${path}`, `${this.name}.${name}`, spec, handler);
+  }
+
   /** Declares a resource that belongs to an item of this one; its template is relative to the item. */
   resource<U extends string>(template: U, build: (resource: ResourceBuilder<`${T}${U}`>) => void): this {
     build(

@@ -21,6 +21,12 @@ export interface OperationSpec {
   query?: ObjectSchema;
   /** Validates the JSON body (422 on failure); for `update`, the resource the merged result must satisfy. */
   body?: z.ZodType;
+  /**
+   * Also take the body as `application/x-www-form-urlencoded` (a repeated name, or one ending in `[]`, is an
+   * array), validated by the same `body` schema: the shape of Stripe-style APIs. Not for PUT or PATCH merge patches.
+   * @default false
+   */
+  form?: boolean;
   /** The success body: documented in OpenAPI, checked at run time with `validateResponses`. */
   response?: z.ZodType;
   /** OpenAPI `summary`. */

@@ -2,7 +2,8 @@
 // servers insert into, both unique to the suite, created before it and dropped after it.
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
-import { migrate } from "../../src/idempotency/postgres";
+import { idempotencyMigrations } from "../../src/idempotency/postgres";
+import { migrate } from "../../src/postgres";
 import { databaseUrl } from "../support/services";
 
 /** Registers the suite's hooks; `effects()` counts the side effects the children wrote. */
@@ -10,12 +11,12 @@ export function usePostgresEffects(name: string, onTeardown: () => Promise<void>
   let pool: pg.Pool;
   beforeAll(async () => {
     pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    await migrate(pool, { table: name });
+    await migrate(pool, idempotencyMigrations({ schema: name }));
     await pool.query(`CREATE TABLE "${name}_effects" (id serial PRIMARY KEY)`);
   });
   afterAll(async () => {
     await onTeardown();
-    await pool.query(`DROP TABLE IF EXISTS "${name}"; DROP TABLE IF EXISTS "${name}_effects"`);
+    await pool.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE; DROP TABLE IF EXISTS "${name}_effects"`);
     await pool.end();
   });
   return {

@@ -1,15 +1,11 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  IDEMPOTENCY_MIGRATION_SQL,
-  migrate,
-  migrationSql,
-  PostgresIdempotencyStore,
-} from "../../src/idempotency/postgres";
+import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
+import { migrate, migrationSql } from "../../src/postgres";
 import { databaseUrl, skipWithoutPostgres, uniqueName } from "../support/services";
 import { describeStoreContract } from "./store-contract";
 
-const table = uniqueName("idem_pg");
+const schema = uniqueName("idem_pg").toLowerCase();
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const response = { status: 201, headers: { "content-type": "text/plain" }, body: new TextEncoder().encode("ok") };
 
@@ -17,39 +13,39 @@ describe.skipIf(skipWithoutPostgres())("PostgresIdempotencyStore", () => {
   let pool: pg.Pool;
   beforeAll(async () => {
     pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
-    await migrate(pool, { table });
+    await migrate(pool, idempotencyMigrations({ schema }));
   });
   afterAll(async () => {
-    await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool.end();
   });
 
   describeStoreContract(
     "postgres (pool)",
-    async () => ({ store: new PostgresIdempotencyStore(pool, { table }), advance: sleep }),
+    async () => ({ store: new PostgresIdempotencyStore(pool, { schema }), advance: sleep }),
     { leaseMs: 150, ttlMs: 300 },
   );
 
   describeStoreContract(
     "postgres (unprepared statements)",
-    async () => ({ store: new PostgresIdempotencyStore(pool, { table, prepare: false }), advance: sleep }),
+    async () => ({ store: new PostgresIdempotencyStore(pool, { schema, prepare: false }), advance: sleep }),
     { leaseMs: 150, ttlMs: 300 },
   );
 
   describe("PostgreSQL specifics", () => {
-    it("exports the migration for the default table and is idempotent to run", async () => {
-      expect(IDEMPOTENCY_MIGRATION_SQL).toContain('CREATE TABLE IF NOT EXISTS "idempotency_keys"');
-      await migrate(pool, { table });
-      expect(migrationSql(table)).toContain(`"${table}"`);
+    it("exports its migration as SQL, and applying it again changes nothing", async () => {
+      expect(migrationSql(idempotencyMigrations())).toContain('CREATE TABLE IF NOT EXISTS "public"."idempotency_keys"');
+      expect(await migrate(pool, idempotencyMigrations({ schema }))).toEqual([]);
+      expect(migrationSql(idempotencyMigrations({ schema }))).toContain(`"${schema}"."idempotency_keys"`);
     });
 
-    it("rejects a table name that is not a plain identifier", () => {
-      expect(() => new PostgresIdempotencyStore(pool, { table: 'x"; DROP TABLE y; --' })).toThrow(TypeError);
-      expect(() => migrationSql("a.b.c")).toThrow(TypeError);
+    it("rejects a schema name that is not a plain identifier", () => {
+      expect(() => new PostgresIdempotencyStore(pool, { schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);
+      expect(() => idempotencyMigrations({ schema: "a.b" })).toThrow(TypeError);
     });
 
     it("shares the caller's transaction: rollback forgets the record, commit keeps it", async () => {
-      const store = new PostgresIdempotencyStore(pool, { table });
+      const store = new PostgresIdempotencyStore(pool, { schema });
       const client = await pool.connect();
       try {
         const tx = store.withClient(client);
@@ -72,7 +68,7 @@ describe.skipIf(skipWithoutPostgres())("PostgresIdempotencyStore", () => {
     });
 
     it("makes a concurrent begin wait for the open transaction, then see its outcome", async () => {
-      const store = new PostgresIdempotencyStore(pool, { table });
+      const store = new PostgresIdempotencyStore(pool, { schema });
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
@@ -89,12 +85,12 @@ describe.skipIf(skipWithoutPostgres())("PostgresIdempotencyStore", () => {
     });
 
     it("purgeExpired deletes expired rows only", async () => {
-      const store = new PostgresIdempotencyStore(pool, { table });
+      const store = new PostgresIdempotencyStore(pool, { schema });
       await store.begin("purge-short", "fp", 50);
       await store.begin("purge-long", "fp", 60_000);
       await sleep(80);
       expect(await store.purgeExpired()).toBeGreaterThanOrEqual(1);
-      const { rows } = await pool.query(`SELECT key FROM "${table}" WHERE key LIKE 'purge-%'`);
+      const { rows } = await pool.query(`SELECT key FROM "${schema}"."idempotency_keys" WHERE key LIKE 'purge-%'`);
       expect(rows.map((r) => r.key)).toEqual(["purge-long"]);
     });
   });

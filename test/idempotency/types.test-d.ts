@@ -10,15 +10,16 @@ import {
   idempotency,
   MemoryIdempotencyStore,
 } from "../../src/idempotency";
-import type { PgQueryable, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
+import type { PostgresIdempotencyStore } from "../../src/idempotency/postgres";
 import type { RedisIdempotencyStore, RedisScriptClient } from "../../src/idempotency/redis";
+import type { SqlClient } from "../../src/postgres";
 
 describe("idempotency types", () => {
   it("accepts the users' own ioredis and pg objects structurally", () => {
     expectTypeOf<Redis>().toMatchTypeOf<RedisScriptClient>();
-    expectTypeOf<pg.Pool>().toMatchTypeOf<PgQueryable>();
-    expectTypeOf<pg.PoolClient>().toMatchTypeOf<PgQueryable>();
-    expectTypeOf<pg.Client>().toMatchTypeOf<PgQueryable>();
+    expectTypeOf<pg.Pool>().toMatchTypeOf<SqlClient>();
+    expectTypeOf<pg.PoolClient>().toMatchTypeOf<SqlClient>();
+    expectTypeOf<pg.Client>().toMatchTypeOf<SqlClient>();
   });
 
   it("has every store implement one interface", () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../examples/quick-start";
 import { adapt } from "../../src/fetch/index";
 
-const root = new URL("../../", import.meta.url);
+const root = new URL("../..", import.meta.url);
 const serve = adapt(app);
 const send = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
   serve(

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, it } from "vitest";
 import { consumerLaws, fromHandler } from "../../src/testing/index";
 import { createWebhookConsumer, createWebhookProcessor } from "../../src/webhooks/consumer/index";
-import { createMemoryInbox } from "../../src/webhooks/memory/inbox/index";
+import { createMemoryInbox } from "../../src/webhooks/consumer/memory/index";
 import { generateSecret } from "../../src/webhooks/signing/index";
 
 // Issue 11: our own consumer handler (verify → inbox → 202, processor later) passes every consumer law.

@@ -1,5 +1,6 @@
 import { MemoryIdempotencyStore } from "rest-webhooks/idempotency";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore, type WebhookEvent } from "rest-webhooks/webhooks";
+import type { WebhookEvent } from "rest-webhooks/webhooks/delivery";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "rest-webhooks/webhooks/delivery/memory";
 import type { OrderQuery, OrderRecord, ShopReads, ShopStorage, ShopTransaction, UserRecord } from "./types";
 
 /** The committed state. */

@@ -1,10 +1,10 @@
+import type { Migration } from "rest-webhooks/postgres";
+
 /** Quoted names of the shop's tables inside one PostgreSQL schema. */
 export interface ShopTables {
   schema: string;
   users: string;
   orders: string;
-  /** `schema.idempotency_keys`, as the idempotency store takes it. */
-  idempotency: string;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -16,24 +16,29 @@ export function shopTables(schema: string): ShopTables {
     schema,
     users: `"${schema}"."users"`,
     orders: `"${schema}"."orders"`,
-    idempotency: `${schema}.idempotency_keys`,
   };
 }
 
-/** The DDL of the users and orders tables, idempotent. Times are epoch milliseconds. */
-export function shopMigration(tables: ShopTables): string {
-  return `
-CREATE SCHEMA IF NOT EXISTS "${tables.schema}";
-CREATE TABLE IF NOT EXISTS ${tables.users} (
+/**
+ * The migrations of the users and orders tables, applied with the library's `migrate`; times are `timestamptz`, as
+ * in every table of the library (written and read as epoch ms with `timestampOf` / `epochMsOf`).
+ */
+export function shopMigrations(tables: ShopTables): Migration[] {
+  return [
+    {
+      id: "shop@1",
+      schema: tables.schema,
+      statements: [
+        `CREATE TABLE IF NOT EXISTS ${tables.users} (
   id text PRIMARY KEY,
   name text NOT NULL,
   tier text NOT NULL,
   version integer NOT NULL,
-  created_at bigint NOT NULL,
-  updated_at bigint NOT NULL,
-  orders_changed_at bigint NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ${tables.orders} (
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  orders_changed_at timestamptz NOT NULL
+)`,
+        `CREATE TABLE IF NOT EXISTS ${tables.orders} (
   id text PRIMARY KEY,
   seq bigserial NOT NULL UNIQUE,
   user_id text NOT NULL REFERENCES ${tables.users} (id),
@@ -41,9 +46,11 @@ CREATE TABLE IF NOT EXISTS ${tables.orders} (
   items jsonb NOT NULL,
   total bigint NOT NULL,
   version integer NOT NULL,
-  created_at bigint NOT NULL,
-  updated_at bigint NOT NULL
-);
-CREATE INDEX IF NOT EXISTS orders_user_seq ON ${tables.orders} (user_id, seq);
-`;
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL
+)`,
+        `CREATE INDEX IF NOT EXISTS orders_user_seq ON ${tables.orders} (user_id, seq)`,
+      ],
+    },
+  ];
 }

@@ -1,25 +1,32 @@
 import pg from "pg";
-import { migrate as migrateIdempotency, PostgresIdempotencyStore } from "rest-webhooks/idempotency/postgres";
+import { idempotencyMigrations, PostgresIdempotencyStore } from "rest-webhooks/idempotency/postgres";
+import { epochMsOf, migrate, type SqlClient, type SqlDatabase, timestampOf, transaction } from "rest-webhooks/postgres";
 import {
   createPostgresDeliveryQueue,
   createPostgresEndpointStore,
-  migrateWebhookQueue,
-} from "rest-webhooks/webhooks/postgres";
+  deliveryMigrations,
+} from "rest-webhooks/webhooks/delivery/postgres";
 import { z } from "zod";
 import { ORDER_STATUSES } from "../order-status";
-import { shopMigration, shopTables } from "./postgres-schema";
+import { shopMigrations, shopTables } from "./postgres-schema";
 import type { OrderRecord, ShopReads, ShopStorage, ShopTransaction, UserRecord } from "./types";
 
 /** Options of {@link createPostgresStorage}. */
 export interface PostgresStorageOptions {
-  /** A connection string, or a pool to share (it is then not closed by `close`). */
-  connection: string | pg.Pool;
+  /** A connection string, or a pool (or PGlite) to share: it is then not closed by `close`. */
+  connection: string | SqlDatabase;
   /** The schema holding every table (created if missing). @default "shop" */
   schema?: string;
 }
 
-// bigint columns arrive as strings: coerce them.
-const epoch = z.coerce.number().int();
+// Times are read as epoch ms (float8, a number); bigint columns (seq, total) arrive as strings: coerce them.
+const epoch = z.number();
+const bigint = z.coerce.number().int();
+
+const USER_COLUMNS = `id, name, tier, version, ${epochMsOf("created_at")} AS created_at,
+  ${epochMsOf("updated_at")} AS updated_at, ${epochMsOf("orders_changed_at")} AS orders_changed_at`;
+const ORDER_COLUMNS = `id, seq, user_id, status, items, total, version, ${epochMsOf("created_at")} AS created_at,
+  ${epochMsOf("updated_at")} AS updated_at`;
 
 const userRow = z.object({
   id: z.string(),
@@ -33,11 +40,11 @@ const userRow = z.object({
 
 const orderRow = z.object({
   id: z.string(),
-  seq: epoch,
+  seq: bigint,
   user_id: z.string(),
   status: z.enum(ORDER_STATUSES),
   items: z.array(z.object({ sku: z.string(), quantity: z.number().int(), unit_price: z.number().int() })),
-  total: epoch,
+  total: bigint,
   version: z.number().int(),
   created_at: epoch,
   updated_at: epoch,
@@ -71,47 +78,46 @@ function toOrder(row: unknown): OrderRecord {
   };
 }
 
-type Client = Pick<pg.PoolClient, "query">;
-
 /**
  * The PostgreSQL storage: users, orders, idempotency keys, webhook endpoints and the delivery queue in one
- * schema. A transaction holds one connection: the order rows it reads are locked (`FOR UPDATE`) and the
- * events it publishes are inserted into the delivery queue on the same connection, so an order change and
- * its event commit together (the transactional outbox).
+ * schema, every store on the one client (`rest-webhooks/postgres`). A transaction holds one connection: the order
+ * rows it reads are locked (`FOR UPDATE`) and the events it publishes are inserted into the delivery queue on the
+ * same connection (`queue.withClient(tx)`), so an order change and its event commit together (the transactional
+ * outbox).
  * @example const storage = await createPostgresStorage({ connection: process.env.DATABASE_URL!, schema: "shop" });
  */
 export async function createPostgresStorage(options: PostgresStorageOptions): Promise<ShopStorage> {
-  const owned = typeof options.connection === "string";
-  const pool =
-    typeof options.connection === "string"
-      ? new pg.Pool({ connectionString: options.connection, max: 10 })
-      : options.connection;
+  const owned =
+    typeof options.connection === "string" ? new pg.Pool({ connectionString: options.connection, max: 10 }) : undefined;
+  const pool: SqlDatabase = owned ?? (options.connection as SqlDatabase);
   const schema = options.schema ?? "shop";
   const tables = shopTables(schema);
-  await pool.query(shopMigration(tables));
-  await migrateIdempotency(pool, { table: tables.idempotency });
-  await migrateWebhookQueue(pool, { schema });
-  const endpoints = createPostgresEndpointStore({ pool, schema });
-  const queue = createPostgresDeliveryQueue({ pool, schema });
+  await migrate(pool, [
+    ...shopMigrations(tables),
+    ...idempotencyMigrations({ schema }),
+    ...deliveryMigrations({ schema }),
+  ]);
+  const endpoints = createPostgresEndpointStore({ client: pool, schema });
+  const queue = createPostgresDeliveryQueue({ client: pool, schema });
   const { users: U, orders: O } = tables;
 
-  function reads(client: Client, lock: boolean): ShopReads {
+  function reads(client: SqlClient, lock: boolean): ShopReads {
     const forUpdate = lock ? " FOR UPDATE" : "";
     return {
       async getUser(id) {
-        const { rows } = await client.query(`SELECT * FROM ${U} WHERE id = $1${forUpdate}`, [id]);
+        const { rows } = await client.query(`SELECT ${USER_COLUMNS} FROM ${U} WHERE id = $1${forUpdate}`, [id]);
         return rows[0] === undefined ? undefined : toUser(rows[0]);
       },
       async getOrder(userId, orderId) {
-        const { rows } = await client.query(`SELECT * FROM ${O} WHERE id = $1 AND user_id = $2${forUpdate}`, [
-          orderId,
-          userId,
-        ]);
+        const { rows } = await client.query(
+          `SELECT ${ORDER_COLUMNS} FROM ${O} WHERE id = $1 AND user_id = $2${forUpdate}`,
+          [orderId, userId],
+        );
         return rows[0] === undefined ? undefined : toOrder(rows[0]);
       },
       async listOrders(userId, query) {
         const { rows } = await client.query(
-          `SELECT * FROM ${O} WHERE user_id = $1 AND seq > $2 AND ($3::text IS NULL OR status = $3)
+          `SELECT ${ORDER_COLUMNS} FROM ${O} WHERE user_id = $1 AND seq > $2 AND ($3::text IS NULL OR status = $3)
            ORDER BY seq LIMIT $4`,
           [userId, query.afterSeq ?? 0, query.status ?? null, query.limit],
         );
@@ -120,13 +126,14 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     };
   }
 
-  function transaction(client: pg.PoolClient): ShopTransaction {
+  function writes(client: SqlClient): ShopTransaction {
+    const outbox = queue.withClient(client);
     return {
       ...reads(client, true),
       async putUser(user) {
         await client.query(
           `INSERT INTO ${U} (id, name, tier, version, created_at, updated_at, orders_changed_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           VALUES ($1, $2, $3, $4, ${timestampOf("$5")}, ${timestampOf("$6")}, ${timestampOf("$7")})
            ON CONFLICT (id) DO UPDATE SET name = excluded.name, tier = excluded.tier, version = excluded.version,
              updated_at = excluded.updated_at`,
           [user.id, user.name, user.tier, user.version, user.createdAt, user.updatedAt, user.ordersChangedAt],
@@ -135,7 +142,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
       async insertOrder(order) {
         const { rows } = await client.query(
           `INSERT INTO ${O} (id, user_id, status, items, total, version, created_at, updated_at)
-           VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8) RETURNING *`,
+           VALUES ($1, $2, $3, $4::jsonb, $5, $6, ${timestampOf("$7")}, ${timestampOf("$8")}) RETURNING ${ORDER_COLUMNS}`,
           [
             order.id,
             order.userId,
@@ -151,7 +158,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
       },
       async updateOrder(order) {
         await client.query(
-          `UPDATE ${O} SET status = $3, items = $4::jsonb, total = $5, version = $6, updated_at = $7
+          `UPDATE ${O} SET status = $3, items = $4::jsonb, total = $5, version = $6, updated_at = ${timestampOf("$7")}
            WHERE id = $1 AND user_id = $2`,
           [
             order.id,
@@ -168,13 +175,13 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
         await client.query(`DELETE FROM ${O} WHERE id = $1 AND user_id = $2`, [orderId, userId]);
       },
       async touchOrders(userId, at) {
-        await client.query(`UPDATE ${U} SET orders_changed_at = greatest(orders_changed_at, $2) WHERE id = $1`, [
-          userId,
-          at,
-        ]);
+        await client.query(
+          `UPDATE ${U} SET orders_changed_at = greatest(orders_changed_at, ${timestampOf("$2")}) WHERE id = $1`,
+          [userId, at],
+        );
       },
       async publish(event) {
-        await queue.publish(event, { client });
+        await outbox.publish(event);
       },
     };
   }
@@ -182,25 +189,12 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   return {
     kind: "postgres",
     ...reads(pool, false),
-    async transaction(work) {
-      const client = await pool.connect();
-      try {
-        await client.query("BEGIN");
-        const result = await work(transaction(client));
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
-    idempotency: new PostgresIdempotencyStore(pool, { table: tables.idempotency }),
+    transaction: (work) => transaction(pool, (client) => work(writes(client))),
+    idempotency: new PostgresIdempotencyStore(pool, { schema }),
     endpoints,
     queue,
     async close() {
-      if (owned) await pool.end();
+      await owned?.end();
     },
   };
 }

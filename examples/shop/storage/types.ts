@@ -1,5 +1,5 @@
 import type { IdempotencyStore } from "rest-webhooks/idempotency";
-import type { DeliveryQueue, EndpointStore, WebhookEvent } from "rest-webhooks/webhooks";
+import type { DeliveryQueue, EndpointStore, WebhookEvent } from "rest-webhooks/webhooks/delivery";
 import type { OrderStatus } from "../order-status";
 
 /** A stored user. `version` grows by one with every change: it is the strong ETag. */

@@ -1,6 +1,6 @@
 /**
- * The PostgreSQL idempotency store (`pg` is an optional peer dependency; pass your own pool or client).
+ * The PostgreSQL idempotency store (`pg` or PGlite, an optional peer: pass your own pool or client). Create its
+ * table with `migrate(pool, idempotencyMigrations())` from `rest-webhooks/postgres`.
  */
-export { IDEMPOTENCY_MIGRATION_SQL, migrate, migrationSql } from "./migration";
+export { IDEMPOTENCY_TABLE, type IdempotencyTableOptions, idempotencyMigrations } from "./migration";
 export { PostgresIdempotencyStore, type PostgresStoreOptions } from "./postgres-store";
-export type { PgQuery, PgQueryable } from "./queryable";

@@ -1,15 +1,31 @@
-import type { PgQueryable } from "./queryable";
-import { DEFAULT_TABLE, tableName } from "./table-name";
+import { schemaName, tableIn } from "../../postgres/identifier";
+import type { Migration } from "../../postgres/migrate";
+
+/** The table of idempotency records in its schema. */
+export const IDEMPOTENCY_TABLE = "idempotency_keys";
+
+/** Where the idempotency table lives. */
+export interface IdempotencyTableOptions {
+  /** @default "public" */
+  schema?: string;
+}
 
 /**
- * The DDL of the idempotency table named `table`. One row per scoped key: in progress while
- * `status` is null (`lease_token` fences late writers), completed once it is set. `expires_at`
- * is the lease expiry, then the response expiry; an expired row is reclaimed by the next `begin`
- * on its key or by `purgeExpired()` (the index serves the latter).
+ * The idempotency table's migrations: one row per scoped key, in progress while `status` is null (`lease_token`
+ * fences late writers), completed once it is set. `expires_at` is the lease expiry, then the response expiry; an
+ * expired row is reclaimed by the next `begin` on its key or by `purgeExpired()` (the index serves the latter).
+ * Apply them with `migrate` from `rest-webhooks/postgres`, or take their SQL with `migrationSql`.
+ * @example await migrate(pool, idempotencyMigrations({ schema: "app" }))
  */
-export function migrationSql(table: string = DEFAULT_TABLE): string {
-  const name = tableName(table);
-  return `CREATE TABLE IF NOT EXISTS ${name.sql} (
+export function idempotencyMigrations(options: IdempotencyTableOptions = {}): Migration[] {
+  const schema = schemaName(options.schema, "idempotencyMigrations");
+  const t = tableIn(schema, IDEMPOTENCY_TABLE);
+  return [
+    {
+      id: "idempotency@1",
+      schema,
+      statements: [
+        `CREATE TABLE IF NOT EXISTS ${t} (
   key text PRIMARY KEY,
   fingerprint text NOT NULL,
   lease_token text,
@@ -17,18 +33,9 @@ export function migrationSql(table: string = DEFAULT_TABLE): string {
   headers jsonb,
   body bytea,
   expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS "${name.bare}_expires_at_idx" ON ${name.sql} (expires_at);
-`;
-}
-
-/** The migration for the default table `idempotency_keys`. */
-export const IDEMPOTENCY_MIGRATION_SQL: string = migrationSql();
-
-/**
- * Creates the table (and its index) if it does not exist.
- * @example await migrate(pool, { table: "idempotency_keys" })
- */
-export async function migrate(client: PgQueryable, options: { table?: string } = {}): Promise<void> {
-  await client.query({ text: migrationSql(options.table) });
+)`,
+        `CREATE INDEX IF NOT EXISTS "${IDEMPOTENCY_TABLE}_expires_at" ON ${t} (expires_at)`,
+      ],
+    },
+  ];
 }

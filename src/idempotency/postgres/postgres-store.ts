@@ -1,17 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { schemaName, tableIn } from "../../postgres/identifier";
+import { decodeRow } from "../../postgres/rows";
+import { assertSqlClient, type SqlClient } from "../../postgres/sql-client";
+import { affected, run, type Statement, statementNames } from "../../postgres/statement";
 import { IdempotencyError } from "../errors";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import type { PgQuery, PgQueryable } from "./queryable";
-import { DEFAULT_TABLE, type TableName, tableName } from "./table-name";
+import { IDEMPOTENCY_TABLE } from "./migration";
 
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresStoreOptions {
   /**
-   * The table (`name` or `schema.name`), created by {@link migrate}.
-   * @default "idempotency_keys"
+   * The schema of the `idempotency_keys` table ({@link idempotencyMigrations} creates it).
+   * @default "public"
    */
-  table?: string;
+  schema?: string;
   /**
    * Send statements as named prepared statements (parsed once per connection). Turn off behind a
    * transaction-pooling proxy that does not support them.
@@ -29,8 +32,8 @@ const beginRowSchema = z.object({
   remaining_ms: z.number(),
 });
 
-function statements(table: TableName) {
-  const t = table.sql;
+function statements(schema: string) {
+  const t = tableIn(schema, IDEMPOTENCY_TABLE);
   // One statement per operation. begin always updates a conflicting row so that RETURNING yields
   // its latest committed version (a plain SELECT after ON CONFLICT DO NOTHING may not see a row
   // committed by a concurrent transaction, being bound to the statement's snapshot).
@@ -56,7 +59,7 @@ WHERE key = $1 AND lease_token = $2 AND status IS NULL AND expires_at > clock_ti
   };
 }
 
-type Statements = ReturnType<typeof statements>;
+type Statements = Record<keyof ReturnType<typeof statements>, Statement>;
 
 function invalid(cause?: unknown): IdempotencyError {
   return new IdempotencyError("idempotency_record_invalid", "The PostgreSQL idempotency row cannot be decoded.", {
@@ -70,40 +73,42 @@ function invalid(cause?: unknown): IdempotencyError {
  * database clock, so instances' clocks need not agree.
  *
  * @example
- * await migrate(pool);
+ * await migrate(pool, idempotencyMigrations());
  * const store = new PostgresIdempotencyStore(pool);
  * // inside a transaction, sharing it with the business data:
  * const tx = store.withClient(client);
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
-  readonly #client: PgQueryable;
-  readonly #table: TableName;
+  readonly #client: SqlClient;
   readonly #options: PostgresStoreOptions;
   readonly #sql: Statements;
   readonly #prepare: boolean;
 
-  constructor(client: PgQueryable, options: PostgresStoreOptions = {}) {
-    if (typeof client?.query !== "function") {
-      throw new TypeError("PostgresIdempotencyStore: client must be a pg Pool, PoolClient or Client");
-    }
+  /**
+   * @param client a `pg` Pool, Client or PoolClient, or PGlite (see `SqlClient` in `rest-webhooks/postgres`).
+   * @param options the schema, and whether to use named prepared statements.
+   */
+  constructor(client: SqlClient, options: PostgresStoreOptions = {}) {
+    assertSqlClient(client, "PostgresIdempotencyStore");
     this.#client = client;
     this.#options = options;
-    this.#table = tableName(options.table ?? DEFAULT_TABLE);
-    this.#sql = statements(this.#table);
+    const schema = schemaName(options.schema, "PostgresIdempotencyStore");
+    this.#sql = statementNames("rw_idem", schema, statements(schema));
     this.#prepare = options.prepare ?? true;
   }
 
-  /** The same store issuing its statements on `client`, e.g. the client of an open transaction. */
-  withClient(client: PgQueryable): PostgresIdempotencyStore {
+  /**
+   * The same store issuing its statements on `client`, e.g. the `tx` of an open transaction: the record then
+   * commits or rolls back with the business data (exactly once, see docs/idempotency.md).
+   */
+  withClient(client: SqlClient): PostgresIdempotencyStore {
     return new PostgresIdempotencyStore(client, this.#options);
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
     const token = randomUUID();
     const result = await this.#query("begin", [key, fingerprint, token, leaseMs]);
-    const parsed = beginRowSchema.safeParse(result.rows[0]);
-    if (!parsed.success) throw invalid(parsed.error);
-    const row = parsed.data;
+    const row = decodeRow(beginRowSchema, result.rows[0], invalid);
     if (row.acquired) return { kind: "acquired", leaseToken: token };
     if (row.status === null) {
       return { kind: "in-progress", fingerprint: row.fingerprint, retryAfterMs: Math.max(0, row.remaining_ms) };
@@ -119,21 +124,19 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
     const body = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
     const values = [key, leaseToken, response.status, JSON.stringify(response.headers), body, ttlMs];
-    return (await this.#query("complete", values)).rowCount === 1;
+    return affected(await this.#query("complete", values)) === 1;
   }
 
   async release(key: string, leaseToken: string): Promise<boolean> {
-    return (await this.#query("release", [key, leaseToken])).rowCount === 1;
+    return affected(await this.#query("release", [key, leaseToken])) === 1;
   }
 
   /** Deletes every expired row (a `begin` reclaims its own key anyway); run it now and then. */
   async purgeExpired(): Promise<number> {
-    return (await this.#query("purge", [])).rowCount ?? 0;
+    return affected(await this.#query("purge", []));
   }
 
   #query(statement: keyof Statements, values: unknown[]) {
-    const query: PgQuery = { text: this.#sql[statement], values };
-    if (this.#prepare) query.name = `rw_idem_${statement}_${this.#table.tag}`;
-    return this.#client.query(query);
+    return run(this.#client, this.#sql[statement], values, this.#prepare);
   }
 }

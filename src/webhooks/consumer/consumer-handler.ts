@@ -2,8 +2,11 @@ import { bodyTooLarge, logError } from "../../http/adapter-options";
 import { withAfterSend } from "../../http/after-send";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
-import { type PayloadFormat, type Tolerance, verify, type WebhookScheme } from "../signing/index";
+import type { PayloadFormat } from "../signing/payload";
+import type { WebhookScheme } from "../signing/scheme";
 import { secretList } from "../signing/secrets";
+import type { Tolerance } from "../signing/tolerance";
+import { verify } from "../signing/verify";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
 import type { Inbox } from "./inbox";
@@ -36,11 +39,10 @@ export interface WebhookConsumerOptions {
   /**
    * Called for a newly stored event (not a duplicate) once its 2xx has been sent — pass
    * `runner.wake` to process it at once instead of at the next poll. The handler never calls it
-   * itself: it rides on the response and the I/O layer runs it after sending (node:http: on
-   * `'finish'`), so processing woken by it cannot start before the reply. Served by
-   * `adaptWebhookConsumer` (`rest-webhooks/webhooks/node`) or {@link adaptWebhookConsumerFetch};
-   * a plain `adapt` ignores it, and the processor then finds the event at its next poll.
-   * @see takeAfterSend, to run it from your own I/O glue.
+   * itself: it rides on the response and the adapter runs it after sending (node:http: on
+   * `'finish'`; Fetch: once the `Response` is returned), so processing woken by it cannot start
+   * before the reply.
+   * @see takeAfterSend in `rest-webhooks/http`, to run it from your own I/O glue.
    */
   onStored?: (event: InboxEvent) => void;
   /**
@@ -48,6 +50,15 @@ export interface WebhookConsumerOptions {
    * @default logs to stderr
    */
   onError?: (error: unknown, request: HttpRequest) => void;
+  /**
+   * How long the inbox may take to store an event, ms. A database that accepts the connection and never answers
+   * would otherwise hold every delivery until the sender gives up; past the deadline the sender gets 503 with
+   * `Retry-After` and delivers again (the event is de-duplicated if the late write did land).
+   * @default 5_000
+   */
+  inboxTimeoutMs?: number;
+  /** Makes the signal that ends the wait for the inbox (inject one in tests). @default AbortSignal.timeout */
+  deadline?: (ms: number) => AbortSignal;
 }
 
 const ALLOW = { allow: "POST" };
@@ -62,6 +73,25 @@ function verificationProblem(problem: HttpProblem): HttpResponse {
     extensions: problem.extensions,
     cause: problem.cause,
   }).toResponse();
+}
+
+/** Stores the event unless the deadline passes first (then rejects with the signal's reason). */
+function addBefore(inbox: Pick<Inbox, "add">, event: InboxEvent, signal: AbortSignal): Promise<{ duplicate: boolean }> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    inbox.add(event).then(
+      (result) => {
+        signal.removeEventListener("abort", abort);
+        resolve(result);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function inboxUnavailable(error: unknown): HttpResponse {
@@ -84,9 +114,9 @@ function inboxUnavailable(error: unknown): HttpResponse {
  * @returns a {@link Handler}: serve it alone or mount it in a router.
  * @see docs/webhooks-consumers.md, "The consumer handler, the inbox and the processor"
  * @example
- * const runner = startWebhookProcessor(processor); // rest-webhooks/webhooks/node
+ * const runner = startWebhookProcessor(processor); // rest-webhooks/webhooks/consumer/node
  * const consumer = createWebhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET!, onStored: runner.wake });
- * http.createServer(adaptWebhookConsumer(consumer)).listen(3000); // wakes the runner after each 202 is sent
+ * createServer(consumer).listen(3000); // rest-webhooks/node: wakes the runner after each 202 is sent
  */
 export function createWebhookConsumer(options: WebhookConsumerOptions): Handler {
   const { inbox, secrets, scheme, toleranceSeconds, parse, bodyLimit, onStored } = options;
@@ -99,6 +129,13 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
   const eventId = options.eventId;
   const eventType = options.eventType;
   const onError = options.onError ?? logError;
+  const inboxTimeoutMs = options.inboxTimeoutMs ?? 5_000;
+  if (!(Number.isFinite(inboxTimeoutMs) && inboxTimeoutMs > 0)) {
+    throw new TypeError(
+      `createWebhookConsumer: inboxTimeoutMs must be a positive number of ms, got ${inboxTimeoutMs}.`,
+    );
+  }
+  const deadline = options.deadline ?? ((ms: number) => AbortSignal.timeout(ms));
   const acknowledged = (event: InboxEvent, request: HttpRequest) => () => {
     try {
       onStored?.(event);
@@ -143,7 +180,7 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
     };
     let duplicate: boolean;
     try {
-      ({ duplicate } = await inbox.add(event));
+      ({ duplicate } = await addBefore(inbox, event, deadline(inboxTimeoutMs)));
     } catch (error) {
       onError(error, request);
       return inboxUnavailable(error);

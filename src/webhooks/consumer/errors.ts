@@ -9,7 +9,9 @@ export type ConsumerErrorCode =
   /** No handler matches the event type and `unhandled` is `"dead"`. */
   | "no_handler"
   /** The attempt budget was spent by processors that died holding the lease (a crash loop). */
-  | "attempts_exhausted";
+  | "attempts_exhausted"
+  /** A stored inbox row cannot be decoded (written by an incompatible version, or by hand); thrown, never stored. */
+  | "row_invalid";
 
 /** The error record an inbox keeps beside a failed or dead event (JSON-serialisable). */
 export interface ConsumerErrorRecord {

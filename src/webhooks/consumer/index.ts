@@ -1,14 +1,19 @@
-/** The webhook consumer: the verifying endpoint, the inbox contract, and the processor. */
+/**
+ * rest-webhooks/webhooks/consumer: the consumer side. The verifying endpoint (`createWebhookConsumer`: verify on the
+ * raw body, store in the inbox, acknowledge at once), the inbox contract, and the processor that runs handlers later
+ * and once in effect. Inboxes: `/memory`, `/postgres`; the processor loop on real timers: `/node`.
+ */
 
-export { type AfterSendResponse, takeAfterSend, withAfterSend } from "../../http/after-send";
-export { adaptWebhookConsumerFetch, type WebhookConsumerFetchOptions } from "./adapt-fetch";
-export { type ProcessorBackoff, type ProcessorBackoffOptions, processorBackoff } from "./backoff";
-export { createWebhookConsumer, type WebhookConsumerOptions } from "./consumer-handler";
+export { matchesEventPattern } from "../event-pattern/event-pattern";
 export {
-  type ConsumerErrorCode,
-  type ConsumerErrorRecord,
-  WebhookConsumerError,
-} from "./errors";
+  type ExponentialBackoffOptions,
+  exponentialBackoff,
+  type RetryPolicy,
+  type SchedulePolicy,
+  scheduleBackoff,
+} from "../retry/backoff";
+export { createWebhookConsumer, type WebhookConsumerOptions } from "./consumer-handler";
+export { type ConsumerErrorCode, type ConsumerErrorRecord, WebhookConsumerError } from "./errors";
 export type { InboxEvent, InboxRecord, InboxState } from "./event";
 export { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
 export type {

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { fieldErrors } from "../../http/validation";
-import { type ProcessorBackoff, processorBackoff } from "./backoff";
+import { EventRouter } from "../event-pattern/event-router";
+import { exponentialBackoff, type RetryPolicy } from "../retry/backoff";
 import { errorRecord, WebhookConsumerError } from "./errors";
 import type { InboxEvent } from "./event";
-import { EventRouter } from "./event-router";
 import type { Inbox, InboxClaim } from "./inbox";
 
 /** What an event handler receives: the event, the attempt number, and the inbox's context (PostgreSQL: `client`). */
@@ -32,10 +32,14 @@ export interface WebhookProcessorOptions<Context extends object> {
   leaseMs?: number;
   /** Events claimed per step, run concurrently. @default 10 */
   batchSize?: number;
-  /** Attempts before an event is dead-lettered. @default 8 */
-  maxAttempts?: number;
-  /** The delay before the next attempt. @default processorBackoff() — 1 s, 2 s, 4 s … capped at 1 h */
-  backoff?: ProcessorBackoff;
+  /**
+   * When a failed event is tried again, and when it is dead-lettered instead (the policy returns `undefined`): the
+   * same retry family the delivery worker uses (`exponentialBackoff`, `scheduleBackoff`, or your own function).
+   * @default exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxAttempts: 8 }) — full jitter, 8 attempts
+   */
+  retry?: RetryPolicy;
+  /** The random source of the retry policy's jitter, in [0, 1). @default Math.random */
+  random?: () => number;
   /** What to do with an event no handler matches: mark it done, or dead-letter it (`no_handler`). @default "done" */
   unhandled?: "done" | "dead";
   /** This processor's id, recorded on claims. @default randomId() */
@@ -80,21 +84,36 @@ export class WebhookProcessor<Context extends object = object> {
   readonly #now: () => number;
   readonly #leaseMs: number;
   readonly #batchSize: number;
-  readonly #maxAttempts: number;
-  readonly #backoff: ProcessorBackoff;
+  readonly #retry: RetryPolicy;
+  readonly #random: () => number;
   readonly #unhandled: "done" | "dead";
   readonly #owner: string;
   readonly #onError: ((error: unknown, event: InboxEvent | undefined) => void) | undefined;
   readonly #routes = new EventRouter<Route<Context>>();
 
   constructor(options: WebhookProcessorOptions<Context>) {
-    this.#inbox = options.inbox;
+    const inbox = options?.inbox;
+    if (
+      typeof inbox?.claim !== "function" ||
+      typeof inbox.complete !== "function" ||
+      typeof inbox.fail !== "function"
+    ) {
+      throw new TypeError(
+        "createWebhookProcessor: options.inbox must be an Inbox (createMemoryInbox() or createPostgresInbox(...)).",
+      );
+    }
+    this.#inbox = inbox;
     this.#now = options.now ?? Date.now;
     this.#leaseMs = positive(options.leaseMs ?? 30_000, "leaseMs");
     this.#batchSize = positive(options.batchSize ?? 10, "batchSize");
-    this.#maxAttempts = positive(options.maxAttempts ?? 8, "maxAttempts");
-    this.#backoff = options.backoff ?? processorBackoff();
+    this.#retry = options.retry ?? DEFAULT_RETRY;
+    if (typeof this.#retry !== "function")
+      throw new TypeError("createWebhookProcessor: retry must be a RetryPolicy function.");
+    this.#random = options.random ?? Math.random;
     this.#unhandled = options.unhandled ?? "done";
+    if (this.#unhandled !== "done" && this.#unhandled !== "dead") {
+      throw new TypeError('createWebhookProcessor: unhandled must be "done" or "dead".');
+    }
     this.#owner = options.owner ?? (options.randomId ?? randomUUID)();
     this.#onError = options.onError;
   }
@@ -151,7 +170,8 @@ export class WebhookProcessor<Context extends object = object> {
 
   async #process(claim: InboxClaim, report: ProcessorReport): Promise<void> {
     const { event, attempts } = claim;
-    if (attempts > this.#maxAttempts) {
+    // Claims count attempts, so processors that died holding the lease used them up too: the policy decides.
+    if (attempts > 1 && this.#retry(attempts - 1, this.#random) === undefined) {
       const error = new WebhookConsumerError(
         "attempts_exhausted",
         `${attempts - 1} attempts were started and none finished; the last processors died holding the lease.`,
@@ -195,8 +215,9 @@ export class WebhookProcessor<Context extends object = object> {
     else if (result.outcome === "lost") report.lost++;
     else {
       this.#onError?.(result.error, event);
-      if (attempts >= this.#maxAttempts) return this.#dead(claim, result.error, report);
-      const retryAt = this.#now() + this.#backoff(attempts);
+      const delay = this.#retry(attempts, this.#random);
+      if (delay === undefined) return this.#dead(claim, result.error, report);
+      const retryAt = this.#now() + Math.max(0, delay);
       if (await this.#settle(claim, { retryAt, error: errorRecord(result.error) })) report.retried++;
       else report.errors++;
     }
@@ -218,8 +239,12 @@ export class WebhookProcessor<Context extends object = object> {
   }
 }
 
+const DEFAULT_RETRY = exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxAttempts: 8 });
+
 function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number, got ${value}.`);
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`createWebhookProcessor: ${name} must be a positive number, got ${String(value)}.`);
+  }
   return value;
 }
 

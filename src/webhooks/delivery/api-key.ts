@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { HttpRequest } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
+import type { Middleware } from "../../routing/types";
 
 /** Accepted API keys, or a function deciding (e.g. a database look-up). */
 export type ApiKeyCheck = readonly string[] | ((key: string) => boolean | Promise<boolean>);
@@ -41,4 +42,13 @@ export async function authenticate(
   const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(value);
   if (match === null) return unauthorized("The Authorization header must use the Bearer scheme.");
   return (await check(match[1] as string)) ? undefined : unauthorized("The API key is not valid.");
+}
+
+/** Middleware answering 401 (RFC 6750 §3) unless the request carries one of the accepted API keys. */
+export function requireApiKey(keys: ApiKeyCheck): Middleware {
+  const check = compileApiKeys(keys);
+  return (next) => async (request) => {
+    const denied = await authenticate(request, check);
+    return denied === undefined ? next(request) : denied.toResponse();
+  };
 }

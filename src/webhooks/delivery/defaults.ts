@@ -1,3 +1,5 @@
+import { STANDARD_WEBHOOKS_SCHEDULE } from "../retry/backoff";
+
 /**
  * Every default of the delivery engine in one table, so a reader sees the whole policy at once.
  * @see https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
@@ -7,7 +9,7 @@ export const DELIVERY_DEFAULTS = {
    * Delay before each attempt, in ms: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h — the schedule
    * Standard Webhooks recommends and Svix uses (8 attempts over about 27.6 h).
    */
-  schedule: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as readonly number[],
+  schedule: STANDARD_WEBHOOKS_SCHEDULE,
   /** Each scheduled delay is spread uniformly over ±20 %. */
   jitter: 0.2,
   /**

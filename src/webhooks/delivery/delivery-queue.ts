@@ -21,19 +21,12 @@ export interface ClaimedDelivery extends DeliveryRecord {
   readonly leaseUntil: number;
 }
 
-/** Something that runs SQL: a `pg` Pool or a client inside the caller's transaction. */
-export interface Queryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
-}
-
 /** Options of {@link DeliveryQueue.publish}. */
 export interface PublishOptions {
   /** Epoch ms. @default Date.now() */
   now?: number | undefined;
   /** Delay of the first attempt, in ms. @default 0 */
   delayMs?: number | undefined;
-  /** PostgreSQL: run the fan-out in this client's transaction (the transactional outbox). Ignored in memory. */
-  client?: Queryable | undefined;
 }
 
 /** The outcome of publishing: the deliveries created (none when no endpoint subscribes, or already published). */
@@ -60,7 +53,9 @@ export interface ClaimOptions {
 /**
  * The delivery queue. Deliveries due at or before `now` are claimed with a lease; completing writes the new state and
  * the attempt log line. A claim whose lease ran out is due again, so a crashed worker loses nothing.
- * Implementations: `createMemoryDeliveryQueue` and `createPostgresDeliveryQueue`, one shared contract suite.
+ * Implementations: `createMemoryDeliveryQueue` (`rest-webhooks/webhooks/delivery/memory`) and
+ * `createPostgresDeliveryQueue` (`rest-webhooks/webhooks/delivery/postgres`, whose `withClient(tx)` publishes inside
+ * your transaction: the transactional outbox); one shared contract suite.
  */
 export interface DeliveryQueue {
   /** Fans the event out to every enabled endpoint subscribed to its type; publishing the same event id twice is a no-op. */

@@ -1,4 +1,4 @@
-import { sign } from "../signing/index";
+import { sign } from "../signing/sign";
 import type { DeliveryRecord } from "./delivery-queue";
 import { activeSecrets, type WebhookEndpoint } from "./endpoint";
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { generateSecret as defaultGenerateSecret } from "../signing/index";
+import { generateSecret as defaultGenerateSecret } from "../signing/standard-keys";
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
 import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
@@ -22,15 +22,16 @@ import {
 export interface EndpointAdminOptions {
   endpoints: EndpointStore;
   queue: DeliveryQueue;
-  /** @default HTTPS only, public addresses only */
+  /** Which URLs may be registered (and reached). @default HTTPS only, public addresses only */
   urlPolicy?: UrlPolicy | CompiledUrlPolicy;
   /**
-   * Resolves an endpoint's host name at registration (and on a URL change) so that a name pointing at a forbidden
-   * address is refused then, not only at send time. `false` or absent: IP literals and localhost names only. The
-   * `createEndpointAdmin` / `createEndpointHandler` of `rest-webhooks/webhooks/node` default it to `systemResolver`.
-   * @default false
+   * Resolves an endpoint's host name at registration (and on a URL change), so that a name pointing at a forbidden
+   * address (loopback, private, link-local…) is refused then with `forbidden_address`, not only at send time (the
+   * dispatcher checks every connection either way). Pass `systemResolver` from
+   * `rest-webhooks/webhooks/delivery/node` (DNS), your own resolver, or `false` to check IP literals and `localhost`
+   * names only. Required, so that the choice is visible.
    */
-  resolve?: HostResolver | false | undefined;
+  resolve: HostResolver | false;
   /** How long a rotated-out secret keeps signing, in ms. @default 86_400_000 (24 h) */
   secretGraceMs?: number;
   /** @default Date.now */
@@ -47,7 +48,7 @@ export type AdminResult<T> =
   | { ok: false; code: "endpoint_not_found" | "delivery_not_found" | "not_retryable" }
   | ({ ok: false } & UrlRefusal);
 
-/** Endpoint management on plain values; the HTTP handler is a thin layer over it. */
+/** Endpoint management on plain values; the endpoint API (`declareEndpointApi`) is a thin layer over it. */
 export interface EndpointAdmin {
   create(input: CreateEndpointInput): Promise<AdminResult<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
@@ -67,7 +68,10 @@ export interface EndpointAdmin {
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
 
-/** Creates the endpoint management service. */
+/**
+ * Creates the endpoint management service.
+ * @example const admin = createEndpointAdmin({ endpoints, queue, resolve: systemResolver });
+ */
 export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmin {
   const { endpoints, queue } = options;
   const policy = compileUrlPolicy(options.urlPolicy);
@@ -75,9 +79,14 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   const newId = options.newId ?? (() => `we_${randomBytes(16).toString("base64url")}`);
   const newSecret = options.generateSecret ?? (() => defaultGenerateSecret());
   const graceDefault = options.secretGraceMs ?? DELIVERY_DEFAULTS.secretGraceMs;
+  if (typeof endpoints?.create !== "function")
+    throw new TypeError("createEndpointAdmin: endpoints must be an EndpointStore.");
+  if (typeof queue?.publish !== "function") throw new TypeError("createEndpointAdmin: queue must be a DeliveryQueue.");
   const resolve = options.resolve;
-  if (resolve !== undefined && resolve !== false && typeof resolve !== "function") {
-    throw new TypeError("createEndpointAdmin: resolve must be a function, false or undefined");
+  if (resolve !== false && typeof resolve !== "function") {
+    throw new TypeError(
+      "createEndpointAdmin: resolve must be a HostResolver (systemResolver from rest-webhooks/webhooks/delivery/node) or false.",
+    );
   }
   const checkUrl = (url: string): Promise<UrlCheck> | UrlCheck =>
     resolve ? checkResolvedEndpointUrl(url, resolve, policy) : checkEndpointUrl(url, policy);

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { AttemptRecord } from "./attempt";
+import { DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "./attempt";
 import type { DeliveryRecord } from "./delivery-queue";
 import type { WebhookEndpoint } from "./endpoint";
 import { eventPatternSchema } from "./event-type";
@@ -33,36 +35,91 @@ export const updateEndpointSchema = z.strictObject({
   status: z.enum(["enabled", "disabled"]).optional(),
 });
 
-/** Input of creating an endpoint. */
+/** Input of creating an endpoint (snake_case, as the API takes it). */
 export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
-/** Input of updating an endpoint. */
+/** Input of updating an endpoint (snake_case, as the API takes it). */
 export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
+
+const dateTime = z.iso.datetime();
+
+/** The public JSON of an endpoint (snake_case, like Stripe's). */
+export const endpointJsonSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal("webhook_endpoint"),
+    url: z.string(),
+    enabled_events: z.array(z.string()),
+    status: z.enum(["enabled", "disabled"]),
+    disabled_reason: z.enum(["manual", "gone", "failing"]).nullable(),
+    description: z.string(),
+    metadata: z.record(z.string(), z.string()),
+    rate_limit: z.number().nullable(),
+    created_at: dateTime,
+    secret: z.string().optional().meta({ description: "The signing secret: only on creation and rotation." }),
+  })
+  .meta({ id: "WebhookEndpoint" });
+
+/** The public JSON of a delivery. */
+export const deliveryJsonSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal("webhook_delivery"),
+    event_id: z.string(),
+    event_type: z.string(),
+    endpoint_id: z.string(),
+    status: z.enum(["pending", "failed", "delivered", "exhausted"]),
+    attempts: z.number().int(),
+    next_attempt_at: dateTime.nullable(),
+    last_attempt_at: dateTime.nullable(),
+    last_status: z.number().int().nullable(),
+    last_error_kind: z.enum(DELIVERY_ERROR_KINDS as [DeliveryErrorKind, ...DeliveryErrorKind[]]).nullable(),
+    delivered_at: dateTime.nullable(),
+    created_at: dateTime,
+  })
+  .meta({ id: "WebhookDelivery" });
+
+/** The public JSON of one attempt in the delivery log. */
+export const attemptJsonSchema = z
+  .object({
+    object: z.literal("webhook_attempt"),
+    delivery_id: z.string(),
+    event_id: z.string(),
+    attempt: z.number().int(),
+    started_at: dateTime,
+    duration_ms: z.number().int(),
+    status: z.number().int().nullable(),
+    error_kind: z.enum(DELIVERY_ERROR_KINDS as [DeliveryErrorKind, ...DeliveryErrorKind[]]).nullable(),
+    response: z.string().nullable(),
+  })
+  .meta({ id: "WebhookAttempt" });
+
+/** A Stripe-style list object of `item`. */
+export function listJsonSchema<T extends z.ZodType>(item: T) {
+  return z.object({ object: z.literal("list"), data: z.array(item), has_more: z.boolean() });
+}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/**
- * The public JSON of an endpoint (snake_case, like Stripe); `secret` only when asked for (on creation and
- * rotation — it is shown once).
- */
-export function endpointJson(endpoint: WebhookEndpoint, withSecret = false): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+/** The public JSON of an endpoint; `secret` only when asked for (on creation and rotation: it is shown once). */
+export function endpointJson(endpoint: WebhookEndpoint, withSecret = false): z.input<typeof endpointJsonSchema> {
+  const out: z.input<typeof endpointJsonSchema> = {
     id: endpoint.id,
     object: "webhook_endpoint",
     url: endpoint.url,
-    enabled_events: endpoint.enabledEvents,
+    enabled_events: [...endpoint.enabledEvents],
     status: endpoint.status,
     disabled_reason: endpoint.disabledReason,
     description: endpoint.description,
     metadata: endpoint.metadata,
     rate_limit: endpoint.rateLimit,
-    created_at: iso(endpoint.createdAt),
+    created_at: new Date(endpoint.createdAt).toISOString(),
   };
   if (withSecret) out.secret = endpoint.secrets[endpoint.secrets.length - 1]?.secret;
   return out;
 }
 
 /** The public JSON of a delivery. */
-export function deliveryJson(delivery: DeliveryRecord): Record<string, unknown> {
+export function deliveryJson(delivery: DeliveryRecord): z.input<typeof deliveryJsonSchema> {
   const s = delivery.state;
   return {
     id: delivery.id,
@@ -77,6 +134,21 @@ export function deliveryJson(delivery: DeliveryRecord): Record<string, unknown> 
     last_status: s.lastStatus,
     last_error_kind: s.lastErrorKind,
     delivered_at: iso(s.deliveredAt),
-    created_at: iso(delivery.createdAt),
+    created_at: new Date(delivery.createdAt).toISOString(),
+  };
+}
+
+/** The public JSON of one attempt. */
+export function attemptJson(attempt: AttemptRecord): z.input<typeof attemptJsonSchema> {
+  return {
+    object: "webhook_attempt",
+    delivery_id: attempt.deliveryId,
+    event_id: attempt.eventId,
+    attempt: attempt.attempt,
+    started_at: new Date(attempt.startedAt).toISOString(),
+    duration_ms: attempt.durationMs,
+    status: attempt.status,
+    error_kind: attempt.errorKind,
+    response: attempt.response,
   };
 }

@@ -11,8 +11,8 @@ export interface EndpointListOptions {
 }
 
 /**
- * Where endpoints live. Implementations: `createMemoryEndpointStore` (rest-webhooks/webhooks) and
- * `createPostgresEndpointStore` (rest-webhooks/webhooks/postgres); both pass the same contract suite.
+ * Where endpoints live. Implementations: `createMemoryEndpointStore` (rest-webhooks/webhooks/delivery/memory) and
+ * `createPostgresEndpointStore` (rest-webhooks/webhooks/delivery/postgres); both pass the same contract suite.
  */
 export interface EndpointStore {
   create(endpoint: WebhookEndpoint): Promise<void>;

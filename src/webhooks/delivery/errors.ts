@@ -4,7 +4,9 @@ export type WebhookDeliveryErrorCode =
   | "invalid_event"
   | "invalid_endpoint"
   | "endpoint_not_found"
-  | "delivery_not_found";
+  | "delivery_not_found"
+  /** A stored row cannot be decoded (written by an incompatible version, or by hand). */
+  | "row_invalid";
 
 /** The one error class of the delivery module; only misuse throws it, outcomes are values. */
 export class WebhookDeliveryError extends Error {

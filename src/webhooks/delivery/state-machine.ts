@@ -1,6 +1,6 @@
+import { type RetryPolicy, type SchedulePolicy, standardWebhooksBackoff } from "../retry/backoff";
 import type { AttemptResult, DeliveryErrorKind } from "./attempt";
 import { isSuccessStatus } from "./attempt";
-import { type RetryPolicy, type SchedulePolicy, standardWebhooksBackoff } from "./backoff";
 import { DELIVERY_DEFAULTS } from "./defaults";
 
 /**
@@ -11,6 +11,14 @@ import { DELIVERY_DEFAULTS } from "./defaults";
  * - `exhausted`: no attempt left (or the endpoint is gone/disabled); kept, can be retried by hand
  */
 export type DeliveryStatus = "pending" | "failed" | "delivered" | "exhausted";
+
+/** Every {@link DeliveryStatus}, for schemas. */
+export const DELIVERY_STATUSES = [
+  "pending",
+  "failed",
+  "delivered",
+  "exhausted",
+] as const satisfies readonly DeliveryStatus[];
 
 /** The state of one delivery; a plain value the queues store. */
 export interface DeliveryState {
@@ -61,7 +69,10 @@ export interface DeliveryConfig {
    * can draw 0). The schedule's `capMs`, when the policy has one, still bounds it. @default 60_000
    */
   retryAfterFloorMs?: number;
-  /** Whether a failed attempt may be retried at all. @default every failure but 410 Gone */
+  /**
+   * Whether a failed attempt may be retried at all. A 410 Gone never gets here: it ends the delivery and disables
+   * the endpoint (Standard Webhooks). @default every failure
+   */
   retryable: (result: AttemptResult) => boolean;
 }
 
@@ -71,7 +82,7 @@ export const defaultDeliveryConfig: DeliveryConfig = {
   random: Math.random,
   retryAfterFactor: DELIVERY_DEFAULTS.retryAfterFactor,
   retryAfterFloorMs: DELIVERY_DEFAULTS.retryAfterFloorMs,
-  retryable: (result) => !(result.kind === "response" && result.status === 410),
+  retryable: () => true,
 };
 
 /** The state of a fresh delivery, due at `dueAt`. */

@@ -30,7 +30,7 @@ export interface ResolvedAddress {
 }
 
 /**
- * Resolves a host name to all its addresses. Injected: the core does no DNS; `rest-webhooks/webhooks/node` has the
+ * Resolves a host name to all its addresses. Injected: the core does no DNS; `rest-webhooks/webhooks/delivery/node` has the
  * system resolver (`systemResolver`, node:dns `lookup` with `all: true`).
  */
 export type HostResolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;

@@ -1,4 +1,4 @@
-import { createEvent } from "rest-webhooks/webhooks";
+import { createEvent } from "rest-webhooks/webhooks/delivery";
 import { expect, it } from "vitest";
 import type { RunningShop } from "../shop-harness";
 

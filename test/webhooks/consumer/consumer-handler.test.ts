@@ -2,19 +2,17 @@ import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt as adaptFetch } from "../../../src/fetch/index";
-import type { Handler, HttpRequest } from "../../../src/http/index";
+import { type Handler, type HttpRequest, takeAfterSend } from "../../../src/http/index";
 import {
-  adaptWebhookConsumerFetch,
   createWebhookConsumer,
   createWebhookProcessor,
   type Inbox,
   type InboxEvent,
-  takeAfterSend,
   type WebhookConsumerOptions,
 } from "../../../src/webhooks/consumer/index";
-import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/memory/inbox/index";
-import { startWebhookProcessor } from "../../../src/webhooks/node/consumer/index";
-import { createPostgresInbox } from "../../../src/webhooks/postgres/inbox/index";
+import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/consumer/memory/index";
+import { startWebhookProcessor } from "../../../src/webhooks/consumer/node/index";
+import { createPostgresInbox } from "../../../src/webhooks/consumer/postgres/index";
 import { generateSecret, github, shopify, sign, signWith, slack, stripe } from "../../../src/webhooks/signing/index";
 import { latch, listen, nowSeconds, postFromThread } from "./support";
 
@@ -302,7 +300,7 @@ describe("createWebhookConsumer over node:http", () => {
     it("answers 503 when PostgreSQL is unreachable", async () => {
       const pool = new pg.Pool({ host: "127.0.0.1", port: 1, user: "nobody", connectionTimeoutMillis: 2_000 });
       closers.push(() => pool.end());
-      const { url } = await serve({ inbox: createPostgresInbox({ pool }) });
+      const { url } = await serve({ inbox: createPostgresInbox({ client: pool }) });
       expect((await post(url, delivery("msg_pg_down"))).status).toBe(503);
     });
 
@@ -445,7 +443,7 @@ describe("createWebhookConsumer on the Fetch adapter", () => {
     expect((await inbox.get("msg_fetch_503"))?.state).toBe("pending");
   });
 
-  describe("adaptWebhookConsumerFetch: onStored after the Response is returned", () => {
+  describe("the Fetch adapter: onStored after the Response is returned", () => {
     it("runs onStored only once the caller holds the Response", async () => {
       const order: string[] = [];
       const consumer = createWebhookConsumer({
@@ -453,22 +451,19 @@ describe("createWebhookConsumer on the Fetch adapter", () => {
         secrets: secret,
         onStored: (event) => void order.push(`onStored ${event.id}`),
       });
-      const app = adaptWebhookConsumerFetch(consumer);
+      const app = adaptFetch(consumer);
       const response = await app(webhookRequest(delivery("msg_after")));
       order.push(`caller has ${response.status}`);
       await new Promise((resolve) => setImmediate(resolve));
       expect(order).toEqual(["caller has 202", "onStored msg_after"]);
     });
 
-    it("hands the callback to `defer` when given, and runs nothing for a refusal", async () => {
+    it("hands the callback to the adapter's `afterSend` when given, and runs nothing for a refusal", async () => {
       const deferred: Array<() => void> = [];
       const onStored = vi.fn();
-      const app = adaptWebhookConsumerFetch(
-        createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, onStored }),
-        {
-          defer: (run) => void deferred.push(run),
-        },
-      );
+      const app = adaptFetch(createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, onStored }), {
+        afterSend: (run) => void deferred.push(run),
+      });
       const d = delivery("msg_defer");
       expect((await app(webhookRequest({ ...d, body: `${d.body} ` }))).status).toBe(400);
       expect((await app(webhookRequest(d))).status).toBe(202);
@@ -480,13 +475,13 @@ describe("createWebhookConsumer on the Fetch adapter", () => {
     });
 
     it("keeps the Fetch adapter's answers (413 over its bodyLimit)", async () => {
-      const app = adaptWebhookConsumerFetch(createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret }), {
+      const app = adaptFetch(createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret }), {
         bodyLimit: 64,
       });
       expect((await app(webhookRequest(delivery("msg_big", { data: "x".repeat(100) })))).status).toBe(413);
     });
 
-    it("the plain Fetch adapter runs onStored after the Response too", async () => {
+    it("runs onStored after the Response with the default scheduling too", async () => {
       const inbox = createMemoryInbox();
       const order: string[] = [];
       const onStored = vi.fn(() => order.push("onStored"));

@@ -1,9 +1,9 @@
-import type { PoolClient } from "pg";
 import { expectTypeOf, test } from "vitest";
 import { z } from "zod";
+import type { SqlClient } from "../../../src/postgres/index";
 import { createWebhookConsumer, createWebhookProcessor, type InboxEvent } from "../../../src/webhooks/consumer/index";
-import { createMemoryInbox } from "../../../src/webhooks/memory/inbox/index";
-import { createPostgresInbox } from "../../../src/webhooks/postgres/inbox/index";
+import { createMemoryInbox } from "../../../src/webhooks/consumer/memory/index";
+import { createPostgresInbox } from "../../../src/webhooks/consumer/postgres/index";
 
 declare const pool: import("pg").Pool;
 
@@ -20,8 +20,8 @@ test("a schema types the handler's payload", () => {
 });
 
 test("a PostgreSQL processor hands handlers the transaction's client; a memory one does not", () => {
-  createWebhookProcessor({ inbox: createPostgresInbox({ pool }) }).on("*", ({ client }) => {
-    expectTypeOf(client).toEqualTypeOf<PoolClient>();
+  createWebhookProcessor({ inbox: createPostgresInbox({ client: pool }) }).on("*", ({ client }) => {
+    expectTypeOf(client).toEqualTypeOf<SqlClient>();
   });
   // @ts-expect-error the memory inbox has no client
   createWebhookProcessor({ inbox: createMemoryInbox() }).on("*", ({ client }) => client);

@@ -3,13 +3,14 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import {
   createWebhookProcessor,
+  exponentialBackoff,
   type Inbox,
   type InboxClaimRequest,
   type InboxEvent,
-  processorBackoff,
+  scheduleBackoff,
   type WebhookProcessorOptions,
 } from "../../../src/webhooks/consumer/index";
-import { createMemoryInbox, MemoryInbox } from "../../../src/webhooks/memory/inbox/index";
+import { createMemoryInbox, MemoryInbox } from "../../../src/webhooks/consumer/memory/index";
 
 const T0 = 1_700_000_000_000;
 
@@ -23,8 +24,8 @@ function setup(options: Partial<WebhookProcessorOptions<object>> = {}) {
   const processor = createWebhookProcessor({
     inbox,
     now: () => clock.now,
-    backoff: (attempt) => attempt * 1_000,
-    maxAttempts: 3,
+    // Three attempts: the second 1 s after the first failure, the third 2 s after the second.
+    retry: scheduleBackoff([0, 1_000, 2_000], 0),
     ...options,
   });
   return { clock, inbox: options.inbox ?? inbox, processor };
@@ -97,7 +98,7 @@ describe("WebhookProcessor", () => {
     });
 
     it("runs a retried dead letter again with a fresh attempt budget", async () => {
-      const { clock, inbox, processor } = setup({ maxAttempts: 1 });
+      const { clock, inbox, processor } = setup({ retry: scheduleBackoff([0], 0) });
       let healthy = false;
       processor.on("*", () => {
         if (!healthy) throw new Error("down");
@@ -170,11 +171,21 @@ describe("WebhookProcessor", () => {
       expect(runs).toBe(2);
     });
 
-    it("processorBackoff grows exponentially up to its cap, with optional full jitter", () => {
-      const backoff = processorBackoff({ baseMs: 100, factor: 3, maxMs: 1_000 });
-      expect([1, 2, 3, 4].map(backoff)).toEqual([100, 300, 900, 1_000]);
-      expect(processorBackoff()(1)).toBe(1_000);
-      expect(processorBackoff({ baseMs: 100, random: () => 0.5 })(2)).toBe(100);
+    it("takes the delivery worker's retry family: exponential up to its cap, full jitter by default", () => {
+      const none = exponentialBackoff({ baseMs: 100, factor: 3, capMs: 1_000, maxAttempts: 5, jitter: "none" });
+      expect([1, 2, 3, 4, 5].map((n) => none(n, () => 0))).toEqual([100, 300, 900, 1_000, undefined]);
+      expect(exponentialBackoff({ baseMs: 100 })(2, () => 0.5)).toBe(100);
+    });
+
+    it("dead-letters when the retry policy has no attempt left, whatever the policy", async () => {
+      const { clock, inbox, processor } = setup({ retry: (attempts) => (attempts < 2 ? 5 : undefined) });
+      processor.on("*", () => {
+        throw new Error("always");
+      });
+      await inbox.add(evt("1"));
+      expect(await processor.processDue()).toMatchObject({ retried: 1 });
+      clock.now += 5;
+      expect(await processor.processDue()).toMatchObject({ dead: 1 });
     });
   });
 
@@ -216,8 +227,7 @@ describe("WebhookProcessor", () => {
           const processor = createWebhookProcessor({
             inbox,
             now: () => clock.now,
-            backoff: () => 10,
-            maxAttempts: 4,
+            retry: scheduleBackoff([0, 10, 10, 10], 0),
             batchSize,
           });
           const effects = new Map<string, number>();

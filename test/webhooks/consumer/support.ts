@@ -1,14 +1,14 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { AdapterOptions, Handler } from "../../../src/http/index";
-import { adaptWebhookConsumer } from "../../../src/webhooks/node/consumer/index";
+import { adapt } from "../../../src/node/index";
 
-/** Serves `handler` on an ephemeral loopback port, through the consumer's node glue (after-send callbacks run on 'finish'). */
+/** Serves `handler` on an ephemeral loopback port, through the node adapter (after-send callbacks run on 'finish'). */
 export async function listen(
   handler: Handler,
   options: AdapterOptions = {},
 ): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer({ joinDuplicateHeaders: true }, adaptWebhookConsumer(handler, options));
+  const server = createServer({ joinDuplicateHeaders: true }, adapt(handler, options));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -8,7 +8,6 @@ import {
 } from "../../../src/webhooks/delivery/circuit-breaker";
 import { activeSecrets, rotateSecrets } from "../../../src/webhooks/delivery/endpoint";
 import { endpointHealthAfter } from "../../../src/webhooks/delivery/endpoint-health";
-import { matchesEventType, patternsMatching } from "../../../src/webhooks/delivery/event-type";
 
 const config: CircuitConfig = { window: 10, minimumAttempts: 5, failureRatio: 0.8, coolDownMs: 1_000 };
 
@@ -69,28 +68,5 @@ describe("secret rotation", () => {
     expect(activeSecrets({ secrets: rotated }, 1_500)).toEqual(["whsec_new"]);
     const twice = rotateSecrets(rotated, "whsec_newer", 1_600, 500);
     expect(twice.map((s) => s.secret)).toEqual(["whsec_new", "whsec_newer"]);
-  });
-});
-
-describe("event type matching", () => {
-  it.each([
-    [["*"], "order.created", true],
-    [["order.created"], "order.created", true],
-    [["order.created"], "order.updated", false],
-    [["order.*"], "order.updated", true],
-    [["order.*"], "orders.updated", false],
-    [["invoice.payment.*"], "invoice.payment.failed", true],
-    [["invoice.*"], "invoice.payment.failed", true],
-  ] as const)("%j matches %s: %s", (patterns, type, expected) => {
-    expect(matchesEventType(patterns, type)).toBe(expected);
-  });
-
-  it("patternsMatching lists exactly the patterns that match (what SQL stores look up)", () => {
-    fc.assert(
-      fc.property(fc.array(fc.constantFrom("a", "b", "c_d"), { minLength: 2, maxLength: 4 }), (parts) => {
-        const type = parts.join(".");
-        for (const pattern of patternsMatching(type)) expect(matchesEventType([pattern], type)).toBe(true);
-      }),
-    );
   });
 });

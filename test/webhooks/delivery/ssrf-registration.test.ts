@@ -1,22 +1,19 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { HttpRequest } from "../../../src/http/message";
-import { scheduleBackoff } from "../../../src/webhooks/delivery/backoff";
-import { createEndpointAdmin as createCoreEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
-import { createEndpointHandler as createCoreEndpointHandler } from "../../../src/webhooks/delivery/endpoint-handler";
+import { isHttpProblem } from "../../../src/http/problem";
+import { createRouter } from "../../../src/routing/index";
+import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
+import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api";
 import { createEvent } from "../../../src/webhooks/delivery/event";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import { createDeliveryWorker, systemResolver } from "../../../src/webhooks/delivery/node/index";
 import {
   checkResolvedAddresses,
   checkResolvedEndpointUrl,
   type HostResolver,
 } from "../../../src/webhooks/delivery/url-policy";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/memory/queue/index";
-import {
-  createDeliveryWorker,
-  createEndpointAdmin,
-  createEndpointHandler,
-  systemResolver,
-} from "../../../src/webhooks/node/delivery/index";
-import { localServer } from "./local-server";
+import { scheduleBackoff } from "../../../src/webhooks/retry/backoff";
+import { localServer } from "./node/local-server";
 
 // No real DNS: names resolve to what the table says at the time of the call.
 function resolver(table: Record<string, string[]>, calls: string[] = []): HostResolver {
@@ -103,7 +100,7 @@ describe("registration resolves the host name (SSRF)", () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });
     const resolve = resolver({ "good.example": [PUBLIC], "evil.example": ["169.254.169.254"] });
-    const admin = createCoreEndpointAdmin({ endpoints, queue, resolve });
+    const admin = createEndpointAdmin({ endpoints, queue, resolve });
     expect(await admin.create({ url: "https://evil.example/in", enabled_events: ["*"] })).toMatchObject({
       ok: false,
       code: "forbidden_address",
@@ -121,12 +118,12 @@ describe("registration resolves the host name (SSRF)", () => {
   it("the endpoint API answers 422 forbidden_address / unresolvable_host", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });
-    const handler = createCoreEndpointHandler({
+    const handler = declareEndpointApi(createRouter(), {
       endpoints,
       queue,
       apiKeys: ["sk_test_key"],
       resolve: resolver({ "evil.example": ["127.0.0.1"] }),
-    });
+    }).handler();
     const post = (url: string): HttpRequest => ({
       method: "POST",
       path: "/v1/webhook_endpoints",
@@ -139,13 +136,16 @@ describe("registration resolves the host name (SSRF)", () => {
       ["https://evil.example/in", "forbidden_address"],
       ["https://nowhere.example/in", "unresolvable_host"],
     ]) {
-      const res = await handler(post(url as string));
+      const res = await Promise.resolve(handler(post(url as string))).catch((error: unknown) => {
+        if (isHttpProblem(error)) return error.toResponse();
+        throw error;
+      });
       expect(res.status).toBe(422);
       expect(JSON.parse(String(res.body))).toMatchObject({ code, errors: [{ pointer: "/url", code }] });
     }
   });
 
-  it("the node layer's admin resolves by default; `resolve` replaces the resolver and `false` turns it off", async () => {
+  it("`resolve` is a visible choice: a resolver, or `false` for IP literals only; anything else is refused", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });
     const injected = createEndpointAdmin({ endpoints, queue, resolve: resolver({ "evil.example": ["10.0.0.1"] }) });
@@ -154,7 +154,7 @@ describe("registration resolves the host name (SSRF)", () => {
     });
     const off = createEndpointAdmin({ endpoints, queue, resolve: false });
     expect((await off.create({ url: "https://evil.example/", enabled_events: ["*"] })).ok).toBe(true);
-    expect(typeof createEndpointHandler({ endpoints, queue, apiKeys: ["k"] })).toBe("function");
+    expect(() => createEndpointAdmin({ endpoints, queue } as never)).toThrow(/resolve/);
     // The default resolver is the system's: localhost comes from the hosts file, no network needed.
     const local = await systemResolver("localhost");
     expect(local.length).toBeGreaterThan(0);

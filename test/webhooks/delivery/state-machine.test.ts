@@ -1,7 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AttemptResult } from "../../../src/webhooks/delivery/attempt";
-import { exponentialBackoff, scheduleBackoff } from "../../../src/webhooks/delivery/backoff";
 import {
   type DeliveryConfig,
   type DeliveryEvent,
@@ -10,6 +9,7 @@ import {
   initialDeliveryState,
   transition,
 } from "../../../src/webhooks/delivery/state-machine";
+import { exponentialBackoff, scheduleBackoff } from "../../../src/webhooks/retry/backoff";
 
 const T0 = 1_700_000_000_000;
 const fixed: DeliveryConfig = { ...defaultDeliveryConfig, random: () => 0.5 };

@@ -1,31 +1,32 @@
 import type pg from "pg";
 import { describe, expectTypeOf, it } from "vitest";
-import type { Handler } from "../../../src/http/message";
+import type { SqlClient } from "../../../src/postgres/index";
+import { createRouter, type Router } from "../../../src/routing/index";
 import {
   type AttemptResult,
-  checkResolvedEndpointUrl,
-  createEndpointHandler,
+  checkEndpointUrl,
   type DeliveryEffect,
+  type DeliveryQueue,
   type DeliveryState,
+  declareEndpointApi,
   type HostResolver,
-  type Queryable,
+  type PublishOptions,
   transition,
   type UrlCheck,
   type WebhookEvent,
-} from "../../../src/webhooks/index";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/memory/queue/index";
-import {
-  createEndpointHandler as createNodeEndpointHandler,
-  type Resolver,
-  systemResolver,
-} from "../../../src/webhooks/node/index";
-import { createPostgresDeliveryQueue } from "../../../src/webhooks/postgres/index";
+} from "../../../src/webhooks/delivery/index";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import { systemResolver } from "../../../src/webhooks/delivery/node/index";
+import { createPostgresDeliveryQueue, type PostgresDeliveryQueue } from "../../../src/webhooks/delivery/postgres/index";
 
 describe("public types of the delivery engine", () => {
-  it("a pg Pool and a pooled client are Queryable (publish inside the caller's transaction)", () => {
-    expectTypeOf<pg.Pool>().toExtend<Queryable>();
-    expectTypeOf<pg.PoolClient>().toExtend<Queryable>();
-    expectTypeOf(createPostgresDeliveryQueue).parameter(0).toHaveProperty("pool");
+  it("the core queue names no SQL type; the PostgreSQL queue acts inside any client's transaction", () => {
+    expectTypeOf<keyof PublishOptions>().toEqualTypeOf<"now" | "delayMs">();
+    expectTypeOf<pg.Pool>().toExtend<SqlClient>();
+    expectTypeOf<pg.PoolClient>().toExtend<SqlClient>();
+    expectTypeOf<PostgresDeliveryQueue>().toExtend<DeliveryQueue>();
+    expectTypeOf<PostgresDeliveryQueue["withClient"]>().parameter(0).toEqualTypeOf<SqlClient>();
+    expectTypeOf(createPostgresDeliveryQueue).parameter(0).toHaveProperty("client");
   });
 
   it("transition is a pure function of plain values", () => {
@@ -33,28 +34,21 @@ describe("public types of the delivery engine", () => {
     // @ts-expect-error an attempt needs a result
     transition({} as DeliveryState, { type: "attempt" }, 0);
     expectTypeOf<Extract<AttemptResult, { kind: "error" }>["errorKind"]>().toExtend<string>();
-  });
-
-  it("the endpoint API is a Handler", () => {
-    const endpoints = createMemoryEndpointStore();
-    const handler = createEndpointHandler({
-      endpoints,
-      queue: createMemoryDeliveryQueue({ endpoints }),
-      apiKeys: ["k"],
-    });
-    expectTypeOf(handler).toEqualTypeOf<Handler>();
     expectTypeOf<WebhookEvent["data"]>().toEqualTypeOf<Record<string, unknown>>();
   });
 
-  it("registration takes an injected resolver; the node layer's default is the system resolver", () => {
-    expectTypeOf(checkResolvedEndpointUrl).returns.toEqualTypeOf<Promise<UrlCheck>>();
-    expectTypeOf(systemResolver).toEqualTypeOf<HostResolver>();
-    expectTypeOf<Resolver>().toEqualTypeOf<HostResolver>();
-    expectTypeOf(createNodeEndpointHandler).toEqualTypeOf(createEndpointHandler);
+  it("the endpoint API is declared on a router, and the DNS check at registration is a visible choice", () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });
-    createEndpointHandler({ endpoints, queue, apiKeys: ["k"], resolve: false });
+    expectTypeOf(
+      declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: ["k"], resolve: false }),
+    ).toEqualTypeOf<Router>();
+    declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: ["k"], resolve: systemResolver });
+    // @ts-expect-error resolve is required: a resolver, or false
+    declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: ["k"] });
     // @ts-expect-error a resolver is a function of the host name
-    createEndpointHandler({ endpoints, queue, apiKeys: ["k"], resolve: "8.8.8.8" });
+    declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: ["k"], resolve: "8.8.8.8" });
+    expectTypeOf(systemResolver).toEqualTypeOf<HostResolver>();
+    expectTypeOf(checkEndpointUrl).returns.toEqualTypeOf<UrlCheck>();
   });
 });

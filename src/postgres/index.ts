@@ -1,0 +1,11 @@
+/**
+ * rest-webhooks/postgres: the one PostgreSQL convention every durable store of this library follows. One client
+ * type ({@link SqlClient}: a `pg` Pool, Client or PoolClient, or PGlite), one {@link transaction} helper, one
+ * migration API ({@link migrate}, {@link migrationSql}), tables named `"<schema>"."<table>"`, times as `timestamptz`.
+ * `pg` and `@electric-sql/pglite` are optional peers: pass the client you already have.
+ */
+export { DEFAULT_SCHEMA } from "./identifier";
+export { MIGRATIONS_TABLE, type Migration, migrate, migrationSql } from "./migrate";
+export type { SqlClient, SqlDatabase, SqlPool, SqlResult, SqlTransactor } from "./sql-client";
+export { epochMsOf, timestampOf } from "./sql-time";
+export { transaction } from "./transaction";

@@ -1,0 +1,69 @@
+import { tableIn } from "./identifier";
+import type { SqlClient, SqlDatabase } from "./sql-client";
+import { transaction } from "./transaction";
+
+/**
+ * One versioned step of a store's schema: `id` is recorded once applied (`delivery@1`), `statements` run in
+ * order, each on its own (PGlite's extended protocol takes one statement per query).
+ */
+export interface Migration {
+  readonly id: string;
+  readonly schema: string;
+  readonly statements: readonly string[];
+}
+
+/** The table recording applied migrations, in each schema that has some. */
+export const MIGRATIONS_TABLE = "rest_webhooks_migrations";
+
+// Any 64-bit key: every migrator of every schema takes the same lock, so two processes never race a CREATE.
+const MIGRATION_LOCK = 4_242_017;
+
+/**
+ * The SQL of the migrations as one script, for your own migration tool (Flyway, Sqitch, node-pg-migrate, …).
+ * Every statement is idempotent (`IF NOT EXISTS`), so running it over an existing schema changes nothing.
+ * @example writeFileSync("migrations/001_webhooks.sql", migrationSql(deliveryMigrations({ schema: "app" })))
+ */
+export function migrationSql(migrations: readonly Migration[]): string {
+  return migrations
+    .map((migration) => `-- ${migration.schema}: ${migration.id}\n${migration.statements.join(";\n")};\n`)
+    .join("\n");
+}
+
+async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
+  const table = tableIn(schema, MIGRATIONS_TABLE);
+  await tx.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  await tx.query(
+    `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+  );
+  const { rows } = await tx.query(`SELECT id FROM ${table}`);
+  return new Set(rows.map((row) => String((row as { id: unknown }).id)));
+}
+
+/**
+ * Applies the migrations not yet recorded in their schema's `rest_webhooks_migrations` table, in order, in one
+ * transaction under an advisory lock: safe to call at every start, from several processes at once.
+ * @param db a pool, client or PGlite.
+ * @param migrations e.g. `[...idempotencyMigrations(), ...deliveryMigrations()]`.
+ * @returns the ids applied now (empty when everything was there).
+ * @example await migrate(pool, deliveryMigrations({ schema: "shop" }))
+ */
+export function migrate(db: SqlDatabase, migrations: readonly Migration[]): Promise<string[]> {
+  return transaction(db, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    const applied = new Map<string, Set<string>>();
+    const now: string[] = [];
+    for (const migration of migrations) {
+      let done = applied.get(migration.schema);
+      if (done === undefined) {
+        done = await appliedIn(tx, migration.schema);
+        applied.set(migration.schema, done);
+      }
+      if (done.has(migration.id)) continue;
+      for (const statement of migration.statements) await tx.query(statement);
+      await tx.query(`INSERT INTO ${tableIn(migration.schema, MIGRATIONS_TABLE)} (id) VALUES ($1)`, [migration.id]);
+      done.add(migration.id);
+      now.push(`${migration.schema}:${migration.id}`);
+    }
+    return now;
+  });
+}

@@ -1,0 +1,40 @@
+import { createHash } from "node:crypto";
+import { type SqlClient, type SqlResult, takesQueryConfig } from "./sql-client";
+
+/** A statement a store runs often: its text, and a name to prepare it under on `pg` connections. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/**
+ * Runs a statement; on `pg` clients, when `prepare` is on, as a named prepared statement (parsed once per
+ * connection). PGlite and other clients get the text. Turn `prepare` off behind a transaction-pooling proxy.
+ */
+export function run(client: SqlClient, statement: Statement, values: unknown[], prepare = true): Promise<SqlResult> {
+  if (prepare && takesQueryConfig(client)) {
+    const config = { name: statement.name, text: statement.text, values };
+    return (client as unknown as { query(config: object): Promise<SqlResult> }).query(config);
+  }
+  return client.query(statement.text, values);
+}
+
+/** The number of rows a statement affected (PGlite and `pg` both report `rowCount`). */
+export function affected(result: SqlResult): number {
+  return result.rowCount ?? 0;
+}
+
+/**
+ * Names a store's prepared statements after the schema they act on (prepared names are per connection and at most
+ * 63 bytes, and two schemas' statements must not share one): `<prefix>_<statement>_<12 hex digits of the schema>`.
+ */
+export function statementNames<K extends string>(
+  prefix: string,
+  schema: string,
+  texts: Readonly<Record<K, string>>,
+): Record<K, Statement> {
+  const tag = createHash("sha256").update(schema).digest("hex").slice(0, 12);
+  const out = {} as Record<K, Statement>;
+  for (const key of Object.keys(texts) as K[]) out[key] = { name: `${prefix}_${key}_${tag}`, text: texts[key] };
+  return out;
+}

@@ -1,0 +1,191 @@
+import { DueHeap } from "../../heap/due-heap";
+import type { ConsumerErrorRecord } from "../errors";
+import type { InboxEvent, InboxRecord, InboxState } from "../event";
+import type {
+  Inbox,
+  InboxAddResult,
+  InboxClaim,
+  InboxClaimRequest,
+  InboxCompleteResult,
+  InboxFailOutcome,
+} from "../inbox";
+
+interface Entry {
+  event: InboxEvent;
+  state: InboxState;
+  /** When it is next due (epoch ms): the receive time, a retry time or a lease end; `undefined` when done or dead. */
+  availableAt: number | undefined;
+  /** Arrival order (renewed when a dead letter is retried): among events due together, the first comes first. */
+  seq: number;
+  attempts: number;
+  lastError: ConsumerErrorRecord | undefined;
+  doneAt: number | undefined;
+  token: string | undefined;
+  /** A handler is running it now: out of the heap, so claims skip it even past its lease (like a row lock). */
+  running: boolean;
+}
+
+function record(entry: Entry): InboxRecord {
+  return {
+    ...entry.event,
+    state: entry.state,
+    attempts: entry.attempts,
+    availableAt: entry.availableAt,
+    lastError: entry.lastError,
+    doneAt: entry.doneAt,
+  };
+}
+
+/**
+ * The in-memory inbox (the embedded default): de-duplicates and schedules like the PostgreSQL one,
+ * but lives and dies with the process — use it for tests, development, and consumers that can
+ * afford to lose unprocessed events on a crash. A claim costs O(k log n) for k claimed events
+ * out of n open ones (a heap by due time), whatever the backlog.
+ */
+export class MemoryInbox implements Inbox<object> {
+  readonly #entries = new Map<string, Entry>();
+  /** Entries not done, not dead and not running, by due time then arrival. */
+  readonly #due = new DueHeap<Entry>();
+  readonly #dead = new Set<Entry>();
+  #claims = 0;
+  #seq = 0;
+
+  /** Events stored (done ones included, until purged). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  async add(event: InboxEvent): Promise<InboxAddResult> {
+    if (this.#entries.has(event.id)) return { duplicate: true };
+    const entry: Entry = {
+      event,
+      state: "pending",
+      attempts: 0,
+      availableAt: event.receivedAt,
+      lastError: undefined,
+      doneAt: undefined,
+      token: undefined,
+      running: false,
+      seq: ++this.#seq,
+    };
+    this.#entries.set(event.id, entry);
+    this.#schedule(entry);
+    return { duplicate: false };
+  }
+
+  async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {
+    // Take the due entries out first: with a zero lease a claimed entry would still be due.
+    const taken: Entry[] = [];
+    for (let top = this.#due.peek(); top !== undefined && taken.length < request.limit; top = this.#due.peek()) {
+      if ((this.#due.peekDue() as number) > request.now) break;
+      this.#due.delete(top);
+      taken.push(top);
+    }
+    const claims: InboxClaim[] = [];
+    for (const entry of taken) {
+      entry.state = "processing";
+      entry.attempts++;
+      entry.availableAt = request.now + request.leaseMs;
+      entry.token = `${request.owner}:${++this.#claims}`;
+      this.#schedule(entry);
+      claims.push({ event: entry.event, attempts: entry.attempts, token: entry.token });
+    }
+    return claims;
+  }
+
+  async complete(
+    claim: InboxClaim,
+    work: (context: object) => Promise<void>,
+    now: number,
+  ): Promise<InboxCompleteResult> {
+    const entry = this.#held(claim);
+    if (entry === undefined || entry.running) return { outcome: "lost" };
+    entry.running = true;
+    this.#due.delete(entry);
+    try {
+      await work({});
+    } catch (error) {
+      // Unfinished: claimable again once its lease expires (or when the processor settles it).
+      entry.running = false;
+      this.#schedule(entry);
+      return { outcome: "failed", error };
+    }
+    entry.running = false;
+    entry.state = "done";
+    entry.doneAt = now;
+    entry.availableAt = undefined;
+    entry.token = undefined;
+    return { outcome: "done" };
+  }
+
+  async fail(claim: InboxClaim, outcome: InboxFailOutcome, _now: number): Promise<boolean> {
+    const entry = this.#held(claim);
+    if (entry === undefined) return false;
+    entry.lastError = outcome.error;
+    entry.token = undefined;
+    if ("dead" in outcome) {
+      entry.state = "dead";
+      entry.availableAt = undefined;
+      this.#due.delete(entry);
+      this.#dead.add(entry);
+    } else {
+      entry.state = "failed";
+      entry.availableAt = outcome.retryAt;
+      if (!entry.running) this.#schedule(entry);
+    }
+    return true;
+  }
+
+  async get(id: string): Promise<InboxRecord | undefined> {
+    const entry = this.#entries.get(id);
+    return entry === undefined ? undefined : record(entry);
+  }
+
+  async deadLetters(options: { limit?: number } = {}): Promise<InboxRecord[]> {
+    return [...this.#dead].slice(0, options.limit ?? 100).map(record);
+  }
+
+  async retryDeadLetter(id: string, now: number): Promise<boolean> {
+    const entry = this.#entries.get(id);
+    if (entry?.state !== "dead") return false;
+    entry.state = "pending";
+    entry.attempts = 0;
+    entry.availableAt = now;
+    entry.seq = ++this.#seq;
+    this.#dead.delete(entry);
+    this.#schedule(entry);
+    return true;
+  }
+
+  async purgeDone(before: number): Promise<number> {
+    let purged = 0;
+    for (const [id, entry] of this.#entries) {
+      if (entry.state === "done" && (entry.doneAt ?? 0) < before) {
+        this.#entries.delete(id);
+        purged++;
+      }
+    }
+    return purged;
+  }
+
+  #schedule(entry: Entry): void {
+    this.#due.set(entry, entry.availableAt ?? 0, entry.seq);
+  }
+
+  #held(claim: InboxClaim): Entry | undefined {
+    const entry = this.#entries.get(claim.event.id);
+    return entry?.state === "processing" && entry.token === claim.token ? entry : undefined;
+  }
+}
+
+/**
+ * Creates an in-memory {@link Inbox}: the embedded default, for tests, development and consumers
+ * that may lose unprocessed events on a crash (use the PostgreSQL inbox otherwise).
+ * @returns a new, empty inbox.
+ * @example
+ * const inbox = createMemoryInbox();
+ * const consumer = createWebhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET! });
+ */
+export function createMemoryInbox(): MemoryInbox {
+  return new MemoryInbox();
+}

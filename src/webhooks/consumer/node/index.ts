@@ -1,0 +1,2 @@
+/** rest-webhooks/webhooks/consumer/node: the processor loop on real timers. */
+export { type ProcessorRunner, type ProcessorRunnerOptions, startWebhookProcessor } from "./processor-runner";

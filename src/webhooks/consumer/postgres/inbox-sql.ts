@@ -1,0 +1,103 @@
+import { schemaName, tableIn } from "../../../postgres/identifier";
+import type { Migration } from "../../../postgres/migrate";
+import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
+
+/**
+ * SQL of the PostgreSQL inbox. Times are `timestamptz` written from the processor's clock (epoch ms), so a fake
+ * clock drives the database as well; the payload is `json`, which keeps the verified body's text as sent (jsonb
+ * would reject `\u0000` and reorder keys).
+ */
+
+/** The inbox table in its schema. */
+export const INBOX_TABLE = "webhook_inbox";
+
+/** Where the inbox table lives: `"<schema>"."webhook_inbox"`. */
+export interface InboxTableOptions {
+  /** @default "public" */
+  schema?: string;
+}
+
+/**
+ * The inbox table's migrations. Apply them with `migrate` from `rest-webhooks/postgres`, or take their SQL with
+ * `migrationSql` for your own migration tool.
+ * @example await migrate(pool, inboxMigrations())
+ */
+export function inboxMigrations(options: InboxTableOptions = {}): Migration[] {
+  const schema = schemaName(options.schema, "inboxMigrations");
+  const t = tableIn(schema, INBOX_TABLE);
+  return [
+    {
+      id: "inbox@1",
+      schema,
+      statements: [
+        `CREATE TABLE IF NOT EXISTS ${t} (
+  id text PRIMARY KEY,
+  type text NOT NULL,
+  payload json,
+  scheme text NOT NULL,
+  webhook_timestamp bigint,
+  received_at timestamptz NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'processing', 'done', 'failed', 'dead')),
+  attempts integer NOT NULL DEFAULT 0,
+  available_at timestamptz,
+  lease_owner text,
+  lease_token text,
+  last_error jsonb,
+  done_at timestamptz,
+  updated_at timestamptz NOT NULL
+)`,
+        `CREATE INDEX IF NOT EXISTS "${INBOX_TABLE}_due" ON ${t} (available_at) WHERE state IN ('pending', 'failed', 'processing')`,
+        `CREATE INDEX IF NOT EXISTS "${INBOX_TABLE}_dead" ON ${t} (updated_at) WHERE state = 'dead'`,
+      ],
+    },
+  ];
+}
+
+const RECORD_COLUMNS = (t: string) =>
+  `${t}.id, ${t}.type, ${t}.payload, ${t}.scheme, ${t}.webhook_timestamp::float8 AS webhook_timestamp, ` +
+  `${epochMsOf(`${t}.received_at`)} AS received_at, ${t}.state, ${t}.attempts, ` +
+  `${epochMsOf(`${t}.available_at`)} AS available_at, ${t}.last_error, ${epochMsOf(`${t}.done_at`)} AS done_at`;
+
+/** The statements of the inbox in `schema`. */
+export function inboxStatements(schema: string) {
+  const t = tableIn(schema, INBOX_TABLE);
+  const ms = timestampOf;
+  return {
+    // Arrays of: $1 id, $2 type, $3 payload, $4 scheme, $5 webhook timestamp, $6 received at (ms).
+    // A batch holding one id twice inserts the first; RETURNING names the ids that were new.
+    add: `INSERT INTO ${t} (id, type, payload, scheme, webhook_timestamp, received_at, state, available_at, updated_at)
+SELECT u.id, u.type, u.payload::json, u.scheme, u.ts, ${ms("u.at")}, 'pending', ${ms("u.at")}, ${ms("u.at")}
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::float8[]) AS u(id, type, payload, scheme, ts, at)
+ON CONFLICT (id) DO NOTHING
+RETURNING id`,
+    // $1 now, $2 limit, $3 owner, $4 token, $5 lease ms. SKIP LOCKED: concurrent claimers take disjoint
+    // rows, and a row whose handler transaction is still open is skipped even after its lease ran out.
+    claim: `WITH due AS (
+  SELECT id FROM ${t}
+  WHERE state IN ('pending', 'failed', 'processing') AND available_at <= ${ms("$1")}
+  ORDER BY available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE ${t} AS t SET state = 'processing', attempts = t.attempts + 1, lease_owner = $3, lease_token = $4,
+  available_at = ${ms("($1::float8 + $5::float8)")}, updated_at = ${ms("$1")}
+FROM due WHERE t.id = due.id
+RETURNING ${RECORD_COLUMNS("t")}`,
+    // $1 id, $2 token: lock the row for the handler's transaction, unless the claim was taken over.
+    // A plain FOR UPDATE, not SKIP LOCKED: another processor's claim scan briefly locks rows it then
+    // rejects on recheck, and skipping those would report our own valid claim as lost.
+    hold: `SELECT 1 FROM ${t} WHERE id = $1 AND lease_token = $2 AND state = 'processing' FOR UPDATE`,
+    // $1 id, $2 now
+    done: `UPDATE ${t} SET state = 'done', done_at = ${ms("$2")}, available_at = NULL, lease_owner = NULL,
+  lease_token = NULL, updated_at = ${ms("$2")} WHERE id = $1`,
+    // $1 id, $2 token, $3 state, $4 retry at (ms) or null, $5 error, $6 now
+    fail: `UPDATE ${t} SET state = $3, available_at = ${ms("$4")}, last_error = $5::jsonb, lease_owner = NULL,
+  lease_token = NULL, updated_at = ${ms("$6")} WHERE id = $1 AND lease_token = $2 AND state = 'processing'`,
+    get: `SELECT ${RECORD_COLUMNS(t)} FROM ${t} WHERE id = $1`,
+    dead: `SELECT ${RECORD_COLUMNS(t)} FROM ${t} WHERE state = 'dead' ORDER BY updated_at, id LIMIT $1`,
+    // $1 id, $2 now
+    retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = ${ms("$2")}, updated_at = ${ms("$2")}
+WHERE id = $1 AND state = 'dead'`,
+    purgeDone: `DELETE FROM ${t} WHERE state = 'done' AND done_at < ${ms("$1")}`,
+  };
+}

@@ -1,0 +1,245 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { schemaName } from "../../../postgres/identifier";
+import { decodeRow } from "../../../postgres/rows";
+import { assertSqlClient, type SqlClient, type SqlDatabase } from "../../../postgres/sql-client";
+import { affected, run, type Statement, statementNames } from "../../../postgres/statement";
+import { transaction } from "../../../postgres/transaction";
+import { type ConsumerErrorRecord, WebhookConsumerError } from "../errors";
+import type { InboxEvent, InboxRecord } from "../event";
+import type {
+  Inbox,
+  InboxAddResult,
+  InboxClaim,
+  InboxClaimRequest,
+  InboxCompleteResult,
+  InboxFailOutcome,
+} from "../inbox";
+import { GroupWriter } from "./group-writer";
+import { type InboxTableOptions, inboxStatements } from "./inbox-sql";
+
+/** What PostgreSQL event handlers receive besides the event: the client of the transaction that marks it done. */
+export interface PostgresInboxContext {
+  /** Queries on it commit together with the event's done mark, or roll back with a failure. */
+  client: SqlClient;
+}
+
+/** Options of {@link createPostgresInbox}. */
+export interface PostgresInboxOptions extends InboxTableOptions {
+  /**
+   * A `pg` Pool, or PGlite (see `SqlDatabase` in `rest-webhooks/postgres`): each running handler holds one
+   * connection for its transaction.
+   */
+  client: SqlDatabase;
+  /**
+   * Concurrent insert statements; adds arriving meanwhile are written together in the next one (group commit), up
+   * to 256 rows a statement. @default 4
+   */
+  maxConcurrentWrites?: number;
+  /** Makes the random part of claim tokens; inject it for deterministic tests. @default crypto.randomUUID */
+  randomId?: () => string;
+  /** Use named prepared statements on `pg` connections (turn off behind a transaction-pooling proxy). @default true */
+  prepare?: boolean;
+}
+
+const errorRecord = z.object({
+  code: z.enum(["handler_failed", "payload_invalid", "no_handler", "attempts_exhausted"]),
+  message: z.string(),
+  errors: z
+    .array(
+      z.object({
+        pointer: z.string(),
+        in: z.enum(["body", "query", "params", "headers"]),
+        code: z.string(),
+        message: z.string(),
+      }),
+    )
+    .optional(),
+});
+
+const rowSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  payload: z.unknown(),
+  scheme: z.string(),
+  webhook_timestamp: z.number().nullable(),
+  received_at: z.number(),
+  state: z.enum(["pending", "processing", "done", "failed", "dead"]),
+  attempts: z.number().int(),
+  available_at: z.number().nullable(),
+  last_error: errorRecord.nullable(),
+  done_at: z.number().nullable(),
+});
+
+type Row = z.output<typeof rowSchema>;
+
+const invalid = (cause: unknown) =>
+  new WebhookConsumerError("row_invalid", "A webhook_inbox row cannot be decoded (written by another version?).", {
+    cause,
+  });
+
+const decode = (row: unknown): Row => decodeRow(rowSchema, row, invalid);
+
+// SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the row, not the server.
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}
+
+function toEvent(row: Row): InboxEvent {
+  return {
+    id: row.id,
+    type: row.type,
+    payload: row.payload ?? null,
+    scheme: row.scheme,
+    timestamp: row.webhook_timestamp ?? undefined,
+    receivedAt: row.received_at,
+  };
+}
+
+function toRecord(row: Row): InboxRecord {
+  return {
+    ...toEvent(row),
+    state: row.state,
+    attempts: row.attempts,
+    availableAt: row.available_at ?? undefined,
+    lastError: (row.last_error as ConsumerErrorRecord | null) ?? undefined,
+    doneAt: row.done_at ?? undefined,
+  };
+}
+
+type Statements = Record<keyof ReturnType<typeof inboxStatements>, Statement>;
+
+/**
+ * The PostgreSQL inbox: durable and shared by any number of processors. Claims use `FOR UPDATE SKIP LOCKED` with a
+ * lease; a handler runs inside the transaction that marks its event done, holding the row lock, so its database
+ * writes happen exactly once. Create its table with `migrate(pool, inboxMigrations())`.
+ */
+export class PostgresInbox implements Inbox<PostgresInboxContext> {
+  readonly #client: SqlDatabase;
+  readonly #sql: Statements;
+  readonly #prepare: boolean;
+  readonly #writer: GroupWriter<InboxEvent, InboxAddResult>;
+  readonly #randomId: () => string;
+
+  constructor(options: PostgresInboxOptions) {
+    assertSqlClient(options?.client, "createPostgresInbox");
+    const schema = schemaName(options.schema, "createPostgresInbox");
+    this.#client = options.client;
+    this.#randomId = options.randomId ?? randomUUID;
+    this.#prepare = options.prepare ?? true;
+    this.#sql = statementNames("rw_inbox", schema, inboxStatements(schema));
+    this.#writer = new GroupWriter(
+      (events) => this.#insert(events),
+      256,
+      options.maxConcurrentWrites ?? 4,
+      isDataError,
+    );
+  }
+
+  #run(client: SqlClient, name: keyof Statements, values: unknown[]) {
+    return run(client, this.#sql[name], values, this.#prepare);
+  }
+
+  add(event: InboxEvent): Promise<InboxAddResult> {
+    return this.#writer.submit(event);
+  }
+
+  async #insert(events: InboxEvent[]): Promise<InboxAddResult[]> {
+    const result = await this.#run(this.#client, "add", [
+      events.map((event) => event.id),
+      events.map((event) => event.type),
+      events.map((event) => JSON.stringify(event.payload ?? null)),
+      events.map((event) => event.scheme),
+      events.map((event) => event.timestamp ?? null),
+      events.map((event) => event.receivedAt),
+    ]);
+    const inserted = new Set(result.rows.map((row) => String((row as { id: unknown }).id)));
+    // The first add of an id in the batch is the one that inserted it; later ones are duplicates.
+    return events.map((event) => ({ duplicate: !inserted.delete(event.id) }));
+  }
+
+  async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {
+    const token = `${request.owner}:${this.#randomId()}`;
+    const result = await this.#run(this.#client, "claim", [
+      request.now,
+      request.limit,
+      request.owner,
+      token,
+      request.leaseMs,
+    ]);
+    return result.rows
+      .map(decode)
+      .sort((a, b) => (a.available_at ?? 0) - (b.available_at ?? 0))
+      .map((row) => ({ event: toEvent(row), attempts: row.attempts, token }));
+  }
+
+  async complete(
+    claim: InboxClaim,
+    work: (context: PostgresInboxContext) => Promise<void>,
+    now: number,
+  ): Promise<InboxCompleteResult> {
+    let failure: { error: unknown } | undefined;
+    const outcome = await transaction(this.#client, async (tx): Promise<InboxCompleteResult> => {
+      const held = await this.#run(tx, "hold", [claim.event.id, claim.token]);
+      if (held.rows.length === 0) return { outcome: "lost" };
+      try {
+        await work({ client: tx });
+      } catch (error) {
+        failure = { error };
+        // Rolls the handler's writes back; the processor then settles the failure outside this transaction.
+        throw error;
+      }
+      await this.#run(tx, "done", [claim.event.id, now]);
+      return { outcome: "done" };
+    }).catch((error: unknown) => {
+      if (failure !== undefined) return { outcome: "failed", error: failure.error } as const;
+      throw error;
+    });
+    return outcome;
+  }
+
+  async fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean> {
+    const dead = "dead" in outcome;
+    const result = await this.#run(this.#client, "fail", [
+      claim.event.id,
+      claim.token,
+      dead ? "dead" : "failed",
+      dead ? null : outcome.retryAt,
+      JSON.stringify(outcome.error),
+      now,
+    ]);
+    return affected(result) > 0;
+  }
+
+  async get(id: string): Promise<InboxRecord | undefined> {
+    const result = await this.#run(this.#client, "get", [id]);
+    return result.rows[0] === undefined ? undefined : toRecord(decode(result.rows[0]));
+  }
+
+  async deadLetters(options: { limit?: number } = {}): Promise<InboxRecord[]> {
+    const result = await this.#run(this.#client, "dead", [options.limit ?? 100]);
+    return result.rows.map((row) => toRecord(decode(row)));
+  }
+
+  async retryDeadLetter(id: string, now: number): Promise<boolean> {
+    return affected(await this.#run(this.#client, "retryDead", [id, now])) > 0;
+  }
+
+  async purgeDone(before: number): Promise<number> {
+    return affected(await this.#run(this.#client, "purgeDone", [before]));
+  }
+}
+
+/**
+ * Creates a PostgreSQL {@link Inbox}; create its table once with `migrate(pool, inboxMigrations())`.
+ * @param options the pool (or PGlite), the schema, the group-commit width and the id generator.
+ * @see docs/webhooks-consumers.md, "The PostgreSQL inbox"
+ * @example
+ * const pool = new pg.Pool({ connectionString });
+ * await migrate(pool, inboxMigrations());
+ * const inbox = createPostgresInbox({ client: pool });
+ */
+export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbox {
+  return new PostgresInbox(options);
+}

@@ -1,0 +1,241 @@
+import { randomUUID } from "node:crypto";
+import { DueHeap } from "../../heap/due-heap";
+import type { AttemptRecord } from "../attempt";
+import { DELIVERY_DEFAULTS } from "../defaults";
+import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
+import type { EndpointStore } from "../endpoint-store";
+import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
+
+/** Options of {@link createMemoryDeliveryQueue}. */
+export interface MemoryDeliveryQueueOptions {
+  /** Where `publish` finds the subscribed endpoints (the same store the endpoint API and the worker use). */
+  endpoints: EndpointStore;
+  /**
+   * Terminal deliveries (delivered or exhausted) kept for look-ups, the log and manual retries; past this count the
+   * oldest to have ended are forgotten first. Scheduled deliveries are never forgotten. @default 100_000
+   */
+  retainTerminal?: number;
+  /** How long a terminal delivery is kept after it ended, in ms. @default 604_800_000 (7 days) */
+  retainTerminalMs?: number;
+  /** Attempt log lines kept per endpoint. @default 1_000 */
+  logLimit?: number;
+  /** The clock of the retention (when a delivery ended, when it is forgotten), epoch ms. @default Date.now */
+  now?: () => number;
+}
+
+/** One delivery as the queue keeps it: the record's parts, and its lease while claimed. */
+interface Entry {
+  readonly id: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly endpointId: string;
+  readonly payload: string;
+  readonly createdAt: number;
+  state: DeliveryState;
+  leaseToken: string | undefined;
+  leaseUntil: number;
+  /** Publication order: among deliveries due together, the first published goes first. */
+  readonly seq: number;
+}
+
+interface EndpointEntry {
+  /** Its deliveries, oldest first (forgotten ones are removed lazily). */
+  deliveries: Entry[];
+  log: AttemptRecord[];
+}
+
+const toRecord = (entry: Entry): DeliveryRecord => ({
+  id: entry.id,
+  eventId: entry.eventId,
+  eventType: entry.eventType,
+  endpointId: entry.endpointId,
+  payload: entry.payload,
+  createdAt: entry.createdAt,
+  state: entry.state,
+});
+
+function nonNegative(value: number, name: string): number {
+  if (!(value >= 0))
+    throw new TypeError(`createMemoryDeliveryQueue: ${name} must be a non-negative number, got ${value}`);
+  return value;
+}
+
+/**
+ * The in-memory {@link DeliveryQueue} (the embedded default; lost on restart). Scheduled deliveries sit in one heap
+ * keyed by due time, so a worker needs one wake-up timer, not one per delivery. Terminal deliveries are kept for
+ * `retainTerminalMs` and at most `retainTerminal` of them, so a long-running process does not grow without bound; an
+ * event whose deliveries are all forgotten can be published again.
+ * @example
+ * const endpoints = createMemoryEndpointStore();
+ * const queue = createMemoryDeliveryQueue({ endpoints });
+ */
+export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): DeliveryQueue {
+  const endpoints = options?.endpoints;
+  if (typeof endpoints?.subscribed !== "function") {
+    throw new TypeError(
+      "createMemoryDeliveryQueue: options.endpoints must be an EndpointStore (e.g. createMemoryEndpointStore()).",
+    );
+  }
+  const retain = nonNegative(options.retainTerminal ?? DELIVERY_DEFAULTS.retainTerminal, "retainTerminal");
+  const retainMs = nonNegative(options.retainTerminalMs ?? DELIVERY_DEFAULTS.retainTerminalMs, "retainTerminalMs");
+  const logLimit = nonNegative(options.logLimit ?? 1_000, "logLimit");
+  const clock = options.now ?? Date.now;
+  const byId = new Map<string, Entry>();
+  // How many deliveries of each event are still kept: publishing an event id again is a no-op while any is.
+  const eventRefs = new Map<string, number>();
+  const byEndpoint = new Map<string, EndpointEntry>();
+  const due = new DueHeap<Entry>();
+  // Terminal deliveries in the order they ended (a Map keeps insertion order; re-ending moves one to the back).
+  const ended = new Map<Entry, number>();
+  const listeners = new Set<() => void>();
+  let published = 0;
+
+  const notify = () => {
+    for (const listener of listeners) listener();
+  };
+  const endpointEntry = (id: string): EndpointEntry => {
+    let entry = byEndpoint.get(id);
+    if (entry === undefined) {
+      entry = { deliveries: [], log: [] };
+      byEndpoint.set(id, entry);
+    }
+    return entry;
+  };
+
+  function forget(entry: Entry): void {
+    byId.delete(entry.id);
+    ended.delete(entry);
+    const refs = (eventRefs.get(entry.eventId) ?? 1) - 1;
+    if (refs === 0) eventRefs.delete(entry.eventId);
+    else eventRefs.set(entry.eventId, refs);
+    const endpoint = byEndpoint.get(entry.endpointId);
+    // Removed in bulk once the forgotten outnumber the kept, so a forget costs O(1) amortised.
+    if (endpoint !== undefined && endpoint.deliveries.length > 2 * byId.size + 1024) {
+      endpoint.deliveries = endpoint.deliveries.filter((kept) => byId.get(kept.id) === kept);
+    }
+  }
+
+  // Forgets terminal deliveries beyond the retention, oldest ended first.
+  function prune(now: number): void {
+    for (const [entry, at] of ended) {
+      if (ended.size <= retain && now - at < retainMs) return;
+      forget(entry);
+    }
+  }
+
+  function settle(entry: Entry, state: DeliveryState): void {
+    entry.state = state;
+    entry.leaseToken = undefined;
+    if (isScheduled(state)) {
+      due.set(entry, state.nextAttemptAt ?? 0, entry.seq);
+      ended.delete(entry);
+      return;
+    }
+    due.delete(entry);
+    const now = clock();
+    ended.delete(entry);
+    ended.set(entry, now);
+    prune(now);
+  }
+
+  const find = (id: string): Entry | undefined => byId.get(id);
+
+  return {
+    async publish(event, publishOptions = {}) {
+      const now = publishOptions.now ?? Date.now();
+      prune(clock());
+      if (eventRefs.has(event.id)) return { deliveryIds: [] };
+      const targets = await endpoints.subscribed(event.type);
+      if (targets.length === 0 || eventRefs.has(event.id)) return { deliveryIds: [] };
+      const payload = JSON.stringify(event);
+      const state = initialDeliveryState(now + (publishOptions.delayMs ?? 0));
+      eventRefs.set(event.id, targets.length);
+      const deliveryIds: string[] = [];
+      for (const target of targets) {
+        const entry: Entry = {
+          id: `dlv_${randomUUID().replaceAll("-", "")}`,
+          eventId: event.id,
+          eventType: event.type,
+          endpointId: target.id,
+          payload,
+          createdAt: now,
+          state,
+          leaseToken: undefined,
+          leaseUntil: 0,
+          seq: published++,
+        };
+        byId.set(entry.id, entry);
+        endpointEntry(target.id).deliveries.push(entry);
+        settle(entry, state);
+        deliveryIds.push(entry.id);
+      }
+      notify();
+      return { deliveryIds };
+    },
+    async claim({ limit, now, leaseMs }) {
+      const out: ClaimedDelivery[] = [];
+      while (out.length < limit) {
+        const next = due.peek();
+        if (next === undefined || (due.peekDue() as number) > now) break;
+        next.leaseToken = randomUUID();
+        next.leaseUntil = now + leaseMs;
+        // The lease end is the new due time: a claim that never completes comes back by itself.
+        due.set(next, next.leaseUntil, next.seq);
+        out.push({ ...toRecord(next), leaseToken: next.leaseToken, leaseUntil: next.leaseUntil });
+      }
+      return out;
+    },
+    async complete(claim, state, attempt) {
+      const entry = find(claim.id);
+      if (attempt !== undefined) {
+        const log = endpointEntry(claim.endpointId).log;
+        log.push(attempt);
+        if (log.length > logLimit * 1.25) log.splice(0, log.length - logLimit);
+      }
+      if (entry === undefined || entry.leaseToken !== claim.leaseToken) return false;
+      settle(entry, state);
+      return true;
+    },
+    async update(id, from, state, now = Date.now()) {
+      const entry = find(id);
+      if (entry === undefined || !from.includes(entry.state.status)) return false;
+      if (entry.leaseToken !== undefined && entry.leaseUntil > now) return false;
+      settle(entry, state);
+      notify();
+      return true;
+    },
+    async nextDueAt() {
+      return due.peekDue();
+    },
+    async get(id) {
+      const entry = find(id);
+      return entry === undefined ? undefined : toRecord(entry);
+    },
+    async list(endpointId, listOptions = {}) {
+      const deliveries = byEndpoint.get(endpointId)?.deliveries ?? [];
+      const limit = listOptions.limit ?? 100;
+      const out: DeliveryRecord[] = [];
+      for (let i = deliveries.length - 1; i >= 0 && out.length < limit; i--) {
+        const entry = deliveries[i] as Entry;
+        if (byId.get(entry.id) !== entry) continue;
+        if (listOptions.since !== undefined && entry.createdAt < listOptions.since) break;
+        if (listOptions.status !== undefined && !listOptions.status.includes(entry.state.status)) continue;
+        out.push(toRecord(entry));
+      }
+      return out;
+    },
+    async attempts({ endpointId, deliveryId, limit = 100 }) {
+      const log = byEndpoint.get(endpointId)?.log ?? [];
+      const out: AttemptRecord[] = [];
+      for (let i = log.length - 1; i >= 0 && out.length < limit; i--) {
+        const line = log[i] as AttemptRecord;
+        if (deliveryId === undefined || line.deliveryId === deliveryId) out.push(line);
+      }
+      return out;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import type { AttemptRecord, AttemptResult } from "../attempt";
+import { circuitRecord } from "../circuit-breaker";
+import type { ClaimedDelivery } from "../delivery-queue";
+import type { DeliveryRequest } from "../delivery-request";
+import type { WebhookEndpoint } from "../endpoint";
+import { endpointHealthAfter } from "../endpoint-health";
+import { type Transition, transition } from "../state-machine";
+import type { EndpointLine, EndpointLines } from "./endpoint-lines";
+import { emit, type WorkerSettings } from "./worker-options";
+
+/** A claimed delivery on its way out: its endpoint, and the signed request once built. Internal. */
+export interface Outgoing {
+  readonly claim: ClaimedDelivery;
+  readonly line: EndpointLine<Outgoing>;
+  /** The endpoint the request was signed for. */
+  endpoint: WebhookEndpoint;
+  request: DeliveryRequest;
+  /** The Unix second of the request's `webhook-timestamp`. */
+  signedSecond: number;
+  /** Epoch ms when the request went out. */
+  sentAt: number;
+}
+
+/** An attempt whose outcome is decided but not yet stored. Internal. */
+export interface Outcome {
+  readonly outgoing: Outgoing;
+  readonly result: AttemptResult;
+  readonly next: Transition;
+  readonly finishedAt: number;
+  /** Whether this outcome stops the endpoint's line until it is stored (see {@link decideOutcome}). */
+  readonly stops: boolean;
+}
+
+/**
+ * Decides an attempt's outcome and updates what this worker knows at once (synchronously), so the next delivery to
+ * the same endpoint can go out before the outcome is stored: the circuit records it, and an endpoint about to be
+ * disabled (410 Gone, or failing for too long) sends nothing more.
+ */
+export function decideOutcome(
+  settings: WorkerSettings,
+  outgoing: Outgoing,
+  result: AttemptResult,
+  finishedAt: number,
+): Outcome {
+  const next = transition(outgoing.claim.state, { type: "attempt", result }, finishedAt, settings.config);
+  const line = outgoing.line;
+  const success = next.state.status === "delivered";
+  if (settings.circuit !== undefined) line.circuit = circuitRecord(line.circuit, success, finishedAt, settings.circuit);
+  const stops =
+    !success &&
+    (next.effects.some((effect) => effect.type === "disable_endpoint") ||
+      endpointHealthAfter(line.endpoint?.failingSince ?? null, false, finishedAt, settings.disableAfterMs).disable);
+  if (stops) line.disabling++;
+  return { outgoing, result, next, finishedAt, stops };
+}
+
+/**
+ * Stores a decided outcome: the delivery's new state and its log line, then the state machine's effects (disable the
+ * endpoint, notify) and the endpoint's health (disabled after failing for `disableAfterMs` without a success).
+ */
+export async function storeOutcome(
+  settings: WorkerSettings,
+  lines: EndpointLines<Outgoing>,
+  outcome: Outcome,
+): Promise<void> {
+  const { outgoing, result, next, finishedAt } = outcome;
+  const { claim, line } = outgoing;
+  const attempt: AttemptRecord = {
+    deliveryId: claim.id,
+    endpointId: claim.endpointId,
+    eventId: claim.eventId,
+    attempt: next.state.attempts,
+    startedAt: outgoing.sentAt,
+    durationMs: result.durationMs,
+    status: result.status ?? null,
+    errorKind: next.state.lastErrorKind,
+    response: result.body ?? (result.kind === "error" ? (result.message ?? null) : null),
+  };
+  try {
+    await settings.queue.complete(claim, next.state, attempt);
+    for (const effect of next.effects) {
+      if (effect.type === "disable_endpoint") {
+        if (await lines.disable(line, effect.reason, finishedAt)) {
+          emit(settings, { type: "endpoint.disabled", endpointId: line.id, reason: effect.reason });
+        }
+      } else if (effect.type === "notify" && settings.listener !== undefined) {
+        emit(settings, { type: effect.event, delivery: { ...claim, state: next.state }, attempt });
+      }
+    }
+    const success = next.state.status === "delivered";
+    const known = lines.knownHealth(line, success);
+    const failingSince = known !== undefined ? known : await lines.recordHealth(line, success, finishedAt);
+    if (endpointHealthAfter(failingSince, success, finishedAt, settings.disableAfterMs).disable) {
+      if (await lines.disable(line, "failing", finishedAt)) {
+        emit(settings, { type: "endpoint.disabled", endpointId: line.id, reason: "failing" });
+      }
+    }
+  } finally {
+    // Stored (or failed to be): the endpoint as loaded says from now on whether it is disabled.
+    if (outcome.stops) line.disabling--;
+  }
+}

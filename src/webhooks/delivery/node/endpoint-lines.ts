@@ -1,0 +1,83 @@
+import { type CircuitState, closedCircuit } from "../circuit-breaker";
+import type { DisabledReason, WebhookEndpoint } from "../endpoint";
+import type { EndpointStore } from "../endpoint-store";
+
+/**
+ * What one worker knows about one endpoint: attempts in flight to it and the line of deliveries waiting for one of
+ * its slots, its circuit, and the endpoint as last read from the store. Internal.
+ */
+export class EndpointLine<Waiter> {
+  readonly id: string;
+  /** Attempts in flight to this endpoint. */
+  busy = 0;
+  /** Deliveries holding a worker slot and waiting for one of this endpoint's, first come first served. */
+  readonly waiting: Waiter[] = [];
+  circuit: CircuitState = closedCircuit;
+  endpoint: WebhookEndpoint | undefined = undefined;
+  loadedAt = Number.NEGATIVE_INFINITY;
+  /** Outcomes known to disable the endpoint that the store has not recorded yet: while any, nothing goes out. */
+  disabling = 0;
+
+  constructor(id: string) {
+    this.id = id;
+  }
+}
+
+/** The worker's endpoint lines, and the endpoint cache they carry. Internal. */
+export class EndpointLines<Waiter> {
+  readonly #lines = new Map<string, EndpointLine<Waiter>>();
+  readonly #store: EndpointStore;
+  readonly #cacheMs: number;
+
+  constructor(store: EndpointStore, cacheMs: number) {
+    this.#store = store;
+    this.#cacheMs = cacheMs;
+  }
+
+  lineOf(id: string): EndpointLine<Waiter> {
+    let line = this.#lines.get(id);
+    if (line === undefined) {
+      line = new EndpointLine(id);
+      this.#lines.set(id, line);
+    }
+    return line;
+  }
+
+  /** The cached endpoint when it is fresh at `at`, enabled and sendable at once (no rate limit to ask); else `undefined`. */
+  ready(line: EndpointLine<Waiter>, at: number): WebhookEndpoint | undefined {
+    const endpoint = line.endpoint;
+    if (at - line.loadedAt >= this.#cacheMs || endpoint === undefined || line.disabling > 0) return undefined;
+    return endpoint.status === "enabled" && endpoint.rateLimit === null ? endpoint : undefined;
+  }
+
+  /** The endpoint as of `at`: the cached one while fresh, else read from the store. */
+  async load(line: EndpointLine<Waiter>, at: number): Promise<WebhookEndpoint | undefined> {
+    if (at - line.loadedAt < this.#cacheMs) return line.endpoint;
+    const endpoint = await this.#store.get(line.id);
+    line.endpoint = endpoint;
+    line.loadedAt = at;
+    return endpoint;
+  }
+
+  /** Disables the endpoint in the store; `false` when it already was (as far as this worker knows). */
+  async disable(line: EndpointLine<Waiter>, reason: DisabledReason, at: number): Promise<boolean> {
+    if (line.endpoint?.status === "disabled") return false;
+    line.endpoint = await this.#store.update(line.id, { status: "disabled", disabledReason: reason, disabledAt: at });
+    line.loadedAt = at;
+    return true;
+  }
+
+  /** The endpoint's `failingSince` after an outcome, or `undefined` when the store must be told (it flips). */
+  knownHealth(line: EndpointLine<Waiter>, success: boolean): number | null | undefined {
+    // Health writes only when it flips: the first failure after a success, or the first success after failures.
+    const known = line.endpoint?.failingSince ?? null;
+    return success === (known !== null) ? undefined : known;
+  }
+
+  /** Records a flipped outcome in the store; returns the endpoint's `failingSince`. */
+  async recordHealth(line: EndpointLine<Waiter>, success: boolean, at: number): Promise<number | null> {
+    const failingSince = (await this.#store.recordOutcome(line.id, success, at)) ?? null;
+    if (line.endpoint !== undefined) line.endpoint = { ...line.endpoint, failingSince };
+    return failingSince;
+  }
+}

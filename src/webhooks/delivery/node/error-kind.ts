@@ -1,0 +1,36 @@
+import type { DeliveryErrorKind } from "../attempt";
+
+/** The code the dispatcher's `lookup` fails with when every resolved address is forbidden. */
+export const SSRF_BLOCKED_CODE = "ERR_WEBHOOK_SSRF_BLOCKED";
+/** The code of the dispatcher's own per-attempt time-out. */
+export const TIMEOUT_CODE = "ERR_WEBHOOK_TIMEOUT";
+
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
+const RESET_CODES = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ECONNABORTED",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "HPE_INVALID_CONSTANT",
+]);
+
+/** Maps a Node.js network error to the kind written in the delivery log. */
+export function errorKindOf(error: unknown): DeliveryErrorKind {
+  const code = typeof error === "object" && error !== null ? String((error as { code?: unknown }).code ?? "") : "";
+  if (code === SSRF_BLOCKED_CODE) return "ssrf_blocked";
+  if (code === TIMEOUT_CODE || code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT") return "timeout";
+  if (code === "ECONNREFUSED") return "connection_refused";
+  if (RESET_CODES.has(code)) return "connection_reset";
+  if (DNS_CODES.has(code)) return "dns";
+  if (
+    code.startsWith("ERR_TLS") ||
+    code.startsWith("ERR_SSL") ||
+    code.startsWith("CERT_") ||
+    code.includes("SELF_SIGNED") ||
+    code.startsWith("UNABLE_TO_") ||
+    code === "EPROTO"
+  ) {
+    return "tls";
+  }
+  return "network";
+}

@@ -1,0 +1,157 @@
+import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
+import type { RetryPolicy } from "../../retry/backoff";
+import type { AttemptRecord } from "../attempt";
+import { type CircuitConfig, defaultCircuitConfig } from "../circuit-breaker";
+import { DELIVERY_DEFAULTS } from "../defaults";
+import type { DeliveryQueue, DeliveryRecord } from "../delivery-queue";
+import type { DisabledReason } from "../endpoint";
+import type { EndpointStore } from "../endpoint-store";
+import { type DeliveryConfig, defaultDeliveryConfig } from "../state-machine";
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from "./dispatcher";
+
+/** What the worker reports: delivery outcomes, endpoints it disabled, and unexpected errors. */
+export type DeliveryWorkerEvent =
+  | {
+      type: "delivery.delivered" | "delivery.failed" | "delivery.exhausted";
+      delivery: DeliveryRecord;
+      attempt?: AttemptRecord | undefined;
+    }
+  | { type: "endpoint.disabled"; endpointId: string; reason: DisabledReason }
+  | { type: "error"; error: unknown };
+
+/** Options of {@link createDeliveryWorker}. */
+export interface DeliveryWorkerOptions {
+  queue: DeliveryQueue;
+  endpoints: EndpointStore;
+  /** A dispatcher, or options for the default one. @default createDispatcher() */
+  dispatcher?: Dispatcher | DispatcherOptions;
+  /** Deliveries in flight at once. @default 64 */
+  concurrency?: number;
+  /** Deliveries in flight at once to one endpoint. @default 16 */
+  endpointConcurrency?: number;
+  /** @default 60_000 */
+  leaseMs?: number;
+  /** Longest sleep between queue checks (other processes may publish). @default 1_000 */
+  pollIntervalMs?: number;
+  /** @default the Standard Webhooks schedule with ±20 % jitter */
+  retry?: RetryPolicy;
+  /** Decides which failures are retried. @default every failure but 410 */
+  retryable?: DeliveryConfig["retryable"];
+  /** A `Retry-After` (429, 503) may stretch the scheduled delay up to this factor. @default 2 */
+  retryAfterFactor?: number;
+  /** …or up to this many ms when that is more (a scheduled delay of 0 still honours a short Retry-After). @default 60_000 */
+  retryAfterFloorMs?: number;
+  /** Per-endpoint circuit breaker settings, or `false` for none. */
+  circuit?: Partial<CircuitConfig> | false;
+  /** An endpoint failing this long without a success is disabled, in ms. @default 432_000_000 (5 days) */
+  disableAfterMs?: number;
+  /** Paces endpoints that set a rate limit. @default an in-memory limiter */
+  rateLimiter?: EndpointRateLimiter;
+  /** How long an endpoint read from the store is reused, in ms. @default 1_000 */
+  endpointCacheMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default Math.random */
+  random?: () => number;
+  /** Told about outcomes (e.g. to notify an endpoint's owner that it was disabled). */
+  onEvent?: (event: DeliveryWorkerEvent) => void;
+  /** @default "rest-webhooks" */
+  userAgent?: string;
+}
+
+/** A running delivery loop. */
+export interface DeliveryWorker {
+  /** Starts claiming and sending; idempotent. */
+  start(): void;
+  /** Stops claiming and waits for the attempts in flight. */
+  stop(): Promise<void>;
+  /** Checks the queue now (e.g. after publishing from this process). */
+  wake(): void;
+  /** Resolves once nothing is in flight and nothing is scheduled (tests, benchmarks). */
+  drained(): Promise<void>;
+  /** Deliveries claimed and not yet completed. */
+  readonly inFlight: number;
+}
+
+/** The worker's options with every default applied (internal). */
+export interface WorkerSettings {
+  readonly queue: DeliveryQueue;
+  readonly endpoints: EndpointStore;
+  readonly dispatcher: Dispatcher;
+  /** Whether the worker created the dispatcher, and so closes it on stop. */
+  readonly ownDispatcher: boolean;
+  readonly concurrency: number;
+  readonly endpointConcurrency: number;
+  /** Deliveries kept claimed and signed ahead, waiting for a free slot (pipelining). */
+  readonly lookahead: number;
+  /** Claims taken in one go once work is in flight. */
+  readonly batch: number;
+  readonly leaseMs: number;
+  readonly pollMs: number;
+  readonly cacheMs: number;
+  readonly disableAfterMs: number;
+  /** `undefined` when the circuit breaker is off. */
+  readonly circuit: CircuitConfig | undefined;
+  readonly config: DeliveryConfig;
+  readonly now: () => number;
+  readonly random: () => number;
+  readonly userAgent: string | undefined;
+  /** The listener, if any: events are only built when someone listens. */
+  readonly listener: ((event: DeliveryWorkerEvent) => void) | undefined;
+  /** The rate limiter, created on first use. */
+  rateLimiter(): EndpointRateLimiter;
+}
+
+/** Applies the defaults (DELIVERY_DEFAULTS) to the worker's options. */
+export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
+  const random = options.random ?? Math.random;
+  const concurrency = options.concurrency ?? DELIVERY_DEFAULTS.concurrency;
+  const now = options.now ?? Date.now;
+  const ownDispatcher = options.dispatcher === undefined || !("dispatch" in options.dispatcher);
+  // The dispatcher the worker creates reads Retry-After dates on the worker's clock.
+  const dispatcher = ownDispatcher
+    ? createDispatcher({ now, ...(options.dispatcher as DispatcherOptions | undefined) })
+    : (options.dispatcher as Dispatcher);
+  let limiter = options.rateLimiter;
+  return {
+    queue: options.queue,
+    endpoints: options.endpoints,
+    dispatcher,
+    ownDispatcher,
+    concurrency,
+    endpointConcurrency: options.endpointConcurrency ?? DELIVERY_DEFAULTS.endpointConcurrency,
+    // Claiming and signing a few at a time keeps that code warm in the CPU caches, which at low concurrency (one
+    // request at a time, the machine doing other things in between) costs several times less than one at a time.
+    lookahead: Math.max(8, Math.ceil(concurrency / 4)),
+    batch: Math.max(4, Math.ceil(concurrency / 4)),
+    leaseMs: options.leaseMs ?? DELIVERY_DEFAULTS.leaseMs,
+    pollMs: options.pollIntervalMs ?? DELIVERY_DEFAULTS.pollIntervalMs,
+    cacheMs: options.endpointCacheMs ?? DELIVERY_DEFAULTS.endpointCacheMs,
+    disableAfterMs: options.disableAfterMs ?? DELIVERY_DEFAULTS.disableAfterMs,
+    circuit: options.circuit === false ? undefined : { ...defaultCircuitConfig, ...options.circuit },
+    config: {
+      retry: options.retry ?? defaultDeliveryConfig.retry,
+      random,
+      retryAfterFactor: options.retryAfterFactor ?? defaultDeliveryConfig.retryAfterFactor,
+      retryAfterFloorMs: options.retryAfterFloorMs ?? DELIVERY_DEFAULTS.retryAfterFloorMs,
+      retryable: options.retryable ?? defaultDeliveryConfig.retryable,
+    },
+    now,
+    random,
+    userAgent: options.userAgent,
+    listener: options.onEvent,
+    rateLimiter() {
+      limiter ??= createEndpointRateLimiter();
+      return limiter;
+    },
+  };
+}
+
+/** Tells the listener, if any; a listener's failure must not stop deliveries. */
+export function emit(settings: WorkerSettings, event: DeliveryWorkerEvent): void {
+  try {
+    settings.listener?.(event);
+  } catch {
+    // Ignored on purpose: see above.
+  }
+}

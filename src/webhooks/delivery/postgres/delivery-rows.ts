@@ -1,0 +1,143 @@
+import { z } from "zod";
+import { decodeRow } from "../../../postgres/rows";
+import { epochMsOf } from "../../../postgres/sql-time";
+import { type AttemptRecord, DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "../attempt";
+import type { DeliveryRecord } from "../delivery-queue";
+import type { WebhookEndpoint } from "../endpoint";
+import { WebhookDeliveryError } from "../errors";
+
+const time = z.number();
+const errorKind = z.enum(DELIVERY_ERROR_KINDS as [DeliveryErrorKind, ...DeliveryErrorKind[]]).nullable();
+
+/** The columns every delivery read selects (of the table aliased `t`, when given), times as epoch ms. */
+export function deliveryColumns(t = ""): string {
+  const c = (column: string) => (t === "" ? column : `${t}.${column}`);
+  const ms = (column: string) => `${epochMsOf(c(column))} AS ${column}`;
+  return [
+    c("id"),
+    c("event_id"),
+    c("event_type"),
+    c("endpoint_id"),
+    c("payload"),
+    ms("created_at"),
+    c("status"),
+    c("attempts"),
+    ms("next_attempt_at"),
+    ms("last_attempt_at"),
+    c("last_status"),
+    c("last_error_kind"),
+    ms("delivered_at"),
+  ].join(", ");
+}
+
+/** The columns every endpoint read selects, times as epoch ms. */
+export const ENDPOINT_COLUMNS = `id, url, enabled_events, secrets, status, disabled_reason,
+  ${epochMsOf("disabled_at")} AS disabled_at, description, metadata, rate_limit, ${epochMsOf("failing_since")} AS failing_since,
+  ${epochMsOf("created_at")} AS created_at`;
+
+/** The columns every attempt-log read selects. */
+export const ATTEMPT_COLUMNS = `delivery_id, endpoint_id, event_id, attempt, ${epochMsOf("started_at")} AS started_at,
+  duration_ms, status, error_kind, response`;
+
+const deliveryRow = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  endpoint_id: z.string(),
+  payload: z.string(),
+  created_at: time,
+  status: z.enum(["pending", "failed", "delivered", "exhausted"]),
+  attempts: z.number().int(),
+  next_attempt_at: time.nullable(),
+  last_attempt_at: time.nullable(),
+  last_status: z.number().int().nullable(),
+  last_error_kind: errorKind,
+  delivered_at: time.nullable(),
+});
+
+const endpointRow = z.object({
+  id: z.string(),
+  url: z.string(),
+  enabled_events: z.array(z.string()),
+  secrets: z.array(z.object({ secret: z.string(), expiresAt: time.nullable() })),
+  status: z.enum(["enabled", "disabled"]),
+  disabled_reason: z.enum(["manual", "gone", "failing"]).nullable(),
+  disabled_at: time.nullable(),
+  description: z.string(),
+  metadata: z.record(z.string(), z.string()),
+  rate_limit: z.number().nullable(),
+  failing_since: time.nullable(),
+  created_at: time,
+});
+
+const attemptRow = z.object({
+  delivery_id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string(),
+  attempt: z.number().int(),
+  started_at: time,
+  duration_ms: z.number().int(),
+  status: z.number().int().nullable(),
+  error_kind: errorKind,
+  response: z.string().nullable(),
+});
+
+const invalid = (what: string) => (cause: unknown) =>
+  new WebhookDeliveryError("row_invalid", `A ${what} row cannot be decoded (written by another version?).`, { cause });
+
+/** A delivery row as a record. */
+export function toDelivery(row: unknown): DeliveryRecord {
+  const r = decodeRow(deliveryRow, row, invalid("webhook_deliveries"));
+  return {
+    id: r.id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    endpointId: r.endpoint_id,
+    payload: r.payload,
+    createdAt: r.created_at,
+    state: {
+      status: r.status,
+      attempts: r.attempts,
+      nextAttemptAt: r.next_attempt_at,
+      lastAttemptAt: r.last_attempt_at,
+      lastStatus: r.last_status,
+      lastErrorKind: r.last_error_kind,
+      deliveredAt: r.delivered_at,
+    },
+  };
+}
+
+/** An endpoint row as an endpoint. */
+export function toEndpoint(row: unknown): WebhookEndpoint {
+  const r = decodeRow(endpointRow, row, invalid("webhook_endpoints"));
+  return {
+    id: r.id,
+    url: r.url,
+    enabledEvents: r.enabled_events,
+    secrets: r.secrets,
+    status: r.status,
+    disabledReason: r.disabled_reason,
+    disabledAt: r.disabled_at,
+    description: r.description,
+    metadata: r.metadata,
+    rateLimit: r.rate_limit,
+    failingSince: r.failing_since,
+    createdAt: r.created_at,
+  };
+}
+
+/** An attempt-log row as an attempt record. */
+export function toAttempt(row: unknown): AttemptRecord {
+  const r = decodeRow(attemptRow, row, invalid("webhook_attempts"));
+  return {
+    deliveryId: r.delivery_id,
+    endpointId: r.endpoint_id,
+    eventId: r.event_id,
+    attempt: r.attempt,
+    startedAt: r.started_at,
+    durationMs: r.duration_ms,
+    status: r.status,
+    errorKind: r.error_kind,
+    response: r.response,
+  };
+}

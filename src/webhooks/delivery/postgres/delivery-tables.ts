@@ -1,0 +1,93 @@
+import { schemaName, tableIn } from "../../../postgres/identifier";
+import type { Migration } from "../../../postgres/migrate";
+
+/** Where the webhook tables live: `"<schema>"."webhook_endpoints"`, `…"webhook_deliveries"`, `…"webhook_attempts"`. */
+export interface DeliveryTablesOptions {
+  /** @default "public" */
+  schema?: string;
+}
+
+/** The quoted table names in one schema. Internal. */
+export interface DeliveryTables {
+  readonly schema: string;
+  readonly endpoints: string;
+  readonly deliveries: string;
+  readonly attempts: string;
+}
+
+/** Resolves the table names; a schema that is not a lower-case SQL identifier is a TypeError. */
+export function deliveryTables(options: DeliveryTablesOptions = {}, what = "deliveryTables"): DeliveryTables {
+  const schema = schemaName(options.schema, what);
+  return {
+    schema,
+    endpoints: tableIn(schema, "webhook_endpoints"),
+    deliveries: tableIn(schema, "webhook_deliveries"),
+    attempts: tableIn(schema, "webhook_attempts"),
+  };
+}
+
+/**
+ * The migrations of the webhook tables (endpoints, deliveries, the attempt log). Apply them with `migrate` from
+ * `rest-webhooks/postgres` (idempotent, recorded in a version table), or take their SQL with `migrationSql` for your
+ * own migration tool. Times are `timestamptz`.
+ * @example await migrate(pool, deliveryMigrations({ schema: "app" }))
+ */
+export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migration[] {
+  const t = deliveryTables(options, "deliveryMigrations");
+  return [
+    {
+      id: "delivery@1",
+      schema: t.schema,
+      statements: [
+        `CREATE TABLE IF NOT EXISTS ${t.endpoints} (
+  id text PRIMARY KEY,
+  url text NOT NULL,
+  enabled_events text[] NOT NULL,
+  secrets jsonb NOT NULL,
+  status text NOT NULL CHECK (status IN ('enabled', 'disabled')),
+  disabled_reason text,
+  disabled_at timestamptz,
+  description text NOT NULL DEFAULT '',
+  metadata jsonb NOT NULL DEFAULT '{}',
+  rate_limit double precision,
+  failing_since timestamptz,
+  created_at timestamptz NOT NULL
+)`,
+        `CREATE INDEX IF NOT EXISTS "webhook_endpoints_events" ON ${t.endpoints} USING gin (enabled_events)`,
+        `CREATE TABLE IF NOT EXISTS ${t.deliveries} (
+  id text PRIMARY KEY,
+  event_id text NOT NULL,
+  event_type text NOT NULL,
+  endpoint_id text NOT NULL,
+  payload text NOT NULL,
+  created_at timestamptz NOT NULL,
+  status text NOT NULL CHECK (status IN ('pending', 'failed', 'delivered', 'exhausted')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz,
+  last_attempt_at timestamptz,
+  last_status integer,
+  last_error_kind text,
+  delivered_at timestamptz,
+  lease_token text,
+  lease_until timestamptz,
+  UNIQUE (event_id, endpoint_id)
+)`,
+        `CREATE INDEX IF NOT EXISTS "webhook_deliveries_due" ON ${t.deliveries} (next_attempt_at) WHERE status IN ('pending', 'failed')`,
+        `CREATE INDEX IF NOT EXISTS "webhook_deliveries_endpoint" ON ${t.deliveries} (endpoint_id, created_at DESC)`,
+        `CREATE TABLE IF NOT EXISTS ${t.attempts} (
+  seq bigserial PRIMARY KEY,
+  delivery_id text NOT NULL,
+  endpoint_id text NOT NULL,
+  event_id text NOT NULL,
+  attempt integer NOT NULL,
+  started_at timestamptz NOT NULL,
+  duration_ms integer NOT NULL,
+  status integer,
+  error_kind text,
+  response text
+)`,
+        `CREATE INDEX IF NOT EXISTS "webhook_attempts_endpoint" ON ${t.attempts} (endpoint_id, seq DESC)`,
+      ],
+    },
+  ];
+}

@@ -1,0 +1,11 @@
+/**
+ * rest-webhooks/webhooks/delivery/postgres: the durable delivery queue (the transactional outbox) and endpoint store
+ * on PostgreSQL or PGlite. Create the tables with `migrate(pool, deliveryMigrations())` from `rest-webhooks/postgres`.
+ */
+export { type DeliveryTablesOptions, deliveryMigrations } from "./delivery-tables";
+export {
+  createPostgresDeliveryQueue,
+  type PostgresDeliveryQueue,
+  type PostgresDeliveryQueueOptions,
+} from "./postgres-delivery-queue";
+export { createPostgresEndpointStore, type PostgresEndpointStoreOptions } from "./postgres-endpoint-store";

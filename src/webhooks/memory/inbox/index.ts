@@ -1,1 +1,0 @@
-export { createMemoryInbox, MemoryInbox } from "./memory-inbox";

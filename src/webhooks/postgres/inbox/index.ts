@@ -1,6 +1,0 @@
-export {
-  createPostgresInbox,
-  PostgresInbox,
-  type PostgresInboxContext,
-  type PostgresInboxOptions,
-} from "./postgres-inbox";

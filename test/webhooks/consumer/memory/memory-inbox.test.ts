@@ -1,0 +1,131 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { InboxClaim, InboxState } from "../../../../src/webhooks/consumer/index";
+import { createMemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
+import { event, inboxContract } from "../inbox-contract";
+
+inboxContract("memory", async () => ({ inbox: createMemoryInbox() }));
+
+/**
+ * The naive inbox the heap replaced: every claim scans the open events in arrival order and sorts the
+ * due ones by due time (a stable sort, so arrival order breaks ties). The heap must agree with it.
+ */
+class ScanningModel {
+  readonly entries = new Map<string, { state: InboxState; attempts: number; availableAt: number | undefined }>();
+  readonly open = new Set<string>();
+
+  add(id: string, at: number): void {
+    if (this.entries.has(id)) return;
+    this.entries.set(id, { state: "pending", attempts: 0, availableAt: at });
+    this.open.add(id);
+  }
+
+  claim(now: number, limit: number, leaseMs: number): Array<[string, number]> {
+    const due = [...this.open].filter((id) => (this.entries.get(id)?.availableAt ?? 0) <= now);
+    due.sort((a, b) => (this.entries.get(a)?.availableAt ?? 0) - (this.entries.get(b)?.availableAt ?? 0));
+    return due.slice(0, limit).map((id) => {
+      const entry = this.entries.get(id)!;
+      entry.state = "processing";
+      entry.attempts++;
+      entry.availableAt = now + leaseMs;
+      return [id, entry.attempts];
+    });
+  }
+
+  settle(id: string, outcome: "done" | "dead" | { retryAt: number }): void {
+    const entry = this.entries.get(id)!;
+    if (outcome === "done" || outcome === "dead") {
+      entry.state = outcome;
+      entry.availableAt = undefined;
+      this.open.delete(id);
+    } else {
+      entry.state = "failed";
+      entry.availableAt = outcome.retryAt;
+    }
+  }
+
+  retryDead(id: string, now: number): void {
+    const entry = this.entries.get(id);
+    if (entry?.state !== "dead") return;
+    Object.assign(entry, { state: "pending", attempts: 0, availableAt: now });
+    this.open.add(id);
+  }
+}
+
+type Op =
+  | { kind: "add"; id: number; offset: number }
+  | { kind: "claim"; limit: number }
+  | { kind: "settle"; pick: number; outcome: "done" | "dead" | "throws" | number }
+  | { kind: "retryDead"; id: number }
+  | { kind: "tick"; ms: number };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  // Coarse times, so that equal due times (ties broken by arrival) are common.
+  fc.record({ kind: fc.constant("add" as const), id: fc.nat(30), offset: fc.constantFrom(-20, -10, 0, 0, 10) }),
+  fc.record({ kind: fc.constant("claim" as const), limit: fc.integer({ min: 1, max: 6 }) }),
+  fc.record({
+    kind: fc.constant("settle" as const),
+    pick: fc.nat(),
+    outcome: fc.oneof(fc.constantFrom("done" as const, "dead" as const, "throws" as const), fc.constantFrom(0, 20, 40)),
+  }),
+  fc.record({ kind: fc.constant("retryDead" as const), id: fc.nat(30) }),
+  fc.record({ kind: fc.constant("tick" as const), ms: fc.constantFrom(0, 10, 40, 60) }),
+);
+
+describe("MemoryInbox claims by a heap", () => {
+  it("claims exactly what the scanning reference claims, in the same order, on any history", async () => {
+    const LEASE = 40;
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { maxLength: 120 }), async (ops) => {
+        const inbox = createMemoryInbox();
+        const model = new ScanningModel();
+        let now = 1_000;
+        let held: InboxClaim[] = [];
+        for (const op of ops) {
+          if (op.kind === "tick") now += op.ms;
+          else if (op.kind === "add") {
+            await inbox.add(event(`e${op.id}`, { receivedAt: now + op.offset }));
+            model.add(`e${op.id}`, now + op.offset);
+          } else if (op.kind === "claim") {
+            const claims = await inbox.claim({ now, leaseMs: LEASE, limit: op.limit, owner: "p" });
+            expect(claims.map((c) => [c.event.id, c.attempts])).toEqual(model.claim(now, op.limit, LEASE));
+            // A new claim on an event makes an older one stale.
+            held = [...held.filter((h) => !claims.some((c) => c.event.id === h.event.id)), ...claims];
+          } else if (op.kind === "settle" && held.length > 0) {
+            const claim = held.splice(op.pick % held.length, 1)[0]!;
+            const error = { code: "handler_failed" as const, message: "x" };
+            if (op.outcome === "done") {
+              expect(await inbox.complete(claim, async () => {}, now)).toEqual({ outcome: "done" });
+              model.settle(claim.event.id, "done");
+            } else if (op.outcome === "throws") {
+              const result = await inbox.complete(claim, () => Promise.reject(new Error("x")), now);
+              expect(result.outcome).toBe("failed"); // stays processing until its lease expires
+              held.push(claim);
+            } else if (op.outcome === "dead") {
+              expect(await inbox.fail(claim, { dead: true, error }, now)).toBe(true);
+              model.settle(claim.event.id, "dead");
+            } else {
+              expect(await inbox.fail(claim, { retryAt: now + op.outcome, error }, now)).toBe(true);
+              model.settle(claim.event.id, { retryAt: now + op.outcome });
+            }
+          } else if (op.kind === "retryDead") {
+            await inbox.retryDeadLetter(`e${op.id}`, now);
+            model.retryDead(`e${op.id}`, now);
+          }
+        }
+        for (const [id, expected] of model.entries) {
+          expect(await inbox.get(id)).toMatchObject(expected);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("takes a claimed event out of the due order even with a zero lease (claimed once per call)", async () => {
+    const inbox = createMemoryInbox();
+    await inbox.add(event("a", { receivedAt: 0 }));
+    await inbox.add(event("b", { receivedAt: 0 }));
+    const claims = await inbox.claim({ now: 0, leaseMs: 0, limit: 10, owner: "p" });
+    expect(claims.map((c) => c.event.id)).toEqual(["a", "b"]);
+  });
+});

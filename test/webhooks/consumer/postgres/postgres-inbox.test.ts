@@ -1,0 +1,110 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate } from "../../../../src/postgres/index";
+import { createWebhookProcessor, scheduleBackoff } from "../../../../src/webhooks/consumer/index";
+import {
+  createPostgresInbox,
+  inboxMigrations,
+  type PostgresInbox,
+} from "../../../../src/webhooks/consumer/postgres/index";
+import { databaseUrl, skipWithoutPostgres, uniqueName } from "../../../support/services";
+import { event, inboxContract } from "../inbox-contract";
+
+const skip = skipWithoutPostgres();
+let pool: pg.Pool;
+const schema = uniqueName("wh_inbox_test");
+
+beforeAll(async () => {
+  if (skip) return;
+  pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
+  await pool.query(`CREATE SCHEMA "${schema}"`);
+});
+afterAll(async () => {
+  if (skip) return;
+  for (const own of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
+  await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+  await pool.end();
+});
+
+const schemas: string[] = [];
+
+// Every inbox in a schema of its own (the table name is fixed), dropped after the suite.
+async function freshInbox(): Promise<PostgresInbox> {
+  const own = uniqueName("wh_inbox").toLowerCase();
+  schemas.push(own);
+  await migrate(pool, inboxMigrations({ schema: own }));
+  return createPostgresInbox({ client: pool, schema: own });
+}
+
+describe.skipIf(skip)("PostgreSQL inbox", () => {
+  inboxContract("postgres", async () => ({ inbox: await freshInbox() }));
+
+  it("rejects a schema name that is not an identifier, and a client that cannot query", () => {
+    expect(() => createPostgresInbox({ client: pool, schema: 'inbox"; DROP TABLE x; --' })).toThrow(TypeError);
+    expect(() => createPostgresInbox({ client: pool, schema: "a.b" })).toThrow(TypeError);
+    expect(() => createPostgresInbox({ client: {} as never })).toThrow(TypeError);
+  });
+
+  it("writes concurrent adds together, reports a duplicate in a batch, and fails only a row the database refuses", async () => {
+    const inbox = await freshInbox();
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 50 }, (_, i) => inbox.add(event(`g${i}`))),
+      inbox.add(event("g49")),
+      inbox.add(event("bad", { type: "nul\u0000" })), // text cannot hold NUL
+    ]);
+    expect(results.slice(0, 50).every((r) => r.status === "fulfilled" && !r.value.duplicate)).toBe(true);
+    expect(results[50]).toEqual({ status: "fulfilled", value: { duplicate: true } });
+    expect(results[51]?.status).toBe("rejected");
+    expect(await inbox.get("g49")).toBeDefined();
+    expect(await inbox.get("bad")).toBeUndefined();
+  });
+
+  it("commits the handler's writes with the done mark, and rolls them back with a failure", async () => {
+    const inbox = await freshInbox();
+    const effects = `${schema}.${uniqueName("effects")}`;
+    await pool.query(`CREATE TABLE ${effects} (event_id text PRIMARY KEY)`);
+    let now = 1_700_000_000_000;
+    const processor = createWebhookProcessor({
+      inbox,
+      now: () => now,
+      retry: scheduleBackoff([0, ...Array(7).fill(1_000)], 0),
+    });
+    let fail = true;
+    processor.on("order.*", async ({ event, client }) => {
+      await client.query(`INSERT INTO ${effects} (event_id) VALUES ($1)`, [event.id]);
+      if (fail) throw new Error("after the write");
+    });
+    await inbox.add(event("a", { receivedAt: now }));
+    expect(await processor.processDue()).toMatchObject({ claimed: 1, retried: 1 });
+    expect((await pool.query(`SELECT count(*)::int AS n FROM ${effects}`)).rows[0].n).toBe(0);
+    fail = false;
+    now += 1_000;
+    expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1 });
+    expect((await pool.query(`SELECT event_id FROM ${effects}`)).rows).toEqual([{ event_id: "a" }]);
+    expect((await inbox.get("a"))?.state).toBe("done");
+  });
+
+  it("processes every event once across four concurrent processors", async () => {
+    const inbox = await freshInbox();
+    const effects = `${schema}.${uniqueName("effects")}`;
+    await pool.query(`CREATE TABLE ${effects} (event_id text PRIMARY KEY, runs int NOT NULL DEFAULT 1)`);
+    for (let i = 0; i < 60; i++) await inbox.add(event(`e${i}`, { receivedAt: 1_700_000_000_000 + i }));
+    const processors = [1, 2, 3, 4].map((n) => {
+      const p = createWebhookProcessor({ inbox, batchSize: 5, owner: `p${n}`, now: () => 1_700_000_100_000 });
+      // ON CONFLICT counts a second run instead of failing it, so a double run would show.
+      return p.on("*", async ({ event, client }) => {
+        await client.query(
+          `INSERT INTO ${effects} (event_id) VALUES ($1) ON CONFLICT (event_id) DO UPDATE SET runs = ${effects}.runs + 1`,
+          [event.id],
+        );
+      });
+    });
+    for (let round = 0; round < 20; round++) {
+      const reports = await Promise.all(processors.map((p) => p.processDue()));
+      if (reports.every((r) => r.claimed === 0)) break;
+    }
+    const rows = (await pool.query(`SELECT event_id, runs FROM ${effects}`)).rows;
+    expect(rows).toHaveLength(60);
+    expect(rows.every((row) => row.runs === 1)).toBe(true);
+  });
+});

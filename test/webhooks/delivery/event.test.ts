@@ -1,0 +1,66 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { WebhookDeliveryError } from "../../../src/webhooks/delivery/errors";
+import { createEvent, webhookEventSchema } from "../../../src/webhooks/delivery/event";
+
+function codeOf(run: () => unknown): string | undefined {
+  try {
+    run();
+    return undefined;
+  } catch (error) {
+    return error instanceof WebhookDeliveryError ? error.code : (error as Error).name;
+  }
+}
+
+describe("createEvent", () => {
+  it("builds the envelope webhookEventSchema accepts: evt_ + a v4 UUID, an RFC 3339 timestamp, a copy of the data", () => {
+    const data = { id: "ord_1", total: 5 };
+    const event = createEvent({ type: "order.created", data, now: Date.UTC(2026, 10, 24) });
+    expect(webhookEventSchema.parse(event)).toEqual(event);
+    expect(event.id).toMatch(/^evt_[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(event.timestamp).toBe("2026-11-24T00:00:00.000Z");
+    expect(event.data).toEqual(data);
+    expect(event.data).not.toBe(data);
+  });
+
+  it("gives every event its own id", () => {
+    const ids = new Set(Array.from({ length: 1_000 }, () => createEvent({ type: "a.b", data: {} }).id));
+    expect(ids.size).toBe(1_000);
+  });
+
+  it.each([
+    ["a type that is not <resource>.<action>", { type: "Order Created", data: {} }],
+    ["a one-word type", { type: "order", data: {} }],
+    ["data that is not an object", { type: "a.b", data: [] as unknown as Record<string, unknown> }],
+    ["an empty id", { type: "a.b", data: {}, id: "" }],
+    ["a time out of the Date range", { type: "a.b", data: {}, now: 1e20 }],
+    ["a time that is not a number", { type: "a.b", data: {}, now: Number.NaN }],
+  ])("refuses %s with invalid_event (programmer error)", (_what, input) => {
+    expect(codeOf(() => createEvent(input))).toBe("invalid_event");
+  });
+
+  it("keeps an own __proto__ key from replacing the data's prototype", () => {
+    const data: Record<string, unknown> = { a: 1 };
+    Object.defineProperty(data, "__proto__", { value: { polluted: true }, enumerable: true, writable: true });
+    const event = createEvent({ type: "a.b", data });
+    expect(Object.getPrototypeOf(event.data)).toBe(Object.prototype);
+    expect((event.data as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  it("agrees with the schema for any input: the envelope it parses, or invalid_event where the schema refuses", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.constantFrom("order.created", "a.b.c", "x"), fc.string({ maxLength: 10 })),
+        fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.constant(null), fc.jsonValue()),
+        fc.integer({ min: -1e15, max: 1e15 }),
+        (type, data, now) => {
+          const candidate = { id: "evt_x", type, timestamp: new Date(now).toISOString(), data };
+          const expected = webhookEventSchema.safeParse(candidate);
+          const run = () => createEvent({ id: "evt_x", type, data: data as Record<string, unknown>, now });
+          if (expected.success) expect(run()).toEqual(expected.data);
+          else expect(codeOf(run)).toBe("invalid_event");
+        },
+      ),
+    );
+  });
+});

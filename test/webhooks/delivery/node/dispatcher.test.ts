@@ -1,0 +1,271 @@
+import type { ServerResponse } from "node:http";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createDispatcher } from "../../../../src/webhooks/delivery/node/dispatcher";
+import type { HostResolver } from "../../../../src/webhooks/delivery/url-policy";
+import { checkEndpointUrl, checkResolvedEndpointUrl } from "../../../../src/webhooks/delivery/url-policy";
+import { localServer } from "./local-server";
+
+type Local = Awaited<ReturnType<typeof localServer>>;
+const request = (url: string) => ({ url, headers: { "content-type": "application/json" }, body: "{}" });
+
+// No real DNS: test names resolve to what the case says.
+function resolver(table: Record<string, string[]>): HostResolver {
+  return async (hostname) => {
+    const addresses = table[hostname];
+    if (addresses === undefined)
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+}
+
+// Writes until the client goes away: only a reader that stops on its own ever ends the exchange.
+function endless(res: ServerResponse): void {
+  res.writeHead(200);
+  const chunk = "z".repeat(16_384);
+  const more = () => {
+    while (!res.destroyed && res.write(chunk)) {}
+    if (!res.destroyed) res.once("drain", more);
+  };
+  res.on("close", () => closedEarly.push(!res.writableFinished));
+  more();
+}
+const closedEarly: boolean[] = [];
+const TIMEOUT_MS = 1_000;
+
+describe("dispatcher", () => {
+  let server: Local;
+  beforeAll(async () => {
+    server = await localServer((req, res) => {
+      const path = req.headers["x-case"];
+      if (path === "redirect") return res.writeHead(302, { location: "http://127.0.0.1/elsewhere" }).end();
+      if (path === "busy") return res.writeHead(429, { "retry-after": "7" }).end("slow down");
+      if (path === "big") return res.end("x".repeat(100_000));
+      if (path === "big-error") return res.writeHead(500).end("y".repeat(100_000));
+      if (path === "endless") return endless(res);
+      if (path === "trickle") return res.writeHead(200).write("accepted, then nothing more");
+      if (path === "cut") {
+        res.writeHead(200, { "content-length": "100" }).write("partial");
+        return setTimeout(() => res.socket?.destroy(), 5);
+      }
+      if (path === "dated") return res.writeHead(503, { "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT" }).end();
+      if (path === "hang") return;
+      if (path === "reset") return res.socket?.destroy();
+      res.end("thanks");
+    });
+  });
+  afterAll(() => server.close());
+
+  const allowLocal = { urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] } };
+  const send = (dispatcher: ReturnType<typeof createDispatcher>, kase: string) =>
+    dispatcher.dispatch({ url: server.url, headers: { "x-case": kase }, body: "{}" });
+
+  describe("SSRF at send time (after DNS)", () => {
+    it.each([
+      ["loopback", "127.0.0.1"],
+      ["loopback v6", "::1"],
+      ["private", "10.0.0.1"],
+      ["private 192.168", "192.168.0.1"],
+      ["link-local (cloud metadata)", "169.254.169.254"],
+      ["CGNAT", "100.64.0.1"],
+      ["multicast", "224.0.0.1"],
+      ["unspecified", "0.0.0.0"],
+      ["unique-local v6", "fd00::1"],
+      ["mapped v6", "::ffff:127.0.0.1"],
+      ["link-local v6", "fe80::1"],
+    ])("a name resolving to %s (%s) is refused before connecting", async (_kind, address) => {
+      const before = server.received.length;
+      const dispatcher = createDispatcher({
+        urlPolicy: { allowHttp: true },
+        resolve: resolver({ "evil.test": [address] }),
+      });
+      // Without DNS the name passes the syntax check; resolving it at registration refuses it already.
+      const url = `http://evil.test:${server.port}/hooks`;
+      expect(checkEndpointUrl(url, { allowHttp: true }).ok).toBe(true);
+      expect(
+        await checkResolvedEndpointUrl(url, resolver({ "evil.test": [address] }), { allowHttp: true }),
+      ).toMatchObject({ ok: false, code: "forbidden_address" });
+      const result = await dispatcher.dispatch(request(`http://evil.test:${server.port}/hooks`));
+      expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+      expect(server.received.length).toBe(before);
+      dispatcher.close();
+    });
+
+    it("one forbidden address among several refuses the name (no partial trust)", async () => {
+      const dispatcher = createDispatcher({
+        urlPolicy: { allowHttp: true },
+        resolve: resolver({ "mixed.test": ["93.184.216.34", "127.0.0.1"] }),
+      });
+      const result = await dispatcher.dispatch(request(`http://mixed.test:${server.port}/hooks`));
+      expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+      dispatcher.close();
+    });
+
+    it("an IP literal is refused without lookup", async () => {
+      const dispatcher = createDispatcher({ urlPolicy: { allowHttp: true } });
+      expect(await dispatcher.dispatch(request(server.url))).toMatchObject({ errorKind: "ssrf_blocked" });
+      expect(await dispatcher.dispatch(request(`http://[::1]:${server.port}/`))).toMatchObject({
+        errorKind: "ssrf_blocked",
+      });
+      dispatcher.close();
+    });
+
+    it("plain http is refused unless allowed", async () => {
+      const dispatcher = createDispatcher({ urlPolicy: { allow: ["127.0.0.1"] } });
+      expect(await dispatcher.dispatch(request(server.url))).toMatchObject({ errorKind: "ssrf_blocked" });
+      dispatcher.close();
+    });
+
+    it("the allow-list lets a test name reach loopback", async () => {
+      const dispatcher = createDispatcher({ ...allowLocal, resolve: resolver({ "good.test": ["127.0.0.1"] }) });
+      const result = await dispatcher.dispatch(request(`http://good.test:${server.port}/hooks`));
+      expect(result).toMatchObject({ kind: "response", status: 200, body: "thanks" });
+      dispatcher.close();
+    });
+
+    it("an unknown name is a dns error", async () => {
+      const dispatcher = createDispatcher({ ...allowLocal, resolve: resolver({}) });
+      expect(await dispatcher.dispatch(request("http://nowhere.test/"))).toMatchObject({ errorKind: "dns" });
+      dispatcher.close();
+    });
+  });
+
+  describe("outcomes", () => {
+    const dispatcher = createDispatcher({
+      ...allowLocal,
+      // Long enough that a loaded machine still answers the other cases in time.
+      timeoutMs: TIMEOUT_MS,
+      maxResponseBytes: 1_000,
+      logResponseBytes: 10,
+    });
+    afterAll(() => dispatcher.close());
+
+    it("keeps the connection alive across attempts", async () => {
+      const before = server.connections();
+      for (let i = 0; i < 5; i++) expect(await send(dispatcher, "ok")).toMatchObject({ status: 200 });
+      expect(server.connections() - before).toBeLessThanOrEqual(1);
+    });
+
+    it("does not follow redirects", async () => {
+      expect(await send(dispatcher, "redirect")).toMatchObject({ kind: "response", status: 302 });
+    });
+
+    it("reads Retry-After", async () => {
+      expect(await send(dispatcher, "busy")).toMatchObject({ status: 429, retryAfterMs: 7_000, body: "slow down" });
+    });
+
+    it("reads a Retry-After date against the injected clock", async () => {
+      const at = Date.parse("Wed, 21 Oct 2015 07:28:00 GMT");
+      const clocked = createDispatcher({ ...allowLocal, now: () => at - 90_000 });
+      try {
+        expect(await send(clocked, "dated")).toMatchObject({ status: 503, retryAfterMs: 90_000 });
+      } finally {
+        clocked.close();
+      }
+    });
+
+    it("leaves the caller's headers alone (a frozen record works; content-length is sent)", async () => {
+      const headers = Object.freeze({ "x-case": "ok", "content-type": "application/json" });
+      const before = server.received.length;
+      expect(await dispatcher.dispatch({ url: server.url, headers, body: "{}" })).toMatchObject({ status: 200 });
+      expect(headers).toEqual({ "x-case": "ok", "content-type": "application/json" });
+      expect(server.received[before]?.headers["content-length"]).toBe("2");
+    });
+
+    it("frames the request itself: Host from the URL, its own Content-Length, keep-alive", async () => {
+      const before = server.received.length;
+      const headers = { "x-case": "ok", host: "evil.example", "content-length": "999", "Webhook-Id": "msg_1" };
+      expect(await dispatcher.dispatch({ url: server.url, headers, body: "{}" })).toMatchObject({ status: 200 });
+      const seen = server.received[before]?.headers ?? {};
+      expect(seen.host).toBe(new URL(server.url).host);
+      expect(seen["content-length"]).toBe("2");
+      expect(seen.connection).toBe("keep-alive");
+      expect(seen["webhook-id"]).toBe("msg_1");
+    });
+
+    it("refuses a header field name that is not a token (RFC 9110 §5.1) without sending", async () => {
+      const before = server.received.length;
+      const result = await dispatcher.dispatch({ url: server.url, headers: { "bad name": "x" }, body: "{}" }).then(
+        (value) => value,
+        (error: unknown) => error,
+      );
+      expect(result).toBeInstanceOf(TypeError);
+      expect(server.received.length).toBe(before);
+    });
+
+    describe("the status line decides the attempt; the body is only read for the log", () => {
+      it("a 2xx with a body past the byte cap is delivered, its log cut to the first bytes", async () => {
+        expect(await send(dispatcher, "big")).toEqual({
+          kind: "response",
+          status: 200,
+          retryAfterMs: undefined,
+          body: "xxxxxxxxxx",
+          durationMs: expect.any(Number),
+        });
+      });
+
+      it("a non-2xx past the byte cap is that status, not a transport failure", async () => {
+        expect(await send(dispatcher, "big-error")).toMatchObject({
+          kind: "response",
+          status: 500,
+          body: "yyyyyyyyyy",
+        });
+      });
+
+      it("stops reading past the cap: an endless 2xx body ends the attempt (the socket is closed)", async () => {
+        // A time-out far beyond the test's own: only the cap can end this exchange in time.
+        const patient = createDispatcher({ ...allowLocal, timeoutMs: 600_000, maxResponseBytes: 50_000 });
+        try {
+          const before = closedEarly.length;
+          expect(await send(patient, "endless")).toMatchObject({ kind: "response", status: 200 });
+          await vi.waitFor(() => expect(closedEarly.length).toBe(before + 1));
+          expect(closedEarly.at(-1)).toBe(true);
+        } finally {
+          patient.close();
+        }
+      });
+
+      it("a 2xx whose body trickles past the time-out is delivered, not timed out", async () => {
+        expect(await send(dispatcher, "trickle")).toMatchObject({
+          kind: "response",
+          status: 200,
+          body: "accepted, ",
+        });
+      });
+
+      it("a 2xx whose body is cut by a reset is delivered", async () => {
+        expect(await send(dispatcher, "cut")).toMatchObject({ kind: "response", status: 200, body: "partial" });
+      });
+    });
+
+    it("times out a consumer that hangs", async () => {
+      expect(await send(dispatcher, "hang")).toMatchObject({ kind: "error", errorKind: "timeout" });
+    });
+
+    it("times out every hanging request, each after its own time-out, while others complete", async () => {
+      const first = send(dispatcher, "hang");
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      const second = send(dispatcher, "hang");
+      expect(await send(dispatcher, "ok")).toMatchObject({ status: 200 });
+      const [a, b] = await Promise.all([first, second]);
+      expect(a).toMatchObject({ kind: "error", errorKind: "timeout" });
+      expect(b).toMatchObject({ kind: "error", errorKind: "timeout" });
+      // One timer serves both: the later request is not cut short when the earlier one times out.
+      expect(b.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 10);
+    });
+
+    it("reports a reset connection", async () => {
+      expect(await send(dispatcher, "reset")).toMatchObject({ kind: "error", errorKind: "connection_reset" });
+    });
+
+    it("reports a refused connection (server down)", async () => {
+      const probe = createServer();
+      const port = await new Promise<number>((resolve) =>
+        probe.listen(0, "127.0.0.1", () => resolve((probe.address() as { port: number }).port)),
+      );
+      await new Promise((resolve) => probe.close(resolve));
+      const result = await dispatcher.dispatch(request(`http://127.0.0.1:${port}/`));
+      expect(result).toMatchObject({ kind: "error", errorKind: "connection_refused" });
+    });
+  });
+});

@@ -1,0 +1,304 @@
+import { Webhook } from "standardwebhooks";
+import { afterEach, describe, expect, it } from "vitest";
+import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../../src/ratelimit/endpoint-limiter";
+import { createEndpointAdmin } from "../../../../src/webhooks/delivery/endpoint-admin";
+import { createEvent } from "../../../../src/webhooks/delivery/event";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
+import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
+import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
+import { localServer } from "./local-server";
+
+type Local = Awaited<ReturnType<typeof localServer>>;
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function setup(
+  reply: Parameters<typeof localServer>[0],
+  workerOptions: Partial<Parameters<typeof createDeliveryWorker>[0]> = {},
+  endpointInput: { enabled_events?: string[]; rate_limit?: number } = {},
+) {
+  const server: Local = await localServer(reply);
+  const endpoints = createMemoryEndpointStore();
+  const queue = createMemoryDeliveryQueue({ endpoints });
+  const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"] };
+  const admin = createEndpointAdmin({ endpoints, queue, urlPolicy, resolve: false });
+  const created = await admin.create({
+    url: server.url,
+    enabled_events: endpointInput.enabled_events ?? ["*"],
+    rate_limit: endpointInput.rate_limit,
+  });
+  if (!created.ok) throw new Error("setup failed");
+  const events: DeliveryWorkerEvent[] = [];
+  const worker = createDeliveryWorker({
+    queue,
+    endpoints,
+    dispatcher: { urlPolicy, timeoutMs: 10_000 },
+    retry: scheduleBackoff([0, 5, 5, 5], 0),
+    endpointCacheMs: 0,
+    onEvent: (e) => events.push(e),
+    ...workerOptions,
+  });
+  cleanups.push(async () => {
+    await worker.stop();
+    await server.close();
+  });
+  worker.start();
+  return { server, endpoints, queue, admin, worker, events, endpoint: created.value };
+}
+
+describe("delivery worker", () => {
+  it("retries failures until a 2xx: same webhook-id, fresh signature each time, verified by standardwebhooks", async () => {
+    const { server, queue, worker, endpoint } = await setup((_req, res, i) => {
+      res.statusCode = i < 2 ? 500 : 200;
+      res.end(i < 2 ? "nope" : "ok");
+    });
+    const event = createEvent({ type: "order.created", data: { id: "ord_1" } });
+    const { deliveryIds } = await queue.publish(event);
+    await worker.drained();
+    expect(server.received).toHaveLength(3);
+    const verifier = new Webhook(endpoint.secrets[0]!.secret);
+    for (const r of server.received) {
+      expect(r.headers["webhook-id"]).toBe(event.id);
+      expect(verifier.verify(r.body, r.headers as Record<string, string>)).toEqual(event);
+    }
+    const delivery = await queue.get(deliveryIds[0]!);
+    expect(delivery?.state).toMatchObject({ status: "delivered", attempts: 3 });
+    const log = await queue.attempts({ endpointId: endpoint.id });
+    expect(log.map((a) => [a.attempt, a.status, a.errorKind])).toEqual([
+      [3, 200, null],
+      [2, 500, "http_status"],
+      [1, 500, "http_status"],
+    ]);
+    expect(log[2]?.response).toBe("nope");
+  });
+
+  it("exhausts after the last attempt and reports it", async () => {
+    const { server, queue, worker, events } = await setup((_req, res) => res.writeHead(503).end());
+    const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }));
+    await worker.drained();
+    expect(server.received).toHaveLength(4);
+    expect((await queue.get(deliveryIds[0]!))?.state.status).toBe("exhausted");
+    expect(events.some((e) => e.type === "delivery.exhausted")).toBe(true);
+  });
+
+  it("a 410 Gone disables the endpoint and tells the owner", async () => {
+    const { server, queue, worker, events, endpoints, endpoint } = await setup((_req, res) => res.writeHead(410).end());
+    await queue.publish(createEvent({ type: "order.created", data: {} }));
+    await worker.drained();
+    expect(server.received).toHaveLength(1);
+    expect(await endpoints.get(endpoint.id)).toMatchObject({ status: "disabled", disabledReason: "gone" });
+    expect(events).toContainEqual({ type: "endpoint.disabled", endpointId: endpoint.id, reason: "gone" });
+    // Later events are not sent to a disabled endpoint.
+    expect((await queue.publish(createEvent({ type: "order.created", data: {} }))).deliveryIds).toEqual([]);
+  });
+
+  it("sends nothing after a 410 Gone, though the next delivery was claimed and signed ahead (concurrency 1)", async () => {
+    const { server, queue, worker, endpoint } = await setup((_req, res) => res.writeHead(410).end(), {
+      concurrency: 1,
+      endpointCacheMs: 60_000,
+    });
+    for (let i = 0; i < 5; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
+    await worker.drained();
+    expect(server.received).toHaveLength(1);
+    const deliveries = await queue.list(endpoint.id);
+    expect(deliveries.map((d) => d.state.status)).toEqual(Array(5).fill("exhausted"));
+    expect(deliveries.filter((d) => d.state.lastErrorKind === "endpoint_disabled")).toHaveLength(4);
+  });
+
+  it("stop() hands deliveries signed ahead back to the queue, due at once, no attempt used", async () => {
+    let hold = true;
+    let answer: (() => void) | undefined;
+    const { server, queue, worker, endpoint, endpoints } = await setup(
+      (_req, res) => {
+        if (hold) answer = () => res.end("ok");
+        else res.end("ok");
+      },
+      { concurrency: 1, endpointCacheMs: 60_000 },
+    );
+    for (let i = 0; i < 3; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
+    while (answer === undefined) await new Promise((r) => setTimeout(r, 2));
+    // One request in flight, the two others claimed and signed behind it.
+    expect(worker.inFlight).toBe(3);
+    const stopped = worker.stop();
+    hold = false;
+    answer();
+    await stopped;
+    expect(worker.inFlight).toBe(0);
+    expect(server.received).toHaveLength(1);
+    const states = (await queue.list(endpoint.id)).map((d) => d.state);
+    expect(states.filter((s) => s.status === "delivered")).toHaveLength(1);
+    const waiting = states.filter((s) => s.status === "pending");
+    expect(waiting).toHaveLength(2);
+    expect(waiting.every((s) => s.attempts === 0 && (s.nextAttemptAt ?? Infinity) <= Date.now())).toBe(true);
+    // Another worker takes them over at once.
+    const next = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: { urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] }, timeoutMs: 10_000 },
+    });
+    cleanups.push(() => next.stop());
+    next.start();
+    await next.drained();
+    expect(server.received).toHaveLength(3);
+    expect((await queue.list(endpoint.id)).every((d) => d.state.status === "delivered")).toBe(true);
+  });
+
+  it("a retry policy that throws is reported as an error; the worker lets go of the delivery", async () => {
+    const bug = new Error("policy bug");
+    const { server, queue, worker, events } = await setup((_req, res) => res.writeHead(500).end(), {
+      retry: () => {
+        throw bug;
+      },
+    });
+    await queue.publish(createEvent({ type: "order.created", data: {} }));
+    while (!events.some((e) => e.type === "error")) await new Promise((r) => setTimeout(r, 2));
+    while (worker.inFlight > 0) await new Promise((r) => setTimeout(r, 2));
+    expect(server.received).toHaveLength(1);
+    expect(events).toContainEqual({ type: "error", error: bug });
+  });
+
+  it("disables an endpoint that fails for the whole period without a success; re-enabling resumes delivery", async () => {
+    let healthy = false;
+    const { server, queue, worker, events, admin, endpoint } = await setup(
+      (_req, res) => res.writeHead(healthy ? 200 : 500).end(),
+      { disableAfterMs: 1, retry: scheduleBackoff([0, 20, 20, 20, 20, 20], 0) },
+    );
+    const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }));
+    await worker.drained();
+    expect(events).toContainEqual({ type: "endpoint.disabled", endpointId: endpoint.id, reason: "failing" });
+    expect((await queue.get(deliveryIds[0]!))?.state).toMatchObject({
+      status: "exhausted",
+      lastErrorKind: "endpoint_disabled",
+    });
+    const sent = server.received.length;
+    healthy = true;
+    const enabled = await admin.update(endpoint.id, { status: "enabled" });
+    expect(enabled.ok).toBe(true);
+    worker.wake();
+    await worker.drained();
+    expect(server.received.length).toBe(sent + 1);
+    expect((await queue.get(deliveryIds[0]!))?.state.status).toBe("delivered");
+  });
+
+  it("the circuit breaker stops hammering a failing endpoint", async () => {
+    const { server, queue, worker, endpoint } = await setup((_req, res) => res.writeHead(500).end(), {
+      circuit: { window: 4, minimumAttempts: 3, failureRatio: 0.75, coolDownMs: 60_000 },
+      concurrency: 1,
+      retry: scheduleBackoff([0, 60_000], 0),
+    });
+    for (let i = 0; i < 10; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
+    // Wait until every delivery has been handled once: nothing is due within the next 30 s.
+    while (worker.inFlight > 0 || ((await queue.nextDueAt()) ?? 0) < Date.now() + 30_000) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(server.received).toHaveLength(3);
+    const scheduled = await queue.list(endpoint.id);
+    expect(scheduled.filter((d) => d.state.status === "pending")).toHaveLength(7);
+    expect(scheduled.every((d) => d.state.attempts <= 1)).toBe(true);
+  });
+
+  it("keeps to the per-endpoint concurrency limit", async () => {
+    const { server, queue, worker } = await setup((_req, res) => setTimeout(() => res.end("ok"), 15), {
+      concurrency: 16,
+      endpointConcurrency: 2,
+    });
+    for (let i = 0; i < 20; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
+    await worker.drained();
+    expect(server.received).toHaveLength(20);
+    expect(server.maxActive()).toBeLessThanOrEqual(2);
+  });
+
+  it("keeps to the global concurrency limit across endpoints", async () => {
+    const { server, queue, worker, admin } = await setup((_req, res) => setTimeout(() => res.end("ok"), 30), {
+      concurrency: 2,
+      endpointConcurrency: 16,
+    });
+    // Two more endpoints on the same consumer: the per-endpoint limit alone would let 48 through.
+    for (let i = 0; i < 2; i++) {
+      const more = await admin.create({ url: server.url, enabled_events: ["*"] });
+      expect(more.ok).toBe(true);
+    }
+    let published = 0;
+    for (let i = 0; i < 8; i++)
+      published += (await queue.publish(createEvent({ type: "order.created", data: { i } }))).deliveryIds.length;
+    expect(published).toBe(24);
+    await worker.drained();
+    expect(server.received).toHaveLength(24);
+    expect(server.maxActive()).toBe(2);
+  });
+
+  it("paces an endpoint with the real GCRA rate limiter on a fake clock (deferrals use no attempt)", async () => {
+    const T0 = 1_700_000_000_000;
+    let now = T0;
+    const sentAt: number[] = [];
+    const { server, queue, worker, endpoint } = await setup(
+      (_req, res) => {
+        sentAt.push(now);
+        res.end("ok");
+      },
+      { now: () => now, rateLimiter: createEndpointRateLimiter() },
+      { rate_limit: 2 },
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(...(await queue.publish(createEvent({ type: "order.created", data: { i } }), { now })).deliveryIds);
+    }
+    // Step the clock 100 ms at a time, each step once the worker has done all it can at that time.
+    const quiet = async () => {
+      while (worker.inFlight > 0 || ((await queue.nextDueAt()) ?? Number.POSITIVE_INFINITY) <= now) {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    };
+    for (let step = 0; step < 40 && server.received.length < 4; step++) {
+      await quiet();
+      now += 100;
+      worker.wake();
+    }
+    await quiet();
+    expect(server.received).toHaveLength(4);
+    // 2 per second, burst 1: one delivery every 500 ms of the (fake) clock, the first at once.
+    expect(sentAt[0]).toBe(T0);
+    for (let i = 1; i < sentAt.length; i++) expect(sentAt[i]! - sentAt[i - 1]!).toBeGreaterThanOrEqual(500);
+    expect(sentAt[3]).toBeLessThanOrEqual(T0 + 1_500 + 100);
+    const states = await Promise.all(ids.map(async (id) => (await queue.get(id))?.state));
+    expect(states.every((state) => state?.status === "delivered" && state.attempts === 1)).toBe(true);
+    expect((await queue.attempts({ endpointId: endpoint.id })).length).toBe(4);
+  });
+
+  it("asks the rate limiter for endpoints that set a rate, and defers when refused", async () => {
+    const calls: number[] = [];
+    const limiter: EndpointRateLimiter = {
+      async acquire(_id, perSecond, nowMs) {
+        calls.push(perSecond);
+        return calls.length % 2 === 1 ? { allowed: false, retryAtMs: nowMs + 5 } : { allowed: true };
+      },
+    };
+    const { server, queue, worker } = await setup(
+      (_req, res) => res.end("ok"),
+      { rateLimiter: limiter },
+      { rate_limit: 3 },
+    );
+    for (let i = 0; i < 4; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
+    await worker.drained();
+    expect(server.received).toHaveLength(4);
+    expect(calls.length).toBeGreaterThanOrEqual(8);
+    expect(new Set(calls)).toEqual(new Set([3]));
+  });
+
+  it("signs with both secrets during a rotation's grace period", async () => {
+    const { server, queue, worker, admin, endpoint } = await setup((_req, res) => res.end("ok"));
+    const rotated = await admin.rotateSecret(endpoint.id);
+    if (!rotated.ok) throw new Error("rotation failed");
+    await queue.publish(createEvent({ type: "order.created", data: {} }));
+    await worker.drained();
+    const [received] = server.received;
+    expect(String(received?.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    for (const { secret } of rotated.value.secrets) {
+      expect(() =>
+        new Webhook(secret).verify(received!.body, received!.headers as Record<string, string>),
+      ).not.toThrow();
+    }
+  });
+});

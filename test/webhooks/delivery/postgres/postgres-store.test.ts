@@ -1,0 +1,85 @@
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { migrate, migrationSql, transaction } from "../../../../src/postgres/index";
+import { createEvent } from "../../../../src/webhooks/delivery/event";
+import {
+  createPostgresDeliveryQueue,
+  createPostgresEndpointStore,
+  deliveryMigrations,
+} from "../../../../src/webhooks/delivery/postgres/index";
+import { databaseUrl, skipWithoutPostgres, uniqueName } from "../../../support/services";
+import { endpointFixture, storeContract } from "../store-contract";
+
+describe.skipIf(skipWithoutPostgres())("postgres webhook queue", () => {
+  storeContract("postgres", async () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+    const schema = uniqueName("whq").toLowerCase();
+    await migrate(pool, deliveryMigrations({ schema }));
+    return {
+      endpoints: createPostgresEndpointStore({ client: pool, schema }),
+      queue: createPostgresDeliveryQueue({ client: pool, schema }),
+      close: async () => {
+        await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+        await pool.end();
+      },
+    };
+  });
+
+  it("publish runs in the caller's transaction: a rollback leaves no delivery (transactional outbox)", async () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      expect(await migrate(pool, deliveryMigrations({ schema }))).toEqual([`${schema}:delivery@1`]);
+      expect(await migrate(pool, deliveryMigrations({ schema }))).toEqual([]); // recorded: nothing to apply
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      const e = endpointFixture();
+      await endpoints.create(e);
+      const rolledBack = createEvent({ type: "order.created", data: { id: 1 } });
+      await expect(
+        transaction(pool, async (tx) => {
+          expect((await queue.withClient(tx).publish(rolledBack)).deliveryIds).toHaveLength(1);
+          throw new Error("the business write failed");
+        }),
+      ).rejects.toThrow("the business write failed");
+      const committed = createEvent({ type: "order.created", data: { id: 2 } });
+      const deliveryIds = await transaction(pool, async (tx) => {
+        const published = await queue.withClient(tx).publish(committed);
+        // Not visible to workers until the caller commits.
+        expect(await queue.claim({ limit: 10, now: Date.now() + 1_000, leaseMs: 1_000 })).toEqual([]);
+        return published.deliveryIds;
+      });
+      const claimed = await queue.claim({ limit: 10, now: Date.now() + 1_000, leaseMs: 1_000 });
+      expect(claimed.map((c) => c.id)).toEqual(deliveryIds);
+      expect(claimed.map((c) => c.eventId)).toEqual([committed.id]);
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await pool.end();
+    }
+  });
+
+  it("two workers claiming at once never get the same delivery (SKIP LOCKED)", async () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 6 });
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      await migrate(pool, deliveryMigrations({ schema }));
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      await endpoints.create(endpointFixture());
+      for (let i = 0; i < 60; i++) await queue.publish(createEvent({ type: "x.created", data: { i } }), { now: 0 });
+      const batches = await Promise.all([1, 2, 3, 4].map(() => queue.claim({ limit: 20, now: 1, leaseMs: 60_000 })));
+      const ids = batches.flat().map((c) => c.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBe(60);
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await pool.end();
+    }
+  });
+
+  it("exports its migration as SQL for other migration tools, and refuses an unsafe schema name", () => {
+    expect(migrationSql(deliveryMigrations())).toContain('CREATE TABLE IF NOT EXISTS "public"."webhook_deliveries"');
+    expect(() => deliveryMigrations({ schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);
+    expect(() => createPostgresDeliveryQueue({ client: {} as never })).toThrow(TypeError);
+  });
+});

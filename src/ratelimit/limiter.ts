@@ -93,6 +93,16 @@ function toResults(policies: readonly RateLimitPolicy[], outcome: GcraOutcome): 
  * const limiter = createRateLimiter({ policies: [{ name: "per-second", quota: 10, window: 1 }, { name: "daily", quota: 10_000, window: 86_400 }] })
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+  if (!Array.isArray(options?.policies) || options.policies.length === 0) {
+    throw new TypeError(
+      'createRateLimiter: options.policies must be a non-empty list of policies, e.g. [{ name: "minute", quota: 100, window: 60 }]',
+    );
+  }
+  if (options.store !== undefined && typeof options.store?.check !== "function") {
+    throw new TypeError(
+      "createRateLimiter: options.store must be a RateLimitStore (createMemoryStore, or the Redis store)",
+    );
+  }
   const set = compilePolicies(options.policies);
   const policies = Object.freeze([...options.policies]);
   const store = options.store ?? createMemoryStore();

@@ -43,7 +43,20 @@ function mergeFields(headers: ResponseHeaders, fields: Record<string, string>): 
  * createServer(limited(handler)).listen(3000);
  */
 export function rateLimit(options: RateLimitOptions): (handler: Handler) => Handler {
-  const { limiter } = options;
+  const limiter = options?.limiter;
+  if (typeof limiter?.check !== "function" || !Array.isArray(limiter.policies)) {
+    throw new TypeError(
+      "rateLimit: options.limiter must be a RateLimiter: rateLimit({ limiter: createRateLimiter({ policies: [gcraLimit(…)] }) })",
+    );
+  }
+  if (options.key !== undefined && typeof options.key !== "function") {
+    throw new TypeError(
+      "rateLimit: options.key must be a function of the request (or left out for the client address)",
+    );
+  }
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new TypeError("rateLimit: options.now must be a function returning ms since the epoch");
+  }
   const key = options.key ?? ((request: HttpRequest) => clientIp(request));
   const now = options.now ?? Date.now;
   // Draft §3: the policy field "SHOULD remain consistent over a sequence of HTTP responses".

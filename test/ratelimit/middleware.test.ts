@@ -18,6 +18,27 @@ function fakeClock(start = 1_700_000_000_000) {
 const hello: Handler = () => json(200, { hello: "world" });
 
 describe("rateLimit (Handler wrapper)", () => {
+  it.each([
+    ["no options", undefined, /options\.limiter/],
+    ["no limiter", {}, /options\.limiter/],
+    ["a limiter that is not one", { limiter: { policies: [] } }, /options\.limiter/],
+    [
+      "a key that is not a function",
+      { limiter: createRateLimiter({ policies: [{ name: "m", quota: 1, window: 1 }] }), key: "ip" },
+      /options\.key/,
+    ],
+  ])("refuses %s at construction, naming the option (programmer error)", (_what, options, message) => {
+    expect(() => rateLimit(options as never)).toThrow(message);
+  });
+
+  it.each([
+    ["no policies", {}],
+    ["an empty list", { policies: [] }],
+    ["a store without check", { policies: [{ name: "m", quota: 1, window: 1 }], store: {} }],
+  ])("createRateLimiter refuses %s, naming the option", (_what, options) => {
+    expect(() => createRateLimiter(options as never)).toThrow(/createRateLimiter: options\./);
+  });
+
   it("adds RateLimit-Policy and RateLimit to every admitted response", async () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ policies: [{ name: "default", quota: 2, window: 10 }] });

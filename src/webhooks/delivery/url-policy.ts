@@ -1,6 +1,11 @@
 import { type AddressClass, classifyAddressBytes } from "./address-class";
 import { inPrefix, parseIp } from "./ip-address";
 
+// Said with every refusal a developer meets on a laptop: how the server's operator allows local URLs.
+const LOCAL_HINT =
+  " For local development the server's operator can allow http:// and local addresses with the URL policy: " +
+  '{ allowHttp: true, allow: ["127.0.0.1", "localhost"] }.';
+
 /** Where webhooks may be sent. The default refuses plain HTTP and every non-public address. */
 export interface UrlPolicy {
   /**
@@ -105,7 +110,7 @@ export function checkAddress(
   if (addressClass === "public") return undefined;
   return {
     code: "forbidden_address",
-    detail: `The address ${address} is ${addressClass.replace("_", "-")} and may not receive webhooks.`,
+    detail: `The address ${address} is ${addressClass.replace("_", "-")} and may not receive webhooks.${LOCAL_HINT}`,
     addressClass,
     address,
   };
@@ -126,7 +131,11 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
     return { ok: false, code: "invalid_url", detail: "The URL is not an absolute URL." };
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && compiled.allowHttp)) {
-    return { ok: false, code: "insecure_scheme", detail: `Webhook URLs must use https, not ${url.protocol}` };
+    return {
+      ok: false,
+      code: "insecure_scheme",
+      detail: `Webhook URLs must use https, not ${url.protocol}${LOCAL_HINT}`,
+    };
   }
   if (url.username !== "" || url.password !== "") {
     return { ok: false, code: "invalid_url", detail: "The URL must not carry credentials." };
@@ -141,7 +150,7 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
     return {
       ok: false,
       code: "forbidden_address",
-      detail: `The host ${host} is loopback and may not receive webhooks.`,
+      detail: `The host ${host} is loopback and may not receive webhooks.${LOCAL_HINT}`,
       addressClass: "loopback",
       address: host,
     };

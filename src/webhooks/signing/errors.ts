@@ -23,14 +23,16 @@ export interface VerificationErrorOptions {
   cause?: unknown;
 }
 
-// Sender-side failures are 4xx; consumer misconfiguration (body_not_raw, secret_invalid) is a 500 so the
-// provider retries once the consumer is fixed, and its detail never reaches the sender.
+// One status for every signature failure the sender can cause: 400. Not 401, which promises a WWW-Authenticate
+// challenge (RFC 9110 §15.5.2) a webhook signature does not have; providers retry any non-2xx anyway. Consumer
+// misconfiguration (body_not_raw, secret_invalid) is a 500 so the provider retries once the consumer is fixed,
+// and its detail never reaches the sender.
 const STATUS: Record<VerificationErrorCode, number> = {
   missing_header: 400,
   malformed_header: 400,
-  timestamp_too_old: 401,
-  timestamp_in_future: 401,
-  no_matching_signature: 401,
+  timestamp_too_old: 400,
+  timestamp_in_future: 400,
+  no_matching_signature: 400,
   body_not_raw: 500,
   secret_invalid: 500,
   payload_invalid: 422,

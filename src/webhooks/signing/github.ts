@@ -7,6 +7,7 @@ import {
   missingHeader,
   type SchemeSignInput,
   type SignedHeaders,
+  signingBody,
   signingSecrets,
   type WebhookScheme,
 } from "./scheme";
@@ -23,7 +24,7 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
       header("x-hub-signature") === undefined
         ? ""
         : "Only the SHA-1 X-Hub-Signature header came; it is not accepted (SHA-1).";
-    return missingHeader(NAME, "X-Hub-Signature-256", legacy);
+    return missingHeader(NAME, ["X-Hub-Signature-256"], legacy);
   }
   const signatures: string[] = [];
   // Repeated fields arrive joined by ", " (RFC 9110 §5.3); each must be a sha256= value.
@@ -48,7 +49,9 @@ function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[
 function signGithub(input: SchemeSignInput): Record<string, string> {
   const keys = literalSigningKeys(NAME, signingSecrets(NAME, input.secrets));
   if (keys.length !== 1) throw new TypeError(`${NAME}.sign: GitHub sends one signature; pass exactly one secret`);
-  const headers: Record<string, string> = { [HEADER]: PREFIX + hmacSha256(keys[0]!, "", input.body, "hex") };
+  const headers: Record<string, string> = {
+    [HEADER]: PREFIX + hmacSha256(keys[0]!, "", signingBody(NAME, input.body), "hex"),
+  };
   if (input.id !== undefined) headers["x-github-delivery"] = input.id;
   return headers;
 }

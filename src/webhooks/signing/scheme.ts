@@ -55,11 +55,17 @@ export function invalidSecret(scheme: string, secret: string, index: number, rea
   });
 }
 
+/** "a", "a and b", "a, b and c". */
+function listed(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
 /** The `missing_header` error naming the header(s) that were looked for. */
-export function missingHeader(scheme: string, names: string, hint = ""): WebhookVerificationError {
+export function missingHeader(scheme: string, names: readonly string[], hint = ""): WebhookVerificationError {
+  const what = names.length === 1 ? `The ${names[0]} header is missing` : `The ${listed(names)} headers are missing`;
   return new WebhookVerificationError(
     "missing_header",
-    `The ${names} header is missing, so this request cannot be verified as a ${scheme} webhook.${hint ? ` ${hint}` : ""} Check that the request comes from the provider, that the right scheme is configured, and that a proxy does not drop the header.`,
+    `${what}, so this request cannot be verified as a ${scheme} webhook.${hint ? ` ${hint}` : ""} Check that the request comes from the provider, that the right scheme is configured, and that a proxy does not drop the header.`,
     { scheme },
   );
 }
@@ -88,12 +94,28 @@ export function signingSecrets(scheme: string, secrets: WebhookSecrets): readonl
   return list as readonly string[];
 }
 
-/** The timestamp of a signer as non-negative integer seconds; TypeError otherwise. */
+// Unix seconds of the year 5138: a larger "timestamp" is milliseconds (Date.now()), not seconds.
+const MAX_SECONDS = 99_999_999_999;
+
+/** The timestamp of a signer as non-negative integer seconds; TypeError otherwise (milliseconds included). */
 export function signingTimestamp(scheme: string, timestamp: unknown): number {
   if (typeof timestamp !== "number" || !Number.isSafeInteger(timestamp) || timestamp < 0) {
     throw new TypeError(`${scheme}.sign: timestamp must be a non-negative integer number of Unix seconds`);
   }
+  if (timestamp > MAX_SECONDS) {
+    throw new TypeError(
+      `${scheme}.sign: timestamp ${timestamp} looks like milliseconds; pass Unix seconds: Math.floor(Date.now() / 1000)`,
+    );
+  }
   return timestamp;
+}
+
+/** The body of a signer: the exact text or bytes sent; TypeError for anything else (a parsed object, say). */
+export function signingBody(scheme: string, body: unknown): RawBody {
+  if (typeof body === "string" || body instanceof Uint8Array) return body;
+  throw new TypeError(
+    `${scheme}.sign: body must be the exact string or bytes that will be sent, got ${body === null ? "null" : typeof body}; serialise the payload once (JSON.stringify) and send those same bytes`,
+  );
 }
 
 // Canonical decimal Unix seconds: no sign, no leading zeros, at most 15 digits (a safe integer).

@@ -2,7 +2,14 @@ import { WebhookVerificationError } from "./errors";
 import type { HeaderLookup } from "./headers";
 import { hmacSha256, type RawBody, sameSignature } from "./hmac";
 import { literalKeys, literalSigningKeys } from "./literal-keys";
-import { missingHeader, type SchemeSignInput, type SignedHeaders, signingSecrets, type WebhookScheme } from "./scheme";
+import {
+  missingHeader,
+  type SchemeSignInput,
+  type SignedHeaders,
+  signingBody,
+  signingSecrets,
+  type WebhookScheme,
+} from "./scheme";
 
 const NAME = "shopify";
 const HEADER = "x-shopify-hmac-sha256";
@@ -10,7 +17,7 @@ const HEADER = "x-shopify-hmac-sha256";
 // Shopify, "Verify webhooks": `X-Shopify-Hmac-SHA256` is the base64 HMAC-SHA256 of the raw body.
 function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
   const value = header(HEADER);
-  if (value === undefined) return missingHeader(NAME, "X-Shopify-Hmac-Sha256");
+  if (value === undefined) return missingHeader(NAME, ["X-Shopify-Hmac-Sha256"]);
   return { id: header("x-shopify-webhook-id"), timestamp: undefined, signatures: [value.trim()] };
 }
 
@@ -27,7 +34,9 @@ function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[
 function signShopify(input: SchemeSignInput): Record<string, string> {
   const keys = literalSigningKeys(NAME, signingSecrets(NAME, input.secrets));
   if (keys.length !== 1) throw new TypeError(`${NAME}.sign: Shopify sends one signature; pass exactly one secret`);
-  const headers: Record<string, string> = { [HEADER]: hmacSha256(keys[0]!, "", input.body, "base64") };
+  const headers: Record<string, string> = {
+    [HEADER]: hmacSha256(keys[0]!, "", signingBody(NAME, input.body), "base64"),
+  };
   if (input.id !== undefined) headers["x-shopify-webhook-id"] = input.id;
   return headers;
 }

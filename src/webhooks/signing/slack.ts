@@ -9,6 +9,7 @@ import {
   parseSeconds,
   type SchemeSignInput,
   type SignedHeaders,
+  signingBody,
   signingSecrets,
   signingTimestamp,
   type WebhookScheme,
@@ -28,7 +29,7 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
       value === undefined ? "X-Slack-Signature" : "",
       timestampText === undefined ? "X-Slack-Request-Timestamp" : "",
     ];
-    return missingHeader(NAME, absent.filter(Boolean).join(", "));
+    return missingHeader(NAME, absent.filter(Boolean));
   }
   const timestamp = parseSeconds(timestampText);
   if (timestamp === undefined)
@@ -58,7 +59,7 @@ function signSlack(input: SchemeSignInput): Record<string, string> {
   if (keys.length !== 1) throw new TypeError(`${NAME}.sign: Slack sends one signature; pass exactly one secret`);
   const timestamp = signingTimestamp(NAME, input.timestamp);
   return {
-    [HEADER]: VERSION + hmacSha256(keys[0]!, `v0:${timestamp}:`, input.body, "hex"),
+    [HEADER]: VERSION + hmacSha256(keys[0]!, `v0:${timestamp}:`, signingBody(NAME, input.body), "hex"),
     [TIMESTAMP]: String(timestamp),
   };
 }

@@ -9,6 +9,7 @@ import {
   parseSeconds,
   type SchemeSignInput,
   type SignedHeaders,
+  signingBody,
   signingSecrets,
   signingTimestamp,
   type WebhookScheme,
@@ -57,7 +58,7 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
       timestampText === undefined ? "webhook-timestamp" : "",
       signature === undefined ? "webhook-signature" : "",
     ];
-    return missingHeader(NAME, absent.filter(Boolean).join(", "));
+    return missingHeader(NAME, absent.filter(Boolean));
   }
   // Standard Webhooks, "Signature scheme": the id must not contain "." (it delimits the signed content).
   if (id.length === 0 || id.includes(".")) {
@@ -106,7 +107,8 @@ function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[
 
 function signStandard(input: SchemeSignInput): StandardWebhookHeaders {
   const secrets = signingSecrets(NAME, input.secrets);
-  const { id, body } = input;
+  const { id } = input;
+  const body = signingBody(NAME, input.body);
   if (typeof id !== "string" || id.length === 0 || id.includes(".") || /[\r\n]/.test(id)) {
     throw new TypeError(`${NAME}.sign: id must be a non-empty string without '.' or line breaks`);
   }

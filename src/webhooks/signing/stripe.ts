@@ -9,6 +9,7 @@ import {
   parseSeconds,
   type SchemeSignInput,
   type SignedHeaders,
+  signingBody,
   signingSecrets,
   signingTimestamp,
   type WebhookScheme,
@@ -21,7 +22,7 @@ const EXPECTED = "t=<unix seconds>,v1=<hex HMAC-SHA256>[,v1=…]";
 // Stripe, "Verify webhook signatures manually": `Stripe-Signature: t=<ts>,v1=<sig>[,v1=<sig>][,v0=<sig>]`.
 function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
   const value = header(HEADER);
-  if (value === undefined) return missingHeader(NAME, "Stripe-Signature");
+  if (value === undefined) return missingHeader(NAME, ["Stripe-Signature"]);
   let timestamp: number | undefined;
   let timestampText: string | undefined;
   const signatures: string[] = [];
@@ -60,7 +61,7 @@ function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[
 function signStripe(input: SchemeSignInput): Record<string, string> {
   const keys = literalSigningKeys(NAME, signingSecrets(NAME, input.secrets));
   const timestamp = signingTimestamp(NAME, input.timestamp);
-  const signatures = keys.map((key) => `v1=${hmacSha256(key, `${timestamp}.`, input.body, "hex")}`);
+  const signatures = keys.map((key) => `v1=${hmacSha256(key, `${timestamp}.`, signingBody(NAME, input.body), "hex")}`);
   return { [HEADER]: `t=${timestamp},${signatures.join(",")}` };
 }
 

@@ -110,3 +110,33 @@ export function noMatchingSignature(
     { scheme: scheme.name },
   );
 }
+
+// The signature header each scheme sends, and the name to pass as `scheme`.
+const SCHEME_HEADERS: readonly [header: string, scheme: string, option: string][] = [
+  ["webhook-signature", "standard-webhooks", "standardWebhooks (the default)"],
+  ["svix-signature", "standard-webhooks", "standardWebhooks (the default)"],
+  ["stripe-signature", "stripe", "stripe"],
+  ["x-hub-signature-256", "github", "github"],
+  ["x-shopify-hmac-sha256", "shopify", "shopify"],
+  ["x-slack-signature", "slack", "slack"],
+];
+
+/**
+ * A `missing_header` failure, told which scheme the request does look like when it carries another scheme's
+ * signature header (a Stripe webhook verified as Standard Webhooks, say).
+ */
+export function missingWithSchemeHint(
+  error: WebhookVerificationError,
+  scheme: string,
+  header: HeaderLookup,
+): WebhookVerificationError {
+  if (error.code !== "missing_header") return error;
+  const found = SCHEME_HEADERS.find(([name, other]) => other !== scheme && header(name) !== undefined);
+  if (found === undefined) return error;
+  const [name, other, option] = found;
+  return new WebhookVerificationError(
+    "missing_header",
+    `${error.message} This request carries a ${name} header: it looks like a ${other} webhook; pass scheme: ${option}.`,
+    { scheme },
+  );
+}

@@ -6,7 +6,7 @@ import type { WebhookScheme } from "./scheme";
 import { secretList, type WebhookSecrets } from "./secrets";
 import { standardWebhooks } from "./standard-webhooks";
 import { checkTimestamp, type Tolerance, tolerance } from "./tolerance";
-import { bodyNotRaw, headersNotReadable, noMatchingSignature, rawBody } from "./verify-failures";
+import { bodyNotRaw, headersNotReadable, missingWithSchemeHint, noMatchingSignature, rawBody } from "./verify-failures";
 
 /** Input of {@link verify}. */
 export interface VerifyInput<T> {
@@ -83,7 +83,7 @@ export function verify<T = unknown>(input: VerifyInput<T>): VerifyResult<T> {
   if (header === undefined) return fail(headersNotReadable(scheme.name, input.headers));
 
   const signed = scheme.read(header);
-  if (signed instanceof WebhookVerificationError) return fail(signed);
+  if (signed instanceof WebhookVerificationError) return fail(missingWithSchemeHint(signed, scheme.name, header));
   if (signed.timestamp !== undefined) {
     const late = checkTimestamp(signed.timestamp, now(), window, scheme.name);
     if (late !== undefined) return fail(late);

@@ -81,6 +81,13 @@ describe("checkEndpointUrl at registration", () => {
     expect(checkEndpointUrl("http://hooks.example.com/in")).toMatchObject({ ok: false, code: "insecure_scheme" });
   });
 
+  it("says how to allow local URLs when it refuses one a developer meets on a laptop", () => {
+    for (const url of ["http://127.0.0.1:4000/hooks", "https://127.0.0.1/hooks", "https://localhost/hooks"]) {
+      const check = checkEndpointUrl(url);
+      expect(check.ok ? "" : check.detail, url).toContain("allowHttp: true");
+    }
+  });
+
   it.each([
     ["https://127.0.0.1/x", "loopback"],
     ["https://[::1]/x", "loopback"],

@@ -43,7 +43,7 @@ describe("docs recipes", () => {
       }),
     );
     expect(await deliver(url)).toEqual({ status: 204, text: "" });
-    expect(await deliver(url, { "webhook-id": "msg_other" })).toEqual({ status: 401, text: "no_matching_signature" });
+    expect(await deliver(url, { "webhook-id": "msg_other" })).toEqual({ status: 400, text: "no_matching_signature" });
   });
 
   it("rest-webhooks/node: request.body is already the raw bytes; failures leave as problem documents", async () => {
@@ -56,7 +56,7 @@ describe("docs recipes", () => {
     );
     expect((await deliver(url)).status).toBe(204);
     const rejected = await deliver(url, { "webhook-signature": "v1,AAAA" });
-    expect(rejected.status).toBe(401);
+    expect(rejected.status).toBe(400);
     expect(JSON.parse(rejected.text)).toMatchObject({ code: "webhook_no_matching_signature" });
   });
 

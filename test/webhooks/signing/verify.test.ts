@@ -6,6 +6,7 @@ import {
   isWebhookVerificationError,
   secretFingerprint,
   sign,
+  stripe,
   type VerificationErrorCode,
   type VerifyResult,
   verify,
@@ -248,6 +249,27 @@ describe("verify", () => {
       );
     });
 
+    it("names every missing header in one sentence", () => {
+      const result = verify({ body, headers: {}, secrets: secret, now: clock });
+      expect(result.ok ? "" : result.error.message).toMatch(
+        /^The webhook-id, webhook-timestamp and webhook-signature headers are missing, /,
+      );
+      const one = verify({ body, headers: { ...headers, "webhook-id": undefined }, secrets: secret, now: clock });
+      expect(one.ok ? "" : one.error.message).toMatch(/^The webhook-id header is missing, /);
+    });
+
+    it.each([
+      ["stripe-signature", "stripe", undefined],
+      ["x-hub-signature-256", "github", undefined],
+      ["x-shopify-hmac-sha256", "shopify", undefined],
+      ["x-slack-signature", "slack", undefined],
+      ["webhook-signature", "standardWebhooks (the default)", stripe],
+    ])("notices another scheme's header (%s) and says which scheme to pass", (name, option, scheme) => {
+      const result = verify({ body, headers: { [name]: "v1,x" }, secrets: secret, now: clock, scheme });
+      expect(codeOf(result)).toBe("missing_header");
+      expect(result.ok ? "" : result.error.message).toContain(`pass scheme: ${option}.`);
+    });
+
     it("reads repeated signature fields (joined by ', ') as one list", () => {
       const other = sign({ id: "msg_1", timestamp: NOW, body, secrets: generateSecret() })["webhook-signature"];
       const repeated = { ...headers, "webhook-signature": [other, headers["webhook-signature"]] };
@@ -339,6 +361,15 @@ describe("verify", () => {
       expect(() => verify(input as never)).toThrow(TypeError);
     });
 
+    it.each([
+      ["a timestamp in milliseconds", { timestamp: NOW * 1000 }, /looks like milliseconds/],
+      ["a parsed body", { body: event }, /exact string or bytes/],
+      ["a missing body", { body: undefined }, /exact string or bytes/],
+    ])("sign refuses %s with a TypeError that says what to pass", (_name, change, message) => {
+      const input = { id: "msg_1", timestamp: NOW, body, secrets: secret, ...change };
+      expect(() => sign(input as never)).toThrow(message);
+    });
+
     it("throws for a misconfigured call even when the request is garbage too", () => {
       expect(() => verify({ body: undefined, headers: null, secrets: 42 } as never)).toThrow(TypeError);
       expect(() => verify({ body: undefined, headers: null, secrets: secret, toleranceSeconds: -1 } as never)).toThrow(
@@ -354,9 +385,9 @@ describe("WebhookVerificationError", () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(isWebhookVerificationError(result.error)).toBe(true);
-    expect(result.error).toMatchObject({ code: "no_matching_signature", scheme: "standard-webhooks", status: 401 });
+    expect(result.error).toMatchObject({ code: "no_matching_signature", scheme: "standard-webhooks", status: 400 });
     const problem = result.error.toProblem().toJSON();
-    expect(problem).toMatchObject({ status: 401, code: "webhook_no_matching_signature" });
+    expect(problem).toMatchObject({ status: 400, code: "webhook_no_matching_signature" });
     expect(problem.detail).not.toContain("fingerprint");
   });
 

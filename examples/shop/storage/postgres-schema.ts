@@ -45,5 +45,9 @@ CREATE TABLE IF NOT EXISTS ${tables.orders} (
   updated_at bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS orders_user_seq ON ${tables.orders} (user_id, seq);
+-- Every user's orders with one status, by seq: an admin's GET /orders?status=.
+CREATE INDEX IF NOT EXISTS orders_status_seq ON ${tables.orders} (status, seq);
+-- The latest change to any user's orders: the Last-Modified of an admin's GET /orders.
+CREATE INDEX IF NOT EXISTS users_orders_changed_at ON ${tables.users} (orders_changed_at);
 `;
 }

@@ -12,7 +12,7 @@ interface Tables {
   // Every user's orders by ascending seq, the same way: an admin's `GET /orders` pages through it.
   readonly orders: Map<string, OrderRecord>;
   seq: number;
-  /** The latest `ordersChangedAt` of any user. */
+  // The latest ordersChangedAt of any user, kept as users are written: the admin list's Last-Modified.
   ordersChangedAt: number | undefined;
 }
 
@@ -43,7 +43,7 @@ class MemoryReads implements ShopReads {
   }
 }
 
-/** The page `query` asks for, from orders in ascending seq. */
+/** The page `query` asks for, from orders in ascending seq (a scan: the memory storage keeps no seq index). */
 function page(orders: Iterable<OrderRecord>, query: OrderQuery): OrderRecord[] {
   const out: OrderRecord[] = [];
   for (const order of orders) {
@@ -141,6 +141,7 @@ function apply(tables: Tables, write: Write): void {
   }
 }
 
+/** Raises the latest change to any user's orders to `at` (a time never moves it back). */
 function changedAt(tables: Tables, at: number): void {
   if (tables.ordersChangedAt === undefined || at > tables.ordersChangedAt) tables.ordersChangedAt = at;
 }

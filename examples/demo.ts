@@ -1,8 +1,8 @@
 /**
  * `npm run demo`: the whole story of the example shop in a few seconds. Starts the shop and a webhook consumer
  * on free ports (in this process, over real HTTP on 127.0.0.1), registers the consumer, and walks through
- * idempotency keys, conditional requests, status transitions, signed webhooks with retries, and a forged
- * webhook being refused.
+ * idempotency keys, conditional requests, status transitions, signed webhooks with retries, `GET /orders`
+ * filtered by status, and a forged webhook being refused.
  */
 import { sign } from "rest-webhooks/webhooks/signing";
 import { createConsumerApp } from "./consumer/app";
@@ -76,6 +76,7 @@ async function call(
     status: response.status,
     headers: response.headers,
     json: () => JSON.parse(text) as Record<string, unknown>,
+    list: () => JSON.parse(text) as unknown[],
   };
 }
 
@@ -115,7 +116,8 @@ const first = await call("POST", `/users/${userId}/orders`, { body: { items }, h
 const second = await call("POST", `/users/${userId}/orders`, { body: { items }, headers: key });
 const orderPath = String(first.headers.get("location"));
 const list = await call("GET", `/users/${userId}/orders`);
-const count = (list.json().data as unknown[]).length;
+// A list is a JSON array; a next page would be in its Link header (rel="next").
+const count = list.list().length;
 say(
   `[client]    same Location twice: ${first.headers.get("location") === second.headers.get("location")}; orders in the list: ${count}; total computed by the server: ${first.json().total}`,
 );
@@ -167,6 +169,13 @@ for (const attempt of [...(log.json().data as { attempt: number; status: number;
   );
 }
 summary.push(`order.shipped delivered on attempt ${shippedDelivery?.attempts} (503, 503, then accepted)`);
+
+step("List the shipped orders of every user (admin token), then the user's own (user token)");
+const everyone = await call("GET", "/orders?status=shipped");
+const own = await call("GET", "/orders?status=shipped", { token: await issueToken(config.jwtSecret, { sub: userId }) });
+summary.push(
+  `GET /orders?status=shipped → ${everyone.list().length} order for the admin, ${own.list().length} for ${userId}`,
+);
 
 step("A forged webhook (signed with the wrong secret) is refused");
 const forgedBody = JSON.stringify({

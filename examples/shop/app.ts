@@ -7,6 +7,7 @@ import { createVerifier, principalOf } from "./auth";
 import type { ShopConfig } from "./config";
 import { randomId, type ShopContext } from "./context";
 import { declareOpenApi } from "./openapi";
+import { declareOrderCollection } from "./order-lists";
 import { createMemoryStorage } from "./storage/memory";
 import { createPostgresStorage } from "./storage/postgres";
 import type { ShopStorage } from "./storage/types";
@@ -38,8 +39,9 @@ async function openStorage(config: ShopConfig): Promise<ShopStorage> {
 }
 
 /**
- * Builds the shop from its configuration: users and orders behind JWT authentication, conditional requests and
- * idempotency keys, the webhook endpoint API, the delivery worker, and `GET /openapi.json`.
+ * Builds the shop from its configuration: users and their orders (and `GET /orders` across users) behind JWT
+ * authentication, conditional requests and idempotency keys, the webhook endpoint API, the delivery worker,
+ * and `GET /openapi.json`.
  * @example
  * const shop = await createShop(config);
  * createServer(shop.handler, { bodyLimit: config.bodyLimit }).listen(3000);
@@ -76,6 +78,7 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
     conditionalList: (next) => conditional(next, { now }),
   };
   declareUsers(router, ctx);
+  declareOrderCollection(router, ctx);
   declareOpenApi(router, now);
   router.build();
   webhooks.worker?.start();

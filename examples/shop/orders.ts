@@ -1,14 +1,13 @@
-import { formatLastModified } from "rest-webhooks/caching";
 import { HttpProblem, type HttpRequest, json } from "rest-webhooks/http";
 import type { ResourceBuilder } from "rest-webhooks/routing";
 import type { z } from "zod";
 import { notFound, type ShopContext } from "./context";
 import { orderChangeType, orderEvent } from "./events";
-import { assertPreconditions, cachingHeaders, conditionalRead, LIST_CACHE_CONTROL } from "./http-caching";
+import { assertPreconditions, cachingHeaders, conditionalRead } from "./http-caching";
+import { answerOrderList } from "./order-lists";
 import { checkTransition, itemsEditable } from "./order-status";
-import { decodeCursor, encodeCursor, nextLink } from "./pagination";
 import { orderJson, orderTotal, sameItems } from "./representations";
-import { Order, OrderCreate, OrderListQuery, OrderPage, OrderParams, OrderState, UserParams } from "./schemas";
+import { Order, OrderCreate, OrderList, OrderListQuery, OrderParams, OrderState, UserParams } from "./schemas";
 import type { OrderRecord } from "./storage/types";
 
 type OrderStateInput = z.output<typeof OrderState>;
@@ -69,37 +68,18 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
     {
       params: UserParams,
       query: OrderListQuery,
-      response: OrderPage,
+      response: OrderList,
       summary: "List a user's orders (cursor pagination, filter by status)",
       use: [ctx.conditionalList],
     },
     async ({ params, query, url }) => {
       const user = await ctx.storage.getUser(params.user_id);
       if (user === undefined) throw notFound("user", params.user_id);
-      const afterSeq = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-      const page = await ctx.storage.listOrders(params.user_id, {
-        status: query.status,
-        afterSeq,
-        limit: query.limit + 1,
+      // The list changes whenever one of the user's orders does: that time is its Last-Modified.
+      return answerOrderList(ctx, url("users.orders.list", { user_id: params.user_id }), query, {
+        changedAt: user.ordersChangedAt,
+        page: (page) => ctx.storage.listOrders(params.user_id, page),
       });
-      const hasMore = page.length > query.limit;
-      const data = hasMore ? page.slice(0, query.limit) : page;
-      const now = ctx.now();
-      const headers: Record<string, string> = {
-        "cache-control": LIST_CACHE_CONTROL,
-        // The list changes whenever one of the user's orders does: that time is its Last-Modified.
-        "last-modified": formatLastModified(user.ordersChangedAt, now),
-      };
-      const last = data[data.length - 1];
-      if (hasMore && last !== undefined) {
-        // RFC 8288: the next page, as a link the client follows without building URLs itself.
-        headers.link = nextLink(url("users.orders.list", { user_id: params.user_id }), {
-          status: query.status,
-          limit: query.limit,
-          cursor: encodeCursor(last.seq),
-        });
-      }
-      return json(200, { data: data.map(orderJson), has_more: hasMore }, headers);
     },
   );
 

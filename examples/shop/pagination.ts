@@ -19,7 +19,28 @@ export function decodeCursor(cursor: string): number {
   return Number(match[1]);
 }
 
-/** A `Link` field value with a `next` relation (RFC 8288 §3). */
+/** One page: at most `limit` items, and the cursor of the next page when there is one. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly next: string | undefined;
+}
+
+/**
+ * Cuts a page from rows read with a limit of `limit + 1`: a row left over means a next page, which starts
+ * after the last item shown (keyset pagination: the cursor is a position in `seq`, not an offset, so rows
+ * created or deleted meanwhile move no row that existed throughout across a page boundary).
+ */
+export function cutPage<T extends { readonly seq: number }>(rows: readonly T[], limit: number): Page<T> {
+  if (rows.length <= limit) return { items: rows, next: undefined };
+  const items = rows.slice(0, limit);
+  return { items, next: encodeCursor((items[limit - 1] as T).seq) };
+}
+
+/**
+ * A `Link` field value with a `next` relation (RFC 8288 §3). The target is a path-absolute reference, which
+ * the client resolves against the request's URL (RFC 8288 §3.1, RFC 3986 §5): the server need not know the
+ * scheme and host it is reached by behind a proxy, and never echoes a client-sent Host into a link.
+ */
 export function nextLink(path: string, query: Readonly<Record<string, string | number | undefined>>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));

@@ -50,14 +50,14 @@ export const Order = z
   })
   .meta({ id: "Order" });
 
-/** A page of orders. */
-export const OrderPage = z.object({ data: z.array(Order), has_more: z.boolean() }).meta({ id: "OrderPage" });
+/** A page of orders: a bare JSON array, oldest first; the next page is in the `Link` header (RFC 8288). */
+export const OrderList = z.array(Order).meta({ id: "OrderList" });
 
 /** Path parameters. */
 export const UserParams = z.object({ user_id: z.string().min(1).max(64) });
 export const OrderParams = z.object({ user_id: z.string().min(1).max(64), order_id: z.string().min(1).max(64) });
 
-/** The query of the order list. */
+/** The query of both order lists (a user's, and `/orders`): any other parameter is a 400. */
 export const OrderListQuery = z.object({
   status: OrderStatusSchema.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -21,7 +21,8 @@ export interface ResourceSpec {
   /**
    * How many resources the collection holds now (your store's count, say). The idempotency law compares it
    * before and after a keyed POST is repeated. Without it the law counts what `GET collection` lists: a JSON
-   * array, or the array in its `data` or `items` member, following `Link: <…>; rel="next"` pages.
+   * array, or the array in a `data` or `items` member (an envelope such as Stripe's list object), following
+   * `Link: <…>; rel="next"` pages (RFC 8288) to the last; a link back to a page already read fails the law.
    */
   count?: () => number | Promise<number>;
   /**
@@ -111,26 +112,36 @@ function nextPage(link: string | null): string | undefined {
   return undefined;
 }
 
-/** How many resources the collection holds: the spec's `count`, else the items `GET collection` lists. */
+/**
+ * How many resources the collection holds: the spec's `count`, else the items `GET collection` lists, page by
+ * page. Fails the law when a page is not a JSON list, when `rel="next"` leads back to a page already read (the
+ * count would never end), or past 1000 pages.
+ */
 export async function countResources(t: Transcript, spec: ResourceSpec, law: string): Promise<number> {
   if (spec.count) return spec.count();
   if (!supported(spec).list)
     t.fail(law, "the collection has no list (supports.list is false): give the spec a count() hook");
-  let path: string | undefined = spec.collection;
+  // As Transcript.send does: a path is appended to the base URL, which may have a path of its own.
+  const first = /^https?:\/\//.test(spec.collection) ? spec.collection : `${t.target.baseUrl}${spec.collection}`;
+  let url: string | undefined = new URL(first).toString();
+  const read = new Set<string>();
   let total = 0;
-  for (let page = 0; path !== undefined && page < MAX_PAGES; page++) {
-    const response = await t.send({ method: "GET", path, headers: specHeaders(spec) });
+  while (url !== undefined) {
+    if (read.has(url)) t.fail(law, `cannot count the collection: rel="next" leads back to ${url}, already read`);
+    if (read.size === MAX_PAGES) t.fail(law, `cannot count the collection: more than ${MAX_PAGES} pages`);
+    read.add(url);
+    const response = await t.send({ method: "GET", path: url, headers: specHeaders(spec) });
     const items = response.status === 200 ? listedItems(response) : undefined;
     if (items === undefined) {
       t.fail(
         law,
-        `cannot count the collection: GET ${path} answered ${response.status} without a JSON list; give the spec a count() hook`,
+        `cannot count the collection: GET ${url} answered ${response.status} without a JSON list; give the spec a count() hook`,
       );
     }
     total += items.length;
     const next = nextPage(response.headers.get("link"));
-    const base: string = /^https?:\/\//.test(path) ? path : `${t.target.baseUrl}${path}`;
-    path = next === undefined ? undefined : new URL(next, base).toString();
+    // RFC 8288 §3.1: a relative target is resolved against the URL of the page it came with (RFC 3986 §5).
+    url = next === undefined ? undefined : new URL(next, url).toString();
   }
   return total;
 }

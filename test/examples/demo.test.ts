@@ -29,6 +29,7 @@ it("walks the whole story and prints the summary", async () => {
   expect(output).toContain("stale If-Match → 412");
   expect(output).toMatch(/attempt 2 at \+\d+\.\d s → 503/);
   expect(output).toMatch(/attempt 3 at \+\d+\.\d s → 202/);
+  expect(output).toMatch(/GET \/orders\?status=shipped → 1 order for the admin, 1 for usr_/);
   expect(output).toContain("forged webhook → 400");
   expect(output).toMatch(/order\.shipped +ord_/);
 }, 60_000);

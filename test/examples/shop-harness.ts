@@ -77,12 +77,18 @@ export interface RunningShop {
   /** A client sending the admin token unless told otherwise. */
   api: Client;
   tokenFor(userId: string): Promise<string>;
+  /**
+   * Moves the shop's clock forward: unless the config names its own, the shop runs on real time plus every
+   * advance, so a test can cross an HTTP-date second (Last-Modified) without waiting.
+   */
+  advanceClock(ms: number): void;
   close(): Promise<void>;
 }
 
 /** Starts a shop on the given storage, listening on 127.0.0.1 with an ephemeral port. */
 export async function startShop(storage: ShopStorage, overrides: Partial<ShopConfig> = {}): Promise<RunningShop> {
-  const config = testConfig(overrides);
+  let skew = 0;
+  const config = testConfig({ now: () => Date.now() + skew, ...overrides });
   const shop = await createShop(config, { storage });
   const server = await listen(shop.handler, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
   const adminToken = await issueToken(config.jwtSecret, { sub: "admin", admin: true });
@@ -93,6 +99,9 @@ export async function startShop(storage: ShopStorage, overrides: Partial<ShopCon
     adminToken,
     api: client(server.url, adminToken),
     tokenFor: (userId) => issueToken(config.jwtSecret, { sub: userId }),
+    advanceClock(ms) {
+      skew += ms;
+    },
     async close() {
       await server.close();
       await shop.close();

@@ -6,6 +6,7 @@ import type { ShopStorage } from "../../examples/shop/storage/types";
 import { type RunningShop, startShop } from "./shop-harness";
 import { authCases } from "./suite/auth-cases";
 import { orderCases } from "./suite/order-cases";
+import { orderListCases } from "./suite/order-list-cases";
 import { storageCases } from "./suite/storage-cases";
 import { userCases } from "./suite/user-cases";
 import { webhookCases } from "./suite/webhook-cases";
@@ -39,6 +40,7 @@ export function shopSuite(open: () => Promise<StorageUnderTest>): void {
   describe("authentication and authorization", () => authCases(shop));
   describe("users", () => userCases(shop));
   describe("orders", () => orderCases(shop));
+  describe("order lists", () => orderListCases(shop));
   describe("storage transactions", () => storageCases(shop));
   describe("webhooks", () => webhookCases(shop));
 }

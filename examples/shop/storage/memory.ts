@@ -7,10 +7,14 @@ import type { OrderQuery, OrderRecord, ShopReads, ShopStorage, ShopTransaction, 
 interface Tables {
   readonly users: Map<string, UserRecord>;
   // Each user's orders by ascending seq, for pagination: a Map keeps insertion order, and set() on an
-  // existing key keeps its place, so updates are O(1) and the order stays by seq. Every order is reached
-  // through its user, so this is the only index: one map insert per new order.
+  // existing key keeps its place, so updates are O(1) and the order stays by seq (transactions commit one
+  // at a time, so orders are applied in the order their seq was drawn).
   readonly byUser: Map<string, Map<string, OrderRecord>>;
+  // Every user's orders by ascending seq, the same way: an admin's `GET /orders` pages through it.
+  readonly orders: Map<string, OrderRecord>;
   seq: number;
+  // The latest ordersChangedAt of any user, kept as users are written: the admin list's Last-Modified.
+  ordersChangedAt: number | undefined;
 }
 
 /** A change buffered by a transaction, applied in order when its work succeeds. */
@@ -36,15 +40,20 @@ class MemoryReads implements ShopReads {
   }
 
   listOrders(userId: string, query: OrderQuery): Promise<OrderRecord[]> {
-    const out: OrderRecord[] = [];
-    for (const order of this.tables.byUser.get(userId)?.values() ?? []) {
-      if (out.length === query.limit) break;
-      if (query.afterSeq !== undefined && order.seq <= query.afterSeq) continue;
-      if (query.status !== undefined && order.status !== query.status) continue;
-      out.push(order);
-    }
-    return Promise.resolve(out);
+    return Promise.resolve(page(this.tables.byUser.get(userId)?.values() ?? [], query));
   }
+}
+
+/** The page `query` asks for, from orders in ascending seq (a scan: the memory storage keeps no seq index). */
+function page(orders: Iterable<OrderRecord>, query: OrderQuery): OrderRecord[] {
+  const out: OrderRecord[] = [];
+  for (const order of orders) {
+    if (out.length === query.limit) break;
+    if (query.afterSeq !== undefined && order.seq <= query.afterSeq) continue;
+    if (query.status !== undefined && order.status !== query.status) continue;
+    out.push(order);
+  }
+  return out;
 }
 
 class MemoryTransaction extends MemoryReads implements ShopTransaction {
@@ -98,6 +107,7 @@ function apply(tables: Tables, write: Write): void {
   switch (write.kind) {
     case "user":
       tables.users.set(write.user.id, write.user);
+      changedAt(tables, write.user.ordersChangedAt);
       return;
     case "order": {
       const { order } = write;
@@ -107,10 +117,11 @@ function apply(tables: Tables, write: Write): void {
         tables.byUser.set(order.userId, list);
       }
       list.set(order.id, order);
+      tables.orders.set(order.id, order);
       return;
     }
     case "delete":
-      tables.byUser.get(write.userId)?.delete(write.orderId);
+      if (tables.byUser.get(write.userId)?.delete(write.orderId)) tables.orders.delete(write.orderId);
       return;
     case "touch": {
       const user = tables.users.get(write.userId);
@@ -124,10 +135,16 @@ function apply(tables: Tables, write: Write): void {
           updatedAt: user.updatedAt,
           ordersChangedAt: write.at,
         });
+        changedAt(tables, write.at);
       }
       return;
     }
   }
+}
+
+/** Raises the latest change to any user's orders to `at` (a time never moves it back). */
+function changedAt(tables: Tables, at: number): void {
+  if (tables.ordersChangedAt === undefined || at > tables.ordersChangedAt) tables.ordersChangedAt = at;
 }
 
 /**
@@ -135,7 +152,7 @@ function apply(tables: Tables, write: Write): void {
  * one at a time; their writes and events are buffered and applied together when the work succeeds.
  */
 export function createMemoryStorage(): ShopStorage {
-  const tables: Tables = { users: new Map(), byUser: new Map(), seq: 0 };
+  const tables: Tables = { users: new Map(), byUser: new Map(), orders: new Map(), seq: 0, ordersChangedAt: undefined };
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints });
   // One transaction at a time, so a read-check-write sequence never interleaves with another; the waiting
@@ -191,6 +208,8 @@ export function createMemoryStorage(): ShopStorage {
     getUser: (id) => reads.getUser(id),
     getOrder: (userId, orderId) => reads.getOrder(userId, orderId),
     listOrders: (userId, query) => reads.listOrders(userId, query),
+    listAllOrders: (query) => Promise.resolve(page(tables.orders.values(), query)),
+    lastOrderChange: () => Promise.resolve(tables.ordersChangedAt),
     transaction(work) {
       if (!running) {
         running = true;

@@ -52,5 +52,15 @@ export function shopMigrations(tables: ShopTables): Migration[] {
         `CREATE INDEX IF NOT EXISTS orders_user_seq ON ${tables.orders} (user_id, seq)`,
       ],
     },
+    {
+      id: "shop@2",
+      schema: tables.schema,
+      statements: [
+        // Every user's orders with one status, by seq: an admin's GET /orders?status=.
+        `CREATE INDEX IF NOT EXISTS orders_status_seq ON ${tables.orders} (status, seq)`,
+        // The latest change to any user's orders: the Last-Modified of an admin's GET /orders.
+        `CREATE INDEX IF NOT EXISTS users_orders_changed_at ON ${tables.users} (orders_changed_at)`,
+      ],
+    },
   ];
 }

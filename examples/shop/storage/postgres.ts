@@ -189,6 +189,20 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   return {
     kind: "postgres",
     ...reads(pool, false),
+    // Served by the unique index on seq, or by orders_status_seq with a status.
+    async listAllOrders(query) {
+      const { rows } = await pool.query(
+        `SELECT ${ORDER_COLUMNS} FROM ${O} WHERE seq > $1 AND ($2::text IS NULL OR status = $2) ORDER BY seq LIMIT $3`,
+        [query.afterSeq ?? 0, query.status ?? null, query.limit],
+      );
+      return rows.map(toOrder);
+    },
+    // One probe of the users_orders_changed_at index.
+    async lastOrderChange() {
+      const { rows } = await pool.query(`SELECT ${epochMsOf("max(orders_changed_at)")} AS at FROM ${U}`);
+      const at = (rows[0] as { at?: unknown } | undefined)?.at;
+      return at == null ? undefined : epoch.parse(at);
+    },
     transaction: (work) => transaction(pool, (client) => work(writes(client))),
     idempotency: new PostgresIdempotencyStore(pool, { schema }),
     endpoints,

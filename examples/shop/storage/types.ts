@@ -22,7 +22,10 @@ export interface OrderLine {
   readonly unit_price: number;
 }
 
-/** A stored order. `seq` orders a user's orders for cursor pagination. */
+/**
+ * A stored order. `seq` is unique and grows with every insert, across users: the total order both lists page
+ * through (keyset pagination), so a page boundary never moves when orders are created or deleted.
+ */
 export interface OrderRecord {
   readonly id: string;
   readonly userId: string;
@@ -35,7 +38,7 @@ export interface OrderRecord {
   readonly updatedAt: number;
 }
 
-/** A page request of {@link ShopReads.listOrders}: after `afterSeq`, oldest first. */
+/** A page request of {@link ShopReads.listOrders} and {@link ShopStorage.listAllOrders}: after `afterSeq`, oldest first. */
 export interface OrderQuery {
   status?: OrderStatus | undefined;
   afterSeq?: number | undefined;
@@ -69,6 +72,10 @@ export interface ShopTransaction extends ShopReads {
  */
 export interface ShopStorage extends ShopReads {
   readonly kind: "memory" | "postgres";
+  /** Every user's orders (an admin's `GET /orders`), by `seq` like {@link ShopReads.listOrders}. */
+  listAllOrders(query: OrderQuery): Promise<OrderRecord[]>;
+  /** When any user's order list last changed (the latest `ordersChangedAt`), or `undefined` without users. */
+  lastOrderChange(): Promise<number | undefined>;
   /** Runs `work` atomically: its writes and published events commit together or not at all. */
   transaction<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T>;
   readonly idempotency: IdempotencyStore;

@@ -68,11 +68,12 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
     storage,
     now,
     newId: randomId,
-    write: (work) => storage.transaction(work).then(committed),
+    write: (request, work) => storage.transaction(work, request).then(committed),
+    requestScope: storage.requestScope(() => webhooks.wake()),
     verify: createVerifier(config.jwtSecret),
     // Keys are scoped to the token's subject: one caller can never replay another's response.
     idempotent: idempotency({
-      store: storage.idempotency,
+      store: (request) => storage.idempotency(request),
       identify: (request) => principalOf(request).subject,
     }),
     conditionalList: (next) => conditional(next, { now }),

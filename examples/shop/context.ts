@@ -1,5 +1,5 @@
 import { randomFillSync } from "node:crypto";
-import { HttpProblem } from "rest-webhooks/http";
+import { HttpProblem, type HttpRequest } from "rest-webhooks/http";
 import type { Middleware } from "rest-webhooks/routing";
 import type { Verifier } from "./auth";
 import type { ShopStorage, ShopTransaction } from "./storage/types";
@@ -10,8 +10,13 @@ export interface ShopContext {
   readonly now: () => number;
   /** A new id: the prefix, "_", then 16 random base64url characters. */
   newId(prefix: "usr" | "ord"): string;
-  /** Runs a transaction, then wakes the delivery worker for the events it committed. */
-  write<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in the request's transaction (with its idempotency record, on PostgreSQL) or in one of its own, then
+   * wakes the delivery worker for the events it committed.
+   */
+  write<T>(request: HttpRequest, work: (tx: ShopTransaction) => Promise<T>): Promise<T>;
+  /** Runs each write request in one transaction with its idempotency record (mount it before `idempotent`). */
+  readonly requestScope: Middleware;
   /** Checks the bearer token (mounted with `authenticate`, which answers 401 and records the principal). */
   readonly verify: Verifier;
   /** Idempotency-Key support for POST (replays, 409 while in flight, 422 on reuse). */

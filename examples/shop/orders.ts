@@ -25,7 +25,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
     next: (current: OrderRecord) => OrderStateInput,
   ) {
     const now = ctx.now();
-    const changed = await ctx.write(async (tx) => {
+    const changed = await ctx.write(request, async (tx) => {
       const current = await tx.getOrder(params.user_id, params.order_id);
       if (current === undefined) throw notFound("order", params.order_id);
       assertPreconditions(request, current, now);
@@ -91,9 +91,9 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       summary: "Place an order (Idempotency-Key supported; the total is computed)",
       use: [ctx.idempotent],
     },
-    async ({ params, body, created }) => {
+    async ({ params, body, created, request }) => {
       const now = ctx.now();
-      const placed = await ctx.write(async (tx) => {
+      const placed = await ctx.write(request, async (tx) => {
         if ((await tx.getUser(params.user_id)) === undefined) throw notFound("user", params.user_id);
         const record = await tx.insertOrder({
           id: ctx.newId("ord"),
@@ -146,7 +146,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
   );
 
   orders.remove({ params: OrderParams, summary: "Delete an order (If-Match honoured)" }, ({ params, request }) =>
-    ctx.write(async (tx) => {
+    ctx.write(request, async (tx) => {
       const current = await tx.getOrder(params.user_id, params.order_id);
       if (current === undefined) return false;
       const now = ctx.now();

@@ -23,11 +23,12 @@ const authorizeUser: Authorize = (principal, request) => {
 /** Declares `/users` and `/users/{user_id}` (and, nested, the user's orders). */
 export function declareUsers(router: Router, ctx: ShopContext): void {
   router.resource("/users/{user_id}", (users) => {
-    users.use(authenticate(ctx.verify, authorizeUser));
+    // Authenticated first; then every write runs in one transaction with its idempotency record.
+    users.use(authenticate(ctx.verify, authorizeUser), ctx.requestScope);
 
     users.create(
       { body: UserInput, response: User, summary: "Create a user (admin)", use: [ctx.idempotent] },
-      async ({ body, created }) => {
+      async ({ body, created, request }) => {
         const now = ctx.now();
         const user: UserRecord = {
           id: ctx.newId("usr"),
@@ -38,7 +39,7 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
           updatedAt: now,
           ordersChangedAt: now,
         };
-        await ctx.write(async (tx) => {
+        await ctx.write(request, async (tx) => {
           await tx.putUser(user);
           await tx.publish(userEvent("user.created", user, now));
         });
@@ -59,7 +60,7 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
       { params: UserParams, body: UserInput, response: User, summary: "Replace a user's name and tier" },
       async ({ params, body, request }) => {
         const now = ctx.now();
-        const user = await ctx.write(async (tx) => {
+        const user = await ctx.write(request, async (tx) => {
           const current = await tx.getUser(params.user_id);
           if (current === undefined) throw notFound("user", params.user_id);
           assertPreconditions(request, current, now);

@@ -24,8 +24,13 @@ export function defaultStoreOutcome(status: number): boolean {
 
 /** Options of {@link idempotency}. */
 export interface IdempotencyOptions {
-  /** Where records live; share one between instances (Redis, PostgreSQL) when there are several. */
-  store: IdempotencyStore;
+  /**
+   * Where records live; share one between instances (Redis, PostgreSQL) when there are several. A function picks the
+   * store per request: with PostgreSQL, the store on the request's own transaction
+   * (`(request) => store.withClient(transactionOf(request) ?? pool)` under `requestTransaction`), so the record
+   * commits with the resource it protects (exactly once; see docs/idempotency.md).
+   */
+  store: IdempotencyStore | ((request: HttpRequest) => IdempotencyStore);
   /**
    * The caller's identity (account, API key id, tenant). Keys are scoped per caller, so one caller
    * can never replay another's response. Return a constant for an API without callers.
@@ -121,8 +126,14 @@ export function logStoreError(error: unknown): void {
  * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/
  */
 export function idempotency(options: IdempotencyOptions): (handler: Handler) => Handler {
-  const { store, identify } = options;
-  if (typeof store?.begin !== "function") throw new TypeError("idempotency: options.store must be an IdempotencyStore");
+  const { identify } = options;
+  const option = options?.store;
+  if (typeof option !== "function" && typeof option?.begin !== "function") {
+    throw new TypeError(
+      "idempotency: options.store must be an IdempotencyStore, or a function of the request returning one",
+    );
+  }
+  const storeOf = typeof option === "function" ? option : () => option;
   if (typeof identify !== "function") throw new TypeError("idempotency: options.identify must be a function");
   const protects = protectedMethods(options.methods);
   const ttlMs = positiveInteger("ttlMs", options.ttlMs ?? DEFAULT_TTL_MS);
@@ -141,7 +152,12 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     }
   }
 
-  async function execute(handler: Handler, request: HttpRequest, lease: Lease): Promise<HttpResponse> {
+  async function execute(
+    handler: Handler,
+    request: HttpRequest,
+    store: IdempotencyStore,
+    lease: Lease,
+  ): Promise<HttpResponse> {
     let response: HttpResponse;
     try {
       response = await handler(request);
@@ -172,10 +188,11 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     const target = request.search.length > 0 ? `${request.path}?${request.search}` : request.path;
     const fingerprint = requestFingerprint({ method: request.method, target, caller, body: request.body });
     const key = scopedKey(caller, parsed.key);
+    const store = storeOf(request);
     const decision = decide(key, fingerprint, await store.begin(key, fingerprint, leaseMs));
     switch (decision.kind) {
       case "execute":
-        return execute(handler, request, decision.lease);
+        return execute(handler, request, store, decision.lease);
       case "replay":
         return replayResponse(decision.response);
       case "conflict-in-progress":

@@ -202,8 +202,10 @@ const RUNTIME: Record<string, readonly string[]> = {
     "epochMsOf",
     "migrate",
     "migrationSql",
+    "requestTransaction",
     "timestampOf",
     "transaction",
+    "transactionOf",
   ],
   "./webhooks/signing": [
     "PUBLIC_KEY_PREFIX",
@@ -321,7 +323,15 @@ const RUNTIME: Record<string, readonly string[]> = {
 };
 
 const TYPES: Record<string, readonly string[]> = {
-  "./postgres": ["Migration", "SqlClient", "SqlDatabase", "SqlPool", "SqlResult", "SqlTransactor"],
+  "./postgres": [
+    "Migration",
+    "RequestTransactionOptions",
+    "SqlClient",
+    "SqlDatabase",
+    "SqlPool",
+    "SqlResult",
+    "SqlTransactor",
+  ],
   "./webhooks/delivery/memory": ["MemoryDeliveryQueueOptions"],
   "./webhooks/delivery/postgres": [
     "DeliveryTablesOptions",

@@ -203,6 +203,7 @@ export function createMemoryStorage(): ShopStorage {
   }
 
   const reads = new MemoryReads(tables);
+  const idempotency = new MemoryIdempotencyStore({ maxEntries: 100_000 });
   return {
     kind: "memory",
     getUser: (id) => reads.getUser(id),
@@ -217,7 +218,9 @@ export function createMemoryStorage(): ShopStorage {
       }
       return new Promise((resolve, reject) => waiting.push(() => run(work).then(resolve, reject)));
     },
-    idempotency: new MemoryIdempotencyStore({ maxEntries: 100_000 }),
+    idempotency: () => idempotency,
+    // A restart loses the orders and the keys alike: records are at least once across a restart (docs/idempotency.md).
+    requestScope: () => (next) => next,
     endpoints,
     queue,
     async close() {},

@@ -1,6 +1,15 @@
 import pg from "pg";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "rest-webhooks/idempotency/postgres";
-import { epochMsOf, migrate, type SqlClient, type SqlDatabase, timestampOf, transaction } from "rest-webhooks/postgres";
+import {
+  epochMsOf,
+  migrate,
+  requestTransaction,
+  type SqlClient,
+  type SqlDatabase,
+  timestampOf,
+  transaction,
+  transactionOf,
+} from "rest-webhooks/postgres";
 import {
   createPostgresDeliveryQueue,
   createPostgresEndpointStore,
@@ -100,6 +109,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   const endpoints = createPostgresEndpointStore({ client: pool, schema });
   const queue = createPostgresDeliveryQueue({ client: pool, schema });
   const { users: U, orders: O } = tables;
+  const idempotency = new PostgresIdempotencyStore(pool, { schema });
 
   function reads(client: SqlClient, lock: boolean): ShopReads {
     const forUpdate = lock ? " FOR UPDATE" : "";
@@ -203,8 +213,13 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
       const at = (rows[0] as { at?: unknown } | undefined)?.at;
       return at == null ? undefined : epoch.parse(at);
     },
-    transaction: (work) => transaction(pool, (client) => work(writes(client))),
-    idempotency: new PostgresIdempotencyStore(pool, { schema }),
+    transaction(work, request) {
+      const outer = request === undefined ? undefined : transactionOf(request);
+      return outer === undefined ? transaction(pool, (client) => work(writes(client))) : work(writes(outer));
+    },
+    // The key's record, the order and its event in one transaction: a crash leaves all of them or none.
+    requestScope: (onCommit) => requestTransaction(pool, { onCommit }),
+    idempotency: (request) => idempotency.withClient(transactionOf(request) ?? pool),
     endpoints,
     queue,
     async close() {

@@ -1,4 +1,6 @@
+import type { HttpRequest } from "rest-webhooks/http";
 import type { IdempotencyStore } from "rest-webhooks/idempotency";
+import type { Middleware } from "rest-webhooks/routing";
 import type { DeliveryQueue, EndpointStore, WebhookEvent } from "rest-webhooks/webhooks/delivery";
 import type { OrderStatus } from "../order-status";
 
@@ -76,9 +78,20 @@ export interface ShopStorage extends ShopReads {
   listAllOrders(query: OrderQuery): Promise<OrderRecord[]>;
   /** When any user's order list last changed (the latest `ordersChangedAt`), or `undefined` without users. */
   lastOrderChange(): Promise<number | undefined>;
-  /** Runs `work` atomically: its writes and published events commit together or not at all. */
-  transaction<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T>;
-  readonly idempotency: IdempotencyStore;
+  /**
+   * Runs `work` atomically: its writes and published events commit together or not at all. Given the request, `work`
+   * joins the request's own transaction when one is open (see {@link requestScope}), so it commits with the
+   * request's idempotency record.
+   */
+  transaction<T>(work: (tx: ShopTransaction) => Promise<T>, request?: HttpRequest): Promise<T>;
+  /**
+   * Middleware that runs each write request in one transaction shared by its idempotency record, its writes and its
+   * events (PostgreSQL: exactly once across crashes); in memory, where a crash loses everything anyway, nothing.
+   * @param onCommit called once a request's transaction committed.
+   */
+  requestScope(onCommit: () => void): Middleware;
+  /** The idempotency store of a request: on PostgreSQL, on the request's transaction. */
+  idempotency(request: HttpRequest): IdempotencyStore;
   readonly endpoints: EndpointStore;
   readonly queue: DeliveryQueue;
   close(): Promise<void>;

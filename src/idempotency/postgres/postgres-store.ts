@@ -61,6 +61,18 @@ WHERE key = $1 AND lease_token = $2 AND status IS NULL AND expires_at > clock_ti
 
 type Statements = Record<keyof ReturnType<typeof statements>, Statement>;
 
+// One set of statements per schema: `withClient` makes a store per request, and names hash the schema.
+const bySchema = new Map<string, Statements>();
+
+function statementsOf(schema: string): Statements {
+  let found = bySchema.get(schema);
+  if (found === undefined) {
+    found = statementNames("rw_idem", schema, statements(schema));
+    bySchema.set(schema, found);
+  }
+  return found;
+}
+
 function invalid(cause?: unknown): IdempotencyError {
   return new IdempotencyError("idempotency_record_invalid", "The PostgreSQL idempotency row cannot be decoded.", {
     cause,
@@ -92,8 +104,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     assertSqlClient(client, "PostgresIdempotencyStore");
     this.#client = client;
     this.#options = options;
-    const schema = schemaName(options.schema, "PostgresIdempotencyStore");
-    this.#sql = statementNames("rw_idem", schema, statements(schema));
+    this.#sql = statementsOf(schemaName(options.schema, "PostgresIdempotencyStore"));
     this.#prepare = options.prepare ?? true;
   }
 

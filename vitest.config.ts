@@ -13,6 +13,7 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/pglite-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: process.env.CI ? ["default", ["json", { outputFile: "reports/vitest.json" }]] : ["default"],

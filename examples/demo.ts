@@ -21,7 +21,13 @@ let stepNumber = 0;
 const step = (title: string) => console.log(`\n── ${++stepNumber}. ${title}`);
 const summary: string[] = [];
 
-const loaded = loadConfig({ ...process.env, WEBHOOKS_ALLOW_INSECURE_URLS: "1", DATABASE_URL: undefined });
+// The demo runs in memory, for speed and a clean slate every time (`npm start` keeps its data in PGlite).
+const loaded = loadConfig({
+  ...process.env,
+  WEBHOOKS_ALLOW_INSECURE_URLS: "1",
+  DATABASE_URL: undefined,
+  SHOP_STORAGE: "memory",
+});
 if (!loaded.ok) throw new Error(loaded.errors.join("; "));
 const config = { ...loaded.shop, retryScheduleMs: RETRY_SCHEDULE_MS };
 const shop = await createShop(config, {

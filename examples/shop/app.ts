@@ -1,6 +1,7 @@
 import { conditional } from "rest-webhooks/caching";
 import type { Handler } from "rest-webhooks/http";
 import { idempotency } from "rest-webhooks/idempotency";
+import { openPglite } from "rest-webhooks/postgres";
 import { createRouter, type Router } from "rest-webhooks/routing";
 import type { DeliveryWorker, DeliveryWorkerEvent } from "rest-webhooks/webhooks/delivery/node";
 import { createVerifier, principalOf } from "./auth";
@@ -20,6 +21,8 @@ export interface ShopOptions {
   storage?: ShopStorage;
   /** Told about every delivery outcome (the demo prints them). */
   onDeliveryEvent?: (event: DeliveryWorkerEvent) => void;
+  /** Where the shop says what it does at start (e.g. that it initialises a new data directory). */
+  log?: (line: string) => void;
 }
 
 /** A running shop: one {@link Handler} to serve with any adapter, and its parts. */
@@ -33,9 +36,19 @@ export interface Shop {
   close(): Promise<void>;
 }
 
-async function openStorage(config: ShopConfig): Promise<ShopStorage> {
-  if (config.storage.kind === "memory") return createMemoryStorage();
-  return createPostgresStorage({ connection: config.storage.url, schema: config.storage.schema });
+async function openStorage(config: ShopConfig, log: (line: string) => void): Promise<ShopStorage> {
+  const storage = config.storage;
+  if (storage.kind === "memory") return createMemoryStorage();
+  if (storage.kind === "postgres") return createPostgresStorage({ connection: storage.url, schema: storage.schema });
+  const db = await openPglite(storage.dataDir, {
+    onInitialise: (dir) => log(`initialising a new PGlite data directory at ${dir} (a few seconds, once)`),
+  });
+  try {
+    return await createPostgresStorage({ connection: db, schema: storage.schema, close: () => db.close() });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 }
 
 /**
@@ -47,7 +60,7 @@ async function openStorage(config: ShopConfig): Promise<ShopStorage> {
  * createServer(shop.handler, { bodyLimit: config.bodyLimit }).listen(3000);
  */
 export async function createShop(config: ShopConfig, options: ShopOptions = {}): Promise<Shop> {
-  const storage = options.storage ?? (await openStorage(config));
+  const storage = options.storage ?? (await openStorage(config, options.log ?? (() => {})));
   const now = config.now ?? Date.now;
   const router = createRouter();
   const webhooks = declareWebhooks(router, {

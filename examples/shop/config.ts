@@ -7,8 +7,14 @@ export interface ShopConfig {
   jwtSecret: string;
   /** The secret key of the webhook endpoint API (`Authorization: Bearer <key>`). */
   apiKey: string;
-  /** Where users, orders, idempotency keys and the delivery queue live. */
-  storage: { kind: "memory" } | { kind: "postgres"; url: string; schema: string };
+  /**
+   * Where users, orders, idempotency keys and the delivery queue live: embedded PGlite in a data directory (the
+   * default: the data survives restarts, no server needed), a PostgreSQL server, or memory (lost on restart).
+   */
+  storage:
+    | { kind: "memory" }
+    | { kind: "pglite"; dataDir: string; schema: string }
+    | { kind: "postgres"; url: string; schema: string };
   /** Accept `http://` and loopback webhook URLs (local development and tests only). */
   allowInsecureWebhookUrls: boolean;
   /** Delays before each delivery attempt, in ms (the first one included). @default the Standard Webhooks schedule */
@@ -50,6 +56,8 @@ const environmentSchema = z.object({
   SHOP_JWT_SECRET: z.string().min(32, "must be at least 32 characters (RFC 7518 §3.2)").optional(),
   SHOP_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  SHOP_STORAGE: z.enum(["pglite", "memory", "postgres"]).optional(),
+  SHOP_DATA_DIR: z.string().min(1).default(".data/shop"),
   SHOP_DB_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, "must be a lower-case SQL identifier")
@@ -89,6 +97,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): L
   if (production && e.WEBHOOKS_ALLOW_INSECURE_URLS) {
     errors.push("WEBHOOKS_ALLOW_INSECURE_URLS: must not be set in production");
   }
+  // DATABASE_URL picks a server; otherwise the data lives in an embedded PGlite directory unless memory is asked for.
+  const kind = e.SHOP_STORAGE ?? (e.DATABASE_URL === undefined ? "pglite" : "postgres");
+  if (kind === "postgres" && e.DATABASE_URL === undefined)
+    errors.push("DATABASE_URL: required with SHOP_STORAGE=postgres");
   if (errors.length > 0) return { ok: false, errors };
   return {
     ok: true,
@@ -98,9 +110,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): L
       jwtSecret,
       apiKey,
       storage:
-        e.DATABASE_URL === undefined
+        kind === "memory"
           ? { kind: "memory" }
-          : { kind: "postgres", url: e.DATABASE_URL, schema: e.SHOP_DB_SCHEMA },
+          : kind === "postgres"
+            ? { kind: "postgres", url: e.DATABASE_URL as string, schema: e.SHOP_DB_SCHEMA }
+            : { kind: "pglite", dataDir: e.SHOP_DATA_DIR, schema: e.SHOP_DB_SCHEMA },
       allowInsecureWebhookUrls: e.WEBHOOKS_ALLOW_INSECURE_URLS,
       ...(e.SHOP_WEBHOOK_RETRY_SCHEDULE === undefined ? {} : { retryScheduleMs: e.SHOP_WEBHOOK_RETRY_SCHEDULE }),
       bodyLimit: e.SHOP_BODY_LIMIT,

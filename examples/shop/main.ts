@@ -1,6 +1,7 @@
 /**
  * `npm start`: the example shop on node:http, configured by environment variables (see docs/example-shop.md).
  */
+import { resolve } from "node:path";
 import { createShop } from "./app";
 import { loadConfig } from "./config";
 import { listen } from "./server";
@@ -12,10 +13,16 @@ if (!loaded.ok) {
   process.exit(1);
 }
 const { shop: config, server: serverConfig } = loaded;
-const shop = await createShop(config);
+const shop = await createShop(config, { log: (line) => console.log(`shop: ${line}`) });
 const server = await listen(shop.handler, { ...serverConfig, bodyLimit: config.bodyLimit });
 
-console.log(`shop: listening on ${server.url} (storage: ${shop.storage.kind})`);
+const where =
+  config.storage.kind === "pglite"
+    ? `pglite, data in ${resolve(config.storage.dataDir)}`
+    : config.storage.kind === "postgres"
+      ? `postgres, schema ${config.storage.schema}`
+      : "memory: lost on restart";
+console.log(`shop: listening on ${server.url} (storage: ${where})`);
 console.log(`shop: OpenAPI description at ${server.url}/openapi.json`);
 if (loaded.generated.includes("SHOP_API_KEY")) {
   console.log(`shop: SHOP_API_KEY was not set; generated for this run: ${config.apiKey}`);

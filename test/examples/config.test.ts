@@ -3,11 +3,15 @@
  * starts it, and the webhook URL policy that WEBHOOKS_ALLOW_INSECURE_URLS switches.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createShop, type Shop } from "../../examples/shop/app";
 import { loadConfig, type ShopConfig } from "../../examples/shop/config";
 import { type Listening, listen } from "../../examples/shop/server";
+import { issueToken } from "../../examples/shop/tokens";
 import { client, eventually } from "./shop-harness";
 
 const SECRETS = {
@@ -29,10 +33,10 @@ function failing(env: Record<string, string | undefined>): string[] {
 }
 
 describe("loadConfig", () => {
-  it("listens on 127.0.0.1:3000 with in-memory storage by default", () => {
+  it("listens on 127.0.0.1:3000 and keeps its data in an embedded PGlite directory by default", () => {
     const { server, shop } = loaded({});
     expect(server).toEqual({ port: 3000, host: "127.0.0.1" });
-    expect(shop.storage).toEqual({ kind: "memory" });
+    expect(shop.storage).toEqual({ kind: "pglite", dataDir: ".data/shop", schema: "shop" });
     expect(shop.bodyLimit).toBe(65_536);
     expect(shop.allowInsecureWebhookUrls).toBe(false);
   });
@@ -81,6 +85,19 @@ describe("loadConfig", () => {
     expect(failing({ WEBHOOKS_ALLOW_INSECURE_URLS: "maybe" })).toEqual(["WEBHOOKS_ALLOW_INSECURE_URLS"]);
   });
 
+  it("keeps the ephemeral memory mode with SHOP_STORAGE=memory, and reads SHOP_DATA_DIR", () => {
+    expect(loaded({ SHOP_STORAGE: "memory" }).shop.storage).toEqual({ kind: "memory" });
+    expect(loaded({ SHOP_STORAGE: "memory", DATABASE_URL: "postgres://u@db/x" }).shop.storage).toEqual({
+      kind: "memory",
+    });
+    expect(loaded({ SHOP_DATA_DIR: "/var/lib/shop" }).shop.storage).toMatchObject({
+      kind: "pglite",
+      dataDir: "/var/lib/shop",
+    });
+    expect(failing({ SHOP_STORAGE: "postgres" })).toEqual(["DATABASE_URL"]);
+    expect(failing({ SHOP_STORAGE: "sqlite" })).toEqual(["SHOP_STORAGE"]);
+  });
+
   it("uses PostgreSQL when DATABASE_URL is set, in SHOP_DB_SCHEMA", () => {
     const { shop } = loaded({ DATABASE_URL: "postgres://u@db.example:5432/shop", SHOP_DB_SCHEMA: "store" });
     expect(shop.storage).toEqual({ kind: "postgres", url: "postgres://u@db.example:5432/shop", schema: "store" });
@@ -97,7 +114,7 @@ describe("WEBHOOKS_ALLOW_INSECURE_URLS", () => {
   });
 
   async function start(env: Record<string, string>): Promise<{ apiKey: string; url: string }> {
-    const config: ShopConfig = { ...loaded({ ...SECRETS, ...env }).shop, deliver: false };
+    const config: ShopConfig = { ...loaded({ ...SECRETS, SHOP_STORAGE: "memory", ...env }).shop, deliver: false };
     const shop = await createShop(config);
     const server = await listen(shop.handler, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
     running = { shop, server };
@@ -138,10 +155,9 @@ describe("WEBHOOKS_ALLOW_INSECURE_URLS", () => {
 
 describe("npm start (examples/shop/main.ts)", () => {
   const MAIN = fileURLToPath(new URL("../../examples/shop/main.ts", import.meta.url));
-  let child: ChildProcess | undefined;
+  const children: ChildProcess[] = [];
   afterEach(() => {
-    if (child?.exitCode === null) child.kill("SIGKILL");
-    child = undefined;
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   });
 
   function run(env: Record<string, string>) {
@@ -153,7 +169,7 @@ describe("npm start (examples/shop/main.ts)", () => {
       env: { ...base, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    child = started;
+    children.push(started);
     const output = { stdout: "", stderr: "" };
     started.stdout?.on("data", (chunk: Buffer) => {
       output.stdout += chunk.toString();
@@ -165,8 +181,9 @@ describe("npm start (examples/shop/main.ts)", () => {
     return { started, output, exited };
   }
 
-  it("prints the generated API key and an admin token in development, and both work", async () => {
-    const { started, output, exited } = run({ PORT: "0" });
+  it("prints the generated API key and an admin token in development, and both work; the data survives a restart", async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), "shop-start-")), "data");
+    const { started, output, exited } = run({ PORT: "0", SHOP_DATA_DIR: dataDir });
     const url = await eventually(
       "the shop to listen",
       () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output.stdout)?.[1],
@@ -185,10 +202,26 @@ describe("npm start (examples/shop/main.ts)", () => {
     expect((await client(url, apiKey)("GET", "/v1/webhook_endpoints")).status).toBe(200);
     const created = await client(url, token)("POST", "/users", { body: { name: "Started", tier: "basic" } });
     expect(created.status).toBe(201);
+    expect(output.stdout).toContain(`initialising a new PGlite data directory at ${dataDir}`);
+    expect(output.stdout).toContain(`(storage: pglite, data in ${dataDir})`);
     started.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(output.stdout).toContain("SIGTERM, shutting down");
-  }, 60_000);
+    // The same directory again: no initialisation, and the user is still there (with a new secret: a new token).
+    const again = run({ PORT: "0", SHOP_DATA_DIR: dataDir, SHOP_JWT_SECRET: "j".repeat(32) });
+    const url2 = await eventually(
+      "the shop to listen again",
+      () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(again.output.stdout)?.[1],
+      30_000,
+    );
+    expect(again.output.stdout).not.toContain("initialising");
+    const admin = await issueToken("j".repeat(32), { sub: "admin", admin: true });
+    const id = created.json<{ id: string }>().id;
+    expect((await client(url2, admin)("GET", `/users/${id}`)).status).toBe(200);
+    again.started.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 90_000);
 
   it("exits with status 1 and names the missing secrets in production", async () => {
     const { output, exited } = run({ NODE_ENV: "production", PORT: "0" });

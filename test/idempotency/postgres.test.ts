@@ -1,97 +1,91 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
-import { migrate, migrationSql } from "../../src/postgres";
-import { databaseUrl, skipWithoutPostgres, uniqueName } from "../support/services";
+import { migrate, migrationSql, type SqlDatabase, transaction } from "../../src/postgres";
+import { databases, type OpenDatabase } from "../support/databases";
+import { uniqueName } from "../support/services";
 import { describeStoreContract } from "./store-contract";
 
-const schema = uniqueName("idem_pg").toLowerCase();
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const response = { status: 201, headers: { "content-type": "text/plain" }, body: new TextEncoder().encode("ok") };
 
-describe.skipIf(skipWithoutPostgres())("PostgresIdempotencyStore", () => {
-  let pool: pg.Pool;
+describe.each(databases())("PostgresIdempotencyStore on $name", (backend) => {
+  const schema = uniqueName("idem_pg").toLowerCase();
+  let open: OpenDatabase;
+  let db: SqlDatabase;
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
-    await migrate(pool, idempotencyMigrations({ schema }));
+    open = await backend.open({ max: 8 });
+    db = open.db;
+    await migrate(db, idempotencyMigrations({ schema }));
   });
   afterAll(async () => {
-    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await pool.end();
+    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await open.close();
   });
 
   describeStoreContract(
-    "postgres (pool)",
-    async () => ({ store: new PostgresIdempotencyStore(pool, { schema }), advance: sleep }),
+    "shared client",
+    async () => ({ store: new PostgresIdempotencyStore(db, { schema }), advance: sleep }),
     { leaseMs: 150, ttlMs: 300 },
   );
 
   describeStoreContract(
-    "postgres (unprepared statements)",
-    async () => ({ store: new PostgresIdempotencyStore(pool, { schema, prepare: false }), advance: sleep }),
+    "unprepared statements",
+    async () => ({ store: new PostgresIdempotencyStore(db, { schema, prepare: false }), advance: sleep }),
     { leaseMs: 150, ttlMs: 300 },
   );
 
   describe("PostgreSQL specifics", () => {
     it("exports its migration as SQL, and applying it again changes nothing", async () => {
       expect(migrationSql(idempotencyMigrations())).toContain('CREATE TABLE IF NOT EXISTS "public"."idempotency_keys"');
-      expect(await migrate(pool, idempotencyMigrations({ schema }))).toEqual([]);
+      expect(await migrate(db, idempotencyMigrations({ schema }))).toEqual([]);
       expect(migrationSql(idempotencyMigrations({ schema }))).toContain(`"${schema}"."idempotency_keys"`);
     });
 
     it("rejects a schema name that is not a plain identifier", () => {
-      expect(() => new PostgresIdempotencyStore(pool, { schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);
+      expect(() => new PostgresIdempotencyStore(db, { schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);
       expect(() => idempotencyMigrations({ schema: "a.b" })).toThrow(TypeError);
     });
 
     it("shares the caller's transaction: rollback forgets the record, commit keeps it", async () => {
-      const store = new PostgresIdempotencyStore(pool, { schema });
-      const client = await pool.connect();
-      try {
-        const tx = store.withClient(client);
-        await client.query("BEGIN");
-        const first = await tx.begin("tx-rollback", "fp", 5000);
-        if (first.kind !== "acquired") throw new Error(first.kind);
-        await tx.complete("tx-rollback", first.leaseToken, response, 60_000);
-        await client.query("ROLLBACK");
-        expect((await store.begin("tx-rollback", "fp", 5000)).kind).toBe("acquired");
-
-        await client.query("BEGIN");
-        const second = await tx.begin("tx-commit", "fp", 5000);
+      const store = new PostgresIdempotencyStore(db, { schema });
+      await expect(
+        transaction(db, async (tx) => {
+          const first = await store.withClient(tx).begin("tx-rollback", "fp", 5000);
+          if (first.kind !== "acquired") throw new Error(first.kind);
+          await store.withClient(tx).complete("tx-rollback", first.leaseToken, response, 60_000);
+          throw new Error("roll back");
+        }),
+      ).rejects.toThrow("roll back");
+      expect((await store.begin("tx-rollback", "fp", 5000)).kind).toBe("acquired");
+      await transaction(db, async (tx) => {
+        const second = await store.withClient(tx).begin("tx-commit", "fp", 5000);
         if (second.kind !== "acquired") throw new Error(second.kind);
-        await tx.complete("tx-commit", second.leaseToken, response, 60_000);
-        await client.query("COMMIT");
-        expect((await store.begin("tx-commit", "fp", 5000)).kind).toBe("completed");
-      } finally {
-        client.release();
-      }
+        await store.withClient(tx).complete("tx-commit", second.leaseToken, response, 60_000);
+      });
+      expect((await store.begin("tx-commit", "fp", 5000)).kind).toBe("completed");
     });
 
     it("makes a concurrent begin wait for the open transaction, then see its outcome", async () => {
-      const store = new PostgresIdempotencyStore(pool, { schema });
-      const client = await pool.connect();
-      try {
-        await client.query("BEGIN");
-        const tx = store.withClient(client);
-        const first = await tx.begin("tx-wait", "fp", 5000);
+      const store = new PostgresIdempotencyStore(db, { schema });
+      let waiting: Promise<{ kind: string }> | undefined;
+      await transaction(db, async (tx) => {
+        const first = await store.withClient(tx).begin("tx-wait", "fp", 5000);
         if (first.kind !== "acquired") throw new Error(first.kind);
-        const waiting = store.begin("tx-wait", "fp", 5000);
-        await tx.complete("tx-wait", first.leaseToken, response, 60_000);
-        await client.query("COMMIT");
-        expect((await waiting).kind).toBe("completed");
-      } finally {
-        client.release();
-      }
+        // Another connection (PGlite: its next query) waits for this transaction to end.
+        waiting = store.begin("tx-wait", "fp", 5000);
+        await store.withClient(tx).complete("tx-wait", first.leaseToken, response, 60_000);
+      });
+      expect((await waiting)?.kind).toBe("completed");
     });
 
     it("purgeExpired deletes expired rows only", async () => {
-      const store = new PostgresIdempotencyStore(pool, { schema });
+      const store = new PostgresIdempotencyStore(db, { schema });
       await store.begin("purge-short", "fp", 50);
       await store.begin("purge-long", "fp", 60_000);
       await sleep(80);
       expect(await store.purgeExpired()).toBeGreaterThanOrEqual(1);
-      const { rows } = await pool.query(`SELECT key FROM "${schema}"."idempotency_keys" WHERE key LIKE 'purge-%'`);
-      expect(rows.map((r) => r.key)).toEqual(["purge-long"]);
+      const { rows } = await db.query(`SELECT key FROM "${schema}"."idempotency_keys" WHERE key LIKE 'purge-%'`);
+      expect(rows.map((r) => (r as { key: string }).key)).toEqual(["purge-long"]);
     });
   });
 });

@@ -199,9 +199,11 @@ const RUNTIME: Record<string, readonly string[]> = {
   "./postgres": [
     "DEFAULT_SCHEMA",
     "MIGRATIONS_TABLE",
+    "PGLITE_LOCK_FILE",
     "epochMsOf",
     "migrate",
     "migrationSql",
+    "openPglite",
     "requestTransaction",
     "timestampOf",
     "transaction",
@@ -325,6 +327,8 @@ const RUNTIME: Record<string, readonly string[]> = {
 const TYPES: Record<string, readonly string[]> = {
   "./postgres": [
     "Migration",
+    "OpenPgliteOptions",
+    "PgliteDatabase",
     "RequestTransactionOptions",
     "SqlClient",
     "SqlDatabase",

@@ -24,6 +24,8 @@ import type { OrderRecord, ShopReads, ShopStorage, ShopTransaction, UserRecord }
 export interface PostgresStorageOptions {
   /** A connection string, or a pool (or PGlite) to share: it is then not closed by `close`. */
   connection: string | SqlDatabase;
+  /** Run by `close` after the storage's own pool (if any) is closed: e.g. close the PGlite you passed. */
+  close?: () => Promise<void>;
   /** The schema holding every table (created if missing). @default "shop" */
   schema?: string;
 }
@@ -224,6 +226,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     queue,
     async close() {
       await owned?.end();
+      await options.close?.();
     },
   };
 }

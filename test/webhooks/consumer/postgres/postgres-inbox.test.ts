@@ -1,43 +1,40 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../../../src/postgres/index";
+import { migrate, type SqlDatabase } from "../../../../src/postgres/index";
 import { createWebhookProcessor, scheduleBackoff } from "../../../../src/webhooks/consumer/index";
 import {
   createPostgresInbox,
   inboxMigrations,
   type PostgresInbox,
 } from "../../../../src/webhooks/consumer/postgres/index";
-import { databaseUrl, skipWithoutPostgres, uniqueName } from "../../../support/services";
+import { databases, type OpenDatabase } from "../../../support/databases";
+import { uniqueName } from "../../../support/services";
 import { event, inboxContract } from "../inbox-contract";
 
-const skip = skipWithoutPostgres();
-let pool: pg.Pool;
-const schema = uniqueName("wh_inbox_test");
+describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
+  let open: OpenDatabase;
+  let pool: SqlDatabase;
+  const schema = uniqueName("wh_inbox_test");
+  const schemas: string[] = [];
+  beforeAll(async () => {
+    open = await backend.open({ max: 8 });
+    pool = open.db;
+    await pool.query(`CREATE SCHEMA "${schema}"`);
+  });
+  afterAll(async () => {
+    for (const own of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
+    await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await open.close();
+  });
 
-beforeAll(async () => {
-  if (skip) return;
-  pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
-  await pool.query(`CREATE SCHEMA "${schema}"`);
-});
-afterAll(async () => {
-  if (skip) return;
-  for (const own of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
-  await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-  await pool.end();
-});
+  // Every inbox in a schema of its own (the table name is fixed), dropped after the suite.
+  async function freshInbox(): Promise<PostgresInbox> {
+    const own = uniqueName("wh_inbox").toLowerCase();
+    schemas.push(own);
+    await migrate(pool, inboxMigrations({ schema: own }));
+    return createPostgresInbox({ client: pool, schema: own });
+  }
 
-const schemas: string[] = [];
-
-// Every inbox in a schema of its own (the table name is fixed), dropped after the suite.
-async function freshInbox(): Promise<PostgresInbox> {
-  const own = uniqueName("wh_inbox").toLowerCase();
-  schemas.push(own);
-  await migrate(pool, inboxMigrations({ schema: own }));
-  return createPostgresInbox({ client: pool, schema: own });
-}
-
-describe.skipIf(skip)("PostgreSQL inbox", () => {
-  inboxContract("postgres", async () => ({ inbox: await freshInbox() }));
+  inboxContract("postgres", async () => ({ inbox: await freshInbox() }), { concurrent: backend.concurrent });
 
   it("rejects a schema name that is not an identifier, and a client that cannot query", () => {
     expect(() => createPostgresInbox({ client: pool, schema: 'inbox"; DROP TABLE x; --' })).toThrow(TypeError);
@@ -76,7 +73,7 @@ describe.skipIf(skip)("PostgreSQL inbox", () => {
     });
     await inbox.add(event("a", { receivedAt: now }));
     expect(await processor.processDue()).toMatchObject({ claimed: 1, retried: 1 });
-    expect((await pool.query(`SELECT count(*)::int AS n FROM ${effects}`)).rows[0].n).toBe(0);
+    expect(((await pool.query(`SELECT count(*)::int AS n FROM ${effects}`)).rows[0] as { n: number }).n).toBe(0);
     fail = false;
     now += 1_000;
     expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1 });
@@ -103,7 +100,7 @@ describe.skipIf(skip)("PostgreSQL inbox", () => {
       const reports = await Promise.all(processors.map((p) => p.processDue()));
       if (reports.every((r) => r.claimed === 0)) break;
     }
-    const rows = (await pool.query(`SELECT event_id, runs FROM ${effects}`)).rows;
+    const rows = (await pool.query(`SELECT event_id, runs FROM ${effects}`)).rows as { runs: number }[];
     expect(rows).toHaveLength(60);
     expect(rows.every((row) => row.runs === 1)).toBe(true);
   });

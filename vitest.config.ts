@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { collectSkipNotes, SkipSummaryReporter } from "./test/support/skip-summary";
 
 const src = fileURLToPath(new URL("./src/", import.meta.url));
 
@@ -16,7 +17,12 @@ export default defineConfig({
     globalSetup: ["test/support/pglite-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: process.env.CI ? ["default", ["json", { outputFile: "reports/vitest.json" }]] : ["default"],
+    onConsoleLog: collectSkipNotes,
+    reporters: [
+      "default",
+      new SkipSummaryReporter(),
+      ...(process.env.CI ? [["json", { outputFile: "reports/vitest.json" }] as ["json", { outputFile: string }]] : []),
+    ],
     typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
   },
 });

@@ -2,8 +2,10 @@
 // and the limit, a bare keep-alive POST loop with the same concurrency and the same bytes.
 import type { ChildProcess } from "node:child_process";
 import { Agent, request } from "node:http";
+import type { DeliveryQueue } from "../../src/webhooks/delivery/delivery-queue";
 import { buildDeliveryRequest } from "../../src/webhooks/delivery/delivery-request";
 import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
+import type { EndpointStore } from "../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker } from "../../src/webhooks/delivery/node/index";
@@ -45,10 +47,17 @@ const cpuMicros = (since: NodeJS.CpuUsage) => {
   return used.user + used.system;
 };
 
-// An endpoint in a fresh in-memory store and queue; the consumer verifies with its secret.
-async function freshEndpoint(target: Target) {
+/** Where the endpoints and the queue live: in memory unless a round says otherwise. */
+export type Stores = () => Promise<{ endpoints: EndpointStore; queue: DeliveryQueue }>;
+
+const memoryStores: Stores = async () => {
   const endpoints = createMemoryEndpointStore();
-  const queue = createMemoryDeliveryQueue({ endpoints });
+  return { endpoints, queue: createMemoryDeliveryQueue({ endpoints }) };
+};
+
+// An endpoint in fresh stores; the consumer verifies with its secret.
+async function freshEndpoint(target: Target, stores: Stores = memoryStores) {
+  const { endpoints, queue } = await stores();
   const created = await createEndpointAdmin({ endpoints, queue, urlPolicy, resolve: false }).create({
     url: target.url,
     enabled_events: ["*"],
@@ -108,8 +117,14 @@ export async function bare(target: Target, concurrency: number, durationMs: numb
  * them all; timed from start to drained. Every delivery must have arrived (and, in check mode, verified with a
  * unique event id) and be recorded as delivered.
  */
-export async function delivery(target: Target, concurrency: number, count: number, check = false): Promise<Round> {
-  const { endpoints, queue, endpoint } = await freshEndpoint(target);
+export async function delivery(
+  target: Target,
+  concurrency: number,
+  count: number,
+  check = false,
+  stores: Stores = memoryStores,
+): Promise<Round> {
+  const { endpoints, queue, endpoint } = await freshEndpoint(target, stores);
   const worker = createDeliveryWorker({
     queue,
     endpoints,

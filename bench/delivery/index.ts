@@ -9,6 +9,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { bare, delivery, type Round, type Target } from "./contenders";
+import { pgliteBackend, serverBackend } from "./durable";
 import { workerOverhead } from "./overhead";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -74,6 +75,30 @@ try {
       `c=${c}: CPU per request, sender: delivery ${oursCpu.toFixed(1)} µs · bare ${bareCpu.toFixed(1)} µs (worker adds ${(oursCpu - bareCpu).toFixed(1)} µs); consumer ${field(ours, "consumerCpu").toFixed(1)} / ${field(limit, "consumerCpu").toFixed(1)} µs`,
     );
     ratios.push(`ratio: delivery c=${c} vs bare keep-alive POST = ${median(pairs).toFixed(2)}`);
+  }
+
+  // The durable queues beside the in-memory one, at c=16 (information, no target): published first, then drained.
+  const DURABLE_COUNT = 2_000;
+  const durable = [serverBackend(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test")];
+  durable.push(await pgliteBackend());
+  for (const store of durable) {
+    try {
+      await delivery(target, 16, CHECKED, true, store.stores); // correctness first
+      const pairs: number[] = [];
+      const rates: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        const memory = await delivery(target, 16, DURABLE_COUNT);
+        const ours = await delivery(target, 16, DURABLE_COUNT, false, store.stores);
+        rates.push(ours.rate);
+        pairs.push(ours.rate / memory.rate);
+      }
+      console.log(
+        `c=16: delivery from the ${store.name} queue ${median(rates).toFixed(0)} deliveries/s (${DURABLE_COUNT} published, then drained; median of 3)`,
+      );
+      ratios.push(`ratio: delivery c=16 on ${store.name} queue vs on memory queue = ${median(pairs).toFixed(2)}`);
+    } finally {
+      await store.close();
+    }
   }
 } finally {
   consumer.kill();

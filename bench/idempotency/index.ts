@@ -1,11 +1,12 @@
 /**
  * bench/idempotency: begin+complete per second for each store, next to the bare client doing the
  * same round trips (the limit), so the ratio is our overhead. Bodies graded by size.
- * Redis and PostgreSQL run when REDIS_URL / DATABASE_URL are set (defaults: the local services).
+ * Redis and PostgreSQL run when REDIS_URL / DATABASE_URL are set (defaults: the local services); embedded PGlite
+ * always runs too (information: one connection, in this process).
  */
 import type { StoredResponse } from "../../src/idempotency";
 import { benchMemory } from "./memory";
-import { benchPostgres } from "./postgres";
+import { benchPostgres, pgliteDatabase, serverDatabase } from "./postgres";
 import { benchRedis } from "./redis";
 
 const MS = 1000;
@@ -44,9 +45,21 @@ for (const size of sizes) {
   const r = await benchRedis(redisUrl, response(size), MS, CONCURRENCY);
   ratios.push(`ratio: redis begin+complete${size === sizes[0] ? "" : ` (${size} B)`} vs raw ioredis = ${fmt(r.ratio)}`);
 }
-for (const size of sizes) {
-  const p = await benchPostgres(databaseUrl, response(size), MS, CONCURRENCY);
-  ratios.push(`ratio: postgres begin+complete${size === sizes[0] ? "" : ` (${size} B)`} vs raw pg = ${fmt(p.ratio)}`);
+// The server, then embedded PGlite (information, no target: one connection, in this process).
+const server: number[] = [];
+for (const database of [serverDatabase(databaseUrl, CONCURRENCY), await pgliteDatabase()]) {
+  const peer = database.name === "postgres" ? "raw pg" : "raw PGlite";
+  try {
+    for (const [i, size] of sizes.entries()) {
+      const p = await benchPostgres(database, response(size), MS, CONCURRENCY);
+      const label = `begin+complete${size === sizes[0] ? "" : ` (${size} B)`}`;
+      ratios.push(`ratio: ${database.name} ${label} vs ${peer} = ${fmt(p.ratio)}`);
+      if (database.name === "postgres") server[i] = p.ours;
+      else ratios.push(`ratio: pglite ${label} vs postgres server ${label} = ${fmt(p.ours / (server[i] as number))}`);
+    }
+  } finally {
+    await database.close();
+  }
 }
 console.log("");
 for (const line of ratios) console.log(line);

@@ -1,18 +1,53 @@
-/** The PostgreSQL store against the bare client doing the same round trips: INSERT, then UPDATE. */
+/**
+ * The PostgreSQL store against the bare client doing the same round trips: INSERT, then UPDATE. On a server (a pg
+ * Pool, prepared statements) or on embedded PGlite (one connection: requests in flight queue on it).
+ */
 import { randomUUID } from "node:crypto";
+import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import type { StoredResponse } from "../../src/idempotency";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
-import { migrate } from "../../src/postgres";
+import { migrate, type SqlDatabase } from "../../src/postgres";
 import { check, compare, rate } from "./measure";
 
+/** Where the store runs: a server's pool, or PGlite. */
+export interface BenchDatabase {
+  readonly name: "postgres" | "pglite";
+  readonly db: SqlDatabase;
+  /** The bare client's query, prepared where the client can. */
+  raw(
+    statement: { name: string; text: string },
+    values: unknown[],
+  ): Promise<{ rowCount?: number | null; affectedRows?: number }>;
+  close(): Promise<void>;
+}
+
+export function serverDatabase(url: string, max: number): BenchDatabase {
+  const pool = new pg.Pool({ connectionString: url, max });
+  return {
+    name: "postgres",
+    db: pool,
+    raw: (statement, values) => pool.query({ ...statement, values }),
+    close: () => pool.end(),
+  };
+}
+
+/** An in-memory PGlite (initdb takes several seconds, once). */
+export async function pgliteDatabase(): Promise<BenchDatabase> {
+  const db = await PGlite.create();
+  return { name: "pglite", db, raw: (statement, values) => db.query(statement.text, values), close: () => db.close() };
+}
+
+const changed = (result: { rowCount?: number | null; affectedRows?: number }) =>
+  result.rowCount ?? result.affectedRows ?? 0;
+
 export async function benchPostgres(
-  url: string,
+  database: BenchDatabase,
   response: StoredResponse,
   ms: number,
   concurrency: number,
 ): Promise<{ ours: number; raw: number; ratio: number }> {
-  const pool = new pg.Pool({ connectionString: url, max: concurrency });
+  const pool = database.db;
   const schema = `bench_idem_${process.pid}_${randomUUID().slice(0, 8).replaceAll("-", "")}`;
   const raw = `"${schema}_raw"."idempotency_keys"`;
   try {
@@ -41,11 +76,8 @@ export async function benchPostgres(
     };
     const headers = JSON.stringify(response.headers);
     const body = Buffer.from(response.body);
-    check((await pool.query({ ...insert, values: ["check", "fp", "t"] })).rowCount === 1, "raw INSERT");
-    check(
-      (await pool.query({ ...update, values: ["check", response.status, headers, body] })).rowCount === 1,
-      "raw UPDATE",
-    );
+    check(changed(await database.raw(insert, ["check", "fp", "t"])) === 1, "raw INSERT");
+    check(changed(await database.raw(update, ["check", response.status, headers, body])) === 1, "raw UPDATE");
 
     const fp = "fingerprint-of-43-characters-xxxxxxxxxxxxx";
     const {
@@ -60,19 +92,19 @@ export async function benchPostgres(
       },
       async (i) => {
         const key = `b${i}`;
-        if ((await pool.query({ ...insert, values: [key, fp, randomUUID()] })).rowCount === 1) {
-          await pool.query({ ...update, values: [key, response.status, headers, body] });
+        if (changed(await database.raw(insert, [key, fp, randomUUID()])) === 1) {
+          await database.raw(update, [key, response.status, headers, body]);
         }
       },
       { ms, concurrency },
     );
     const [ours, bare] = [o.wall, r.wall];
     console.log(
-      `postgres ${response.body.byteLength} B body: ours ${rate(ours)}, raw INSERT + UPDATE ${rate(bare)} (${concurrency} in flight)`,
+      `${database.name} ${response.body.byteLength} B body: ours ${rate(ours)}, raw INSERT + UPDATE ${rate(bare)} (${concurrency} in flight)`,
     );
     return { ours, raw: bare, ratio: ratio.wall };
   } finally {
-    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_raw" CASCADE`);
-    await pool.end();
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}_raw" CASCADE`);
   }
 }

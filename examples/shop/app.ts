@@ -89,7 +89,7 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
       store: (request) => storage.idempotency(request),
       identify: (request) => principalOf(request).subject,
     }),
-    conditionalList: (next) => conditional(next, { now }),
+    conditionalList: conditional({ now }),
   };
   declareUsers(router, ctx);
   declareOrderCollection(router, ctx);

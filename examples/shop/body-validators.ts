@@ -55,5 +55,5 @@ function revalidatedReads(handler: Handler, options: RevalidatedOptions): Handle
     };
     return { ...response, headers };
   };
-  return conditional(annotate, { now: options.now });
+  return conditional({ now: options.now })(annotate);
 }

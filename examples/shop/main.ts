@@ -14,7 +14,23 @@ if (!loaded.ok) {
 }
 const { shop: config, server: serverConfig } = loaded;
 const shop = await createShop(config, { log: (line) => console.log(`shop: ${line}`) });
-const server = await listen(shop.handler, { ...serverConfig, bodyLimit: config.bodyLimit });
+const server = await listen(shop.handler, { ...serverConfig, bodyLimit: config.bodyLimit }).catch(async (error) => {
+  await shop.close(); // releases the data directory
+  const code = (error as { code?: unknown }).code;
+  const where = `${serverConfig.host}:${serverConfig.port}`;
+  if (code === "EADDRINUSE") {
+    console.error(
+      `shop: ${where} is already in use (another shop?). Stop it, or pick a port: PORT=3001 npm start (PORT=0 picks a free one).`,
+    );
+  } else if (code === "EACCES") {
+    console.error(
+      `shop: not allowed to listen on ${where}: ports below 1024 need privileges; pick another with PORT=…`,
+    );
+  } else if (code === "EADDRNOTAVAIL") {
+    console.error(`shop: ${serverConfig.host} is not an address of this machine; set HOST (default 127.0.0.1).`);
+  } else throw error;
+  process.exit(1);
+});
 
 const where =
   config.storage.kind === "pglite"

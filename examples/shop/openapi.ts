@@ -52,26 +52,23 @@ interface Described {
  */
 export function declareOpenApi(router: Router, now: () => number): void {
   let described: Described | undefined;
-  const serve = conditional(
-    () => {
-      if (described === undefined) {
-        const body = JSON.stringify(describeShop(router));
-        const at = now();
-        described = { body, etag: etagFromBody(body), lastModified: formatLastModified(at, at) };
-      }
-      return {
-        status: 200,
-        headers: {
-          "content-type": "application/json",
-          "cache-control": "public, max-age=300",
-          etag: described.etag,
-          "last-modified": described.lastModified,
-        },
-        body: described.body,
-      };
-    },
-    { now },
-  );
+  const serve = conditional({ now })(() => {
+    if (described === undefined) {
+      const body = JSON.stringify(describeShop(router));
+      const at = now();
+      described = { body, etag: etagFromBody(body), lastModified: formatLastModified(at, at) };
+    }
+    return {
+      status: 200,
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "public, max-age=300",
+        etag: described.etag,
+        "last-modified": described.lastModified,
+      },
+      body: described.body,
+    };
+  });
   router.route(
     "GET",
     "/openapi.json",

@@ -117,27 +117,30 @@ function required(method: string, option: ConditionalOptions["requirePreconditio
 }
 
 /**
- * Wraps a resource's handler so that:
+ * A middleware, `(options) => (handler) => handler` like `idempotency()` and `rateLimit()`, that makes a resource's
+ * handler conditional (mount it with `router.use`, `resource.use` or an operation's `use`, or call it on a handler):
  * - a 200 GET/HEAD response gets an ETag computed from its body when it has none, a Last-Modified bounded
  *   by its Date (§8.8.2.1), and becomes a bodyless 304 (or a 412) when the request's preconditions say so;
  *   a 200 HEAD response without content or ETag is answered from the GET response, without its content;
  * - an unsafe request is evaluated against `validators(request)` first, and a failed precondition answers
  *   412 (or 428 when required and missing) without running the handler.
- * Works with both adapters, since it is just a {@link Handler}.
+ * Works with both adapters, since it is just a {@link Handler}. Inside a router, `routeOf(request).params` (from
+ * `rest-webhooks/routing`) gives `validators` the matched path parameters.
  *
  * The check and the write are not atomic: for concurrent writers, also make the store's update conditional
  * on the version the validators reported.
  * @example
- * const handler = conditional(getOrPutDocument, {
- *   validators: (request) => store.versionOf(request.path),
- *   requirePrecondition: true,
+ * const notes = router.resource("/notes/{note_id}", (note) => {
+ *   note.use(conditional({ validators: (request) => store.validatorsOf(routeOf(request)?.params.note_id) }));
+ *   note.read({}, ({ params }) => json(200, store.get(params.note_id)));
  * });
- * createServer(handler).listen(3000);
+ * @example createServer(conditional({ requirePrecondition: true })(getOrPutDocument)).listen(3000);
  * @see https://www.rfc-editor.org/rfc/rfc9110#section-13.2 (evaluation) and §9.3.2 (HEAD)
  */
-export function conditional(handler: Handler, options: ConditionalOptions = {}): Handler {
+export function conditional(options: ConditionalOptions = {}): (handler: Handler) => Handler {
+  checkOptions(options);
   const { validators } = options;
-  return (request) => {
+  return (handler) => (request) => {
     const method = request.method;
     // Synchronous handlers stay synchronous: adapters answer them without a promise.
     if (revalidates(method)) {
@@ -166,6 +169,31 @@ export function conditional(handler: Handler, options: ConditionalOptions = {}):
       return result.kind === "proceed" ? handler(request) : (preconditionResponse(result) as HttpResponse);
     });
   };
+}
+
+// Plain-JavaScript mistakes answered at construction, naming the option (and the 0.x shape change).
+function checkOptions(options: ConditionalOptions): void {
+  if (typeof options === "function") {
+    throw new TypeError(
+      "conditional(options) returns a middleware: write conditional({ validators })(handler), or resource.use(conditional({ validators })) (the handler-first form was removed in 0.2)",
+    );
+  }
+  if (typeof options !== "object" || options === null) throw new TypeError("conditional: options must be an object");
+  const { validators, requirePrecondition, etag, now } = options;
+  if (validators !== undefined && typeof validators !== "function") {
+    throw new TypeError("conditional: validators must be a function (request) => { etag?, lastModified? } | undefined");
+  }
+  if (
+    requirePrecondition !== undefined &&
+    typeof requirePrecondition !== "boolean" &&
+    !(Array.isArray(requirePrecondition) && requirePrecondition.every((m) => typeof m === "string"))
+  ) {
+    throw new TypeError("conditional: requirePrecondition must be true, false or a list of methods");
+  }
+  if (etag !== undefined && etag !== false && etag !== "strong" && etag !== "weak") {
+    throw new TypeError('conditional: etag must be "strong", "weak" or false');
+  }
+  if (now !== undefined && typeof now !== "function") throw new TypeError("conditional: now must be a function");
 }
 
 function then<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {

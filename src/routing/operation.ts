@@ -250,11 +250,21 @@ export function operationHandler(setup: OperationSetup): Handler {
 }
 
 /** Checks, at declaration, that the schemas fit the template. */
+const NO_BODY: ReadonlySet<OperationKind> = new Set(["list", "read", "remove"]);
+
 export function checkSpec(
   info: Pick<RouteInfo, "template" | "name" | "kind">,
   names: readonly string[],
   spec: OperationSpec,
 ): void {
+  // RFC 9110 §9.3.1, §9.3.2, §9.3.5: content in GET, HEAD or DELETE has no defined semantics, so a body schema on
+  // list, read or remove could never be applied: refused rather than silently ignored.
+  if ((spec.body !== undefined || spec.form === true) && NO_BODY.has(info.kind)) {
+    throw new RoutingError(
+      "invalid_schema",
+      `${info.name}: a ${info.kind} operation reads no request body (GET, HEAD and DELETE carry none); remove \`body\`, or declare a create, replace or update.`,
+    );
+  }
   if (spec.form === true && (info.kind === "update" || info.kind === "replace")) {
     throw new RoutingError("invalid_schema", `${info.name}: form bodies are not for PUT or PATCH merge patches.`);
   }

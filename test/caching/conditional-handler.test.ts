@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { conditional, etagFromBody, formatHttpDate } from "../../src/caching/index";
 import { adapt } from "../../src/fetch/index";
+import { json } from "../../src/http/index";
 import type { Handler, HttpRequest, HttpResponse, RequestHeaders } from "../../src/http/message";
-import { createRouter } from "../../src/routing/index";
+import { createRouter, routeOf } from "../../src/routing/index";
 import { documentResource } from "./document-resource";
 
 const BODY = '{"id":1,"title":"Hello"}';
@@ -13,9 +15,9 @@ function request(method: string, headers: RequestHeaders = {}, body = ""): HttpR
   return { method, path: "/docs/1", search: "", query: {}, headers, body: new TextEncoder().encode(body) };
 }
 
-function setup(options: Parameters<typeof conditional>[1] = {}) {
+function setup(options: Parameters<typeof conditional>[0] = {}) {
   const resource = documentResource({ "/docs/1": { body: BODY, modified: MODIFIED } });
-  const handler = conditional(resource.handler, { validators: resource.validators, ...options });
+  const handler = conditional({ validators: resource.validators, ...options })(resource.handler);
   return {
     ...resource,
     handler,
@@ -80,21 +82,21 @@ describe("conditional(): GET and HEAD", () => {
 
   it("keeps an ETag the handler set and does not recompute it", async () => {
     const inner: Handler = () => ({ status: 200, headers: { ETag: 'W/"7"' }, body: "x" });
-    const response = await conditional(inner)(request("GET", { "if-none-match": '"7"' }));
+    const response = await conditional()(inner)(request("GET", { "if-none-match": '"7"' }));
     expect(response).toEqual({ status: 304, headers: { ETag: 'W/"7"' }, body: null });
   });
 
   it("does not hash a partial body (206) into a tag", async () => {
     const partial: Handler = () => ({ status: 206, headers: { "content-range": "bytes 0-0/2" }, body: "x" });
-    expect((await conditional(partial)(request("GET"))).headers.etag).toBeUndefined();
+    expect((await conditional()(partial)(request("GET"))).headers.etag).toBeUndefined();
   });
 
   it("computes a weak tag, or none, on request", async () => {
     const inner: Handler = () => ({ status: 200, headers: {}, body: "x" });
-    expect((await conditional(inner, { etag: "weak" })(request("GET"))).headers.etag).toBe(
+    expect((await conditional({ etag: "weak" })(inner)(request("GET"))).headers.etag).toBe(
       etagFromBody("x", { weak: true }),
     );
-    expect((await conditional(inner, { etag: false })(request("GET"))).headers.etag).toBeUndefined();
+    expect((await conditional({ etag: false })(inner)(request("GET"))).headers.etag).toBeUndefined();
   });
 
   it("bounds a future Last-Modified by the response Date, else by the clock (§8.8.2.1)", async () => {
@@ -104,23 +106,23 @@ describe("conditional(): GET and HEAD", () => {
       headers: { "Last-Modified": future, date: "Wed, 01 May 2024 12:00:00 GMT" },
       body: "x",
     });
-    const dated = await conditional(withDate)(request("GET"));
+    const dated = await conditional()(withDate)(request("GET"));
     expect(dated.headers["last-modified"]).toBe("Wed, 01 May 2024 12:00:00 GMT");
     expect(dated.headers["Last-Modified"]).toBeUndefined();
     const undated: Handler = () => ({ status: 200, headers: { "last-modified": future }, body: "x" });
-    const clocked = await conditional(undated, { now: () => Date.parse("2024-05-03T00:00:00.500Z") })(request("GET"));
+    const clocked = await conditional({ now: () => Date.parse("2024-05-03T00:00:00.500Z") })(undated)(request("GET"));
     expect(clocked.headers["last-modified"]).toBe("Fri, 03 May 2024 00:00:00 GMT");
   });
 
   it("does not mutate the handler's response", async () => {
     const shared: HttpResponse = { status: 200, headers: { "content-type": "text/plain" }, body: "x" };
-    const response = await conditional(() => shared)(request("GET", { "if-none-match": etagFromBody("x") }));
+    const response = await conditional()(() => shared)(request("GET", { "if-none-match": etagFromBody("x") }));
     expect(response.status).toBe(304);
     expect(shared).toEqual({ status: 200, headers: { "content-type": "text/plain" }, body: "x" });
   });
 
   it("stays synchronous for a synchronous handler", () => {
-    const response = conditional(() => ({ status: 200, headers: {}, body: "x" }))(request("GET"));
+    const response = conditional()(() => ({ status: 200, headers: {}, body: "x" }))(request("GET"));
     expect(response).not.toBeInstanceOf(Promise);
   });
 });
@@ -136,9 +138,9 @@ function headless(handler: Handler): Handler {
 }
 
 describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () => {
-  function setupHeadless(options: Parameters<typeof conditional>[1] = {}) {
+  function setupHeadless(options: Parameters<typeof conditional>[0] = {}) {
     const resource = documentResource({ "/docs/1": { body: BODY, modified: MODIFIED } });
-    return { ...resource, handler: conditional(headless(resource.handler), options) };
+    return { ...resource, handler: conditional(options)(headless(resource.handler)) };
   }
 
   it("gets the header fields of GET, its ETag included, and no content", async () => {
@@ -170,7 +172,7 @@ describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () =
 
   it("stays synchronous for a synchronous handler", () => {
     const sync: Handler = (req) => ({ status: 200, headers: {}, body: req.method === "HEAD" ? null : "x" });
-    const response = conditional(sync)(request("HEAD", { "if-none-match": etagFromBody("x") }));
+    const response = conditional()(sync)(request("HEAD", { "if-none-match": etagFromBody("x") }));
     expect(response).not.toBeInstanceOf(Promise);
     expect((response as HttpResponse).status).toBe(304);
   });
@@ -181,7 +183,7 @@ describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () =
       const response = await headless(tagged.handler)(req);
       return { ...response, headers: { ...response.headers, etag: '"v1"' } };
     };
-    expect((await conditional(withTag)(request("HEAD", { "if-none-match": '"v1"' }))).status).toBe(304);
+    expect((await conditional()(withTag)(request("HEAD", { "if-none-match": '"v1"' }))).status).toBe(304);
     expect(tagged.calls).toEqual(["HEAD /docs/1"]);
     const { handler, calls } = setupHeadless({ etag: false });
     expect((await handler(request("HEAD"))).headers.etag).toBeUndefined();
@@ -194,7 +196,7 @@ describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () =
       req.method === "HEAD"
         ? { status: 200, headers: { "x-n": String(++n) }, body: null }
         : { status: 503, headers: {} };
-    expect(await conditional(flaky)(request("HEAD"))).toEqual({ status: 200, headers: { "x-n": "1" }, body: null });
+    expect(await conditional()(flaky)(request("HEAD"))).toEqual({ status: 200, headers: { "x-n": "1" }, body: null });
   });
 
   it("gives a router's HEAD-from-GET the GET's ETag and its 304", async () => {
@@ -203,7 +205,7 @@ describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () =
       headers: { "content-type": "application/json" },
       body: BODY,
     }));
-    const handler = conditional(router.handler());
+    const handler = conditional()(router.handler());
     const get = await handler(request("GET"));
     const head = await handler(request("HEAD"));
     expect(head.headers.etag).toBe(TAG);
@@ -270,14 +272,14 @@ describe("conditional(): unsafe methods", () => {
 
   it("requires preconditions even without validators", async () => {
     const { handler } = documentResource({});
-    const wrapped = conditional(handler, { requirePrecondition: true });
+    const wrapped = conditional({ requirePrecondition: true })(handler);
     expect((await wrapped(request("PUT", {}, "{}"))).status).toBe(428);
     expect((await wrapped(request("PUT", { "if-match": '"x"' }, "{}"))).status).toBe(201);
   });
 
   it("accepts asynchronous validators", async () => {
     const resource = documentResource({ "/docs/1": { body: BODY, modified: MODIFIED } });
-    const wrapped = conditional(resource.handler, { validators: async (r) => resource.validators(r) });
+    const wrapped = conditional({ validators: async (r) => resource.validators(r) })(resource.handler);
     expect((await wrapped(request("DELETE", { "if-match": '"stale"' }))).status).toBe(412);
     expect((await wrapped(request("DELETE", { "if-match": TAG }))).status).toBe(204);
   });
@@ -285,6 +287,42 @@ describe("conditional(): unsafe methods", () => {
   it("lets OPTIONS through unevaluated (§13.2.1)", async () => {
     const { call } = setup();
     expect((await call(request("OPTIONS", { "if-match": '"stale"' }))).status).toBe(405);
+  });
+});
+
+describe("conditional(options): a middleware like idempotency() and rateLimit()", () => {
+  it("mounts with resource.use, and its validators read the route's params", async () => {
+    const versions = new Map([["a", 3]]);
+    const router = createRouter().resource("/docs/{doc_id}", (doc) => {
+      doc.use(
+        conditional({
+          validators: (r) => {
+            const version = versions.get(routeOf(r)?.params.doc_id ?? "");
+            return version === undefined ? undefined : { etag: `"${version}"` };
+          },
+        }),
+      );
+      doc.read({}, ({ params }) => json(200, { id: params.doc_id }, { etag: `"${versions.get(params.doc_id)}"` }));
+      doc.replace({ body: z.object({}).passthrough() }, ({ params }) => json(200, { id: params.doc_id }));
+    });
+    const handler = router.handler();
+    expect((await handler({ ...request("GET", { "if-none-match": '"3"' }), path: "/docs/a" })).status).toBe(304);
+    const stale = await handler({
+      ...request("PUT", { "if-match": '"2"', "content-type": "application/json" }),
+      path: "/docs/a",
+      body: new TextEncoder().encode("{}"),
+    });
+    expect(stale.status).toBe(412);
+  });
+
+  it("refuses the removed handler-first form and bad options, naming them", () => {
+    const handler = () => ({ status: 200, headers: {} });
+    expect(() => conditional(handler as never)).toThrow(
+      /returns a middleware: write conditional\(\{ validators \}\)\(handler\)/,
+    );
+    expect(() => conditional({ validators: "etag" as never })).toThrow(/validators must be a function/);
+    expect(() => conditional({ etag: "strongest" as never })).toThrow(/etag must be/);
+    expect(() => conditional({ requirePrecondition: "PUT" as never })).toThrow(/requirePrecondition/);
   });
 });
 

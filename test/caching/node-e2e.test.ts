@@ -10,7 +10,7 @@ import { documentResource } from "./document-resource";
 
 const BODY = '{"id":1,"title":"Hello"}';
 const resource = documentResource({ "/docs/1": { body: BODY, modified: Date.parse("2024-05-01T12:00:00Z") } });
-const server = createServer(conditional(resource.handler, { validators: resource.validators }), {
+const server = createServer(conditional({ validators: resource.validators })(resource.handler), {
   onError: () => undefined,
 });
 let port = 0;

@@ -51,10 +51,13 @@ describe("caching public types", () => {
     void [request, response, qualified];
   });
 
-  it("conditional() returns a Handler", () => {
-    expectTypeOf(conditional(() => ({ status: 200, headers: {} }))).toEqualTypeOf<Handler>();
+  it("conditional(options) is a middleware: it takes a Handler and returns one", () => {
+    expectTypeOf(conditional({})).toEqualTypeOf<(handler: Handler) => Handler>();
+    expectTypeOf(conditional()(() => ({ status: 200, headers: {} }))).toEqualTypeOf<Handler>();
     // @ts-expect-error validators must return Validators
-    conditional(() => ({ status: 200, headers: {} }), { validators: () => "etag" });
+    conditional({ validators: () => "etag" });
+    // @ts-expect-error the handler-first form is gone
+    conditional(() => ({ status: 200, headers: {} }), {});
   });
 
   it("error codes are a closed union", () => {

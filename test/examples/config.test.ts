@@ -4,6 +4,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -222,6 +224,21 @@ describe("npm start (examples/shop/main.ts)", () => {
     expect(await again.exited).toBe(0);
     rmSync(dataDir, { recursive: true, force: true });
   }, 90_000);
+
+  it("on a busy port, says so and how to pick another, with no stack trace, and exits 1", async () => {
+    const busy = createServer().listen(0, "127.0.0.1");
+    await new Promise((resolve) => busy.once("listening", resolve));
+    try {
+      const port = String((busy.address() as AddressInfo).port);
+      const { output, exited } = run({ PORT: port, SHOP_STORAGE: "memory" });
+      expect(await exited).toBe(1);
+      expect(output.stderr).toContain(`shop: 127.0.0.1:${port} is already in use`);
+      expect(output.stderr).toContain("PORT=0 picks a free one");
+      expect(output.stderr).not.toMatch(/\n\s+at /); // no stack
+    } finally {
+      busy.close();
+    }
+  }, 60_000);
 
   it("exits with status 1 and names the missing secrets in production", async () => {
     const { output, exited } = run({ NODE_ENV: "production", PORT: "0" });

@@ -1,22 +1,23 @@
-/** A fresh schema of shop storage on the test database, and its cleanup: for the suites run on PostgreSQL. */
-import pg from "pg";
+/** A fresh schema of shop storage on a PostgreSQL backend (PGlite or the server), and its cleanup. */
 import { createPostgresStorage } from "../../examples/shop/storage/postgres";
 import type { ShopStorage } from "../../examples/shop/storage/types";
-import { databaseUrl, uniqueName } from "../support/services";
+import type { Backend } from "../support/databases";
+import { uniqueName } from "../support/services";
 
-/** Opens shop storage in its own schema (`prefix_…`) over a pool of `max` connections. */
+/** Opens shop storage in its own schema (`prefix_…`) on `backend`, over up to `max` connections. */
 export async function openPostgresShopStorage(
+  backend: Backend,
   prefix: string,
   max: number,
 ): Promise<{ storage: ShopStorage; cleanup(): Promise<void> }> {
   const schema = uniqueName(prefix).toLowerCase();
-  const pool = new pg.Pool({ connectionString: databaseUrl, max });
-  const storage = await createPostgresStorage({ connection: pool, schema });
+  const open = await backend.open({ max });
+  const storage = await createPostgresStorage({ connection: open.db, schema });
   return {
     storage,
     async cleanup() {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
+      await open.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await open.close();
     },
   };
 }

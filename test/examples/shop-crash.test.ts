@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { issueToken } from "../../examples/shop/tokens";
-import { databaseUrl, skipWithoutPostgres, uniqueName } from "../support/services";
+import { onServer } from "../support/databases";
+import { databaseUrl, uniqueName } from "../support/services";
 
 const fixture = fileURLToPath(new URL("./fixtures/shop-process.ts", import.meta.url));
 const children = new Set<ChildProcess>();
@@ -116,81 +117,87 @@ const ROUNDS = 5;
 const KEYS = 200;
 const random = (n: number) => Math.floor(Math.random() * n);
 
-describe.skipIf(skipWithoutPostgres())("exactly-once POST across crashes (PostgreSQL, real processes)", () => {
-  it(`${ROUNDS} bursts of ${KEYS} keyed POSTs, each process killed mid-burst: one order and one event per key`, {
-    timeout: 240_000,
-  }, async () => {
-    const schema = uniqueName("shopcrash").toLowerCase();
-    const env = {
-      DATABASE_URL: databaseUrl as string,
-      SHOP_SCHEMA: schema,
-      SHOP_JWT_SECRET: randomBytes(32).toString("base64url"),
-      SHOP_API_KEY: `sk_test_${randomBytes(16).toString("base64url")}`,
-    };
-    const admin = await issueToken(env.SHOP_JWT_SECRET, { sub: "admin", admin: true });
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    try {
-      let shop = await start(env);
-      const user = JSON.parse(
-        (await post(shop.url, "/users", admin, "setup-user", { name: "Ada", tier: "gold" }))?.body ?? "{}",
-      );
-      const endpoint = await fetch(`${shop.url}/v1/webhook_endpoints`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${env.SHOP_API_KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({ url: "http://127.0.0.1:9/hooks", enabled_events: ["order.created"] }),
-      });
-      expect(endpoint.status).toBe(201);
-      const item = { items: [{ sku: "TEA-1", quantity: 1, unit_price: 450 }] };
-      const path = `/users/${user.id}/orders`;
-      const seen = new Map<string, Set<string>>(); // every 2xx body each key answered
-      const allKeys: string[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        const keys = Array.from({ length: KEYS }, (_, i) => `r${round}-k${i}-${randomBytes(4).toString("hex")}`);
-        allKeys.push(...keys);
-        // Even rounds die at the injected point (an order written, nothing committed); odd ones at a random moment.
-        const injected = round % 2 === 0;
-        await shop.kill();
-        shop = await start(injected ? { ...env, CRASH_AT_ORDER: String(1 + random(KEYS)) } : env);
-        const dying = shop;
-        const killAfter = random(KEYS);
-        const send = (key: string) => post(dying.url, path, admin, key, item);
-        const answers = await burst(keys, send, 50, (n) => {
-          if (!injected && n === killAfter) void dying.kill();
+onServer(
+  "exactly-once POST across crashes (PostgreSQL, real processes)",
+  () => {
+    it(`${ROUNDS} bursts of ${KEYS} keyed POSTs, each process killed mid-burst: one order and one event per key`, {
+      timeout: 240_000,
+    }, async () => {
+      const schema = uniqueName("shopcrash").toLowerCase();
+      const env = {
+        DATABASE_URL: databaseUrl as string,
+        SHOP_SCHEMA: schema,
+        SHOP_JWT_SECRET: randomBytes(32).toString("base64url"),
+        SHOP_API_KEY: `sk_test_${randomBytes(16).toString("base64url")}`,
+      };
+      const admin = await issueToken(env.SHOP_JWT_SECRET, { sub: "admin", admin: true });
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+      try {
+        let shop = await start(env);
+        const user = JSON.parse(
+          (await post(shop.url, "/users", admin, "setup-user", { name: "Ada", tier: "gold" }))?.body ?? "{}",
+        );
+        const endpoint = await fetch(`${shop.url}/v1/webhook_endpoints`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${env.SHOP_API_KEY}`, "content-type": "application/json" },
+          body: JSON.stringify({ url: "http://127.0.0.1:9/hooks", enabled_events: ["order.created"] }),
         });
-        await dying.kill();
-        for (const [key, answer] of answers) {
-          if (answer.status < 300) (seen.get(key) ?? seen.set(key, new Set()).get(key))?.add(answer.body);
+        expect(endpoint.status).toBe(201);
+        const item = { items: [{ sku: "TEA-1", quantity: 1, unit_price: 450 }] };
+        const path = `/users/${user.id}/orders`;
+        const seen = new Map<string, Set<string>>(); // every 2xx body each key answered
+        const allKeys: string[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const keys = Array.from({ length: KEYS }, (_, i) => `r${round}-k${i}-${randomBytes(4).toString("hex")}`);
+          allKeys.push(...keys);
+          // Even rounds die at the injected point (an order written, nothing committed); odd ones at a random moment.
+          const injected = round % 2 === 0;
+          await shop.kill();
+          shop = await start(injected ? { ...env, CRASH_AT_ORDER: String(1 + random(KEYS)) } : env);
+          const dying = shop;
+          const killAfter = random(KEYS);
+          const send = (key: string) => post(dying.url, path, admin, key, item);
+          const answers = await burst(keys, send, 50, (n) => {
+            if (!injected && n === killAfter) void dying.kill();
+          });
+          await dying.kill();
+          for (const [key, answer] of answers) {
+            if (answer.status < 300) (seen.get(key) ?? seen.set(key, new Set()).get(key))?.add(answer.body);
+          }
+          shop = await start(env);
+          const restarted = shop;
+          const finals = await retryAll(keys, (key) => post(restarted.url, path, admin, key, item));
+          for (const [key, answer] of finals) (seen.get(key) ?? seen.set(key, new Set()).get(key))?.add(answer.body);
         }
-        shop = await start(env);
-        const restarted = shop;
-        const finals = await retryAll(keys, (key) => post(restarted.url, path, admin, key, item));
-        for (const [key, answer] of finals) (seen.get(key) ?? seen.set(key, new Set()).get(key))?.add(answer.body);
+        // Every retry of a key answered the same body.
+        for (const key of allKeys) expect(seen.get(key)?.size, key).toBe(1);
+        const orderIds = allKeys.map(
+          (key) => JSON.parse([...(seen.get(key) as Set<string>)][0] as string).id as string,
+        );
+        expect(new Set(orderIds).size).toBe(allKeys.length);
+        // Exactly one order per key: the database holds those orders and no other.
+        const { rows } = await pool.query(`SELECT id FROM "${schema}".orders WHERE user_id = $1`, [user.id]);
+        expect(rows.map((row) => row.id).sort()).toEqual([...orderIds].sort());
+        // Exactly one order.created event per order in the outbox, each with its own event id.
+        const events = await pool.query(
+          `SELECT event_id, payload FROM "${schema}".webhook_deliveries WHERE event_type = 'order.created'`,
+        );
+        const perOrder = new Map<string, Set<string>>();
+        for (const row of events.rows) {
+          const orderId = JSON.parse(row.payload).data.id as string;
+          (perOrder.get(orderId) ?? perOrder.set(orderId, new Set()).get(orderId))?.add(row.event_id);
+        }
+        expect(events.rows.length).toBe(orderIds.length);
+        for (const id of orderIds) expect(perOrder.get(id)?.size, id).toBe(1);
+        await shop.kill();
+      } finally {
+        await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await pool.end();
       }
-      // Every retry of a key answered the same body.
-      for (const key of allKeys) expect(seen.get(key)?.size, key).toBe(1);
-      const orderIds = allKeys.map((key) => JSON.parse([...(seen.get(key) as Set<string>)][0] as string).id as string);
-      expect(new Set(orderIds).size).toBe(allKeys.length);
-      // Exactly one order per key: the database holds those orders and no other.
-      const { rows } = await pool.query(`SELECT id FROM "${schema}".orders WHERE user_id = $1`, [user.id]);
-      expect(rows.map((row) => row.id).sort()).toEqual([...orderIds].sort());
-      // Exactly one order.created event per order in the outbox, each with its own event id.
-      const events = await pool.query(
-        `SELECT event_id, payload FROM "${schema}".webhook_deliveries WHERE event_type = 'order.created'`,
-      );
-      const perOrder = new Map<string, Set<string>>();
-      for (const row of events.rows) {
-        const orderId = JSON.parse(row.payload).data.id as string;
-        (perOrder.get(orderId) ?? perOrder.set(orderId, new Set()).get(orderId))?.add(row.event_id);
-      }
-      expect(events.rows.length).toBe(orderIds.length);
-      for (const id of orderIds) expect(perOrder.get(id)?.size, id).toBe(1);
-      await shop.kill();
-    } finally {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
-    }
-  });
-});
+    });
+  },
+  "several processes share one database, and PGlite is one process",
+);
 
 describe("idempotency keys on memory storage across a restart", () => {
   it("a key answered before the crash runs again after it: at least once, as documented", {

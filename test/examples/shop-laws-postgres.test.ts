@@ -1,14 +1,12 @@
 /**
- * The HTTP laws of rest-webhooks/testing against the example shop on PostgreSQL storage, over a real port.
- * Skipped, with the reason printed, without DATABASE_URL.
+ * The HTTP laws of rest-webhooks/testing against the example shop on PostgreSQL storage, over a real port: on
+ * embedded PGlite always, and on the server when DATABASE_URL is set.
  */
 import { describe } from "vitest";
-import { skipWithoutPostgres } from "../support/services";
+import { databases } from "../support/databases";
 import { openPostgresShopStorage } from "./postgres-storage";
 import { shopLawSuite } from "./shop-laws-suite";
 
-// vitest still runs a skipped describe's body to collect its tests: the connection is opened only when it runs.
-const skip = skipWithoutPostgres();
-describe.skipIf(skip)("the shop on PostgreSQL storage", async () => {
-  if (!skip) await shopLawSuite(() => openPostgresShopStorage("shop_laws", 4), 10);
+describe.each(databases())("the shop on PostgreSQL storage ($name)", async (backend) => {
+  await shopLawSuite(() => openPostgresShopStorage(backend, "shop_laws", 4), 10);
 });

@@ -1,8 +1,8 @@
 import { describe } from "vitest";
-import { skipWithoutPostgres } from "../support/services";
+import { databases } from "../support/databases";
 import { openPostgresShopStorage } from "./postgres-storage";
 import { shopSuite } from "./shop-suite";
 
-describe.skipIf(skipWithoutPostgres())("the example shop on PostgreSQL storage", () => {
-  shopSuite(() => openPostgresShopStorage("shop_e2e", 8));
+describe.each(databases())("the example shop on PostgreSQL storage ($name)", (backend) => {
+  shopSuite(() => openPostgresShopStorage(backend, "shop_e2e", 8));
 });

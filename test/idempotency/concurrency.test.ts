@@ -6,7 +6,8 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseUrl, redisUrl, skipWithoutPostgres, skipWithoutRedis, uniqueName } from "../support/services";
+import { onServer } from "../support/databases";
+import { databaseUrl, redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { usePostgresEffects } from "./postgres-fixture";
 import { type Answer, type Child, post, startServer, stopAll } from "./processes";
 
@@ -69,21 +70,25 @@ describe.skipIf(skipWithoutRedis())("4 processes × 50 requests, one key, Redis 
   });
 });
 
-describe.skipIf(skipWithoutPostgres())("4 processes × 50 requests, one key, PostgreSQL store", () => {
-  const name = uniqueName("idem_conc_pg");
-  const running: Child[] = [];
-  const { effects } = usePostgresEffects(name, () => stopAll(running));
+onServer(
+  "4 processes × 50 requests, one key, PostgreSQL store",
+  () => {
+    const name = uniqueName("idem_conc_pg");
+    const running: Child[] = [];
+    const { effects } = usePostgresEffects(name, () => stopAll(running));
 
-  it.each([
-    ["pool: the record in its own statement", "postgres", "order-pool"],
-    ["transaction: the record shares the business transaction", "postgres-tx", "order-tx"],
-  ])("%s: runs the side effect exactly once", async (_, store, key) => {
-    const before = await effects();
-    const children = await startMany({ STORE: store, NAME: name, DATABASE_URL: databaseUrl as string, ...CHILD_ENV });
-    running.push(...children);
-    const answers = await storm(children, key);
-    expectExactlyOnce(answers);
-    expect((await effects()) - before).toBe(1);
-    await stopAll(children);
-  });
-});
+    it.each([
+      ["pool: the record in its own statement", "postgres", "order-pool"],
+      ["transaction: the record shares the business transaction", "postgres-tx", "order-tx"],
+    ])("%s: runs the side effect exactly once", async (_, store, key) => {
+      const before = await effects();
+      const children = await startMany({ STORE: store, NAME: name, DATABASE_URL: databaseUrl as string, ...CHILD_ENV });
+      running.push(...children);
+      const answers = await storm(children, key);
+      expectExactlyOnce(answers);
+      expect((await effects()) - before).toBe(1);
+      await stopAll(children);
+    });
+  },
+  "several processes share one database, and PGlite is one process",
+);

@@ -13,7 +13,8 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseUrl, redisUrl, skipWithoutPostgres, skipWithoutRedis, uniqueName } from "../support/services";
+import { onServer } from "../support/databases";
+import { databaseUrl, redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { usePostgresEffects } from "./postgres-fixture";
 import { type Answer, type Child, post, startServer, stopAll } from "./processes";
 
@@ -89,43 +90,47 @@ describe.skipIf(skipWithoutRedis())("crash mid-request, Redis store", () => {
   });
 });
 
-describe.skipIf(skipWithoutPostgres())("crash mid-request, PostgreSQL store", () => {
-  const name = uniqueName("idem_crash_pg");
-  const running: Child[] = [];
-  const { effects } = usePostgresEffects(name, () => stopAll(running));
-  const pool = { STORE: "postgres", NAME: name, DATABASE_URL: databaseUrl as string, LEASE_MS, WORK_MS: "0" };
-  const tx = { ...pool, STORE: "postgres-tx" };
+onServer(
+  "crash mid-request, PostgreSQL store",
+  () => {
+    const name = uniqueName("idem_crash_pg");
+    const running: Child[] = [];
+    const { effects } = usePostgresEffects(name, () => stopAll(running));
+    const pool = { STORE: "postgres", NAME: name, DATABASE_URL: databaseUrl as string, LEASE_MS, WORK_MS: "0" };
+    const tx = { ...pool, STORE: "postgres-tx" };
 
-  it("pool, killed before the effect: 409 until the lease expires, then the handler runs once", async () => {
-    const before = await effects();
-    const survivor = await crashAt("before-effect", pool, "order-pool-early", running);
-    await retryAfterLease(survivor, "order-pool-early");
-    expect((await effects()) - before).toBe(1);
-  });
-
-  it("pool, killed after the effect: the retry after the lease runs the handler again (at least once)", async () => {
-    const before = await effects();
-    const survivor = await crashAt("after-effect", pool, "order-pool-late", running);
-    await retryAfterLease(survivor, "order-pool-late");
-    expect((await effects()) - before).toBe(2);
-  });
-
-  it.each<[string, CrashPoint]>([
-    ["after the effect", "after-effect"],
-    ["after complete, before COMMIT", "before-commit"],
-  ])(
-    "transaction, killed %s: the rollback undoes effect and record, a retry runs at once, exactly once",
-    async (_, point) => {
-      const key = `order-tx-${point}`;
+    it("pool, killed before the effect: 409 until the lease expires, then the handler runs once", async () => {
       const before = await effects();
-      const survivor = await crashAt(point, tx, key, running);
-      // The retry's INSERT … ON CONFLICT waits on the dead session's uncommitted row until
-      // PostgreSQL rolls that session back (its socket closed), then takes the key: no 409.
-      const { first, conflicts } = await retryUntilDone(survivor.port, key);
-      expect([first.status, first.replayed, conflicts]).toEqual([201, false, 0]);
+      const survivor = await crashAt("before-effect", pool, "order-pool-early", running);
+      await retryAfterLease(survivor, "order-pool-early");
       expect((await effects()) - before).toBe(1);
-      const again = await post(survivor.port, key);
-      expect([again.status, again.replayed, again.body]).toEqual([201, true, first.body]);
-    },
-  );
-});
+    });
+
+    it("pool, killed after the effect: the retry after the lease runs the handler again (at least once)", async () => {
+      const before = await effects();
+      const survivor = await crashAt("after-effect", pool, "order-pool-late", running);
+      await retryAfterLease(survivor, "order-pool-late");
+      expect((await effects()) - before).toBe(2);
+    });
+
+    it.each<[string, CrashPoint]>([
+      ["after the effect", "after-effect"],
+      ["after complete, before COMMIT", "before-commit"],
+    ])(
+      "transaction, killed %s: the rollback undoes effect and record, a retry runs at once, exactly once",
+      async (_, point) => {
+        const key = `order-tx-${point}`;
+        const before = await effects();
+        const survivor = await crashAt(point, tx, key, running);
+        // The retry's INSERT … ON CONFLICT waits on the dead session's uncommitted row until
+        // PostgreSQL rolls that session back (its socket closed), then takes the key: no 409.
+        const { first, conflicts } = await retryUntilDone(survivor.port, key);
+        expect([first.status, first.replayed, conflicts]).toEqual([201, false, 0]);
+        expect((await effects()) - before).toBe(1);
+        const again = await post(survivor.port, key);
+        expect([again.status, again.replayed, again.body]).toEqual([201, true, first.body]);
+      },
+    );
+  },
+  "several processes share one database, and PGlite is one process",
+);

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { app } from "../../examples/quick-start";
 import { adapt } from "../../src/fetch/index";
+import { fromHandler, type ResourceSpec, resourceLaws } from "../../src/testing/index";
 
 const root = new URL("../..", import.meta.url);
 const serve = adapt(app);
@@ -39,4 +41,14 @@ describe("README quick start", () => {
     expect(stale.status).toBe(412);
     expect(((await (await send("GET", location)).json()) as { text: string }).text).toBe("v2");
   });
+
+  // The quick start obeys the library's own laws: PUT twice = PUT once, 304 for its own ETag, 412 for a stale one…
+  const notes: ResourceSpec = {
+    collection: "/notes",
+    createBody: fc.record({ text: fc.string({ minLength: 1, maxLength: 20 }) }),
+    supports: { list: true, put: true, patch: false, delete: false, idempotencyKey: true },
+  };
+  for (const law of resourceLaws(fromHandler(app), notes)) {
+    it(`passes resourceLaws: ${law.name}`, () => fc.assert(law.property, { numRuns: 25 }));
+  }
 });

@@ -2,11 +2,11 @@
  * The PostgreSQL kit on every client it accepts: a pg Pool, a pg Client, and PGlite (embedded). One contract:
  * transaction() commits or rolls back as one, migrate() applies each migration once and can race itself.
  */
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Migration, migrate, migrationSql, type SqlDatabase, transaction } from "../../src/postgres/index";
-import { databaseUrl, skipWithoutPostgres, uniqueName } from "../support/services";
+import { onServer, openPgliteForTest } from "../support/databases";
+import { databaseUrl, uniqueName } from "../support/services";
 
 interface Kit {
   db: SqlDatabase;
@@ -99,13 +99,13 @@ describe("the PostgreSQL kit", () => {
   kitContract(
     "PGlite (embedded)",
     async () => {
-      const db = await PGlite.create();
+      const db = await openPgliteForTest();
       return { db, close: () => db.close() };
     },
     false,
   );
 
-  describe.skipIf(skipWithoutPostgres())("on a server", () => {
+  onServer("on a server", () => {
     kitContract(
       "a pg Pool",
       async () => {

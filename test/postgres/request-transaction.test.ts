@@ -3,14 +3,14 @@
  * committed below 500 and rolled back on a 5xx or a throw; with idempotency() on a store per request, a key's
  * record commits with the handler's writes or not at all.
  */
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Handler, HttpProblem, type HttpRequest, json } from "../../src/http/index";
 import { idempotency } from "../../src/idempotency/index";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres/index";
 import { migrate, requestTransaction, type SqlClient, type SqlDatabase, transactionOf } from "../../src/postgres/index";
-import { databaseUrl, skipWithoutPostgres, uniqueName } from "../support/services";
+import { onServer, openPgliteForTest } from "../support/databases";
+import { databaseUrl, uniqueName } from "../support/services";
 
 function request(method: string, headers: Record<string, string> = {}): HttpRequest {
   return { method, path: "/things", search: "", query: {}, headers, body: new Uint8Array(0) };
@@ -113,10 +113,10 @@ function contract(name: string, open: () => Promise<{ db: SqlDatabase; close(): 
 
 describe("requestTransaction", () => {
   contract("on PGlite", async () => {
-    const db = await PGlite.create();
+    const db = await openPgliteForTest();
     return { db, close: () => db.close() };
   });
-  describe.skipIf(skipWithoutPostgres())("on a server", () => {
+  onServer("on a server", () => {
     contract("on a pg Pool", async () => {
       const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
       return { db: pool, close: () => pool.end() };

@@ -38,6 +38,13 @@ function buildCode(fn: () => unknown): string | undefined {
   return undefined;
 }
 
+// Any resource builder: the refusal is about the declaration, not the types.
+type ResourceBuilderOf = {
+  read: (...args: never[]) => unknown;
+  list: (...args: never[]) => unknown;
+  remove: (...args: never[]) => unknown;
+};
+
 describe("Router", () => {
   it("lists its routes with names, methods, templates and kinds", () => {
     const routes = app(newStore()).routes();
@@ -114,6 +121,26 @@ describe("Router", () => {
         buildCode(() => router.route("GET", "/e", { query: z.string() as unknown as z.ZodObject }, () => json(200, 1))),
       ).toBe("invalid_schema");
     });
+
+    it("refuses a body schema on list, read and remove, which carry no body, instead of ignoring it", () => {
+      const Body = z.object({ text: z.string() });
+      for (const declare of [
+        (r: ResourceBuilderOf) => r.read({ body: Body } as never, (() => json(200, 1)) as never),
+        (r: ResourceBuilderOf) => r.list({ body: Body } as never, (() => json(200, [])) as never),
+        (r: ResourceBuilderOf) => r.remove({ body: Body } as never, (() => true) as never),
+      ]) {
+        let thrown: unknown;
+        try {
+          createRouter()
+            .resource("/notes/{note_id}", (r) => void declare(r as never))
+            .build();
+        } catch (error) {
+          thrown = error;
+        }
+        expect((thrown as { code?: string }).code).toBe("invalid_schema");
+        expect(String(thrown)).toMatch(/reads no request body/);
+      }
+    });
   });
 
   describe("method rules", () => {
@@ -141,8 +168,8 @@ describe("Router", () => {
         return json(200, {});
       };
       const router = createRouter().resource("/things/{id}", (r) => {
-        r.list({ body: z.object({ a: z.string() }) }, keep);
-        r.read({ body: z.object({ a: z.string() }) }, keep);
+        r.list({}, keep);
+        r.read({}, keep);
       });
       expect((await router.handler()(request("GET", "/things", "{oops", "application/json"))).status).toBe(200);
       expect((await router.handler()(request("GET", "/things/1", "{oops", "application/json"))).status).toBe(200);

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import { inject } from "vitest";
+import { describe, inject } from "vitest";
 import type { SqlDatabase } from "../../src/postgres/index";
 import { databaseUrl } from "./services";
 
@@ -50,4 +50,22 @@ const server: Backend = {
 /** PGlite, and the server when DATABASE_URL is set. */
 export function databases(): readonly Backend[] {
   return databaseUrl === undefined ? [pglite] : [pglite, server];
+}
+
+const announced = new Set<string>();
+
+/**
+ * Defines the suite `name` when a PostgreSQL server is there (DATABASE_URL): for what only a server has (a pg Pool
+ * or Client, several processes on one database). Without one it is not defined, with the reason printed once: the
+ * same contract has already run on PGlite, so nothing is skipped untested.
+ */
+export function onServer(name: string, suite: () => void, why = "it runs on a pg client"): void {
+  if (databaseUrl !== undefined) {
+    describe(name, suite);
+    return;
+  }
+  if (!announced.has(name)) {
+    announced.add(name);
+    console.info(`[server only] "${name}": needs a PostgreSQL server (DATABASE_URL): ${why}`);
+  }
 }

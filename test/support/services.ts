@@ -1,6 +1,7 @@
 /**
- * Real-service wiring for store tests. Without DATABASE_URL / REDIS_URL a suite skips with a printed
- * reason; with them set (as .ci/run does), an unreachable service fails the suite instead.
+ * Real-service wiring for store tests. Without REDIS_URL a Redis suite skips with a printed reason; PostgreSQL suites
+ * run on PGlite without DATABASE_URL (see databases.ts). With them set (as .ci/run does), an unreachable service fails
+ * the suite instead.
  */
 
 export const databaseUrl: string | undefined = process.env.DATABASE_URL;
@@ -12,13 +13,6 @@ function report(name: string, variable: string): void {
   if (reported.has(name)) return;
   reported.add(name);
   console.warn(`[skip] ${name} suites skipped: ${variable} is not set (run them with ${variable}=... or bash .ci/run)`);
-}
-
-/** True when the PostgreSQL suites must skip; prints the reason once. */
-export function skipWithoutPostgres(): boolean {
-  if (databaseUrl) return false;
-  report("PostgreSQL", "DATABASE_URL");
-  return true;
 }
 
 /** True when the Redis suites must skip; prints the reason once. */

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { migrate } from "../../../../src/postgres/index";
 import { createWebhookConsumer } from "../../../../src/webhooks/consumer/index";
 import {
@@ -10,10 +10,11 @@ import {
   type PostgresInbox,
 } from "../../../../src/webhooks/consumer/postgres/index";
 import { generateSecret, sign } from "../../../../src/webhooks/signing/index";
-import { databaseUrl, skipWithoutPostgres, uniqueName } from "../../../support/services";
+import { onServer } from "../../../support/databases";
+import { databaseUrl, uniqueName } from "../../../support/services";
 import { listen, nowSeconds } from "../support";
 
-const skip = skipWithoutPostgres();
+const skip = databaseUrl === undefined;
 const child = fileURLToPath(new URL("./fixtures/processor-child.ts", import.meta.url));
 const schema = uniqueName("wh_crash_test");
 const effectsTable = `${schema}.effects`;
@@ -68,36 +69,40 @@ function startProcessor(mode: "hang" | "process", clockOffsetMs: number, until: 
   return { proc, line };
 }
 
-describe.skipIf(skip)("a processor killed after the 2xx and before finishing", () => {
-  it("leaves the event to be processed exactly once after a restart (SIGKILL, PostgreSQL inbox)", async () => {
-    const secret = generateSecret();
-    const server = await listen(createWebhookConsumer({ inbox, secrets: secret }));
-    try {
-      const body = JSON.stringify({ type: "order.paid", data: { order: "o1" } });
-      const headers = sign({ id: "msg_crash", timestamp: nowSeconds(), body, secrets: secret });
-      const response = await fetch(server.url, { method: "POST", body, headers });
-      expect(response.status).toBe(202);
-    } finally {
-      await server.close();
-    }
+onServer(
+  "a processor killed after the 2xx and before finishing",
+  () => {
+    it("leaves the event to be processed exactly once after a restart (SIGKILL, PostgreSQL inbox)", async () => {
+      const secret = generateSecret();
+      const server = await listen(createWebhookConsumer({ inbox, secrets: secret }));
+      try {
+        const body = JSON.stringify({ type: "order.paid", data: { order: "o1" } });
+        const headers = sign({ id: "msg_crash", timestamp: nowSeconds(), body, secrets: secret });
+        const response = await fetch(server.url, { method: "POST", body, headers });
+        expect(response.status).toBe(202);
+      } finally {
+        await server.close();
+      }
 
-    const first = startProcessor("hang", 0, /^started msg_crash$/);
-    await first.line;
-    const exited = new Promise((resolve) => first.proc.once("exit", resolve));
-    first.proc.kill("SIGKILL");
-    await exited;
-    expect((await inbox.get("msg_crash"))?.state).toBe("processing");
+      const first = startProcessor("hang", 0, /^started msg_crash$/);
+      await first.line;
+      const exited = new Promise((resolve) => first.proc.once("exit", resolve));
+      first.proc.kill("SIGKILL");
+      await exited;
+      expect((await inbox.get("msg_crash"))?.state).toBe("processing");
 
-    // The restarted processor's clock is past the dead one's lease: no waiting on the wall clock.
-    const second = startProcessor("process", 11_000, /^processed msg_crash \d+$/);
-    expect(await second.line).toBe("processed msg_crash 2");
-    // The line is printed inside the handler, before its transaction commits.
-    await vi.waitFor(async () => expect((await inbox.get("msg_crash"))?.state).toBe("done"), { timeout: 10_000 });
-    second.proc.kill("SIGTERM");
+      // The restarted processor's clock is past the dead one's lease: no waiting on the wall clock.
+      const second = startProcessor("process", 11_000, /^processed msg_crash \d+$/);
+      expect(await second.line).toBe("processed msg_crash 2");
+      // The line is printed inside the handler, before its transaction commits.
+      await vi.waitFor(async () => expect((await inbox.get("msg_crash"))?.state).toBe("done"), { timeout: 10_000 });
+      second.proc.kill("SIGTERM");
 
-    // The killed attempt's write rolled back with its transaction; only the finished one remains.
-    const effects = await pool.query(`SELECT event_id, attempt FROM ${effectsTable}`);
-    expect(effects.rows).toEqual([{ event_id: "msg_crash", attempt: 2 }]);
-    expect(await inbox.get("msg_crash")).toMatchObject({ state: "done", attempts: 2 });
-  }, 60_000);
-});
+      // The killed attempt's write rolled back with its transaction; only the finished one remains.
+      const effects = await pool.query(`SELECT event_id, attempt FROM ${effectsTable}`);
+      expect(effects.rows).toEqual([{ event_id: "msg_crash", attempt: 2 }]);
+      expect(await inbox.get("msg_crash")).toMatchObject({ state: "done", attempts: 2 });
+    }, 60_000);
+  },
+  "several processes share one database, and PGlite is one process",
+);

@@ -1,0 +1,112 @@
+/**
+ * The docs check: every TypeScript block of README.md and docs/*.md (```ts or ```typescript) is a module of its own,
+ * type-checked under the project's strict options with `rest-webhooks/*` resolved to the sources, as a reader who
+ * copies that one block would compile it. Blocks whose info string says `runnable` also run (tsx), against the
+ * in-memory stores, and must exit 0.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import ts from "typescript";
+
+/** One fenced TypeScript block. */
+export interface Snippet {
+  /** The markdown file, relative to the root. */
+  readonly doc: string;
+  /** The line of the block's first code line in the markdown file (1-based). */
+  readonly line: number;
+  readonly code: string;
+  /** Whether the info string marks it `runnable`. */
+  readonly runnable: boolean;
+}
+
+/** A compile error, located in the markdown file. */
+export interface SnippetDiagnostic {
+  readonly doc: string;
+  readonly line: number;
+  readonly message: string;
+}
+
+const FENCE = /^(`{3,}|~{3,})\s*(ts|typescript)\b(.*)$/;
+
+// CommonMark §4.5: a closing fence is at least as long as the opening one, of the same character, with no info string.
+function closes(line: string, fence: string): boolean {
+  const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
+  return match !== null && (match[1] as string)[0] === fence[0] && (match[1] as string).length >= fence.length;
+}
+
+/** Every TypeScript block of one markdown text (CommonMark fenced code blocks, §4.5). */
+export function extractSnippets(doc: string, markdown: string): Snippet[] {
+  const lines = markdown.split("\n");
+  const snippets: Snippet[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = FENCE.exec(lines[i] as string);
+    if (open === null) {
+      // Skip other fenced blocks whole, so a ```ts inside them is not taken for a block.
+      const other = /^(`{3,}|~{3,})/.exec(lines[i] as string);
+      if (other) for (i++; i < lines.length && !closes(lines[i] as string, other[1] as string); i++);
+      continue;
+    }
+    const body: string[] = [];
+    const start = i + 2;
+    for (i++; i < lines.length && !closes(lines[i] as string, open[1] as string); i++) body.push(lines[i] as string);
+    snippets.push({ doc, line: start, code: body.join("\n"), runnable: /\brunnable\b/.test(open[3] ?? "") });
+  }
+  return snippets;
+}
+
+/** Where a snippet is written: one file per block, named after its place in the docs. */
+export function snippetFile(dir: string, snippet: Snippet): string {
+  return join(dir, `${snippet.doc.replace(/[^A-Za-z0-9]+/g, "_")}_L${snippet.line}.ts`);
+}
+
+/**
+ * Writes every snippet under `dir` (inside the project, so `node_modules` resolves) and type-checks them together,
+ * each a module of its own. Returns the errors, located in the markdown.
+ */
+export function checkSnippets(root: string, dir: string, snippets: readonly Snippet[]): SnippetDiagnostic[] {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const files = new Map<string, Snippet>();
+  for (const snippet of snippets) {
+    const file = snippetFile(dir, snippet);
+    // `export {}` makes a block without imports a module too (its own scope, top-level await).
+    writeFileSync(file, `${snippet.code}\nexport {};\n`);
+    files.set(file, snippet);
+  }
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    lib: ["lib.es2023.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    isolatedModules: true,
+    verbatimModuleSyntax: true,
+    esModuleInterop: true,
+    skipLibCheck: true,
+    noEmit: true,
+    types: ["node"],
+    baseUrl: root,
+    paths: { "rest-webhooks": ["./src/index.ts"], "rest-webhooks/*": ["./src/*/index.ts"] },
+  };
+  const program = ts.createProgram([...files.keys()], options);
+  const found: SnippetDiagnostic[] = [];
+  for (const [file, snippet] of files) {
+    const source = program.getSourceFile(file);
+    if (source === undefined) continue;
+    for (const diagnostic of [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]) {
+      const at = diagnostic.start === undefined ? 0 : source.getLineAndCharacterOfPosition(diagnostic.start).line;
+      found.push({
+        doc: snippet.doc,
+        line: snippet.line + at,
+        message: `TS${diagnostic.code}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")}`,
+      });
+    }
+  }
+  return found;
+}
+
+/** Every snippet of the given markdown files (paths relative to the root). */
+export function snippetsOf(root: string, docs: readonly string[]): Snippet[] {
+  return docs.flatMap((doc) => extractSnippets(relative(root, join(root, doc)), readFileSync(join(root, doc), "utf8")));
+}

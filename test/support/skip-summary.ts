@@ -1,0 +1,37 @@
+/**
+ * What a run left out, said once: suites print `[skip] …` (a missing service) or `[server only] …` (needs a
+ * PostgreSQL server) from every test worker; `onConsoleLog` keeps those lines out of the output, and the reporter
+ * prints each distinct one at the end with the count of skipped tests per file (vitest's own summary counts them).
+ */
+import { relative } from "node:path";
+import type { Reporter, TestModule } from "vitest/node";
+
+const notes = new Set<string>();
+
+/** vitest's `onConsoleLog`: swallows the skip notes (kept for the summary), lets everything else through. */
+export function collectSkipNotes(log: string): false | undefined {
+  const line = log.trim();
+  if (line.startsWith("[skip]") || line.startsWith("[server only]")) {
+    notes.add(line);
+    return false;
+  }
+  return undefined;
+}
+
+/** Prints the skip summary after the run. */
+export class SkipSummaryReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const skipped: string[] = [];
+    let total = 0;
+    for (const module of testModules) {
+      const count = [...module.children.allTests("skipped")].length;
+      if (count === 0) continue;
+      total += count;
+      skipped.push(`  ${relative(process.cwd(), module.moduleId)}: ${count}`);
+    }
+    if (total === 0 && notes.size === 0) return;
+    const lines = [`\nLeft out of this run: ${total} skipped test${total === 1 ? "" : "s"}`, ...skipped];
+    for (const note of [...notes].sort()) lines.push(`  ${note}`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+  }
+}

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
-import { collectSkipNotes, SkipSummaryReporter } from "./test/support/skip-summary";
+import { collectSkipNotes, SkipSummaryReporter } from "./test/support/skip-summary.js";
 
 const src = fileURLToPath(new URL("./src/", import.meta.url));
 

@@ -1,6 +1,6 @@
 import { errors, jwtVerify } from "jose";
 import type { Handler, HttpRequest } from "rest-webhooks/http";
-import { HttpProblem } from "rest-webhooks/http";
+import { describeMiddleware, HttpProblem } from "rest-webhooks/http";
 import type { Middleware } from "rest-webhooks/routing";
 import { z } from "zod";
 
@@ -101,7 +101,8 @@ export type Authorize = (principal: Principal, request: HttpRequest) => HttpProb
  * make the request, and recording the principal for {@link principalOf}. One layer for both checks.
  */
 export function authenticate(verify: Verifier, authorize?: Authorize): Middleware {
-  return (next: Handler): Handler =>
+  const middleware: Middleware =
+    (next: Handler): Handler =>
     (request) =>
       verify(request).then((principal) => {
         if (principal instanceof HttpProblem) return principal.toResponse();
@@ -110,6 +111,24 @@ export function authenticate(verify: Verifier, authorize?: Authorize): Middlewar
         (request as Carrier)[PRINCIPAL] = principal;
         return next(request);
       });
+  // For OpenAPI: the statuses this layer answers, and the scheme it enforces.
+  return describeMiddleware(middleware, {
+    responses: {
+      401: {
+        description: "No valid bearer token.",
+        headers: { "WWW-Authenticate": { description: "The Bearer challenge (RFC 6750 §3)." } },
+      },
+      ...(authorize === undefined ? {} : { 403: { description: "The token's user may not reach this resource." } }),
+    },
+    security: {
+      bearerAuth: {
+        type: "http",
+        scheme: "bearer",
+        bearerFormat: "JWT",
+        description: "HS256; `sub` is a user id, `admin: true` reaches everything.",
+      },
+    },
+  });
 }
 
 /** Whether `principal` may act on the user `userId` (its own, or any with `admin`). */

@@ -1,5 +1,5 @@
 import { conditional, etagFromBody, formatLastModified } from "rest-webhooks/caching";
-import { type Handler, type HttpRequest, withMethod } from "rest-webhooks/http";
+import { describeMiddleware, type Handler, type HttpRequest, withMethod } from "rest-webhooks/http";
 import type { Middleware } from "rest-webhooks/routing";
 
 /** Options of {@link revalidated}. */
@@ -25,10 +25,22 @@ function urlOf(request: HttpRequest): string {
  * @example declareEndpointApi(router, { …, use: [revalidated({ now, cacheControl: "private, no-cache" })] })
  */
 export function revalidated(options: RevalidatedOptions): Middleware {
-  return (handler) => {
+  const middleware: Middleware = (handler) => {
     const reads = revalidatedReads(handler, options);
     return (request) => (request.method === "GET" || request.method === "HEAD" ? reads(request) : handler(request));
   };
+  // Reads only: 304 for a current copy, 412 for a failed If-Match or If-Unmodified-Since on a read.
+  const reads = ["GET", "HEAD"];
+  return describeMiddleware(middleware, {
+    responses: {
+      304: { description: "Not Modified: the client's copy is current.", problem: false, methods: reads },
+      412: { description: "A precondition failed.", methods: reads },
+    },
+    successHeaders: {
+      ETag: { description: "A strong tag of the body.", methods: reads },
+      "Last-Modified": { description: "When this body was first served.", methods: reads },
+    },
+  });
 }
 
 function revalidatedReads(handler: Handler, options: RevalidatedOptions): Handler {

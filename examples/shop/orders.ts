@@ -2,6 +2,7 @@ import { HttpProblem, type HttpRequest, json } from "rest-webhooks/http";
 import type { ResourceBuilder } from "rest-webhooks/routing";
 import type { z } from "zod";
 import { notFound, type ShopContext } from "./context";
+import { CONDITIONAL_READ, CONDITIONAL_WRITE, ORDER_CONFLICT, ORDER_PAGE } from "./declared-responses";
 import { orderChangeType, orderEvent } from "./events";
 import { assertPreconditions, cachingHeaders, conditionalRead } from "./http-caching";
 import { answerOrderList } from "./order-lists";
@@ -69,6 +70,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: UserParams,
       query: OrderListQuery,
       response: OrderList,
+      responses: ORDER_PAGE,
       summary: "List a user's orders (cursor pagination, filter by status)",
       use: [ctx.conditionalList],
     },
@@ -116,7 +118,12 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
   );
 
   orders.read(
-    { params: OrderParams, response: Order, summary: "Get an order (304 / 412 for conditional requests)" },
+    {
+      params: OrderParams,
+      response: Order,
+      responses: CONDITIONAL_READ,
+      summary: "Get an order (304 / 412 for conditional requests)",
+    },
     async ({ params, request }) => {
       const order = await ctx.storage.getOrder(params.user_id, params.order_id);
       if (order === undefined) throw notFound("order", params.order_id);
@@ -129,6 +136,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: OrderParams,
       body: OrderState,
       response: Order,
+      responses: { ...CONDITIONAL_WRITE, ...ORDER_CONFLICT },
       summary: "Replace an order's status and items (transitions enforced; If-Match honoured)",
     },
     ({ params, body, request }) => change(request, params, () => body),
@@ -139,22 +147,25 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: OrderParams,
       body: OrderState,
       response: Order,
+      responses: { ...CONDITIONAL_WRITE, ...ORDER_CONFLICT },
       summary: "Update an order with a JSON Merge Patch (transitions enforced; If-Match honoured)",
     },
     ({ params, merge, request }) =>
       change(request, params, (current) => merge({ status: current.status, items: current.items })),
   );
 
-  orders.remove({ params: OrderParams, summary: "Delete an order (If-Match honoured)" }, ({ params, request }) =>
-    ctx.write(request, async (tx) => {
-      const current = await tx.getOrder(params.user_id, params.order_id);
-      if (current === undefined) return false;
-      const now = ctx.now();
-      assertPreconditions(request, current, now);
-      await tx.deleteOrder(params.user_id, params.order_id);
-      await tx.touchOrders(params.user_id, now);
-      await tx.publish(orderEvent("order.deleted", orderJson(current), now));
-      return true;
-    }),
+  orders.remove(
+    { params: OrderParams, responses: CONDITIONAL_WRITE, summary: "Delete an order (If-Match honoured)" },
+    ({ params, request }) =>
+      ctx.write(request, async (tx) => {
+        const current = await tx.getOrder(params.user_id, params.order_id);
+        if (current === undefined) return false;
+        const now = ctx.now();
+        assertPreconditions(request, current, now);
+        await tx.deleteOrder(params.user_id, params.order_id);
+        await tx.touchOrders(params.user_id, now);
+        await tx.publish(orderEvent("order.deleted", orderJson(current), now));
+        return true;
+      }),
   );
 }

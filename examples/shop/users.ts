@@ -2,6 +2,7 @@ import { json } from "rest-webhooks/http";
 import { type Router, routeOf } from "rest-webhooks/routing";
 import { type Authorize, authenticate, forbidden, mayAccessUser } from "./auth";
 import { notFound, type ShopContext } from "./context";
+import { CONDITIONAL_READ, CONDITIONAL_WRITE } from "./declared-responses";
 import { userEvent } from "./events";
 import { assertPreconditions, cachingHeaders, conditionalRead } from "./http-caching";
 import { declareOrders } from "./orders";
@@ -48,7 +49,12 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
     );
 
     users.read(
-      { params: UserParams, response: User, summary: "Get a user (304 / 412 for conditional requests)" },
+      {
+        params: UserParams,
+        response: User,
+        responses: CONDITIONAL_READ,
+        summary: "Get a user (304 / 412 for conditional requests)",
+      },
       async ({ params, request }) => {
         const user = await ctx.storage.getUser(params.user_id);
         if (user === undefined) throw notFound("user", params.user_id);
@@ -57,7 +63,13 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
     );
 
     users.replace(
-      { params: UserParams, body: UserInput, response: User, summary: "Replace a user's name and tier" },
+      {
+        params: UserParams,
+        body: UserInput,
+        response: User,
+        responses: CONDITIONAL_WRITE,
+        summary: "Replace a user's name and tier",
+      },
       async ({ params, body, request }) => {
         const now = ctx.now();
         const user = await ctx.write(request, async (tx) => {

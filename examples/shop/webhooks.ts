@@ -7,6 +7,7 @@ import {
   systemResolver,
 } from "rest-webhooks/webhooks/delivery/node";
 import { revalidated } from "./body-validators";
+import { shopEvents } from "./events";
 import { LIST_CACHE_CONTROL } from "./http-caching";
 import type { ShopStorage } from "./storage/types";
 
@@ -52,6 +53,8 @@ export function declareWebhooks(router: Router, options: ShopWebhooksOptions): S
     urlPolicy: policy,
     // Host names are resolved at registration, so one pointing at a private address is refused then.
     resolve: systemResolver,
+    // Subscriptions name the shop's event types (or patterns of them).
+    events: shopEvents,
     now: options.now,
     // The key-holder's own data: only the client may store it, and it must revalidate (RFC 9111 §5.2.2.4).
     use: [revalidated({ now: options.now, cacheControl: LIST_CACHE_CONTROL })],

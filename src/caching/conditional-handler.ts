@@ -1,3 +1,4 @@
+import { type DescribedResponse, describeMiddleware } from "../http/described";
 /**
  * A {@link Handler} wrapper that makes a resource's handler conditional (RFC 9110 §13): validators on
  * GET/HEAD responses, 304 when the client's copy is current, 412/428 before an unsafe method runs.
@@ -140,35 +141,59 @@ function required(method: string, option: ConditionalOptions["requirePreconditio
 export function conditional(options: ConditionalOptions = {}): (handler: Handler) => Handler {
   checkOptions(options);
   const { validators } = options;
-  return (handler) => (request) => {
-    const method = request.method;
-    // Synchronous handlers stay synchronous: adapters answer them without a promise.
-    if (revalidates(method)) {
-      return then(handler(request), (response) =>
-        headNeedsGet(request, response, options)
-          ? then(handler(withMethod(request, "GET")), (get) => finishHeadFromGet(request, response, get, options))
-          : finishRead(request, response, options),
-      );
-    }
-    // RFC 9110 §9.2.1: a safe method changes nothing, so there is no write to guard (§13.2.1: OPTIONS
-    // and TRACE select no representation). CONNECT is left to evaluatePreconditions, which ignores it.
-    if (isSafe(method)) return handler(request);
-    const requirePrecondition = required(method, options.requirePrecondition);
-    if (validators === undefined) {
-      const headers = request.headers;
-      const missing =
-        headers["if-match"] === undefined &&
-        headers["if-none-match"] === undefined &&
-        headers["if-unmodified-since"] === undefined;
-      if (requirePrecondition && missing)
-        return preconditionResponse({ kind: "precondition-required" }) as HttpResponse;
-      return handler(request);
-    }
-    return then(validators(request), (current) => {
-      const result = evaluatePreconditions(request, current, { requirePrecondition, now: options.now?.() });
-      return result.kind === "proceed" ? handler(request) : (preconditionResponse(result) as HttpResponse);
-    });
+  const middleware =
+    (handler: Handler): Handler =>
+    (request) => {
+      const method = request.method;
+      // Synchronous handlers stay synchronous: adapters answer them without a promise.
+      if (revalidates(method)) {
+        return then(handler(request), (response) =>
+          headNeedsGet(request, response, options)
+            ? then(handler(withMethod(request, "GET")), (get) => finishHeadFromGet(request, response, get, options))
+            : finishRead(request, response, options),
+        );
+      }
+      // RFC 9110 §9.2.1: a safe method changes nothing, so there is no write to guard (§13.2.1: OPTIONS
+      // and TRACE select no representation). CONNECT is left to evaluatePreconditions, which ignores it.
+      if (isSafe(method)) return handler(request);
+      const requirePrecondition = required(method, options.requirePrecondition);
+      if (validators === undefined) {
+        const headers = request.headers;
+        const missing =
+          headers["if-match"] === undefined &&
+          headers["if-none-match"] === undefined &&
+          headers["if-unmodified-since"] === undefined;
+        if (requirePrecondition && missing)
+          return preconditionResponse({ kind: "precondition-required" }) as HttpResponse;
+        return handler(request);
+      }
+      return then(validators(request), (current) => {
+        const result = evaluatePreconditions(request, current, { requirePrecondition, now: options.now?.() });
+        return result.kind === "proceed" ? handler(request) : (preconditionResponse(result) as HttpResponse);
+      });
+    };
+  // RFC 9110 §13.1, §15.4.5, §15.5.13; RFC 6585 §3.
+  const reads = ["GET", "HEAD"];
+  const requires = options.requirePrecondition ?? false;
+  const responses: Record<number, DescribedResponse> = {
+    304: { description: "Not Modified: the client's copy is current.", problem: false, methods: reads },
+    412: { description: "A precondition (If-Match, If-Unmodified-Since, If-None-Match) failed: nothing was done." },
   };
+  if (requires !== false) {
+    responses[428] = {
+      description: "This method needs If-Match (or If-Unmodified-Since): read the resource's ETag first.",
+      methods: requires === true ? DEFAULT_REQUIRED : requires,
+    };
+  }
+  return describeMiddleware(middleware, {
+    responses,
+    requestHeaders: {
+      "If-None-Match": { description: "Answer 304 when one of these ETags is current (reads), 412 on writes." },
+      "If-Match": { description: "Act only when one of these ETags is current (else 412)." },
+      "If-Modified-Since": { description: "Answer 304 when not modified since (reads).", methods: reads },
+      "If-Unmodified-Since": { description: "Act only when not modified since (else 412)." },
+    },
+  });
 }
 
 // Plain-JavaScript mistakes answered at construction, naming the option (and the 0.x shape change).

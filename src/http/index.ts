@@ -1,6 +1,15 @@
 export * from "./adapter-options";
 export * from "./after-send";
 export * from "./body";
+export {
+  type DescribedHeader,
+  type DescribedMethods,
+  type DescribedResponse,
+  describeMiddleware,
+  type MiddlewareDescription,
+  middlewareDescription,
+  type SecurityScheme,
+} from "./described";
 export * from "./header-list";
 export * from "./media-type";
 export * from "./message";

@@ -1,3 +1,4 @@
+import { describeMiddleware } from "../http/described";
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
@@ -203,11 +204,37 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   }
 
   // Requests it does not protect, and those without a key, pass straight through: no promise is added.
-  return (handler) => (request) => {
-    if (!protects(request.method)) return handler(request);
-    const field = request.headers["idempotency-key"];
-    if (field !== undefined) return keyed(handler, request, field);
-    const mustHave = typeof required === "function" ? required(request) : required;
-    return mustHave ? keyMissing() : handler(request);
-  };
+  const middleware =
+    (handler: Handler): Handler =>
+    (request) => {
+      if (!protects(request.method)) return handler(request);
+      const field = request.headers["idempotency-key"];
+      if (field !== undefined) return keyed(handler, request, field);
+      const mustHave = typeof required === "function" ? required(request) : required;
+      return mustHave ? keyMissing() : handler(request);
+    };
+  // What it can answer, for OpenAPI (draft-ietf-httpapi-idempotency-key-header §2.7).
+  return describeMiddleware(middleware, {
+    responses: {
+      400: { description: "The Idempotency-Key is malformed, or missing where required.", methods: protects },
+      409: {
+        description: "A request with this Idempotency-Key is still being processed: retry after Retry-After.",
+        headers: { "Retry-After": { description: "Seconds until the key's lease ends.", schema: { type: "integer" } } },
+        methods: protects,
+      },
+      422: { description: "This Idempotency-Key was used with another request.", methods: protects },
+    },
+    requestHeaders: {
+      "Idempotency-Key": {
+        description: "Makes the request safe to retry: a quoted string, unique per operation.",
+        methods: protects,
+      },
+    },
+    successHeaders: {
+      "Idempotent-Replayed": {
+        description: "`true` when this is the stored response of an earlier request with the key.",
+        methods: protects,
+      },
+    },
+  });
 }

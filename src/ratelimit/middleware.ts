@@ -1,3 +1,4 @@
+import { describeMiddleware } from "../http/described";
 import type { Handler, HttpRequest, HttpResponse, ResponseHeaders } from "../http/message";
 import { isHttpProblem } from "../http/problem";
 import { clientIp } from "./client-ip";
@@ -61,20 +62,36 @@ export function rateLimit(options: RateLimitOptions): (handler: Handler) => Hand
   const now = options.now ?? Date.now;
   // Draft §3: the policy field "SHOULD remain consistent over a sequence of HTTP responses".
   const policyValue = policyField(limiter.policies);
-  return (handler) => async (request) => {
-    const partition = await key(request);
-    if (partition === undefined) return handler(request);
-    const decision = await limiter.check(partition, now());
-    if (!decision.allowed) return quotaExceeded(decision, policyValue).toResponse();
-    const fields = rateLimitHeaders(decision, policyValue);
-    let response: HttpResponse;
-    try {
-      response = await handler(request);
-    } catch (error) {
-      // Draft §6: the fields may go on any response, errors included.
-      if (!isHttpProblem(error)) throw error;
-      response = error.toResponse();
-    }
-    return { ...response, headers: mergeFields(response.headers, fields) };
+  const middleware =
+    (handler: Handler): Handler =>
+    async (request) => {
+      const partition = await key(request);
+      if (partition === undefined) return handler(request);
+      const decision = await limiter.check(partition, now());
+      if (!decision.allowed) return quotaExceeded(decision, policyValue).toResponse();
+      const fields = rateLimitHeaders(decision, policyValue);
+      let response: HttpResponse;
+      try {
+        response = await handler(request);
+      } catch (error) {
+        // Draft §6: the fields may go on any response, errors included.
+        if (!isHttpProblem(error)) throw error;
+        response = error.toResponse();
+      }
+      return { ...response, headers: mergeFields(response.headers, fields) };
+    };
+  // draft-ietf-httpapi-ratelimit-headers §3, §4; RFC 6585 §4.
+  const fieldHeaders = {
+    "RateLimit-Policy": { description: "The quota policies that apply (draft-ietf-httpapi-ratelimit-headers §3)." },
+    RateLimit: { description: "What is left of the quota, and when it resets (§4)." },
   };
+  return describeMiddleware(middleware, {
+    responses: {
+      429: {
+        description: "Over a rate-limit quota: retry after Retry-After.",
+        headers: { ...fieldHeaders, "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } },
+      },
+    },
+    successHeaders: fieldHeaders,
+  });
 }

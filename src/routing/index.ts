@@ -7,7 +7,14 @@ export { RoutingError, type RoutingErrorCode } from "./errors";
 export type { BadPathCode, MatchOptions, MatchResult, PathPolicy } from "./match-result";
 export { allowList, compileMatcher, type Matcher, type MatcherRoute } from "./matcher";
 export { type JsonObject, type JsonValue, MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
-export { type JsonSchema, type OpenApiDocument, type OpenApiInfo, openApiDocument } from "./openapi";
+export {
+  type JsonSchema,
+  type OpenApiDocument,
+  type OpenApiExtra,
+  type OpenApiInfo,
+  openApiDocument,
+  type WebhookCatalog,
+} from "./openapi";
 export { type RouteMatch, routeOf } from "./operation";
 export { type CollectionTemplate, ResourceBuilder } from "./resource";
 export { createRouter, Router } from "./router";
@@ -18,6 +25,7 @@ export type {
   Middleware,
   ObjectSchema,
   OperationKind,
+  OperationResponse,
   OperationSpec,
   ReplaceContext,
   Reply,

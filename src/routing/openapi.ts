@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { appliesTo, type DescribedHeader, type MiddlewareDescription, middlewareDescription } from "../http/described";
 import { PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
 import { MERGE_PATCH_CONTENT_TYPE } from "./merge-patch";
 import { mergePatchSchema } from "./merge-patch-schema";
@@ -23,7 +24,55 @@ export interface OpenApiDocument {
   info: OpenApiInfo;
   servers?: { url: string; description?: string }[];
   paths: Record<string, Record<string, JsonSchema>>;
-  components: { schemas: Record<string, JsonSchema> };
+  /** OpenAPI 3.1 §4.8.1: the requests this API sends to its consumers (e.g. from an event catalog's `openApiWebhooks()`). */
+  webhooks?: Record<string, Record<string, JsonSchema>>;
+  components: { schemas: Record<string, JsonSchema>; securitySchemes?: Record<string, JsonSchema> };
+}
+
+/**
+ * The events an API sends, as `router.openapi` lists them under `webhooks`: an event catalog (`defineEvents` from
+ * `rest-webhooks/webhooks/delivery`) is one.
+ */
+export interface WebhookCatalog {
+  readonly types: readonly string[];
+  webhook(type: string): {
+    summary: string;
+    body: z.ZodType;
+    headers: readonly { name: string; description: string }[];
+  };
+}
+
+/** What {@link Router.openapi} takes besides `info`. */
+export interface OpenApiExtra {
+  servers?: OpenApiDocument["servers"];
+  /** The events the API sends: one `POST` per type under the document's `webhooks` (OpenAPI 3.1 §4.8.1). */
+  webhooks?: WebhookCatalog;
+}
+
+// One event type as a Path Item: the envelope as the request body, its signature headers, what the consumer answers.
+function webhookItem(catalog: WebhookCatalog, type: string, converter: SchemaConverter): Record<string, JsonSchema> {
+  const described = catalog.webhook(type);
+  return {
+    post: {
+      operationId: `webhook.${type}`,
+      summary: described.summary,
+      parameters: described.headers.map((header) => ({
+        name: header.name,
+        in: "header",
+        required: true,
+        description: header.description,
+        schema: { type: "string" },
+      })),
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: converter.convert(described.body, "output") } },
+      },
+      responses: {
+        "2XX": { description: "Received: the event will not be sent again." },
+        default: { description: "Not received (any other status, a time-out, a refused connection): retried later." },
+      },
+    },
+  };
 }
 
 const PROBLEM_SCHEMA: JsonSchema = {
@@ -197,7 +246,20 @@ function requestBody(route: RouteInfo, converter: SchemaConverter): JsonSchema |
   return { required: true, content };
 }
 
-function responses(route: RouteInfo, converter: SchemaConverter): Record<string, JsonSchema> {
+function headerObjects(headers: Readonly<Record<string, DescribedHeader>>, method: string): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const [name, header] of Object.entries(headers)) {
+    if (!appliesTo(header.methods, method)) continue;
+    out[name] = { description: header.description, schema: header.schema ?? { type: "string" } };
+  }
+  return out;
+}
+
+function responses(
+  route: RouteInfo,
+  converter: SchemaConverter,
+  described: readonly MiddlewareDescription[],
+): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {};
   const schema = route.spec.response ? converter.convert(route.spec.response, "output") : undefined;
   const content = schema ? { "application/json": { schema } } : undefined;
@@ -205,23 +267,29 @@ function responses(route: RouteInfo, converter: SchemaConverter): Record<string,
     out[String(status)] = { description: STATUS[status] ?? reasonPhrase(status), ...extra };
     if (content !== undefined && status !== 204) out[String(status)]!["content"] = content;
   };
-  switch (route.kind) {
-    case "create":
-      success(201, {
-        headers: {
-          Location: { description: "The new item's path.", schema: { type: "string", format: "uri-reference" } },
-        },
-      });
-      break;
-    case "remove":
-      success(204);
-      break;
-    case "replace":
-    case "update":
-      success(content ? 200 : 204);
-      break;
-    default:
-      success(200);
+  const declared = Object.entries(route.spec.responses ?? {}).map(
+    ([status, response]) => [Number(status), response] as const,
+  );
+  // Declared success statuses replace the kind's default one.
+  if (!declared.some(([status]) => status >= 200 && status < 300)) {
+    switch (route.kind) {
+      case "create":
+        success(201, {
+          headers: {
+            Location: { description: "The new item's path.", schema: { type: "string", format: "uri-reference" } },
+          },
+        });
+        break;
+      case "remove":
+        success(204);
+        break;
+      case "replace":
+      case "update":
+        success(content ? 200 : 204);
+        break;
+      default:
+        success(200);
+    }
   }
   const hasItem =
     route.kind === "read" || route.kind === "replace" || route.kind === "update" || route.kind === "remove";
@@ -229,8 +297,39 @@ function responses(route: RouteInfo, converter: SchemaConverter): Record<string,
   // 400: an unknown or invalid query parameter, or an empty or malformed JSON body.
   if (route.spec.query !== undefined || body) out["400"] = problemResponse(400);
   if (hasItem) out["404"] = problemResponse(404);
+  // 413 from the adapters' body limit, 415 from the body reader.
+  if (body) out["413"] = problemResponse(413);
   if (body) out["415"] = problemResponse(415);
   if (route.spec.params !== undefined || (body && route.spec.body !== undefined)) out["422"] = problemResponse(422);
+  for (const description of described) {
+    for (const [status, response] of Object.entries(description.responses ?? {})) {
+      if (response === undefined || !appliesTo(response.methods, route.method)) continue;
+      const problem = response.problem ?? Number(status) >= 400;
+      out[status] = {
+        ...(problem ? problemResponse(Number(status)) : {}),
+        description: response.description,
+        ...(response.headers === undefined ? {} : { headers: headerObjects(response.headers, route.method) }),
+      };
+    }
+  }
+  for (const [status, response] of declared) {
+    const entry: JsonSchema = { description: response.description ?? reasonPhrase(status) };
+    if (response.schema !== undefined) {
+      entry["content"] = { "application/json": { schema: converter.convert(response.schema, "output") } };
+    } else if (status >= 400) {
+      Object.assign(entry, problemResponse(status), { description: entry["description"] });
+    }
+    if (response.headers !== undefined) entry["headers"] = headerObjects(response.headers, route.method);
+    out[String(status)] = entry;
+  }
+  // Headers a middleware adds to every success response (ETag, Idempotent-Replayed, RateLimit).
+  for (const description of described) {
+    const headers = headerObjects(description.successHeaders ?? {}, route.method);
+    if (Object.keys(headers).length === 0) continue;
+    for (const [status, response] of Object.entries(out)) {
+      if (status.startsWith("2")) response["headers"] = { ...(response["headers"] as object), ...headers };
+    }
+  }
   return out;
 }
 
@@ -239,14 +338,15 @@ const STATUS: Record<number, string> = { 200: "OK", 201: "Created", 204: "No Con
 
 /** Builds the OpenAPI 3.1 document of a route table. */
 export function openApiDocument(
-  routes: readonly { route: RouteInfo; parsed: ParsedTemplate }[],
+  routes: readonly { route: RouteInfo; parsed: ParsedTemplate; middleware: readonly unknown[] }[],
   info: OpenApiInfo,
-  extra: Partial<Pick<OpenApiDocument, "servers">> = {},
+  extra: OpenApiExtra = {},
 ): OpenApiDocument {
   const converter = new SchemaConverter();
+  const securitySchemes: Record<string, JsonSchema> = {};
   const pathNames = new PathNames();
   const paths: OpenApiDocument["paths"] = {};
-  for (const { route, parsed } of routes) {
+  for (const { route, parsed, middleware } of routes) {
     // OpenAPI 3.1 §4.8.9: a Path Item has fields for these methods only.
     if (!OPENAPI_METHODS.has(route.method)) continue;
     const operation: JsonSchema = { operationId: route.name };
@@ -256,14 +356,51 @@ export function openApiDocument(
     if (route.spec.description !== undefined) operation["description"] = route.spec.description;
     if (route.spec.deprecated) operation["deprecated"] = true;
     const names = pathNames.of(parsed);
+    const described = middleware.map(middlewareDescription).filter((d) => d !== undefined);
     const params = parameters(route, parsed, names, converter);
+    for (const description of described) {
+      for (const [name, header] of Object.entries(description.requestHeaders ?? {})) {
+        if (!appliesTo(header.methods, route.method)) continue;
+        if (params.some((p) => p["in"] === "header" && p["name"] === name)) continue;
+        params.push({
+          name,
+          in: "header",
+          required: false,
+          description: header.description,
+          schema: header.schema ?? { type: "string" },
+        });
+      }
+    }
     if (params.length > 0) operation["parameters"] = params;
     const body = requestBody(route, converter);
     if (body !== undefined) operation["requestBody"] = body;
-    operation["responses"] = responses(route, converter);
+    operation["responses"] = responses(route, converter, described);
+    // OpenAPI 3.1 §4.8.30: each entry of `security` is an alternative; a layer's schemes are alternatives to each
+    // other, and every layer must be satisfied, so layers with schemes combine into each alternative.
+    const layers = described.map((d) => Object.keys(d.security ?? {})).filter((names) => names.length > 0);
+    for (const d of described) Object.assign(securitySchemes, d.security);
+    if (layers.length > 0) {
+      let alternatives: Record<string, string[]>[] = [{}];
+      for (const names of layers) {
+        alternatives = alternatives.flatMap((alt) => names.map((name) => ({ ...alt, [name]: [] })));
+      }
+      operation["security"] = alternatives;
+    }
     const path = openApiPath(parsed, names);
     paths[path] ??= {};
     (paths[path] as Record<string, JsonSchema>)[route.method.toLowerCase()] = operation;
   }
-  return { openapi: "3.1.0", info, ...extra, paths, components: { schemas: converter.components } };
+  const webhooks: Record<string, Record<string, JsonSchema>> = {};
+  const catalog = extra.webhooks;
+  for (const type of catalog?.types ?? []) webhooks[type] = webhookItem(catalog as WebhookCatalog, type, converter);
+  const components: OpenApiDocument["components"] = { schemas: converter.components };
+  if (Object.keys(securitySchemes).length > 0) components.securitySchemes = securitySchemes;
+  return {
+    openapi: "3.1.0",
+    info,
+    ...(extra.servers === undefined ? {} : { servers: extra.servers }),
+    paths,
+    ...(catalog === undefined ? {} : { webhooks }),
+    components,
+  };
 }

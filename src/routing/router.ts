@@ -4,7 +4,7 @@ import { isHttpProblem, problem } from "../http/problem";
 import { RoutingError } from "./errors";
 import type { MatchResult } from "./match-result";
 import { allowList, compileMatcher, type Matcher } from "./matcher";
-import { type OpenApiDocument, type OpenApiInfo, openApiDocument } from "./openapi";
+import { type OpenApiDocument, type OpenApiExtra, type OpenApiInfo, openApiDocument } from "./openapi";
 import { attachMatch, checkSpec, operationHandler, type UntypedHandler } from "./operation";
 import { type Declaration, ResourceBuilder } from "./resource";
 import { type ParsedTemplate, parseTemplate } from "./template";
@@ -238,9 +238,16 @@ export class Router {
   }
 
   /** The OpenAPI 3.1 document describing every route, built from the zod schemas. */
-  openapi(info: OpenApiInfo, extra: Partial<Pick<OpenApiDocument, "servers">> = {}): OpenApiDocument {
+  openapi(info: OpenApiInfo, extra: OpenApiExtra = {}): OpenApiDocument {
+    const layers = new Map(
+      this.#declarations.map((d) => [d.name, [this.#use, ...d.layers, d.spec.use ?? []].flat()] as const),
+    );
     return openApiDocument(
-      this.routes().map((route) => ({ route, parsed: this.#parsed.get(route.name) as ParsedTemplate })),
+      this.routes().map((route) => ({
+        route,
+        parsed: this.#parsed.get(route.name) as ParsedTemplate,
+        middleware: layers.get(route.name) ?? [],
+      })),
       info,
       extra,
     );

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { DescribedHeader } from "../http/described";
 import type { Handler, HttpRequest, HttpResponse, QueryRecord, ResponseHeaders } from "../http/message";
 import type { MatchOptions } from "./match-result";
 import type { JsonValue } from "./merge-patch";
@@ -12,6 +13,15 @@ export type OperationKind = "list" | "create" | "read" | "replace" | "update" | 
 
 /** A zod object schema (params and query schemas must be objects: their keys are the names). */
 export type ObjectSchema = z.ZodObject;
+
+/** One response an operation declares (see {@link OperationSpec.responses}). */
+export interface OperationResponse {
+  /** @default the status's reason phrase */
+  description?: string;
+  /** The JSON body. */
+  schema?: z.ZodType;
+  headers?: Readonly<Record<string, DescribedHeader>>;
+}
 
 /** What an operation declares besides its handler; every schema is optional. */
 export interface OperationSpec {
@@ -29,6 +39,13 @@ export interface OperationSpec {
   form?: boolean;
   /** The success body: documented in OpenAPI, checked at run time with `validateResponses`. */
   response?: z.ZodType;
+  /**
+   * Responses besides what the router knows of: a success status other than the kind's default (201 for create,
+   * 204 for remove, 200 otherwise; a declared 2xx replaces it) with its body schema and headers, or error statuses
+   * the handler answers (their body a problem document unless a schema is given). OpenAPI only.
+   * @example responses: { 202: { description: "Queued for retry.", schema: Delivery }, 409: { description: "Not retryable." } }
+   */
+  responses?: Readonly<Record<number, OperationResponse>>;
   /** OpenAPI `summary`. */
   summary?: string;
   /** OpenAPI `description`. */

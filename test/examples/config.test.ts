@@ -189,17 +189,17 @@ describe("npm start (examples/shop/main.ts)", () => {
     const url = await eventually(
       "the shop to listen",
       () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output.stdout)?.[1],
-      30_000,
+      90_000, // the first start initialises PGlite: seconds on a quiet machine, more on a busy one
     );
     const apiKey = await eventually(
       "the generated API key",
       () => /SHOP_API_KEY was not set; generated for this run: (sk_dev_\S+)/.exec(output.stdout)?.[1],
-      30_000,
+      90_000,
     );
     const token = await eventually(
       "the admin token",
       () => /An admin token for it \(1 h\):\n\s+(\S+)/.exec(output.stdout)?.[1],
-      30_000,
+      90_000,
     );
     expect((await client(url, apiKey)("GET", "/v1/webhook_endpoints")).status).toBe(200);
     const created = await client(url, token)("POST", "/users", { body: { name: "Started", tier: "basic" } });
@@ -214,7 +214,7 @@ describe("npm start (examples/shop/main.ts)", () => {
     const url2 = await eventually(
       "the shop to listen again",
       () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(again.output.stdout)?.[1],
-      30_000,
+      90_000,
     );
     expect(again.output.stdout).not.toContain("initialising");
     const admin = await issueToken("j".repeat(32), { sub: "admin", admin: true });
@@ -223,7 +223,7 @@ describe("npm start (examples/shop/main.ts)", () => {
     again.started.kill("SIGTERM");
     expect(await again.exited).toBe(0);
     rmSync(dataDir, { recursive: true, force: true });
-  }, 90_000);
+  }, 240_000);
 
   it("on a busy port, says so and how to pick another, with no stack trace, and exits 1", async () => {
     const busy = createServer().listen(0, "127.0.0.1");

@@ -11,6 +11,8 @@ import type { ShopConfig } from "../../examples/shop/config";
 import { type Listening, listen } from "../../examples/shop/server";
 import type { ShopStorage } from "../../examples/shop/storage/types";
 import { issueToken } from "../../examples/shop/tokens";
+import type { Handler } from "../../src/http/index";
+import { routeOf } from "../../src/routing/index";
 
 /** A shop configuration for tests: fresh secrets, memory storage, no delivery worker unless asked. */
 export function testConfig(overrides: Partial<ShopConfig> = {}): ShopConfig {
@@ -82,6 +84,11 @@ export interface RunningShop {
    * advance, so a test can cross an HTTP-date second (Last-Modified) without waiting.
    */
   advanceClock(ms: number): void;
+  /**
+   * Every status the shop answered, by operation (`operationId`, i.e. the route's name) and method: for the contract
+   * test that the OpenAPI document declares each of them.
+   */
+  readonly statuses: ReadonlyMap<string, ReadonlySet<number>>;
   close(): Promise<void>;
 }
 
@@ -90,7 +97,15 @@ export async function startShop(storage: ShopStorage, overrides: Partial<ShopCon
   let skew = 0;
   const config = testConfig({ now: () => Date.now() + skew, ...overrides });
   const shop = await createShop(config, { storage });
-  const server = await listen(shop.handler, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
+  const statuses = new Map<string, Set<number>>();
+  // Records the route each answer came from (the router attaches the match to the request).
+  const recording: Handler = async (request) => {
+    const response = await shop.handler(request);
+    const name = routeOf(request)?.route.name;
+    if (name !== undefined) (statuses.get(name) ?? statuses.set(name, new Set()).get(name))?.add(response.status);
+    return response;
+  };
+  const server = await listen(recording, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
   const adminToken = await issueToken(config.jwtSecret, { sub: "admin", admin: true });
   return {
     shop,
@@ -102,6 +117,7 @@ export async function startShop(storage: ShopStorage, overrides: Partial<ShopCon
     advanceClock(ms) {
       skew += ms;
     },
+    statuses,
     async close() {
       await server.close();
       await shop.close();

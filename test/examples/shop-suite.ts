@@ -1,10 +1,12 @@
 /**
  * The shop's end-to-end suite over real HTTP, one function taking a storage factory: every storage runs it.
  */
+
 import { afterAll, beforeAll, describe } from "vitest";
 import type { ShopStorage } from "../../examples/shop/storage/types";
 import { type RunningShop, startShop } from "./shop-harness";
 import { authCases } from "./suite/auth-cases";
+import { documentCases } from "./suite/document-cases";
 import { orderCases } from "./suite/order-cases";
 import { orderListCases } from "./suite/order-list-cases";
 import { storageCases } from "./suite/storage-cases";
@@ -43,4 +45,6 @@ export function shopSuite(open: () => Promise<StorageUnderTest>): void {
   describe("order lists", () => orderListCases(shop));
   describe("storage transactions", () => storageCases(shop));
   describe("webhooks", () => webhookCases(shop));
+  // Last: it reads what every case above received.
+  describe("the OpenAPI document", () => documentCases(shop));
 }

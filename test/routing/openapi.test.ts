@@ -1,7 +1,8 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { json } from "../../src/http/message";
+import { describeMiddleware } from "../../src/http/described";
+import { type Handler, json } from "../../src/http/message";
 import { createRouter } from "../../src/routing/index";
 import { app, newStore } from "./app";
 
@@ -250,5 +251,82 @@ describe("the whole document validates against the official OpenAPI 3.1 schema",
     const broken = JSON.parse(JSON.stringify(doc));
     broken.paths["/users"].get.parameters[0].in = "body";
     expect((await validate(broken)).valid).toBe(false);
+  });
+});
+
+describe("declared responses", () => {
+  const key = describeMiddleware((next: Handler) => next, {
+    responses: { 401: { description: "No key." } },
+    security: { apiKey: { type: "apiKey", name: "x-api-key", in: "header" } },
+  });
+  const jwt = describeMiddleware((next: Handler) => next, {
+    responses: { 401: { description: "No token." }, 403: { description: "Not yours.", methods: ["PUT"] } },
+    successHeaders: { "X-Trace": { description: "A trace id." } },
+    requestHeaders: { "X-Tenant": { description: "The tenant.", methods: ["PUT"] } },
+    security: { bearer: { type: "http", scheme: "bearer" }, basic: { type: "http", scheme: "basic" } },
+  });
+  const Thing = z.object({ id: z.string() });
+  const router = createRouter()
+    .use(key)
+    .resource("/things/{thing_id}", (things) => {
+      things.use(jwt);
+      things.read({ response: Thing }, () => json(200, { id: "t" }));
+      things.replace({ body: Thing, responses: { 409: { description: "Locked." } } }, () => json(200, { id: "t" }));
+    })
+    .route(
+      "POST",
+      "/things/{thing_id}/retry",
+      {
+        name: "retry",
+        responses: { 202: { description: "Queued.", schema: Thing, headers: { Location: { description: "Where." } } } },
+      },
+      () => json(202, { id: "t" }),
+    );
+  const doc = router.openapi({ title: "t", version: "1" });
+  const item = doc.paths["/things/{thing_id}"] as Record<
+    string,
+    { responses: Record<string, Record<string, unknown>>; security?: unknown; parameters?: { name: string }[] }
+  >;
+
+  it("adds each layer's statuses where its methods apply, and its success headers to every 2xx", () => {
+    expect(Object.keys(item["get"]?.responses ?? {}).sort()).toEqual(["200", "401", "404"]);
+    expect(Object.keys(item["put"]?.responses ?? {}).sort()).toEqual([
+      "204", // no response schema: the router documents 204
+      "400",
+      "401",
+      "403",
+      "404",
+      "409",
+      "413",
+      "415",
+      "422",
+    ]);
+    expect(item["put"]?.responses["401"]?.["description"]).toBe("No token."); // the inner layer's words
+    expect(Object.keys(item["get"]?.responses["200"]?.["headers"] as object)).toEqual(["X-Trace"]);
+    expect(item["put"]?.parameters?.map((p) => p.name)).toContain("X-Tenant");
+    expect(item["get"]?.parameters?.map((p) => p.name)).not.toContain("X-Tenant");
+  });
+
+  it("replaces the default success with a declared 2xx, with its schema and headers", () => {
+    const retry = (
+      doc.paths["/things/{thing_id}/retry"] as Record<string, { responses: Record<string, Record<string, unknown>> }>
+    )["post"];
+    expect(Object.keys(retry?.responses ?? {})).toEqual(["202", "401"]);
+    expect(retry?.responses["202"]).toMatchObject({
+      description: "Queued.",
+      headers: { Location: { description: "Where." } },
+    });
+  });
+
+  it("declares every security scheme and requires one of each layer's", () => {
+    expect(Object.keys(doc.components.securitySchemes ?? {}).sort()).toEqual(["apiKey", "basic", "bearer"]);
+    expect(item["get"]?.security).toEqual([
+      { apiKey: [], bearer: [] },
+      { apiKey: [], basic: [] },
+    ]);
+  });
+
+  it("is a valid OpenAPI 3.1 document", async () => {
+    expect(await new Validator().validate(JSON.parse(JSON.stringify(doc)))).toMatchObject({ valid: true });
   });
 });

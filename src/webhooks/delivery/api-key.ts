@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { describeMiddleware } from "../../http/described";
 import type { HttpRequest } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import type { Middleware } from "../../routing/types";
@@ -47,8 +48,21 @@ export async function authenticate(
 /** Middleware answering 401 (RFC 6750 §3) unless the request carries one of the accepted API keys. */
 export function requireApiKey(keys: ApiKeyCheck): Middleware {
   const check = compileApiKeys(keys);
-  return (next) => async (request) => {
+  const middleware: Middleware = (next) => async (request) => {
     const denied = await authenticate(request, check);
     return denied === undefined ? next(request) : denied.toResponse();
   };
+  return describeMiddleware(middleware, {
+    responses: {
+      401: {
+        description: "No valid secret API key (Authorization: Bearer <key>).",
+        headers: {
+          "WWW-Authenticate": { description: 'The Bearer challenge (RFC 6750 §3): Bearer realm="webhooks".' },
+        },
+      },
+    },
+    security: {
+      webhookApiKey: { type: "http", scheme: "bearer", description: "The secret API key of the webhook endpoint API." },
+    },
+  });
 }

@@ -32,6 +32,11 @@ export interface EndpointAdminOptions {
    * names only. Required, so that the choice is visible.
    */
   resolve: HostResolver | false;
+  /**
+   * The event catalog (`defineEvents`): `enabled_events` naming a type outside it is refused with
+   * `unknown_event_type` (patterns such as `order.*` and `*` are accepted as they are). @default any type
+   */
+  events?: { has(type: string): boolean; readonly types: readonly string[] };
   /** How long a rotated-out secret keeps signing, in ms. @default 86_400_000 (24 h) */
   secretGraceMs?: number;
   /** @default Date.now */
@@ -46,6 +51,7 @@ export interface EndpointAdminOptions {
 export type AdminResult<T> =
   | { ok: true; value: T }
   | { ok: false; code: "endpoint_not_found" | "delivery_not_found" | "not_retryable" }
+  | { ok: false; code: "unknown_event_type"; detail: string; index: number }
   | ({ ok: false } & UrlRefusal);
 
 /** Endpoint management on plain values; the endpoint API (`declareEndpointApi`) is a thin layer over it. */
@@ -107,8 +113,26 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     }
   }
 
+  // A subscription to a type the catalog does not have would never receive anything: refused, naming the types.
+  function checkTypes(
+    enabled: readonly string[] | undefined,
+  ): { ok: false; code: "unknown_event_type"; detail: string; index: number } | undefined {
+    const catalog = options.events;
+    if (catalog === undefined || enabled === undefined) return undefined;
+    const index = enabled.findIndex((type) => !type.includes("*") && !catalog.has(type));
+    if (index === -1) return undefined;
+    return {
+      ok: false,
+      code: "unknown_event_type",
+      index,
+      detail: `"${enabled[index]}" is not an event this API sends; it sends ${catalog.types.join(", ")} (patterns such as "order.*" are accepted).`,
+    };
+  }
+
   return {
     async create(input) {
+      const unknownType = checkTypes(input.enabled_events);
+      if (unknownType !== undefined) return unknownType;
       const checked = await checkUrl(input.url);
       if (!checked.ok) return checked;
       const endpoint: WebhookEndpoint = {
@@ -139,7 +163,11 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         if (!checked.ok) return checked;
         patch.url = checked.url.href;
       }
-      if (input.enabled_events !== undefined) patch.enabledEvents = [...new Set(input.enabled_events)];
+      if (input.enabled_events !== undefined) {
+        const unknownType = checkTypes(input.enabled_events);
+        if (unknownType !== undefined) return unknownType;
+        patch.enabledEvents = [...new Set(input.enabled_events)];
+      }
       if (input.description !== undefined) patch.description = input.description;
       if (input.metadata !== undefined) patch.metadata = input.metadata;
       if (input.rate_limit !== undefined) patch.rateLimit = input.rate_limit;

@@ -55,6 +55,15 @@ function notFound(what: "endpoint" | "delivery"): HttpProblem {
 }
 
 function refusal(result: Extract<AdminResult<unknown>, { ok: false }>): HttpProblem {
+  if (result.code === "unknown_event_type") {
+    const pointer = `/enabled_events/${result.index}`;
+    return new HttpProblem({
+      status: 422,
+      code: result.code,
+      detail: result.detail,
+      extensions: { errors: [{ pointer, in: "body", code: result.code, message: result.detail }] },
+    });
+  }
   if (!("detail" in result)) {
     if (result.code === "endpoint_not_found") return notFound("endpoint");
     if (result.code === "delivery_not_found") return notFound("delivery");
@@ -156,6 +165,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         body: replayBody,
         form: true,
         response: replayJson,
+        responses: { 202: { description: "Accepted: the failed deliveries are queued again.", schema: replayJson } },
         tags,
         summary: "Retry every failed delivery since a time (query or body `since`)",
       },
@@ -229,7 +239,15 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       deliveries.action(
         "POST",
         "retry",
-        { response: deliveryJsonSchema, tags, summary: "Retry a delivery now" },
+        {
+          response: deliveryJsonSchema,
+          responses: {
+            202: { description: "Accepted: the delivery is queued for an attempt now.", schema: deliveryJsonSchema },
+            409: { description: "The delivery is delivered or in flight: nothing to retry." },
+          },
+          tags,
+          summary: "Retry a delivery now",
+        },
         async ({ params }) => {
           const endpoint = await find(params.endpoint_id);
           const delivery = await findDelivery(endpoint.id, params.delivery_id);

@@ -36,6 +36,14 @@ export type { CreateEndpointInput, UpdateEndpointInput } from "./endpoint-schema
 export type { EndpointListOptions, EndpointPatch, EndpointStore } from "./endpoint-store";
 export { WebhookDeliveryError, type WebhookDeliveryErrorCode } from "./errors";
 export { type CreateEventInput, createEvent, type WebhookEvent, webhookEventSchema } from "./event";
+export {
+  type CatalogEventOptions,
+  defineEvents,
+  type EventCatalog,
+  type EventSchemas,
+  type TypedWebhookEvent,
+  type WebhookDescription,
+} from "./event-catalog";
 export { eventPatternSchema, eventTypeSchema } from "./event-type";
 export {
   DELIVERY_STATUSES,

@@ -1,7 +1,10 @@
 import type pg from "pg";
 import { describe, expectTypeOf, it } from "vitest";
+import { z } from "zod";
 import type { SqlClient } from "../../../src/postgres/index";
 import { createRouter, type Router } from "../../../src/routing/index";
+import { createWebhookProcessor } from "../../../src/webhooks/consumer/index";
+import { createMemoryInbox } from "../../../src/webhooks/consumer/memory/index";
 import {
   type AttemptResult,
   checkEndpointUrl,
@@ -9,6 +12,7 @@ import {
   type DeliveryQueue,
   type DeliveryState,
   declareEndpointApi,
+  defineEvents,
   type HostResolver,
   type PublishOptions,
   transition,
@@ -50,5 +54,31 @@ describe("public types of the delivery engine", () => {
     declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: ["k"], resolve: "8.8.8.8" });
     expectTypeOf(systemResolver).toEqualTypeOf<HostResolver>();
     expectTypeOf(checkEndpointUrl).returns.toEqualTypeOf<UrlCheck>();
+  });
+});
+
+describe("the event catalog's types", () => {
+  const Shipped = z.object({ id: z.string(), total: z.number() });
+  const catalog = defineEvents({ "order.shipped": Shipped });
+
+  it("types create() by the event type, and refuses a wrong payload", () => {
+    const event = catalog.create("order.shipped", { id: "o", total: 1 });
+    expectTypeOf(event.type).toEqualTypeOf<"order.shipped">();
+    expectTypeOf(event.data).toEqualTypeOf<{ id: string; total: number }>();
+    // @ts-expect-error total must be a number
+    catalog.create("order.shipped", { id: "o", total: "1" });
+    // @ts-expect-error not a type of the catalog
+    catalog.create("order.deleted", { id: "o", total: 1 });
+  });
+
+  it("types a consumer's handler through envelope()", () => {
+    createWebhookProcessor({ inbox: createMemoryInbox() }).on(
+      "order.shipped",
+      catalog.envelope("order.shipped"),
+      ({ event }) => {
+        expectTypeOf(event.payload.data.total).toEqualTypeOf<number>();
+        expectTypeOf(event.payload.type).toEqualTypeOf<"order.shipped">();
+      },
+    );
   });
 });

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { JsonBodyOptions } from "../http/json-limits";
 import type { Handler, HttpRequest, HttpResponse, QueryRecord, ResponseHeaders } from "../http/message";
 import type { MatchOptions } from "./match-result";
 import type { JsonValue } from "./merge-patch";
@@ -27,6 +28,12 @@ export interface OperationSpec {
    * @default false
    */
   form?: boolean;
+  /**
+   * This operation's JSON body limits, over the router's `json` (e.g. `{ allowNul: true }` for a handler that keeps
+   * NUL in strings on purpose).
+   * @default the router's `json`
+   */
+  json?: JsonBodyOptions;
   /** The success body: documented in OpenAPI, checked at run time with `validateResponses`. */
   response?: z.ZodType;
   /** OpenAPI `summary`. */
@@ -119,4 +126,10 @@ export interface RouterOptions extends MatchOptions {
    * @default false
    */
   validateResponses?: boolean;
+  /**
+   * Limits of every JSON body the router reads: nesting depth (default 64, checked before parsing) and NUL in
+   * strings (refused by default); lone surrogates are always refused (RFC 7493 §2.1). An operation's `json` overrides.
+   * @default { maxDepth: 64, allowNul: false }
+   */
+  json?: JsonBodyOptions;
 }

@@ -83,12 +83,17 @@ describe("compileMatcher", () => {
       expect(m.match("GET", "/%75sers").kind).toBe("not_found");
     });
 
-    it.each(["/users/%", "/users/%zz", "/users/%E2%9C", "/files/ok/%C0%AF"])(
-      "%s is a bad path, not a crash",
-      (path) => {
-        expect(m.match("GET", path)).toMatchObject({ kind: "bad_path", code: "malformed_path" });
-      },
-    );
+    it.each([
+      "/users/%",
+      "/users/%zz",
+      "/users/%E2%9C",
+      "/files/ok/%C0%AF",
+      "/users/%00",
+      "/users/x%00y",
+      "/users/%ED%A0%80",
+    ])("%s is a bad path, not a crash", (path) => {
+      expect(m.match("GET", path)).toMatchObject({ kind: "bad_path", code: "malformed_path" });
+    });
   });
 
   describe("405 and 404", () => {

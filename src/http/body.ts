@@ -1,3 +1,10 @@
+import {
+  DEFAULT_JSON_MAX_DEPTH,
+  findStringFault,
+  type JsonBodyOptions,
+  type StringFaultAt,
+  scanJsonText,
+} from "./json-limits";
 import { isJsonMediaType, type MediaType, parseMediaType } from "./media-type";
 import type { HttpRequest } from "./message";
 import { HttpProblem, type HttpProblemCode } from "./problem";
@@ -38,11 +45,79 @@ function decodeUtf8(bytes: Uint8Array): string | undefined {
   }
 }
 
+const FAULT_MESSAGES = {
+  lone_surrogate:
+    "A string holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape); I-JSON text cannot (RFC 7493 §2.1).",
+  nul_character: "A string holds U+0000 (\\u0000), which this API does not accept.",
+} as const;
+
+/**
+ * The 422 problem for a string a body may not carry: `errors` names it with an RFC 6901 JSON Pointer, as a
+ * validation problem does.
+ */
+export function invalidStringProblem(at: StringFaultAt): HttpProblem<HttpProblemCode> {
+  const message = FAULT_MESSAGES[at.fault];
+  return new HttpProblem({
+    status: 422,
+    code: "invalid_string",
+    detail: `${message} At ${at.pointer === "" ? "the root" : `"${at.pointer}"`} of the request body.`,
+    extensions: { errors: [{ pointer: at.pointer, in: "body", code: at.fault, message }] },
+  });
+}
+
+function tooDeep(maxDepth: number): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 400,
+    code: "json_too_deep",
+    detail: `The JSON body nests arrays and objects more than ${maxDepth} deep.`,
+    extensions: { max_depth: maxDepth },
+  });
+}
+
+/**
+ * Parses JSON text within the limits of `options`: 400 `json_too_deep` when it nests deeper than `maxDepth`
+ * (checked before parsing), 400 `malformed_json` when it is not JSON (RFC 8259), 422 `invalid_string` when a string
+ * or member name holds a lone surrogate (RFC 7493 §2.1) or, unless `allowNul`, U+0000.
+ * @param text the JSON text.
+ * @param options the nesting limit and whether NUL is accepted.
+ * @example const read = parseJsonText('{"a":"\\ud800"}'); // { ok: false, problem: 422 invalid_string at /a }
+ */
+export function parseJsonText(text: string, options: JsonBodyOptions = {}): BodyResult<unknown> {
+  const maxDepth = options.maxDepth ?? DEFAULT_JSON_MAX_DEPTH;
+  const scan = scanJsonText(text, maxDepth);
+  if (scan.tooDeep) return { ok: false, problem: tooDeep(maxDepth) };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      problem: new HttpProblem({
+        status: 400,
+        code: "malformed_json",
+        detail: `The body is not valid JSON: ${(error as Error).message}`,
+        cause: error,
+      }),
+    };
+  }
+  // Without a \u escape, UTF-8 text holds neither a lone surrogate nor a NUL (RFC 8259 §7: controls are escaped).
+  if (scan.unicodeEscape) {
+    const fault = findStringFault(value, options.allowNul ?? false);
+    if (fault !== undefined) return { ok: false, problem: invalidStringProblem(fault) };
+  }
+  return { ok: true, value };
+}
+
 /**
  * Reads a JSON body (RFC 8259): 400 when empty, not UTF-8 or malformed; 415 when the Content-Type is not
- * JSON (`application/json` or any `+json` type, e.g. `application/merge-patch+json`) or names another charset.
+ * JSON (`application/json` or any `+json` type, e.g. `application/merge-patch+json`) or names another charset;
+ * and the limits of {@link parseJsonText} (nesting depth, I-JSON strings, no NUL unless allowed).
+ * @param options the nesting limit and whether NUL is accepted.
  */
-export function safeJsonBody(request: Pick<HttpRequest, "headers" | "body">): BodyResult<unknown> {
+export function safeJsonBody(
+  request: Pick<HttpRequest, "headers" | "body">,
+  options: JsonBodyOptions = {},
+): BodyResult<unknown> {
   if (request.body.byteLength === 0) return { ok: false, problem: emptyBody() };
   const media = contentType(request);
   if (!isJsonMediaType(media)) {
@@ -60,24 +135,12 @@ export function safeJsonBody(request: Pick<HttpRequest, "headers" | "body">): Bo
       problem: new HttpProblem({ status: 400, code: "malformed_json", detail: "The body is not valid UTF-8." }),
     };
   }
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (error) {
-    return {
-      ok: false,
-      problem: new HttpProblem({
-        status: 400,
-        code: "malformed_json",
-        detail: `The body is not valid JSON: ${(error as Error).message}`,
-        cause: error,
-      }),
-    };
-  }
+  return parseJsonText(text, options);
 }
 
 /** Like {@link safeJsonBody} but throws the {@link HttpProblem}, which the adapters render. */
-export function jsonBody(request: Pick<HttpRequest, "headers" | "body">): unknown {
-  const result = safeJsonBody(request);
+export function jsonBody(request: Pick<HttpRequest, "headers" | "body">, options: JsonBodyOptions = {}): unknown {
+  const result = safeJsonBody(request, options);
   if (!result.ok) throw result.problem;
   return result.value;
 }
@@ -99,8 +162,14 @@ export function parseForm(text: string): FormRecord {
   return out;
 }
 
-/** Reads a form body: 400 when empty or not UTF-8, 415 when the Content-Type is not form-urlencoded. */
-export function safeFormBody(request: Pick<HttpRequest, "headers" | "body">): BodyResult<FormRecord> {
+/**
+ * Reads a form body: 400 when empty or not UTF-8, 415 when the Content-Type is not form-urlencoded, 422
+ * `invalid_string` when a name or value decodes to U+0000 (unless `allowNul`).
+ */
+export function safeFormBody(
+  request: Pick<HttpRequest, "headers" | "body">,
+  options: Pick<JsonBodyOptions, "allowNul"> = {},
+): BodyResult<FormRecord> {
   if (request.body.byteLength === 0) return { ok: false, problem: emptyBody() };
   const media = contentType(request);
   if (media?.type !== "application" || media.subtype !== "x-www-form-urlencoded") {
@@ -113,20 +182,29 @@ export function safeFormBody(request: Pick<HttpRequest, "headers" | "body">): Bo
       problem: new HttpProblem({ status: 400, code: "malformed_form", detail: "The body is not valid UTF-8." }),
     };
   }
-  return { ok: true, value: parseForm(text) };
+  const value = parseForm(text);
+  // Percent-decoding replaces bytes that are not UTF-8 with U+FFFD, so only a NUL can be left to refuse.
+  if (options.allowNul !== true && (text.includes("%00") || text.includes("\u0000"))) {
+    const fault = findStringFault(value, false);
+    if (fault !== undefined) return { ok: false, problem: invalidStringProblem(fault) };
+  }
+  return { ok: true, value };
 }
 
 /** Reads a JSON or form body, whichever the Content-Type names (415 for anything else). */
-export function safeJsonOrFormBody(request: Pick<HttpRequest, "headers" | "body">): BodyResult<unknown> {
+export function safeJsonOrFormBody(
+  request: Pick<HttpRequest, "headers" | "body">,
+  options: JsonBodyOptions = {},
+): BodyResult<unknown> {
   const media = contentType(request);
-  if (media?.type === "application" && media.subtype === "x-www-form-urlencoded") return safeFormBody(request);
+  if (media?.type === "application" && media.subtype === "x-www-form-urlencoded") return safeFormBody(request, options);
   if (request.body.byteLength > 0 && !isJsonMediaType(media)) {
     return {
       ok: false,
       problem: unsupported("application/json or application/x-www-form-urlencoded", request.headers["content-type"]),
     };
   }
-  return safeJsonBody(request);
+  return safeJsonBody(request, options);
 }
 
 /** Parses a query string into a {@link QueryRecord}-compatible object (repeated names become arrays). */

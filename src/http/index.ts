@@ -11,10 +11,18 @@ export {
   type SecurityScheme,
 } from "./described";
 export * from "./header-list";
+export {
+  DEFAULT_JSON_MAX_DEPTH,
+  findStringFault,
+  type JsonBodyOptions,
+  type StringFault,
+  type StringFaultAt,
+} from "./json-limits";
 export * from "./media-type";
 export * from "./message";
 export * from "./methods";
 export * from "./problem";
+export { queryProblem } from "./query-check";
 export * from "./quoted-string";
 export * from "./structured-fields";
 export * from "./token";

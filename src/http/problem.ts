@@ -20,6 +20,12 @@ export const HTTP_PROBLEM_CODES = [
   "malformed_json",
   // 400: a form body is not UTF-8.
   "malformed_form",
+  // 400: a JSON body nests arrays and objects deeper than the reader's `maxDepth`.
+  "json_too_deep",
+  // 422: a body string is not I-JSON (a lone surrogate, RFC 7493 §2.1) or holds a NUL; `errors` names where.
+  "invalid_string",
+  // 400: a query parameter is not percent-encoded UTF-8 (RFC 3986 §2.1) or decodes to a NUL.
+  "malformed_query",
   // 415: the Content-Type is not one the reader accepts (RFC 9110 §15.5.16).
   "unsupported_media_type",
   // 422 (or 400 for a query): zod validation failed; `errors` lists the fields.

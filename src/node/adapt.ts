@@ -1,11 +1,13 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { type AdapterOptions, contentLength, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
+import { contentLength, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
 import type { Handler, HttpResponse } from "../http/message";
 import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/problem";
 import { answerClientError } from "./client-error";
+import { sendAndLinger } from "./linger";
 import { NodeRequest, startBody } from "./request";
 import { sendOrDestroy, sendResponse } from "./response";
+import { type NodeAdapterOptions, serverLimits } from "./server-limits";
 
 /** A node:http `request` listener. */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -13,12 +15,20 @@ export type RequestListener = (req: IncomingMessage, res: ServerResponse) => voi
 /**
  * Adapts a {@link Handler} to a node:http request listener. A thrown {@link HttpProblem} is sent as its
  * problem document; any other error goes to `onError` and the client gets a bare 500 problem. A
- * response's after-send callback (`withAfterSend`) runs on the response's `'finish'` event.
+ * response's after-send callback (`withAfterSend`) runs on the response's `'finish'` event. A body over
+ * `bodyLimit` gets its 413 at once, and the connection closes once the client stops sending (within
+ * `limits.lingerMs` / `limits.lingerBytes`), so the client reads the 413 rather than a reset.
+ * @param options the body limit, error reporting and the lingering bounds (`limits`).
  * @example http.createServer(adapt(handler)).listen(3000)
  */
-export function adapt(handler: Handler, options: AdapterOptions = {}): RequestListener {
+export function adapt(handler: Handler, options: NodeAdapterOptions = {}): RequestListener {
   const onError = options.onError ?? logError;
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const bounds = serverLimits(options.limits);
+  const refuse = (req: IncomingMessage, res: ServerResponse, problem: HttpProblem) => {
+    if (problem.status === 413) sendAndLinger(req, res, problem.toResponse(), bounds);
+    else sendOrDestroy(res, problem.toResponse());
+  };
 
   const failed = (res: ServerResponse, request: NodeRequest | undefined, error: unknown) => {
     if (isHttpProblem(error)) return sendOrDestroy(res, error.toResponse());
@@ -69,10 +79,10 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): RequestLi
   return (req, res) => {
     const body = startBody(req, limit);
     if (body instanceof Uint8Array) run(req, res, body);
-    else if (body instanceof HttpProblem) sendOrDestroy(res, body.toResponse());
+    else if (body instanceof HttpProblem) refuse(req, res, body);
     else {
       body.then((read) => {
-        if (read instanceof HttpProblem) sendOrDestroy(res, read.toResponse());
+        if (read instanceof HttpProblem) refuse(req, res, read);
         else run(req, res, read);
       });
     }
@@ -84,12 +94,26 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): RequestLi
  * (RFC 9110 §5.3), `Expect: 100-continue` with a declared body over the limit gets the 413 instead
  * of the 100 (RFC 9110 §10.1.1), so the client never sends it, and a request node's parser refuses
  * (an invalid method token, a malformed header) gets a problem document ({@link answerClientError}).
- * @example createServer(handler).listen(3000, "127.0.0.1")
+ * Time-outs are on by default ({@link DEFAULT_SERVER_LIMITS}): an idle keep-alive connection closes after 5 s, a
+ * connection that has not sent a whole header section after 10 s and a request whose body has not ended after 30 s
+ * get a 408 problem and are closed.
+ * @param options the adapter's options and `limits`, overrides of {@link DEFAULT_SERVER_LIMITS}.
+ * @example createServer(handler, { limits: { headersMs: 5_000 } }).listen(3000, "127.0.0.1")
  */
-export function createServer(handler: Handler, options: AdapterOptions = {}): Server {
+export function createServer(handler: Handler, options: NodeAdapterOptions = {}): Server {
+  const limits = serverLimits(options.limits);
   const listener = adapt(handler, options);
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const server = createHttpServer({ joinDuplicateHeaders: true }, listener);
+  const server = createHttpServer(
+    {
+      joinDuplicateHeaders: true,
+      keepAliveTimeout: limits.idleMs,
+      headersTimeout: limits.headersMs,
+      requestTimeout: limits.requestMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+    },
+    listener,
+  );
   server.on("clientError", answerClientError);
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
     const declared = contentLength(req.headers["content-length"]);

@@ -8,3 +8,4 @@ export { adapt, createServer, type RequestListener } from "./adapt";
 export { answerClientError } from "./client-error";
 export { readRequest } from "./request";
 export { sendResponse } from "./response";
+export { DEFAULT_SERVER_LIMITS, type NodeAdapterOptions, type ServerLimits } from "./server-limits";

@@ -54,3 +54,23 @@ export function sendOrDestroy(res: ServerResponse, response: HttpResponse): void
     res.destroy();
   }
 }
+
+/**
+ * Writes the status, the headers (with Content-Length) and the whole body, but leaves the response open, so the
+ * connection stays up until the caller ends it; `false` when node:http refuses the status or a header.
+ */
+export function writeWithoutEnd(res: ServerResponse, response: HttpResponse): boolean {
+  const body = response.body == null ? "" : response.body;
+  const length = typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+  try {
+    res.writeHead(
+      response.status,
+      withContentLength(response.headers as OutgoingHeaders, length) as Record<string, string | string[]>,
+    );
+  } catch {
+    res.destroy();
+    return false;
+  }
+  if (length > 0) res.write(body);
+  return true;
+}

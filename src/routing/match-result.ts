@@ -8,7 +8,7 @@ export type BadPathCode = "malformed_path" | "param_too_long";
  *   `allow` lists the methods that would match, HEAD (with GET) and OPTIONS included.
  * - `not_found`: no route matches the path.
  * - `redirect`: only the normalized path matches and the policy says redirect; `location` is that path.
- * - `bad_path`: the route matched but a parameter is malformed percent-encoding or too long.
+ * - `bad_path`: the route matched but a parameter is malformed percent-encoding (not UTF-8, or a NUL) or too long.
  */
 export type MatchResult<R> =
   | { readonly kind: "found"; readonly route: R; readonly params: Readonly<Record<string, string>> }

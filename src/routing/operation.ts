@@ -1,9 +1,11 @@
 import { z } from "zod";
 import { safeJsonBody, safeJsonOrFormBody } from "../http/body";
+import type { JsonBodyOptions } from "../http/json-limits";
 import { parseMediaType } from "../http/media-type";
 import { empty, type Handler, type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../http/message";
 import { definesRequestContent } from "../http/methods";
 import { HttpProblem } from "../http/problem";
+import { queryProblem } from "../http/query-check";
 import { validationProblem } from "../http/validation";
 import { RoutingError } from "./errors";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
@@ -52,9 +54,16 @@ export interface OperationSetup {
   readonly collection?: string;
   readonly url: (name: string, params?: Readonly<Record<string, string | number>>) => string;
   readonly validateResponses: boolean;
+  /** The router's JSON body limits; the spec's own `json` overrides them member by member. */
+  readonly json?: JsonBodyOptions | undefined;
 }
 
 function queryOf(request: HttpRequest, spec: OperationSpec): unknown {
+  // Parameters that decode to a NUL or to bytes that are not UTF-8 never reach a schema or a store.
+  if (request.search !== "") {
+    const problem = queryProblem(request.search);
+    if (problem !== undefined) throw problem;
+  }
   const schema = spec.query;
   if (schema === undefined) return request.query;
   const unknown = Object.keys(request.query).filter((name) => !Object.hasOwn(schema.shape, name));
@@ -94,7 +103,7 @@ export function readsBody(info: Pick<RouteInfo, "kind" | "method" | "spec">): bo
  * 415 another media type, 422 invalid).
  * @param always read and parse it even without a schema (PUT); otherwise no schema means no read.
  */
-function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean): unknown {
+function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean, limits: JsonBodyOptions): unknown {
   const schema = spec.body;
   if (schema === undefined && !always) return undefined;
   // An optional body (the schema accepts `undefined`) may be left out: nothing to read, nothing to refuse.
@@ -102,7 +111,7 @@ function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean): unk
     const absent = schema.safeParse(undefined);
     if (absent.success) return absent.data;
   }
-  const read = spec.form === true ? safeJsonOrFormBody(request) : safeJsonBody(request);
+  const read = spec.form === true ? safeJsonOrFormBody(request, limits) : safeJsonBody(request, limits);
   if (!read.ok) throw read.problem;
   if (schema === undefined) return read.value;
   const parsed = schema.safeParse(read.value);
@@ -111,7 +120,7 @@ function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean): unk
 }
 
 // RFC 5789 §3.1 and RFC 7396 §4: only merge patches are accepted, and Accept-Patch says so.
-function patchOf(request: HttpRequest): unknown {
+function patchOf(request: HttpRequest, limits: JsonBodyOptions): unknown {
   const media = parseMediaType(request.headers["content-type"] ?? "");
   if (request.body.byteLength > 0 && (media?.type !== "application" || media.subtype !== "merge-patch+json")) {
     throw new HttpProblem({
@@ -121,7 +130,7 @@ function patchOf(request: HttpRequest): unknown {
       headers: { "accept-patch": MERGE_PATCH_CONTENT_TYPE },
     });
   }
-  const read = safeJsonBody(request);
+  const read = safeJsonBody(request, limits);
   if (!read.ok) throw read.problem;
   return read.value;
 }
@@ -191,6 +200,7 @@ function checkResponse(setup: OperationSetup, response: HttpResponse): void {
 export function operationHandler(setup: OperationSetup): Handler {
   const { spec, kind, info } = setup;
   const reads = readsBody(info);
+  const limits: JsonBodyOptions = { ...setup.json, ...spec.json };
   const fillCollection = kind === "create" ? templateFiller(setup.collection ?? info.template) : undefined;
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {
@@ -203,7 +213,7 @@ export function operationHandler(setup: OperationSetup): Handler {
       url: setup.url,
     };
     if (kind === "update") {
-      const patch = patchOf(request);
+      const patch = patchOf(request, limits);
       context["patch"] = patch;
       context["merge"] = (current: unknown) => {
         const merged = mergePatch(current, patch);
@@ -213,7 +223,7 @@ export function operationHandler(setup: OperationSetup): Handler {
         return parsed.data;
       };
     } else if (reads) {
-      context["body"] = bodyOf(request, spec, kind === "replace");
+      context["body"] = bodyOf(request, spec, kind === "replace", limits);
     }
     if (fillCollection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {

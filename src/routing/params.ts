@@ -109,10 +109,13 @@ function badPath<R>(code: "malformed_path" | "param_too_long", param: string): M
 
 function decode(value: string): string | undefined {
   if (value.indexOf("%") === -1) return value;
-  // RFC 3986 §2.1: a "%" must start a pct-encoded octet; and the octets must be UTF-8.
+  // RFC 3986 §2.1: a "%" must start a pct-encoded octet; and the octets must be UTF-8 (encoded surrogates are not).
+  let decoded: string;
   try {
-    return decodeURIComponent(value);
+    decoded = decodeURIComponent(value);
   } catch {
     return undefined;
   }
+  // A NUL is no identifier, and PostgreSQL text cannot keep one: refused before any handler or store sees it.
+  return decoded.includes("\u0000") ? undefined : decoded;
 }

@@ -164,6 +164,7 @@ export class Router {
         collection: declaration.collection,
         url: this.url,
         validateResponses: this.options.validateResponses ?? false,
+        json: this.options.json,
       });
       const layers = [this.#use, ...declaration.layers, declaration.spec.use ?? []].flat();
       runs.set(
@@ -223,7 +224,7 @@ export class Router {
             code: result.code,
             detail:
               result.code === "malformed_path"
-                ? `Path parameter "${result.param}" is not valid percent-encoding (RFC 3986 §2.1).`
+                ? `Path parameter "${result.param}" is not percent-encoded UTF-8 (RFC 3986 §2.1), or decodes to U+0000.`
                 : `Path parameter "${result.param}" is longer than ${this.options.maxParamLength ?? 100} characters.`,
             extensions: { param: result.param },
           });

@@ -7,7 +7,8 @@ import { RoutingError } from "./errors";
  *   segment  = literal / "{" name "}" / composite
  *   composite = [ literal ] 1*( "{" name "}" literal ) [ "{" name "}" ]   ; e.g. "{base}...{head}"
  *   last     = segment / "{" name "*}" / "*"
- *   literal  = 1*( unreserved / pct-encoded / sub-delims / ":" / "@" )   ; RFC 3986 §3.3 pchar
+ *   literal  = 1*( unreserved / pct-encoded / sub-delims / ":" / "@" )   ; RFC 3986 §3.3 pchar, except
+ *              a leading ":name", "*", "(" ")", and a trailing "+" (other routers' syntax: refused with a hint)
  *   name     = ( ALPHA / "_" ) *( ALPHA / DIGIT / "_" )
  * Parameters never compile to a regular expression: a segment is compared, never searched with a pattern.
  */
@@ -46,6 +47,33 @@ const FORBIDDEN_NAMES = new Set(["__proto__", "constructor", "prototype"]);
 
 function invalid(template: string, why: string): RoutingError {
   return new RoutingError("invalid_template", `Invalid path template "${template}": ${why}.`);
+}
+
+// Characters that mean a pattern in Express, path-to-regexp or a regular expression, never in these templates.
+const REGEX_LIKE = /[()[\]\\^|]|\+$/;
+
+/**
+ * Refuses a literal written in another router's grammar, which would otherwise match only itself: `:name`
+ * (Express), `*` outside the last segment's wildcard, and regular-expression syntax (`(\\d+)`, `[a-z]`, `a|b`).
+ * Each error says what to write instead.
+ */
+function checkForeignSyntax(template: string, literal: string): void {
+  const colon = /^:([A-Za-z_][A-Za-z0-9_]*)/.exec(literal);
+  if (colon !== null) {
+    throw invalid(template, `"${literal}" looks like an Express parameter; use {${colon[1]}}`);
+  }
+  if (REGEX_LIKE.test(literal)) {
+    throw invalid(
+      template,
+      `"${literal}" looks like a pattern; use {name} and check the value with the params schema (a literal "(" ")" "+" is written %28 %29 %2B)`,
+    );
+  }
+  if (literal.includes("*")) {
+    throw invalid(
+      template,
+      `"${literal}" has a "*"; use {name} for a segment, or {name*} (or "*") as the last segment`,
+    );
+  }
 }
 
 function parseName(template: string, name: string, seen: Set<string>): string {
@@ -93,6 +121,7 @@ export function parseTemplate(template: string): ParsedTemplate {
       segments.push({ kind: "composite", pattern: parseComposite(template, part, seen) });
       return;
     }
+    checkForeignSyntax(template, part);
     if (!LITERAL.test(part)) throw invalid(template, `"${part}" has characters that must be percent-encoded`);
     segments.push({ kind: "static", value: part });
   });
@@ -109,6 +138,7 @@ function parseComposite(template: string, part: string, seen: Set<string>): Comp
     const open = part.indexOf("{", pos);
     if (open === -1 || open > pos) {
       const literal = part.slice(pos, open === -1 ? part.length : open);
+      checkForeignSyntax(template, parts.length === 0 ? literal : `x${literal}`);
       if (!LITERAL.test(literal) || literal.includes("}")) throw invalid(template, `"${part}" is not a valid segment`);
       parts.push({ literal });
       pos += literal.length;

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { DescribedHeader } from "../http/described";
+import type { JsonBodyOptions } from "../http/json-limits";
 import type { Handler, HttpRequest, HttpResponse, QueryRecord, ResponseHeaders } from "../http/message";
 import type { MatchOptions } from "./match-result";
 import type { JsonValue } from "./merge-patch";
@@ -37,6 +38,12 @@ export interface OperationSpec {
    * @default false
    */
   form?: boolean;
+  /**
+   * This operation's JSON body limits, over the router's `json` (e.g. `{ allowNul: true }` for a handler that keeps
+   * NUL in strings on purpose).
+   * @default the router's `json`
+   */
+  json?: JsonBodyOptions;
   /** The success body: documented in OpenAPI, checked at run time with `validateResponses`. */
   response?: z.ZodType;
   /**
@@ -136,4 +143,10 @@ export interface RouterOptions extends MatchOptions {
    * @default false
    */
   validateResponses?: boolean;
+  /**
+   * Limits of every JSON body the router reads: nesting depth (default 64, checked before parsing) and NUL in
+   * strings (refused by default); lone surrogates are always refused (RFC 7493 §2.1). An operation's `json` overrides.
+   * @default { maxDepth: 64, allowNul: false }
+   */
+  json?: JsonBodyOptions;
 }

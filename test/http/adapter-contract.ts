@@ -8,6 +8,8 @@ import { withAfterSend } from "../../src/http/after-send";
 import { jsonBody, safeFormBody } from "../../src/http/body";
 import { empty, type Handler, type HttpRequest, json } from "../../src/http/message";
 import { HttpProblem } from "../../src/http/problem";
+import { withMethod } from "../../src/http/with-method";
+import { createRouter, routeOf } from "../../src/routing/index";
 
 /** A request as a test sends it. */
 export interface ContractRequest {
@@ -134,6 +136,76 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         expect(parsed(await send({ path: "/" })).bytes).toStrictEqual([]);
         expect(parsed(await send({ method: "POST", path: "/" })).bytes).toStrictEqual([]);
         expect(parsed(await send({ method: "POST", path: "/", body: "" })).bytes).toStrictEqual([]);
+      });
+    });
+
+    describe("withMethod: a copy of the adapter's request that keeps every field (issue 16)", () => {
+      /** Reads every field of the request and of its copy, as a handler given the copy would. */
+      const fields = (request: HttpRequest) => ({
+        method: request.method,
+        path: request.path,
+        search: request.search,
+        query: request.query,
+        headers: request.headers,
+        bytes: Array.from(request.body),
+        remoteAddress: request.remoteAddress ?? null,
+        signal: request.signal instanceof AbortSignal,
+      });
+
+      it("keeps path, search, query, headers, body, peer address and signal; only the method changes", async () => {
+        let same = false;
+        const { send } = await serve((request) => {
+          const copy = withMethod(request, "GET");
+          same = copy.signal === request.signal && copy.query === request.query && copy.body === request.body;
+          return json(200, { original: fields(request), copy: fields(copy) });
+        });
+        const doc = parsed(
+          await send({
+            method: "POST",
+            path: "/a%20b?x=1%202&x=3&y=%C3%A9",
+            headers: { "content-type": "text/plain", "x-trace": "t-1" },
+            body: "hello",
+          }),
+        ) as { original: ReturnType<typeof fields>; copy: ReturnType<typeof fields> };
+        expect(doc.copy).toStrictEqual({ ...doc.original, method: "GET" });
+        expect(doc.copy.query).toStrictEqual({ x: ["1 2", "3"], y: "é" });
+        expect(doc.copy.bytes).toStrictEqual(Array.from(new TextEncoder().encode("hello")));
+        expect(doc.copy.signal).toBe(doc.original.signal);
+        expect(same).toBe(true);
+      });
+
+      it("keeps the router's match, so a HEAD answered as GET reads the same params", async () => {
+        const router = createRouter().route("GET", "/users/{id}", {}, ({ request }) => {
+          const copy = withMethod(request, "GET");
+          return json(200, { params: routeOf(copy)?.params, query: copy.query });
+        });
+        const { send } = await serve(router.handler());
+        const doc = parsed(await send({ path: "/users/u%201?fields=name" }));
+        expect(doc).toStrictEqual({ params: { id: "u 1" }, query: { fields: "name" } });
+      });
+
+      it("gives the copy the client-abort signal of the original", async () => {
+        let resolveAborted: (value: boolean) => void = () => {};
+        const aborted = new Promise<boolean>((resolve) => (resolveAborted = resolve));
+        let resolveStarted: () => void = () => {};
+        const started = new Promise<void>((resolve) => (resolveStarted = resolve));
+        const { send } = await serve(
+          (request: HttpRequest) =>
+            new Promise((resolve) => {
+              const signal = withMethod(request, "GET").signal;
+              signal?.addEventListener("abort", () => {
+                resolveAborted(true);
+                resolve(empty(204));
+              });
+              resolveStarted();
+            }),
+        );
+        const controller = new AbortController();
+        const pending = send({ path: "/slow", signal: controller.signal }).catch((error: unknown) => error);
+        await started;
+        controller.abort();
+        await expect(aborted).resolves.toBe(true);
+        await pending;
       });
     });
 

@@ -83,12 +83,17 @@ describe("compileMatcher", () => {
       expect(m.match("GET", "/%75sers").kind).toBe("not_found");
     });
 
-    it.each(["/users/%", "/users/%zz", "/users/%E2%9C", "/files/ok/%C0%AF"])(
-      "%s is a bad path, not a crash",
-      (path) => {
-        expect(m.match("GET", path)).toMatchObject({ kind: "bad_path", code: "malformed_path" });
-      },
-    );
+    it.each([
+      "/users/%",
+      "/users/%zz",
+      "/users/%E2%9C",
+      "/files/ok/%C0%AF",
+      "/users/%00",
+      "/users/x%00y",
+      "/users/%ED%A0%80",
+    ])("%s is a bad path, not a crash", (path) => {
+      expect(m.match("GET", path)).toMatchObject({ kind: "bad_path", code: "malformed_path" });
+    });
   });
 
   describe("405 and 404", () => {
@@ -181,10 +186,37 @@ describe("compileMatcher", () => {
       expect(code(() => compileMatcher([{ method: "GET", template, route: 1 }]))).toBe(expected);
     });
 
-    it("reads regex syntax as a literal segment (no user regular expression, CVE-2024-45296 class)", () => {
-      const n = compileMatcher([{ method: "GET", template: "/users/(.*)", route: 1 }]);
-      expect(n.match("GET", "/users/(.*)").kind).toBe("found");
-      expect(n.match("GET", "/users/anything").kind).toBe("not_found");
+    describe("refuses other routers' syntax with a hint, instead of matching it literally (issue 16)", () => {
+      const cases: ReadonlyArray<{ template: string; hint: RegExp }> = [
+        { template: "/users/:id", hint: /use \{id\}/ },
+        { template: "/users/:user_id/orders", hint: /use \{user_id\}/ },
+        { template: "/files/*.json", hint: /\{name\*\}/ },
+        { template: "/a/*/b", hint: /only be the last segment/ },
+        { template: "/users/(.*)", hint: /params schema/ },
+        { template: "/users/(\\d+)", hint: /params schema/ },
+        { template: "/users/[a-z]", hint: /params schema/ },
+        { template: "/a|b", hint: /params schema/ },
+        { template: "/files/path+", hint: /params schema/ },
+        { template: "/reports/{name}.*", hint: /\{name\*\}/ },
+        { template: "/x/:id{rest}", hint: /use \{id\}/ },
+      ];
+      it.each(cases)("$template", ({ template, hint }) => {
+        expect(code(() => compileMatcher([{ method: "GET", template, route: 1 }]))).toBe("invalid_template");
+        expect(() => compileMatcher([{ method: "GET", template, route: 1 }])).toThrow(hint);
+      });
+
+      it("keeps ':' inside a literal, a bare last '*', '$' and a composite's ':verb' (Google-style custom methods)", () => {
+        const m = compileMatcher([
+          { method: "GET", template: "/v1/a:b", route: 1 },
+          { method: "GET", template: "/static/*", route: 2 },
+          { method: "GET", template: "/odata/$metadata", route: 3 },
+          { method: "POST", template: "/jobs/{id}:cancel", route: 4 },
+        ]);
+        expect(m.match("GET", "/v1/a:b").kind).toBe("found");
+        expect(m.match("GET", "/static/x/y").kind).toBe("found");
+        expect(m.match("GET", "/odata/$metadata").kind).toBe("found");
+        expect(m.match("POST", "/jobs/7:cancel")).toMatchObject({ kind: "found", params: { id: "7" } });
+      });
     });
 
     it("refuses a duplicate and an ambiguous route, naming both", () => {

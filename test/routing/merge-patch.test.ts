@@ -3,6 +3,33 @@ import { describe, expect, it } from "vitest";
 import { mergePatch } from "../../src/routing/index";
 
 describe("mergePatch (RFC 7396)", () => {
+  it("merges documents 100,000 deep without exhausting the stack (issue 16)", () => {
+    const depth = 100_000;
+    let patch: Record<string, unknown> = { leaf: 1 };
+    let target: Record<string, unknown> = { leaf: 0, keep: true };
+    for (let i = 0; i < depth; i++) {
+      patch = { a: patch };
+      target = { a: target };
+    }
+    const merged = mergePatch(target, patch) as Record<string, unknown>;
+    let node = merged;
+    for (let i = 0; i < depth; i++) node = node.a as Record<string, unknown>;
+    expect(node).toStrictEqual({ leaf: 1, keep: true });
+    // Deep arrays are copied, not shared.
+    let list: unknown = [];
+    for (let i = 0; i < depth; i++) list = [list];
+    const copied = mergePatch({}, { list }) as { list: unknown };
+    // (Compared by identity only: a deep comparison of 100,000 levels would itself overflow the stack.)
+    expect(copied.list === list).toBe(false);
+    expect(Array.isArray(copied.list) && Array.isArray(copied.list[0])).toBe(true);
+  });
+
+  it("keeps member order: existing members in place, new ones after, in patch order", () => {
+    expect(
+      Object.keys(mergePatch({ b: 1, a: { x: 1 }, c: 3 }, { d: 4, a: { y: 2 }, c: null }) as object),
+    ).toStrictEqual(["b", "a", "d"]);
+  });
+
   // RFC 7396 Appendix A, every example.
   it.each([
     [{ a: "b" }, { a: "c" }, { a: "c" }],

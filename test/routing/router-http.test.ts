@@ -441,6 +441,12 @@ describe("edge cases through node:http, per policy", () => {
       ["/repos/%E0...b", "base"],
       ["/reports/%.json", "name"],
       ["/static/ok/%ff", "path"],
+      // Issue 16: a NUL decodes fine but no store keeps it, and an encoded surrogate is not UTF-8.
+      ["/users/%00", "user_id"],
+      ["/users/u1%00", "user_id"],
+      ["/repos/a%00...b", "base"],
+      ["/static/ok/%00", "path"],
+      ["/users/%ED%A0%80", "user_id"],
     ])("%s → 400 malformed_path (%s), never a 500", async (path, param) => {
       const before = errors.length;
       const r = await raw("strict", "GET", path);

@@ -273,3 +273,56 @@ describe("Router", () => {
     expect(notAllowed.headers.get("allow")).toBe("GET, HEAD, POST, OPTIONS");
   });
 });
+
+describe("JSON body limits through the router (issue 16)", () => {
+  const raw = (method: string, path: string, text: string, type = "application/json"): HttpRequest => ({
+    method,
+    path,
+    search: "",
+    query: {},
+    headers: { "content-type": type },
+    body: new TextEncoder().encode(text),
+  });
+  const router = createRouter({ json: { maxDepth: 3 } })
+    .route("POST", "/notes", { body: z.unknown() }, ({ body }) => json(200, { body }))
+    .route("POST", "/raw", { body: z.unknown(), json: { allowNul: true, maxDepth: 10 } }, ({ body }) =>
+      json(200, { body }),
+    )
+    .resource("/docs/{id}", (docs) => {
+      docs.update({ body: z.record(z.string(), z.unknown()) }, ({ merge }) => json(200, merge({ a: 1 })));
+    });
+  const handler = router.handler();
+  const answer = async (request: HttpRequest) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      if (isHttpProblem(error)) return error.toResponse();
+      throw error;
+    }
+  };
+  const code = async (request: HttpRequest) => {
+    const response = await answer(request);
+    return response.status >= 400 ? `${response.status} ${JSON.parse(String(response.body)).code}` : response.status;
+  };
+
+  it("applies the router's depth to bodies and merge patches", async () => {
+    expect(await code(raw("POST", "/notes", "[[[1]]]"))).toBe(200);
+    expect(await code(raw("POST", "/notes", "[[[[1]]]]"))).toBe("400 json_too_deep");
+    const patch = "application/merge-patch+json";
+    expect(await code(raw("PATCH", "/docs/d1", '{"b":{"c":1}}', patch))).toBe(200);
+    expect(await code(raw("PATCH", "/docs/d1", '{"b":{"c":{"d":{"e":1}}}}', patch))).toBe("400 json_too_deep");
+  });
+
+  it("refuses NUL unless the operation allows it, and lone surrogates always", async () => {
+    expect(await code(raw("POST", "/notes", '{"a":"\\u0000"}'))).toBe("422 invalid_string");
+    expect(await code(raw("POST", "/raw", '{"a":"\\u0000"}'))).toBe(200);
+    expect(await code(raw("POST", "/raw", "[[[[[1]]]]]"))).toBe(200);
+    expect(await code(raw("POST", "/raw", '{"a":"\\udfff"}'))).toBe("422 invalid_string");
+  });
+
+  it("refuses a query parameter that decodes to NUL or to bytes that are not UTF-8", async () => {
+    for (const search of ["x=%00", "x=%FF", "%00=1"]) {
+      expect(await code({ ...raw("POST", "/notes", "{}"), search }), search).toBe("400 malformed_query");
+    }
+  });
+});

@@ -120,7 +120,14 @@ describe("structured field types", () => {
 
 describe("adapters share names and meaning", () => {
   it("node", () => {
-    expectTypeOf(nodeAdapter.adapt).parameters.toEqualTypeOf<[Handler, (nodeAdapter.AdapterOptions | undefined)?]>();
+    // The node adapter takes the shared options plus its connection limits.
+    expectTypeOf(nodeAdapter.adapt).parameters.toEqualTypeOf<
+      [Handler, (nodeAdapter.NodeAdapterOptions | undefined)?]
+    >();
+    expectTypeOf<nodeAdapter.NodeAdapterOptions>().toExtend<nodeAdapter.AdapterOptions>();
+    expectTypeOf<nodeAdapter.NodeAdapterOptions["limits"]>().toEqualTypeOf<
+      Partial<nodeAdapter.ServerLimits> | undefined
+    >();
     expectTypeOf(nodeAdapter.adapt).returns.toEqualTypeOf<(req: IncomingMessage, res: ServerResponse) => void>();
     expectTypeOf(nodeAdapter.createServer).returns.toEqualTypeOf<Server>();
     expectTypeOf(nodeAdapter.readRequest).returns.toEqualTypeOf<Promise<ReadRequestResult>>();

@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -302,6 +303,54 @@ describe("createWebhookConsumer over node:http", () => {
       closers.push(() => pool.end());
       const { url } = await serve({ inbox: createPostgresInbox({ client: pool }) });
       expect((await post(url, delivery("msg_pg_down"))).status).toBe(503);
+    });
+
+    it("answers 503 with Retry-After when the inbox never answers, once inboxTimeoutMs passes", async () => {
+      const onError = vi.fn();
+      const hung: Pick<Inbox, "add"> = { add: () => new Promise(() => {}) };
+      let ended: (() => void) | undefined;
+      const { url } = await serve({
+        inbox: hung,
+        onError,
+        // The deadline is injected: the test ends the wait itself, once the request is in.
+        deadline: () => {
+          const controller = new AbortController();
+          ended = () => controller.abort(new Error("inbox deadline"));
+          return controller.signal;
+        },
+      });
+      const pending = post(url, delivery("msg_hung"));
+      while (ended === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+      ended();
+      const response = await pending;
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
+      expect((await response.json()).code).toBe("inbox_unavailable");
+      expect(onError).toHaveBeenCalledTimes(1);
+    });
+
+    it("answers 503 when PostgreSQL accepts the connection and never replies (issue 16)", async () => {
+      // A server that accepts every connection and never sends a byte: pg waits for its startup reply forever.
+      const sockets = new Set<Socket>();
+      const silent = createNetServer((socket) => {
+        sockets.add(socket);
+        socket.on("error", () => {});
+      });
+      await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+      closers.push(async () => {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => silent.close(resolve));
+      });
+      const pool = new pg.Pool({ host: "127.0.0.1", port: (silent.address() as AddressInfo).port, user: "nobody" });
+      pool.on("error", () => {});
+      closers.push(async () => {
+        for (const socket of sockets) socket.destroy();
+        await pool.end().catch(() => {});
+      });
+      const { url } = await serve({ inbox: createPostgresInbox({ client: pool }), inboxTimeoutMs: 200 });
+      const response = await post(url, delivery("msg_pg_silent"));
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
     });
 
     it("stores the event on the provider's retry once the inbox is back", async () => {

@@ -275,9 +275,16 @@ describe("webhook endpoint API", () => {
       const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { now });
       const id = deliveryIds[0] as string;
       expect((await handler(req("GET", `/v1/webhook_endpoints/${e.id}/deliveries/${id}`))).status).toBe(200);
-      for (const odd of [`${id}%00`, `${id}x`, `${id}%20`]) {
+      for (const odd of [`${id}x`, `${id}%20`, `${id}0`]) {
         expect((await handler(req("GET", `/v1/webhook_endpoints/${e.id}/deliveries/${odd}`))).status).toBe(404);
         expect((await handler(req("POST", `/v1/webhook_endpoints/${e.id}/deliveries/${odd}/retry`))).status).toBe(404);
+      }
+      // A NUL is refused at the boundary (400 malformed_path): no store looks it up (issue 16).
+      for (const method of ["GET", "POST"]) {
+        const tail = method === "POST" ? "/retry" : "";
+        const res = await handler(req(method, `/v1/webhook_endpoints/${e.id}/deliveries/${id}%00${tail}`));
+        expect(res.status).toBe(400);
+        expect(parse(res).code).toBe("malformed_path");
       }
     });
 

@@ -114,6 +114,24 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       await f.close?.();
     });
 
+    it("finds no record by an id with trailing characters (an id is matched whole, issue 16)", async () => {
+      const event = createEvent({ type: "q.created", data: { n: 0 }, now: T0 });
+      const [id] = (await f.queue.publish(event, { now: T0 })).deliveryIds as [string];
+      expect((await f.queue.get(id))?.id).toBe(id);
+      for (const suffix of ["0", "_0", "x", " ", "%00"]) {
+        expect(await f.queue.get(`${id}${suffix}`), suffix).toBeUndefined();
+        expect(await f.endpoints.get(`${a.id}${suffix}`), suffix).toBeUndefined();
+      }
+      expect(await f.queue.get(id.slice(0, -1))).toBeUndefined();
+      // Leave the queue empty for the next case.
+      for (const c of await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 })) {
+        await f.queue.complete(
+          c,
+          transition(c.state, { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } }, T0).state,
+        );
+      }
+    });
+
     it("publish fans out to every subscribed endpoint, once per event id", async () => {
       const event = createEvent({ type: "q.created", data: { n: 1 }, now: T0 });
       const { deliveryIds } = await f.queue.publish(event, { now: T0 });

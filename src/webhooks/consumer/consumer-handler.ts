@@ -1,5 +1,6 @@
 import { bodyTooLarge, logError } from "../../http/adapter-options";
 import { withAfterSend } from "../../http/after-send";
+import { findStringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import type { PayloadFormat } from "../signing/payload";
@@ -178,6 +179,16 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       timestamp: result.timestamp,
       receivedAt: now(),
     };
+    // An id or type no store can keep (NUL, a lone surrogate: RFC 7493 §2.1) would fail every redelivery alike:
+    // the sender's fault, so a 400 rather than a 503 that asks for retries forever.
+    const fault = findStringFault({ id: event.id, type: event.type }, false);
+    if (fault !== undefined) {
+      return new HttpProblem({
+        status: 400,
+        code: "invalid_event",
+        detail: `The event's ${fault.pointer.slice(1)} holds a ${fault.fault === "nul_character" ? "NUL" : "lone surrogate"}, which no inbox can store.`,
+      }).toResponse();
+    }
     let duplicate: boolean;
     try {
       ({ duplicate } = await addBefore(inbox, event, deadline(inboxTimeoutMs)));

@@ -56,6 +56,26 @@ function flakyInbox() {
   return { inbox, flaky, recover: () => (down = false) };
 }
 
+describe("createWebhookConsumer: an event no inbox can keep", () => {
+  // (A NUL cannot travel in a header, so the id case needs an id read from the payload, as Stripe's and Slack's are.)
+  it("answers 400 invalid_event for a NUL or a lone surrogate in the event's type, and stores nothing", async () => {
+    const inbox = createMemoryInbox();
+    const handler = adaptFetch(createWebhookConsumer({ inbox, secrets: secret }));
+    for (const [id, payload] of [
+      ["msg_ok", { type: "order.\ud800", data: {} }],
+      ["msg_ok2", { type: "order.\u0000", data: {} }],
+    ] as const) {
+      const d = delivery(id, payload);
+      const response = await handler(
+        new Request("http://consumer/hooks", { method: "POST", body: d.body, headers: d.headers }),
+      );
+      expect(response.status, id).toBe(400);
+      expect(((await response.json()) as { code: string }).code).toBe("invalid_event");
+    }
+    expect(inbox.size).toBe(0);
+  });
+});
+
 describe("createWebhookConsumer over node:http", () => {
   it("acknowledges a valid delivery with 202 and stores it pending, without running any handler", async () => {
     const { inbox, url } = await serve();

@@ -1,8 +1,10 @@
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { collectSkipNotes, SkipSummaryReporter } from "./test/support/skip-summary.js";
 
 const src = fileURLToPath(new URL("./src/", import.meta.url));
+
+const SERVER_ONLY = process.env.DATABASE_URL ? [] : ["test/**/*.server.test.ts"];
 
 export default defineConfig({
   resolve: {
@@ -14,13 +16,17 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // Files that need a PostgreSQL server (several processes on one database): only with DATABASE_URL.
+    exclude: [...configDefaults.exclude, ...SERVER_ONLY],
     globalSetup: ["test/support/pglite-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     onConsoleLog: collectSkipNotes,
     reporters: [
       "default",
-      new SkipSummaryReporter(),
+      new SkipSummaryReporter(
+        SERVER_ONLY.map((glob) => `[server only] ${glob}: several processes on one database need DATABASE_URL`),
+      ),
       ...(process.env.CI ? [["json", { outputFile: "reports/vitest.json" }] as ["json", { outputFile: string }]] : []),
     ],
     typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },

@@ -20,6 +20,9 @@ export function collectSkipNotes(log: string): false | undefined {
 
 /** Prints the skip summary after the run. */
 export class SkipSummaryReporter implements Reporter {
+  /** @param excluded notes on files left out by the configuration itself. */
+  constructor(private readonly excluded: readonly string[] = []) {}
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const skipped: string[] = [];
     let total = 0;
@@ -29,9 +32,9 @@ export class SkipSummaryReporter implements Reporter {
       total += count;
       skipped.push(`  ${relative(process.cwd(), module.moduleId)}: ${count}`);
     }
-    if (total === 0 && notes.size === 0) return;
+    if (total === 0 && notes.size === 0 && this.excluded.length === 0) return;
     const lines = [`\nLeft out of this run: ${total} skipped test${total === 1 ? "" : "s"}`, ...skipped];
-    for (const note of [...notes].sort()) lines.push(`  ${note}`);
+    for (const note of [...this.excluded, ...[...notes].sort()]) lines.push(`  ${note}`);
     process.stdout.write(`${lines.join("\n")}\n`);
   }
 }

@@ -102,8 +102,53 @@ export interface WorkerSettings {
   rateLimiter(): EndpointRateLimiter;
 }
 
+function positive(name: string, value: number | undefined, integer: boolean): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !(value > 0) || (integer ? !Number.isSafeInteger(value) : !Number.isFinite(value))) {
+    throw new TypeError(
+      `createDeliveryWorker: ${name} must be a positive ${integer ? "integer" : "number"}, got ${String(value)}`,
+    );
+  }
+}
+
+/**
+ * Options that cannot work, refused at construction with the option's name: a claim's lease must outlast the attempt
+ * it covers (there is no renewal), or a slow consumer is sent the same delivery again by another claim.
+ */
+function checkOptions(options: DeliveryWorkerOptions): void {
+  if (typeof options !== "object" || options === null) throw new TypeError("createDeliveryWorker: options required");
+  for (const name of ["queue", "endpoints"] as const) {
+    if (typeof options[name] !== "object" || options[name] === null) {
+      throw new TypeError(`createDeliveryWorker: options.${name} is required`);
+    }
+  }
+  positive("concurrency", options.concurrency, true);
+  positive("endpointConcurrency", options.endpointConcurrency, true);
+  positive("leaseMs", options.leaseMs, false);
+  positive("pollIntervalMs", options.pollIntervalMs, false);
+  // 0 is meaningful here: read the endpoint from the store for every delivery.
+  if (options.endpointCacheMs !== undefined && !(options.endpointCacheMs >= 0)) {
+    throw new TypeError(
+      `createDeliveryWorker: endpointCacheMs must be 0 or more, got ${String(options.endpointCacheMs)}`,
+    );
+  }
+  const dispatcher = options.dispatcher;
+  const timeoutMs =
+    dispatcher === undefined || "dispatch" in dispatcher ? undefined : (dispatcher as DispatcherOptions).timeoutMs;
+  positive("dispatcher.timeoutMs", timeoutMs, false);
+  const attemptMs =
+    dispatcher !== undefined && "dispatch" in dispatcher ? undefined : (timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs);
+  const leaseMs = options.leaseMs ?? DELIVERY_DEFAULTS.leaseMs;
+  if (attemptMs !== undefined && leaseMs <= attemptMs) {
+    throw new TypeError(
+      `createDeliveryWorker: leaseMs (${leaseMs}) must be longer than dispatcher.timeoutMs (${attemptMs}): a lease that ends while its attempt still runs lets another claim send the same delivery again`,
+    );
+  }
+}
+
 /** Applies the defaults (DELIVERY_DEFAULTS) to the worker's options. */
 export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
+  checkOptions(options);
   const random = options.random ?? Math.random;
   const concurrency = options.concurrency ?? DELIVERY_DEFAULTS.concurrency;
   const now = options.now ?? Date.now;

@@ -48,6 +48,28 @@ async function setup(
   return { server, endpoints, queue, admin, worker, events, endpoint: created.value };
 }
 
+describe("delivery worker options", () => {
+  const endpoints = createMemoryEndpointStore();
+  const queue = createMemoryDeliveryQueue({ endpoints });
+  const make = (options: object) => () => createDeliveryWorker({ queue, endpoints, ...options });
+
+  it("refuses a lease that does not outlast the attempt's time-out, naming both options", () => {
+    expect(make({ leaseMs: 1_000, dispatcher: { timeoutMs: 5_000 } })).toThrow(
+      /leaseMs \(1000\) must be longer than dispatcher.timeoutMs \(5000\)/,
+    );
+    expect(make({ leaseMs: 10_000 })).toThrow(/dispatcher.timeoutMs \(15000\)/); // the default time-out
+    expect(make({ leaseMs: 20_000, dispatcher: { timeoutMs: 5_000 } })).not.toThrow();
+  });
+
+  it("refuses zero, negative or fractional concurrency and non-positive intervals, naming the option", () => {
+    expect(make({ concurrency: 0 })).toThrow(/concurrency must be a positive integer/);
+    expect(make({ endpointConcurrency: -1 })).toThrow(/endpointConcurrency/);
+    expect(make({ concurrency: 1.5 })).toThrow(/concurrency/);
+    expect(make({ pollIntervalMs: 0 })).toThrow(/pollIntervalMs/);
+    expect(() => createDeliveryWorker({ endpoints } as never)).toThrow(/options.queue is required/);
+  });
+});
+
 describe("delivery worker", () => {
   it("retries failures until a 2xx: same webhook-id, fresh signature each time, verified by standardwebhooks", async () => {
     const { server, queue, worker, endpoint } = await setup((_req, res, i) => {

@@ -4,21 +4,22 @@ import { takeAfterSend } from "../http/after-send";
 import type { Handler, HttpResponse } from "../http/message";
 import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/problem";
 import { answerClientError } from "./client-error";
-import { NodeRequest, startBody } from "./request";
+import { type BodyStart, NodeRequest, startBody } from "./request";
 import { sendOrDestroy, sendResponse } from "./response";
 
 /** A node:http `request` listener. */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Adapts a {@link Handler} to a node:http request listener. A thrown {@link HttpProblem} is sent as its
- * problem document; any other error goes to `onError` and the client gets a bare 500 problem. A
- * response's after-send callback (`withAfterSend`) runs on the response's `'finish'` event.
- * @example http.createServer(adapt(handler)).listen(3000)
+ * The node adapter's request/response translation for a request whose body is already started: what
+ * {@link adapt} runs, and what the framework integrations (`rest-webhooks/express`, `/fastify`) call with a
+ * body they obtained another way. Internal to the package.
  */
-export function adapt(handler: Handler, options: AdapterOptions = {}): RequestListener {
+export function nodeDispatcher(
+  handler: Handler,
+  options: AdapterOptions = {},
+): (req: IncomingMessage, res: ServerResponse, body: BodyStart) => void {
   const onError = options.onError ?? logError;
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
 
   const failed = (res: ServerResponse, request: NodeRequest | undefined, error: unknown) => {
     if (isHttpProblem(error)) return sendOrDestroy(res, error.toResponse());
@@ -66,8 +67,7 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): RequestLi
     }
   };
 
-  return (req, res) => {
-    const body = startBody(req, limit);
+  return (req, res, body) => {
     if (body instanceof Uint8Array) run(req, res, body);
     else if (body instanceof HttpProblem) sendOrDestroy(res, body.toResponse());
     else {
@@ -77,6 +77,18 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): RequestLi
       });
     }
   };
+}
+
+/**
+ * Adapts a {@link Handler} to a node:http request listener. A thrown {@link HttpProblem} is sent as its
+ * problem document; any other error goes to `onError` and the client gets a bare 500 problem. A
+ * response's after-send callback (`withAfterSend`) runs on the response's `'finish'` event.
+ * @example http.createServer(adapt(handler)).listen(3000)
+ */
+export function adapt(handler: Handler, options: AdapterOptions = {}): RequestListener {
+  const dispatch = nodeDispatcher(handler, options);
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  return (req, res) => dispatch(req, res, startBody(req, limit));
 }
 
 /**

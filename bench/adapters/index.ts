@@ -4,14 +4,15 @@
 //   plugin, and the per-route alternative) vs native Fastify routes: GET /users/u_42 among a dozen routes.
 // Each server runs in a process of its own (serve.ts), so none warms or pollutes another's JIT state;
 // autocannon runs in another process (load.ts). Only one server is under load at a time. Rounds alternate the
-// order within a pair to spread machine noise over both. Two measures per round: requests/s, and the server
+// order within a pair to spread machine noise over both; then the same pair runs in one process without sockets
+// (in-process.ts, light-my-request), which prints a second `ratio:` line per case. Two measures per load round: requests/s, and the server
 // process's CPU time per request (asked of the server before and after the round), which other processes on a
 // shared machine disturb far less. The `ratio:` line is the median of per-round CPU ratios (their µs per
 // request ÷ ours: above 1, ours costs less); the requests/s ratio is printed beside it.
 // BENCH_CASES=express,fastify picks cases (node, express, fastify, fastify-per-route); BENCH_SECONDS, BENCH_ROUNDS.
 
 import type { ChildProcess } from "node:child_process";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { isDeepStrictEqual } from "node:util";
 import { SERVERS, type ServerKind } from "./servers";
 
@@ -28,6 +29,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const WARMUP_SECONDS = 2;
 const loader = new URL("./load.ts", import.meta.url).pathname;
 const serve = new URL("./serve.ts", import.meta.url).pathname;
+const inProcessScript = new URL("./in-process.ts", import.meta.url).pathname;
 
 function startServer(which: ServerKind): Promise<Running> {
   const name = SERVERS[which];
@@ -170,6 +172,11 @@ async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Prom
     ours.child.kill();
     peer.child.kill();
   }
+  // The same pair in one process, without sockets: its own process, after the servers are gone.
+  const inProcess = spawnSync(process.execPath, ["--import", "tsx", inProcessScript, oursKind, peerKind], {
+    stdio: "inherit",
+  });
+  if (inProcess.status !== 0) throw new Error(`in-process run of ${oursKind} vs ${peerKind} failed`);
 }
 
 for (const name of picked) {

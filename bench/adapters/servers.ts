@@ -124,6 +124,30 @@ async function listenFastify(name: string, app: ReturnType<typeof Fastify>): Pro
   return { name, url: `${base}${FRAMEWORK_PATH}`, close: () => app.close() };
 }
 
+/** The request listener (and the path it is measured on) of one server, without a socket: for in-process runs. */
+export async function listenerOf(
+  which: ServerKind,
+): Promise<{ listener: (req: IncomingMessage, res: ServerResponse) => void; path: string }> {
+  switch (which) {
+    case "adapter":
+      return { listener: adapt(handler), path: "/hello" };
+    case "bare":
+      return { listener: bare, path: "/hello" };
+    case "express-router":
+      return { listener: express().use(adaptExpress(router())), path: FRAMEWORK_PATH };
+    case "express-native":
+      return { listener: nativeExpress(), path: FRAMEWORK_PATH };
+    default: {
+      const app =
+        which === "fastify-native" ? nativeFastify() : which === "fastify-per-route" ? fastifyPerRoute() : Fastify();
+      if (which === "fastify-router") await app.register(restWebhooks, { handler: router() });
+      await app.ready();
+      // fastify.routing: the listener Fastify's own server runs.
+      return { listener: (req, res) => app.routing(req, res), path: FRAMEWORK_PATH };
+    }
+  }
+}
+
 /** Starts one server on 127.0.0.1 with an ephemeral port. */
 export async function startServer(which: ServerKind): Promise<Running> {
   const name = SERVERS[which];

@@ -22,12 +22,20 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     onConsoleLog: collectSkipNotes,
+    // VITEST_JSON: where the counts go (.ci/run's runs on other Node versions keep the Node 20 report intact).
     reporters: [
       "default",
       new SkipSummaryReporter(
         SERVER_ONLY.map((glob) => `[server only] ${glob}: several processes on one database need DATABASE_URL`),
       ),
-      ...(process.env.CI ? [["json", { outputFile: "reports/vitest.json" }] as ["json", { outputFile: string }]] : []),
+      ...(process.env.CI
+        ? [
+            ["json", { outputFile: process.env.VITEST_JSON ?? "reports/vitest.json" }] as [
+              "json",
+              { outputFile: string },
+            ],
+          ]
+        : []),
     ],
     typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
   },

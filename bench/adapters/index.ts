@@ -1,17 +1,27 @@
-// bench/adapters: requests/s of a trivial JSON handler (GET /hello → {"hello":"world"}) served through
-// rest-webhooks' node adapter versus the same handler on bare node:http. Each server runs in a process
-// of its own (serve.ts), so neither warms or pollutes the other's JIT state; autocannon runs in a third
-// process (load.ts). Only one server is under load at a time.
-// Rounds alternate the order to spread machine noise over both; the median round is reported.
+// bench/adapters: requests/s of the same answers through rest-webhooks and written natively:
+// - node adapter vs bare node:http: a trivial JSON handler (GET /hello → {"hello":"world"});
+// - our router mounted in Express vs the same routes as native Express routes, and in Fastify (the catch-all
+//   plugin, and the per-route alternative) vs native Fastify routes: GET /users/u_42 among a dozen routes.
+// Each server runs in a process of its own (serve.ts), so none warms or pollutes another's JIT state;
+// autocannon runs in another process (load.ts). Only one server is under load at a time. Rounds alternate the
+// order within a pair to spread machine noise over both; then the same pair runs in one process without sockets
+// (in-process.ts, light-my-request), which prints a second `ratio:` line per case. Two measures per load round: requests/s, and the server
+// process's CPU time per request (asked of the server before and after the round), which other processes on a
+// shared machine disturb far less. The `ratio:` line is the median of per-round CPU ratios (their µs per
+// request ÷ ours: above 1, ours costs less); the requests/s ratio is printed beside it.
+// BENCH_CASES=express,fastify picks cases (node, express, fastify, fastify-per-route); BENCH_SECONDS, BENCH_ROUNDS.
 
 import type { ChildProcess } from "node:child_process";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { isDeepStrictEqual } from "node:util";
+import { SERVERS, type ServerKind } from "./servers";
 
 interface Running {
   readonly name: string;
   readonly url: string;
   readonly child: ChildProcess;
+  /** The server's CPU time so far, µs. */
+  cpu(): Promise<number>;
 }
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -19,16 +29,30 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const WARMUP_SECONDS = 2;
 const loader = new URL("./load.ts", import.meta.url).pathname;
 const serve = new URL("./serve.ts", import.meta.url).pathname;
+const inProcessScript = new URL("./in-process.ts", import.meta.url).pathname;
 
-function startServer(which: "adapter" | "bare", name: string): Promise<Running> {
+function startServer(which: ServerKind): Promise<Running> {
+  const name = SERVERS[which];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", serve, which], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
+    const child = spawn(process.execPath, ["--import", "tsx", serve, which], { stdio: ["pipe", "pipe", "inherit"] });
+    let buffered = "";
+    const lines: Array<(line: string) => void> = [];
     child.stdout?.setEncoding("utf8");
     child.stdout?.on("data", (chunk: string) => {
-      out += chunk;
-      if (out.includes("\n")) resolve({ name, url: out.trim(), child });
+      buffered += chunk;
+      for (let end = buffered.indexOf("\n"); end !== -1; end = buffered.indexOf("\n")) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 1);
+        lines.shift()?.(line);
+      }
     });
+    const nextLine = () => new Promise<string>((r) => lines.push(r));
+    const cpu = () => {
+      const line = nextLine();
+      child.stdin?.write("cpu\n");
+      return line.then(Number);
+    };
+    void nextLine().then((url) => resolve({ name, url, child, cpu }));
     child.on("error", reject);
     child.on("exit", (code) => reject(new Error(`${name} server exited with ${code}`)));
   });
@@ -59,13 +83,14 @@ function load(url: string, seconds: number): Promise<Load> {
   });
 }
 
-async function check(running: Running): Promise<void> {
+/** Correctness before timing: each server answers its URL with the expected JSON. */
+async function check(running: Running, expected: unknown): Promise<void> {
   const response = await fetch(running.url);
   const body = await response.json();
   if (
     response.status !== 200 ||
-    response.headers.get("content-type") !== "application/json" ||
-    !isDeepStrictEqual(body, { hello: "world" })
+    !response.headers.get("content-type")?.startsWith("application/json") ||
+    !isDeepStrictEqual(body, expected)
   ) {
     throw new Error(`${running.name} answered ${response.status} ${JSON.stringify(body)}`);
   }
@@ -76,43 +101,86 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-const adapter = await startServer("adapter", "node adapter JSON");
-const bare = await startServer("bare", "bare node:http");
-try {
-  await check(adapter);
-  await check(bare);
-  console.log(
-    `GET /hello, autocannon in a second process: 50 connections, pipelining 1, ${SECONDS} s × ${ROUNDS} rounds, each server in its own process; ratio = median of per-round ratios`,
-  );
-  for (const running of [adapter, bare]) await load(running.url, WARMUP_SECONDS);
-  const results = new Map<string, number[]>([
-    [adapter.name, []],
-    [bare.name, []],
-  ]);
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? [adapter, bare] : [bare, adapter];
-    for (const running of order) {
-      const result = await load(running.url, SECONDS);
-      if (result.non2xx > 0 || result.errors > 0) {
-        throw new Error(`${running.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+interface Case {
+  readonly ours: ServerKind;
+  readonly peer: ServerKind;
+  readonly expected: unknown;
+}
+
+const framework = { route: "/users/{user_id}", user_id: "u_42" };
+const CASES: Record<string, Case> = {
+  node: { ours: "adapter", peer: "bare", expected: { hello: "world" } },
+  express: { ours: "express-router", peer: "express-native", expected: framework },
+  fastify: { ours: "fastify-router", peer: "fastify-native", expected: framework },
+  "fastify-per-route": { ours: "fastify-per-route", peer: "fastify-native", expected: framework },
+};
+const picked = (process.env.BENCH_CASES ?? Object.keys(CASES).join(",")).split(",");
+
+async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Promise<void> {
+  const ours = await startServer(oursKind);
+  const peer = await startServer(peerKind);
+  try {
+    await check(ours, expected);
+    await check(peer, expected);
+    const path = new URL(ours.url).pathname;
+    console.log(
+      `\nGET ${path}, autocannon in another process: 50 connections, pipelining 1, ${SECONDS} s × ${ROUNDS} rounds, each server in its own process; ratio = median of per-round CPU-per-request ratios`,
+    );
+    for (const running of [ours, peer]) await load(running.url, WARMUP_SECONDS);
+    const rounds = new Map<Running, number[]>([
+      [ours, []],
+      [peer, []],
+    ]);
+    const cpuPerRequest = new Map<Running, number[]>([
+      [ours, []],
+      [peer, []],
+    ]);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? [ours, peer] : [peer, ours];
+      for (const running of order) {
+        const before = await running.cpu();
+        const result = await load(running.url, SECONDS);
+        const micros = ((await running.cpu()) - before) / result.total;
+        cpuPerRequest.get(running)?.push(micros);
+        if (result.non2xx > 0 || result.errors > 0) {
+          throw new Error(`${running.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+        }
+        rounds.get(running)?.push(result.rps);
+        console.log(
+          `  round ${round + 1}  ${running.name.padEnd(26)} ${Math.round(result.rps).toLocaleString("en-US").padStart(7)} req/s  ${micros.toFixed(1)} µs CPU/request`,
+        );
       }
-      results.get(running.name)?.push(result.rps);
+    }
+    const oursRounds = rounds.get(ours) ?? [];
+    const peerRounds = rounds.get(peer) ?? [];
+    // Each round loads both back to back, so slow drifts of the machine cancel within a pair.
+    const rpsRatio = median(oursRounds.map((rps, i) => rps / (peerRounds[i] ?? rps)));
+    const oursCpu = cpuPerRequest.get(ours) ?? [];
+    const peerCpu = cpuPerRequest.get(peer) ?? [];
+    const cpuRatio = median(oursCpu.map((micros, i) => (peerCpu[i] ?? micros) / micros));
+    for (const [running, rps, cpu] of [
+      [ours, oursRounds, oursCpu],
+      [peer, peerRounds, peerCpu],
+    ] as const) {
       console.log(
-        `  round ${round + 1}  ${running.name.padEnd(20)} ${Math.round(result.rps).toLocaleString("en-US")} req/s`,
+        `${running.name.padEnd(30)} ${Math.round(median(rps)).toLocaleString("en-US")} req/s, ${median(cpu).toFixed(1)} µs CPU/request (medians)`,
       );
     }
+    console.log(`requests/s ratio (median of rounds): ${rpsRatio.toFixed(2)}`);
+    console.log(`ratio: ${ours.name} vs ${peer.name} = ${cpuRatio.toFixed(2)}`);
+  } finally {
+    ours.child.kill();
+    peer.child.kill();
   }
-  const ours = median(results.get(adapter.name) ?? []);
-  const theirs = median(results.get(bare.name) ?? []);
-  // The ratio is the median of per-round ratios: each round loads both back to back, so slow drifts of
-  // the machine cancel within a pair.
-  const adapterRounds = results.get(adapter.name) ?? [];
-  const bareRounds = results.get(bare.name) ?? [];
-  const pairRatio = median(adapterRounds.map((rps, i) => rps / (bareRounds[i] ?? rps)));
-  console.log(`${adapter.name.padEnd(30)} ${Math.round(ours).toLocaleString("en-US")} req/s (median)`);
-  console.log(`${bare.name.padEnd(30)} ${Math.round(theirs).toLocaleString("en-US")} req/s (median)`);
-  console.log(`ratio: node adapter JSON vs bare node:http = ${pairRatio.toFixed(2)}`);
-} finally {
-  adapter.child.kill();
-  bare.child.kill();
+  // The same pair in one process, without sockets: its own process, after the servers are gone.
+  const inProcess = spawnSync(process.execPath, ["--import", "tsx", inProcessScript, oursKind, peerKind], {
+    stdio: "inherit",
+  });
+  if (inProcess.status !== 0) throw new Error(`in-process run of ${oursKind} vs ${peerKind} failed`);
+}
+
+for (const name of picked) {
+  const chosen = CASES[name];
+  if (chosen === undefined) throw new Error(`unknown case ${name}; cases: ${Object.keys(CASES).join(", ")}`);
+  await runCase(chosen);
 }

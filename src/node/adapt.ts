@@ -5,7 +5,7 @@ import type { Handler, HttpResponse } from "../http/message";
 import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/problem";
 import { answerClientError } from "./client-error";
 import { sendAndLinger } from "./linger";
-import { NodeRequest, startBody } from "./request";
+import { type BodyStart, NodeRequest, startBody } from "./request";
 import { sendOrDestroy, sendResponse } from "./response";
 import { type NodeAdapterOptions, serverLimits } from "./server-limits";
 
@@ -13,17 +13,16 @@ import { type NodeAdapterOptions, serverLimits } from "./server-limits";
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Adapts a {@link Handler} to a node:http request listener. A thrown {@link HttpProblem} is sent as its
- * problem document; any other error goes to `onError` and the client gets a bare 500 problem. A
- * response's after-send callback (`withAfterSend`) runs on the response's `'finish'` event. A body over
- * `bodyLimit` gets its 413 at once, and the connection closes once the client stops sending (within
- * `limits.lingerMs` / `limits.lingerBytes`), so the client reads the 413 rather than a reset.
- * @param options the body limit, error reporting and the lingering bounds (`limits`).
- * @example http.createServer(adapt(handler)).listen(3000)
+ * The node adapter's request/response translation for a request whose body is already started: what
+ * {@link adapt} runs, and what the framework integrations (`rest-webhooks/express`, `/fastify`) call with a
+ * body they obtained another way. A body over the limit gets its 413 with a lingering close (see {@link adapt}).
+ * Internal to the package.
  */
-export function adapt(handler: Handler, options: NodeAdapterOptions = {}): RequestListener {
+export function nodeDispatcher(
+  handler: Handler,
+  options: NodeAdapterOptions = {},
+): (req: IncomingMessage, res: ServerResponse, body: BodyStart) => void {
   const onError = options.onError ?? logError;
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const bounds = serverLimits(options.limits);
   const refuse = (req: IncomingMessage, res: ServerResponse, problem: HttpProblem) => {
     if (problem.status === 413) sendAndLinger(req, res, problem.toResponse(), bounds);
@@ -76,8 +75,7 @@ export function adapt(handler: Handler, options: NodeAdapterOptions = {}): Reque
     }
   };
 
-  return (req, res) => {
-    const body = startBody(req, limit);
+  return (req, res, body) => {
     if (body instanceof Uint8Array) run(req, res, body);
     else if (body instanceof HttpProblem) refuse(req, res, body);
     else {
@@ -87,6 +85,21 @@ export function adapt(handler: Handler, options: NodeAdapterOptions = {}): Reque
       });
     }
   };
+}
+
+/**
+ * Adapts a {@link Handler} to a node:http request listener. A thrown {@link HttpProblem} is sent as its
+ * problem document; any other error goes to `onError` and the client gets a bare 500 problem. A
+ * response's after-send callback (`withAfterSend`) runs on the response's `'finish'` event. A body over
+ * `bodyLimit` gets its 413 at once, and the connection closes once the client stops sending (within
+ * `limits.lingerMs` / `limits.lingerBytes`), so the client reads the 413 rather than a reset.
+ * @param options the body limit, error reporting and the lingering bounds (`limits`).
+ * @example http.createServer(adapt(handler)).listen(3000)
+ */
+export function adapt(handler: Handler, options: NodeAdapterOptions = {}): RequestListener {
+  const dispatch = nodeDispatcher(handler, options);
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  return (req, res) => dispatch(req, res, startBody(req, limit));
 }
 
 /**

@@ -69,14 +69,14 @@ function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
   });
 }
 
+/** A body as {@link startBody} starts it: the bytes, a 413/400 problem, or a promise of either. */
+export type BodyStart = Uint8Array | HttpProblem<HttpProblemCode> | Promise<Uint8Array | HttpProblem<HttpProblemCode>>;
+
 /**
  * Starts reading the body: the bytes at once when there is no body (the hot path stays synchronous),
  * a 413 at once when the declared length is over the limit, else a promise.
  */
-export function startBody(
-  req: IncomingMessage,
-  limit: number,
-): Uint8Array | HttpProblem<HttpProblemCode> | Promise<Uint8Array | HttpProblem<HttpProblemCode>> {
+export function startBody(req: IncomingMessage, limit: number): BodyStart {
   const declared = contentLength(req.headers["content-length"]);
   // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body.
   if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;

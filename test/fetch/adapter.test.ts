@@ -1,45 +1,9 @@
 import { adapt } from "../../src/fetch";
-import {
-  type AdapterHarness,
-  adapterContract,
-  type ContractRequest,
-  type ContractResponse,
-  patternChunk,
-} from "../http/adapter-contract";
+import { Router } from "../../src/routing";
+import { type AdapterHarness, adapterContract } from "../http/adapter-contract";
+import { fetchSender } from "../support/fetch-client";
 
-adapterContract("fetch", async (handler, options): Promise<AdapterHarness> => {
-  const serve = adapt(handler, options);
-  const send = async (spec: ContractRequest): Promise<ContractResponse> => {
-    let bytesSent = 0;
-    let body: BodyInit | undefined = spec.body as BodyInit | undefined;
-    const stream = spec.stream;
-    if (stream !== undefined) {
-      // highWaterMark 0: a chunk is produced only when the adapter reads, so bytesSent counts what it pulled.
-      body = new ReadableStream<Uint8Array>(
-        {
-          pull(controller) {
-            // A Request body cannot wait for the Response: pulling at all is what "held" forbids.
-            if (stream.holdUntilResponse) return controller.error(new Error("body pulled before the response"));
-            if (bytesSent >= stream.total) return controller.close();
-            const size = Math.min(stream.chunk, stream.total - bytesSent);
-            controller.enqueue(patternChunk(bytesSent, size));
-            bytesSent += size;
-          },
-        },
-        { highWaterMark: 0 },
-      );
-    }
-    const request = new Request(`http://127.0.0.1${spec.path}`, {
-      method: spec.method ?? "GET",
-      headers: spec.headers,
-      body,
-      signal: spec.signal,
-      duplex: "half",
-    } as RequestInit);
-    const response = await serve(request);
-    const headers: Record<string, string> = {};
-    for (const name of response.headers.keys()) headers[name] = response.headers.get(name) as string;
-    return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()), bytesSent };
-  };
-  return { send, close: async () => undefined };
+adapterContract("fetch", async (app, options): Promise<AdapterHarness> => {
+  const serve = adapt(app instanceof Router ? app.handler() : app, options);
+  return { send: fetchSender(serve), close: async () => undefined };
 });

@@ -1,6 +1,7 @@
 /**
- * The contract every adapter passes (STYLE §12): one suite, run by test/node and test/fetch with a
- * factory that serves a handler and gives back a `send` function.
+ * The contract every adapter and framework integration passes (STYLE §12): one suite, run by test/node,
+ * test/fetch, test/express, test/fastify and test/frameworks (Hono, Next.js) — and on Bun and Deno by
+ * test/runtimes — with a factory that serves a handler or a router and gives back a `send` function.
  */
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { AdapterOptions } from "../../src/http/adapter-options";
@@ -9,7 +10,7 @@ import { jsonBody, safeFormBody } from "../../src/http/body";
 import { empty, type Handler, type HttpRequest, json } from "../../src/http/message";
 import { HttpProblem } from "../../src/http/problem";
 import { withMethod } from "../../src/http/with-method";
-import { createRouter, routeOf } from "../../src/routing/index";
+import { createRouter, type Router, routeOf } from "../../src/routing/index";
 
 /** A request as a test sends it. */
 export interface ContractRequest {
@@ -40,8 +41,11 @@ export interface AdapterHarness {
   close(): Promise<void>;
 }
 
-/** Serves `handler` through the adapter under test. */
-export type AdapterFactory = (handler: Handler, options: AdapterOptions) => Promise<AdapterHarness>;
+/**
+ * Serves `app` through the adapter under test. A router is mounted as the integration mounts one (Express and
+ * Fastify hand the paths it does not know back to the framework); a bare adapter serves `router.handler()`.
+ */
+export type AdapterFactory = (app: Handler | Router, options: AdapterOptions) => Promise<AdapterHarness>;
 
 const decoder = new TextDecoder();
 const text = (response: ContractResponse) => decoder.decode(response.body);
@@ -63,7 +67,7 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
   describe(`${name} adapter contract`, () => {
     const harnesses: AdapterHarness[] = [];
     const onError = vi.fn();
-    const serve = async (handler: Handler, options: AdapterOptions = {}) => {
+    const serve = async (handler: Handler | Router, options: AdapterOptions = {}) => {
       const harness = await factory(handler, { onError, ...options });
       harnesses.push(harness);
       return harness;
@@ -206,6 +210,43 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         controller.abort();
         await expect(aborted).resolves.toBe(true);
         await pending;
+      });
+    });
+
+    describe("a router through the integration", () => {
+      const items = () =>
+        createRouter()
+          .route("GET", "/items", { name: "items.list" }, ({ request }) => json(200, { query: request.query }))
+          .route("POST", "/items", { name: "items.create" }, () => json(201, { created: true }));
+
+      it("answers its routes, repeated query names as arrays", async () => {
+        const { send } = await serve(items());
+        const response = await send({ path: "/items?tag=a&tag=b&one=1" });
+        expect(response.status).toBe(200);
+        expect(parsed(response)).toStrictEqual({ query: { tag: ["a", "b"], one: "1" } });
+        expect((await send({ method: "POST", path: "/items", body: "{}" })).status).toBe(201);
+      });
+
+      it("answers HEAD from the GET route, headers without content (RFC 9110 §9.3.2)", async () => {
+        const { send } = await serve(items());
+        const response = await send({ method: "HEAD", path: "/items?x=1" });
+        expect(response.status).toBe(200);
+        expect(response.headers["content-length"]).toBe(String('{"query":{"x":"1"}}'.length));
+        expect(response.body.byteLength).toBe(0);
+      });
+
+      it("answers a known path with another method 405 with Allow, as a problem (RFC 9110 §15.5.6)", async () => {
+        const { send } = await serve(items());
+        const response = await send({ method: "DELETE", path: "/items" });
+        expect(response.status).toBe(405);
+        expect(response.headers["content-type"]).toBe("application/problem+json");
+        expect(response.headers.allow?.split(", ")).toEqual(expect.arrayContaining(["GET", "HEAD", "POST"]));
+        expect(parsed(response)).toMatchObject({ status: 405, code: "method_not_allowed" });
+      });
+
+      it("answers 404 for a path it has no route for (its own problem, or the framework's not-found)", async () => {
+        const { send } = await serve(items());
+        expect((await send({ path: "/nothing-here" })).status).toBe(404);
       });
     });
 

@@ -1,6 +1,7 @@
 /**
  * The layering the webhook modules promise: signing stands alone, delivery and consumer never import each other,
- * and only folders named for their I/O touch node:http, pg or a Redis client. Read from the import statements.
+ * and only folders named for their I/O (or the framework they integrate with) touch node:http, pg, a Redis client,
+ * Express or Fastify. Read from the import statements.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -49,10 +50,10 @@ describe("the import graph", () => {
     expect(importing(under("webhooks/consumer/"), (s) => s.startsWith("webhooks/delivery/"))).toEqual([]);
   });
 
-  it("only folders named node, fetch, postgres or redis import node:http, pg or a Redis client", () => {
-    const io = /^(node:)?(http|https|http2)$|^pg$|^pg-|^ioredis$|^redis$|^@electric-sql\/pglite/;
+  it("only folders named node, fetch, postgres, redis, express or fastify import node:http, pg, Redis or a framework", () => {
+    const io = /^(node:)?(http|https|http2)$|^pg$|^pg-|^ioredis$|^redis$|^@electric-sql\/pglite|^express$|^fastify$/;
     const edge = (path: string) =>
-      path.split("/").some((part) => ["node", "fetch", "postgres", "redis"].includes(part));
+      path.split("/").some((part) => ["node", "fetch", "postgres", "redis", "express", "fastify"].includes(part));
     expect(
       importing(
         files.filter((file) => !edge(file.path)),

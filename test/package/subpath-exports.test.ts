@@ -148,6 +148,8 @@ const RUNTIME: Record<string, readonly string[]> = {
   ],
   "./node": ["DEFAULT_SERVER_LIMITS", "adapt", "answerClientError", "createServer", "readRequest", "sendResponse"],
   "./fetch": ["adapt", "readRequest", "sendResponse"],
+  "./express": ["ExpressIntegrationError", "adapt", "webhookConsumer"],
+  "./fastify": ["restWebhooks", "webhookConsumer"],
   "./routing": [
     "MERGE_PATCH_CONTENT_TYPE",
     "ResourceBuilder",
@@ -340,6 +342,8 @@ const RUNTIME: Record<string, readonly string[]> = {
 };
 
 const TYPES: Record<string, readonly string[]> = {
+  "./express": ["AdapterOptions", "ExpressIntegrationErrorCode", "ExpressMiddleware", "ExpressRequest"],
+  "./fastify": ["AdapterOptions", "RestWebhooksPluginOptions", "WebhookConsumerPluginOptions"],
   "./postgres": [
     "Migration",
     "OpenPgliteOptions",

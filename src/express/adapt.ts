@@ -1,0 +1,56 @@
+import type { ServerResponse } from "node:http";
+import { type AdapterOptions, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
+import type { Handler } from "../http/message";
+import { internalErrorResponse } from "../http/problem";
+import { nodeDispatcher } from "../node/adapt";
+import { mountable } from "../node/mount";
+import { NodeRequest } from "../node/request";
+import { sendOrDestroy } from "../node/response";
+import type { Router } from "../routing/router";
+import { type ExpressRequest, expressBody } from "./body";
+import { ExpressIntegrationError } from "./errors";
+
+/**
+ * An Express middleware, typed structurally: Express's `req`/`res` are node's with more on them, so it mounts
+ * with `app.use` or a route method, and the package needs no Express types.
+ */
+export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
+
+/**
+ * Mounts a {@link Handler} or a {@link Router} as Express middleware, through the node adapter: the same request
+ * model, body limit, problem documents and after-send callbacks as `rest-webhooks/node`. A router calls `next()`
+ * for a path it has no route for (a path it knows with another method gets its 405 with `Allow`); a plain
+ * handler answers every request that reaches it. Paths are as Express gives them: relative to the mount point
+ * (`app.use("/api", adapt(router))` sees `/users` for `/api/users`).
+ *
+ * The body is read raw by the adapter. After `express.raw()` the bytes it read are used; after a parser that
+ * consumed the stream (`express.json()`, ...) the request fails with a bare 500 problem and `onError` gets an
+ * {@link ExpressIntegrationError} (`body_consumed`) saying where to mount instead.
+ * @param app a handler, or a router (compiled now: declaration errors surface at start-up).
+ * @param options the node adapter's options (`bodyLimit`, `onError`).
+ * @example
+ * const app = express();
+ * app.use("/webhooks", webhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET! }));
+ * app.use("/api", adapt(router));
+ * app.use(express.json()); // your own JSON routes after ours
+ */
+export function adapt(app: Handler | Router, options: AdapterOptions = {}): ExpressMiddleware {
+  const { handler, answers } = mountable(app, "rest-webhooks/express adapt");
+  const dispatch = nodeDispatcher(handler, options);
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const onError = options.onError ?? logError;
+  return (req, res, next) => {
+    if (!answers(req.method ?? "GET", req.url ?? "/")) {
+      next();
+      return;
+    }
+    const body = expressBody(req, limit);
+    if (body instanceof ExpressIntegrationError) {
+      // The request as far as it can be told (its body is gone), so `onError` can say which route.
+      onError(body, new NodeRequest(req, new Uint8Array(0), res));
+      sendOrDestroy(res, internalErrorResponse());
+      return;
+    }
+    dispatch(req, res, body);
+  };
+}

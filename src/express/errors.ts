@@ -1,0 +1,28 @@
+/** Why the Express integration could not serve a request; stable, for `onError` to branch on. */
+export type ExpressIntegrationErrorCode = "body_consumed";
+
+/**
+ * A misconfigured Express app, reported to `onError` (the client gets a bare 500 problem): the message
+ * says what to change.
+ */
+export class ExpressIntegrationError extends Error {
+  override readonly name = "ExpressIntegrationError";
+  readonly code: ExpressIntegrationErrorCode;
+
+  constructor(code: ExpressIntegrationErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** The body was read by a parser mounted before us; the message names the fix. */
+export function bodyConsumed(method: string, target: string): ExpressIntegrationError {
+  return new ExpressIntegrationError(
+    "body_consumed",
+    `rest-webhooks/express: the body of ${method} ${target} was already read by a middleware mounted before this one ` +
+      "(express.json(), express.urlencoded() or express.text()), so its exact bytes are gone: a webhook signature " +
+      "cannot be checked on them and the body readers cannot see them. Mount rest-webhooks before the body parser " +
+      '(app.use("/webhooks", webhookConsumer(...)) above app.use(express.json())), or put express.raw({ type: "*/*" }) ' +
+      "in front of it on this path.",
+  );
+}

@@ -1,0 +1,16 @@
+import { type AdapterOptions, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
+import type { WebhookConsumerOptions } from "../webhooks/consumer/consumer-handler";
+
+/**
+ * The adapter options a mounted webhook consumer runs with: its own `bodyLimit` (so the adapter does not refuse
+ * first) and its `onError`, which the adapter calls with a request whenever it has one.
+ */
+export function consumerAdapterOptions(options: WebhookConsumerOptions): AdapterOptions {
+  const onError = options.onError;
+  return {
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    ...(onError === undefined
+      ? {}
+      : { onError: (error, request) => (request === undefined ? logError(error) : onError(error, request)) }),
+  };
+}

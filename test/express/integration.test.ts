@@ -1,0 +1,151 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express, { type Express } from "express";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { adapt, ExpressIntegrationError, webhookConsumer } from "../../src/express";
+import { json } from "../../src/http";
+import { createRouter } from "../../src/routing";
+import { expectedPayload, webhookFixture } from "../support/signed-webhook";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function listen(app: Express): Promise<string> {
+  const server = createServer(app);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const router = () =>
+  createRouter()
+    .route("GET", "/items", { name: "items.list" }, ({ request }) => json(200, { path: request.path }))
+    .route("POST", "/items", { name: "items.create" }, ({ request }) => json(201, { bytes: request.body.byteLength }));
+
+describe("rest-webhooks/express", () => {
+  describe("adapt(router)", () => {
+    it("calls next() for a path the router has no route for, so Express's own routes answer", async () => {
+      const app = express()
+        .use(adapt(router()))
+        .get("/native", (_req, res) => {
+          res.json({ native: true });
+        });
+      const base = await listen(app);
+      expect(await (await fetch(`${base}/items`)).json()).toStrictEqual({ path: "/items" });
+      expect(await (await fetch(`${base}/native`)).json()).toStrictEqual({ native: true });
+      const missing = await fetch(`${base}/missing`);
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get("content-type")).toContain("text/html"); // Express's final handler, not ours
+    });
+
+    it("answers a known path with another method itself (405 with Allow), not through next()", async () => {
+      const native = vi.fn();
+      const app = express().use(adapt(router())).use(native);
+      const response = await fetch(`${await listen(app)}/items`, { method: "DELETE" });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect(native).not.toHaveBeenCalled();
+    });
+
+    it("sees paths relative to its mount point", async () => {
+      const app = express().use("/api", adapt(router()));
+      const base = await listen(app);
+      expect(await (await fetch(`${base}/api/items?x=1`)).json()).toStrictEqual({ path: "/items" });
+      expect((await fetch(`${base}/items`)).status).toBe(404);
+    });
+
+    it("takes the bytes express.raw() already read", async () => {
+      const app = express()
+        .use(express.raw({ type: "*/*" }))
+        .use(adapt(router()));
+      const response = await fetch(`${await listen(app)}/items`, { method: "POST", body: "12345" });
+      expect(response.status).toBe(201);
+      expect(await response.json()).toStrictEqual({ bytes: 5 });
+    });
+
+    it("refuses a body express.raw() read that is over its own bodyLimit with 413", async () => {
+      const app = express()
+        .use(express.raw({ type: "*/*" }))
+        .use(adapt(router(), { bodyLimit: 4 }));
+      const response = await fetch(`${await listen(app)}/items`, { method: "POST", body: "12345" });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toMatchObject({ code: "body_too_large", limit: 4 });
+    });
+
+    it("serves requests without a body behind express.json()", async () => {
+      const app = express().use(express.json()).use(adapt(router()));
+      expect((await fetch(`${await listen(app)}/items`)).status).toBe(200);
+    });
+
+    it("refuses a plain object as app with a TypeError", () => {
+      expect(() => adapt({} as never)).toThrow(TypeError);
+    });
+  });
+
+  describe("webhookConsumer", () => {
+    it("delivers a signed webhook end to end, mounted before express.json()", async () => {
+      const fixture = webhookFixture();
+      const app = express()
+        .post("/webhooks", webhookConsumer(fixture.options))
+        .use(express.json())
+        .post("/echo", (req, res) => {
+          res.json(req.body);
+        });
+      const base = await listen(app);
+      const { body, headers } = fixture.delivery("msg_express");
+      const response = await fetch(`${base}/webhooks`, { method: "POST", body, headers });
+      expect(response.status).toBe(202);
+      expect(await fixture.drain()).toStrictEqual([expectedPayload("msg_express")]);
+      // The app's JSON routes still get their parser.
+      const echo = await fetch(`${base}/echo`, { method: "POST", body: '{"a":1}', headers });
+      expect(await echo.json()).toStrictEqual({ a: 1 });
+    });
+
+    it("mounted after express.json(): a 500 and body_consumed saying what to change, never a signature failure", async () => {
+      const fixture = webhookFixture();
+      const onError = vi.fn();
+      const app = express()
+        .use(express.json())
+        .post("/webhooks", webhookConsumer({ ...fixture.options, onError }));
+      const { body, headers } = fixture.delivery("msg_parsed");
+      const response = await fetch(`${await listen(app)}/webhooks`, { method: "POST", body, headers });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ status: 500, code: "internal_error" });
+      expect(onError).toHaveBeenCalledTimes(1);
+      const [error, request] = onError.mock.calls[0] as [unknown, { path: string }];
+      expect(error).toBeInstanceOf(ExpressIntegrationError);
+      expect(error).toMatchObject({ code: "body_consumed" });
+      expect(request.path).toBe("/webhooks");
+      expect(await fixture.inbox.get("msg_parsed")).toBeUndefined();
+    });
+
+    it("verifies after express.raw() on its path", async () => {
+      const fixture = webhookFixture();
+      const app = express()
+        .post("/webhooks", express.raw({ type: "*/*" }), webhookConsumer(fixture.options))
+        .use(express.json());
+      const { body, headers } = fixture.delivery("msg_raw");
+      const response = await fetch(`${await listen(app)}/webhooks`, { method: "POST", body, headers });
+      expect(response.status).toBe(202);
+      expect(await fixture.drain()).toStrictEqual([expectedPayload("msg_raw")]);
+    });
+
+    it("answers a tampered delivery 400, stores nothing", async () => {
+      const fixture = webhookFixture();
+      const app = express().post("/webhooks", webhookConsumer(fixture.options));
+      const { body, headers } = fixture.delivery("msg_bad");
+      const response = await fetch(`${await listen(app)}/webhooks`, {
+        method: "POST",
+        body: body.replace("msg_bad", "msg_bae"),
+        headers,
+      });
+      expect(response.status).toBe(400);
+      expect(await fixture.inbox.get("msg_bad")).toBeUndefined();
+    });
+  });
+});

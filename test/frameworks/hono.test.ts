@@ -1,0 +1,39 @@
+import { Hono } from "hono";
+import { describe, expect, it } from "vitest";
+import { createHonoApp } from "../../examples/frameworks/hono";
+import { adapt } from "../../src/fetch";
+import { Router } from "../../src/routing";
+import { type AdapterHarness, adapterContract } from "../http/adapter-contract";
+import { fetchSender } from "../support/fetch-client";
+import { expectedPayload, webhookFixture } from "../support/signed-webhook";
+
+/** The Fetch adapter behind a Hono catch-all route, driven through Hono's own `app.request()`. */
+adapterContract("hono", async (app, options): Promise<AdapterHarness> => {
+  const serve = adapt(app instanceof Router ? app.handler() : app, options);
+  const hono = new Hono().all("*", (c) => serve(c.req.raw));
+  return { send: fetchSender((request) => hono.request(request)), close: async () => undefined };
+});
+
+describe("the Hono example", () => {
+  it("serves the API and Hono's own routes", async () => {
+    const app = createHonoApp(webhookFixture().options);
+    expect(await (await app.request("/health")).json()).toStrictEqual({ ok: true });
+    const created = await app.request("/api/items", {
+      method: "POST",
+      body: JSON.stringify({ name: "kettle" }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("location")).toBe("/api/items/1");
+    expect(await (await app.request("/api/items/1")).json()).toStrictEqual({ id: "1", name: "kettle" });
+  });
+
+  it("delivers a signed webhook end to end", async () => {
+    const fixture = webhookFixture();
+    const app = createHonoApp(fixture.options);
+    const { body, headers } = fixture.delivery("msg_hono");
+    const response = await app.request("/webhooks", { method: "POST", body, headers });
+    expect(response.status).toBe(202);
+    expect(await fixture.drain()).toStrictEqual([expectedPayload("msg_hono")]);
+  });
+});

@@ -1,0 +1,38 @@
+/** The Fetch adapter's contract and a signed webhook round trip, on Deno (vitest itself run by Deno). */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { run, runtimeBinary } from "../support/runtimes";
+
+interface Report {
+  numPassedTests: number;
+  numFailedTests: number;
+  testResults: Array<{ assertionResults: Array<{ fullName: string; status: string }> }>;
+}
+
+describe("on Deno", () => {
+  it("passes the Fetch adapter contract and delivers a signed webhook over Deno.serve", async () => {
+    const deno = runtimeBinary("deno");
+    const dir = mkdtempSync(join(tmpdir(), "rest-webhooks-deno-"));
+    try {
+      const report = join(dir, "report.json");
+      const { status, output } = await run(
+        deno,
+        ["run", "-A", "node_modules/vitest/vitest.mjs", "run", "--config", "test/runtimes/vitest.runtime.config.ts"],
+        { RUNTIME_REPORT: report },
+      );
+      expect(status, output).toBe(0);
+      const result = JSON.parse(readFileSync(report, "utf8")) as Report;
+      expect(result.numFailedTests).toBe(0);
+      expect(result.numPassedTests).toBeGreaterThan(30);
+      const passed = result.testResults.flatMap((file) =>
+        file.assertionResults.filter((test) => test.status === "passed").map((test) => test.fullName),
+      );
+      expect(passed).toContain("on deno really runs on Bun or Deno");
+      expect(passed).toContain("on deno delivers a signed webhook end to end over the runtime's own HTTP server");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -30,7 +30,10 @@ export function countingUsers(storage: ShopStorage): { storage: ShopStorage; cou
   const wrapped = new Proxy(storage, {
     get: (target, name) =>
       name === "transaction"
-        ? <T>(work: (tx: ShopTransaction) => Promise<T>) => target.transaction((tx) => work(counting(tx)))
+        ? // Every argument passed on: the request's own transaction is joined, never a second one beside it (which,
+          // on PGlite's one connection, would wait for the first forever).
+          <T>(work: (tx: ShopTransaction) => Promise<T>, ...rest: unknown[]) =>
+            (target.transaction as (w: typeof work, ...r: unknown[]) => Promise<T>)((tx) => work(counting(tx)), ...rest)
         : bound(target, name),
   });
   return { storage: wrapped, count: () => ids.size };

@@ -16,18 +16,19 @@ const entry = Object.fromEntries(
 );
 
 /**
- * The `rest-webhooks` executable (package.json `bin`): ESM with a shebang, no types. Built beside the library into
- * dist/cli; each build cleans only its own files.
+ * The `rest-webhooks` executable (package.json `bin`): ESM with a shebang, no types, in dist/cli with its chunks;
+ * each build cleans only its own files.
  */
 export const cliBuild: Options = {
-  entry: { "cli/main": "src/cli/main.ts" },
+  entry: { main: "src/cli/main.ts" },
   format: ["esm"],
   dts: false,
-  clean: ["cli/**"],
+  clean: true,
   sourcemap: true,
+  // `check` and fast-check (an optional peer) load in a chunk of their own, only when that command runs.
   splitting: true,
   target: "node20",
-  outDir: "dist",
+  outDir: "dist/cli",
   banner: { js: "#!/usr/bin/env node" },
 };
 

@@ -4,7 +4,7 @@ import { createServer } from "../node/index";
 import { defaultEventId, defaultEventType } from "../webhooks/consumer/event-identity";
 import { secretFingerprint, verify } from "../webhooks/signing/index";
 import { integerOption, parseCommand } from "./args";
-import { EXIT, type Output, UsageError } from "./output";
+import { EXIT, noAnswerReason, type Output, UsageError } from "./output";
 import { schemeOption, secretsOption } from "./schemes";
 
 export const listenUsage = `Usage: rest-webhooks listen --secret <secret> [options]
@@ -64,9 +64,7 @@ async function forward(to: string, request: HttpRequest): Promise<HttpResponse &
       body: new Uint8Array(await response.arrayBuffer()),
     };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause;
-    const reason = cause?.code ?? (error as Error).message;
-    return { ...empty(502), error: reason };
+    return { ...empty(502), error: noAnswerReason(error) };
   }
 }
 

@@ -69,3 +69,12 @@ export function createOutput(json: boolean): Output {
 export function bodyStart(text: string, limit = 500): string {
   return text.length > limit ? `${text.slice(0, limit)}… (${text.length} characters)` : text;
 }
+
+/** Why a `fetch` got no answer: the system code (ECONNREFUSED, ENOTFOUND…) when there is one, else the message. */
+export function noAnswerReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown; errors?: { code?: unknown }[] } }).cause;
+  const code = cause?.code ?? cause?.errors?.find((e) => typeof e.code === "string")?.code;
+  if (typeof code === "string") return code;
+  if (typeof cause?.message === "string" && cause.message !== "") return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}

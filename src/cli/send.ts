@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { STANDARD_WEBHOOKS_SCHEDULE, scheduleBackoff } from "../webhooks/retry/backoff";
 import { signWith } from "../webhooks/signing/index";
 import { headerOptions, integerOption, parseCommand } from "./args";
-import { bodyStart, EXIT, type Output, UsageError } from "./output";
+import { bodyStart, EXIT, noAnswerReason, type Output, UsageError } from "./output";
 import { schemeOption, secretsOption } from "./schemes";
 
 export const sendUsage = `Usage: rest-webhooks send <url> --type <type> --data <json|@file> --secret <secret> [options]
@@ -113,8 +113,7 @@ export async function runSend(argv: readonly string[], out: Output): Promise<num
       attempt.headers = Object.fromEntries(response.headers);
       attempt.body = bodyStart(await response.text());
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause;
-      attempt.error = cause?.code ?? (error as Error).message;
+      attempt.error = noAnswerReason(error);
     }
     attempts.push(attempt);
     report(out, attempt, id, policy.maxAttempts);

@@ -150,14 +150,22 @@ describe("resource laws", () => {
       });
     };
 
-    for (const law of [putIsIdempotent, staleIfMatchIsRefused]) {
-      it(`${law.name} holds when only some PUTs conflict`, async () => {
+    const laws: {
+      name: string;
+      // biome-ignore lint/suspicious/noExplicitAny: laws have different argument tuples.
+      law: (target: Target, spec: ResourceSpec) => fc.IAsyncPropertyWithHooks<any>;
+    }[] = [
+      { name: "putIsIdempotent", law: putIsIdempotent },
+      { name: "staleIfMatchIsRefused", law: staleIfMatchIsRefused },
+    ];
+    for (const { name, law } of laws) {
+      it(`${name} holds when only some PUTs conflict`, async () => {
         const details = await fc.check(law(conflicting(false), spec), { numRuns: 20, seed: SEED });
         expect(details.failed).toBe(false);
         expect(details.numSkips).toBeGreaterThan(0);
       });
 
-      it(`${law.name} fails when every PUT conflicts, not passes vacuously`, async () => {
+      it(`${name} fails when every PUT conflicts, not passes vacuously`, async () => {
         const details = await fc.check(law(conflicting(true), spec), { numRuns: 5, seed: SEED });
         expect(details.failed).toBe(true);
       });

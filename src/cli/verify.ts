@@ -82,6 +82,10 @@ export async function runVerify(argv: readonly string[], out: Output): Promise<n
   const scheme = schemeOption(values.scheme);
   const tolerance = integerOption(values.tolerance, "tolerance", 300);
   const nowMs = values.now === undefined ? Date.now() : integerOption(values.now, "now", 0) * 1000;
+  // A terminal on stdin means nothing was piped: say so instead of waiting for input forever.
+  if (values.file === undefined && process.stdin.isTTY) {
+    throw new UsageError("pipe a captured request on stdin (verify --secret … < capture.http) or pass --file");
+  }
   const bytes = values.file === undefined ? await readStdin() : await readFile(values.file);
   const capture = parseCapture(bytes);
   if (typeof capture === "string") throw new UsageError(`cannot read the capture: ${capture}`);

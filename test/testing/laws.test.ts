@@ -135,6 +135,43 @@ describe("resource laws", () => {
     });
   });
 
+  describe("a PUT refused with 409 (a transition the resource's state forbids) discards the run", () => {
+    // A state machine: a PUT whose n is odd conflicts with the current state (RFC 9110 §15.5.10), checked after
+    // the preconditions as RFC 9110 §13.2.1 orders it (an If-Match goes to the server's own evaluation).
+    const conflicting = (every: boolean) => {
+      const server = thingServer();
+      return fromHandler(async (request) => {
+        if (request.method !== "PUT" || request.headers["if-match"] !== undefined) return server(request);
+        const body = JSON.parse(new TextDecoder().decode(request.body)) as { n: number };
+        if (every || body.n % 2 === 1) {
+          return { status: 409, headers: { "content-type": "application/problem+json" }, body: '{"status":409}' };
+        }
+        return server(request);
+      });
+    };
+
+    const laws: {
+      name: string;
+      // biome-ignore lint/suspicious/noExplicitAny: laws have different argument tuples.
+      law: (target: Target, spec: ResourceSpec) => fc.IAsyncPropertyWithHooks<any>;
+    }[] = [
+      { name: "putIsIdempotent", law: putIsIdempotent },
+      { name: "staleIfMatchIsRefused", law: staleIfMatchIsRefused },
+    ];
+    for (const { name, law } of laws) {
+      it(`${name} holds when only some PUTs conflict`, async () => {
+        const details = await fc.check(law(conflicting(false), spec), { numRuns: 20, seed: SEED });
+        expect(details.failed).toBe(false);
+        expect(details.numSkips).toBeGreaterThan(0);
+      });
+
+      it(`${name} fails when every PUT conflicts, not passes vacuously`, async () => {
+        const details = await fc.check(law(conflicting(true), spec), { numRuns: 5, seed: SEED });
+        expect(details.failed).toBe(true);
+      });
+    }
+  });
+
   describe("each broken server fails the matching law, with a shrunk counterexample", () => {
     const cases: {
       broken: string;

@@ -1,0 +1,156 @@
+import type { AddressInfo } from "node:net";
+import { empty, type HttpRequest, type HttpResponse } from "../http/message";
+import { createServer } from "../node/index";
+import { defaultEventId, defaultEventType } from "../webhooks/consumer/event-identity";
+import { secretFingerprint, verify } from "../webhooks/signing/index";
+import { integerOption, parseCommand } from "./args";
+import { EXIT, noAnswerReason, type Output, UsageError } from "./output";
+import { schemeOption, secretsOption } from "./schemes";
+
+export const listenUsage = `Usage: rest-webhooks listen --secret <secret> [options]
+
+A local webhook consumer: verifies each delivery and prints one line per event (time, type, id, and
+verified or the reason it was not). Answers 202 to a verified delivery, the problem document of the
+failure (400) otherwise; with --forward-to, forwards verified deliveries and answers with that URL's reply.
+
+Options:
+  --port <n>          Port to listen on (default 3030; 0 picks a free one)
+  --host <addr>       Address to listen on (default 127.0.0.1)
+  --secret <s>        The signing secret; repeat while rotating (default: $WEBHOOK_SECRET)
+  --scheme <name>     standard (default), stripe, github, shopify or slack
+  --forward-to <url>  Forward verified deliveries (same headers and bytes) to this URL
+  --json              One JSON object per line (JSON Lines) instead of text
+  -h, --help          This help`;
+
+const options = {
+  port: { type: "string" },
+  host: { type: "string" },
+  secret: { type: "string", multiple: true },
+  scheme: { type: "string" },
+  "forward-to": { type: "string" },
+} as const;
+
+// RFC 9110 §7.6.1: connection-specific fields are not forwarded; Content-Length is recomputed by fetch.
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+]);
+
+function clock(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 23);
+}
+
+async function forward(to: string, request: HttpRequest): Promise<HttpResponse & { error?: string }> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+  }
+  try {
+    const response = await fetch(to, {
+      method: "POST",
+      headers,
+      body: new Uint8Array(request.body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const type = response.headers.get("content-type");
+    return {
+      status: response.status,
+      headers: type ? { "content-type": type } : {},
+      body: new Uint8Array(await response.arrayBuffer()),
+    };
+  } catch (error) {
+    return { ...empty(502), error: noAnswerReason(error) };
+  }
+}
+
+/** `rest-webhooks listen`: a verifying consumer that prints every delivery, and forwards it when asked. */
+export async function runListen(argv: readonly string[], out: Output): Promise<number> {
+  const { values } = parseCommand(argv, options);
+  if (values.help) {
+    out.line(listenUsage);
+    return EXIT.ok;
+  }
+  const secrets = secretsOption(values.secret);
+  const scheme = schemeOption(values.scheme);
+  const port = integerOption(values.port, "port", 3030);
+  if (port > 65_535) throw new UsageError("--port must be at most 65535");
+  const forwardTo = values["forward-to"];
+  if (forwardTo !== undefined && !URL.canParse(forwardTo))
+    throw new UsageError(`--forward-to is not a URL: ${forwardTo}`);
+  const emit = (record: Record<string, unknown>, text: string) => {
+    if (out.json) process.stdout.write(`${JSON.stringify(record)}\n`);
+    else out.line(text);
+  };
+
+  const handler = async (request: HttpRequest): Promise<HttpResponse> => {
+    const at = Date.now();
+    const result = verify({ body: request.body, headers: request.headers, secrets, scheme, parse: "none" });
+    const record: Record<string, unknown> = {
+      time: new Date(at).toISOString(),
+      method: request.method,
+      path: request.path,
+    };
+    if (!result.ok) {
+      const reason = result.error.message.split("\n")[0] ?? "";
+      emit(
+        { ...record, verified: false, code: result.error.code, reason: result.error.message },
+        `${out.dim(clock(at))}  ${out.red("✗ not verified")}  ${request.method} ${request.path}  ${out.bold(result.error.code)}: ${reason}`,
+      );
+      return result.error.toProblem().toResponse();
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(new TextDecoder().decode(request.body));
+    } catch {
+      payload = undefined; // form bodies (Slack) have no JSON type; the line says so
+    }
+    const identity = { id: result.id, payload, headers: request.headers, body: request.body, scheme: scheme.name };
+    const type = defaultEventType(identity) || "(no type)";
+    const id = defaultEventId(identity);
+    Object.assign(record, { verified: true, type, id });
+    const line = `${out.dim(clock(at))}  ${out.green("✓ verified")}  ${out.bold(type)}  ${id}`;
+    if (forwardTo === undefined) {
+      emit(record, line);
+      return empty(202);
+    }
+    const forwarded = await forward(forwardTo, request);
+    const outcome =
+      forwarded.error === undefined ? `HTTP ${forwarded.status}` : `no answer (${forwarded.error}), answered 502`;
+    emit(
+      { ...record, forwardedTo: forwardTo, forwardStatus: forwarded.error === undefined ? forwarded.status : null },
+      `${line}  → ${forwardTo} ${outcome}`,
+    );
+    return { status: forwarded.status, headers: forwarded.headers, body: forwarded.body ?? null };
+  };
+
+  const server = createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, values.host ?? "127.0.0.1", () => resolve());
+  }).catch((error: { code?: string; message: string }) => {
+    throw new UsageError(
+      error.code === "EADDRINUSE" ? `port ${port} is already in use: pick another with --port` : error.message,
+    );
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  const fingerprints = secrets.map(secretFingerprint).join(", ");
+  emit(
+    { listening: url, scheme: scheme.name, secrets: secrets.map(secretFingerprint), forwardTo: forwardTo ?? null },
+    `listening on ${out.bold(url)} (scheme ${scheme.name}, secret ${fingerprints})${forwardTo ? `, forwarding to ${forwardTo}` : ""}; Ctrl-C to stop`,
+  );
+  return new Promise<number>((resolve) => {
+    const stop = () => {
+      server.close(() => resolve(EXIT.ok));
+      server.closeAllConnections();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}

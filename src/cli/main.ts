@@ -1,0 +1,84 @@
+/**
+ * `rest-webhooks`: the command line for webhook and API developers (listen, send, verify, check). An adapter:
+ * arguments, terminals, sockets and files live here; the signing, retry and law logic is the library's own.
+ */
+import { createRequire } from "node:module";
+import { listenUsage, runListen } from "./listen";
+import { createOutput, EXIT, type Output, UsageError } from "./output";
+import { runSend, sendUsage } from "./send";
+import { runVerify, verifyUsage } from "./verify";
+
+const USAGE = `Usage: rest-webhooks <command> [options]
+
+Commands:
+  listen   A local consumer that verifies each delivery and prints one line per event
+  send     Sign and send a test event; retries on our backoff with --repeat
+  verify   Explain whether a captured request (on stdin) verifies, and why not
+  check    Run the HTTP laws against a live server from its OpenAPI document
+
+Every command takes --help and --json. Exit codes: 0 success, 1 a check failed, 2 misuse.
+Colour only on a terminal; NO_COLOR turns it off.`;
+
+type Run = (argv: readonly string[], out: Output) => Promise<number>;
+
+const COMMANDS: Record<string, { run: () => Promise<Run>; usage: () => Promise<string> }> = {
+  listen: { run: async () => runListen, usage: async () => listenUsage },
+  send: { run: async () => runSend, usage: async () => sendUsage },
+  verify: { run: async () => runVerify, usage: async () => verifyUsage },
+  // fast-check (a peer dependency) is loaded only for check.
+  check: {
+    run: async () => (await import("./check")).runCheck,
+    usage: async () => (await import("./check")).checkUsage,
+  },
+};
+
+function version(): string {
+  for (const path of ["../../package.json", "../package.json"]) {
+    try {
+      return (createRequire(import.meta.url)(path) as { version: string }).version;
+    } catch {
+      // the next candidate: sources sit one level deeper than the bundle
+    }
+  }
+  return "unknown";
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const json = rest.includes("--json");
+  const out = createOutput(json);
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    out.line(USAGE);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === "--version" || name === "-v") {
+    out.line(version());
+    return EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    process.stderr.write(`rest-webhooks: unknown command "${name}"\n\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+  try {
+    let run: Run;
+    try {
+      run = await command.run();
+    } catch (error) {
+      if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && String(error).includes("fast-check")) {
+        throw new UsageError(`${name} needs fast-check (a peer dependency): npm i -D fast-check`);
+      }
+      throw error;
+    }
+    return await run(rest, out);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      if (json) out.result({ error: { code: error.code, message: error.message } });
+      process.stderr.write(`rest-webhooks ${name}: ${error.message}\nSee: rest-webhooks ${name} --help\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

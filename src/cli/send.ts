@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
+import { STANDARD_WEBHOOKS_SCHEDULE, scheduleBackoff } from "../webhooks/retry/backoff";
+import { signWith } from "../webhooks/signing/index";
+import { headerOptions, integerOption, parseCommand } from "./args";
+import { bodyStart, EXIT, noAnswerReason, type Output, UsageError } from "./output";
+import { schemeOption, secretsOption } from "./schemes";
+
+export const sendUsage = `Usage: rest-webhooks send <url> --type <type> --data <json|@file> --secret <secret> [options]
+
+Signs a test event and POSTs it; prints the response status, headers and the start of its body.
+The body is {"type", "timestamp", "data"} (Standard Webhooks), with the id in the headers (and "id" in the body).
+
+Options:
+  --type <type>        The event type, e.g. order.created
+  --data <json|@file>  The event's data: JSON text, or @path to read it from a file (default {})
+  --secret <s>         The signing secret; repeat for one signature per secret (default: $WEBHOOK_SECRET)
+  --scheme <name>      standard (default), stripe, github, shopify or slack
+  --id <id>            The event id (default msg_<random>), the same on every attempt
+  --header <h>         An extra request header "name: value" (repeatable)
+  --repeat <n>         Up to n attempts: on a failure (not 2xx, or no answer) retry after our backoff,
+                       the Standard Webhooks schedule (0, 5 s, 5 min, 30 min, 2 h, …) with ±20 % jitter
+  --schedule <ms,…>    Delays before each attempt instead, in ms (e.g. 0,1000,5000); sets the attempts too
+  --json               One JSON document on stdout
+  -h, --help           This help`;
+
+const options = {
+  type: { type: "string" },
+  data: { type: "string" },
+  secret: { type: "string", multiple: true },
+  scheme: { type: "string" },
+  id: { type: "string" },
+  header: { type: "string", multiple: true },
+  repeat: { type: "string" },
+  schedule: { type: "string" },
+} as const;
+
+interface Attempt {
+  attempt: number;
+  status: number | null;
+  error?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+async function readData(value: string | undefined): Promise<unknown> {
+  if (value === undefined) return {};
+  const text = value.startsWith("@") ? await readFile(value.slice(1), "utf8") : value;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--data is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function scheduleOption(schedule: string | undefined, repeat: string | undefined): readonly number[] {
+  if (schedule !== undefined) {
+    if (!/^\d+(,\d+)*$/.test(schedule))
+      throw new UsageError(`--schedule must be ms like 0,1000,5000, got "${schedule}"`);
+    return schedule.split(",").map(Number);
+  }
+  const attempts = integerOption(repeat, "repeat", 1, 1);
+  if (attempts > STANDARD_WEBHOOKS_SCHEDULE.length) {
+    throw new UsageError(`--repeat is at most ${STANDARD_WEBHOOKS_SCHEDULE.length} (the Standard Webhooks schedule)`);
+  }
+  return STANDARD_WEBHOOKS_SCHEDULE.slice(0, attempts);
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** `rest-webhooks send`: signs and sends a test event, retrying on our backoff with `--repeat`. */
+export async function runSend(argv: readonly string[], out: Output): Promise<number> {
+  const { values, positionals } = parseCommand(argv, options);
+  if (values.help) {
+    out.line(sendUsage);
+    return EXIT.ok;
+  }
+  const url = positionals[0];
+  if (url === undefined || !URL.canParse(url))
+    throw new UsageError("send needs the URL to send to, e.g. http://localhost:3000/webhooks");
+  if (values.type === undefined) throw new UsageError("--type is required, e.g. --type order.created");
+  const secrets = secretsOption(values.secret);
+  const scheme = schemeOption(values.scheme);
+  const extra = headerOptions(values.header);
+  const data = await readData(values.data);
+  const delays = scheduleOption(values.schedule, values.repeat);
+  // The library's backoff: attempt n+1 waits policy(n); the first attempt waits delays[0].
+  const policy = scheduleBackoff(delays, values.schedule === undefined ? 0.2 : 0);
+  const id = values.id ?? `msg_${randomUUID().replaceAll("-", "")}`;
+  const attempts: Attempt[] = [];
+  let wait = policy.firstDelayMs;
+  for (let n = 1; ; n++) {
+    if (wait > 0) {
+      out.progress(`waiting ${seconds(wait)} before attempt ${n} of ${policy.maxAttempts}`);
+      await sleep(wait);
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ id, type: values.type, timestamp: new Date(timestamp * 1000).toISOString(), data });
+    let signed: Record<string, string>;
+    try {
+      signed = signWith(scheme, { id, timestamp, body, secrets });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const headers = { "content-type": "application/json", "user-agent": "rest-webhooks-cli", ...extra, ...signed };
+    const attempt: Attempt = { attempt: n, status: null };
+    try {
+      const response = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(30_000) });
+      attempt.status = response.status;
+      attempt.headers = Object.fromEntries(response.headers);
+      attempt.body = bodyStart(await response.text());
+    } catch (error) {
+      attempt.error = noAnswerReason(error);
+    }
+    attempts.push(attempt);
+    report(out, attempt, id, policy.maxAttempts);
+    const succeeded = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+    const next = succeeded ? undefined : policy(n, Math.random);
+    if (next === undefined) {
+      if (out.json) out.result({ id, type: values.type, scheme: scheme.name, delivered: succeeded, attempts });
+      if (!succeeded && n > 1) out.line(out.red(`✗ gave up after ${n} attempts`));
+      return succeeded ? EXIT.ok : EXIT.failed;
+    }
+    wait = next;
+  }
+}
+
+function report(out: Output, attempt: Attempt, id: string, of: number): void {
+  const label = `attempt ${attempt.attempt}/${of} (${id})`;
+  if (attempt.status === null) {
+    out.line(`${out.red("✗")} ${label}: no answer (${attempt.error})`);
+    return;
+  }
+  const ok = attempt.status >= 200 && attempt.status < 300;
+  out.line(`${ok ? out.green("✓") : out.red("✗")} ${label}: HTTP ${out.bold(String(attempt.status))}`);
+  for (const [name, value] of Object.entries(attempt.headers ?? {})) out.line(out.dim(`  ${name}: ${value}`));
+  if (attempt.body) out.line(`  ${attempt.body.replaceAll("\n", "\n  ")}`);
+}

@@ -1,0 +1,80 @@
+/**
+ * `rest-webhooks send`, spawned, to a receiver that verifies with the `standardwebhooks` package; with
+ * `--schedule`, failures are retried on the library's backoff until the attempts run out.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateSecret } from "../../src/webhooks/signing/index";
+import { type Receiver, startReceiver } from "../examples/shop-harness";
+import { runCli } from "./run-cli";
+
+describe("rest-webhooks send", () => {
+  let receiver: Receiver;
+  const secret = generateSecret();
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    receiver.secret = secret;
+  });
+  afterAll(() => receiver.close());
+
+  it("signs an event that the standardwebhooks package verifies, and prints the response", async () => {
+    const run = await runCli([
+      "send",
+      receiver.url,
+      "--type",
+      "order.created",
+      "--data",
+      '{"id":"ord_1","total":450}',
+      "--secret",
+      secret,
+      "--id",
+      "msg_send_1",
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("✓ attempt 1/1 (msg_send_1): HTTP 204");
+    expect(receiver.received).toContainEqual({
+      id: "msg_send_1",
+      type: "order.created",
+      data: { id: "ord_1", total: 450 },
+      attempt: 1,
+    });
+    expect(receiver.refused).toBe(0);
+  });
+
+  it("retries a failing consumer on the schedule, the same id each time, and exits 1 when it gives up", async () => {
+    receiver.failing.set("order.failed", 503);
+    const run = await runCli([
+      "send",
+      receiver.url,
+      "--type",
+      "order.failed",
+      "--secret",
+      secret,
+      "--id",
+      "msg_send_2",
+      "--schedule",
+      "0,10,10",
+      "--json",
+    ]);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as { delivered: boolean; attempts: { attempt: number; status: number }[] };
+    expect(report.delivered).toBe(false);
+    expect(report.attempts.map((a) => [a.attempt, a.status])).toEqual([
+      [1, 503],
+      [2, 503],
+      [3, 503],
+    ]);
+    expect(receiver.refused).toBe(0); // each attempt signed afresh, each verified
+  });
+
+  it("says when nothing answers", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const run = await runCli(["send", `http://127.0.0.1:${port}/none`, "--type", "t", "--secret", secret]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/attempt 1\/1 \(msg_\w+\): no answer \(ECONNREFUSED\)/);
+  });
+});

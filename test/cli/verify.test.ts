@@ -1,0 +1,64 @@
+/**
+ * `rest-webhooks verify`, spawned: a captured request read on stdin, the verdict explained with the library's
+ * own diagnosis codes, exit 0 only when it verifies.
+ */
+import { describe, expect, it } from "vitest";
+import { generateSecret, sign } from "../../src/webhooks/signing/index";
+import { runCli } from "./run-cli";
+
+const secret = generateSecret();
+const body = '{"type":"order.created","timestamp":"2026-11-25T00:00:00.000Z","data":{"id":"ord_1","total":450}}';
+
+function capture(text: string, timestamp = Math.floor(Date.now() / 1000)): Buffer {
+  const headers = sign({ id: "msg_1", timestamp, body, secrets: secret });
+  const head = [
+    "POST /webhooks HTTP/1.1",
+    "content-type: application/json",
+    `content-length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return Buffer.from(`${head.join("\r\n")}\r\n\r\n${text}`);
+}
+
+describe("rest-webhooks verify", () => {
+  it("verifies a good capture: exit 0", async () => {
+    const run = await runCli(["verify", "--secret", secret], { stdin: capture(body) });
+    expect(run.stdout).toContain("✓ verified as standard-webhooks (id msg_1)");
+    expect(run.code).toBe(0);
+  });
+
+  it("refuses a capture with one body byte changed: exit 1, no_matching_signature, the secret's fingerprint", async () => {
+    const changed = body.replace("450", "451"); // same length: the signature, not Content-Length, tells
+    const run = await runCli(["verify", "--secret", secret, "--json"], { stdin: capture(changed) });
+    expect(run.code).toBe(1);
+    const verdict = JSON.parse(run.stdout) as { verified: boolean; code: string; message: string };
+    expect(verdict).toMatchObject({ verified: false, code: "no_matching_signature" });
+    expect(verdict.message).toMatch(/fingerprint [0-9a-f]{8}/);
+  });
+
+  it("explains an old capture: the signature is valid, only the timestamp is off, and --now replays it", async () => {
+    const signedAt = Math.floor(Date.now() / 1000) - 3600;
+    const old = await runCli(["verify", "--secret", secret], { stdin: capture(body, signedAt) });
+    expect(old.code).toBe(1);
+    expect(old.stdout).toContain("timestamp_too_old");
+    expect(old.stdout).toContain(`The signature itself is valid: only the timestamp is off`);
+    const replayed = await runCli(["verify", "--secret", secret, "--now", String(signedAt)], {
+      stdin: capture(body, signedAt),
+    });
+    expect(replayed.code).toBe(0);
+  });
+
+  it("names the scheme a capture does verify with", async () => {
+    const run = await runCli(["verify", "--secret", secret, "--scheme", "stripe"], { stdin: capture(body) });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("missing_header");
+    expect(run.stdout).toContain("pass --scheme standard");
+  });
+
+  it("answers misuse with exit 2 and the help hint", async () => {
+    const run = await runCli(["verify", "--secret", secret, "--scheme", "svix"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--scheme must be one of standard, stripe, github, shopify, slack");
+    expect(run.stderr).toContain("rest-webhooks verify --help");
+  });
+});

@@ -24,6 +24,7 @@ export class SkipSummaryReporter implements Reporter {
   constructor(private readonly excluded: readonly string[] = []) {}
 
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    this.#flaky(testModules);
     const skipped: string[] = [];
     let total = 0;
     for (const module of testModules) {
@@ -36,5 +37,17 @@ export class SkipSummaryReporter implements Reporter {
     const lines = [`\nLeft out of this run: ${total} skipped test${total === 1 ? "" : "s"}`, ...skipped];
     for (const note of [...this.excluded, ...[...notes].sort()]) lines.push(`  ${note}`);
     process.stdout.write(`${lines.join("\n")}\n`);
+  }
+
+  // CI retries a failed test once (vitest.config.ts): one that passed only on its retry is named here, never hidden.
+  #flaky(testModules: ReadonlyArray<TestModule>): void {
+    const flaky: string[] = [];
+    for (const module of testModules) {
+      for (const test of module.children.allTests("passed")) {
+        if (test.diagnostic()?.flaky) flaky.push(`  ${relative(process.cwd(), module.moduleId)} > ${test.fullName}`);
+      }
+    }
+    if (flaky.length === 0) return;
+    process.stdout.write(`\nFlaky: ${flaky.length} test${flaky.length === 1 ? "" : "s"} passed only on retry\n${flaky.join("\n")}\n`);
   }
 }

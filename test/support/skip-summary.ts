@@ -48,6 +48,8 @@ export class SkipSummaryReporter implements Reporter {
       }
     }
     if (flaky.length === 0) return;
-    process.stdout.write(`\nFlaky: ${flaky.length} test${flaky.length === 1 ? "" : "s"} passed only on retry\n${flaky.join("\n")}\n`);
+    process.stdout.write(
+      `\nFlaky: ${flaky.length} test${flaky.length === 1 ? "" : "s"} passed only on retry\n${flaky.join("\n")}\n`,
+    );
   }
 }

@@ -39,8 +39,10 @@ export const DELIVERY_DEFAULTS = {
   circuitCoolDownMs: 30_000,
   /** Worker: deliveries in flight at once. */
   concurrency: 64,
-  /** Worker: deliveries in flight at once to a single endpoint. */
+  /** Worker: deliveries in flight at once to a single endpoint, at most (each starts at 1: AIMD). */
   endpointConcurrency: 16,
+  /** Worker: on stop, how long attempts in flight may finish before they are aborted (never beyond the time-out). */
+  stopGraceMs: 5_000,
   /** Worker: how long a claim is held before another worker may take the delivery over. */
   leaseMs: 60_000,
   /** Worker: the longest it sleeps before asking the queue again (other processes may publish). */

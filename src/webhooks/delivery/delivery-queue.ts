@@ -48,6 +48,10 @@ export interface ClaimOptions {
   limit: number;
   now: number;
   leaseMs: number;
+  /** At most this many deliveries of any one endpoint in this claim. @default limit */
+  perEndpoint?: number | undefined;
+  /** Caps for some endpoints in place of `perEndpoint` (the room a worker has for them); 0 claims none of theirs. */
+  endpointLimits?: ReadonlyMap<string, number> | undefined;
 }
 
 /**
@@ -60,8 +64,17 @@ export interface ClaimOptions {
 export interface DeliveryQueue {
   /** Fans the event out to every enabled endpoint subscribed to its type; publishing the same event id twice is a no-op. */
   publish(event: WebhookEvent, options?: PublishOptions): Promise<PublishResult>;
-  /** Claims up to `limit` due deliveries, oldest due first. */
+  /**
+   * Claims up to `limit` due deliveries, fairly between endpoints: endpoints with due work take turns, each giving at
+   * most `perEndpoint` (or its `endpointLimits` entry), oldest due first within an endpoint. So one endpoint's backlog
+   * never delays another endpoint's due delivery by more than one claim.
+   */
   claim(options: ClaimOptions): Promise<ClaimedDelivery[]>;
+  /**
+   * Extends the leases of deliveries still being worked on (the worker's heartbeat), so a slow attempt is never
+   * claimed again by another worker; returns the ids whose lease was still held and is now renewed until `now + leaseMs`.
+   */
+  renew(claims: readonly ClaimedDelivery[], now: number, leaseMs: number): Promise<string[]>;
   /**
    * Stores the state after an attempt (and its log line) if the lease is still held; `false` when it was lost
    * (the log line is kept either way).

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttemptRecord } from "../../../src/webhooks/delivery/attempt";
-import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
+import type { ClaimedDelivery, DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
 import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
@@ -34,6 +34,7 @@ export function endpointFixture(patch: Partial<WebhookEndpoint> = {}): WebhookEn
 }
 
 const T0 = 1_700_000_000_000;
+const delivered200 = { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } } as const;
 
 /** The one contract every EndpointStore + DeliveryQueue pair passes. */
 export function storeContract(name: string, make: () => Promise<StoreFixture>): void {
@@ -150,6 +151,60 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
           transition(c.state, { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } }, T0).state,
         );
       }
+    });
+
+    it("claims fairly between endpoints: a backlog of one endpoint does not hold back another's due delivery (issue 15)", async () => {
+      const busy = endpointFixture({ enabledEvents: ["fair.busy"] });
+      const quiet = endpointFixture({ enabledEvents: ["fair.quiet"] });
+      const capped = endpointFixture({ enabledEvents: ["fair.capped"] });
+      for (const e of [busy, quiet, capped]) await f.endpoints.create(e);
+      const now = T0 + 50_000;
+      for (let i = 0; i < 40; i++)
+        await f.queue.publish(createEvent({ type: "fair.busy", data: { i } }), { now: now - 1_000 + i });
+      await f.queue.publish(createEvent({ type: "fair.quiet", data: {} }), { now });
+      for (let i = 0; i < 3; i++) await f.queue.publish(createEvent({ type: "fair.capped", data: { i } }), { now });
+      const limits = new Map([[capped.id, 1]]);
+      const claimed = await f.queue.claim({ limit: 10, now, leaseMs: 1_000, perEndpoint: 4, endpointLimits: limits });
+      const count = (id: string) => claimed.filter((c) => c.endpointId === id).length;
+      expect(count(busy.id)).toBe(4);
+      expect(count(quiet.id)).toBe(1);
+      expect(count(capped.id)).toBe(1);
+      // Oldest due first within the busy endpoint.
+      const busyEvents = claimed.filter((c) => c.endpointId === busy.id).map((c) => JSON.parse(c.payload).data.i);
+      expect(busyEvents).toEqual([0, 1, 2, 3]);
+      // An endpoint with no room gives nothing; the others keep their turns.
+      const next = await f.queue.claim({
+        limit: 100,
+        now,
+        leaseMs: 1_000,
+        perEndpoint: 100,
+        endpointLimits: new Map([[capped.id, 0]]),
+      });
+      expect(next.filter((c) => c.endpointId === capped.id)).toEqual([]);
+      expect(next.filter((c) => c.endpointId === busy.id)).toHaveLength(36);
+      for (const c of [...claimed, ...next]) await f.queue.complete(c, transition(c.state, delivered200, now).state);
+      for (const c of await f.queue.claim({ limit: 100, now, leaseMs: 1_000 })) {
+        await f.queue.complete(c, transition(c.state, delivered200, now).state);
+      }
+      for (const e of [busy, quiet, capped]) await f.endpoints.delete(e.id);
+    });
+
+    it("renews the leases still held, so a slow attempt is not claimed again (issue 15)", async () => {
+      const now = T0 + 60_000;
+      const event = createEvent({ type: "q.created", data: { renew: true } });
+      await f.queue.publish(event, { now });
+      const claimed = (await f.queue.claim({ limit: 10, now, leaseMs: 1_000 })).filter((c) => c.eventId === event.id);
+      expect(claimed).toHaveLength(2);
+      const [kept, dropped] = claimed as [ClaimedDelivery, ClaimedDelivery];
+      expect(await f.queue.renew([kept], now + 900, 1_000)).toEqual([kept.id]);
+      // Past the first lease, only the delivery whose lease was not renewed is due again.
+      const again = await f.queue.claim({ limit: 10, now: now + 1_500, leaseMs: 1_000 });
+      expect(again.map((c) => c.id)).toEqual([dropped.id]);
+      // A lease taken over by another claim is not renewed for the old holder.
+      expect(await f.queue.renew([dropped], now + 1_600, 1_000)).toEqual([]);
+      expect(await f.queue.complete(kept, transition(kept.state, delivered200, now).state)).toBe(true);
+      const [retaken] = again as [ClaimedDelivery];
+      expect(await f.queue.complete(retaken, transition(retaken.state, delivered200, now).state)).toBe(true);
     });
 
     it("claims due deliveries oldest first, each once per lease; an expired lease is reclaimed", async () => {

@@ -84,7 +84,13 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   // How many deliveries of each event are still kept: publishing an event id again is a no-op while any is.
   const eventRefs = new Map<string, number>();
   const byEndpoint = new Map<string, EndpointEntry>();
-  const due = new DueHeap<Entry>();
+  // Scheduled deliveries by endpoint, each endpoint's heap keyed by due time; `heads` orders the endpoints by their
+  // earliest due delivery, so a claim visits endpoints in turn instead of draining one endpoint's backlog first.
+  const dueByEndpoint = new Map<string, DueHeap<Entry>>();
+  const heads = new DueHeap<string>();
+  // When each endpoint was last served by a claim (a counter), for the turns.
+  const servedAt = new Map<string, number>();
+  let turns = 0;
   // Terminal deliveries in the order they ended (a Map keeps insertion order; re-ending moves one to the back).
   const ended = new Map<Entry, number>();
   const listeners = new Set<() => void>();
@@ -123,15 +129,43 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     }
   }
 
+  // Re-files an endpoint among the heads after its heap changed.
+  function refile(endpointId: string): void {
+    const heap = dueByEndpoint.get(endpointId);
+    const head = heap?.peek();
+    if (heap === undefined || head === undefined) {
+      heads.delete(endpointId);
+      dueByEndpoint.delete(endpointId);
+      servedAt.delete(endpointId);
+    } else heads.set(endpointId, heap.peekDue() as number, head.seq);
+  }
+
+  function schedule(entry: Entry, at: number): void {
+    let heap = dueByEndpoint.get(entry.endpointId);
+    if (heap === undefined) {
+      heap = new DueHeap<Entry>();
+      dueByEndpoint.set(entry.endpointId, heap);
+    }
+    heap.set(entry, at, entry.seq);
+    refile(entry.endpointId);
+  }
+
+  function unschedule(entry: Entry): void {
+    const heap = dueByEndpoint.get(entry.endpointId);
+    if (heap === undefined || !heap.has(entry)) return;
+    heap.delete(entry);
+    refile(entry.endpointId);
+  }
+
   function settle(entry: Entry, state: DeliveryState): void {
     entry.state = state;
     entry.leaseToken = undefined;
     if (isScheduled(state)) {
-      due.set(entry, state.nextAttemptAt ?? 0, entry.seq);
+      schedule(entry, state.nextAttemptAt ?? 0);
       ended.delete(entry);
       return;
     }
-    due.delete(entry);
+    unschedule(entry);
     const now = clock();
     ended.delete(entry);
     ended.set(entry, now);
@@ -172,18 +206,43 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       notify();
       return { deliveryIds };
     },
-    async claim({ limit, now, leaseMs }) {
+    async claim({ limit, now, leaseMs, perEndpoint = limit, endpointLimits }) {
+      // The endpoints with due work take turns: the one served longest ago first.
+      const due: string[] = [];
+      while ((heads.peekDue() ?? Number.POSITIVE_INFINITY) <= now) {
+        const endpointId = heads.peek() as string;
+        heads.delete(endpointId);
+        due.push(endpointId);
+      }
+      due.sort((x, y) => (servedAt.get(x) ?? -1) - (servedAt.get(y) ?? -1));
       const out: ClaimedDelivery[] = [];
-      while (out.length < limit) {
-        const next = due.peek();
-        if (next === undefined || (due.peekDue() as number) > now) break;
-        next.leaseToken = randomUUID();
-        next.leaseUntil = now + leaseMs;
-        // The lease end is the new due time: a claim that never completes comes back by itself.
-        due.set(next, next.leaseUntil, next.seq);
-        out.push({ ...toRecord(next), leaseToken: next.leaseToken, leaseUntil: next.leaseUntil });
+      for (const endpointId of due) {
+        const heap = dueByEndpoint.get(endpointId) as DueHeap<Entry>;
+        const cap = endpointLimits?.get(endpointId) ?? perEndpoint;
+        for (let taken = 0; taken < cap && out.length < limit; taken++) {
+          const next = heap.peek();
+          if (next === undefined || (heap.peekDue() as number) > now) break;
+          next.leaseToken = randomUUID();
+          next.leaseUntil = now + leaseMs;
+          // The lease end is the new due time: a claim that never completes comes back by itself.
+          heap.set(next, next.leaseUntil, next.seq);
+          out.push({ ...toRecord(next), leaseToken: next.leaseToken, leaseUntil: next.leaseUntil });
+          servedAt.set(endpointId, ++turns);
+        }
+        refile(endpointId);
       }
       return out;
+    },
+    async renew(claims, now, leaseMs) {
+      const renewed: string[] = [];
+      for (const claim of claims) {
+        const entry = find(claim.id);
+        if (entry === undefined || entry.leaseToken !== claim.leaseToken) continue;
+        entry.leaseUntil = now + leaseMs;
+        schedule(entry, entry.leaseUntil);
+        renewed.push(entry.id);
+      }
+      return renewed;
     },
     async complete(claim, state, attempt) {
       const entry = find(claim.id);
@@ -205,7 +264,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       return true;
     },
     async nextDueAt() {
-      return due.peekDue();
+      return heads.peekDue();
     },
     async get(id) {
       const entry = find(id);

@@ -11,7 +11,7 @@ import { emit, type WorkerSettings } from "./worker-options";
 /** A claimed delivery on its way out: its endpoint, and the signed request once built. Internal. */
 export interface Outgoing {
   readonly claim: ClaimedDelivery;
-  readonly line: EndpointLine<Outgoing>;
+  readonly line: EndpointLine;
   /** The endpoint the request was signed for. */
   endpoint: WebhookEndpoint;
   request: DeliveryRequest;
@@ -58,11 +58,7 @@ export function decideOutcome(
  * Stores a decided outcome: the delivery's new state and its log line, then the state machine's effects (disable the
  * endpoint, notify) and the endpoint's health (disabled after failing for `disableAfterMs` without a success).
  */
-export async function storeOutcome(
-  settings: WorkerSettings,
-  lines: EndpointLines<Outgoing>,
-  outcome: Outcome,
-): Promise<void> {
+export async function storeOutcome(settings: WorkerSettings, lines: EndpointLines, outcome: Outcome): Promise<void> {
   const { outgoing, result, next, finishedAt } = outcome;
   const { claim, line } = outgoing;
   const attempt: AttemptRecord = {

@@ -1,4 +1,5 @@
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
+import type { ClaimRequest } from "../delivery-scheduler";
 
 /** What the pump asks of the worker. Internal. */
 export interface PumpHost {
@@ -7,8 +8,10 @@ export interface PumpHost {
   readonly leaseMs: number;
   readonly pollMs: number;
   running(): boolean;
-  /** How many deliveries are worth claiming now (0: wait for more slots to free). */
-  wanted(): number;
+  /** Whether a claim is worth making now, on news or not (cheap: asked on every completion). */
+  wants(news: boolean): boolean;
+  /** The claim worth making now (`undefined`: wait for more room). */
+  request(): ClaimRequest | undefined;
   /** Claims held and not finished. */
   held(): number;
   /** Takes over one claimed delivery. */
@@ -36,11 +39,13 @@ export class ClaimPump {
     return this.#pumping;
   }
 
-  /** Claims now if there is room (a round under way goes round once more). */
-  kick(): void {
+  /**
+   * Claims now if it is worth it (a round under way goes round once more). `news`: something may have become due (a
+   * publish, a timer, a wake-up); without it, a completion, which claims only once a batch has completed.
+   */
+  kick(news = false): void {
     const host = this.#host;
-    // Most completions free a slot while plenty are still busy: wait for a batch instead of a claim per slot.
-    if (!host.running() || host.wanted() === 0) return;
+    if (!host.running() || !host.wants(news)) return;
     if (this.#pumping) {
       this.#again = true;
       return;
@@ -67,7 +72,7 @@ export class ClaimPump {
     this.#pumping = false;
     if (this.#again) {
       this.#again = false;
-      this.kick();
+      this.kick(true);
     }
   }
 
@@ -75,10 +80,10 @@ export class ClaimPump {
     const host = this.#host;
     do {
       this.#again = false;
-      for (let wanted = host.wanted(); wanted > 0 && host.running(); wanted = host.wanted()) {
-        const claims = await host.queue.claim({ limit: wanted, now: host.now(), leaseMs: host.leaseMs });
+      for (let request = host.request(); request !== undefined && host.running(); request = host.request()) {
+        const claims = await host.queue.claim({ ...request, now: host.now(), leaseMs: host.leaseMs });
         for (const claim of claims) host.admit(claim);
-        if (claims.length < wanted) break;
+        if (claims.length < request.limit) break;
       }
     } while (this.#again && host.running());
     if (!host.running()) return;
@@ -99,7 +104,7 @@ export class ClaimPump {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#timerAt = Number.POSITIVE_INFINITY;
-      this.kick();
+      this.kick(true);
     }, delay);
     this.#timer.unref?.();
   }

@@ -50,9 +50,15 @@ export interface DispatcherOptions {
   now?: () => number;
 }
 
+/** Options of one {@link Dispatcher.dispatch}. */
+export interface DispatchOptions {
+  /** Aborts the attempt (the worker's `stop()` after its grace period); the connection is closed. */
+  signal?: AbortSignal | undefined;
+}
+
 /** Sends one signed attempt and reports what happened; never throws for network outcomes. */
 export interface Dispatcher {
-  dispatch(request: DeliveryRequest): Promise<AttemptResult>;
+  dispatch(request: DeliveryRequest, options?: DispatchOptions): Promise<AttemptResult>;
   /** Closes the keep-alive sockets. */
   close(): void;
 }
@@ -255,7 +261,7 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     res.on("close", done);
   }
 
-  function dispatch(delivery: DeliveryRequest): Promise<AttemptResult> {
+  function dispatch(delivery: DeliveryRequest, dispatchOptions?: DispatchOptions): Promise<AttemptResult> {
     const started = performance.now();
     const target = targetOf(delivery.url);
     if ("refusal" in target) return Promise.resolve(failure(target.refusal, started));
@@ -263,7 +269,12 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
       // Headers as a flat [name, value, …] list: node writes them as given (no per-field setHeader), and the
       // caller's record is left unchanged. Node still checks every name (a token, RFC 9110 §5.1) and value.
       const headers = flatHeaders(delivery.headers, target.host, Buffer.byteLength(delivery.body));
-      const req = (target.secure ? httpsRequest : httpRequest)({ ...target.options, headers } as RequestOptions);
+      const signal = dispatchOptions?.signal;
+      const req = (target.secure ? httpsRequest : httpRequest)({
+        ...target.options,
+        headers,
+        signal,
+      } as RequestOptions);
       const exchange: Exchange = {
         settled: false,
         resolve,

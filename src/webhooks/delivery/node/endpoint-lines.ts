@@ -3,15 +3,11 @@ import type { DisabledReason, WebhookEndpoint } from "../endpoint";
 import type { EndpointStore } from "../endpoint-store";
 
 /**
- * What one worker knows about one endpoint: attempts in flight to it and the line of deliveries waiting for one of
- * its slots, its circuit, and the endpoint as last read from the store. Internal.
+ * What one worker knows about one endpoint: its circuit, and the endpoint as last read from the store (its share of
+ * the worker's slots is the scheduler's). Internal.
  */
-export class EndpointLine<Waiter> {
+export class EndpointLine {
   readonly id: string;
-  /** Attempts in flight to this endpoint. */
-  busy = 0;
-  /** Deliveries holding a worker slot and waiting for one of this endpoint's, first come first served. */
-  readonly waiting: Waiter[] = [];
   circuit: CircuitState = closedCircuit;
   endpoint: WebhookEndpoint | undefined = undefined;
   loadedAt = Number.NEGATIVE_INFINITY;
@@ -24,8 +20,8 @@ export class EndpointLine<Waiter> {
 }
 
 /** The worker's endpoint lines, and the endpoint cache they carry. Internal. */
-export class EndpointLines<Waiter> {
-  readonly #lines = new Map<string, EndpointLine<Waiter>>();
+export class EndpointLines {
+  readonly #lines = new Map<string, EndpointLine>();
   readonly #store: EndpointStore;
   readonly #cacheMs: number;
 
@@ -34,7 +30,7 @@ export class EndpointLines<Waiter> {
     this.#cacheMs = cacheMs;
   }
 
-  lineOf(id: string): EndpointLine<Waiter> {
+  lineOf(id: string): EndpointLine {
     let line = this.#lines.get(id);
     if (line === undefined) {
       line = new EndpointLine(id);
@@ -44,14 +40,14 @@ export class EndpointLines<Waiter> {
   }
 
   /** The cached endpoint when it is fresh at `at`, enabled and sendable at once (no rate limit to ask); else `undefined`. */
-  ready(line: EndpointLine<Waiter>, at: number): WebhookEndpoint | undefined {
+  ready(line: EndpointLine, at: number): WebhookEndpoint | undefined {
     const endpoint = line.endpoint;
     if (at - line.loadedAt >= this.#cacheMs || endpoint === undefined || line.disabling > 0) return undefined;
     return endpoint.status === "enabled" && endpoint.rateLimit === null ? endpoint : undefined;
   }
 
   /** The endpoint as of `at`: the cached one while fresh, else read from the store. */
-  async load(line: EndpointLine<Waiter>, at: number): Promise<WebhookEndpoint | undefined> {
+  async load(line: EndpointLine, at: number): Promise<WebhookEndpoint | undefined> {
     if (at - line.loadedAt < this.#cacheMs) return line.endpoint;
     const endpoint = await this.#store.get(line.id);
     line.endpoint = endpoint;
@@ -60,7 +56,7 @@ export class EndpointLines<Waiter> {
   }
 
   /** Disables the endpoint in the store; `false` when it already was (as far as this worker knows). */
-  async disable(line: EndpointLine<Waiter>, reason: DisabledReason, at: number): Promise<boolean> {
+  async disable(line: EndpointLine, reason: DisabledReason, at: number): Promise<boolean> {
     if (line.endpoint?.status === "disabled") return false;
     line.endpoint = await this.#store.update(line.id, { status: "disabled", disabledReason: reason, disabledAt: at });
     line.loadedAt = at;
@@ -68,14 +64,14 @@ export class EndpointLines<Waiter> {
   }
 
   /** The endpoint's `failingSince` after an outcome, or `undefined` when the store must be told (it flips). */
-  knownHealth(line: EndpointLine<Waiter>, success: boolean): number | null | undefined {
+  knownHealth(line: EndpointLine, success: boolean): number | null | undefined {
     // Health writes only when it flips: the first failure after a success, or the first success after failures.
     const known = line.endpoint?.failingSince ?? null;
     return success === (known !== null) ? undefined : known;
   }
 
   /** Records a flipped outcome in the store; returns the endpoint's `failingSince`. */
-  async recordHealth(line: EndpointLine<Waiter>, success: boolean, at: number): Promise<number | null> {
+  async recordHealth(line: EndpointLine, success: boolean, at: number): Promise<number | null> {
     const failingSince = (await this.#store.recordOutcome(line.id, success, at)) ?? null;
     if (line.endpoint !== undefined) line.endpoint = { ...line.endpoint, failingSince };
     return failingSince;

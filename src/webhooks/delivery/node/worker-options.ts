@@ -27,10 +27,22 @@ export interface DeliveryWorkerOptions {
   dispatcher?: Dispatcher | DispatcherOptions;
   /** Deliveries in flight at once. @default 64 */
   concurrency?: number;
-  /** Deliveries in flight at once to one endpoint. @default 16 */
+  /**
+   * Deliveries in flight at once to one endpoint, at most. Each endpoint starts at 1 and gains 1 per success up to
+   * this; a failed attempt halves its share and an unanswered one (time-out, refused connection) cuts it to 1, so an
+   * endpoint that stopped answering holds one slot, not this many. @default 16
+   */
   endpointConcurrency?: number;
-  /** @default 60_000 */
+  /**
+   * How long a claim is held before another worker may take the delivery over; renewed every third of it while the
+   * delivery is held, so a slow attempt is never sent twice. At least 1_000. @default 60_000
+   */
   leaseMs?: number;
+  /**
+   * On `stop()`, how long attempts in flight may still finish; then they are aborted and their deliveries go back to
+   * the queue as they were (no attempt counted). At most the dispatcher's time-out. @default 5_000 (or the time-out)
+   */
+  stopGraceMs?: number;
   /** Longest sleep between queue checks (other processes may publish). @default 1_000 */
   pollIntervalMs?: number;
   /** @default the Standard Webhooks schedule with ±20 % jitter */
@@ -63,7 +75,10 @@ export interface DeliveryWorkerOptions {
 export interface DeliveryWorker {
   /** Starts claiming and sending; idempotent. */
   start(): void;
-  /** Stops claiming and waits for the attempts in flight. */
+  /**
+   * Stops: no new attempt starts; attempts in flight get `stopGraceMs`, then are aborted; every delivery not finished
+   * goes back to the queue, due at once, for another worker. Resolves when all of that is stored.
+   */
   stop(): Promise<void>;
   /** Checks the queue now (e.g. after publishing from this process). */
   wake(): void;
@@ -87,6 +102,7 @@ export interface WorkerSettings {
   /** Claims taken in one go once work is in flight. */
   readonly batch: number;
   readonly leaseMs: number;
+  readonly stopGraceMs: number;
   readonly pollMs: number;
   readonly cacheMs: number;
   readonly disableAfterMs: number;
@@ -111,10 +127,14 @@ function positive(name: string, value: number | undefined, integer: boolean): vo
   }
 }
 
-/**
- * Options that cannot work, refused at construction with the option's name: a claim's lease must outlast the attempt
- * it covers (there is no renewal), or a slow consumer is sent the same delivery again by another claim.
- */
+// The dispatcher's time-out when the worker creates it; `undefined` for a dispatcher passed in (its own business).
+function timeoutOf(options: DeliveryWorkerOptions): number | undefined {
+  const dispatcher = options.dispatcher;
+  if (dispatcher !== undefined && "dispatch" in dispatcher) return undefined;
+  return (dispatcher as DispatcherOptions | undefined)?.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
+}
+
+/** Options that cannot work, refused at construction with the option's name. */
 function checkOptions(options: DeliveryWorkerOptions): void {
   if (typeof options !== "object" || options === null) throw new TypeError("createDeliveryWorker: options required");
   for (const name of ["queue", "endpoints"] as const) {
@@ -133,16 +153,26 @@ function checkOptions(options: DeliveryWorkerOptions): void {
     );
   }
   const dispatcher = options.dispatcher;
-  const timeoutMs =
-    dispatcher === undefined || "dispatch" in dispatcher ? undefined : (dispatcher as DispatcherOptions).timeoutMs;
-  positive("dispatcher.timeoutMs", timeoutMs, false);
-  const attemptMs =
-    dispatcher !== undefined && "dispatch" in dispatcher ? undefined : (timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs);
-  const leaseMs = options.leaseMs ?? DELIVERY_DEFAULTS.leaseMs;
-  if (attemptMs !== undefined && leaseMs <= attemptMs) {
+  if (dispatcher !== undefined && !("dispatch" in dispatcher)) {
+    positive("dispatcher.timeoutMs", (dispatcher as DispatcherOptions).timeoutMs, false);
+  }
+  // Renewed every third of the lease: shorter than a second leaves no room for a renewal's round trip.
+  if (options.leaseMs !== undefined && options.leaseMs < 1_000) {
     throw new TypeError(
-      `createDeliveryWorker: leaseMs (${leaseMs}) must be longer than dispatcher.timeoutMs (${attemptMs}): a lease that ends while its attempt still runs lets another claim send the same delivery again`,
+      `createDeliveryWorker: leaseMs must be at least 1000 (it is renewed every third of it while an attempt runs), got ${options.leaseMs}`,
     );
+  }
+  const grace = options.stopGraceMs;
+  if (grace !== undefined) {
+    const timeoutMs = timeoutOf(options);
+    if (typeof grace !== "number" || !(grace >= 0) || !Number.isFinite(grace)) {
+      throw new TypeError(`createDeliveryWorker: stopGraceMs must be 0 or more, got ${String(grace)}`);
+    }
+    if (timeoutMs !== undefined && grace > timeoutMs) {
+      throw new TypeError(
+        `createDeliveryWorker: stopGraceMs (${grace}) must not be longer than dispatcher.timeoutMs (${timeoutMs}): an attempt is over by then anyway`,
+      );
+    }
   }
 }
 
@@ -170,6 +200,8 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
     lookahead: Math.max(8, Math.ceil(concurrency / 4)),
     batch: Math.max(4, Math.ceil(concurrency / 4)),
     leaseMs: options.leaseMs ?? DELIVERY_DEFAULTS.leaseMs,
+    stopGraceMs:
+      options.stopGraceMs ?? Math.min(DELIVERY_DEFAULTS.stopGraceMs, timeoutOf(options) ?? Number.POSITIVE_INFINITY),
     pollMs: options.pollIntervalMs ?? DELIVERY_DEFAULTS.pollIntervalMs,
     cacheMs: options.endpointCacheMs ?? DELIVERY_DEFAULTS.endpointCacheMs,
     disableAfterMs: options.disableAfterMs ?? DELIVERY_DEFAULTS.disableAfterMs,

@@ -89,5 +89,13 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
         `CREATE INDEX IF NOT EXISTS "webhook_attempts_endpoint" ON ${t.attempts} (endpoint_id, seq DESC)`,
       ],
     },
+    {
+      id: "delivery@2",
+      schema: t.schema,
+      statements: [
+        // Fair claims: the next endpoint with due work, and its oldest due deliveries, straight from the index.
+        `CREATE INDEX IF NOT EXISTS "webhook_deliveries_endpoint_due" ON ${t.deliveries} (endpoint_id, next_attempt_at) WHERE status IN ('pending', 'failed')`,
+      ],
+    },
   ];
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
-import { timestampOf } from "../../../postgres/sql-time";
+import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
 import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
@@ -54,6 +54,47 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     last_attempt_at = ${timestampOf("$6")}, last_status = $7, last_error_kind = $8, delivered_at = ${timestampOf("$9")},
     lease_token = NULL, lease_until = NULL`;
   const SCHEDULED = `status IN ('pending', 'failed')`;
+  const DUE = `${SCHEDULED} AND next_attempt_at <= ${timestampOf("$1")}`;
+  // Endpoints with due work take turns: a loose index scan over (endpoint_id, next_attempt_at) finds the next endpoint
+  // after the cursor (then from the start), so a claim costs the endpoints it visits, not the backlog behind them;
+  // each endpoint gives at most its room, oldest due first, locked with SKIP LOCKED so workers never wait on another.
+  // $1 now, $2 limit, $3 lease token, $4 lease ms, $5 cursor, $6 endpoints to visit, $7 per endpoint, $8/$9 rooms.
+  const CLAIM = `WITH RECURSIVE
+    after_cursor(endpoint_id, n) AS (
+      (SELECT endpoint_id, 1 FROM ${D} WHERE ${DUE} AND endpoint_id > $5 ORDER BY endpoint_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT x.endpoint_id FROM ${D} x WHERE x.${SCHEDULED} AND x.next_attempt_at <= ${timestampOf("$1")}
+                AND x.endpoint_id > a.endpoint_id ORDER BY x.endpoint_id LIMIT 1), a.n + 1
+      FROM after_cursor a WHERE a.endpoint_id IS NOT NULL AND a.n < $6
+    ),
+    from_start(endpoint_id, n) AS (
+      (SELECT endpoint_id, 1 FROM ${D} WHERE ${DUE} AND endpoint_id <= $5 ORDER BY endpoint_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT x.endpoint_id FROM ${D} x WHERE x.${SCHEDULED} AND x.next_attempt_at <= ${timestampOf("$1")}
+                AND x.endpoint_id > s.endpoint_id AND x.endpoint_id <= $5 ORDER BY x.endpoint_id LIMIT 1), s.n + 1
+      FROM from_start s WHERE s.endpoint_id IS NOT NULL AND s.n < $6
+    ),
+    turns AS (
+      (SELECT endpoint_id, n FROM after_cursor WHERE endpoint_id IS NOT NULL
+       UNION ALL
+       SELECT endpoint_id, n + $6 FROM from_start WHERE endpoint_id IS NOT NULL)
+      LIMIT $6
+    ),
+    due AS (
+      SELECT c.id, t.n, c.next_attempt_at FROM turns t CROSS JOIN LATERAL (
+        SELECT id, next_attempt_at FROM ${D} WHERE endpoint_id = t.endpoint_id AND ${DUE}
+        ORDER BY next_attempt_at
+        LIMIT coalesce((SELECT r.room FROM unnest($8::text[], $9::int[]) AS r(id, room) WHERE r.id = t.endpoint_id), $7::int)
+        FOR UPDATE SKIP LOCKED
+      ) c
+      ORDER BY t.n, c.next_attempt_at LIMIT $2
+    )
+    UPDATE ${D} d SET lease_token = $3, lease_until = ${timestampOf("($1::float8 + $4::float8)")},
+      next_attempt_at = ${timestampOf("($1::float8 + $4::float8)")}
+    FROM due WHERE d.id = due.id
+    RETURNING ${deliveryColumns("d")}, due.n AS turn_n, ${epochMsOf("due.next_attempt_at")} AS due_at`;
+  // Where the next claim's turn starts (per queue object: each worker keeps its own).
+  const turn = { cursor: "" };
 
   return {
     withClient: (other) => createPostgresDeliveryQueue({ ...options, client: other }),
@@ -77,18 +118,45 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       );
       return { deliveryIds: rows.map((row) => String((row as { id: unknown }).id)) };
     },
-    async claim({ limit, now, leaseMs }) {
+    async claim({ limit, now, leaseMs, perEndpoint = limit, endpointLimits }) {
       const token = randomUUID();
-      const { rows } = await client.query(
-        `UPDATE ${D} d SET lease_token = $3, lease_until = ${timestampOf("($1::float8 + $4::float8)")},
-           next_attempt_at = ${timestampOf("($1::float8 + $4::float8)")}
-         FROM (SELECT id FROM ${D} WHERE ${SCHEDULED} AND next_attempt_at <= ${timestampOf("$1")}
-               ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
-         WHERE d.id = due.id
-         RETURNING ${deliveryColumns("d")}`,
-        [now, limit, token, leaseMs],
+      const ids = endpointLimits === undefined ? [] : [...endpointLimits.keys()];
+      const rooms = ids.map((id) => endpointLimits?.get(id) ?? 0);
+      // Endpoints passed over (no room) still take a turn, so visit that many more.
+      const visit = limit + Math.min(ids.length, 1_000);
+      const { rows } = await client.query(CLAIM, [
+        now,
+        limit,
+        token,
+        leaseMs,
+        turn.cursor,
+        visit,
+        perEndpoint,
+        ids,
+        rooms,
+      ]);
+      // RETURNING keeps no order: put the claims back in turn order, oldest due first within an endpoint.
+      const order = (row: unknown) => row as { turn_n: number; due_at: number };
+      rows.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).due_at - order(y).due_at);
+      const claims = rows.map(
+        (row): ClaimedDelivery => ({ ...toDelivery(row), leaseToken: token, leaseUntil: now + leaseMs }),
       );
-      return rows.map((row): ClaimedDelivery => ({ ...toDelivery(row), leaseToken: token, leaseUntil: now + leaseMs }));
+      // The next claim starts after the last endpoint served: endpoints take turns across claims too.
+      const last = claims.at(-1);
+      if (last !== undefined) turn.cursor = last.endpointId;
+      return claims;
+    },
+    async renew(claims, now, leaseMs) {
+      if (claims.length === 0) return [];
+      const { rows } = await client.query(
+        `UPDATE ${D} d SET lease_until = ${timestampOf("($3::float8 + $4::float8)")},
+           next_attempt_at = ${timestampOf("($3::float8 + $4::float8)")}
+         FROM unnest($1::text[], $2::text[]) AS held(id, token)
+         WHERE d.id = held.id AND d.lease_token = held.token
+         RETURNING d.id`,
+        [claims.map((c) => c.id), claims.map((c) => c.leaseToken), now, leaseMs],
+      );
+      return rows.map((row) => String((row as { id: unknown }).id));
     },
     async complete(claim, state, attempt) {
       const values = [claim.id, claim.leaseToken, ...stateValues(state)];

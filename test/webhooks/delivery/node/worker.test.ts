@@ -53,12 +53,15 @@ describe("delivery worker options", () => {
   const queue = createMemoryDeliveryQueue({ endpoints });
   const make = (options: object) => () => createDeliveryWorker({ queue, endpoints, ...options });
 
-  it("refuses a lease that does not outlast the attempt's time-out, naming both options", () => {
-    expect(make({ leaseMs: 1_000, dispatcher: { timeoutMs: 5_000 } })).toThrow(
-      /leaseMs \(1000\) must be longer than dispatcher.timeoutMs \(5000\)/,
+  it("refuses a lease too short to renew and a stop grace beyond the time-out, naming the option (issue 15)", () => {
+    expect(make({ leaseMs: 500 })).toThrow(/leaseMs must be at least 1000/);
+    // A lease shorter than the time-out works: it is renewed while the attempt runs.
+    expect(make({ leaseMs: 1_000, dispatcher: { timeoutMs: 5_000 } })).not.toThrow();
+    expect(make({ stopGraceMs: 6_000, dispatcher: { timeoutMs: 5_000 } })).toThrow(
+      /stopGraceMs \(6000\) must not be longer than dispatcher.timeoutMs \(5000\)/,
     );
-    expect(make({ leaseMs: 10_000 })).toThrow(/dispatcher.timeoutMs \(15000\)/); // the default time-out
-    expect(make({ leaseMs: 20_000, dispatcher: { timeoutMs: 5_000 } })).not.toThrow();
+    expect(make({ stopGraceMs: 20_000 })).toThrow(/dispatcher.timeoutMs \(15000\)/); // the default time-out
+    expect(make({ stopGraceMs: -1 })).toThrow(/stopGraceMs must be 0 or more/);
   });
 
   it("refuses zero, negative or fractional concurrency and non-positive intervals, naming the option", () => {
@@ -132,16 +135,21 @@ describe("delivery worker", () => {
   it("stop() hands deliveries signed ahead back to the queue, due at once, no attempt used", async () => {
     let hold = true;
     let answer: (() => void) | undefined;
-    const { server, queue, worker, endpoint, endpoints } = await setup(
+    const { server, queue, worker, endpoint, endpoints, admin } = await setup(
       (_req, res) => {
         if (hold) answer = () => res.end("ok");
         else res.end("ok");
       },
       { concurrency: 1, endpointCacheMs: 60_000 },
     );
-    for (let i = 0; i < 3; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
+    // Three endpoints (each starts with one delivery at a time), one slot: one request goes out, two wait for the slot.
+    const more = [
+      await admin.create({ url: server.url, enabled_events: ["*"] }),
+      await admin.create({ url: server.url, enabled_events: ["*"] }),
+    ];
+    await queue.publish(createEvent({ type: "order.created", data: { i: 0 } }));
     while (answer === undefined) await new Promise((r) => setTimeout(r, 2));
-    // One request in flight, the two others claimed and signed behind it.
+    while (worker.inFlight < 3) await new Promise((r) => setTimeout(r, 2));
     expect(worker.inFlight).toBe(3);
     const stopped = worker.stop();
     hold = false;
@@ -149,7 +157,9 @@ describe("delivery worker", () => {
     await stopped;
     expect(worker.inFlight).toBe(0);
     expect(server.received).toHaveLength(1);
-    const states = (await queue.list(endpoint.id)).map((d) => d.state);
+    const ids = [endpoint.id, ...more.map((m) => (m.ok ? m.value.id : ""))];
+    const all = async () => (await Promise.all(ids.map((id) => queue.list(id)))).flat();
+    const states = (await all()).map((d) => d.state);
     expect(states.filter((s) => s.status === "delivered")).toHaveLength(1);
     const waiting = states.filter((s) => s.status === "pending");
     expect(waiting).toHaveLength(2);
@@ -164,7 +174,7 @@ describe("delivery worker", () => {
     next.start();
     await next.drained();
     expect(server.received).toHaveLength(3);
-    expect((await queue.list(endpoint.id)).every((d) => d.state.status === "delivered")).toBe(true);
+    expect((await all()).every((d) => d.state.status === "delivered")).toBe(true);
   });
 
   it("a retry policy that throws is reported as an error; the worker lets go of the delivery", async () => {

@@ -1,0 +1,156 @@
+import type { AttemptResult } from "./attempt";
+import type { ClaimOptions } from "./delivery-queue";
+
+/** The shape of a worker's capacity: slots for attempts, and what one endpoint may take of them. */
+export interface SchedulerConfig {
+  /** Attempts in flight at once, over all endpoints. */
+  readonly concurrency: number;
+  /** The most one endpoint may have claimed at once: where its additive increase stops. */
+  readonly endpointConcurrency: number;
+  /** Claims held beyond the slots, checked and waiting, so a freed slot is used at once (pipelining). */
+  readonly lookahead: number;
+  /** With work in flight, claims wait until this many can be taken in one go. */
+  readonly batch: number;
+}
+
+/**
+ * How an attempt ended for its endpoint's share: answered 2xx, answered otherwise, or not answered at all (a time-out,
+ * a refused or reset connection).
+ */
+export type AttemptVerdict = "success" | "refused" | "unreachable";
+
+/** The verdict on an attempt's result. */
+export function verdictOf(result: AttemptResult): AttemptVerdict {
+  if (result.kind === "error") return result.status === undefined ? "unreachable" : "refused";
+  return result.status >= 200 && result.status < 300 ? "success" : "refused";
+}
+
+// One endpoint's share: how many of its deliveries this worker holds, and how many it may hold (AIMD).
+interface Share {
+  held: number;
+  cap: number;
+}
+
+/** The claim to make now: how many, and the room each endpoint has. */
+export type ClaimRequest = Pick<ClaimOptions, "limit" | "perEndpoint" | "endpointLimits">;
+
+// Endpoint shares kept with nothing held, at most (the least recently used are forgotten first).
+const REMEMBERED = 1_024;
+
+/**
+ * The delivery worker's scheduling policy, as plain state and decisions (no I/O, no timers):
+ * - **Slots.** At most `concurrency` attempts are in flight; a delivery waiting for its endpoint or for a slot holds
+ *   a claim, never a slot.
+ * - **Per-endpoint caps, AIMD.** An endpoint starts with a cap of 1 (slow start) and gains 1 per success up to
+ *   `endpointConcurrency`; an attempt answered with a failure halves its cap and an unanswered one (time-out,
+ *   refused connection) cuts it to 1. So an endpoint that stopped answering costs one slot, not `endpointConcurrency`.
+ * - **Fair claims.** Claims ask the queue for each endpoint's room only, and the queue serves endpoints in turn; an
+ *   endpoint at its cap is skipped, so its deliveries wait in the queue and not in this worker.
+ */
+export class DeliveryScheduler {
+  readonly #config: SchedulerConfig;
+  readonly #shares = new Map<string, Share>();
+  #held = 0;
+  #sending = 0;
+  // Deliveries finished since the last claim: claiming again waits for a batch of them (or for news: see wantsClaim).
+  #freed = 0;
+
+  constructor(config: SchedulerConfig) {
+    this.#config = config;
+  }
+
+  /** Deliveries claimed and not finished. */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Attempts in flight. */
+  get sending(): number {
+    return this.#sending;
+  }
+
+  /** The endpoint's current cap (tests, metrics). */
+  capOf(endpointId: string): number {
+    return this.#shares.get(endpointId)?.cap ?? 1;
+  }
+
+  /**
+   * Whether a claim is worth making. On news (a publish, a timer, an idle worker) any room is; otherwise, with work in
+   * flight, only once a batch has finished and there is room for it: a claim per finished delivery would cost a
+   * query per delivery when endpoints have a slot or two free each.
+   */
+  wantsClaim(news: boolean): boolean {
+    const { concurrency, lookahead, batch } = this.#config;
+    const room = concurrency + lookahead - this.#held;
+    if (room < 1) return false;
+    return news || this.#held === 0 || (this.#freed >= batch && room >= batch);
+  }
+
+  /** What to claim now (when there is any room at all). */
+  claimRequest(): ClaimRequest | undefined {
+    const limit = this.#config.concurrency + this.#config.lookahead - this.#held;
+    if (limit < 1) return undefined;
+    this.#freed = 0;
+    // Endpoints not listed are unknown to this worker: they start slowly, one at a time.
+    const endpointLimits = new Map<string, number>();
+    for (const [id, share] of this.#shares) {
+      const room = Math.max(0, share.cap - share.held);
+      if (room !== 1) endpointLimits.set(id, room);
+    }
+    return { limit, perEndpoint: 1, endpointLimits };
+  }
+
+  /** A claimed delivery arrives: `true` when its endpoint has room (it is held from now on), else hand it back. */
+  hold(endpointId: string): boolean {
+    const share = this.#shareOf(endpointId);
+    if (share.held >= share.cap) return false;
+    share.held++;
+    this.#held++;
+    return true;
+  }
+
+  /** Takes an attempt slot if one is free. */
+  takeSlot(): boolean {
+    if (this.#sending >= this.#config.concurrency) return false;
+    this.#sending++;
+    return true;
+  }
+
+  /** Gives an attempt slot back (its attempt ended, or it was never used). */
+  freeSlot(): void {
+    this.#sending--;
+  }
+
+  /** A held delivery is finished: its attempt's verdict adjusts the endpoint's cap; none when it made no attempt. */
+  finish(endpointId: string, verdict?: AttemptVerdict): void {
+    const share = this.#shares.get(endpointId);
+    if (share === undefined) return;
+    share.held--;
+    this.#held--;
+    this.#freed++;
+    if (verdict === "success") share.cap = Math.min(this.#config.endpointConcurrency, share.cap + 1);
+    else if (verdict === "refused") share.cap = Math.max(1, Math.floor(share.cap / 2));
+    else if (verdict === "unreachable") share.cap = 1;
+    // Most recently used last, so the forgetting below starts with the longest idle.
+    this.#shares.delete(endpointId);
+    this.#shares.set(endpointId, share);
+    if (this.#shares.size > REMEMBERED) this.#forget();
+  }
+
+  #shareOf(endpointId: string): Share {
+    let share = this.#shares.get(endpointId);
+    if (share === undefined) {
+      share = { held: 0, cap: 1 };
+      this.#shares.set(endpointId, share);
+    }
+    return share;
+  }
+
+  // A forgotten endpoint starts slowly again, which costs it a few round trips; one holding claims is never forgotten.
+  #forget(): void {
+    for (const [id, share] of this.#shares) {
+      if (this.#shares.size <= REMEMBERED / 2) return;
+      if (share.held === 0) this.#shares.delete(id);
+    }
+  }
+}

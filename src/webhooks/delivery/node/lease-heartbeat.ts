@@ -1,0 +1,51 @@
+import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
+
+/** What the heartbeat asks of the worker. Internal. */
+export interface HeartbeatHost {
+  readonly queue: DeliveryQueue;
+  readonly now: () => number;
+  readonly leaseMs: number;
+  /** The claims the worker holds now. */
+  claims(): ClaimedDelivery[];
+  onError(error: unknown): void;
+}
+
+/**
+ * Renews the leases of the claims a worker holds, every third of the lease, so an attempt that outlasts its lease (a
+ * slow consumer, a long time-out) is never claimed and sent again by another worker meanwhile. A worker that dies
+ * stops renewing, and its claims fall due again within one lease. Internal.
+ */
+export class LeaseHeartbeat {
+  readonly #host: HeartbeatHost;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #beating = false;
+
+  constructor(host: HeartbeatHost) {
+    this.#host = host;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => this.#beat(), Math.max(1, Math.floor(this.#host.leaseMs / 3)));
+    this.#timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #beat(): void {
+    const host = this.#host;
+    const claims = host.claims();
+    // One renewal at a time: a slow database must not pile them up.
+    if (claims.length === 0 || this.#beating) return;
+    this.#beating = true;
+    host.queue
+      .renew(claims, host.now(), host.leaseMs)
+      .catch((error: unknown) => host.onError(error))
+      .finally(() => {
+        this.#beating = false;
+      });
+  }
+}

@@ -1,0 +1,119 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type AttemptVerdict, DeliveryScheduler, verdictOf } from "../../../src/webhooks/delivery/delivery-scheduler";
+
+const config = { concurrency: 8, endpointConcurrency: 4, lookahead: 4, batch: 2 };
+
+describe("DeliveryScheduler (issue 15)", () => {
+  it("starts an endpoint at one, adds one per success up to its cap, halves on a failure, drops to one unanswered", () => {
+    const s = new DeliveryScheduler(config);
+    const run = (verdict: AttemptVerdict) => {
+      expect(s.hold("a")).toBe(true);
+      s.finish("a", verdict);
+    };
+    expect(s.capOf("a")).toBe(1);
+    for (const expected of [2, 3, 4, 4]) {
+      run("success");
+      expect(s.capOf("a")).toBe(expected);
+    }
+    run("refused");
+    expect(s.capOf("a")).toBe(2);
+    run("success");
+    run("unreachable");
+    expect(s.capOf("a")).toBe(1);
+  });
+
+  it("holds no more of an endpoint's deliveries than its cap; the rest go back", () => {
+    const s = new DeliveryScheduler(config);
+    expect(s.hold("a")).toBe(true);
+    expect(s.hold("a")).toBe(false);
+    expect(s.hold("b")).toBe(true);
+    expect(s.held).toBe(2);
+  });
+
+  it("asks each endpoint for its room only: unknown ones one delivery, full ones none", () => {
+    const s = new DeliveryScheduler(config);
+    for (let i = 0; i < 3; i++) {
+      s.hold("grown");
+      s.finish("grown", "success");
+    }
+    s.hold("full");
+    const request = s.claimRequest();
+    expect(request?.perEndpoint).toBe(1);
+    expect(request?.limit).toBe(8 + 4 - 1);
+    expect(request?.endpointLimits?.get("grown")).toBe(4);
+    expect(request?.endpointLimits?.get("full")).toBe(0);
+  });
+
+  it("with work held, claims again after a batch has finished, or at once on news", () => {
+    const s = new DeliveryScheduler({ ...config, batch: 4 });
+    expect(s.wantsClaim(false)).toBe(true); // idle
+    for (let i = 0; i < 9; i++) s.hold(`e${i}`);
+    expect(s.wantsClaim(false)).toBe(false);
+    expect(s.wantsClaim(true)).toBe(true); // a publish: any room is worth a claim
+    for (let i = 0; i < 3; i++) s.finish(`e${i}`);
+    expect(s.wantsClaim(false)).toBe(false); // 3 finished, batch 4
+    s.finish("e3");
+    expect(s.wantsClaim(false)).toBe(true);
+    s.claimRequest();
+    expect(s.wantsClaim(false)).toBe(false);
+    for (let i = 4; i < 9; i++) s.hold(`f${i}`);
+    for (let i = 0; i < 3; i++) s.hold(`g${i}`);
+    expect(s.wantsClaim(true)).toBe(false); // no room at all
+  });
+
+  it("never gives out more slots than its concurrency, and none twice (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { maxLength: 200 }), (takes) => {
+        const s = new DeliveryScheduler(config);
+        let taken = 0;
+        for (const take of takes) {
+          if (take) {
+            if (s.takeSlot()) taken++;
+          } else if (taken > 0) {
+            s.freeSlot();
+            taken--;
+          }
+          expect(s.sending).toBe(taken);
+          expect(taken).toBeLessThanOrEqual(config.concurrency);
+        }
+      }),
+    );
+  });
+
+  it("keeps every endpoint's held deliveries within its cap whatever the outcomes (property)", () => {
+    const step = fc.record({
+      endpoint: fc.constantFrom("a", "b", "c"),
+      verdict: fc.constantFrom<AttemptVerdict | undefined>("success", "refused", "unreachable", undefined),
+      hold: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 300 }), (steps) => {
+        const s = new DeliveryScheduler(config);
+        const held = new Map<string, number>();
+        for (const { endpoint, verdict, hold } of steps) {
+          const mine = held.get(endpoint) ?? 0;
+          if (hold) {
+            if (s.hold(endpoint)) held.set(endpoint, mine + 1);
+          } else if (mine > 0) {
+            s.finish(endpoint, verdict);
+            held.set(endpoint, mine - 1);
+          }
+          const now = held.get(endpoint) ?? 0;
+          expect(s.capOf(endpoint)).toBeGreaterThanOrEqual(1);
+          expect(s.capOf(endpoint)).toBeLessThanOrEqual(config.endpointConcurrency);
+          // A cap cut below what is held lets nothing new in until enough finished.
+          if (now >= s.capOf(endpoint)) expect(s.hold(endpoint)).toBe(false);
+        }
+        expect(s.held).toBe([...held.values()].reduce((a, b) => a + b, 0));
+      }),
+    );
+  });
+
+  it("reads a verdict off an attempt's result", () => {
+    expect(verdictOf({ kind: "response", status: 204, durationMs: 1 })).toBe("success");
+    expect(verdictOf({ kind: "response", status: 503, durationMs: 1 })).toBe("refused");
+    expect(verdictOf({ kind: "error", errorKind: "timeout", durationMs: 1 })).toBe("unreachable");
+    expect(verdictOf({ kind: "error", errorKind: "http_status", status: 500, durationMs: 1 })).toBe("refused");
+  });
+});

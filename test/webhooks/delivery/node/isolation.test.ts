@@ -1,0 +1,178 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
+import type { WebhookEndpoint } from "../../../../src/webhooks/delivery/endpoint";
+import { createEvent } from "../../../../src/webhooks/delivery/event";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
+import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../../../src/webhooks/delivery/node/index";
+import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
+import { endpointFixture } from "../store-contract";
+import { fakeDispatcher } from "./fake-dispatcher";
+
+// Issue 15: no bad endpoint can stall the others; stop is prompt and loses nothing; leases outlive slow attempts.
+// Everything here runs on a fake clock and a fake dispatcher (no sockets): the test waits for states, never for time.
+
+const T0 = 1_700_000_000_000;
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+const until = async (condition: () => boolean | Promise<boolean>) => {
+  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+};
+
+async function world(hangingHosts: readonly string[], options: Partial<DeliveryWorkerOptions> = {}) {
+  const clock = { now: T0 };
+  const endpoints = createMemoryEndpointStore();
+  const queue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
+  const fake = fakeDispatcher((host) => hangingHosts.includes(host));
+  const endpoint = async (host: string, events: string[]): Promise<WebhookEndpoint> => {
+    const made = endpointFixture({ url: `https://${host}/hook`, enabledEvents: events });
+    await endpoints.create(made);
+    return made;
+  };
+  const worker = createDeliveryWorker({
+    queue,
+    endpoints,
+    dispatcher: fake.dispatcher,
+    now: () => clock.now,
+    circuit: false,
+    stopGraceMs: 0,
+    ...options,
+  });
+  cleanups.push(() => worker.stop());
+  return { clock, endpoints, queue, fake, endpoint, worker };
+}
+
+async function publish(queue: DeliveryQueue, type: string, count: number, now: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    ids.push(...(await queue.publish(createEvent({ type, data: { i }, now }), { now })).deliveryIds);
+  }
+  return ids;
+}
+
+describe("a delivery worker beside endpoints that never answer (issue 15)", () => {
+  it("gives the healthy endpoint its full share while 8 hang: each hanging one holds a single slot", async () => {
+    const hanging = Array.from({ length: 8 }, (_, i) => `hang-${i}.example`);
+    const { queue, fake, endpoint, worker } = await world(hanging);
+    for (const host of hanging) await endpoint(host, ["slow.*"]);
+    const healthy = await endpoint("healthy.example", ["fast.*"]);
+    await publish(queue, "slow.created", 50, T0); // 8 × 50 deliveries that will never be answered
+    const fast = await publish(queue, "fast.created", 400, T0);
+    worker.start();
+    await until(async () => fake.sentTo("healthy.example") >= 400);
+    for (const host of hanging) expect(fake.maxInFlight(host), host).toBe(1);
+    // Not starved of slots: the healthy endpoint reached its own cap (16 at once).
+    expect(fake.maxInFlight("healthy.example")).toBe(16);
+    await until(async () => (await queue.get(fast.at(-1) as string))?.state.status === "delivered");
+    const states = await Promise.all(fast.map(async (id) => (await queue.get(id))?.state));
+    expect(states.every((s) => s?.status === "delivered" && s.attempts === 1)).toBe(true);
+    expect((await queue.list(healthy.id, { limit: 1_000 })).length).toBe(400);
+  });
+
+  it("cuts an endpoint whose attempts time out to one at a time, and lets it grow back on successes (AIMD)", async () => {
+    let down = true;
+    const { queue, fake, endpoint, worker } = await world([], { retry: scheduleBackoff(Array(50).fill(0), 0) });
+    const flaky = await endpoint("flaky.example", ["*"]);
+    // Time-outs while down, 200 once up.
+    const dispatch = fake.dispatcher.dispatch;
+    fake.dispatcher.dispatch = (request, options) =>
+      down
+        ? dispatch(request, options).then(() => ({ kind: "error", errorKind: "timeout", durationMs: 15_000 }) as const)
+        : dispatch(request, options);
+    await publish(queue, "x.created", 40, T0);
+    worker.start();
+    await until(() => fake.sent.length >= 30);
+    expect(fake.maxInFlight("flaky.example")).toBe(1);
+    down = false;
+    await publish(queue, "x.created", 200, T0);
+    await until(() => fake.sent.length >= 250);
+    await worker.drained();
+    // Grew back to its cap on successes.
+    expect(fake.maxInFlight("flaky.example")).toBe(16);
+    expect((await queue.list(flaky.id, { limit: 1_000, status: ["delivered"] })).length).toBe(240);
+  });
+});
+
+describe("fair claims (issue 15)", () => {
+  it("a backlog of 100,000 deliveries does not delay another endpoint's next delivery beyond one claim", async () => {
+    const { queue, fake, endpoint, worker, clock } = await world([], { concurrency: 8 });
+    await endpoint("backlog.example", ["bulk.*"]);
+    await endpoint("quiet.example", ["one.*"]);
+    await publish(queue, "bulk.created", 100_000, T0 - 60_000); // all of them due long before
+    worker.start();
+    await until(() => fake.sentTo("backlog.example") >= 1_000);
+    const before = fake.sent.length;
+    clock.now += 1_000;
+    await publish(queue, "one.created", 1, clock.now);
+    worker.wake();
+    await until(() => fake.sentTo("quiet.example") === 1);
+    const at = fake.sent.findIndex((r) => r.url.includes("quiet.example"));
+    // Sent within one claim's worth of deliveries (concurrency + lookahead) of its publication.
+    expect(at - before).toBeLessThanOrEqual(8 + 8);
+    await worker.stop();
+  });
+});
+
+describe("stop() (issue 15)", () => {
+  it("starts no attempt after stop(), aborts those in flight after the grace period, and hands them back uncounted", async () => {
+    const { queue, fake, endpoint, worker } = await world(["hang.example"], { stopGraceMs: 0 });
+    const dead = await endpoint("hang.example", ["*"]);
+    await endpoint("ok.example", ["*"]);
+    const ids = await publish(queue, "y.created", 30, T0);
+    worker.start();
+    await until(() => fake.pending.size === 1 && fake.sentTo("ok.example") >= 5);
+    await worker.stop();
+    const sentAtStop = fake.sent.length;
+    expect([...fake.pending]).toEqual([]); // the hanging attempt was aborted
+    expect(fake.closed()).toBe(false); // a dispatcher passed in is the caller's to close
+    // Nothing more goes out once stopped.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fake.sent.length).toBe(sentAtStop);
+    expect(worker.inFlight).toBe(0);
+    const states = await Promise.all(ids.map(async (id) => (await queue.get(id))?.state));
+    const toDead = (await queue.list(dead.id, { limit: 100 })).map((d) => d.state);
+    // The aborted attempt is not a failed attempt: its delivery is pending, due at once, with no attempt used.
+    expect(toDead.every((s) => s.status === "pending" && s.attempts === 0 && (s.nextAttemptAt ?? 0) <= T0)).toBe(true);
+    expect(states.every((s) => s?.status === "pending" || s?.status === "delivered")).toBe(true);
+  });
+
+  it("lets an attempt in flight finish within the grace period, and stores its outcome", async () => {
+    const { queue, fake, endpoint, worker } = await world(["slow.example"], { stopGraceMs: 60_000 });
+    await endpoint("slow.example", ["*"]);
+    const [id] = await publish(queue, "z.created", 1, T0);
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    const stopped = worker.stop();
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
+    await stopped;
+    expect((await queue.get(id as string))?.state).toMatchObject({ status: "delivered", attempts: 1 });
+  });
+});
+
+describe("leases (issue 15)", () => {
+  it("renews the lease while an attempt runs: no other worker can claim it, however slow the consumer", async () => {
+    const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], { leaseMs: 1_000 });
+    await endpoint("slow.example", ["*"]);
+    const [id] = await publish(queue, "z.created", 1, T0);
+    const renewals: number[] = [];
+    const renew = queue.renew.bind(queue);
+    queue.renew = (claims, now, leaseMs) => {
+      renewals.push(now);
+      return renew(claims, now, leaseMs);
+    };
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    // Three leases' worth of the (fake) clock pass while the consumer takes its time; the heartbeat keeps renewing.
+    for (let step = 0; step < 6; step++) {
+      clock.now += 500;
+      const seen = renewals.length;
+      await until(() => renewals.length > seen);
+      expect(await queue.claim({ limit: 10, now: clock.now, leaseMs: 1_000 })).toEqual([]);
+    }
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 3_000 });
+    await until(async () => (await queue.get(id as string))?.state.status === "delivered");
+    expect(fake.sent).toHaveLength(1);
+  });
+});

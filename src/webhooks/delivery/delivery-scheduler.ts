@@ -25,11 +25,15 @@ export function verdictOf(result: AttemptResult): AttemptVerdict {
   return result.status >= 200 && result.status < 300 ? "success" : "refused";
 }
 
-// One endpoint's share: how many of its deliveries this worker holds, and how many it may hold (AIMD).
+// One endpoint's share: its deliveries this worker holds and sends, and how many it may send at once (AIMD).
 interface Share {
   held: number;
+  sending: number;
   cap: number;
 }
+
+// An endpoint may have as many deliveries claimed and waiting as in flight: the next one is ready when a slot frees.
+const holdLimit = (share: Share) => 2 * share.cap;
 
 /** The claim to make now: how many, and the room each endpoint has. */
 export type ClaimRequest = Pick<ClaimOptions, "limit" | "perEndpoint" | "endpointLimits">;
@@ -44,6 +48,7 @@ const REMEMBERED = 1_024;
  * - **Per-endpoint caps, AIMD.** An endpoint starts with a cap of 1 (slow start) and gains 1 per success up to
  *   `endpointConcurrency`; an attempt answered with a failure halves its cap and an unanswered one (time-out,
  *   refused connection) cuts it to 1. So an endpoint that stopped answering costs one slot, not `endpointConcurrency`.
+ *   Besides those in flight, an endpoint may have as many claimed and waiting (for its turn, without a slot).
  * - **Fair claims.** Claims ask the queue for each endpoint's room only, and the queue serves endpoints in turn; an
  *   endpoint at its cap is skipped, so its deliveries wait in the queue and not in this worker.
  */
@@ -94,7 +99,7 @@ export class DeliveryScheduler {
     // Endpoints not listed are unknown to this worker: they start slowly, one at a time.
     const endpointLimits = new Map<string, number>();
     for (const [id, share] of this.#shares) {
-      const room = Math.max(0, share.cap - share.held);
+      const room = Math.max(0, holdLimit(share) - share.held);
       if (room !== 1) endpointLimits.set(id, room);
     }
     return { limit, perEndpoint: 1, endpointLimits };
@@ -103,10 +108,24 @@ export class DeliveryScheduler {
   /** A claimed delivery arrives: `true` when its endpoint has room (it is held from now on), else hand it back. */
   hold(endpointId: string): boolean {
     const share = this.#shareOf(endpointId);
-    if (share.held >= share.cap) return false;
+    if (share.held >= holdLimit(share)) return false;
     share.held++;
     this.#held++;
     return true;
+  }
+
+  /** Takes one of a held delivery's endpoint's sending places if one is free (under its cap). */
+  takeEndpointSlot(endpointId: string): boolean {
+    const share = this.#shares.get(endpointId);
+    if (share === undefined || share.sending >= share.cap) return false;
+    share.sending++;
+    return true;
+  }
+
+  /** Gives an endpoint's sending place back. */
+  freeEndpointSlot(endpointId: string): void {
+    const share = this.#shares.get(endpointId);
+    if (share !== undefined) share.sending--;
   }
 
   /** Takes an attempt slot if one is free. */
@@ -140,7 +159,7 @@ export class DeliveryScheduler {
   #shareOf(endpointId: string): Share {
     let share = this.#shares.get(endpointId);
     if (share === undefined) {
-      share = { held: 0, cap: 1 };
+      share = { held: 0, sending: 0, cap: 1 };
       this.#shares.set(endpointId, share);
     }
     return share;

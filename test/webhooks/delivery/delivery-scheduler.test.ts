@@ -23,12 +23,17 @@ describe("DeliveryScheduler (issue 15)", () => {
     expect(s.capOf("a")).toBe(1);
   });
 
-  it("holds no more of an endpoint's deliveries than its cap; the rest go back", () => {
+  it("sends no more of an endpoint's deliveries than its cap, holds as many again waiting, and hands back the rest", () => {
     const s = new DeliveryScheduler(config);
     expect(s.hold("a")).toBe(true);
+    expect(s.hold("a")).toBe(true);
     expect(s.hold("a")).toBe(false);
+    expect(s.takeEndpointSlot("a")).toBe(true);
+    expect(s.takeEndpointSlot("a")).toBe(false);
+    s.freeEndpointSlot("a");
+    expect(s.takeEndpointSlot("a")).toBe(true);
     expect(s.hold("b")).toBe(true);
-    expect(s.held).toBe(2);
+    expect(s.held).toBe(3);
   });
 
   it("asks each endpoint for its room only: unknown ones one delivery, full ones none", () => {
@@ -38,10 +43,11 @@ describe("DeliveryScheduler (issue 15)", () => {
       s.finish("grown", "success");
     }
     s.hold("full");
+    s.hold("full");
     const request = s.claimRequest();
     expect(request?.perEndpoint).toBe(1);
-    expect(request?.limit).toBe(8 + 4 - 1);
-    expect(request?.endpointLimits?.get("grown")).toBe(4);
+    expect(request?.limit).toBe(8 + 4 - 2);
+    expect(request?.endpointLimits?.get("grown")).toBe(8); // cap 4: 4 in flight and 4 waiting
     expect(request?.endpointLimits?.get("full")).toBe(0);
   });
 
@@ -103,7 +109,7 @@ describe("DeliveryScheduler (issue 15)", () => {
           expect(s.capOf(endpoint)).toBeGreaterThanOrEqual(1);
           expect(s.capOf(endpoint)).toBeLessThanOrEqual(config.endpointConcurrency);
           // A cap cut below what is held lets nothing new in until enough finished.
-          if (now >= s.capOf(endpoint)) expect(s.hold(endpoint)).toBe(false);
+          if (now >= 2 * s.capOf(endpoint)) expect(s.hold(endpoint)).toBe(false);
         }
         expect(s.held).toBe([...held.values()].reduce((a, b) => a + b, 0));
       }),

@@ -9,15 +9,14 @@ import { emit, type WorkerSettings } from "./worker-options";
 export type Admission =
   /** It may go out, to this endpoint as read. */
   | { readonly type: "send"; readonly endpoint: WebhookEndpoint }
-  /** Back to the queue until then, without using an attempt (open circuit, rate limit). */
+  /** Back to the queue until then, without using an attempt (rate limit, open circuit). */
   | { readonly type: "later"; readonly until: number }
   /** Its endpoint is disabled or gone: the delivery was parked (exhausted) in the queue. */
   | { readonly type: "parked" };
 
 /**
- * The one gate a claimed delivery passes: its endpoint (cached, else read from the store), parked when that endpoint
- * is disabled or gone; then the endpoint's circuit (a half-open circuit lets exactly this one probe through) and its
- * rate limit, either of which sends it back to the queue for later.
+ * The gate a claimed delivery passes on arrival: its endpoint (cached, else read from the store), parked when that
+ * endpoint is disabled or gone; then the endpoint's rate limit, which may send it back to the queue for later.
  */
 export async function admit(
   settings: WorkerSettings,
@@ -38,14 +37,22 @@ export async function admit(
     emit(settings, { type: "delivery.exhausted", delivery: { ...claim, state: next.state } });
     return { type: "parked" };
   }
-  if (settings.circuit !== undefined) {
-    const allowed = circuitAllows(line.circuit, at, settings.circuit);
-    line.circuit = allowed.state;
-    if (!allowed.allowed) return { type: "later", until: allowed.retryAt };
-  }
   if (endpoint.rateLimit !== null) {
     const permit = await settings.rateLimiter().acquire(endpoint.id, endpoint.rateLimit, at);
     if (!permit.allowed) return { type: "later", until: permit.retryAtMs };
   }
   return { type: "send", endpoint };
+}
+
+/**
+ * The last look, right before sending (a delivery may have waited for its turn since it was admitted): nothing goes
+ * to an endpoint being disabled, and the circuit is asked once — a half-open circuit lets exactly this one probe
+ * through. `undefined` to send, else when to try again (back to the queue without using an attempt).
+ */
+export function holdBack(settings: WorkerSettings, line: EndpointLine, at: number, pause: number): number | undefined {
+  if (line.disabling > 0 || line.endpoint?.status !== "enabled") return at + pause;
+  if (settings.circuit === undefined) return undefined;
+  const allowed = circuitAllows(line.circuit, at, settings.circuit);
+  line.circuit = allowed.state;
+  return allowed.allowed ? undefined : allowed.retryAt;
 }

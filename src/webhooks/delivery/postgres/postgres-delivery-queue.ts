@@ -55,44 +55,48 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     lease_token = NULL, lease_until = NULL`;
   const SCHEDULED = `status IN ('pending', 'failed')`;
   const DUE = `${SCHEDULED} AND next_attempt_at <= ${timestampOf("$1")}`;
-  // Endpoints with due work take turns: a loose index scan over (endpoint_id, next_attempt_at) finds the next endpoint
-  // after the cursor (then from the start), so a claim costs the endpoints it visits, not the backlog behind them;
-  // each endpoint gives at most its room, oldest due first, locked with SKIP LOCKED so workers never wait on another.
-  // $1 now, $2 limit, $3 lease token, $4 lease ms, $5 cursor, $6 endpoints to visit, $7 per endpoint, $8/$9 rooms.
+  // An endpoint's earliest scheduled delivery after `after` (in endpoint order), and whether it is due: one step of a
+  // loose index scan over (endpoint_id, next_attempt_at), so a step costs one index probe however many deliveries an
+  // endpoint has, due or not.
+  const step = (after: string, upTo: string) =>
+    `SELECT endpoint_id, next_attempt_at <= ${timestampOf("$1")} AS due FROM ${D}
+     WHERE ${SCHEDULED} AND endpoint_id > ${after}${upTo} ORDER BY endpoint_id, next_attempt_at LIMIT 1`;
+  // Endpoints with due work take turns: the walk visits the endpoints after the cursor, then from the start (at most
+  // $6 steps each way), each due one gives at most its room ($8/$9, else $7), oldest due first, locked with SKIP
+  // LOCKED so workers never wait on each other. The walk is lazy: it stops as soon as the claim is full, so a claim
+  // costs the endpoints it serves, not the size of the table.
+  // $1 now, $2 limit, $3 lease token, $4 lease ms, $5 cursor, $6 steps, $7 per endpoint, $8/$9 rooms.
   const CLAIM = `WITH RECURSIVE
-    after_cursor(endpoint_id, n) AS (
-      (SELECT endpoint_id, 1 FROM ${D} WHERE ${DUE} AND endpoint_id > $5 ORDER BY endpoint_id LIMIT 1)
+    after_cursor(endpoint_id, due, n) AS (
+      SELECT endpoint_id, due, 1 FROM (${step("$5", "")}) first
       UNION ALL
-      SELECT (SELECT x.endpoint_id FROM ${D} x WHERE x.${SCHEDULED} AND x.next_attempt_at <= ${timestampOf("$1")}
-                AND x.endpoint_id > a.endpoint_id ORDER BY x.endpoint_id LIMIT 1), a.n + 1
-      FROM after_cursor a WHERE a.endpoint_id IS NOT NULL AND a.n < $6
+      SELECT x.endpoint_id, x.due, a.n + 1 FROM after_cursor a CROSS JOIN LATERAL (${step("a.endpoint_id", "")}) x
+      WHERE a.n < $6
     ),
-    from_start(endpoint_id, n) AS (
-      (SELECT endpoint_id, 1 FROM ${D} WHERE ${DUE} AND endpoint_id <= $5 ORDER BY endpoint_id LIMIT 1)
+    from_start(endpoint_id, due, n) AS (
+      SELECT endpoint_id, due, 1 FROM (${step("''", " AND endpoint_id <= $5")}) first
       UNION ALL
-      SELECT (SELECT x.endpoint_id FROM ${D} x WHERE x.${SCHEDULED} AND x.next_attempt_at <= ${timestampOf("$1")}
-                AND x.endpoint_id > s.endpoint_id AND x.endpoint_id <= $5 ORDER BY x.endpoint_id LIMIT 1), s.n + 1
-      FROM from_start s WHERE s.endpoint_id IS NOT NULL AND s.n < $6
+      SELECT x.endpoint_id, x.due, s.n + 1 FROM from_start s
+        CROSS JOIN LATERAL (${step("s.endpoint_id", " AND endpoint_id <= $5")}) x
+      WHERE s.n < $6
     ),
-    turns AS (
-      (SELECT endpoint_id, n FROM after_cursor WHERE endpoint_id IS NOT NULL
-       UNION ALL
-       SELECT endpoint_id, n + $6 FROM from_start WHERE endpoint_id IS NOT NULL)
-      LIMIT $6
-    ),
+    walk AS (SELECT endpoint_id, due, n FROM after_cursor UNION ALL SELECT endpoint_id, due, n + $6 FROM from_start),
     due AS (
-      SELECT c.id, t.n, c.next_attempt_at FROM turns t CROSS JOIN LATERAL (
+      SELECT c.id, t.n, c.next_attempt_at FROM walk t CROSS JOIN LATERAL (
         SELECT id, next_attempt_at FROM ${D} WHERE endpoint_id = t.endpoint_id AND ${DUE}
         ORDER BY next_attempt_at
         LIMIT coalesce((SELECT r.room FROM unnest($8::text[], $9::int[]) AS r(id, room) WHERE r.id = t.endpoint_id), $7::int)
         FOR UPDATE SKIP LOCKED
       ) c
-      ORDER BY t.n, c.next_attempt_at LIMIT $2
+      WHERE t.due
+      LIMIT $2
     )
     UPDATE ${D} d SET lease_token = $3, lease_until = ${timestampOf("($1::float8 + $4::float8)")},
       next_attempt_at = ${timestampOf("($1::float8 + $4::float8)")}
     FROM due WHERE d.id = due.id
     RETURNING ${deliveryColumns("d")}, due.n AS turn_n, ${epochMsOf("due.next_attempt_at")} AS due_at`;
+  // The most endpoints a claim's walk visits each way (endpoints with scheduled deliveries, due or not).
+  const WALK_STEPS = 10_000;
   // Where the next claim's turn starts (per queue object: each worker keeps its own).
   const turn = { cursor: "" };
 
@@ -122,28 +126,35 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       const token = randomUUID();
       const ids = endpointLimits === undefined ? [] : [...endpointLimits.keys()];
       const rooms = ids.map((id) => endpointLimits?.get(id) ?? 0);
-      // Endpoints passed over (no room) still take a turn, so visit that many more.
-      const visit = limit + Math.min(ids.length, 1_000);
+      // Enough steps to find `limit` due endpoints past the ones without room, and a few without due work.
+      const steps = Math.min(limit + ids.length + 64, 2_000);
       const { rows } = await client.query(CLAIM, [
         now,
         limit,
         token,
         leaseMs,
         turn.cursor,
-        visit,
+        steps,
         perEndpoint,
         ids,
         rooms,
       ]);
+      const walkedTo = (rows[0] as { walked_to?: unknown } | undefined)?.walked_to;
+      const got = rows.filter((row) => (row as { id?: unknown }).id !== null);
       // RETURNING keeps no order: put the claims back in turn order, oldest due first within an endpoint.
       const order = (row: unknown) => row as { turn_n: number; due_at: number };
-      rows.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).due_at - order(y).due_at);
-      const claims = rows.map(
+      got.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).due_at - order(y).due_at);
+      const claims = got.map(
         (row): ClaimedDelivery => ({ ...toDelivery(row), leaseToken: token, leaseUntil: now + leaseMs }),
       );
-      // The next claim starts after the last endpoint served: endpoints take turns across claims too.
-      const last = claims.at(-1);
-      if (last !== undefined) turn.cursor = last.endpointId;
+      // Endpoints take turns across claims too: a full claim resumes after the last endpoint it served, any other
+      // after the last endpoint it looked at.
+      turn.cursor =
+        claims.length === limit
+          ? (claims.at(-1) as ClaimedDelivery).endpointId
+          : typeof walkedTo === "string"
+            ? walkedTo
+            : "";
       return claims;
     },
     async renew(claims, now, leaseMs) {

@@ -30,6 +30,8 @@ interface Share {
   held: number;
   sending: number;
   cap: number;
+  /** When it was last finished with (a counter), for forgetting the longest idle. */
+  used: number;
 }
 
 // An endpoint may have as many deliveries claimed and waiting as in flight: the next one is ready when a slot frees.
@@ -59,6 +61,7 @@ export class DeliveryScheduler {
   #sending = 0;
   // Deliveries finished since the last claim: claiming again waits for a batch of them (or for news: see wantsClaim).
   #freed = 0;
+  #uses = 0;
 
   constructor(config: SchedulerConfig) {
     this.#config = config;
@@ -150,26 +153,23 @@ export class DeliveryScheduler {
     if (verdict === "success") share.cap = Math.min(this.#config.endpointConcurrency, share.cap + 1);
     else if (verdict === "refused") share.cap = Math.max(1, Math.floor(share.cap / 2));
     else if (verdict === "unreachable") share.cap = 1;
-    // Most recently used last, so the forgetting below starts with the longest idle.
-    this.#shares.delete(endpointId);
-    this.#shares.set(endpointId, share);
+    share.used = ++this.#uses;
     if (this.#shares.size > REMEMBERED) this.#forget();
   }
 
   #shareOf(endpointId: string): Share {
     let share = this.#shares.get(endpointId);
     if (share === undefined) {
-      share = { held: 0, sending: 0, cap: 1 };
+      share = { held: 0, sending: 0, cap: 1, used: 0 };
       this.#shares.set(endpointId, share);
     }
     return share;
   }
 
   // A forgotten endpoint starts slowly again, which costs it a few round trips; one holding claims is never forgotten.
+  // The longest idle half goes, so this runs once per REMEMBERED / 2 new endpoints.
   #forget(): void {
-    for (const [id, share] of this.#shares) {
-      if (this.#shares.size <= REMEMBERED / 2) return;
-      if (share.held === 0) this.#shares.delete(id);
-    }
+    const idle = [...this.#shares].filter(([, share]) => share.held === 0).sort((a, b) => a[1].used - b[1].used);
+    for (const [id] of idle.slice(0, this.#shares.size - REMEMBERED / 2)) this.#shares.delete(id);
   }
 }

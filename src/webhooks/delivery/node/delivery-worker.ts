@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { AttemptResult } from "../attempt";
 import type { ClaimedDelivery } from "../delivery-queue";
 import { buildDeliveryRequest } from "../delivery-request";
@@ -9,6 +10,13 @@ import { admit, holdBack } from "./delivery-admission";
 import { EndpointLines } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
+
+// One signal for every attempt in flight (each request listens to it): no listener limit, no leak warning.
+function stopSignal(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
 
 /**
  * Creates the delivery worker. Each claimed delivery runs one pipeline: claim → admit (endpoint, circuit, rate
@@ -28,7 +36,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const held = new Set<ClaimedDelivery>();
   // Attempts in flight, each ended early (as aborted) when stop()'s grace period ends; the signal tells the dispatcher.
   const attempts = new Set<() => void>();
-  let abort = new AbortController();
+  let abort = stopSignal();
   // Deliveries admitted and waiting for an attempt slot, first come first served; and for their endpoint's turn.
   const waiting: ((granted: boolean) => void)[] = [];
   const endpointWaiting = new Map<string, ((granted: boolean) => void)[]>();
@@ -64,6 +72,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     return queue.complete(claim, transition(claim.state, { type: "defer", until }, now(), config).state);
   }
 
+  // One claimed delivery, start to end.
   async function deliver(claim: ClaimedDelivery): Promise<void> {
     if (!scheduler.hold(claim.endpointId)) {
       // Its endpoint has no room here (the claim raced a cap cut): back at once for a worker that has.
@@ -75,12 +84,58 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
     held.add(claim);
     let verdict: ReturnType<typeof verdictOf> | undefined;
+    let sending = false; // holding the endpoint's turn and a slot
     try {
-      verdict = await pipeline(claim);
+      const line = lines.lineOf(claim.endpointId);
+      // Hot (bench/delivery, "worker … with a no-op dispatcher"): the usual case — the endpoint cached, no rate limit,
+      // a free turn and slot — goes through without a promise; each await costs a microtask and an allocation.
+      const at = now();
+      const ready = lines.ready(line, at);
+      const admission =
+        ready !== undefined
+          ? ({ type: "send", endpoint: ready } as const)
+          : await admit(settings, lines, claim, line, at);
+      if (admission.type === "parked") return;
+      if (admission.type === "later" || !running) {
+        await handBack(claim, admission.type === "later" ? admission.until : now());
+        return;
+      }
+      if (!scheduler.takeEndpointSlot(claim.endpointId) && !(await endpointSlot(claim.endpointId))) {
+        await handBack(claim, now()); // stopping: due at once, for another worker
+        return;
+      }
+      if (!scheduler.takeSlot() && !(await slot())) {
+        freeEndpointSlot(claim.endpointId);
+        await handBack(claim, now());
+        return;
+      }
+      sending = true;
+      const until = holdBack(settings, line, now(), pause());
+      const endpoint = line.endpoint;
+      if (until !== undefined || endpoint === undefined) {
+        await handBack(claim, until ?? now());
+        return;
+      }
+      const sentAt = now();
+      const request = buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent);
+      const outgoing: Outgoing = { claim, line, endpoint, request, signedSecond: Math.floor(sentAt / 1000), sentAt };
+      const result = await attempt(outgoing);
+      if (result === undefined) {
+        // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.
+        await handBack(claim, now());
+        return;
+      }
+      const outcome = decideOutcome(settings, outgoing, result, now());
+      // Before storing: the next attempt goes out while this outcome is written.
+      sending = false;
+      release(claim.endpointId);
+      await storeOutcome(settings, lines, outcome);
+      verdict = verdictOf(result);
     } catch (error) {
       // Reported; the lease brings the delivery back.
       report(error);
     } finally {
+      if (sending) release(claim.endpointId);
       held.delete(claim);
       scheduler.finish(claim.endpointId, verdict);
       settle();
@@ -99,61 +154,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     });
   }
 
-  // One claimed delivery, start to end; the verdict of its attempt, if it made one.
-  async function pipeline(claim: ClaimedDelivery): Promise<ReturnType<typeof verdictOf> | undefined> {
-    const line = lines.lineOf(claim.endpointId);
-    // Hot (bench/delivery, "worker … with a no-op dispatcher"): the usual case — the endpoint cached, no rate limit, a
-    // free turn and slot — goes through without a promise; each await costs a microtask and an allocation.
-    const at = now();
-    const ready = lines.ready(line, at);
-    const admission =
-      ready !== undefined
-        ? ({ type: "send", endpoint: ready } as const)
-        : await admit(settings, lines, claim, line, at);
-    if (admission.type === "parked") return undefined;
-    if (admission.type === "later" || !running) {
-      await handBack(claim, admission.type === "later" ? admission.until : now());
-      return undefined;
-    }
-    if (!scheduler.takeEndpointSlot(claim.endpointId) && !(await endpointSlot(claim.endpointId))) {
-      await handBack(claim, now()); // stopping: due at once, for another worker
-      return undefined;
-    }
-    if (!scheduler.takeSlot() && !(await slot())) {
-      freeEndpointSlot(claim.endpointId);
-      await handBack(claim, now());
-      return undefined;
-    }
-    let slotHeld = true;
-    const release = () => {
-      if (!slotHeld) return;
-      slotHeld = false;
-      freeSlot();
-      freeEndpointSlot(claim.endpointId);
-    };
-    try {
-      const until = holdBack(settings, line, now(), pause());
-      const endpoint = line.endpoint;
-      if (until !== undefined || endpoint === undefined) {
-        await handBack(claim, until ?? now());
-        return undefined;
-      }
-      const sentAt = now();
-      const request = buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent);
-      const outgoing: Outgoing = { claim, line, endpoint, request, signedSecond: Math.floor(sentAt / 1000), sentAt };
-      const result = await attempt(outgoing);
-      if (result === undefined) {
-        // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.
-        await handBack(claim, now());
-        return undefined;
-      }
-      const outcome = decideOutcome(settings, outgoing, result, now());
-      release(); // before storing: the next attempt goes out while this outcome is written
-      await storeOutcome(settings, lines, outcome);
-      return verdictOf(result);
-    } finally {
-      release();
-    }
+  // An attempt's slot and its endpoint's turn pass on.
+  function release(endpointId: string): void {
+    freeSlot();
+    freeEndpointSlot(endpointId);
   }
 
   // Sends; `undefined` when the attempt was aborted (the dispatcher's late answer, if any, is ignored).
@@ -227,7 +231,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     start() {
       if (running) return;
       running = true;
-      if (abort.signal.aborted) abort = new AbortController();
+      if (abort.signal.aborted) abort = stopSignal();
       unsubscribe = queue.subscribe?.(() => pump.kick(true));
       heartbeat.start();
       pump.kick(true);

@@ -45,7 +45,13 @@ export function decideOutcome(
   const next = transition(outgoing.claim.state, { type: "attempt", result }, finishedAt, settings.config);
   const line = outgoing.line;
   const success = next.state.status === "delivered";
-  if (settings.circuit !== undefined) line.circuit = circuitRecord(line.circuit, success, finishedAt, settings.circuit);
+  if (settings.circuit !== undefined) {
+    const before = line.circuit.status;
+    line.circuit = circuitRecord(line.circuit, success, finishedAt, settings.circuit);
+    if (line.circuit.status !== before && settings.listener !== undefined) {
+      emit(settings, { type: "circuit", endpointId: line.id, status: line.circuit.status });
+    }
+  }
   const stops =
     !success &&
     (next.effects.some((effect) => effect.type === "disable_endpoint") ||
@@ -78,6 +84,8 @@ export async function storeOutcome(
   };
   try {
     await settings.queue.complete(claim, next.state, attempt);
+    if (settings.listener !== undefined)
+      emit(settings, { type: "attempt", delivery: { ...claim, state: next.state }, attempt });
     for (const effect of next.effects) {
       if (effect.type === "disable_endpoint") {
         if (await lines.disable(line, effect.reason, finishedAt)) {

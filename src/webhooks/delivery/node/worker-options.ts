@@ -9,7 +9,7 @@ import type { EndpointStore } from "../endpoint-store";
 import { type DeliveryConfig, defaultDeliveryConfig } from "../state-machine";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "./dispatcher";
 
-/** What the worker reports: delivery outcomes, endpoints it disabled, and unexpected errors. */
+/** What the worker reports: delivery outcomes, every attempt, circuit changes, endpoints it disabled, and unexpected errors. */
 export type DeliveryWorkerEvent =
   | {
       type: "delivery.delivered" | "delivery.failed" | "delivery.exhausted";
@@ -17,6 +17,10 @@ export type DeliveryWorkerEvent =
       attempt?: AttemptRecord | undefined;
     }
   | { type: "endpoint.disabled"; endpointId: string; reason: DisabledReason }
+  /** Every stored attempt (its log line), whatever the outcome: what tracing and metrics read. */
+  | { type: "attempt"; delivery: DeliveryRecord; attempt: AttemptRecord }
+  /** An endpoint's circuit changed status after an attempt's outcome. */
+  | { type: "circuit"; endpointId: string; status: "open" | "half_open" | "closed" }
   | { type: "error"; error: unknown };
 
 /** Options of {@link createDeliveryWorker}. */

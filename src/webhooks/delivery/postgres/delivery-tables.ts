@@ -89,5 +89,11 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
         `CREATE INDEX IF NOT EXISTS "webhook_attempts_endpoint" ON ${t.attempts} (endpoint_id, seq DESC)`,
       ],
     },
+    {
+      // The publishing span's W3C traceparent, linked from every attempt (docs/observability.md).
+      id: "delivery@4",
+      schema: t.schema,
+      statements: [`ALTER TABLE ${t.deliveries} ADD COLUMN IF NOT EXISTS traceparent text`],
+    },
   ];
 }

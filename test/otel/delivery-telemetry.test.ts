@@ -148,6 +148,13 @@ describe("delivery telemetry", () => {
     expect((await queue.get(again.deliveryIds[0] as string))?.traceparent).toBe(own);
   });
 
+  it("off means free: with only the API (no SDK registered) no span is recorded and no traceparent is stored", async () => {
+    const { queue } = await setup([]);
+    const { deliveryIds } = await tracedPublish(queue)(createEvent({ type: "order.paid", data: {} }));
+    expect((await queue.get(deliveryIds[0] as string))?.traceparent).toBeUndefined();
+    expect(otel.spans()).toEqual([]);
+  });
+
   it("counts circuit transitions, disabled endpoints and worker errors", async () => {
     const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
     telemetry({ type: "circuit", endpointId: "ep_1", status: "open" });

@@ -1,7 +1,8 @@
 import { context, trace } from "@opentelemetry/api";
-import type { Handler, HttpRequest, HttpResponse } from "../http/message";
+import type { Handler, HttpResponse } from "../http/message";
+import { isIdempotent } from "../http/methods";
 import { type IdempotencyOptions, idempotency } from "../idempotency/middleware";
-import type { BeginResult, IdempotencyStore } from "../idempotency/store";
+import { REPLAYED_HEADER } from "../idempotency/stored-response";
 import type { RateLimitDecision, RateLimiter } from "../ratelimit/limiter";
 import { ATTRIBUTES as A, METRIC_NAMES } from "./names";
 import { type TelemetryOptions, telemetryOf } from "./telemetry";
@@ -34,7 +35,7 @@ async function problemCode(response: HttpResponse): Promise<string | undefined> 
  * The idempotency middleware (`idempotency(options)` of `rest-webhooks/idempotency`), observed: its decision on each
  * request carrying an `Idempotency-Key` is set as `idempotency.decision` on the active span (your HTTP server span)
  * and counted: `new` (the handler ran under the key), `replay` (the stored response), `in_progress` (409), `mismatch`
- * (422), `invalid` or `missing` (400). The decision is read from what the store's `begin` found and the status
+ * (422), `invalid` or `missing` (400). The decision is read from whether the handler ran and what the middleware
  * answered, so the middleware's behaviour is unchanged.
  *
  * @param options the options of `idempotency`.
@@ -44,53 +45,36 @@ async function problemCode(response: HttpResponse): Promise<string | undefined> 
  * @example router.use(tracedIdempotency({ store, identify: (request) => request.headers["x-account"] ?? "anonymous" }));
  */
 export function tracedIdempotency(options: IdempotencyOptions, telemetry: TelemetryOptions = {}): Middleware {
-  const option = options?.store;
-  if (typeof option !== "function" && typeof option?.begin !== "function") {
-    // The middleware names the option; let it say so.
-    return idempotency(options);
-  }
+  // The middleware checks its own options (and names them); made first so misuse throws before anything else.
+  const middleware = idempotency(options);
   const { meter } = telemetryOf(telemetry, "tracedIdempotency");
   const decisions = meter.createCounter(METRIC_NAMES.idempotencyDecisions, {
     description: "Idempotency-Key decisions, by idempotency.decision.",
     unit: "{request}",
   });
-  const storeOf = typeof option === "function" ? option : () => option;
-  const found = new WeakMap<HttpRequest, BeginResult["kind"]>();
-  const observed = (store: IdempotencyStore, request: HttpRequest): IdempotencyStore => ({
-    async begin(key, fingerprint, leaseMs) {
-      const result = await store.begin(key, fingerprint, leaseMs);
-      found.set(request, result.kind);
-      return result;
-    },
-    complete: (key, token, response, ttlMs) => store.complete(key, token, response, ttlMs),
-    release: (key, token) => store.release(key, token),
-  });
-  const middleware = idempotency({ ...options, store: (request) => observed(storeOf(request), request) });
+  const protects = protectedMethods(options.methods);
+  const mayRequire = options.required !== undefined && options.required !== false;
   const traced: Middleware = (handler) => {
-    const inner = middleware(handler);
-    return async (request) => {
+    const plain = middleware(handler);
+    return (request) => {
+      const keyed = request.headers["idempotency-key"] !== undefined && protects(request.method);
+      // A request the middleware does not protect, without a key it could require: nothing to decide, no cost.
+      if (!keyed && !mayRequire) return plain(request);
       const span = trace.getSpan(context.active());
-      const response = await inner(request);
-      const kind = found.get(request);
-      let decision: IdempotencyDecisionName | undefined;
-      if (kind !== undefined) {
-        // decide() (src/idempotency/decision.ts): a fingerprint mismatch wins over the other two.
-        decision =
-          response.status === 422 && kind !== "acquired"
-            ? "mismatch"
-            : kind === "acquired"
-              ? "new"
-              : kind === "completed"
-                ? "replay"
-                : "in_progress";
-      } else if (response.status === 400) {
-        decision = BY_PROBLEM[(await problemCode(response)) ?? ""];
-      }
-      if (decision !== undefined) {
-        decisions.add(1, { [A.idempotencyDecision]: decision });
-        span?.setAttribute(A.idempotencyDecision, decision);
-      }
-      return response;
+      // The handler runs under the key only for a new one: a flag of this request's own says so.
+      let ran = false;
+      const inner = middleware((forwarded) => {
+        ran = true;
+        return handler(forwarded);
+      });
+      return Promise.resolve(inner(request)).then(async (response) => {
+        const decision = keyed ? keyedDecision(ran, response) : await missing(response);
+        if (decision !== undefined) {
+          decisions.add(1, { [A.idempotencyDecision]: decision });
+          span?.setAttribute(A.idempotencyDecision, decision);
+        }
+        return response;
+      });
     };
   };
   // The OpenAPI description rides on the middleware under a symbol (src/http/described.ts): carry it over.
@@ -98,6 +82,34 @@ export function tracedIdempotency(options: IdempotencyOptions, telemetry: Teleme
     (traced as unknown as Record<symbol, unknown>)[symbol] = (middleware as unknown as Record<symbol, unknown>)[symbol];
   }
   return traced;
+}
+
+/** The decision on a protected request with a key, read from the answer (src/idempotency/middleware.ts `keyed`). */
+function keyedDecision(ran: boolean, response: HttpResponse): IdempotencyDecisionName | undefined {
+  if (ran) return "new";
+  if (response.headers[REPLAYED_HEADER] === "true") return "replay";
+  switch (response.status) {
+    case 409:
+      return "in_progress";
+    case 422:
+      return "mismatch";
+    case 400:
+      return "invalid";
+    default:
+      return undefined;
+  }
+}
+
+async function missing(response: HttpResponse): Promise<IdempotencyDecisionName | undefined> {
+  return response.status === 400 ? BY_PROBLEM[(await problemCode(response)) ?? ""] : undefined;
+}
+
+// The same rule as the middleware's `methods` option (RFC 9110 §9.2.2 by default).
+function protectedMethods(option: IdempotencyOptions["methods"]): (method: string) => boolean {
+  if (option === undefined) return (method) => !isIdempotent(method);
+  if (typeof option === "function") return option;
+  const listed = new Set(option.map((m) => m.toUpperCase()));
+  return (method) => listed.has(method);
 }
 
 /**

@@ -84,15 +84,16 @@ export async function storeOutcome(
   };
   try {
     await settings.queue.complete(claim, next.state, attempt);
-    if (settings.listener !== undefined)
-      emit(settings, { type: "attempt", delivery: { ...claim, state: next.state }, attempt });
+    // Built once for the attempt event and the notification, and only when someone listens.
+    const delivery = settings.listener === undefined ? undefined : { ...claim, state: next.state };
+    if (delivery !== undefined) emit(settings, { type: "attempt", delivery, attempt });
     for (const effect of next.effects) {
       if (effect.type === "disable_endpoint") {
         if (await lines.disable(line, effect.reason, finishedAt)) {
           emit(settings, { type: "endpoint.disabled", endpointId: line.id, reason: effect.reason });
         }
-      } else if (effect.type === "notify" && settings.listener !== undefined) {
-        emit(settings, { type: effect.event, delivery: { ...claim, state: next.state }, attempt });
+      } else if (effect.type === "notify" && delivery !== undefined) {
+        emit(settings, { type: effect.event, delivery, attempt });
       }
     }
     const success = next.state.status === "delivered";

@@ -27,7 +27,7 @@ function scriptedDispatcher(results: AttemptResult[]) {
   };
 }
 
-async function setup(results: AttemptResult[]) {
+async function setup(results: AttemptResult[], also: (event: DeliveryWorkerEvent) => void = () => {}) {
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints });
   const admin = createEndpointAdmin({ endpoints, queue, resolve: false });
@@ -45,6 +45,7 @@ async function setup(results: AttemptResult[]) {
     onEvent: (event) => {
       events.push(event);
       telemetry(event);
+      also(event);
     },
   });
   return { queue, worker, dispatcher, events, endpoint: created.value };
@@ -176,11 +177,17 @@ describe("delivery telemetry", () => {
       status: 500,
       durationMs: 1,
     }));
-    const { queue, worker, events } = await setup(failures);
+    let opened: () => void = () => {};
+    const open = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const { queue, worker, events } = await setup(failures, (event) => {
+      if (event.type === "circuit" && event.status === "open") opened();
+    });
     for (let i = 0; i < 12; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
     worker.start();
     // The circuit opens after 10 failures (the default), holding the rest back for its cool-down.
-    for (let i = 0; i < 50 && !events.some((e) => e.type === "circuit"); i++) await new Promise((r) => setImmediate(r));
+    await open;
     await worker.stop();
     expect(events.filter((e) => e.type === "circuit").map((e) => (e as { status: string }).status)).toContain("open");
     expect(events.filter((e) => e.type === "attempt").length).toBeGreaterThanOrEqual(10);

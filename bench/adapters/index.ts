@@ -9,7 +9,8 @@
 // process's CPU time per request (asked of the server before and after the round), which other processes on a
 // shared machine disturb far less. The `ratio:` line is the median of per-round CPU ratios (their µs per
 // request ÷ ours: above 1, ours costs less); the requests/s ratio is printed beside it.
-// BENCH_CASES=express,fastify picks cases (node, express, fastify, fastify-per-route); BENCH_SECONDS, BENCH_ROUNDS.
+// BENCH_CASES=express,fastify picks cases (node, express, fastify, fastify-per-route, otel: rest-webhooks/otel's
+// instrumented middleware against the plain ones, in process); BENCH_SECONDS, BENCH_ROUNDS.
 
 import type { ChildProcess } from "node:child_process";
 import { spawn, spawnSync } from "node:child_process";
@@ -114,7 +115,7 @@ const CASES: Record<string, Case> = {
   fastify: { ours: "fastify-router", peer: "fastify-native", expected: framework },
   "fastify-per-route": { ours: "fastify-per-route", peer: "fastify-native", expected: framework },
 };
-const picked = (process.env.BENCH_CASES ?? Object.keys(CASES).join(",")).split(",");
+const picked = (process.env.BENCH_CASES ?? [...Object.keys(CASES), "otel"].join(",")).split(",");
 
 async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Promise<void> {
   const ours = await startServer(oursKind);
@@ -180,6 +181,14 @@ async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Prom
 }
 
 for (const name of picked) {
+  if (name === "otel") {
+    // rest-webhooks/otel's rate-limit and idempotency instrumentation against the plain middleware (otel.ts).
+    const run = spawnSync(process.execPath, ["--import", "tsx", new URL("./otel.ts", import.meta.url).pathname], {
+      stdio: "inherit",
+    });
+    if (run.status !== 0) throw new Error("bench/adapters otel case failed");
+    continue;
+  }
   const chosen = CASES[name];
   if (chosen === undefined) throw new Error(`unknown case ${name}; cases: ${Object.keys(CASES).join(", ")}`);
   await runCase(chosen);

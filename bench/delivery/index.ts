@@ -1,6 +1,6 @@
 // bench/delivery: deliveries per second to a local consumer (second process) with the in-memory queue, next to a bare
 // keep-alive POST loop at the same concurrency (the limit); the worker's own CPU per delivery; and the heap of
-// 1,000,000 scheduled retries.
+// 1,000,000 scheduled retries; and the worker with rest-webhooks/otel's listener against the worker without (otel.ts).
 //
 // Soundness: every contender is checked first (all deliveries arrive, every signature verifies, every event id once);
 // a warm-up round of each is discarded; timed rounds alternate the contenders (ABBA) so a noisy neighbour hurts both
@@ -122,4 +122,12 @@ const { scheduled, bytes } = JSON.parse(memory.stdout) as { scheduled: number; b
 console.log(
   `memory: ${scheduled.toLocaleString("en")} scheduled retries in the in-memory queue = ${(bytes / 2 ** 20).toFixed(0)} MB heap + buffers (${(bytes / scheduled).toFixed(0)} bytes each; target < 500 MB)`,
 );
+// rest-webhooks/otel's listener on the worker, with the API alone and with the SDK (otel.ts; its own process, so the
+// SDK's spans do not warm or pollute the runs above).
+const otel = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", here("./otel.ts")], { encoding: "utf8" });
+if (otel.status !== 0) throw new Error(`otel bench failed: ${otel.stderr}`);
+for (const line of otel.stdout.trim().split("\n")) {
+  if (line.startsWith("ratio: ")) ratios.push(line);
+  else console.log(line);
+}
 for (const line of ratios) console.log(line);

@@ -62,6 +62,25 @@ describe("the import graph", () => {
     ).toEqual([]);
   });
 
+  it("only src/otel imports @opentelemetry/api: no other entry point loads it (issue 23, off means free)", () => {
+    expect(importing(under("otel/"), (s) => s === "@opentelemetry/api").length).toBeGreaterThan(0);
+    expect(
+      importing(
+        files.filter((file) => !file.path.startsWith("otel/")),
+        (s) => s.startsWith("@opentelemetry/"),
+      ),
+    ).toEqual([]);
+  });
+
+  it("nothing outside src/otel imports src/otel", () => {
+    expect(
+      importing(
+        files.filter((file) => !file.path.startsWith("otel/")),
+        (s) => s.startsWith("otel/"),
+      ),
+    ).toEqual([]);
+  });
+
   it("has no export * under src/webhooks: every export is a named decision", () => {
     const star = under("webhooks/").filter((file) =>
       /^export \* from/m.test(readFileSync(join(src, file.path), "utf8")),

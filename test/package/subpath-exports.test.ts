@@ -299,6 +299,23 @@ const RUNTIME: Record<string, readonly string[]> = {
     "retryAfterSeconds",
     "serviceLimitField",
   ],
+  "./otel": [
+    "ATTRIBUTES",
+    "INSTRUMENTATION_SCOPE",
+    "MESSAGING_SYSTEM",
+    "METRIC_NAMES",
+    "SPAN_NAMES",
+    "contextWithTraceparent",
+    "deliveryTelemetry",
+    "formatTraceparent",
+    "instrumentInbox",
+    "instrumentRateLimiter",
+    "observeDeliveryQueue",
+    "parseTraceparent",
+    "traceWebhookReceipt",
+    "tracedIdempotency",
+    "tracedPublish",
+  ],
   "./ratelimit/redis": ["RateLimitError", "createRedisStore"],
   "./testing": [
     "ArbitraryDerivationError",
@@ -372,6 +389,7 @@ const TYPES: Record<string, readonly string[]> = {
   "./webhooks/consumer/memory": [],
   "./webhooks/consumer/postgres": ["InboxTableOptions", "PostgresInboxContext", "PostgresInboxOptions"],
   "./webhooks/consumer/node": ["ProcessorRunner", "ProcessorRunnerOptions"],
+  "./otel": ["IdempotencyDecisionName", "QueueGaugeOptions", "TelemetryOptions", "TracedPublish"],
 };
 
 /** The names an index file exports as types only (`export type { A }` and `export { type A }`). */

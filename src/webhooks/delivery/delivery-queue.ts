@@ -13,6 +13,8 @@ export interface DeliveryRecord {
   /** Epoch ms. */
   readonly createdAt: number;
   readonly state: DeliveryState;
+  /** The W3C `traceparent` of the publishing span, when {@link PublishOptions.traceparent} was given. */
+  readonly traceparent?: string | undefined;
 }
 
 /** A delivery claimed by one worker until `leaseUntil` (or until it completes). */
@@ -27,6 +29,12 @@ export interface PublishOptions {
   now?: number | undefined;
   /** Delay of the first attempt, in ms. @default 0 */
   delayMs?: number | undefined;
+  /**
+   * The W3C Trace Context `traceparent` of the publishing span (https://www.w3.org/TR/trace-context/ §3.2), stored
+   * with every delivery so each attempt can link to it; a malformed value is a TypeError.
+   * `tracedPublish` in `rest-webhooks/otel` passes the active span's.
+   */
+  traceparent?: string | undefined;
 }
 
 /** The outcome of publishing: the deliveries created (none when no endpoint subscribes, or already published). */

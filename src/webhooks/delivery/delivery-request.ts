@@ -12,12 +12,14 @@ export interface DeliveryRequest {
 /**
  * Builds one attempt's request: the same `webhook-id` (the event id) on every attempt, a fresh timestamp and fresh
  * signatures by every active secret (Standard Webhooks, "Signature scheme"; several signatures during a rotation).
+ * With `traceparent` (the delivery's, when the worker propagates trace context) the request carries that header.
  */
 export function buildDeliveryRequest(
   delivery: Pick<DeliveryRecord, "eventId" | "payload">,
   endpoint: Pick<WebhookEndpoint, "url" | "secrets">,
   now: number,
   userAgent = "rest-webhooks",
+  traceparent?: string,
 ): DeliveryRequest {
   const signed = sign({
     id: delivery.eventId,
@@ -25,15 +27,15 @@ export function buildDeliveryRequest(
     body: delivery.payload,
     secrets: activeSecrets(endpoint, now),
   });
-  return {
-    url: endpoint.url,
-    headers: {
-      "content-type": "application/json",
-      "user-agent": userAgent,
-      "webhook-id": signed["webhook-id"],
-      "webhook-timestamp": signed["webhook-timestamp"],
-      "webhook-signature": signed["webhook-signature"],
-    },
-    body: delivery.payload,
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "user-agent": userAgent,
+    "webhook-id": signed["webhook-id"],
+    "webhook-timestamp": signed["webhook-timestamp"],
+    "webhook-signature": signed["webhook-signature"],
   };
+  // W3C Trace Context §3.2: the receiver continues the publisher's trace. Only when asked: it tells the receiver
+  // about our tracing (the worker's `propagateTraceContext`).
+  if (traceparent !== undefined) headers.traceparent = traceparent;
+  return { url: endpoint.url, headers, body: delivery.payload };
 }

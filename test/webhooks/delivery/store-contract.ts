@@ -207,6 +207,34 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await f.queue.complete(retaken, transition(retaken.state, delivered200, now).state)).toBe(true);
     });
 
+    it("round-trips the publisher's traceparent on get, list and claim; refuses a malformed one", async () => {
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const event = createEvent({ type: "q.created", data: { n: 2 }, now: T0 });
+      const { deliveryIds } = await f.queue.publish(event, { now: T0, traceparent });
+      expect(deliveryIds).toHaveLength(2);
+      const plain = createEvent({ type: "q.created", data: { n: 3 }, now: T0 });
+      const [plainId] = (await f.queue.publish(plain, { now: T0 })).deliveryIds as [string];
+      expect((await f.queue.get(deliveryIds[0] as string))?.traceparent).toBe(traceparent);
+      expect((await f.queue.get(plainId))?.traceparent).toBeUndefined();
+      expect((await f.queue.list(b.id)).find((d) => d.eventId === event.id)?.traceparent).toBe(traceparent);
+      const bad = createEvent({ type: "q.created", data: {}, now: T0 });
+      for (const value of ["", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", "ff-" + traceparent.slice(3)]) {
+        await expect(f.queue.publish(bad, { now: T0, traceparent: value }), value).rejects.toThrow(TypeError);
+      }
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 });
+      expect(claimed.filter((c) => c.eventId === event.id).map((c) => c.traceparent)).toEqual([
+        traceparent,
+        traceparent,
+      ]);
+      for (const c of claimed) {
+        await f.queue.complete(
+          c,
+          transition(c.state, { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } }, T0).state,
+        );
+      }
+    });
+
     it("claims due deliveries oldest first, each once per lease; an expired lease is reclaimed", async () => {
       const early = createEvent({ type: "q.updated", data: {}, now: T0 });
       const late = createEvent({ type: "q.updated", data: {}, now: T0 });

@@ -5,6 +5,7 @@ import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
+import { checkTraceparent } from "../trace-context";
 
 /** Options of {@link createMemoryDeliveryQueue}. */
 export interface MemoryDeliveryQueueOptions {
@@ -36,6 +37,7 @@ interface Entry {
   leaseUntil: number;
   /** Publication order: among deliveries due together, the first published goes first. */
   readonly seq: number;
+  readonly traceparent: string | undefined;
 }
 
 interface EndpointEntry {
@@ -52,6 +54,8 @@ const toRecord = (entry: Entry): DeliveryRecord => ({
   payload: entry.payload,
   createdAt: entry.createdAt,
   state: entry.state,
+  // Only when published with one: records without it keep their shape.
+  ...(entry.traceparent === undefined ? {} : { traceparent: entry.traceparent }),
 });
 
 function nonNegative(value: number, name: string): number {
@@ -177,6 +181,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   return {
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
+      checkTraceparent(publishOptions.traceparent, "publish");
       prune(clock());
       if (eventRefs.has(event.id)) return { deliveryIds: [] };
       const targets = await endpoints.subscribed(event.type);
@@ -197,6 +202,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           leaseToken: undefined,
           leaseUntil: 0,
           seq: published++,
+          traceparent: publishOptions.traceparent,
         };
         byId.set(entry.id, entry);
         endpointEntry(target.id).deliveries.push(entry);

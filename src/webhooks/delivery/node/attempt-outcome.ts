@@ -45,7 +45,13 @@ export function decideOutcome(
   const next = transition(outgoing.claim.state, { type: "attempt", result }, finishedAt, settings.config);
   const line = outgoing.line;
   const success = next.state.status === "delivered";
-  if (settings.circuit !== undefined) line.circuit = circuitRecord(line.circuit, success, finishedAt, settings.circuit);
+  if (settings.circuit !== undefined) {
+    const before = line.circuit.status;
+    line.circuit = circuitRecord(line.circuit, success, finishedAt, settings.circuit);
+    if (line.circuit.status !== before && settings.listener !== undefined) {
+      emit(settings, { type: "circuit", endpointId: line.id, status: line.circuit.status });
+    }
+  }
   const stops =
     !success &&
     (next.effects.some((effect) => effect.type === "disable_endpoint") ||
@@ -74,13 +80,16 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
   };
   try {
     await settings.queue.complete(claim, next.state, attempt);
+    // Built once for the attempt event and the notification, and only when someone listens.
+    const delivery = settings.listener === undefined ? undefined : { ...claim, state: next.state };
+    if (delivery !== undefined) emit(settings, { type: "attempt", delivery, attempt });
     for (const effect of next.effects) {
       if (effect.type === "disable_endpoint") {
         if (await lines.disable(line, effect.reason, finishedAt)) {
           emit(settings, { type: "endpoint.disabled", endpointId: line.id, reason: effect.reason });
         }
-      } else if (effect.type === "notify" && settings.listener !== undefined) {
-        emit(settings, { type: effect.event, delivery: { ...claim, state: next.state }, attempt });
+      } else if (effect.type === "notify" && delivery !== undefined) {
+        emit(settings, { type: effect.event, delivery, attempt });
       }
     }
     const success = next.state.status === "delivered";

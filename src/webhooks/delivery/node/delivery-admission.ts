@@ -53,6 +53,9 @@ export function holdBack(settings: WorkerSettings, line: EndpointLine, at: numbe
   if (line.disabling > 0 || line.endpoint?.status !== "enabled") return at + pause;
   if (settings.circuit === undefined) return undefined;
   const allowed = circuitAllows(line.circuit, at, settings.circuit);
+  if (allowed.state.status !== line.circuit.status && settings.listener !== undefined) {
+    emit(settings, { type: "circuit", endpointId: line.id, status: allowed.state.status });
+  }
   line.circuit = allowed.state;
   return allowed.allowed ? undefined : allowed.retryAt;
 }

@@ -117,7 +117,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       const sentAt = now();
-      const request = buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent);
+      const traceparent = settings.propagateTraceContext ? claim.traceparent : undefined;
+      const request = buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent);
       const outgoing: Outgoing = { claim, line, endpoint, request, signedSecond: Math.floor(sentAt / 1000), sentAt };
       const result = await attempt(outgoing);
       if (result === undefined) {

@@ -9,7 +9,7 @@ import type { EndpointStore } from "../endpoint-store";
 import { type DeliveryConfig, defaultDeliveryConfig } from "../state-machine";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "./dispatcher";
 
-/** What the worker reports: delivery outcomes, endpoints it disabled, and unexpected errors. */
+/** What the worker reports: delivery outcomes, every attempt, circuit changes, endpoints it disabled, and unexpected errors. */
 export type DeliveryWorkerEvent =
   | {
       type: "delivery.delivered" | "delivery.failed" | "delivery.exhausted";
@@ -17,6 +17,10 @@ export type DeliveryWorkerEvent =
       attempt?: AttemptRecord | undefined;
     }
   | { type: "endpoint.disabled"; endpointId: string; reason: DisabledReason }
+  /** Every stored attempt (its log line), whatever the outcome: what tracing and metrics read. */
+  | { type: "attempt"; delivery: DeliveryRecord; attempt: AttemptRecord }
+  /** An endpoint's circuit changed status after an attempt's outcome. */
+  | { type: "circuit"; endpointId: string; status: "open" | "half_open" | "closed" }
   | { type: "error"; error: unknown };
 
 /** Options of {@link createDeliveryWorker}. */
@@ -69,6 +73,11 @@ export interface DeliveryWorkerOptions {
   onEvent?: (event: DeliveryWorkerEvent) => void;
   /** @default "rest-webhooks" */
   userAgent?: string;
+  /**
+   * Send the publisher's W3C `traceparent` (stored with the event at publish) with each attempt, so a consumer can
+   * continue the trace. Off by default: it tells the receiver about your tracing. @default false
+   */
+  propagateTraceContext?: boolean;
 }
 
 /** A running delivery loop. */
@@ -112,6 +121,7 @@ export interface WorkerSettings {
   readonly now: () => number;
   readonly random: () => number;
   readonly userAgent: string | undefined;
+  readonly propagateTraceContext: boolean;
   /** The listener, if any: events are only built when someone listens. */
   readonly listener: ((event: DeliveryWorkerEvent) => void) | undefined;
   /** The rate limiter, created on first use. */
@@ -216,6 +226,7 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
     now,
     random,
     userAgent: options.userAgent,
+    propagateTraceContext: options.propagateTraceContext === true,
     listener: options.onEvent,
     rateLimiter() {
       limiter ??= createEndpointRateLimiter();

@@ -27,6 +27,7 @@ export function deliveryColumns(t = ""): string {
     c("last_status"),
     c("last_error_kind"),
     ms("delivered_at"),
+    c("traceparent"),
   ].join(", ");
 }
 
@@ -53,6 +54,7 @@ const deliveryRow = z.object({
   last_status: z.number().int().nullable(),
   last_error_kind: errorKind,
   delivered_at: time.nullable(),
+  traceparent: z.string().nullable(),
 });
 
 const endpointRow = z.object({
@@ -104,6 +106,7 @@ export function toDelivery(row: unknown): DeliveryRecord {
       lastErrorKind: r.last_error_kind,
       deliveredAt: r.delivered_at,
     },
+    ...(r.traceparent === null ? {} : { traceparent: r.traceparent }),
   };
 }
 

@@ -97,5 +97,11 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
         `CREATE INDEX IF NOT EXISTS "webhook_deliveries_endpoint_due" ON ${t.deliveries} (endpoint_id, next_attempt_at) WHERE status IN ('pending', 'failed')`,
       ],
     },
+    {
+      // The publishing span's W3C traceparent, linked from every attempt (docs/observability.md).
+      id: "delivery@4",
+      schema: t.schema,
+      statements: [`ALTER TABLE ${t.deliveries} ADD COLUMN IF NOT EXISTS traceparent text`],
+    },
   ];
 }

@@ -5,6 +5,7 @@ import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";
+import { checkTraceparent } from "../trace-context";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
 
@@ -104,10 +105,12 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     withClient: (other) => createPostgresDeliveryQueue({ ...options, client: other }),
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
+      checkTraceparent(publishOptions.traceparent, "publish");
       const { rows } = await client.query(
-        `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at)
+        `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
+           traceparent)
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
-           ${timestampOf("$5")}
+           ${timestampOf("$5")}, $7
          FROM ${E} e WHERE e.status = 'enabled' AND e.enabled_events && $6::text[]
          ON CONFLICT (event_id, endpoint_id) DO NOTHING
          RETURNING id`,
@@ -118,6 +121,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
           now,
           now + (publishOptions.delayMs ?? 0),
           patternsMatching(event.type),
+          publishOptions.traceparent ?? null,
         ],
       );
       return { deliveryIds: rows.map((row) => String((row as { id: unknown }).id)) };

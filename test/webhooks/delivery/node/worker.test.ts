@@ -74,6 +74,16 @@ describe("delivery worker options", () => {
 });
 
 describe("delivery worker", () => {
+  it("sends the publisher's traceparent only with propagateTraceContext (issue 23)", async () => {
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    for (const propagate of [false, true]) {
+      const { server, queue, worker } = await setup((_req, res) => res.end("ok"), { propagateTraceContext: propagate });
+      await queue.publish(createEvent({ type: "order.created", data: {} }), { traceparent });
+      await worker.drained();
+      expect(server.received[0]?.headers.traceparent).toBe(propagate ? traceparent : undefined);
+    }
+  });
+
   it("retries failures until a 2xx: same webhook-id, fresh signature each time, verified by standardwebhooks", async () => {
     const { server, queue, worker, endpoint } = await setup((_req, res, i) => {
       res.statusCode = i < 2 ? 500 : 200;

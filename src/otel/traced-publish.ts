@@ -1,0 +1,59 @@
+import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { DeliveryQueue, PublishOptions, PublishResult } from "../webhooks/delivery/delivery-queue";
+import type { WebhookEvent } from "../webhooks/delivery/event";
+import { ATTRIBUTES as A, MESSAGING_SYSTEM, SPAN_NAMES } from "./names";
+import { formatTraceparent, type TelemetryOptions, telemetryOf } from "./telemetry";
+
+/** `queue.publish` with a span: see {@link tracedPublish}. */
+export type TracedPublish = (event: WebhookEvent, options?: PublishOptions) => Promise<PublishResult>;
+
+/**
+ * Publishes through `queue` inside a PRODUCER span `publish <event type>` (messaging semantic conventions), a child of
+ * the active span (your request's, your transaction's), and stores that span's `traceparent` with every delivery so
+ * the attempts join the same trace. With no SDK registered the span is a no-op and no `traceparent` is stored.
+ *
+ * @param queue any delivery queue; for the transactional outbox, the queue on your transaction
+ *   (`tracedPublish(queue.withClient(tx))`): the span then sits inside the transaction's.
+ * @param options the tracer. @default the global one
+ * @returns a function with the signature of `queue.publish`.
+ * @see docs/observability.md
+ * @example
+ * await transaction(pool, async (tx) => {
+ *   await saveOrder(tx, order);
+ *   await tracedPublish(queue.withClient(tx))(createEvent({ type: "order.created", data: order }));
+ * });
+ */
+export function tracedPublish(queue: DeliveryQueue, options: TelemetryOptions = {}): TracedPublish {
+  if (typeof queue?.publish !== "function") throw new TypeError("tracedPublish: queue must be a DeliveryQueue");
+  const { tracer } = telemetryOf(options, "tracedPublish");
+  return async (event, publishOptions = {}) => {
+    const span = tracer.startSpan(`${SPAN_NAMES.publish} ${event.type}`, {
+      kind: SpanKind.PRODUCER,
+      attributes: {
+        [A.messagingSystem]: MESSAGING_SYSTEM,
+        [A.messagingOperationName]: "publish",
+        [A.messagingOperationType]: "send",
+        [A.messagingDestination]: event.type,
+        [A.messagingMessageId]: event.id,
+        [A.eventType]: event.type,
+        [A.eventId]: event.id,
+      },
+    });
+    // An explicit traceparent from the caller wins: it knows better which span the deliveries belong to.
+    const traceparent = publishOptions.traceparent ?? formatTraceparent(span.spanContext());
+    try {
+      const result = await context.with(trace.setSpan(context.active(), span), () =>
+        queue.publish(event, traceparent === undefined ? publishOptions : { ...publishOptions, traceparent }),
+      );
+      span.setAttribute(A.messagingBatchCount, result.deliveryIds.length);
+      return result;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute(A.errorType, error instanceof Error ? error.name : "_OTHER");
+      if (error instanceof Error) span.recordException(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+}

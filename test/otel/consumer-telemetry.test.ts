@@ -1,0 +1,116 @@
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import type { HttpRequest } from "../../src/http/message";
+import { ATTRIBUTES, instrumentInbox, METRIC_NAMES, traceWebhookReceipt } from "../../src/otel/index";
+import { createWebhookConsumer, createWebhookProcessor } from "../../src/webhooks/consumer/index";
+import { createMemoryInbox } from "../../src/webhooks/consumer/memory/index";
+import { buildDeliveryRequest } from "../../src/webhooks/delivery/delivery-request";
+import { generateSecret } from "../../src/webhooks/signing/index";
+import { otelFixture } from "./otel-fixture";
+
+const otel = otelFixture();
+afterAll(() => otel.close());
+beforeEach(() => otel.reset());
+
+const secret = generateSecret();
+const SENDER = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" };
+const TRACEPARENT = `00-${SENDER.traceId}-${SENDER.spanId}-01`;
+
+/** The request the delivery worker sends, as the consumer's handler sees it. */
+function incoming(eventId: string, traceparent?: string, secrets = [{ secret, expiresAt: null }]): HttpRequest {
+  const payload = JSON.stringify({ type: "order.shipped", timestamp: new Date().toISOString(), data: { eventId } });
+  const built = buildDeliveryRequest(
+    { eventId, payload },
+    { url: "https://consumer.example/hooks", secrets },
+    Date.now(),
+    "rest-webhooks",
+    traceparent,
+  );
+  return {
+    method: "POST",
+    path: "/hooks",
+    search: "",
+    query: {},
+    headers: built.headers,
+    body: new TextEncoder().encode(built.body),
+  };
+}
+
+function setup() {
+  const telemetry = { tracer: otel.tracer, meter: otel.meter };
+  const inbox = instrumentInbox(createMemoryInbox(), telemetry);
+  const handler = traceWebhookReceipt(createWebhookConsumer({ inbox, secrets: secret, onError: () => {} }), telemetry);
+  return { inbox, handler };
+}
+
+describe("consumer telemetry", () => {
+  it("continues the sender's trace from traceparent: receipt, then a processing span linked to it", async () => {
+    const { inbox, handler } = setup();
+    const request = incoming("msg_1", TRACEPARENT);
+    expect(request.headers.traceparent).toBe(TRACEPARENT);
+    expect((await handler(request)).status).toBe(202);
+    const processor = createWebhookProcessor({ inbox }).on("order.*", () => {});
+    expect((await processor.processDue()).done).toBe(1);
+
+    const [receipt, processing] = otel.spans();
+    expect(receipt?.name).toBe("receive webhook");
+    expect(receipt?.kind).toBe(SpanKind.CONSUMER);
+    expect(receipt?.spanContext().traceId).toBe(SENDER.traceId);
+    expect(receipt?.parentSpanContext?.spanId).toBe(SENDER.spanId);
+    expect(receipt?.parentSpanContext?.isRemote).toBe(true);
+    expect(receipt?.attributes).toMatchObject({
+      [ATTRIBUTES.messagingMessageId]: "msg_1",
+      [ATTRIBUTES.eventId]: "msg_1",
+      [ATTRIBUTES.eventType]: "order.shipped",
+      [ATTRIBUTES.duplicate]: false,
+      [ATTRIBUTES.consumerOutcome]: "stored",
+      [ATTRIBUTES.httpStatus]: 202,
+    });
+    expect(processing?.name).toBe("process order.shipped");
+    expect(processing?.kind).toBe(SpanKind.CONSUMER);
+    expect(processing?.links.map((link) => link.context.spanId)).toEqual([receipt?.spanContext().spanId]);
+    expect(processing?.attributes).toMatchObject({ [ATTRIBUTES.consumerOutcome]: "done", [ATTRIBUTES.attempt]: 1 });
+  });
+
+  it("without traceparent the receipt starts a trace of its own; a malformed one is ignored", async () => {
+    const { handler } = setup();
+    await handler(incoming("msg_2"));
+    const bad = incoming("msg_3");
+    await handler({ ...bad, headers: { ...bad.headers, traceparent: "00-zz-00f067aa0ba902b7-01" } });
+    for (const span of otel.spans()) expect(span.parentSpanContext).toBeUndefined();
+  });
+
+  it("counts received, duplicate, processed, failed and rejected events", async () => {
+    const total = async (name: string) => (await otel.points(name)).reduce((sum, point) => sum + point.value, 0);
+    const names = [
+      METRIC_NAMES.consumerReceived,
+      METRIC_NAMES.consumerDuplicate,
+      METRIC_NAMES.consumerProcessed,
+      METRIC_NAMES.consumerFailed,
+      METRIC_NAMES.consumerRejected,
+    ];
+    // The meter provider is shared by the file's cases, and its sums are cumulative: count from here.
+    const before = await Promise.all(names.map(total));
+    const { inbox, handler } = setup();
+    await handler(incoming("msg_a"));
+    await handler(incoming("msg_a")); // the sender's retry
+    await handler(incoming("msg_b"));
+    const wrong = incoming("msg_c", undefined, [{ secret: generateSecret(), expiresAt: null }]);
+    expect((await handler(wrong)).status).toBe(400);
+    let calls = 0;
+    const processor = createWebhookProcessor({ inbox, onError: () => {} }).on("order.*", () => {
+      calls++;
+      if (calls === 1) throw new Error("handler failed");
+    });
+    await processor.processDue();
+
+    const after = await Promise.all(names.map(total));
+    // received 2, duplicate 1, processed 1 (the other failed once: 1), rejected 1.
+    expect(after.map((value, i) => value - (before[i] ?? 0))).toEqual([2, 1, 1, 1, 1]);
+    const rejected = otel.spans().find((span) => span.attributes[ATTRIBUTES.httpStatus] === 400);
+    expect(rejected?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(rejected?.attributes[ATTRIBUTES.consumerOutcome]).toBe("rejected");
+    const duplicate = otel.spans().filter((span) => span.attributes[ATTRIBUTES.duplicate] === true);
+    expect(duplicate).toHaveLength(1);
+  });
+});

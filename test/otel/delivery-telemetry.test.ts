@@ -1,0 +1,236 @@
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { ATTRIBUTES, deliveryTelemetry, METRIC_NAMES, observeDeliveryQueue, tracedPublish } from "../../src/otel/index";
+import type { AttemptResult } from "../../src/webhooks/delivery/attempt";
+import type { DeliveryRequest } from "../../src/webhooks/delivery/delivery-request";
+import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
+import { createEvent } from "../../src/webhooks/delivery/event";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
+import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../src/webhooks/delivery/node/index";
+import { scheduleBackoff } from "../../src/webhooks/retry/backoff";
+import { otelFixture } from "./otel-fixture";
+
+const otel = otelFixture();
+afterAll(() => otel.close());
+beforeEach(() => otel.reset());
+
+/** A dispatcher answering from a list of results, one per attempt, recording the requests. */
+function scriptedDispatcher(results: AttemptResult[]) {
+  const requests: DeliveryRequest[] = [];
+  return {
+    requests,
+    dispatch: async (request: DeliveryRequest): Promise<AttemptResult> => {
+      requests.push(request);
+      return results[requests.length - 1] ?? { kind: "response", status: 200, durationMs: 1 };
+    },
+    close() {},
+  };
+}
+
+async function setup(results: AttemptResult[], also: (event: DeliveryWorkerEvent) => void = () => {}) {
+  const endpoints = createMemoryEndpointStore();
+  const queue = createMemoryDeliveryQueue({ endpoints });
+  const admin = createEndpointAdmin({ endpoints, queue, resolve: false });
+  const created = await admin.create({ url: "https://receiver.example/hooks", enabled_events: ["order.*"] });
+  if (!created.ok) throw new Error("endpoint not created");
+  const dispatcher = scriptedDispatcher(results);
+  const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
+  const events: DeliveryWorkerEvent[] = [];
+  const worker = createDeliveryWorker({
+    queue,
+    endpoints,
+    dispatcher,
+    retry: scheduleBackoff([0, 0, 0], 0),
+    endpointCacheMs: 0,
+    onEvent: (event) => {
+      events.push(event);
+      telemetry(event);
+      also(event);
+    },
+  });
+  return { queue, worker, dispatcher, events, endpoint: created.value };
+}
+
+describe("delivery telemetry", () => {
+  it("a delivery that fails once then succeeds: order created → published → attempt 1 failed → attempt 2 delivered, one trace", async () => {
+    const { queue, worker, endpoint, dispatcher } = await setup([
+      { kind: "response", status: 503, body: "busy", durationMs: 12 },
+      { kind: "response", status: 204, durationMs: 7 },
+    ]);
+    const publish = tracedPublish(queue, { tracer: otel.tracer });
+    const event = createEvent({ type: "order.created", data: { id: "ord_1" } });
+    await otel.tracer.startActiveSpan("order created", async (span) => {
+      await publish(event);
+      span.end();
+    });
+    worker.start();
+    await worker.drained();
+    await worker.stop();
+
+    const spans = otel.spans();
+    const byName = (name: string) => spans.filter((s) => s.name === name);
+    const [order] = byName("order created");
+    const [published] = byName("publish order.created");
+    const attempts = byName("POST").sort(
+      (a, b) => Number(a.attributes[ATTRIBUTES.attempt]) - Number(b.attributes[ATTRIBUTES.attempt]),
+    );
+    expect(order).toBeDefined();
+    expect(published?.kind).toBe(SpanKind.PRODUCER);
+    expect(attempts).toHaveLength(2);
+    const traceId = order?.spanContext().traceId;
+    for (const span of [published, ...attempts]) expect(span?.spanContext().traceId).toBe(traceId);
+    expect(published?.parentSpanContext?.spanId).toBe(order?.spanContext().spanId);
+    for (const attempt of attempts) {
+      expect(attempt.kind).toBe(SpanKind.CLIENT);
+      expect(attempt.parentSpanContext?.spanId).toBe(published?.spanContext().spanId);
+    }
+    expect(published?.attributes).toMatchObject({
+      [ATTRIBUTES.messagingMessageId]: event.id,
+      [ATTRIBUTES.messagingDestination]: "order.created",
+      [ATTRIBUTES.messagingBatchCount]: 1,
+    });
+
+    const [first, second] = attempts;
+    expect(first?.attributes).toMatchObject({
+      [ATTRIBUTES.endpointId]: endpoint.id,
+      [ATTRIBUTES.eventType]: "order.created",
+      [ATTRIBUTES.eventId]: event.id,
+      [ATTRIBUTES.attempt]: 1,
+      [ATTRIBUTES.httpResendCount]: 0,
+      [ATTRIBUTES.httpStatus]: 503,
+      [ATTRIBUTES.errorKind]: "http_status",
+      [ATTRIBUTES.errorType]: "503",
+      [ATTRIBUTES.outcome]: "failed",
+    });
+    expect(typeof first?.attributes[ATTRIBUTES.nextRetryAt]).toBe("string");
+    expect(first?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(second?.attributes).toMatchObject({
+      [ATTRIBUTES.attempt]: 2,
+      [ATTRIBUTES.httpStatus]: 204,
+      [ATTRIBUTES.outcome]: "delivered",
+    });
+    expect(second?.attributes[ATTRIBUTES.errorType]).toBeUndefined();
+    expect(second?.attributes[ATTRIBUTES.nextRetryAt]).toBeUndefined();
+    expect(second?.status.code).not.toBe(SpanStatusCode.ERROR);
+    // The span lasts as long as the attempt did (12 ms): made after the fact from the log line.
+    const [seconds, nanos] = first?.duration ?? [0, 0];
+    expect(seconds * 1e3 + nanos / 1e6).toBeCloseTo(12, 3);
+    // propagateTraceContext is off: the receiver is told nothing about our tracing.
+    expect(dispatcher.requests.every((request) => request.headers.traceparent === undefined)).toBe(true);
+
+    const deliveries = await otel.points(METRIC_NAMES.deliveries);
+    expect(deliveries).toEqual(
+      expect.arrayContaining([
+        {
+          attributes: {
+            [ATTRIBUTES.eventType]: "order.created",
+            [ATTRIBUTES.outcome]: "failed",
+            [ATTRIBUTES.errorType]: "503",
+          },
+          value: 1,
+        },
+        { attributes: { [ATTRIBUTES.eventType]: "order.created", [ATTRIBUTES.outcome]: "delivered" }, value: 1 },
+      ]),
+    );
+    expect(deliveries).toHaveLength(2);
+    const durations = await otel.points(METRIC_NAMES.attemptDuration);
+    expect(durations.reduce((sum, point) => sum + point.value, 0)).toBe(2);
+  });
+
+  it("stores the publish span's traceparent with every delivery, and a caller's own wins", async () => {
+    const { queue } = await setup([]);
+    const publish = tracedPublish(queue, { tracer: otel.tracer });
+    const { deliveryIds } = await publish(createEvent({ type: "order.paid", data: {} }));
+    const stored = await queue.get(deliveryIds[0] as string);
+    const [span] = otel.spans();
+    expect(stored?.traceparent).toBe(`00-${span?.spanContext().traceId}-${span?.spanContext().spanId}-01`);
+    const own = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const again = await publish(createEvent({ type: "order.paid", data: {} }), { traceparent: own });
+    expect((await queue.get(again.deliveryIds[0] as string))?.traceparent).toBe(own);
+  });
+
+  it("off means free: with only the API (no SDK registered) no span is recorded and no traceparent is stored", async () => {
+    const { queue } = await setup([]);
+    const { deliveryIds } = await tracedPublish(queue)(createEvent({ type: "order.paid", data: {} }));
+    expect((await queue.get(deliveryIds[0] as string))?.traceparent).toBeUndefined();
+    expect(otel.spans()).toEqual([]);
+  });
+
+  it("counts circuit transitions, disabled endpoints and worker errors", async () => {
+    const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
+    telemetry({ type: "circuit", endpointId: "ep_1", status: "open" });
+    telemetry({ type: "circuit", endpointId: "ep_1", status: "half_open" });
+    telemetry({ type: "circuit", endpointId: "ep_1", status: "closed" });
+    telemetry({ type: "endpoint.disabled", endpointId: "ep_1", reason: "gone" });
+    telemetry({ type: "error", error: new Error("store down") });
+    const circuit = await otel.points(METRIC_NAMES.circuitTransitions);
+    expect(circuit.map((p) => p.attributes[ATTRIBUTES.circuitStatus]).sort()).toEqual(["closed", "half_open", "open"]);
+    expect(await otel.points(METRIC_NAMES.endpointsDisabled)).toEqual([
+      { attributes: { [ATTRIBUTES.disabledReason]: "gone" }, value: 1 },
+    ]);
+    expect((await otel.points(METRIC_NAMES.workerErrors))[0]?.value).toBe(1);
+  });
+
+  it("the worker reports the circuit opening through the listener", async () => {
+    const failures: AttemptResult[] = Array.from({ length: 12 }, () => ({
+      kind: "response",
+      status: 500,
+      durationMs: 1,
+    }));
+    let opened: () => void = () => {};
+    const open = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const { queue, worker, events } = await setup(failures, (event) => {
+      if (event.type === "circuit" && event.status === "open") opened();
+    });
+    for (let i = 0; i < 12; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }));
+    worker.start();
+    // The circuit opens after 10 failures (the default), holding the rest back for its cool-down.
+    await open;
+    await worker.stop();
+    expect(events.filter((e) => e.type === "circuit").map((e) => (e as { status: string }).status)).toContain("open");
+    expect(events.filter((e) => e.type === "attempt").length).toBeGreaterThanOrEqual(10);
+  });
+
+  it("reports the age of the oldest due delivery, and the depth when told how to count it", async () => {
+    const { queue } = await setup([]);
+    const t0 = Date.now();
+    await queue.publish(createEvent({ type: "order.created", data: {} }), { now: t0 });
+    const stop = observeDeliveryQueue(queue, { meter: otel.meter, now: () => t0 + 2_500, depth: () => 1 });
+    expect(await otel.points(METRIC_NAMES.oldestDueAge)).toEqual([{ attributes: {}, value: 2.5 }]);
+    expect(await otel.points(METRIC_NAMES.queueDepth)).toEqual([{ attributes: {}, value: 1 }]);
+    stop();
+  });
+
+  it("with no span active and no traceparent, an attempt is a root span", () => {
+    const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
+    const state = {
+      status: "delivered",
+      attempts: 1,
+      nextAttemptAt: null,
+      lastAttemptAt: 1,
+      lastStatus: 200,
+      lastErrorKind: null,
+      deliveredAt: 1,
+    } as const;
+    telemetry({
+      type: "attempt",
+      delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
+      attempt: {
+        deliveryId: "d",
+        endpointId: "ep",
+        eventId: "e",
+        attempt: 1,
+        startedAt: 1_000,
+        durationMs: 5,
+        status: 200,
+        errorKind: null,
+        response: null,
+      },
+    });
+    const [span] = otel.spans();
+    expect(span?.parentSpanContext).toBeUndefined();
+    expect(trace.isSpanContextValid(span?.spanContext() ?? { traceId: "", spanId: "", traceFlags: 0 })).toBe(true);
+  });
+});

@@ -316,6 +316,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "tracedIdempotency",
     "tracedPublish",
   ],
+  "./ratelimit/postgres": ["RATE_LIMIT_TABLE", "RateLimitError", "createPostgresRateLimitStore", "rateLimitMigrations"],
   "./ratelimit/redis": ["RateLimitError", "createRedisStore"],
   "./testing": [
     "ArbitraryDerivationError",

@@ -1,0 +1,73 @@
+import { schemaName, tableIn } from "../../postgres/identifier";
+import { assertSqlClient, type SqlDatabase } from "../../postgres/sql-client";
+import { transaction } from "../../postgres/transaction";
+import { type GcraOutcome, gcraCheck } from "../gcra";
+import type { PolicySet } from "../policy";
+import type { RateLimitStore } from "../store";
+import { RATE_LIMIT_TABLE, type RateLimitTableOptions } from "./rate-limit-tables";
+
+/** Options of {@link createPostgresRateLimitStore}. */
+export interface PostgresRateLimitStoreOptions extends RateLimitTableOptions {
+  /** A `pg` Pool (a client is checked out per check), or PGlite: see `SqlDatabase` in `rest-webhooks/postgres`. */
+  client: SqlDatabase;
+}
+
+// Every this many checks, a few rows whose state expired are deleted, so keys never seen again do not pile up.
+const PURGE_EVERY = 256;
+const PURGE_ROWS = 64;
+
+interface StateRow {
+  set_id: string;
+  state: number[] | null;
+}
+
+/**
+ * The PostgreSQL store for `rest-webhooks/ratelimit`: the same GCRA as the memory store (`gcraCheck`), applied under
+ * a row lock in one transaction, so every process on one database shares each key's allowance — the delivery
+ * worker's per-endpoint rate limit across worker processes, for example. Create its table with
+ * `migrate(pool, rateLimitMigrations())`. Runs on the caller's clock (`nowMs`).
+ * @example
+ * await migrate(pool, rateLimitMigrations());
+ * const rateLimiter = createEndpointRateLimiter({ store: createPostgresRateLimitStore({ client: pool }) });
+ */
+export function createPostgresRateLimitStore(options: PostgresRateLimitStoreOptions): RateLimitStore {
+  const { client } = options;
+  assertSqlClient(client, "createPostgresRateLimitStore");
+  const t = tableIn(schemaName(options.schema, "createPostgresRateLimitStore"), RATE_LIMIT_TABLE);
+  let checks = 0;
+
+  async function purge(nowMs: number): Promise<void> {
+    await client.query(
+      `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE expires_ms <= $1 LIMIT ${PURGE_ROWS} FOR UPDATE SKIP LOCKED)`,
+      [nowMs],
+    );
+  }
+
+  return {
+    async check(key: string, set: PolicySet, nowMs: number): Promise<GcraOutcome> {
+      const outcome = await transaction(client, async (tx) => {
+        // The row exists before it is locked, so concurrent first requests for a key queue on one lock.
+        await tx.query(
+          `INSERT INTO ${t} (key, set_id, state, expires_ms) VALUES ($1, '', NULL, 0) ON CONFLICT (key) DO NOTHING`,
+          [key],
+        );
+        const { rows } = await tx.query(`SELECT set_id, state FROM ${t} WHERE key = $1 FOR UPDATE`, [key]);
+        const row = rows[0] as StateRow | undefined;
+        // State written for another policy set is ignored: a changed policy starts afresh (as the other stores do).
+        const state = row !== undefined && row.set_id === set.id && row.state !== null ? row.state : undefined;
+        const step = gcraCheck(set.limits, state, nowMs);
+        if (step.allowed) {
+          await tx.query(`UPDATE ${t} SET set_id = $2, state = $3, expires_ms = $4 WHERE key = $1`, [
+            key,
+            set.id,
+            step.state,
+            step.expiresAtMs,
+          ]);
+        }
+        return { allowed: step.allowed, remaining: step.remaining, resetMs: step.resetMs };
+      });
+      if (++checks % PURGE_EVERY === 0) await purge(nowMs);
+      return outcome;
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate, migrationSql, type SqlDatabase } from "../../src/postgres/index";
+import { createEndpointRateLimiter } from "../../src/ratelimit/endpoint-limiter";
+import { createPostgresRateLimitStore, rateLimitMigrations } from "../../src/ratelimit/postgres/index";
+import { databases, type OpenDatabase } from "../support/databases";
+import { uniqueName } from "../support/services";
+import { storeContract } from "./store-contract";
+
+describe.each(databases())("the PostgreSQL rate-limit store on $name", (backend) => {
+  const schema = uniqueName("rl_pg").toLowerCase();
+  let open: OpenDatabase;
+  let db: SqlDatabase;
+  beforeAll(async () => {
+    open = await backend.open({ max: 8 });
+    db = open.db;
+    await migrate(db, rateLimitMigrations({ schema }));
+  });
+  afterAll(async () => {
+    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await open.close();
+  });
+
+  storeContract(`postgres (${backend.name})`, () => ({ store: createPostgresRateLimitStore({ client: db, schema }) }));
+
+  it("exports its migration as SQL, and applying it again changes nothing", async () => {
+    expect(migrationSql(rateLimitMigrations({ schema }))).toContain(`"${schema}"."rate_limits"`);
+    expect(await migrate(db, rateLimitMigrations({ schema }))).toEqual([]);
+    expect(() => rateLimitMigrations({ schema: "a.b" })).toThrow(TypeError);
+    expect(() => createPostgresRateLimitStore({ client: db, schema: 'x"; --' })).toThrow(TypeError);
+  });
+
+  // Several connections racing for one key: a server only (PGlite has one connection).
+  if (backend.concurrent) {
+    it("admits exactly the allowance to concurrent callers on one key (a row lock)", async () => {
+      const store = createPostgresRateLimitStore({ client: db, schema });
+      const limiter = createEndpointRateLimiter({ store, burst: 5 });
+      const now = 1_763_000_000_000;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => limiter.acquire("we_race", 1, now)));
+      expect(answers.filter((a) => a.allowed)).toHaveLength(5);
+    });
+  }
+
+  it("purges keys whose state expired, so keys never seen again do not pile up", async () => {
+    const store = createPostgresRateLimitStore({ client: db, schema });
+    const limiter = createEndpointRateLimiter({ store, prefix: "purge:" });
+    const now = 1_763_000_000_000;
+    for (let i = 0; i < 300; i++) await limiter.acquire(`we_${i}`, 1_000, now);
+    // The state of a 1,000/s limit with burst 1 expires 1 ms later; a later check purges up to 64 of those rows.
+    for (let i = 0; i < 256; i++) await limiter.acquire("we_again", 1_000, now + 10_000 + i);
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${schema}".rate_limits WHERE key LIKE 'purge:%'`);
+    expect((rows[0] as { n: number }).n).toBeLessThan(301);
+  });
+});

@@ -1,3 +1,4 @@
+import type { RateLimitStore } from "../../ratelimit/store";
 import type { AttemptRecord } from "./attempt";
 import type { WebhookEvent } from "./event";
 import type { DeliveryState, DeliveryStatus } from "./state-machine";
@@ -101,6 +102,12 @@ export interface DeliveryQueue {
     deliveryId?: string | undefined;
     limit?: number | undefined;
   }): Promise<AttemptRecord[]>;
+  /**
+   * Where every worker on this queue keeps the per-endpoint rate limits, when the queue has a shared place for them
+   * (the PostgreSQL queue: its own database), so N worker processes together send at most an endpoint's rate. The
+   * worker uses it unless given a `rateLimiter`.
+   */
+  sharedRateLimits?(): RateLimitStore;
   /** Calls `listener` whenever a delivery may have become due earlier than announced (publish, manual retry). */
   subscribe?(listener: () => void): () => void;
 }

@@ -61,7 +61,10 @@ export interface DeliveryWorkerOptions {
   circuit?: Partial<CircuitConfig> | false;
   /** An endpoint failing this long without a success is disabled, in ms. @default 432_000_000 (5 days) */
   disableAfterMs?: number;
-  /** Paces endpoints that set a rate limit. @default an in-memory limiter */
+  /**
+   * Paces endpoints that set a rate limit. @default the queue's shared store when it has one (the PostgreSQL queue:
+   * every worker process on it shares each endpoint's rate), else an in-memory limiter (per process)
+   */
   rateLimiter?: EndpointRateLimiter;
   /** How long an endpoint read from the store is reused, in ms. @default 1_000 */
   endpointCacheMs?: number;
@@ -229,7 +232,8 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
     propagateTraceContext: options.propagateTraceContext === true,
     listener: options.onEvent,
     rateLimiter() {
-      limiter ??= createEndpointRateLimiter();
+      // The queue's shared store when it has one (PostgreSQL): every worker process then shares each endpoint's rate.
+      limiter ??= createEndpointRateLimiter({ store: options.queue.sharedRateLimits?.() });
       return limiter;
     },
   };

@@ -1,5 +1,6 @@
 import { schemaName, tableIn } from "../../../postgres/identifier";
 import type { Migration } from "../../../postgres/migrate";
+import { rateLimitMigrations } from "../../../ratelimit/postgres/rate-limit-tables";
 
 /** Where the webhook tables live: `"<schema>"."webhook_endpoints"`, `…"webhook_deliveries"`, `…"webhook_attempts"`. */
 export interface DeliveryTablesOptions {
@@ -96,6 +97,12 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
         // Fair claims: the next endpoint with due work, and its oldest due deliveries, straight from the index.
         `CREATE INDEX IF NOT EXISTS "webhook_deliveries_endpoint_due" ON ${t.deliveries} (endpoint_id, next_attempt_at) WHERE status IN ('pending', 'failed')`,
       ],
+    },
+    {
+      // The per-endpoint rate limits every worker on the queue shares (`rest-webhooks/ratelimit/postgres`'s table).
+      id: "delivery@3",
+      schema: t.schema,
+      statements: rateLimitMigrations({ schema: t.schema }).flatMap((migration) => migration.statements),
     },
     {
       // The publishing span's W3C traceparent, linked from every attempt (docs/observability.md).

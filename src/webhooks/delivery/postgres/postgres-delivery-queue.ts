@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
+import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
+import type { RateLimitStore } from "../../../ratelimit/store";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
 import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
@@ -98,11 +100,16 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     RETURNING ${deliveryColumns("d")}, due.n AS turn_n, ${epochMsOf("due.next_attempt_at")} AS due_at`;
   // The most endpoints a claim's walk visits each way (endpoints with scheduled deliveries, due or not).
   const WALK_STEPS = 10_000;
+  let rateLimits: RateLimitStore | undefined;
   // Where the next claim's turn starts (per queue object: each worker keeps its own).
   const turn = { cursor: "" };
 
   return {
     withClient: (other) => createPostgresDeliveryQueue({ ...options, client: other }),
+    sharedRateLimits() {
+      rateLimits ??= createPostgresRateLimitStore({ client, schema: options.schema });
+      return rateLimits;
+    },
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
       checkTraceparent(publishOptions.traceparent, "publish");

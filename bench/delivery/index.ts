@@ -1,6 +1,8 @@
 // bench/delivery: deliveries per second to a local consumer (second process) with the in-memory queue, next to a bare
 // keep-alive POST loop at the same concurrency (the limit); the worker's own CPU per delivery; and the heap of
-// 1,000,000 scheduled retries; and the worker with rest-webhooks/otel's listener against the worker without (otel.ts).
+// 1,000,000 scheduled retries; the worker with rest-webhooks/otel's listener against the worker without (otel.ts); a
+// healthy endpoint beside 8 hanging ones against it alone (isolation.ts); the PostgreSQL claim with 1k and 1M
+// deliveries pending (claim-latency.ts).
 //
 // Soundness: every contender is checked first (all deliveries arrive, every signature verifies, every event id once);
 // a warm-up round of each is discarded; timed rounds alternate the contenders (ABBA) so a noisy neighbour hurts both
@@ -129,5 +131,15 @@ if (otel.status !== 0) throw new Error(`otel bench failed: ${otel.stderr}`);
 for (const line of otel.stdout.trim().split("\n")) {
   if (line.startsWith("ratio: ")) ratios.push(line);
   else console.log(line);
+}
+// Issue 15: a healthy endpoint beside 8 that never answer, and the PostgreSQL claim's latency at scale (their own
+// processes: the first starts its own consumers, the second fills a table with a million rows).
+for (const file of ["./isolation.ts", "./claim-latency.ts"]) {
+  const run = spawnSync(process.execPath, ["--import", "tsx", here(file)], { encoding: "utf8", env: process.env });
+  if (run.status !== 0) throw new Error(`${file} failed: ${run.stderr}`);
+  for (const line of run.stdout.trim().split("\n")) {
+    if (line.startsWith("ratio: ")) ratios.push(line);
+    else console.log(line);
+  }
 }
 for (const line of ratios) console.log(line);

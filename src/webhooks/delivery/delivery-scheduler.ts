@@ -61,6 +61,8 @@ export class DeliveryScheduler {
   #sending = 0;
   // Deliveries finished since the last claim: claiming again waits for a batch of them (or for news: see wantsClaim).
   #freed = 0;
+  // An endpoint finished a delivery and has none left waiting: its line ran dry, so claim without waiting for a batch.
+  #dry = false;
   #uses = 0;
 
   constructor(config: SchedulerConfig) {
@@ -83,15 +85,16 @@ export class DeliveryScheduler {
   }
 
   /**
-   * Whether a claim is worth making. On news (a publish, a timer, an idle worker) any room is; otherwise, with work in
-   * flight, only once a batch has finished and there is room for it: a claim per finished delivery would cost a
-   * query per delivery when endpoints have a slot or two free each.
+   * Whether a claim is worth making. On news (a publish, a timer, an idle worker) any room is, and so it is when an
+   * endpoint's line ran dry (it finished a delivery and has none waiting: it would idle, whatever other endpoints hold);
+   * otherwise, with work in flight, only once a batch has finished and there is room for it: a claim per finished
+   * delivery would cost a query per delivery when endpoints have a slot or two free each.
    */
   wantsClaim(news: boolean): boolean {
     const { concurrency, lookahead, batch } = this.#config;
     const room = concurrency + lookahead - this.#held;
     if (room < 1) return false;
-    return news || this.#held === 0 || (this.#freed >= batch && room >= batch);
+    return news || this.#dry || this.#held === 0 || (this.#freed >= batch && room >= batch);
   }
 
   /** What to claim now (when there is any room at all). */
@@ -99,6 +102,7 @@ export class DeliveryScheduler {
     const limit = this.#config.concurrency + this.#config.lookahead - this.#held;
     if (limit < 1) return undefined;
     this.#freed = 0;
+    this.#dry = false;
     // Endpoints not listed are unknown to this worker: they start slowly, one at a time.
     const endpointLimits = new Map<string, number>();
     for (const [id, share] of this.#shares) {
@@ -150,6 +154,7 @@ export class DeliveryScheduler {
     share.held--;
     this.#held--;
     this.#freed++;
+    if (share.held === share.sending) this.#dry = true;
     if (verdict === "success") share.cap = Math.min(this.#config.endpointConcurrency, share.cap + 1);
     else if (verdict === "refused") share.cap = Math.max(1, Math.floor(share.cap / 2));
     else if (verdict === "unreachable") share.cap = 1;

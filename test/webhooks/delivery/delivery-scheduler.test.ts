@@ -51,21 +51,50 @@ describe("DeliveryScheduler (issue 15)", () => {
     expect(request?.endpointLimits?.get("full")).toBe(0);
   });
 
-  it("with work held, claims again after a batch has finished, or at once on news", () => {
-    const s = new DeliveryScheduler({ ...config, batch: 4 });
+  it("with work held, claims again after a batch has finished, at once on news, or when an endpoint's line runs dry", () => {
+    const s = new DeliveryScheduler({ ...config, concurrency: 16, endpointConcurrency: 8, batch: 4 });
     expect(s.wantsClaim(false)).toBe(true); // idle
-    for (let i = 0; i < 9; i++) s.hold(`e${i}`);
+    // Grow "a" to a cap of 8: it may hold 16, 8 of them sending and 8 waiting for its turn.
+    for (let i = 0; i < 7; i++) {
+      s.hold("a");
+      s.finish("a", "success");
+    }
+    s.claimRequest();
+    for (let i = 0; i < 16; i++) expect(s.hold("a")).toBe(true);
+    for (let i = 0; i < 8; i++) expect(s.takeEndpointSlot("a")).toBe(true);
     expect(s.wantsClaim(false)).toBe(false);
     expect(s.wantsClaim(true)).toBe(true); // a publish: any room is worth a claim
-    for (let i = 0; i < 3; i++) s.finish(`e${i}`);
-    expect(s.wantsClaim(false)).toBe(false); // 3 finished, batch 4
-    s.finish("e3");
+    const finishOne = () => {
+      s.freeEndpointSlot("a");
+      s.takeEndpointSlot("a"); // the next waiter takes the turn
+      s.finish("a", "success");
+    };
+    for (let i = 0; i < 3; i++) finishOne();
+    expect(s.wantsClaim(false)).toBe(false); // 3 finished, batch 4, "a" still has some waiting
+    finishOne();
     expect(s.wantsClaim(false)).toBe(true);
     s.claimRequest();
     expect(s.wantsClaim(false)).toBe(false);
-    for (let i = 4; i < 9; i++) s.hold(`f${i}`);
-    for (let i = 0; i < 3; i++) s.hold(`g${i}`);
-    expect(s.wantsClaim(true)).toBe(false); // no room at all
+  });
+
+  it("claims at once when an endpoint's line runs dry, whatever other endpoints hold (a hanging one, say)", () => {
+    const s = new DeliveryScheduler({ ...config, batch: 4 });
+    s.hold("hanging"); // holds a claim that will not finish
+    expect(s.takeEndpointSlot("hanging")).toBe(true);
+    s.hold("b");
+    s.hold("b"); // cap 1: one sending, one waiting for its turn
+    expect(s.takeEndpointSlot("b")).toBe(true);
+    s.claimRequest();
+    s.freeEndpointSlot("b");
+    expect(s.takeEndpointSlot("b")).toBe(true); // the waiter's turn
+    s.finish("b", "success");
+    expect(s.wantsClaim(false)).toBe(true); // "b" has nothing waiting: one finish is enough
+  });
+
+  it("claims nothing without room, even on news", () => {
+    const s = new DeliveryScheduler({ ...config, batch: 4 });
+    for (let i = 0; i < 12; i++) s.hold(`e${i}`);
+    expect(s.wantsClaim(true)).toBe(false);
   });
 
   it("never gives out more slots than its concurrency, and none twice (property)", () => {

@@ -27,6 +27,8 @@ export class ClaimPump {
   readonly #host: PumpHost;
   #pumping = false;
   #again = false;
+  #scheduled = false;
+  #news = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
 
@@ -40,10 +42,23 @@ export class ClaimPump {
   }
 
   /**
-   * Claims now if it is worth it (a round under way goes round once more). `news`: something may have become due (a
-   * publish, a timer, a wake-up); without it, a completion, which claims only once a batch has completed.
+   * Claims soon if it is worth it (a round under way goes round once more). `news`: something may have become due (a
+   * publish, a timer, a wake-up); without it, a completion. The kicks of one turn of the event loop (a burst of
+   * publishes, completions arriving together) make one claim, a macrotask later.
    */
   kick(news = false): void {
+    this.#news ||= news;
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      const kicked = this.#news;
+      this.#news = false;
+      this.#kickNow(kicked);
+    });
+  }
+
+  #kickNow(news: boolean): void {
     const host = this.#host;
     if (!host.running() || !host.wants(news)) return;
     if (this.#pumping) {
@@ -72,7 +87,7 @@ export class ClaimPump {
     this.#pumping = false;
     if (this.#again) {
       this.#again = false;
-      this.kick(true);
+      this.#kickNow(true);
     }
   }
 

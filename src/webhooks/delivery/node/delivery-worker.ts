@@ -143,16 +143,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
   }
 
-  // Completions of one turn of the event loop make one claim: kicked once, a macrotask later.
-  let kicking = false;
   function settle(): void {
     if (held.size + returning === 0) for (const resolve of idle.splice(0)) resolve();
-    if (kicking) return;
-    kicking = true;
-    setImmediate(() => {
-      kicking = false;
-      pump.kick();
-    });
+    pump.kick();
   }
 
   // An attempt's slot and its endpoint's turn pass on.

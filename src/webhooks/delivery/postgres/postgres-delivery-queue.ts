@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
-import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
-import type { RateLimitStore } from "../../../ratelimit/store";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
 import { affected } from "../../../postgres/statement";
+import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
+import type { RateLimitStore } from "../../../ratelimit/store";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";

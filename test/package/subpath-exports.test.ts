@@ -265,8 +265,13 @@ const RUNTIME: Record<string, readonly string[]> = {
     "transition",
     "webhookEventSchema",
   ],
-  "./webhooks/delivery/memory": ["createMemoryDeliveryQueue", "createMemoryEndpointStore"],
-  "./webhooks/delivery/postgres": ["createPostgresDeliveryQueue", "createPostgresEndpointStore", "deliveryMigrations"],
+  "./webhooks/delivery/memory": ["createMemoryCircuitBoard", "createMemoryDeliveryQueue", "createMemoryEndpointStore"],
+  "./webhooks/delivery/postgres": [
+    "createPostgresCircuitBoard",
+    "createPostgresDeliveryQueue",
+    "createPostgresEndpointStore",
+    "deliveryMigrations",
+  ],
   "./webhooks/delivery/node": ["createDeliveryWorker", "createDispatcher", "systemResolver"],
   "./webhooks/consumer": [
     "WebhookConsumerError",
@@ -376,6 +381,7 @@ const TYPES: Record<string, readonly string[]> = {
   "./webhooks/delivery/memory": ["MemoryDeliveryQueueOptions"],
   "./webhooks/delivery/postgres": [
     "DeliveryTablesOptions",
+    "PostgresCircuitBoardOptions",
     "PostgresDeliveryQueue",
     "PostgresDeliveryQueueOptions",
     "PostgresEndpointStoreOptions",

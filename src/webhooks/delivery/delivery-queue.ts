@@ -1,5 +1,6 @@
 import type { RateLimitStore } from "../../ratelimit/store";
 import type { AttemptRecord } from "./attempt";
+import type { CircuitBoard } from "./circuit-board";
 import type { WebhookEvent } from "./event";
 import type { DeliveryState, DeliveryStatus } from "./state-machine";
 
@@ -108,6 +109,11 @@ export interface DeliveryQueue {
    * worker uses it unless given a `rateLimiter`.
    */
   sharedRateLimits?(): RateLimitStore;
+  /**
+   * Where every worker on this queue shares the circuit breaker's transitions (an endpoint's circuit open, its one
+   * probe): the PostgreSQL queue's database, the memory queue's process. The worker uses it unless `circuit: false`.
+   */
+  sharedCircuits?(): CircuitBoard;
   /** Calls `listener` whenever a delivery may have become due earlier than announced (publish, manual retry). */
   subscribe?(listener: () => void): () => void;
 }

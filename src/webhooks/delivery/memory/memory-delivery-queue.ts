@@ -6,6 +6,7 @@ import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery
 import type { EndpointStore } from "../endpoint-store";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
+import { createMemoryCircuitBoard } from "./memory-circuit-board";
 
 /** Options of {@link createMemoryDeliveryQueue}. */
 export interface MemoryDeliveryQueueOptions {
@@ -98,6 +99,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   // Terminal deliveries in the order they ended (a Map keeps insertion order; re-ending moves one to the back).
   const ended = new Map<Entry, number>();
   const listeners = new Set<() => void>();
+  // The workers of this process on this queue share their circuits.
+  const circuits = createMemoryCircuitBoard();
   let published = 0;
 
   const notify = () => {
@@ -298,6 +301,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       }
       return out;
     },
+    sharedCircuits: () => circuits,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -29,6 +29,8 @@ export interface Outcome {
   readonly finishedAt: number;
   /** Whether this outcome stops the endpoint's line until it is stored (see {@link decideOutcome}). */
   readonly stops: boolean;
+  /** The shared circuit's change to store: open until then, `null` closed, `undefined` none. */
+  readonly shared: number | null | undefined;
 }
 
 /**
@@ -45,11 +47,18 @@ export function decideOutcome(
   const next = transition(outgoing.claim.state, { type: "attempt", result }, finishedAt, settings.config);
   const line = outgoing.line;
   const success = next.state.status === "delivered";
+  let shared: Outcome["shared"];
   if (settings.circuit !== undefined) {
     const before = line.circuit.status;
     line.circuit = circuitRecord(line.circuit, success, finishedAt, settings.circuit);
-    if (line.circuit.status !== before && settings.listener !== undefined) {
+    if (line.circuit.status !== before) {
       emit(settings, { type: "circuit", endpointId: line.id, status: line.circuit.status });
+      // What the other workers must learn (stored with the outcome); this worker knows it at once.
+      if (settings.board !== undefined && line.circuit.status !== "half_open") {
+        shared = line.circuit.status === "open" ? finishedAt + settings.circuit.coolDownMs : null;
+        line.sharedOpenUntil = shared ?? undefined;
+        line.sharedAt = finishedAt;
+      }
     }
   }
   const stops =
@@ -57,7 +66,7 @@ export function decideOutcome(
     (next.effects.some((effect) => effect.type === "disable_endpoint") ||
       endpointHealthAfter(line.endpoint?.failingSince ?? null, false, finishedAt, settings.disableAfterMs).disable);
   if (stops) line.disabling++;
-  return { outgoing, result, next, finishedAt, stops };
+  return { outgoing, result, next, finishedAt, stops, shared };
 }
 
 /**
@@ -80,6 +89,11 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
   };
   try {
     await settings.queue.complete(claim, next.state, attempt);
+    const board = settings.board;
+    if (board !== undefined && outcome.shared !== undefined) {
+      if (outcome.shared === null) await board.close(line.id);
+      else await board.open(line.id, outcome.shared);
+    }
     // Built once for the attempt event and the notification, and only when someone listens.
     const delivery = settings.listener === undefined ? undefined : { ...claim, state: next.state };
     if (delivery !== undefined) emit(settings, { type: "attempt", delivery, attempt });

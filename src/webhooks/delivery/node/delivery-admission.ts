@@ -1,4 +1,4 @@
-import { circuitAllows } from "../circuit-breaker";
+import { circuitAllows, closedCircuit } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
 import type { WebhookEndpoint } from "../endpoint";
 import { transition } from "../state-machine";
@@ -7,8 +7,8 @@ import { emit, type WorkerSettings } from "./worker-options";
 
 /** What becomes of a claimed delivery before it may take a slot. Internal. */
 export type Admission =
-  /** It may go out, to this endpoint as read. */
-  | { readonly type: "send"; readonly endpoint: WebhookEndpoint }
+  /** It may go out, to this endpoint as read; `probe`: it is the shared circuit's one half-open probe. */
+  | { readonly type: "send"; readonly endpoint: WebhookEndpoint; readonly probe?: boolean }
   /** Back to the queue until then, without using an attempt (rate limit, open circuit). */
   | { readonly type: "later"; readonly until: number }
   /** Its endpoint is disabled or gone: the delivery was parked (exhausted) in the queue. */
@@ -37,21 +37,56 @@ export async function admit(
     emit(settings, { type: "delivery.exhausted", delivery: { ...claim, state: next.state } });
     return { type: "parked" };
   }
+  let probe = false;
+  const board = settings.board;
+  if (board !== undefined && settings.circuit !== undefined) {
+    if (at - line.sharedAt >= settings.cacheMs) {
+      line.sharedOpenUntil = await board.openUntil(line.id);
+      line.sharedAt = at;
+      // Closed for everyone (another worker's probe succeeded): this worker's window starts afresh too.
+      if (line.sharedOpenUntil === undefined && line.circuit.status !== "closed") line.circuit = closedCircuit;
+    }
+    const until = line.sharedOpenUntil;
+    if (until !== undefined) {
+      if (at < until) return { type: "later", until };
+      // Past the cool-down: one probe for all the workers, whoever wins it.
+      if (!(await board.takeProbe(line.id, at, at + settings.probeHoldMs))) {
+        return { type: "later", until: at + Math.min(settings.circuit.coolDownMs, 1_000) };
+      }
+      probe = true;
+      // Half-open here too, so the probe's outcome closes or re-opens the circuit (attempt-outcome.ts).
+      line.circuit = { ...line.circuit, status: "half_open", openedAt: at };
+      emit(settings, { type: "circuit", endpointId: line.id, status: "half_open" });
+    }
+  }
   if (endpoint.rateLimit !== null) {
     const permit = await settings.rateLimiter().acquire(endpoint.id, endpoint.rateLimit, at);
     if (!permit.allowed) return { type: "later", until: permit.retryAtMs };
   }
-  return { type: "send", endpoint };
+  return { type: "send", endpoint, probe };
 }
 
 /**
  * The last look, right before sending (a delivery may have waited for its turn since it was admitted): nothing goes
  * to an endpoint being disabled, and the circuit is asked once — a half-open circuit lets exactly this one probe
- * through. `undefined` to send, else when to try again (back to the queue without using an attempt).
+ * through (with a shared board, the probe won at admission). `undefined` to send, else when to try again (back to
+ * the queue without using an attempt).
  */
-export function holdBack(settings: WorkerSettings, line: EndpointLine, at: number, pause: number): number | undefined {
+export function holdBack(
+  settings: WorkerSettings,
+  line: EndpointLine,
+  at: number,
+  pause: number,
+  probe: boolean,
+): number | undefined {
   if (line.disabling > 0 || line.endpoint?.status !== "enabled") return at + pause;
   if (settings.circuit === undefined) return undefined;
+  // Shared: the board decides (the probe was won at admission; anything else waits while the circuit is open).
+  if (settings.board !== undefined) {
+    if (probe) return undefined;
+    const until = line.sharedOpenUntil;
+    return until === undefined ? undefined : Math.max(until, at + pause);
+  }
   const allowed = circuitAllows(line.circuit, at, settings.circuit);
   if (allowed.state.status !== line.circuit.status && settings.listener !== undefined) {
     emit(settings, { type: "circuit", endpointId: line.id, status: allowed.state.status });

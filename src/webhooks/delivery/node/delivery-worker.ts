@@ -90,7 +90,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // Hot (bench/delivery, "worker … with a no-op dispatcher"): the usual case — the endpoint cached, no rate limit,
       // a free turn and slot — goes through without a promise; each await costs a microtask and an allocation.
       const at = now();
-      const ready = lines.ready(line, at);
+      // With a shared circuit board, the board is read (at most every endpointCacheMs) on the slow path.
+      const board = settings.board;
+      const fresh =
+        board === undefined || (line.sharedOpenUntil === undefined && at - line.sharedAt < settings.cacheMs);
+      const ready = fresh ? lines.ready(line, at) : undefined;
       const admission =
         ready !== undefined
           ? ({ type: "send", endpoint: ready } as const)
@@ -110,7 +114,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       sending = true;
-      const until = holdBack(settings, line, now(), pause());
+      const until = holdBack(settings, line, now(), pause(), admission.probe === true);
       const endpoint = line.endpoint;
       if (until !== undefined || endpoint === undefined) {
         await handBack(claim, until ?? now());

@@ -9,6 +9,9 @@ import type { EndpointStore } from "../endpoint-store";
 export class EndpointLine {
   readonly id: string;
   circuit: CircuitState = closedCircuit;
+  /** The shared circuit (the queue's circuit board) as last read or written: open until then; `undefined`: closed. */
+  sharedOpenUntil: number | undefined = undefined;
+  sharedAt = Number.NEGATIVE_INFINITY;
   endpoint: WebhookEndpoint | undefined = undefined;
   loadedAt = Number.NEGATIVE_INFINITY;
   /** Outcomes known to disable the endpoint that the store has not recorded yet: while any, nothing goes out. */

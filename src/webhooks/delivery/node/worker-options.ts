@@ -1,6 +1,7 @@
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
 import type { RetryPolicy } from "../../retry/backoff";
 import type { AttemptRecord } from "../attempt";
+import type { CircuitBoard } from "../circuit-board";
 import { type CircuitConfig, defaultCircuitConfig } from "../circuit-breaker";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryQueue, DeliveryRecord } from "../delivery-queue";
@@ -57,7 +58,10 @@ export interface DeliveryWorkerOptions {
   retryAfterFactor?: number;
   /** …or up to this many ms when that is more (a scheduled delay of 0 still honours a short Retry-After). @default 60_000 */
   retryAfterFloorMs?: number;
-  /** Per-endpoint circuit breaker settings, or `false` for none. */
+  /**
+   * Per-endpoint circuit breaker settings, or `false` for none. Each worker judges outcomes with its own window; the
+   * transitions (open, the one probe, closed) are shared through the queue's `sharedCircuits()` when it has one.
+   */
   circuit?: Partial<CircuitConfig> | false;
   /** An endpoint failing this long without a success is disabled, in ms. @default 432_000_000 (5 days) */
   disableAfterMs?: number;
@@ -120,6 +124,10 @@ export interface WorkerSettings {
   readonly disableAfterMs: number;
   /** `undefined` when the circuit breaker is off. */
   readonly circuit: CircuitConfig | undefined;
+  /** The circuit breaker's transitions shared with every worker on the queue, when the queue offers it. */
+  readonly board: CircuitBoard | undefined;
+  /** How long a probe won on the board stays this worker's before another may take it. */
+  readonly probeHoldMs: number;
   readonly config: DeliveryConfig;
   readonly now: () => number;
   readonly random: () => number;
@@ -219,6 +227,8 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
     cacheMs: options.endpointCacheMs ?? DELIVERY_DEFAULTS.endpointCacheMs,
     disableAfterMs: options.disableAfterMs ?? DELIVERY_DEFAULTS.disableAfterMs,
     circuit: options.circuit === false ? undefined : { ...defaultCircuitConfig, ...options.circuit },
+    board: options.circuit === false ? undefined : options.queue.sharedCircuits?.(),
+    probeHoldMs: Math.max(timeoutOf(options) ?? 0, options.leaseMs ?? DELIVERY_DEFAULTS.leaseMs),
     config: {
       retry: options.retry ?? defaultDeliveryConfig.retry,
       random,

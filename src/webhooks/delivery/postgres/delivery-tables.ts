@@ -14,6 +14,7 @@ export interface DeliveryTables {
   readonly endpoints: string;
   readonly deliveries: string;
   readonly attempts: string;
+  readonly circuits: string;
 }
 
 /** Resolves the table names; a schema that is not a lower-case SQL identifier is a TypeError. */
@@ -24,6 +25,7 @@ export function deliveryTables(options: DeliveryTablesOptions = {}, what = "deli
     endpoints: tableIn(schema, "webhook_endpoints"),
     deliveries: tableIn(schema, "webhook_deliveries"),
     attempts: tableIn(schema, "webhook_attempts"),
+    circuits: tableIn(schema, "webhook_circuits"),
   };
 }
 
@@ -109,6 +111,18 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       id: "delivery@4",
       schema: t.schema,
       statements: [`ALTER TABLE ${t.deliveries} ADD COLUMN IF NOT EXISTS traceparent text`],
+    },
+    {
+      // The circuit breaker every worker shares: endpoints whose circuit is open, and the holder of the probe (epoch ms).
+      id: "delivery@5",
+      schema: t.schema,
+      statements: [
+        `CREATE TABLE IF NOT EXISTS ${t.circuits} (
+  endpoint_id text PRIMARY KEY,
+  open_until float8 NOT NULL,
+  probe_until float8
+)`,
+      ],
     },
   ];
 }

@@ -5,11 +5,13 @@ import { affected } from "../../../postgres/statement";
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
 import { patternsMatching } from "../../event-pattern/event-pattern";
+import type { CircuitBoard } from "../circuit-board";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
+import { createPostgresCircuitBoard } from "./postgres-circuit-board";
 
 /** Options of {@link createPostgresDeliveryQueue}. */
 export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
@@ -101,11 +103,16 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   // The most endpoints a claim's walk visits each way (endpoints with scheduled deliveries, due or not).
   const WALK_STEPS = 10_000;
   let rateLimits: RateLimitStore | undefined;
+  let circuits: CircuitBoard | undefined;
   // Where the next claim's turn starts (per queue object: each worker keeps its own).
   const turn = { cursor: "" };
 
   return {
     withClient: (other) => createPostgresDeliveryQueue({ ...options, client: other }),
+    sharedCircuits() {
+      circuits ??= createPostgresCircuitBoard({ client, schema: options.schema });
+      return circuits;
+    },
     sharedRateLimits() {
       rateLimits ??= createPostgresRateLimitStore({ client, schema: options.schema });
       return rateLimits;

@@ -176,3 +176,67 @@ describe("leases (issue 15)", () => {
     expect(fake.sent).toHaveLength(1);
   });
 });
+
+describe("the circuit breaker shared by every worker on a queue (issue 15)", () => {
+  it("one worker's open circuit stops the others; after the cool-down exactly one probe goes out, for all of them", async () => {
+    const clock = { now: T0 };
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
+    const failing = endpointFixture({ url: "https://failing.example/hook", enabledEvents: ["*"] });
+    await endpoints.create(failing);
+    let sent = 0;
+    let healthy = false;
+    let sentAtClose: number | undefined;
+    const dispatcher = {
+      dispatch: async () => {
+        sent++;
+        return { kind: "response", status: healthy ? 200 : 503, durationMs: 1 } as const;
+      },
+      close() {},
+    };
+    const make = () =>
+      createDeliveryWorker({
+        queue,
+        endpoints,
+        dispatcher,
+        now: () => clock.now,
+        circuit: { window: 4, minimumAttempts: 4, failureRatio: 1, coolDownMs: 10_000 },
+        retry: scheduleBackoff(Array(50).fill(0), 0),
+        endpointCacheMs: 0,
+        stopGraceMs: 0,
+        onEvent: (event) => {
+          if (event.type === "circuit" && event.status === "closed") sentAtClose ??= sent;
+        },
+      });
+    const workers = [make(), make(), make()];
+    for (const worker of workers) cleanups.push(() => worker.stop());
+    const ids = await publish(queue, "x.created", 30, T0);
+    for (const worker of workers) worker.start();
+    const board = queue.sharedCircuits?.();
+    const settle = async (condition: () => boolean | Promise<boolean>) => {
+      while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    await settle(async () => (await board?.openUntil(failing.id)) !== undefined);
+    await settle(() => workers.every((w) => w.inFlight === 0));
+    // Open for everyone: more claims and wake-ups send nothing, from any worker.
+    const whenOpened = sent;
+    for (let i = 0; i < 10; i++) {
+      for (const worker of workers) worker.wake();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(sent).toBe(whenOpened);
+    // Past the cool-down: one probe in all three workers; it succeeds and closes the circuit for everyone.
+    healthy = true;
+    clock.now += 10_000;
+    await settle(() => sentAtClose !== undefined);
+    expect(sentAtClose).toBe(whenOpened + 1);
+    // Deliveries that lost the probe to another worker were put off a second: let the (fake) clock move on.
+    await settle(async () => {
+      clock.now += 100;
+      for (const worker of workers) worker.wake();
+      const states = await Promise.all(ids.map(async (id) => (await queue.get(id))?.state.status));
+      return states.every((status) => status === "delivered");
+    });
+    expect(await board?.openUntil(failing.id)).toBeUndefined();
+  });
+});

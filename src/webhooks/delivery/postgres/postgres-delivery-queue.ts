@@ -100,7 +100,8 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       next_attempt_at = ${timestampOf("($1::float8 + $4::float8)")}
     FROM due WHERE d.id = due.id
     RETURNING ${deliveryColumns("d")}, due.n AS turn_n, ${epochMsOf("due.next_attempt_at")} AS due_at`;
-  // The most endpoints a claim's walk visits each way (endpoints with scheduled deliveries, due or not).
+  // The most endpoints a claim's walk visits each way (endpoints with scheduled deliveries, due or not): the walk stops
+  // at a full claim, so this bounds only a claim that finds little due among many endpoints waiting for retries.
   const WALK_STEPS = 10_000;
   let rateLimits: RateLimitStore | undefined;
   let circuits: CircuitBoard | undefined;
@@ -144,35 +145,17 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       const token = randomUUID();
       const ids = endpointLimits === undefined ? [] : [...endpointLimits.keys()];
       const rooms = ids.map((id) => endpointLimits?.get(id) ?? 0);
-      // Enough steps to find `limit` due endpoints past the ones without room, and a few without due work.
-      const steps = Math.min(limit + ids.length + 64, 2_000);
-      const { rows } = await client.query(CLAIM, [
-        now,
-        limit,
-        token,
-        leaseMs,
-        turn.cursor,
-        steps,
-        perEndpoint,
-        ids,
-        rooms,
-      ]);
-      const walkedTo = (rows[0] as { walked_to?: unknown } | undefined)?.walked_to;
-      const got = rows.filter((row) => (row as { id?: unknown }).id !== null);
+      const values = [now, limit, token, leaseMs, turn.cursor, WALK_STEPS, perEndpoint, ids, rooms];
+      const { rows } = await client.query(CLAIM, values);
       // RETURNING keeps no order: put the claims back in turn order, oldest due first within an endpoint.
       const order = (row: unknown) => row as { turn_n: number; due_at: number };
-      got.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).due_at - order(y).due_at);
-      const claims = got.map(
+      rows.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).due_at - order(y).due_at);
+      const claims = rows.map(
         (row): ClaimedDelivery => ({ ...toDelivery(row), leaseToken: token, leaseUntil: now + leaseMs }),
       );
-      // Endpoints take turns across claims too: a full claim resumes after the last endpoint it served, any other
-      // after the last endpoint it looked at.
-      turn.cursor =
-        claims.length === limit
-          ? (claims.at(-1) as ClaimedDelivery).endpointId
-          : typeof walkedTo === "string"
-            ? walkedTo
-            : "";
+      // Endpoints take turns across claims too: the next claim resumes after the last endpoint this one served.
+      const last = claims.at(-1);
+      if (last !== undefined) turn.cursor = last.endpointId;
       return claims;
     },
     async renew(claims, now, leaseMs) {

@@ -134,7 +134,7 @@ for (const line of otel.stdout.trim().split("\n")) {
 }
 // Issue 15: a healthy endpoint beside 8 that never answer, and the PostgreSQL claim's latency at scale (their own
 // processes: the first starts its own consumers, the second fills a table with a million rows).
-for (const file of ["./isolation.ts", "./claim-latency.ts", "./undici.ts"]) {
+for (const file of ["./isolation.ts", "./claim-latency.ts", "./undici.ts", "./queue-vs-graphile.ts"]) {
   const run = spawnSync(process.execPath, ["--import", "tsx", here(file)], { encoding: "utf8", env: process.env });
   if (run.status !== 0) throw new Error(`${file} failed: ${run.stderr}`);
   for (const line of run.stdout.trim().split("\n")) {

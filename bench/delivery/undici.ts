@@ -1,7 +1,8 @@
 // bench/delivery undici (issue 15): undici's Agent against node:http's keep-alive Agent, as a bare POST loop and as the
 // worker's dispatcher, at c=1/16/64, to a loopback consumer that answers 200 at once (isolation-server.ts's healthy
-// port). The undici dispatcher here is bench-only: the same time-out and response cap, no SSRF lookup (the URL is an
-// IP literal, which neither client resolves). Rounds alternate the two clients; the ratio is undici / node:http.
+// port). The library's dispatcher is on undici since this bench (issue 15); the node:http one here is bench-only: the
+// same time-out and response cap, no SSRF lookup (the URL is an IP literal, which neither client resolves). Rounds
+// alternate the two clients; the ratio is undici / node:http.
 import { spawn } from "node:child_process";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { fileURLToPath } from "node:url";
@@ -77,32 +78,44 @@ async function timed(concurrency: number, post: () => Promise<void>): Promise<nu
   return (REQUESTS * 1000) / (performance.now() - started);
 }
 
-/** A bench-only Dispatcher on undici's Agent: POST, a time-out per attempt, at most 1 KiB of the body kept. */
-function undiciDispatcher(timeoutMs = 15_000): Dispatcher {
-  const agent = new UndiciAgent({ keepAliveTimeout: 60_000 });
+/**
+ * A bench-only Dispatcher on node:http's keep-alive Agent, as the library's was up to 0.x (issue 15): POST, a
+ * time-out per attempt, at most 1 KiB of the body kept; no SSRF lookup (the URL is an IP literal).
+ */
+function nodeHttpDispatcher(timeoutMs = 15_000): Dispatcher {
+  const agent = new HttpAgent({ keepAlive: true, maxFreeSockets: 256, scheduling: "lifo" });
   return {
-    async dispatch(request, options): Promise<AttemptResult> {
+    dispatch(request, options): Promise<AttemptResult> {
       const started = performance.now();
-      const url = new URL(request.url);
-      try {
-        const res = await agent.request({
-          origin: url.origin,
-          path: `${url.pathname}${url.search}`,
+      return new Promise((resolve) => {
+        const req = httpRequest(request.url, {
           method: "POST",
-          headers: request.headers,
-          body: request.body,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
+          agent,
+          headers: { ...request.headers, "content-length": Buffer.byteLength(request.body) },
           signal: options?.signal,
+          timeout: timeoutMs,
         });
-        const text = (await res.body.text()).slice(0, 1_024);
-        return { kind: "response", status: res.statusCode, body: text, durationMs: performance.now() - started };
-      } catch (error) {
-        return { kind: "error", errorKind: "network", message: String(error), durationMs: performance.now() - started };
-      }
+        req.on("timeout", () => req.destroy(new Error("timeout")));
+        req.on("response", (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (chunk: Buffer) => chunks.push(chunk));
+          res.on("end", () =>
+            resolve({
+              kind: "response",
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString("utf8", 0, 1_024),
+              durationMs: performance.now() - started,
+            }),
+          );
+        });
+        req.on("error", (error) =>
+          resolve({ kind: "error", errorKind: "network", message: String(error), durationMs: performance.now() - started }),
+        );
+        req.end(request.body);
+      });
     },
     close() {
-      void agent.close();
+      agent.destroy();
     },
   };
 }
@@ -144,11 +157,11 @@ try {
       const [n, u] = round % 2 === 0 ? [await nodeLoop(c), await undiciLoop(c)] : [0, await undiciLoop(c)];
       const n2 = round % 2 === 0 ? n : await nodeLoop(c);
       loops.push(u / n2);
-      const [wn, wu] = [await worker(c, undefined), await worker(c, undiciDispatcher())];
+      const [wu, wn] = [await worker(c, undefined), await worker(c, nodeHttpDispatcher())];
       workers.push(wu / wn);
     }
     lines.push(`ratio: bare undici loop vs bare node:http loop (c=${c}) = ${median(loops).toFixed(2)}`);
-    lines.push(`ratio: undici dispatcher vs node:http dispatcher (c=${c}) = ${median(workers).toFixed(2)}`);
+    lines.push(`ratio: createDispatcher (undici) vs a node:http dispatcher (c=${c}) = ${median(workers).toFixed(2)}`);
   }
 } finally {
   server.kill();

@@ -1,13 +1,6 @@
 import type { LookupAddress } from "node:dns";
-import {
-  type ClientRequest,
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type RequestOptions,
-} from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
+import { Agent, type Dispatcher as UndiciDispatcher } from "undici";
 import type { AttemptResult } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryRequest } from "../delivery-request";
@@ -44,8 +37,11 @@ export interface DispatcherOptions {
   urlPolicy?: UrlPolicy | CompiledUrlPolicy;
   /** The resolver (inject one in tests: no real DNS). @default dns.lookup with all addresses */
   resolve?: HostResolver;
-  /** Idle keep-alive sockets kept per origin. @default 256 */
-  maxFreeSockets?: number;
+  /**
+   * How long an idle keep-alive connection is kept, in ms; a shorter `Keep-Alive: timeout` from the consumer wins.
+   * @default 60_000
+   */
+  keepAliveMs?: number;
   /** The clock a `Retry-After` date is read against, epoch ms. @default Date.now */
   now?: () => number;
 }
@@ -58,32 +54,10 @@ export interface DispatchOptions {
 
 /** Sends one signed attempt and reports what happened; never throws for network outcomes. */
 export interface Dispatcher {
+  /** Rejects (a `TypeError`, nothing sent) only for a request that cannot be framed: a header name or value RFC 9110 §5 forbids. */
   dispatch(request: DeliveryRequest, options?: DispatchOptions): Promise<AttemptResult>;
-  /** Closes the keep-alive sockets. */
+  /** Closes the keep-alive connections. */
   close(): void;
-}
-
-// One attempt in flight.
-interface Exchange {
-  settled: boolean;
-  readonly resolve: (result: AttemptResult) => void;
-  readonly started: number;
-  readonly req: ClientRequest;
-  deadline: Deadline | undefined;
-  res: IncomingMessage | undefined;
-  /** 0 until the status line arrives; from then on the status decides the attempt. */
-  status: number;
-  retryAfter: string | undefined;
-  /** The first chunks of the body, up to the log's bytes. */
-  readonly chunks: Buffer[];
-  size: number;
-}
-
-function settle(exchange: Exchange, deadlines: RequestDeadlines, result: AttemptResult): void {
-  if (exchange.settled) return;
-  exchange.settled = true;
-  if (exchange.deadline !== undefined) deadlines.cancel(exchange.deadline);
-  exchange.resolve(result);
 }
 
 const since = (started: number) => Math.round(performance.now() - started);
@@ -97,29 +71,23 @@ function failure(error: unknown, started: number): AttemptResult {
   };
 }
 
-// The usual answer is one small chunk: decoded as it is, without a copy.
-function logText(chunks: readonly Buffer[], logBytes: number): string {
-  const only = chunks.length === 1 ? chunks[0] : undefined;
-  return (only ?? Buffer.concat(chunks)).toString("utf8", 0, logBytes);
+function codedError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
 }
 
-// Fields the dispatcher sets itself: the caller's would contradict the request it frames.
-const OWN = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+// Fields the dispatcher frames itself (RFC 9112 §3.2 Host, §6 message body length, §9.6 connection management), and
+// those that would change the framing: undici refuses each of them, so the caller's are dropped, not fatal.
+const OWN = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "expect"]);
 
-/** The request's header fields as node's flat list form, with Host and Content-Length of the request sent. */
-function flatHeaders(fields: Readonly<Record<string, string>>, host: string, length: number): string[] {
-  const flat = ["host", host, "content-length", String(length)];
+/** The request's header fields as a flat [name, value, …] list, the caller's record left unchanged. */
+function flatHeaders(fields: Readonly<Record<string, string>>): string[] {
+  const flat: string[] = [];
   for (const name in fields) {
     const value = fields[name];
-    if (value === undefined) continue;
-    if (OWN.has(name.toLowerCase())) continue;
+    if (value === undefined || OWN.has(name.toLowerCase())) continue;
     flat.push(name, value);
   }
   return flat;
-}
-
-function codedError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
 }
 
 /**
@@ -156,25 +124,154 @@ function guardedLookup(resolve: HostResolver, policy: CompiledUrlPolicy): Lookup
   };
 }
 
+// What every exchange of one dispatcher shares.
+interface Limits {
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  readonly logBytes: number;
+  readonly now: () => number;
+  readonly deadlines: RequestDeadlines;
+}
+
 /**
- * Creates the HTTP dispatcher: POST with keep-alive, a time-out per attempt, a cap on response bytes, no redirects
- * followed, and the SSRF policy applied at connect time.
+ * One attempt in flight, as undici's handler of it. The status line decides the attempt (RFC 9110 §15: the status
+ * code is the outcome); the body is only read, up to the caps, for the log and to keep the connection reusable. So
+ * the end of the body, a body cut short by the consumer, the byte cap and the time-out once the status arrived all
+ * settle the same way.
+ */
+class Exchange implements UndiciDispatcher.DispatchHandler {
+  #settled = false;
+  #controller: UndiciDispatcher.DispatchController | undefined;
+  #deadline: Deadline | undefined;
+  #signal: AbortSignal | undefined;
+  /** 0 until a final status line arrives. */
+  #status = 0;
+  #retryAfter: string | undefined;
+  /** The first chunks of the body, up to the log's bytes. */
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+
+  constructor(
+    private readonly limits: Limits,
+    private readonly started: number,
+    private readonly resolve: (result: AttemptResult) => void,
+    private readonly reject: (error: TypeError) => void,
+    signal: AbortSignal | undefined,
+  ) {
+    this.#deadline = limits.deadlines.start(this.#timedOut);
+    if (signal !== undefined) {
+      this.#signal = signal;
+      signal.addEventListener("abort", this.#aborted, { once: true });
+    }
+  }
+
+  onRequestStart(controller: UndiciDispatcher.DispatchController): void {
+    this.#controller = controller;
+    // Timed out or aborted while connecting: the connection is not used.
+    if (this.#settled) controller.abort(codedError(TIMEOUT_CODE, "The attempt ended before it was sent."));
+  }
+
+  onResponseStart(_controller: unknown, statusCode: number, headers: Record<string, string | string[] | undefined>) {
+    // RFC 9110 §15.2: an interim (1xx) response is not the answer.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    const header = headers["retry-after"];
+    this.#retryAfter = Array.isArray(header) ? header[0] : header;
+  }
+
+  onResponseData(controller: UndiciDispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#size < this.limits.logBytes) this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    if (this.#size > this.limits.maxBytes) {
+      // Read no more than the cap: the answer is known, the rest of the body is not wanted.
+      this.#answered();
+      controller.abort(codedError("ERR_WEBHOOK_RESPONSE_CAP", "Response past the byte cap."));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#answered();
+  }
+
+  onResponseError(_controller: unknown, error: Error): void {
+    // A body cut short (reset, the cap, the time-out): the status already decided.
+    if (this.#status !== 0) this.#answered();
+    else if ((error as { code?: unknown }).code === "UND_ERR_INVALID_ARG") {
+      // A request undici cannot frame (a header name that is not a token, RFC 9110 §5.1): a caller's error, not
+      // the endpoint's, so it is thrown rather than logged as an attempt.
+      if (this.#finish()) this.reject(new TypeError(error.message, { cause: error }));
+    } else if (this.#finish()) this.resolve(failure(error, this.started));
+  }
+
+  #answered(): void {
+    if (!this.#finish()) return;
+    const text = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks);
+    const result: AttemptResult = {
+      kind: "response",
+      status: this.#status,
+      retryAfterMs: this.#retryAfter === undefined ? undefined : parseRetryAfter(this.#retryAfter, this.limits.now()),
+      body: text.toString("utf8", 0, this.limits.logBytes),
+      durationMs: since(this.started),
+    };
+    this.resolve(result);
+  }
+
+  /** Marks the exchange settled; false when it already was. */
+  #finish(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    if (this.#deadline !== undefined) this.limits.deadlines.cancel(this.#deadline);
+    this.#signal?.removeEventListener("abort", this.#aborted);
+    return true;
+  }
+
+  readonly #timedOut = (): void => {
+    this.#deadline = undefined;
+    if (this.#status !== 0) {
+      this.#answered();
+      this.#controller?.abort(codedError(TIMEOUT_CODE, "Body still arriving at the time-out."));
+      return;
+    }
+    const error = codedError(TIMEOUT_CODE, `No response within ${this.limits.timeoutMs} ms.`);
+    if (this.#finish()) this.resolve(failure(error, this.started));
+    this.#controller?.abort(error);
+  };
+
+  readonly #aborted = (): void => {
+    const reason = this.#signal?.reason ?? new Error("Aborted.");
+    if (this.#finish()) this.resolve(failure(reason, this.started));
+    this.#controller?.abort(reason);
+  };
+}
+
+/**
+ * Creates the HTTP dispatcher on undici's `Agent`: POST with keep-alive, a time-out per attempt, a cap on response
+ * bytes, no redirects followed, and the SSRF policy applied at connect time (the connector's `lookup`).
  * @example const dispatcher = createDispatcher({ timeoutMs: 5_000 });
  */
 export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
   const timeoutMs = options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
-  const maxBytes = options.maxResponseBytes ?? DELIVERY_DEFAULTS.maxResponseBytes;
-  const logBytes = options.logResponseBytes ?? DELIVERY_DEFAULTS.logResponseBytes;
-  const now = options.now ?? Date.now;
+  const keepAliveMs = options.keepAliveMs ?? 60_000;
+  const limits: Limits = {
+    timeoutMs,
+    maxBytes: options.maxResponseBytes ?? DELIVERY_DEFAULTS.maxResponseBytes,
+    logBytes: options.logResponseBytes ?? DELIVERY_DEFAULTS.logResponseBytes,
+    now: options.now ?? Date.now,
+    deadlines: new RequestDeadlines(timeoutMs),
+  };
   const policy = compileUrlPolicy(options.urlPolicy);
-  const lookup = guardedLookup(options.resolve ?? systemResolver, policy);
-  const agentOptions = { keepAlive: true, maxFreeSockets: options.maxFreeSockets ?? 256, scheduling: "lifo" as const };
-  const httpAgent = new HttpAgent(agentOptions);
-  const httpsAgent = new HttpsAgent(agentOptions);
-  const deadlines = new RequestDeadlines(timeoutMs);
+  const agent = new Agent({
+    // The connector passes `lookup` on to net.connect / tls.connect: every new connection is checked after DNS.
+    connect: { lookup: guardedLookup(options.resolve ?? systemResolver, policy), timeout: timeoutMs },
+    // The attempt's own deadline covers headers and body; undici's idle timers would only add a second clock.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: keepAliveMs,
+    keepAliveMaxTimeout: keepAliveMs,
+  });
 
   // Parsed targets by URL: endpoints are few and their URLs repeat on every attempt.
-  type Target = { options: RequestOptions; secure: boolean; host: string } | { refusal: Error };
+  type Target = { origin: string; path: string } | { refusal: Error };
   const targets = new Map<string, Target>();
   function targetOf(href: string): Target {
     let target = targets.get(href);
@@ -191,8 +288,7 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     } catch (error) {
       return { refusal: error as Error };
     }
-    const secure = url.protocol === "https:";
-    if (!secure && !(url.protocol === "http:" && policy.allowHttp)) {
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowHttp)) {
       return { refusal: codedError(SSRF_BLOCKED_CODE, `Scheme ${url.protocol} is not allowed.`) };
     }
     // An IP literal never goes through lookup, so it is checked here.
@@ -201,108 +297,36 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
       const refusal = checkAddress(host, policy);
       if (refusal !== undefined) return { refusal: codedError(SSRF_BLOCKED_CODE, refusal.detail) };
     }
-    return {
-      secure,
-      // RFC 9112 §3.2: Host is the authority of the target URI (node adds none for array headers).
-      host: url.host,
-      options: {
-        protocol: url.protocol,
-        hostname: host,
-        port: url.port === "" ? undefined : Number(url.port),
-        path: `${url.pathname}${url.search}`,
-        method: "POST",
-        agent: secure ? httpsAgent : httpAgent,
-        lookup,
-      },
-    };
-  }
-
-  // The status line decides the attempt (RFC 9110 §15: the status code is the outcome); the body is only read, up
-  // to the caps, for the log and to keep the connection reusable. So the end of the body, a body cut short by the
-  // consumer, the byte cap and the time-out once the status arrived all settle the same way.
-  function answered(exchange: Exchange): void {
-    if (exchange.settled) return;
-    settle(exchange, deadlines, {
-      kind: "response",
-      status: exchange.status,
-      retryAfterMs: exchange.retryAfter === undefined ? undefined : parseRetryAfter(exchange.retryAfter, now()),
-      body: logText(exchange.chunks, logBytes),
-      durationMs: since(exchange.started),
-    });
-  }
-
-  function timedOut(exchange: Exchange): void {
-    if (exchange.res !== undefined) {
-      answered(exchange);
-      exchange.res.destroy();
-    } else {
-      exchange.req.destroy(codedError(TIMEOUT_CODE, `No response within ${timeoutMs} ms.`));
-    }
-  }
-
-  function received(exchange: Exchange, res: IncomingMessage): void {
-    exchange.res = res;
-    exchange.status = res.statusCode ?? 0;
-    const header = res.headers["retry-after"];
-    exchange.retryAfter = Array.isArray(header) ? header[0] : header;
-    const done = () => answered(exchange);
-    res.on("data", (chunk: Buffer) => {
-      if (exchange.size < logBytes) exchange.chunks.push(chunk);
-      exchange.size += chunk.length;
-      if (exchange.size > maxBytes) {
-        // Read no more than the cap: the answer is known, the rest of the body is not wanted.
-        done();
-        res.destroy();
-      }
-    });
-    res.on("end", done);
-    // A body cut short (reset, destroyed above): the status already decided.
-    res.on("error", done);
-    res.on("close", done);
+    // RFC 9112 §3.2: undici sends Host as the origin's authority.
+    return { origin: url.origin, path: `${url.pathname}${url.search}` };
   }
 
   function dispatch(delivery: DeliveryRequest, dispatchOptions?: DispatchOptions): Promise<AttemptResult> {
     const started = performance.now();
     const target = targetOf(delivery.url);
     if ("refusal" in target) return Promise.resolve(failure(target.refusal, started));
-    return new Promise((resolve) => {
-      // Headers as a flat [name, value, …] list: node writes them as given (no per-field setHeader), and the
-      // caller's record is left unchanged. Node still checks every name (a token, RFC 9110 §5.1) and value.
-      const headers = flatHeaders(delivery.headers, target.host, Buffer.byteLength(delivery.body));
-      const signal = dispatchOptions?.signal;
-      const req = (target.secure ? httpsRequest : httpRequest)({
-        ...target.options,
-        headers,
-        signal,
-      } as RequestOptions);
-      const exchange: Exchange = {
-        settled: false,
-        resolve,
-        started,
-        req,
-        deadline: undefined,
-        res: undefined,
-        status: 0,
-        retryAfter: undefined,
-        chunks: [],
-        size: 0,
-      };
-      exchange.deadline = deadlines.start(() => timedOut(exchange));
-      req.on("error", (error) => {
-        if (exchange.res === undefined) settle(exchange, deadlines, failure(error, started));
-        else answered(exchange);
-      });
-      req.on("response", (res: IncomingMessage) => received(exchange, res));
-      req.end(delivery.body);
+    const signal = dispatchOptions?.signal;
+    if (signal?.aborted) return Promise.resolve(failure(signal.reason, started));
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(limits, started, resolve, reject, signal);
+      agent.dispatch(
+        {
+          origin: target.origin,
+          path: target.path,
+          method: "POST",
+          headers: flatHeaders(delivery.headers),
+          body: delivery.body,
+        },
+        exchange,
+      );
     });
   }
 
   return {
     dispatch,
     close() {
-      deadlines.clear();
-      httpAgent.destroy();
-      httpsAgent.destroy();
+      limits.deadlines.clear();
+      agent.destroy().catch(() => undefined);
     },
   };
 }

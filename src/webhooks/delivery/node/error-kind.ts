@@ -12,13 +12,22 @@ const RESET_CODES = new Set([
   "ECONNABORTED",
   "ERR_STREAM_PREMATURE_CLOSE",
   "HPE_INVALID_CONSTANT",
+  // undici: the connection closed or failed under an exchange ("other side closed").
+  "UND_ERR_SOCKET",
+]);
+const TIMEOUT_CODES = new Set([
+  TIMEOUT_CODE,
+  "ETIMEDOUT",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
 ]);
 
-/** Maps a Node.js network error to the kind written in the delivery log. */
+/** Maps a Node.js or undici network error to the kind written in the delivery log. */
 export function errorKindOf(error: unknown): DeliveryErrorKind {
   const code = typeof error === "object" && error !== null ? String((error as { code?: unknown }).code ?? "") : "";
   if (code === SSRF_BLOCKED_CODE) return "ssrf_blocked";
-  if (code === TIMEOUT_CODE || code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT") return "timeout";
+  if (TIMEOUT_CODES.has(code)) return "timeout";
   if (code === "ECONNREFUSED") return "connection_refused";
   if (RESET_CODES.has(code)) return "connection_reset";
   if (DNS_CODES.has(code)) return "dns";

@@ -38,3 +38,12 @@ export function statementNames<K extends string>(
   for (const key of Object.keys(texts) as K[]) out[key] = { name: `${prefix}_${key}_${tag}`, text: texts[key] };
   return out;
 }
+
+/**
+ * Whether a statement failed on its data (SQLSTATE class 22 data exception or 23 integrity constraint violation),
+ * so that running its rows one by one can succeed for all but the bad one; a lost connection is not.
+ */
+export function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}

@@ -263,6 +263,43 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await f.queue.nextDueAt()).toBeUndefined();
     });
 
+    it("completes claims stored at once each by its own lease, every attempt logged (group commit, issue 15)", async () => {
+      const c = endpointFixture({ enabledEvents: ["g.*"] });
+      await f.endpoints.create(c);
+      for (let i = 0; i < 30; i++)
+        await f.queue.publish(createEvent({ type: "g.done", data: { i }, now: T0 }), { now: T0 });
+      const first = await f.queue.claim({ limit: 30, now: T0, leaseMs: 1_000 });
+      expect(first).toHaveLength(30);
+      // Ten leases run out and are taken again: their first holders must be refused, all in the same burst.
+      const retaken = await f.queue.claim({ limit: 10, now: T0 + 1_500, leaseMs: 1_000 });
+      const stale = new Set(retaken.map((r) => r.id));
+      const ok = { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } } as const;
+      const line = (claim: (typeof first)[number], n: number): AttemptRecord => ({
+        deliveryId: claim.id,
+        endpointId: c.id,
+        eventId: claim.eventId,
+        attempt: n,
+        startedAt: T0 + 1_600,
+        durationMs: 1,
+        status: 200,
+        errorKind: null,
+        response: `r${n}`,
+      });
+      const answers = await Promise.all([
+        ...first.map((claim, i) =>
+          f.queue.complete(claim, transition(claim.state, ok, T0 + 1_600).state, line(claim, i + 1)),
+        ),
+        ...retaken.map((claim) => f.queue.complete(claim, transition(claim.state, ok, T0 + 1_600).state)),
+      ]);
+      expect(answers.slice(0, 30)).toEqual(first.map((claim) => !stale.has(claim.id)));
+      expect(answers.slice(30)).toEqual(retaken.map(() => true));
+      for (const claim of first) expect((await f.queue.get(claim.id))?.state.status).toBe("delivered");
+      const logged = await f.queue.attempts({ endpointId: c.id, limit: 100 });
+      expect(logged).toHaveLength(30);
+      // Stored concurrently: every line once, in no promised order.
+      expect(logged.map((l) => l.response).sort()).toEqual(first.map((_, i) => `r${i + 1}`).sort());
+    });
+
     it("a failed attempt is stored with its log line and becomes due at the scheduled time", async () => {
       const event = createEvent({ type: "q.updated", data: {}, now: T0 });
       const [id] = (await f.queue.publish(event, { now: T0 })).deliveryIds;

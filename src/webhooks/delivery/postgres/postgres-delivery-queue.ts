@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
-import { affected } from "../../../postgres/statement";
+import { affected, isDataError, run, statementNames } from "../../../postgres/statement";
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
+import { GroupWriter } from "../../consumer/postgres/group-writer";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { CircuitBoard } from "../circuit-board";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
+import { type Completion, completeBatch, completionStatement } from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
 import { createPostgresCircuitBoard } from "./postgres-circuit-board";
@@ -17,6 +19,11 @@ import { createPostgresCircuitBoard } from "./postgres-circuit-board";
 export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
   /** A `pg` Pool (or Client), or PGlite: see `SqlClient` in `rest-webhooks/postgres`. */
   client: SqlClient;
+  /**
+   * Run the claim and the completion as named prepared statements on `pg` connections (planned once per connection,
+   * not on every claim); turn off behind a transaction-pooling proxy. @default true
+   */
+  prepare?: boolean;
 }
 
 /** The PostgreSQL queue: a {@link DeliveryQueue} that can also act inside your transaction. */
@@ -54,7 +61,7 @@ function stateValues(state: DeliveryState): unknown[] {
 export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOptions): PostgresDeliveryQueue {
   const { client } = options;
   assertSqlClient(client, "createPostgresDeliveryQueue");
-  const { endpoints: E, deliveries: D, attempts: A } = deliveryTables(options, "createPostgresDeliveryQueue");
+  const { schema, endpoints: E, deliveries: D, attempts: A } = deliveryTables(options, "createPostgresDeliveryQueue");
   const SET_STATE = `status = $3, attempts = $4, next_attempt_at = ${timestampOf("$5")},
     last_attempt_at = ${timestampOf("$6")}, last_status = $7, last_error_kind = $8, delivered_at = ${timestampOf("$9")},
     lease_token = NULL, lease_until = NULL`;
@@ -107,6 +114,20 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   let circuits: CircuitBoard | undefined;
   // Where the next claim's turn starts (per queue object: each worker keeps its own).
   const turn = { cursor: "" };
+  // Group commit: outcomes stored while earlier ones are being written go together, one statement and one commit
+  // for the lot, so the queue's throughput is not one WAL flush per attempt. Each caller still waits for its own
+  // commit, and a batch the database refuses on its data is retried one by one.
+  const prepare = options.prepare ?? true;
+  const hot = statementNames("rw_dlv", schema, {
+    claim: CLAIM,
+    complete: completionStatement({ deliveries: D, attempts: A }),
+  });
+  const completions = new GroupWriter<Completion, boolean>(
+    (batch) => completeBatch((values) => run(client, hot.complete, values, prepare), batch),
+    256,
+    2,
+    isDataError,
+  );
 
   return {
     withClient: (other) => createPostgresDeliveryQueue({ ...options, client: other }),
@@ -146,7 +167,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       const ids = endpointLimits === undefined ? [] : [...endpointLimits.keys()];
       const rooms = ids.map((id) => endpointLimits?.get(id) ?? 0);
       const values = [now, limit, token, leaseMs, turn.cursor, WALK_STEPS, perEndpoint, ids, rooms];
-      const { rows } = await client.query(CLAIM, values);
+      const { rows } = await run(client, hot.claim, values, prepare);
       // RETURNING keeps no order: put the claims back in turn order, oldest due first within an endpoint.
       const order = (row: unknown) => row as { turn_n: number; due_at: number };
       rows.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).due_at - order(y).due_at);
@@ -170,33 +191,8 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       );
       return rows.map((row) => String((row as { id: unknown }).id));
     },
-    async complete(claim, state, attempt) {
-      const values = [claim.id, claim.leaseToken, ...stateValues(state)];
-      if (attempt === undefined) {
-        const result = await client.query(`UPDATE ${D} SET ${SET_STATE} WHERE id = $1 AND lease_token = $2`, values);
-        return affected(result) > 0;
-      }
-      const { rows } = await client.query(
-        `WITH logged AS (
-           INSERT INTO ${A} (delivery_id, endpoint_id, event_id, attempt, started_at, duration_ms, status, error_kind, response)
-           VALUES ($1, $10, $11, $12, ${timestampOf("$13")}, $14, $15, $16, $17)
-         ), updated AS (
-           UPDATE ${D} SET ${SET_STATE} WHERE id = $1 AND lease_token = $2 RETURNING 1
-         )
-         SELECT count(*)::int AS n FROM updated`,
-        [
-          ...values,
-          attempt.endpointId,
-          attempt.eventId,
-          attempt.attempt,
-          attempt.startedAt,
-          Math.round(attempt.durationMs),
-          attempt.status,
-          attempt.errorKind,
-          attempt.response,
-        ],
-      );
-      return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0) > 0;
+    complete(claim, state, attempt) {
+      return completions.submit({ claim, state, attempt });
     },
     async update(id, from, state, now = Date.now()) {
       const result = await client.query(

@@ -1,0 +1,78 @@
+import type { SqlResult } from "../../../postgres/sql-client";
+import { timestampOf } from "../../../postgres/sql-time";
+import type { AttemptRecord } from "../attempt";
+import type { ClaimedDelivery } from "../delivery-queue";
+import type { DeliveryState } from "../state-machine";
+import type { DeliveryTables } from "./delivery-tables";
+
+/** One `complete` call of the PostgreSQL queue. Internal. */
+export interface Completion {
+  readonly claim: ClaimedDelivery;
+  readonly state: DeliveryState;
+  readonly attempt: AttemptRecord | undefined;
+}
+
+/**
+ * The statement that completes many claims at once: each delivery's new state where its lease still holds, and the
+ * attempts logged in the order given. Its rows come from arrays (`unnest`), so one text serves any batch size and
+ * the batch costs one round trip and one commit (one WAL flush) however many workers' attempts it carries.
+ */
+export function completionStatement(tables: Pick<DeliveryTables, "deliveries" | "attempts">): string {
+  const { deliveries: D, attempts: A } = tables;
+  return `WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::float8[], $6::float8[], $7::int[],
+        $8::text[], $9::float8[])
+        AS i(id, token, status, attempts, next_at, last_at, last_status, last_error_kind, delivered_at)
+    ), logged AS (
+      INSERT INTO ${A} (delivery_id, endpoint_id, event_id, attempt, started_at, duration_ms, status, error_kind, response)
+      SELECT a.delivery_id, a.endpoint_id, a.event_id, a.attempt, ${timestampOf("a.started_at")}, a.duration_ms, a.status,
+        a.error_kind, a.response
+      FROM unnest($10::text[], $11::text[], $12::text[], $13::int[], $14::float8[], $15::int[], $16::int[], $17::text[],
+        $18::text[]) WITH ORDINALITY
+        AS a(delivery_id, endpoint_id, event_id, attempt, started_at, duration_ms, status, error_kind, response, n)
+      ORDER BY a.n
+    ), updated AS (
+      UPDATE ${D} d SET status = i.status, attempts = i.attempts, next_attempt_at = ${timestampOf("i.next_at")},
+        last_attempt_at = ${timestampOf("i.last_at")}, last_status = i.last_status, last_error_kind = i.last_error_kind,
+        delivered_at = ${timestampOf("i.delivered_at")}, lease_token = NULL, lease_until = NULL
+      FROM input i WHERE d.id = i.id AND d.lease_token = i.token
+      RETURNING d.id, i.token
+    )
+    SELECT id, token FROM updated`;
+}
+
+/** The statement's values for a batch, column by column. */
+export function completionValues(batch: readonly Completion[]): unknown[][] {
+  const attempts = batch.flatMap((c) => (c.attempt === undefined ? [] : [c.attempt]));
+  const column = <T, V>(rows: readonly T[], value: (row: T) => V) => rows.map(value);
+  return [
+    column(batch, (c) => c.claim.id),
+    column(batch, (c) => c.claim.leaseToken),
+    column(batch, (c) => c.state.status),
+    column(batch, (c) => c.state.attempts),
+    column(batch, (c) => c.state.nextAttemptAt),
+    column(batch, (c) => c.state.lastAttemptAt),
+    column(batch, (c) => c.state.lastStatus),
+    column(batch, (c) => c.state.lastErrorKind),
+    column(batch, (c) => c.state.deliveredAt),
+    column(attempts, (a) => a.deliveryId),
+    column(attempts, (a) => a.endpointId),
+    column(attempts, (a) => a.eventId),
+    column(attempts, (a) => a.attempt),
+    column(attempts, (a) => a.startedAt),
+    column(attempts, (a) => Math.round(a.durationMs)),
+    column(attempts, (a) => a.status),
+    column(attempts, (a) => a.errorKind),
+    column(attempts, (a) => a.response),
+  ];
+}
+
+/** Completes a batch; per completion, whether its lease still held (its state was written). */
+export async function completeBatch(
+  query: (values: unknown[]) => Promise<SqlResult>,
+  batch: readonly Completion[],
+): Promise<boolean[]> {
+  const { rows } = await query(completionValues(batch));
+  const written = new Set(rows.map((row) => `${(row as { id: string }).id} ${(row as { token: string }).token}`));
+  return batch.map((c) => written.has(`${c.claim.id} ${c.claim.leaseToken}`));
+}

@@ -109,7 +109,12 @@ function nodeHttpDispatcher(timeoutMs = 15_000): Dispatcher {
           );
         });
         req.on("error", (error) =>
-          resolve({ kind: "error", errorKind: "network", message: String(error), durationMs: performance.now() - started }),
+          resolve({
+            kind: "error",
+            errorKind: "network",
+            message: String(error),
+            durationMs: performance.now() - started,
+          }),
         );
         req.end(request.body);
       });

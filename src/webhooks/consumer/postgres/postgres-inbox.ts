@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { GroupWriter } from "../../../postgres/group-writer";
 import { schemaName } from "../../../postgres/identifier";
 import { decodeRow } from "../../../postgres/rows";
 import { assertSqlClient, type SqlClient, type SqlDatabase } from "../../../postgres/sql-client";
-import { affected, run, type Statement, statementNames } from "../../../postgres/statement";
+import { affected, isDataError, run, type Statement, statementNames } from "../../../postgres/statement";
 import { transaction } from "../../../postgres/transaction";
 import { type ConsumerErrorRecord, WebhookConsumerError } from "../errors";
 import type { InboxEvent, InboxRecord } from "../event";
@@ -15,7 +16,6 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
-import { GroupWriter } from "./group-writer";
 import { type InboxTableOptions, inboxStatements } from "./inbox-sql";
 
 /** What PostgreSQL event handlers receive besides the event: the client of the transaction that marks it done. */
@@ -79,12 +79,6 @@ const invalid = (cause: unknown) =>
   });
 
 const decode = (row: unknown): Row => decodeRow(rowSchema, row, invalid);
-
-// SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the row, not the server.
-function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
-}
 
 function toEvent(row: Row): InboxEvent {
   return {

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { GroupWriter } from "../../../postgres/group-writer";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
 import { affected, isDataError, run, statementNames } from "../../../postgres/statement";
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
-import { GroupWriter } from "../../consumer/postgres/group-writer";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { CircuitBoard } from "../circuit-board";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";

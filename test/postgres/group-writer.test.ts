@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GroupWriter } from "../../../../src/webhooks/consumer/postgres/group-writer";
+import { GroupWriter } from "../../src/postgres/group-writer";
 
 describe("GroupWriter (group commit of inbox adds)", () => {
   it("writes what queues up behind in-flight writes as one batch, each caller getting its own result", async () => {

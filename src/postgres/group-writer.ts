@@ -1,7 +1,7 @@
 /**
- * Group commit for inbox writes: adds that arrive while earlier writes are in flight are written
- * together in one statement (one round trip, one WAL flush), which is what bounds acknowledged
- * deliveries per second. Each caller still learns its own outcome; a failed batch is retried item
+ * Group commit (the webhook inbox's adds, the delivery queue's outcomes): items that arrive while earlier writes are
+ * in flight are written together in one statement (one round trip, one WAL flush), which is what bounds durable
+ * writes per second. Each caller still learns its own outcome; a failed batch is retried item
  * by item so one row the database refuses cannot fail its neighbours.
  */
 interface Pending<T, R> {

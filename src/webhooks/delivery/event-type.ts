@@ -16,6 +16,11 @@ export const eventTypeSchema = z
   .max(MAX_TYPE_LENGTH)
   .regex(EVENT_TYPE, "Expected <resource>.<action>, e.g. order.created.");
 
+/** Whether `value` is what {@link eventTypeSchema} accepts, without a parse. */
+export function isEventType(value: unknown): value is string {
+  return typeof value === "string" && value.length <= MAX_TYPE_LENGTH && EVENT_TYPE.test(value);
+}
+
 /**
  * A subscription pattern an endpoint may register (the event-pattern grammar, with the words of our event types):
  * an event type, `*` (every type), or `<resource>.*` (every action of a resource).

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { WebhookDeliveryError } from "./errors";
-import { eventTypeSchema } from "./event-type";
+import { eventTypeSchema, isEventType } from "./event-type";
 
 /** The envelope every webhook carries: a unique id, a `<resource>.<action>` type, a timestamp and the data. */
 export const webhookEventSchema = z.object({
@@ -24,6 +24,27 @@ export interface CreateEventInput {
   now?: number;
 }
 
+const usualId = (id: string) => typeof id === "string" && id.length >= 1 && id.length <= 128;
+
+// Years 0000–9999: toISOString's four-digit form, which the schema's RFC 3339 date-time accepts (beyond them it
+// writes ±YYYYYY, which the schema refuses).
+const usualTime = (time: Date) => time.getUTCFullYear() >= 0 && time.getUTCFullYear() <= 9999;
+
+/**
+ * The copy the schema's `z.record(z.string(), z.unknown())` makes of a plain object literal: its own enumerable
+ * string keys but `__proto__`, in order. `undefined` for anything else (another prototype, an own `constructor`,
+ * symbol keys): the schema decides those.
+ */
+function usualData(data: unknown): Record<string, unknown> | undefined {
+  if (typeof data !== "object" || data === null || Object.getPrototypeOf(data) !== Object.prototype) return undefined;
+  if (Object.hasOwn(data, "constructor") || Object.getOwnPropertySymbols(data).length > 0) return undefined;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(data)) {
+    if (key !== "__proto__") copy[key] = (data as Record<string, unknown>)[key];
+  }
+  return copy;
+}
+
 /**
  * Builds and validates an event envelope; throws `invalid_event` on a bad type or data (programmer error). The
  * result is what {@link webhookEventSchema} outputs for the envelope: the data is a shallow copy.
@@ -38,6 +59,13 @@ export function createEvent(input: CreateEventInput): WebhookEvent {
     timestamp: Number.isNaN(time.getTime()) ? String(input.now) : time.toISOString(),
     data: input.data,
   };
+  // Hot (bench/shop, "POST order": every publish): the usual envelope is checked by hand, which a profile of the shop
+  // put at ~25 µs a request less than the schema once zod's shared code has seen many schemas. Anything unusual
+  // goes to the schema, which decides and words the refusal; the property test holds both to the same answers.
+  const data = usualData(candidate.data);
+  if (data !== undefined && usualId(candidate.id) && isEventType(candidate.type) && usualTime(time)) {
+    return { id: candidate.id, type: candidate.type, timestamp: candidate.timestamp, data };
+  }
   const parsed = webhookEventSchema.safeParse(candidate);
   if (!parsed.success) {
     throw new WebhookDeliveryError("invalid_event", `Invalid webhook event: ${parsed.error.issues[0]?.message}`, {

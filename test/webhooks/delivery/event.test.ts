@@ -12,6 +12,25 @@ function codeOf(run: () => unknown): string | undefined {
   }
 }
 
+// Objects the hand-checked path must leave to the schema, or copy exactly as the schema does.
+const ODD_OBJECTS: readonly unknown[] = [
+  Object.assign(Object.create(null), { a: 1 }),
+  { constructor: 5, a: 1 },
+  { constructor: () => 1 },
+  { [Symbol("s")]: 1, a: 1 },
+  Object.defineProperty({ a: 1 }, Symbol("hidden"), { value: 2, enumerable: false }),
+  Object.defineProperty({ a: 1 }, "hidden", { value: 2, enumerable: false }),
+  JSON.parse('{"__proto__": {"polluted": true}, "b": 2}'),
+  { 2: "two", 1: "one", z: 0 },
+  new (class Order {
+    id = "ord_1";
+  })(),
+  new Date(0),
+  new Map([["a", 1]]),
+  [1, 2],
+];
+const oddObject = fc.constantFrom(...ODD_OBJECTS);
+
 describe("createEvent", () => {
   it("builds the envelope webhookEventSchema accepts: evt_ + a v4 UUID, an RFC 3339 timestamp, a copy of the data", () => {
     const data = { id: "ord_1", total: 5 };
@@ -47,16 +66,34 @@ describe("createEvent", () => {
     expect((event.data as { polluted?: unknown }).polluted).toBeUndefined();
   });
 
+  it.each(ODD_OBJECTS.map((data, i) => [i, data]))("agrees with the schema on odd data #%i", (_i, data) => {
+    const now = Date.UTC(2026, 10, 25);
+    const expected = webhookEventSchema.safeParse({
+      id: "evt_x",
+      type: "order.created",
+      timestamp: new Date(now).toISOString(),
+      data,
+    });
+    const run = () => createEvent({ id: "evt_x", type: "order.created", data: data as Record<string, unknown>, now });
+    if (expected.success) {
+      const event = run();
+      expect(event).toEqual(expected.data);
+      expect(Object.keys(event.data)).toEqual(Object.keys(expected.data.data));
+      expect(Object.getPrototypeOf(event.data)).toBe(Object.getPrototypeOf(expected.data.data));
+    } else expect(codeOf(run)).toBe("invalid_event");
+  });
+
   it("agrees with the schema for any input: the envelope it parses, or invalid_event where the schema refuses", () => {
     fc.assert(
       fc.property(
         fc.oneof(fc.constantFrom("order.created", "a.b.c", "x"), fc.string({ maxLength: 10 })),
-        fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.constant(null), fc.jsonValue()),
+        fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.constant(null), fc.jsonValue(), oddObject),
         fc.integer({ min: -1e15, max: 1e15 }),
-        (type, data, now) => {
-          const candidate = { id: "evt_x", type, timestamp: new Date(now).toISOString(), data };
+        fc.oneof(fc.constant("evt_x"), fc.string({ maxLength: 130 }), fc.constant("x".repeat(129))),
+        (type, data, now, id) => {
+          const candidate = { id, type, timestamp: new Date(now).toISOString(), data };
           const expected = webhookEventSchema.safeParse(candidate);
-          const run = () => createEvent({ id: "evt_x", type, data: data as Record<string, unknown>, now });
+          const run = () => createEvent({ id, type, data: data as Record<string, unknown>, now });
           if (expected.success) expect(run()).toEqual(expected.data);
           else expect(codeOf(run)).toBe("invalid_event");
         },

@@ -1,4 +1,8 @@
-/** The servers under load: a bare node:http verify-only handler, and the consumer with each inbox. */
+/**
+ * The servers under load: a bare node:http verify-only handler, the consumer with each inbox, and the durable
+ * consumer written by hand (verify with node:crypto, INSERT with pg).
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
@@ -79,6 +83,69 @@ export async function consumerPostgres(secret: string, databaseUrl: string): Pro
     name: "consumer postgres inbox",
     server,
     stored: async (id) => (await inbox.get(id)) !== undefined,
+    close: async () => {
+      await closeServer(server);
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * The durable consumer people write by hand, the fair peer of the PostgreSQL inbox: read the raw body, verify the
+ * Standard Webhooks signature with node:crypto (HMAC-SHA256 over `id.timestamp.body`, a timestamp within the
+ * tolerance, a constant-time compare), `INSERT` the event with `pg` (one pooled query per request, a duplicate id
+ * ignored), then answer 202. Its table keeps what the inbox keeps for a new event: id, type, the body as `json`,
+ * when it arrived.
+ */
+export async function handWrittenDurable(secret: string, databaseUrl: string): Promise<Contender> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 16 });
+  const schema = `bench_handwritten_${process.pid}_${Date.now().toString(36)}`;
+  await pool.query(`CREATE SCHEMA "${schema}"`);
+  await pool.query(
+    `CREATE TABLE "${schema}".events (id text PRIMARY KEY, type text NOT NULL, payload json NOT NULL, received_at timestamptz NOT NULL)`,
+  );
+  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  const insert = `INSERT INTO "${schema}".events (id, type, payload, received_at) VALUES ($1, $2, $3, now()) ON CONFLICT (id) DO NOTHING`;
+  const valid = (id: string, timestamp: string, signatures: string, body: Buffer): boolean => {
+    if (Math.abs(Date.now() / 1000 - Number(timestamp)) > TOLERANCE) return false;
+    const expected = createHmac("sha256", key).update(`${id}.${timestamp}.`).update(body).digest();
+    return signatures.split(" ").some((entry) => {
+      const [version, signature] = entry.split(",");
+      const given = Buffer.from(signature ?? "", "base64");
+      return version === "v1" && given.length === expected.length && timingSafeEqual(given, expected);
+    });
+  };
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const id = req.headers["webhook-id"];
+      const timestamp = req.headers["webhook-timestamp"];
+      const signatures = req.headers["webhook-signature"];
+      if (typeof id !== "string" || typeof timestamp !== "string" || typeof signatures !== "string") {
+        return res.writeHead(400).end();
+      }
+      if (!valid(id, timestamp, signatures, body)) return res.writeHead(400).end();
+      let type: unknown;
+      try {
+        type = (JSON.parse(body.toString("utf8")) as { type?: unknown }).type;
+      } catch {
+        return res.writeHead(400).end();
+      }
+      if (typeof type !== "string") return res.writeHead(400).end();
+      pool.query(insert, [id, type, body.toString("utf8")]).then(
+        () => res.writeHead(202).end(),
+        () => res.writeHead(500).end(),
+      );
+    });
+  });
+  await listening(server);
+  return {
+    name: "hand-written verify + INSERT",
+    server,
+    stored: async (id) => (await pool.query(`SELECT 1 FROM "${schema}".events WHERE id = $1`, [id])).rowCount === 1,
     close: async () => {
       await closeServer(server);
       await pool.query(`DROP SCHEMA "${schema}" CASCADE`);

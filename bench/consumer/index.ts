@@ -1,14 +1,22 @@
 /**
  * bench/consumer: acknowledged webhook deliveries per second on loopback — verify + inbox write + 202 —
  * for the consumer handler with the in-memory and the PostgreSQL inbox, next to a bare node:http
- * handler that only verifies (with the same `verify`). Load comes from a second process (autocannon)
+ * handler that only verifies (with the same `verify`), and to the durable consumer written by hand
+ * (node:crypto verify + one pg INSERT per request), the fair peer of the PostgreSQL inbox. Load comes from a second process (autocannon)
  * with pre-signed requests; every contender is checked for correct answers before it is timed.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
-import { bareVerifyOnly, type Contender, consumerMemory, consumerPostgres, urlOf } from "./contenders";
+import {
+  bareVerifyOnly,
+  type Contender,
+  consumerMemory,
+  consumerPostgres,
+  handWrittenDurable,
+  urlOf,
+} from "./contenders";
 
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 4);
@@ -62,7 +70,7 @@ async function check(contender: Contender): Promise<void> {
   const headers = sign({ id: "msg_check", timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
   const ok = await fetch(url, { method: "POST", body, headers });
   const bad = await fetch(url, { method: "POST", body: `${body} `, headers });
-  const stored = contender.name.startsWith("consumer") ? await contender.stored("msg_check") : true;
+  const stored = contender.name.startsWith("bare") ? true : await contender.stored("msg_check");
   if (ok.status !== 202 || bad.status !== 400 || !stored) {
     throw new Error(`${contender.name} answered ${ok.status}/${bad.status} (stored: ${stored}); refusing to time it`);
   }
@@ -94,7 +102,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 for (const size of SIZES) {
   const results = new Map<string, number>();
   const contenders = [await bareVerifyOnly(secret), await consumerMemory(secret)];
-  if (withPostgres) contenders.push(await consumerPostgres(secret, DATABASE_URL));
+  if (withPostgres) {
+    contenders.push(await consumerPostgres(secret, DATABASE_URL), await handWrittenDurable(secret, DATABASE_URL));
+  }
   try {
     for (const contender of contenders) await check(contender);
     for (let round = 0; round < ROUNDS; round++) {
@@ -119,6 +129,13 @@ for (const size of SIZES) {
     const rps = results.get(name);
     if (rps === undefined) continue;
     const line = `ratio: ${name}${isHeadline ? "" : ` (${size.label})`} vs bare verify-only node:http = ${(rps / bare).toFixed(2)}`;
+    (isHeadline ? headline : graded).push(line);
+  }
+  // The durable peer: a consumer that also acknowledges only after its write (target: the inbox ≥ 1.5×).
+  const handWritten = results.get("hand-written verify + INSERT");
+  const inbox = results.get("consumer postgres inbox");
+  if (handWritten !== undefined && inbox !== undefined) {
+    const line = `ratio: consumer postgres inbox${isHeadline ? "" : ` (${size.label})`} vs hand-written verify + INSERT = ${(inbox / handWritten).toFixed(2)}`;
     (isHeadline ? headline : graded).push(line);
   }
 }

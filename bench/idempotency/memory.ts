@@ -10,10 +10,10 @@ interface BareRecord {
 }
 
 /**
- * The least a bounded Map must do for begin+complete, synchronously: look the key up, evict the
- * oldest key at the bound (a ring of keys: no list to keep), insert a record under a new token,
- * then look it up again and fill it in if the token still matches. Times are relative to an
- * epoch, as the store keeps them.
+ * The least a bounded Map must do for begin+complete, synchronously: look the key up (a record
+ * past its expiry counts as absent), evict the oldest key at the bound (a ring of keys: no list
+ * to keep), insert a record under a new token, then look it up again and fill it in if the token
+ * still matches and the lease is live. Times are relative to an epoch, as the store keeps them.
  */
 function bareMap(max: number, response: StoredResponse): (i: number) => void {
   const map = new Map<string, BareRecord>();
@@ -24,14 +24,16 @@ function bareMap(max: number, response: StoredResponse): (i: number) => void {
   return (i) => {
     const key = `k${i}`;
     const now = Date.now() - epoch;
-    if (map.get(key) !== undefined) return;
-    if (map.size >= max) map.delete(ring[head] as string);
+    const found = map.get(key);
+    // A live record is answered from; an expired one is replaced, as the store does.
+    if (found !== undefined && found.expiresAt > now) return;
+    if (found === undefined && map.size >= max) map.delete(ring[head] as string);
     ring[head] = key;
     head = head + 1 === max ? 0 : head + 1;
     const token = String(++tokens);
     map.set(key, { fingerprint: "fp", expiresAt: now + 60_000, token, response: undefined });
     const record = map.get(key);
-    if (record !== undefined && record.token === token) {
+    if (record !== undefined && record.token === token && record.expiresAt > now) {
       record.token = undefined;
       record.response = response;
       record.expiresAt = now + 86_400_000;

@@ -1,9 +1,18 @@
-/** The Redis store against the bare client doing the same round trips: SET NX PX, then SET XX PX. */
-import { randomUUID } from "node:crypto";
+/**
+ * The Redis store against the bare client doing what a correct hand-written store must: SET NX GET PX
+ * (lease a free key, or read what holds it), then a fenced write. A plain SET XX is not fenced: after
+ * a lease expires and another request takes the key, it would overwrite that request's lease; Redis
+ * 7.0 has no compare-and-set command, so the raw peer runs the shortest compare-and-set script.
+ */
+import { createHash, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import type { StoredResponse } from "../../src/idempotency";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
 import { check, compare, rate } from "./measure";
+
+// KEYS[1] = key, ARGV[1] = the lease value, ARGV[2] = the response, ARGV[3] = TTL (ms).
+const CAS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return 0`;
+const CAS_SHA = createHash("sha1").update(CAS).digest("hex");
 
 export async function benchRedis(
   url: string,
@@ -29,8 +38,10 @@ export async function benchRedis(
 
     // The raw complete writes the body bytes as they are, as the store does.
     const rawValue = Buffer.from(response.body);
-    check((await client.set(`${prefix}r:check`, "p", "PX", 60_000, "NX")) === "OK", "raw SET NX");
-    check((await client.set(`${prefix}r:check`, rawValue, "PX", 60_000, "XX")) === "OK", "raw SET XX");
+    await client.script("LOAD", CAS);
+    check((await client.set(`${prefix}r:check`, "p", "PX", 60_000, "NX", "GET")) === null, "raw SET NX GET");
+    check((await client.evalsha(CAS_SHA, 1, `${prefix}r:check`, "p", rawValue, 60_000)) === "OK", "raw CAS");
+    check((await client.evalsha(CAS_SHA, 1, `${prefix}r:check`, "p", rawValue, 60_000)) === 0, "raw CAS fenced");
 
     const {
       ours: o,
@@ -44,18 +55,16 @@ export async function benchRedis(
       },
       async (i) => {
         const key = `${prefix}r:b${i}`;
-        if (
-          (await client.set(key, `p${randomUUID()}fingerprint-of-43-characters-xxxxxxxxxxxxx`, "PX", 60_000, "NX")) ===
-          "OK"
-        ) {
-          await client.set(key, rawValue, "PX", 60_000, "XX");
+        const lease = `p${randomUUID()}fingerprint-of-43-characters-xxxxxxxxxxxxx`;
+        if ((await client.set(key, lease, "PX", 60_000, "NX", "GET")) === null) {
+          await client.evalsha(CAS_SHA, 1, key, lease, rawValue, 60_000);
         }
       },
       { ms, concurrency },
     );
     const [ours, raw] = [o.wall, r.wall];
     console.log(
-      `redis   ${response.body.byteLength} B body: ours ${rate(ours)}, raw SET NX + SET XX ${rate(raw)} (${concurrency} in flight)`,
+      `redis   ${response.body.byteLength} B body: ours ${rate(ours)}, raw SET NX GET + CAS script ${rate(raw)} (${concurrency} in flight)`,
     );
     return { ours, raw, ratio: ratio.wall };
   } finally {

@@ -218,6 +218,26 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       expect(await client.keys(`*${prefix}*:staged:*`)).toEqual([]);
     });
 
+    it.each([
+      ["a byte order mark", '\uFEFF{"a":1}'],
+      ["multibyte characters (2, 3 and 4 bytes)", "é€😀 ✓"],
+      ["a large multibyte body (staged)", "€😀".repeat(20_000)],
+    ])("replays a UTF-8 body with %s byte for byte, fingerprint and headers too", async (_, text) => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      const key = `utf8-${text.length}-${text.codePointAt(0)}`;
+      const body = new TextEncoder().encode(text);
+      const found = await store.begin(key, "fp-é😀", 5000);
+      if (found.kind !== "acquired") throw new Error(found.kind);
+      expect(await store.complete(key, found.leaseToken, { status: 200, headers: { "x-é": "😀" }, body }, 5000)).toBe(
+        true,
+      );
+      const replay = await store.begin(key, "fp-é😀", 5000);
+      if (replay.kind !== "completed") throw new Error(replay.kind);
+      expect(replay.fingerprint).toBe("fp-é😀");
+      expect(replay.response.headers).toEqual({ "x-é": "😀" });
+      expect(Buffer.from(replay.response.body).equals(Buffer.from(body))).toBe(true);
+    });
+
     it("reads the records 0.1 wrote (the value layouts are unchanged)", async () => {
       const store = new RedisIdempotencyStore(client, { prefix });
       const uuid = "0b6f3c2e-3d4f-4a5b-8c7d-9e0f1a2b3c4d";

@@ -43,7 +43,11 @@ for (const maxEntries of [10_000, 100_000]) {
 }
 for (const size of sizes) {
   const r = await benchRedis(redisUrl, response(size), MS, CONCURRENCY);
-  ratios.push(`ratio: redis begin+complete${size === sizes[0] ? "" : ` (${size} B)`} vs raw ioredis = ${fmt(r.ratio)}`);
+  const suffix = size === sizes[0] ? "" : ` (${size} B)`;
+  ratios.push(`ratio: redis begin+complete${suffix} vs raw ioredis (fenced) = ${fmt(r.ratio)}`);
+  ratios.push(
+    `ratio: redis begin+complete${suffix} vs raw ioredis SET NX + SET XX (unfenced) = ${fmt(r.unfencedRatio)}`,
+  );
 }
 // The server, then embedded PGlite (information, no target: one connection, in this process).
 const server: number[] = [];

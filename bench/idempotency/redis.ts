@@ -19,7 +19,7 @@ export async function benchRedis(
   response: StoredResponse,
   ms: number,
   concurrency: number,
-): Promise<{ ours: number; raw: number; ratio: number }> {
+): Promise<{ ours: number; raw: number; ratio: number; unfencedRatio: number }> {
   const client = new Redis(url);
   const prefix = `bench_idem_${process.pid}_${randomUUID().slice(0, 8)}:`;
   const store = new RedisIdempotencyStore(client, { prefix: `${prefix}o:` });
@@ -62,11 +62,28 @@ export async function benchRedis(
       },
       { ms, concurrency },
     );
+    // The peer the issue first named, kept beside it: SET NX then an unfenced SET XX (a stale complete can overwrite
+    // a successor's lease), so its ratio is what the fence costs on top.
+    const unfenced = await compare(
+      async (i) => {
+        const key = `u${i}`;
+        const found = await store.begin(key, "fingerprint-of-43-characters-xxxxxxxxxxxxx", 60_000);
+        if (found.kind === "acquired") await store.complete(key, found.leaseToken, response, 60_000);
+      },
+      async (i) => {
+        const key = `${prefix}r:u${i}`;
+        const lease = `p${randomUUID()}fingerprint-of-43-characters-xxxxxxxxxxxxx`;
+        if ((await client.set(key, lease, "PX", 60_000, "NX")) === "OK") {
+          await client.set(key, rawValue, "PX", 60_000, "XX");
+        }
+      },
+      { ms, concurrency },
+    );
     const [ours, raw] = [o.wall, r.wall];
     console.log(
-      `redis   ${response.body.byteLength} B body: ours ${rate(ours)}, raw SET NX GET + CAS script ${rate(raw)} (${concurrency} in flight)`,
+      `redis   ${response.body.byteLength} B body: ours ${rate(ours)}, raw SET NX GET + CAS script ${rate(raw)}, raw SET NX + SET XX (unfenced) ${rate(unfenced.theirs.wall)} (${concurrency} in flight)`,
     );
-    return { ours, raw, ratio: ratio.wall };
+    return { ours, raw, ratio: ratio.wall, unfencedRatio: unfenced.ratio.wall };
   } finally {
     let cursor = "0";
     do {

@@ -11,8 +11,12 @@ import {
 const NOW = 1_800_000_000_000;
 
 const fingerprint = fc.string({ unit: "grapheme", maxLength: 64 });
+// Header names as a stored response holds them: lower-case field-name tokens (RFC 9110 §5.1), taken from the
+// response by `toStoredResponse` into a plain object, where `__proto__` can never become an own key (fast-check
+// found it here: the codec, like that object, drops it).
+const headerName = fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{1,16}$/).filter((name) => name !== "__proto__");
 const headers = fc.dictionary(
-  fc.string({ minLength: 1, maxLength: 16 }),
+  headerName,
   fc.oneof(fc.string({ unit: "grapheme" }), fc.array(fc.string({ unit: "grapheme" }), { maxLength: 3 })),
   { maxKeys: 4 },
 );

@@ -43,16 +43,18 @@ export async function benchRedis(
     check((await client.evalsha(CAS_SHA, 1, `${prefix}r:check`, "p", rawValue, 60_000)) === "OK", "raw CAS");
     check((await client.evalsha(CAS_SHA, 1, `${prefix}r:check`, "p", rawValue, 60_000)) === 0, "raw CAS fenced");
 
+    // The store's begin+complete on fresh keys; `tag` keeps each comparison's keys apart.
+    const beginComplete = (tag: string) => async (i: number) => {
+      const key = `${tag}${i}`;
+      const found = await store.begin(key, "fingerprint-of-43-characters-xxxxxxxxxxxxx", 60_000);
+      if (found.kind === "acquired") await store.complete(key, found.leaseToken, response, 60_000);
+    };
     const {
       ours: o,
       theirs: r,
       ratio,
     } = await compare(
-      async (i) => {
-        const key = `b${i}`;
-        const found = await store.begin(key, "fingerprint-of-43-characters-xxxxxxxxxxxxx", 60_000);
-        if (found.kind === "acquired") await store.complete(key, found.leaseToken, response, 60_000);
-      },
+      beginComplete("b"),
       async (i) => {
         const key = `${prefix}r:b${i}`;
         const lease = `p${randomUUID()}fingerprint-of-43-characters-xxxxxxxxxxxxx`;
@@ -65,11 +67,7 @@ export async function benchRedis(
     // The peer the issue first named, kept beside it: SET NX then an unfenced SET XX (a stale complete can overwrite
     // a successor's lease), so its ratio is what the fence costs on top.
     const unfenced = await compare(
-      async (i) => {
-        const key = `u${i}`;
-        const found = await store.begin(key, "fingerprint-of-43-characters-xxxxxxxxxxxxx", 60_000);
-        if (found.kind === "acquired") await store.complete(key, found.leaseToken, response, 60_000);
-      },
+      beginComplete("u"),
       async (i) => {
         const key = `${prefix}r:u${i}`;
         const lease = `p${randomUUID()}fingerprint-of-43-characters-xxxxxxxxxxxxx`;

@@ -108,10 +108,10 @@ export function instrumentInbox<Context extends object>(
   const receipts = new Map<string, SpanContext>();
 
   return {
-    async add(event) {
+    async add(event, source) {
       // Read before awaiting: without an async context manager the receipt's span is active only until then.
       const span = trace.getSpan(context.active());
-      const result = await inbox.add(event);
+      const result = await inbox.add(event, source);
       const attributes = { [A.eventType]: event.type };
       (result.duplicate ? duplicate : received).add(1, attributes);
       if (span?.isRecording()) {

@@ -10,7 +10,8 @@ import type { Tolerance } from "../signing/tolerance";
 import { verify } from "../signing/verify";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
-import type { Inbox } from "./inbox";
+import type { Inbox, InboxAddSource } from "./inbox";
+import { sharedDeadline } from "./shared-deadline";
 
 /** Options of {@link createWebhookConsumer}. */
 export interface WebhookConsumerOptions {
@@ -58,7 +59,12 @@ export interface WebhookConsumerOptions {
    * @default 5_000
    */
   inboxTimeoutMs?: number;
-  /** Makes the signal that ends the wait for the inbox (inject one in tests). @default AbortSignal.timeout */
+  /**
+   * Makes the signal that ends the wait for the inbox (inject one in tests). By default requests arriving within
+   * the same tenth of `inboxTimeoutMs` (at most 100 ms) share one `AbortSignal.timeout`, so each waits at least
+   * `inboxTimeoutMs` and at most that plus the window: a timer per request cost more CPU than verifying it.
+   * @default one shared `AbortSignal.timeout` per window
+   */
   deadline?: (ms: number) => AbortSignal;
 }
 
@@ -77,12 +83,17 @@ function verificationProblem(problem: HttpProblem): HttpResponse {
 }
 
 /** Stores the event unless the deadline passes first (then rejects with the signal's reason). */
-function addBefore(inbox: Pick<Inbox, "add">, event: InboxEvent, signal: AbortSignal): Promise<{ duplicate: boolean }> {
+function addBefore(
+  inbox: Pick<Inbox, "add">,
+  event: InboxEvent,
+  source: InboxAddSource,
+  signal: AbortSignal,
+): Promise<{ duplicate: boolean }> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const abort = () => reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
-    inbox.add(event).then(
+    inbox.add(event, source).then(
       (result) => {
         signal.removeEventListener("abort", abort);
         resolve(result);
@@ -136,7 +147,7 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       `createWebhookConsumer: inboxTimeoutMs must be a positive number of ms, got ${inboxTimeoutMs}.`,
     );
   }
-  const deadline = options.deadline ?? ((ms: number) => AbortSignal.timeout(ms));
+  const deadline = options.deadline ?? sharedDeadline(inboxTimeoutMs);
   const acknowledged = (event: InboxEvent, request: HttpRequest) => () => {
     try {
       onStored?.(event);
@@ -191,7 +202,12 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
     }
     let duplicate: boolean;
     try {
-      ({ duplicate } = await addBefore(inbox, event, deadline(inboxTimeoutMs)));
+      ({ duplicate } = await addBefore(
+        inbox,
+        event,
+        parse === undefined || parse === "json" ? { json: request.body } : {},
+        deadline(inboxTimeoutMs),
+      ));
     } catch (error) {
       onError(error, request);
       return inboxUnavailable(error);

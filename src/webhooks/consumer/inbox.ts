@@ -6,6 +6,18 @@ export interface InboxAddResult {
   duplicate: boolean;
 }
 
+/**
+ * What the consumer knows about a new event besides the event itself, passed to {@link Inbox.add}.
+ */
+export interface InboxAddSource {
+  /**
+   * The verified body as received, when the event's `payload` is its JSON parse (the consumer's default `parse:
+   * "json"`). A store that keeps JSON text may write this text instead of serialising `payload` again: the same
+   * value, without a second pass over a large payload.
+   */
+  readonly json?: Uint8Array;
+}
+
 /** What a processor asks for when it claims due events. */
 export interface InboxClaimRequest {
   /** The current time, Unix ms. */
@@ -49,8 +61,11 @@ export type InboxFailOutcome =
  * Every implementation passes the one contract suite in test/webhooks/consumer/inbox-contract.ts.
  */
 export interface Inbox<Context extends object = object> {
-  /** Stores a verified event unless one with the same id exists. Must be durable when it resolves. */
-  add(event: InboxEvent): Promise<InboxAddResult>;
+  /**
+   * Stores a verified event unless one with the same id exists. Must be durable when it resolves.
+   * @param source the verified body, which a store may keep as the payload's text (see {@link InboxAddSource}).
+   */
+  add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult>;
   /**
    * Claims up to `limit` due events — pending, failed with `retryAt <= now`, or processing with
    * an expired lease — oldest due first, skipping events another processor is running right now.

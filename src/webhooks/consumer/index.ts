@@ -19,6 +19,7 @@ export { defaultEventId, defaultEventType, type EventIdentityInput } from "./eve
 export type {
   Inbox,
   InboxAddResult,
+  InboxAddSource,
   InboxClaim,
   InboxClaimRequest,
   InboxCompleteResult,

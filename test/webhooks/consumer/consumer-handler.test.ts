@@ -76,6 +76,28 @@ describe("createWebhookConsumer: an event no inbox can keep", () => {
   });
 });
 
+describe("createWebhookConsumer: what the inbox is given", () => {
+  it("passes the verified body as the payload's JSON text, and no text when the payload is not its JSON parse", async () => {
+    const sources: unknown[] = [];
+    const inbox: Pick<Inbox, "add"> = {
+      add: async (_event, source) => {
+        sources.push(source);
+        return { duplicate: false };
+      },
+    };
+    const d = delivery("msg_text");
+    for (const parse of [undefined, "json", "form", "none"] as const) {
+      const handler = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, ...(parse ? { parse } : {}) }));
+      const response = await handler(
+        new Request("http://consumer/hooks", { method: "POST", body: d.body, headers: d.headers }),
+      );
+      expect(response.status, String(parse)).toBe(202);
+    }
+    const body = new TextEncoder().encode(d.body);
+    expect(sources).toEqual([{ json: body }, { json: body }, {}, {}]);
+  });
+});
+
 describe("createWebhookConsumer over node:http", () => {
   it("acknowledges a valid delivery with 202 and stores it pending, without running any handler", async () => {
     const { inbox, url } = await serve();

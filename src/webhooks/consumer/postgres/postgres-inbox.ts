@@ -11,12 +11,13 @@ import type { InboxEvent, InboxRecord } from "../event";
 import type {
   Inbox,
   InboxAddResult,
+  InboxAddSource,
   InboxClaim,
   InboxClaimRequest,
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
-import { type InboxTableOptions, inboxStatements } from "./inbox-sql";
+import { ADD_PARAMS, addStatement, type InboxTableOptions, inboxStatements } from "./inbox-sql";
 
 /** What PostgreSQL event handlers receive besides the event: the client of the transaction that marks it done. */
 export interface PostgresInboxContext {
@@ -102,6 +103,27 @@ function toRecord(row: Row): InboxRecord {
   };
 }
 
+/** An event on its way into the table, with the JSON text its payload column gets. */
+interface Addition {
+  event: InboxEvent;
+  payload: string;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The payload column's text: the verified body when the consumer says the payload is its JSON parse (the same
+ * decoding `verify` parsed, so the same value), else the payload serialised.
+ */
+function payloadText(event: InboxEvent, source: InboxAddSource | undefined): string {
+  const json = source?.json;
+  if (json !== undefined && json.byteLength > 0) return decoder.decode(json);
+  return JSON.stringify(event.payload ?? null);
+}
+
+/** Events a single INSERT writes at most (6 parameters each, far below PostgreSQL's 65,535). */
+const MAX_BATCH = 256;
+
 type Statements = Record<keyof ReturnType<typeof inboxStatements>, Statement>;
 
 /**
@@ -112,8 +134,11 @@ type Statements = Record<keyof ReturnType<typeof inboxStatements>, Statement>;
 export class PostgresInbox implements Inbox<PostgresInboxContext> {
   readonly #client: SqlDatabase;
   readonly #sql: Statements;
+  readonly #schema: string;
+  /** The INSERT of n events, made on first use of each batch size. */
+  readonly #adds: Statement[] = [];
   readonly #prepare: boolean;
-  readonly #writer: GroupWriter<InboxEvent, InboxAddResult>;
+  readonly #writer: GroupWriter<Addition, InboxAddResult>;
   readonly #randomId: () => string;
 
   constructor(options: PostgresInboxOptions) {
@@ -122,10 +147,11 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     this.#client = options.client;
     this.#randomId = options.randomId ?? randomUUID;
     this.#prepare = options.prepare ?? true;
+    this.#schema = schema;
     this.#sql = statementNames("rw_inbox", schema, inboxStatements(schema));
     this.#writer = new GroupWriter(
       (events) => this.#insert(events),
-      256,
+      MAX_BATCH,
       options.maxConcurrentWrites ?? 4,
       isDataError,
     );
@@ -135,22 +161,36 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     return run(client, this.#sql[name], values, this.#prepare);
   }
 
-  add(event: InboxEvent): Promise<InboxAddResult> {
-    return this.#writer.submit(event);
+  #addOf(rows: number): Statement {
+    let statement = this.#adds[rows];
+    if (statement === undefined) {
+      const key = `add${rows}`;
+      statement = statementNames("rw_inbox", this.#schema, { [key]: addStatement(this.#schema, rows) })[key];
+      this.#adds[rows] = statement as Statement;
+    }
+    return statement as Statement;
   }
 
-  async #insert(events: InboxEvent[]): Promise<InboxAddResult[]> {
-    const result = await this.#run(this.#client, "add", [
-      events.map((event) => event.id),
-      events.map((event) => event.type),
-      events.map((event) => JSON.stringify(event.payload ?? null)),
-      events.map((event) => event.scheme),
-      events.map((event) => event.timestamp ?? null),
-      events.map((event) => event.receivedAt),
-    ]);
+
+  add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult> {
+    return this.#writer.submit({ event, payload: payloadText(event, source) });
+  }
+
+  async #insert(additions: Addition[]): Promise<InboxAddResult[]> {
+    const values: unknown[] = new Array(additions.length * ADD_PARAMS);
+    let i = 0;
+    for (const { event, payload } of additions) {
+      values[i++] = event.id;
+      values[i++] = event.type;
+      values[i++] = payload;
+      values[i++] = event.scheme;
+      values[i++] = event.timestamp ?? null;
+      values[i++] = event.receivedAt;
+    }
+    const result = await run(this.#client, this.#addOf(additions.length), values, this.#prepare);
     const inserted = new Set(result.rows.map((row) => String((row as { id: unknown }).id)));
     // The first add of an id in the batch is the one that inserted it; later ones are duplicates.
-    return events.map((event) => ({ duplicate: !inserted.delete(event.id) }));
+    return additions.map(({ event }) => ({ duplicate: !inserted.delete(event.id) }));
   }
 
   async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {

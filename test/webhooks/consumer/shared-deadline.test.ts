@@ -19,7 +19,8 @@ function fakeTime() {
     made,
     advance(ms: number) {
       now += ms;
-      for (const p of pending) if (p.at <= now && !p.controller.signal.aborted) p.controller.abort(new Error("deadline"));
+      for (const p of pending)
+        if (p.at <= now && !p.controller.signal.aborted) p.controller.abort(new Error("deadline"));
     },
   };
 }

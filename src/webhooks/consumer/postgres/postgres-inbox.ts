@@ -171,7 +171,6 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     return statement as Statement;
   }
 
-
   add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult> {
     return this.#writer.submit({ event, payload: payloadText(event, source) });
   }

@@ -30,7 +30,11 @@ export function sharedDeadline(
     if (current === undefined || current.aborted || at >= handedOutUntil) {
       current = timeout(ms + windowMs);
       // Every request waiting in the window listens on this one signal: that is the design, not a leak.
-      setMaxListeners(0, current);
+      try {
+        setMaxListeners(0, current);
+      } catch {
+        // A runtime whose node:events cannot take an EventTarget here: at worst it warns about listeners.
+      }
       handedOutUntil = at + windowMs;
     }
     return current;

@@ -57,6 +57,15 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     expect(await inbox.get("bad")).toBeUndefined();
   });
 
+  it("writes a burst larger than one statement's batch (256 events) as full batches, every event once", async () => {
+    const inbox = await freshInbox();
+    const results = await Promise.all(Array.from({ length: 600 }, (_, i) => inbox.add(event(`burst${i}`))));
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(600);
+    const again = await Promise.all(Array.from({ length: 300 }, (_, i) => inbox.add(event(`burst${i * 2}`))));
+    expect(again.every((r) => r.duplicate)).toBe(true);
+    expect((await inbox.get("burst599"))?.payload).toEqual(event("burst599").payload);
+  });
+
   it("keeps the verified body's text as the payload when the consumer passes it, and reads back the same value", async () => {
     const own = uniqueName("wh_inbox").toLowerCase();
     schemas.push(own);

@@ -164,11 +164,11 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   #addOf(rows: number): Statement {
     let statement = this.#adds[rows];
     if (statement === undefined) {
-      const key = `add${rows}`;
-      statement = statementNames("rw_inbox", this.#schema, { [key]: addStatement(this.#schema, rows) })[key];
-      this.#adds[rows] = statement as Statement;
+      // One prepared statement per batch size, each under a name of its own: rw_inbox<rows>_add_<schema tag>.
+      statement = statementNames(`rw_inbox${rows}`, this.#schema, { add: addStatement(this.#schema, rows) }).add;
+      this.#adds[rows] = statement;
     }
-    return statement as Statement;
+    return statement;
   }
 
   add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult> {

@@ -263,6 +263,31 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await f.queue.nextDueAt()).toBeUndefined();
     });
 
+    it("counts a leased delivery as due at its lease end, renewals included, and never before (issue 15)", async () => {
+      const now = T0 + 120_000;
+      const due = createEvent({ type: "q.created", data: { lease: "due" }, now });
+      const later = createEvent({ type: "q.created", data: { lease: "later" }, now });
+      await f.queue.publish(due, { now });
+      await f.queue.publish(later, { now, delayMs: 5_000 });
+      expect(await f.queue.nextDueAt()).toBe(now);
+      const claimed = await f.queue.claim({ limit: 10, now, leaseMs: 1_000 });
+      expect(claimed.map((c) => c.eventId)).toEqual([due.id, due.id]);
+      // In flight: the earliest due is a lease end, not the claimed deliveries' own due time.
+      expect(await f.queue.nextDueAt()).toBe(now + 1_000);
+      expect((await f.queue.get(claimed[0]!.id))?.state.nextAttemptAt).toBe(now);
+      const [kept, dropped] = claimed as [ClaimedDelivery, ClaimedDelivery];
+      expect(await f.queue.renew([kept], now + 500, 9_500)).toEqual([kept.id]);
+      expect(await f.queue.nextDueAt()).toBe(now + 1_000);
+      expect(await f.queue.complete(dropped, transition(dropped.state, delivered200, now).state)).toBe(true);
+      expect(await f.queue.nextDueAt()).toBe(now + 5_000);
+      expect(await f.queue.claim({ limit: 10, now: now + 1_500, leaseMs: 1_000 })).toEqual([]);
+      expect(await f.queue.complete(kept, transition(kept.state, delivered200, now).state)).toBe(true);
+      const rest = await f.queue.claim({ limit: 10, now: now + 5_000, leaseMs: 1_000 });
+      expect(rest.map((c) => c.eventId)).toEqual([later.id, later.id]);
+      for (const c of rest) await f.queue.complete(c, transition(c.state, delivered200, now + 5_000).state);
+      expect(await f.queue.nextDueAt()).toBeUndefined();
+    });
+
     it("completes claims stored at once each by its own lease, every attempt logged (group commit, issue 15)", async () => {
       const c = endpointFixture({ enabledEvents: ["g.*"] });
       await f.endpoints.create(c);

@@ -82,6 +82,34 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     }
   });
 
+  it("claims and renews by writing the lease alone: HOT updates, no new index entries (issue 15)", async () => {
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      await migrate(pool, deliveryMigrations({ schema }));
+      const table = `'"${schema}".webhook_deliveries'::regclass`;
+      const { rows: options } = await pool.query(`SELECT reloptions FROM pg_class WHERE oid = ${table}`);
+      expect((options[0] as { reloptions: string[] }).reloptions).toEqual(["fillfactor=80"]);
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      await endpoints.create(endpointFixture());
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      await queue.publish(createEvent({ type: "x.created", data: { hot: true } }), { now: 0 });
+      // In one transaction, so the counts are this claim's and this renewal's: a row version that changes an indexed
+      // column can never be HOT, whatever room its page has.
+      const counts = await transaction(pool, async (tx) => {
+        const inTx = queue.withClient(tx);
+        const claimed = await inTx.claim({ limit: 10, now: 1, leaseMs: 60_000 });
+        expect(await inTx.renew(claimed, 2, 60_000)).toEqual(claimed.map((c) => c.id));
+        const { rows } = await tx.query(
+          `SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables WHERE relid = ${table}`,
+        );
+        return rows[0];
+      });
+      expect(counts).toEqual({ updated: 2, hot: 2 });
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
+  });
+
   it("exports its migration as SQL for other migration tools, and refuses an unsafe schema name", () => {
     expect(migrationSql(deliveryMigrations())).toContain('CREATE TABLE IF NOT EXISTS "public"."webhook_deliveries"');
     expect(() => deliveryMigrations({ schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);

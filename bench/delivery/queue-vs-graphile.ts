@@ -19,7 +19,7 @@ import {
 } from "../../src/webhooks/delivery/postgres/index";
 
 const connectionString = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const BACKLOG = Number(process.env.BENCH_QUEUE_BACKLOG ?? 4_000);
+const BACKLOG = Number(process.env.BENCH_QUEUE_BACKLOG ?? 16_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const QUEUE_SCHEMA = "bench_queue_ours";
 const GRAPHILE_SCHEMA = "bench_queue_graphile";

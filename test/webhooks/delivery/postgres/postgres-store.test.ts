@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, migrationSql, type SqlDatabase, transaction } from "../../../../src/postgres/index";
+import type { ClaimedDelivery } from "../../../../src/webhooks/delivery/delivery-queue";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import {
   createPostgresDeliveryQueue,
@@ -105,6 +106,71 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
         return rows[0];
       });
       expect(counts).toEqual({ updated: 2, hot: 2 });
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
+  });
+
+  it("claims and completes with one plan per connection at any table size, and with any limit (issue 15)", async () => {
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      await migrate(pool, deliveryMigrations({ schema }));
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      const endpoint = endpointFixture();
+      await endpoints.create(endpoint);
+      // Enough rows that a plan expecting many claimed rows hashes the table rather than probing it.
+      await pool.query(
+        `INSERT INTO "${schema}".webhook_deliveries
+           (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at)
+         SELECT 'dlv_' || g, 'evt_' || g, 'x.created', $1, '{}', to_timestamp(0), 'pending', 0, to_timestamp(0)
+         FROM generate_series(1, 20000) g`,
+        [endpoint.id],
+      );
+      await pool.query(`ANALYZE "${schema}".webhook_deliveries`);
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      // On one connection (a transaction), so its prepared statements are the ones counted.
+      const { plans, large } = await transaction(pool, async (tx) => {
+        const inTx = queue.withClient(tx);
+        const claimed = [];
+        for (let i = 0; i < 10; i++) {
+          const claims = await inTx.claim({ limit: 8, now: 1_000, leaseMs: 60_000 });
+          expect(claims).toHaveLength(8);
+          claimed.push(claims[0] as ClaimedDelivery);
+        }
+        // One outcome at a time: batches of one.
+        for (const claim of claimed) {
+          const state = {
+            ...claim.state,
+            status: "delivered" as const,
+            attempts: 1,
+            nextAttemptAt: null,
+            deliveredAt: 2_000,
+          };
+          expect(await inTx.complete(claim, state)).toBe(true);
+        }
+        const count = async (statement: string) => {
+          const { rows } = await tx.query(
+            `SELECT sum(generic_plans)::int AS generic, sum(custom_plans)::int AS custom FROM pg_prepared_statements
+             WHERE name LIKE $1 AND strpos(statement, $2) > 0`,
+            [`rw_dlv%${statement}%`, `"${schema}".`],
+          );
+          return rows[0];
+        };
+        const plans = { claim: await count("claim"), complete: await count("complete") };
+        // Past the limits that get a statement of their own: the limit travels as a parameter.
+        return { plans, large: await inTx.claim({ limit: 300, now: 1_000, leaseMs: 60_000 }) };
+      });
+      expect(large).toHaveLength(300);
+      expect(new Set(large.map((claim) => claim.id)).size).toBe(300);
+      // PostgreSQL plans a prepared statement afresh for its first five runs, then keeps its generic plan when that
+      // is estimated no dearer. A limit or an array length it cannot see made every claim at this size, and every
+      // small batch of outcomes, a fresh plan (0 generic of 10).
+      if (backend.name === "postgres") {
+        expect(plans).toEqual({ claim: { generic: 5, custom: 5 }, complete: { generic: 5, custom: 5 } });
+      } else {
+        const none = { generic: null, custom: null }; // PGlite runs statements unprepared
+        expect(plans).toEqual({ claim: none, complete: none });
+      }
     } finally {
       await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
     }

@@ -25,6 +25,30 @@ export function affected(result: SqlResult): number {
 }
 
 /**
+ * Statements that differ only by a variant written into their text (a batch size, a walk's reach), so that
+ * PostgreSQL can plan each once per connection: the variant's statement is named `<prefix><label>_<key>_<schema tag>`
+ * (`label` spells the variant, by default as a string) and made the first time it is asked for.
+ */
+export function statementVariants<V>(
+  prefix: string,
+  key: string,
+  schema: string,
+  text: (variant: V) => string,
+  label: (variant: V) => string = String,
+): (variant: V) => Statement {
+  const made = new Map<string, Statement>();
+  return (variant) => {
+    const name = label(variant);
+    let statement = made.get(name);
+    if (statement === undefined) {
+      statement = statementNames(`${prefix}${name}`, schema, { [key]: text(variant) })[key] as Statement;
+      made.set(name, statement);
+    }
+    return statement;
+  };
+}
+
+/**
  * Names a store's prepared statements after the schema they act on (prepared names are per connection and at most
  * 63 bytes, and two schemas' statements must not share one): `<prefix>_<statement>_<12 hex digits of the schema>`.
  */

@@ -4,7 +4,14 @@ import { GroupWriter } from "../../../postgres/group-writer";
 import { schemaName } from "../../../postgres/identifier";
 import { decodeRow } from "../../../postgres/rows";
 import { assertSqlClient, type SqlClient, type SqlDatabase } from "../../../postgres/sql-client";
-import { affected, isDataError, run, type Statement, statementNames } from "../../../postgres/statement";
+import {
+  affected,
+  isDataError,
+  run,
+  type Statement,
+  statementNames,
+  statementVariants,
+} from "../../../postgres/statement";
 import { transaction } from "../../../postgres/transaction";
 import { type ConsumerErrorRecord, WebhookConsumerError } from "../errors";
 import type { InboxEvent, InboxRecord } from "../event";
@@ -134,9 +141,8 @@ type Statements = Record<keyof ReturnType<typeof inboxStatements>, Statement>;
 export class PostgresInbox implements Inbox<PostgresInboxContext> {
   readonly #client: SqlDatabase;
   readonly #sql: Statements;
-  readonly #schema: string;
-  /** The INSERT of n events, made on first use of each batch size. */
-  readonly #adds: Statement[] = [];
+  /** The INSERT of n events: one prepared statement per batch size, rw_inbox<rows>_add_<schema tag>. */
+  readonly #addOf: (rows: number) => Statement;
   readonly #prepare: boolean;
   readonly #writer: GroupWriter<Addition, InboxAddResult>;
   readonly #randomId: () => string;
@@ -147,8 +153,8 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     this.#client = options.client;
     this.#randomId = options.randomId ?? randomUUID;
     this.#prepare = options.prepare ?? true;
-    this.#schema = schema;
     this.#sql = statementNames("rw_inbox", schema, inboxStatements(schema));
+    this.#addOf = statementVariants("rw_inbox", "add", schema, (rows: number) => addStatement(schema, rows));
     this.#writer = new GroupWriter(
       (events) => this.#insert(events),
       MAX_BATCH,
@@ -159,16 +165,6 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
 
   #run(client: SqlClient, name: keyof Statements, values: unknown[]) {
     return run(client, this.#sql[name], values, this.#prepare);
-  }
-
-  #addOf(rows: number): Statement {
-    let statement = this.#adds[rows];
-    if (statement === undefined) {
-      // One prepared statement per batch size, each under a name of its own: rw_inbox<rows>_add_<schema tag>.
-      statement = statementNames(`rw_inbox${rows}`, this.#schema, { add: addStatement(this.#schema, rows) }).add;
-      this.#adds[rows] = statement;
-    }
-    return statement;
   }
 
   add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult> {

@@ -4,6 +4,7 @@ import type { AttemptRecord } from "../attempt";
 import type { ClaimedDelivery } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";
 import type { DeliveryTables } from "./delivery-tables";
+import { reachOf } from "./reach";
 
 /** One `complete` call of the PostgreSQL queue. Internal. */
 export interface Completion {
@@ -31,8 +32,7 @@ export const COMPLETION_REACH = 8;
 export function completionReach(batch: readonly Completion[]): CompletionReach | undefined {
   const attempts = batch.reduce((count, c) => count + (c.attempt === undefined ? 0 : 1), 0);
   if (batch.length > COMPLETION_REACH || attempts > COMPLETION_REACH) return undefined;
-  const up = (count: number) => (count === 0 ? 0 : 2 ** Math.ceil(Math.log2(count)));
-  return { deliveries: up(batch.length), attempts: up(attempts) };
+  return { deliveries: reachOf(batch.length), attempts: reachOf(attempts) };
 }
 
 /**

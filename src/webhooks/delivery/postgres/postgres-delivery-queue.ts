@@ -2,7 +2,14 @@ import { randomUUID } from "node:crypto";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
-import { affected, isDataError, run, type Statement, statementNames } from "../../../postgres/statement";
+import {
+  affected,
+  isDataError,
+  run,
+  type Statement,
+  statementNames,
+  statementVariants,
+} from "../../../postgres/statement";
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
 import { patternsMatching } from "../../event-pattern/event-pattern";
@@ -10,10 +17,17 @@ import type { CircuitBoard } from "../circuit-board";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
-import { type Completion, completeBatch, completionReach, completionStatement } from "./completion-batch";
+import {
+  type Completion,
+  type CompletionReach,
+  completeBatch,
+  completionReach,
+  completionStatement,
+} from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
 import { createPostgresCircuitBoard } from "./postgres-circuit-board";
+import { reachOf } from "./reach";
 
 /** Options of {@link createPostgresDeliveryQueue}. */
 export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
@@ -153,31 +167,23 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   // the generic plan. So the walk's reach is written into the statement, the limit rounded up to a power of two (a
   // handful of statements per connection, whatever room a worker asks for), and $9 trims the rows found to the
   // limit; the few found beyond it are locked for the statement only, and not claimed.
-  const claimByReach = new Map<number, Statement>();
+  const claimOfReach = statementVariants("rw_dlv", "claim", schema, (reach: number) => claimSql(String(reach)));
   function claimStatement(limit: number): Statement {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > PREPARED_REACH) return hot.claim;
-    const reach = 2 ** Math.ceil(Math.log2(limit));
-    let statement = claimByReach.get(reach);
-    if (statement === undefined) {
-      statement = statementNames(`rw_dlv${reach}`, schema, { claim: claimSql(String(reach)) }).claim;
-      claimByReach.set(reach, statement);
-    }
-    return statement;
+    return claimOfReach(reachOf(limit));
   }
   // The completion statement of a batch's reach (completion-batch.ts): a few texts, each planned once per connection.
-  const completeByReach = new Map<string, Statement>();
-  function completeStatement(batch: readonly Completion[]): Statement {
+  const completeOfReach = statementVariants(
+    "rw_dlv",
+    "complete",
+    schema,
+    (reach: CompletionReach) => completionStatement({ deliveries: D, attempts: A }, reach),
+    (reach) => `${reach.deliveries}_${reach.attempts}`,
+  );
+  const completeStatement = (batch: readonly Completion[]): Statement => {
     const reach = completionReach(batch);
-    if (reach === undefined) return hot.complete;
-    const key = `${reach.deliveries}_${reach.attempts}`;
-    let statement = completeByReach.get(key);
-    if (statement === undefined) {
-      const text = completionStatement({ deliveries: D, attempts: A }, reach);
-      statement = statementNames(`rw_dlv${key}`, schema, { complete: text }).complete;
-      completeByReach.set(key, statement);
-    }
-    return statement;
-  }
+    return reach === undefined ? hot.complete : completeOfReach(reach);
+  };
   const completions = new GroupWriter<Completion, boolean>(
     (batch) => completeBatch((values) => run(client, completeStatement(batch), values, prepare), batch),
     256,

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { WebhookDeliveryError } from "./errors";
 import { eventTypeSchema, isEventType } from "./event-type";
+import { randomId } from "./random-id";
 
 /** The envelope every webhook carries: a unique id, a `<resource>.<action>` type, a timestamp and the data. */
 export const webhookEventSchema = z.object({
@@ -53,7 +53,7 @@ function usualData(data: unknown): Record<string, unknown> | undefined {
 export function createEvent(input: CreateEventInput): WebhookEvent {
   const time = new Date(input.now ?? Date.now());
   const candidate = {
-    id: input.id ?? `evt_${randomUUID().replaceAll("-", "")}`,
+    id: input.id ?? randomId("evt_"),
     type: input.type,
     // An invalid time becomes a timestamp the schema refuses, with its message.
     timestamp: Number.isNaN(time.getTime()) ? String(input.now) : time.toISOString(),

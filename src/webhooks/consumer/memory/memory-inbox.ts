@@ -1,4 +1,4 @@
-import { DueHeap } from "../../heap/due-heap";
+import { DueHeap, type DueItem } from "../../heap/due-heap";
 import type { ConsumerErrorRecord } from "../errors";
 import type { InboxEvent, InboxRecord, InboxState } from "../event";
 import type {
@@ -10,13 +10,14 @@ import type {
   InboxFailOutcome,
 } from "../inbox";
 
-interface Entry {
+/** An event as the inbox keeps it; `due`, `seq` and `heapIndex` are its place in the heap (written by the heap). */
+interface Entry extends DueItem {
   event: InboxEvent;
   state: InboxState;
   /** When it is next due (epoch ms): the receive time, a retry time or a lease end; `undefined` when done or dead. */
   availableAt: number | undefined;
   /** Arrival order (renewed when a dead letter is retried): among events due together, the first comes first. */
-  seq: number;
+  arrival: number;
   attempts: number;
   lastError: ConsumerErrorRecord | undefined;
   doneAt: number | undefined;
@@ -66,7 +67,10 @@ export class MemoryInbox implements Inbox<object> {
       doneAt: undefined,
       token: undefined,
       running: false,
-      seq: ++this.#seq,
+      arrival: ++this.#seq,
+      due: 0,
+      seq: 0,
+      heapIndex: -1,
     };
     this.#entries.set(event.id, entry);
     this.#schedule(entry);
@@ -151,7 +155,7 @@ export class MemoryInbox implements Inbox<object> {
     entry.state = "pending";
     entry.attempts = 0;
     entry.availableAt = now;
-    entry.seq = ++this.#seq;
+    entry.arrival = ++this.#seq;
     this.#dead.delete(entry);
     this.#schedule(entry);
     return true;
@@ -169,7 +173,7 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   #schedule(entry: Entry): void {
-    this.#due.set(entry, entry.availableAt ?? 0, entry.seq);
+    this.#due.set(entry, entry.availableAt ?? 0, entry.arrival);
   }
 
   #held(claim: InboxClaim): Entry | undefined {

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { DueHeap } from "../../heap/due-heap";
+import { DueHeap, type DueItem } from "../../heap/due-heap";
 import type { AttemptRecord } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
+import { randomId } from "../random-id";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
@@ -25,8 +26,11 @@ export interface MemoryDeliveryQueueOptions {
   now?: () => number;
 }
 
-/** One delivery as the queue keeps it: the record's parts, and its lease while claimed. */
-interface Entry {
+/**
+ * One delivery as the queue keeps it: the record's parts, its lease while claimed, and its place in its endpoint's
+ * heap while scheduled (`due`, `seq`, `heapIndex`: written by the heap).
+ */
+interface Entry extends DueItem {
   readonly id: string;
   readonly eventId: string;
   readonly eventType: string;
@@ -36,9 +40,15 @@ interface Entry {
   state: DeliveryState;
   leaseToken: string | undefined;
   leaseUntil: number;
-  /** Publication order: among deliveries due together, the first published goes first. */
-  readonly seq: number;
   readonly traceparent: string | undefined;
+}
+
+/** An endpoint's scheduled deliveries, and its place among the endpoints by its earliest due one. */
+interface EndpointLine extends DueItem {
+  readonly endpointId: string;
+  readonly heap: DueHeap<Entry>;
+  /** When a claim last served it (a counter, -1 for never), for the turns. */
+  servedAt: number;
 }
 
 interface EndpointEntry {
@@ -91,10 +101,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   const byEndpoint = new Map<string, EndpointEntry>();
   // Scheduled deliveries by endpoint, each endpoint's heap keyed by due time; `heads` orders the endpoints by their
   // earliest due delivery, so a claim visits endpoints in turn instead of draining one endpoint's backlog first.
-  const dueByEndpoint = new Map<string, DueHeap<Entry>>();
-  const heads = new DueHeap<string>();
-  // When each endpoint was last served by a claim (a counter), for the turns.
-  const servedAt = new Map<string, number>();
+  const dueByEndpoint = new Map<string, EndpointLine>();
+  const heads = new DueHeap<EndpointLine>();
   let turns = 0;
   // Terminal deliveries in the order they ended (a Map keeps insertion order; re-ending moves one to the back).
   const ended = new Map<Entry, number>();
@@ -137,31 +145,29 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   }
 
   // Re-files an endpoint among the heads after its heap changed.
-  function refile(endpointId: string): void {
-    const heap = dueByEndpoint.get(endpointId);
-    const head = heap?.peek();
-    if (heap === undefined || head === undefined) {
-      heads.delete(endpointId);
-      dueByEndpoint.delete(endpointId);
-      servedAt.delete(endpointId);
-    } else heads.set(endpointId, heap.peekDue() as number, head.seq);
+  function refile(line: EndpointLine): void {
+    const head = line.heap.peek();
+    if (head === undefined) {
+      heads.delete(line);
+      dueByEndpoint.delete(line.endpointId);
+    } else heads.set(line, head.due, head.seq);
   }
 
   function schedule(entry: Entry, at: number): void {
-    let heap = dueByEndpoint.get(entry.endpointId);
-    if (heap === undefined) {
-      heap = new DueHeap<Entry>();
-      dueByEndpoint.set(entry.endpointId, heap);
+    let line = dueByEndpoint.get(entry.endpointId);
+    if (line === undefined) {
+      line = { endpointId: entry.endpointId, heap: new DueHeap<Entry>(), servedAt: -1, due: 0, seq: 0, heapIndex: -1 };
+      dueByEndpoint.set(entry.endpointId, line);
     }
-    heap.set(entry, at, entry.seq);
-    refile(entry.endpointId);
+    line.heap.set(entry, at, entry.seq);
+    refile(line);
   }
 
   function unschedule(entry: Entry): void {
-    const heap = dueByEndpoint.get(entry.endpointId);
-    if (heap === undefined || !heap.has(entry)) return;
-    heap.delete(entry);
-    refile(entry.endpointId);
+    const line = dueByEndpoint.get(entry.endpointId);
+    if (line === undefined || !line.heap.has(entry)) return;
+    line.heap.delete(entry);
+    refile(line);
   }
 
   function settle(entry: Entry, state: DeliveryState): void {
@@ -195,7 +201,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const deliveryIds: string[] = [];
       for (const target of targets) {
         const entry: Entry = {
-          id: `dlv_${randomUUID().replaceAll("-", "")}`,
+          id: randomId("dlv_"),
           eventId: event.id,
           eventType: event.type,
           endpointId: target.id,
@@ -204,8 +210,11 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           state,
           leaseToken: undefined,
           leaseUntil: 0,
-          seq: published++,
           traceparent: publishOptions.traceparent,
+          due: 0,
+          // Publication order: among deliveries due together, the first published goes first.
+          seq: published++,
+          heapIndex: -1,
         };
         byId.set(entry.id, entry);
         endpointEntry(target.id).deliveries.push(entry);
@@ -217,16 +226,16 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     },
     async claim({ limit, now, leaseMs, perEndpoint = limit, endpointLimits }) {
       // The endpoints with due work take turns: the one served longest ago first.
-      const due: string[] = [];
+      const due: EndpointLine[] = [];
       while ((heads.peekDue() ?? Number.POSITIVE_INFINITY) <= now) {
-        const endpointId = heads.peek() as string;
-        heads.delete(endpointId);
-        due.push(endpointId);
+        const line = heads.peek() as EndpointLine;
+        heads.delete(line);
+        due.push(line);
       }
-      due.sort((x, y) => (servedAt.get(x) ?? -1) - (servedAt.get(y) ?? -1));
+      due.sort((x, y) => x.servedAt - y.servedAt);
       const out: ClaimedDelivery[] = [];
-      for (const endpointId of due) {
-        const heap = dueByEndpoint.get(endpointId) as DueHeap<Entry>;
+      for (const line of due) {
+        const { endpointId, heap } = line;
         const cap = endpointLimits?.get(endpointId) ?? perEndpoint;
         for (let taken = 0; taken < cap && out.length < limit; taken++) {
           const next = heap.peek();
@@ -236,9 +245,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           // The lease end is the new due time: a claim that never completes comes back by itself.
           heap.set(next, next.leaseUntil, next.seq);
           out.push({ ...toRecord(next), leaseToken: next.leaseToken, leaseUntil: next.leaseUntil });
-          servedAt.set(endpointId, ++turns);
+          line.servedAt = ++turns;
         }
-        refile(endpointId);
+        refile(line);
       }
       return out;
     },

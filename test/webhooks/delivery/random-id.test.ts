@@ -1,0 +1,11 @@
+import { describe, expect, it } from "vitest";
+import { randomId } from "../../../src/webhooks/delivery/random-id";
+
+describe("randomId", () => {
+  it("is the prefix and a version 4 UUID's hex digits, different every time, across batches", () => {
+    // More than one batch of 256, so the refill is crossed.
+    const ids = Array.from({ length: 600 }, () => randomId("dlv_"));
+    for (const id of ids) expect(id).toMatch(/^dlv_[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

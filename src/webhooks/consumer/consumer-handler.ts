@@ -1,6 +1,6 @@
 import { bodyTooLarge, logError } from "../../http/adapter-options";
 import { withAfterSend } from "../../http/after-send";
-import { findStringFault } from "../../http/json-limits";
+import { stringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import type { PayloadFormat } from "../signing/payload";
@@ -165,13 +165,14 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       }).toResponse();
     }
     if (bodyLimit !== undefined && request.body.byteLength > bodyLimit) return bodyTooLarge(bodyLimit).toResponse();
+    // One literal (verify reads an undefined option as absent): conditional spreads cost ~1 µs each per request.
     const result = verify({
       body: request.body,
       headers: request.headers,
       secrets,
-      ...(scheme === undefined ? {} : { scheme }),
-      ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }),
-      ...(parse === undefined ? {} : { parse }),
+      scheme,
+      toleranceSeconds,
+      parse,
       now,
     });
     if (!result.ok) return verificationProblem(result.error.toProblem());
@@ -192,12 +193,13 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
     };
     // An id or type no store can keep (NUL, a lone surrogate: RFC 7493 §2.1) would fail every redelivery alike:
     // the sender's fault, so a 400 rather than a 503 that asks for retries forever.
-    const fault = findStringFault({ id: event.id, type: event.type }, false);
+    const idFault = stringFault(event.id, false);
+    const fault = idFault ?? stringFault(event.type, false);
     if (fault !== undefined) {
       return new HttpProblem({
         status: 400,
         code: "invalid_event",
-        detail: `The event's ${fault.pointer.slice(1)} holds a ${fault.fault === "nul_character" ? "NUL" : "lone surrogate"}, which no inbox can store.`,
+        detail: `The event's ${idFault === undefined ? "type" : "id"} holds a ${fault === "nul_character" ? "NUL" : "lone surrogate"}, which no inbox can store.`,
       }).toResponse();
     }
     let duplicate: boolean;

@@ -70,8 +70,25 @@ describe("createWebhookConsumer: an event no inbox can keep", () => {
         new Request("http://consumer/hooks", { method: "POST", body: d.body, headers: d.headers }),
       );
       expect(response.status, id).toBe(400);
-      expect(((await response.json()) as { code: string }).code).toBe("invalid_event");
+      const problem = (await response.json()) as { code: string; detail: string };
+      expect(problem.code).toBe("invalid_event");
+      expect(problem.detail).toMatch(/^The event's type holds a (NUL|lone surrogate)/);
     }
+    expect(inbox.size).toBe(0);
+  });
+
+  it("names the id when the id read from the payload holds a NUL", async () => {
+    const inbox = createMemoryInbox();
+    const eventId = ({ payload }: { payload: unknown }) => (payload as { id?: string }).id;
+    const handler = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, eventId }));
+    const d = delivery("msg_ok3", { id: "evt_\u0000", type: "order.created", data: {} });
+    const response = await handler(
+      new Request("http://consumer/hooks", { method: "POST", body: d.body, headers: d.headers }),
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { detail: string }).detail).toBe(
+      "The event's id holds a NUL, which no inbox can store.",
+    );
     expect(inbox.size).toBe(0);
   });
 });

@@ -165,7 +165,7 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       }).toResponse();
     }
     if (bodyLimit !== undefined && request.body.byteLength > bodyLimit) return bodyTooLarge(bodyLimit).toResponse();
-    // One literal (verify reads an undefined option as absent): conditional spreads cost ~1 µs each per request.
+    // verify reads an undefined option as absent: one literal, no conditional spreads per request.
     const result = verify({
       body: request.body,
       headers: request.headers,

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compilePolicies, createMemoryStore } from "../../src/ratelimit/index";
 import { storeContract } from "./store-contract";
@@ -49,12 +50,69 @@ describe("createMemoryStore bounds", () => {
     expect((await store.check("c", set, 10_003)).allowed).toBe(true); // evicted: starts afresh
   });
 
+  it("puts a new key behind every older key, also when the key it replaced was not the oldest", async () => {
+    const store = createMemoryStore({ maxKeys: 3 });
+    await store.check("a", set, 0);
+    await store.check("b", set, 1);
+    await store.check("c", set, 2);
+    await store.check("a", set, 10_000); // admitted again: used
+    await store.check("d", set, 10_001); // b holds no state: d takes its place, behind c
+    await store.check("e", set, 10_001); // a gets its second chance; c, the oldest unused, goes (not d)
+    expect((await store.check("d", set, 10_002)).allowed).toBe(false);
+    expect((await store.check("c", set, 10_002)).allowed).toBe(true); // evicted: starts afresh
+  });
+
   it("never holds more than maxKeys", async () => {
     const store = createMemoryStore({ maxKeys: 10 });
     for (let i = 0; i < 1_000; i++) await store.check(`k${i}`, set, 0);
     expect(store.size).toBe(10);
     store.clear();
     expect(store.size).toBe(0);
+  });
+
+  it("holds the keys a naive reference of its eviction policy holds, under any churn", () => {
+    // The policy, written plainly: keys oldest admitted first; when full, the first key without state among the
+    // next four goes, else the oldest not admitted since it was last passed over (up to eight second chances).
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.tuple(fc.nat(14), fc.oneof(fc.constant(0), fc.nat(1_500), fc.nat(12_000))), { maxLength: 200 }),
+        (maxKeys, steps) => {
+          const store = createMemoryStore({ maxKeys });
+          const order: { key: string; used: boolean; expiresAt: number }[] = [];
+          let now = 0;
+          for (const [k, advance] of steps) {
+            now += advance;
+            const key = `k${k}`;
+            const held = order.find((entry) => entry.key === key);
+            const outcome = store.checkSync(key, set, now);
+            // Quota 1, no burst: a held key is admitted once its allowance is full again; a forgotten one afresh.
+            expect(outcome.allowed, `${key} at ${now}`).toBe(held === undefined || held.expiresAt <= now);
+            if (held !== undefined) {
+              if (outcome.allowed) {
+                held.used = true;
+                held.expiresAt = now + 10_000;
+              }
+            } else if (outcome.allowed) {
+              if (order.length >= maxKeys) {
+                const stateless = order.slice(0, 4).findIndex((entry) => entry.expiresAt <= now);
+                if (stateless >= 0) order.splice(stateless, 1);
+                else {
+                  for (let chance = 0; chance < 8 && (order[0] as { used: boolean }).used; chance++) {
+                    const passed = order.shift() as { key: string; used: boolean; expiresAt: number };
+                    passed.used = false;
+                    order.push(passed);
+                  }
+                  order.shift();
+                }
+              }
+              order.push({ key, used: false, expiresAt: now + 10_000 });
+            }
+            expect(store.size).toBe(order.length);
+          }
+        },
+      ),
+    );
   });
 
   it("throws TypeError on a bad bound", () => {

@@ -22,6 +22,7 @@ export interface MemoryStore extends RateLimitStore {
 }
 
 interface Entry {
+  readonly key: string;
   set: string;
   state: number[] | undefined;
   expiresAtMs: number;
@@ -42,33 +43,39 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
     throw new TypeError(`memory store: maxKeys must be a positive integer, got ${String(maxKeys)}`);
   }
-  // Insertion order; an admitted key is marked used instead of moved, and moved only when eviction reaches it.
   const entries = new Map<string, Entry>();
+  // Every held key in a ring, in the order the clock hand reaches them (oldest admitted first). An admitted key is
+  // marked used rather than moved: the hand gives it a second chance (CLOCK). A ring, not the Map's insertion order:
+  // V8 leaves a deleted Map entry as a hole until the table is rebuilt, so taking the oldest key from the front of a
+  // Map that keeps churning walks every hole first, ~150 µs per new key at 100,000 keys.
+  let ring: Entry[] = [];
+  let hand = 0;
 
-  // Called before adding a key when the map is full; looks at a bounded number of entries, so O(1).
-  function makeRoom(nowMs: number): void {
-    let freed = false;
-    let looked = 0;
-    for (const [key, entry] of entries) {
-      // A key whose TAT is in the past holds no state: dropping it loses nothing.
-      if (entry.expiresAtMs <= nowMs) {
-        entries.delete(key);
-        freed = true;
-      }
-      if (++looked === SWEEP) break;
+  // Called when the store is full, to hold `added` in place of one key; looks at a bounded number of keys, so O(1).
+  // The new key goes where the hand is, then the hand moves past it: it is the last the hand reaches again.
+  function replaceOne(added: Entry, nowMs: number): void {
+    const size = ring.length;
+    // A key whose TAT is in the past holds no state: dropping it loses nothing. The keys the hand passes on the way
+    // to it move up one, staying the oldest.
+    for (let ahead = 0; ahead < Math.min(SWEEP, size); ahead++) {
+      const at = (hand + ahead) % size;
+      const candidate = ring[at] as Entry;
+      if (candidate.expiresAtMs > nowMs) continue;
+      entries.delete(candidate.key);
+      for (let i = at; i !== hand; i = (i - 1 + size) % size) ring[i] = ring[(i - 1 + size) % size] as Entry;
+      ring[hand] = added;
+      hand = (hand + 1) % size;
+      return;
     }
-    if (freed) return;
     for (let chance = 0; chance < SECOND_CHANCES; chance++) {
-      const first = entries.entries().next();
-      if (first.done) return;
-      const [key, entry] = first.value;
-      if (!entry.used) break;
-      entry.used = false;
-      entries.delete(key);
-      entries.set(key, entry);
+      const candidate = ring[hand] as Entry;
+      if (!candidate.used) break;
+      candidate.used = false;
+      hand = (hand + 1) % size;
     }
-    const victim = entries.keys().next();
-    if (!victim.done) entries.delete(victim.value);
+    entries.delete((ring[hand] as Entry).key);
+    ring[hand] = added;
+    hand = (hand + 1) % size;
   }
 
   function checkSync(key: string, set: PolicySet, nowMs: number): GcraOutcome {
@@ -76,8 +83,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     if (entry === undefined) {
       const step = gcraCheck(set.limits, undefined, nowMs);
       if (step.allowed) {
-        if (entries.size >= maxKeys) makeRoom(nowMs);
-        entries.set(key, { set: set.id, state: step.state, expiresAtMs: step.expiresAtMs, used: false });
+        const added: Entry = { key, set: set.id, state: step.state, expiresAtMs: step.expiresAtMs, used: false };
+        if (entries.size >= maxKeys) replaceOne(added, nowMs);
+        else ring.push(added);
+        entries.set(key, added);
       }
       return step;
     }
@@ -99,6 +108,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     clear() {
       entries.clear();
+      ring = [];
+      hand = 0;
     },
     checkSync,
     check(key: string, set: PolicySet, nowMs: number): Promise<GcraOutcome> {

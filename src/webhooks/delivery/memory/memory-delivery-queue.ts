@@ -7,6 +7,7 @@ import type { EndpointStore } from "../endpoint-store";
 import { randomId } from "../random-id";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
+import { type EndedLink, EndedOrder } from "./ended-order";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
 
 /** Options of {@link createMemoryDeliveryQueue}. */
@@ -27,10 +28,11 @@ export interface MemoryDeliveryQueueOptions {
 }
 
 /**
- * One delivery as the queue keeps it: the record's parts, its lease while claimed, and its place in its endpoint's
- * heap while scheduled (`due`, `seq`, `heapIndex`: written by the heap).
+ * One delivery as the queue keeps it: the record's parts, its lease while claimed, its place in its endpoint's
+ * heap while scheduled (`due`, `seq`, `heapIndex`: written by the heap) and among the ended ones once terminal
+ * (`endedAt`, `older`, `newer`: written by the list).
  */
-interface Entry extends DueItem {
+interface Entry extends DueItem, EndedLink<Entry> {
   readonly id: string;
   readonly eventId: string;
   readonly eventType: string;
@@ -104,8 +106,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   const dueByEndpoint = new Map<string, EndpointLine>();
   const heads = new DueHeap<EndpointLine>();
   let turns = 0;
-  // Terminal deliveries in the order they ended (a Map keeps insertion order; re-ending moves one to the back).
-  const ended = new Map<Entry, number>();
+  // Terminal deliveries in the order they ended (re-ending moves one to the back).
+  const ended = new EndedOrder<Entry>();
   const listeners = new Set<() => void>();
   // The workers of this process on this queue share their circuits.
   const circuits = createMemoryCircuitBoard();
@@ -138,9 +140,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
 
   // Forgets terminal deliveries beyond the retention, oldest ended first.
   function prune(now: number): void {
-    for (const [entry, at] of ended) {
-      if (ended.size <= retain && now - at < retainMs) return;
-      forget(entry);
+    for (let oldest = ended.oldest; oldest !== undefined; oldest = ended.oldest) {
+      if (ended.size <= retain && now - oldest.endedAt < retainMs) return;
+      forget(oldest);
     }
   }
 
@@ -180,8 +182,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     }
     unschedule(entry);
     const now = clock();
-    ended.delete(entry);
-    ended.set(entry, now);
+    ended.push(entry, now);
     prune(now);
   }
 
@@ -215,6 +216,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           // Publication order: among deliveries due together, the first published goes first.
           seq: published++,
           heapIndex: -1,
+          endedAt: 0,
+          older: undefined,
+          newer: undefined,
         };
         byId.set(entry.id, entry);
         endpointEntry(target.id).deliveries.push(entry);

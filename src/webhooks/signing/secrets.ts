@@ -58,14 +58,22 @@ export function secretList(secrets: unknown, scheme: string): readonly string[] 
 }
 
 /**
- * A bounded map from secret string to its decoded key: decoding and key import happen once per secret,
- * not once per delivery. Oldest entries leave first.
+ * A bounded map from secret string to its decoded key: decoding and key import happen once per secret, not once per
+ * delivery. The oldest entries leave first, through a ring of the secrets rather than from the front of the `Map`: V8
+ * keeps a deleted `Map` entry as a hole until it rebuilds the table, so taking the oldest entry of a `Map` that keeps
+ * churning walks every hole first.
  */
 export class KeyCache<V> {
   readonly #entries = new Map<string, V>();
+  readonly #order: string[] = [];
   readonly #limit: number;
+  #next = 0;
 
-  constructor(limit = 256) {
+  /**
+   * @param limit the most secrets kept. The default covers a provider signing for 10,000 endpoints in turn: with
+   * fewer slots than secrets in use, every signature decoded its key again (8 µs instead of 2 µs past 256 before).
+   */
+  constructor(limit = 10_000) {
     this.#limit = limit;
   }
 
@@ -73,9 +81,11 @@ export class KeyCache<V> {
     const hit = this.#entries.get(secret);
     if (hit !== undefined) return hit;
     const value = decode(secret);
-    if (this.#entries.size >= this.#limit) {
-      const oldest = this.#entries.keys().next();
-      if (!oldest.done) this.#entries.delete(oldest.value);
+    if (this.#order.length < this.#limit) this.#order.push(secret);
+    else {
+      this.#entries.delete(this.#order[this.#next] as string);
+      this.#order[this.#next] = secret;
+      this.#next = (this.#next + 1) % this.#limit;
     }
     this.#entries.set(secret, value);
     return value;

@@ -89,6 +89,35 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       for (const e of [exact, resource, other, off]) await f.endpoints.delete(e.id);
     });
 
+    it("finds subscribers as they are after every write, asked before and after it", async () => {
+      const a = endpointFixture({ enabledEvents: ["follow.created"] });
+      const b = endpointFixture({ enabledEvents: ["other.created"] });
+      // Other tests' endpoints may share the store (a "*" among them): only these two count.
+      const ours = <T extends { id: string }>(found: readonly T[]) =>
+        found.filter((e) => e.id === a.id || e.id === b.id);
+      const ids = async () =>
+        ours(await f.endpoints.subscribed("follow.created"))
+          .map((e) => e.id)
+          .sort();
+      expect(await ids()).toEqual([]);
+      await f.endpoints.create(a);
+      await f.endpoints.create(b);
+      expect(await ids()).toEqual([a.id]);
+      await f.endpoints.update(b.id, { enabledEvents: ["follow.*"] });
+      expect(await ids()).toEqual([a.id, b.id].sort());
+      await f.endpoints.update(a.id, { status: "disabled" });
+      expect(await ids()).toEqual([b.id]);
+      // A caller may change the array it got: the next caller's is whole.
+      (await f.endpoints.subscribed("follow.created")).length = 0;
+      expect(await ids()).toEqual([b.id]);
+      expect(ours(await f.endpoints.subscribed("follow.created"))[0]?.failingSince).toBeNull();
+      await f.endpoints.recordOutcome(b.id, false, 10);
+      expect(ours(await f.endpoints.subscribed("follow.created"))[0]?.failingSince).toBe(10);
+      await f.endpoints.delete(b.id);
+      expect(await ids()).toEqual([]);
+      await f.endpoints.delete(a.id);
+    });
+
     it("records health: a failure sets failingSince once, a success clears it", async () => {
       const e = endpointFixture();
       await f.endpoints.create(e);

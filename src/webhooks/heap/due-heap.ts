@@ -7,7 +7,7 @@
 export interface DueItem {
   /** When the item is due (epoch ms). Written by the heap. */
   due: number;
-  /** The caller's tie-break: among items due together, the lower comes first (its arrival, say). Written by the heap. */
+  /** The caller's tie-break: among items due together, the lower comes first (its arrival, say). `set` records it. */
   seq: number;
   /** Its position in the heap, -1 when in none. Written by the heap; start it at -1. */
   heapIndex: number;

@@ -10,14 +10,16 @@ import type {
   InboxFailOutcome,
 } from "../inbox";
 
-/** An event as the inbox keeps it; `due`, `seq` and `heapIndex` are its place in the heap (written by the heap). */
+/**
+ * An event as the inbox keeps it; `due` and `heapIndex` are its place in the heap (written by the heap), `seq` its
+ * arrival order (renewed when a dead letter is retried, while it is out of the heap): among events due together,
+ * the first comes first.
+ */
 interface Entry extends DueItem {
   event: InboxEvent;
   state: InboxState;
   /** When it is next due (epoch ms): the receive time, a retry time or a lease end; `undefined` when done or dead. */
   availableAt: number | undefined;
-  /** Arrival order (renewed when a dead letter is retried): among events due together, the first comes first. */
-  arrival: number;
   attempts: number;
   lastError: ConsumerErrorRecord | undefined;
   doneAt: number | undefined;
@@ -67,9 +69,8 @@ export class MemoryInbox implements Inbox<object> {
       doneAt: undefined,
       token: undefined,
       running: false,
-      arrival: ++this.#seq,
       due: 0,
-      seq: 0,
+      seq: ++this.#seq,
       heapIndex: -1,
     };
     this.#entries.set(event.id, entry);
@@ -155,7 +156,7 @@ export class MemoryInbox implements Inbox<object> {
     entry.state = "pending";
     entry.attempts = 0;
     entry.availableAt = now;
-    entry.arrival = ++this.#seq;
+    entry.seq = ++this.#seq;
     this.#dead.delete(entry);
     this.#schedule(entry);
     return true;
@@ -173,7 +174,7 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   #schedule(entry: Entry): void {
-    this.#due.set(entry, entry.availableAt ?? 0, entry.arrival);
+    this.#due.set(entry, entry.availableAt ?? 0, entry.seq);
   }
 
   #held(claim: InboxClaim): Entry | undefined {

@@ -39,3 +39,16 @@ export function buildDeliveryRequest(
   if (traceparent !== undefined) headers.traceparent = traceparent;
   return { url: endpoint.url, headers, body: delivery.payload };
 }
+
+/**
+ * Whether a request built for `endpoint` at `builtAt` is the one building it at `now` would give: the same signed
+ * second (Standard Webhooks signs `webhook-timestamp` in seconds) and no secret of the endpoint expiring in between.
+ * So a worker may sign a delivery while it waits for its turn and send that signature.
+ */
+export function signedAsOf(endpoint: Pick<WebhookEndpoint, "secrets">, builtAt: number, now: number): boolean {
+  if (Math.floor(builtAt / 1000) !== Math.floor(now / 1000) || now < builtAt) return false;
+  for (const entry of endpoint.secrets) {
+    if (entry.expiresAt !== null && entry.expiresAt > builtAt && entry.expiresAt <= now) return false;
+  }
+  return true;
+}

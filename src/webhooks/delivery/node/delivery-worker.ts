@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { AttemptResult } from "../attempt";
 import type { ClaimedDelivery } from "../delivery-queue";
-import { buildDeliveryRequest } from "../delivery-request";
+import { buildDeliveryRequest, type DeliveryRequest, signedAsOf } from "../delivery-request";
 import { DeliveryScheduler, verdictOf } from "../delivery-scheduler";
 import { transition } from "../state-machine";
 import { decideOutcome, type Outgoing, storeOutcome } from "./attempt-outcome";
@@ -20,7 +20,8 @@ function stopSignal(): AbortController {
 
 /**
  * Creates the delivery worker. Each claimed delivery runs one pipeline: claim → admit (endpoint, circuit, rate
- * limit) → a slot → sign → send → decide → store. The scheduling policy (slots, per-endpoint caps with AIMD, fair
+ * limit) → a slot (signed while it waits for one, when the signature would be the same at the send) → send → decide
+ * → store. The scheduling policy (slots, per-endpoint caps with AIMD, fair
  * claims) is `DeliveryScheduler`; leases are renewed while attempts run; one timer serves every scheduled retry.
  * Several workers (and processes) may share one PostgreSQL queue.
  * @example
@@ -104,11 +105,30 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         await handBack(claim, admission.type === "later" ? admission.until : now());
         return;
       }
-      if (!scheduler.takeEndpointSlot(claim.endpointId) && !(await endpointSlot(claim.endpointId))) {
-        await handBack(claim, now()); // stopping: due at once, for another worker
-        return;
+      const traceparent = settings.propagateTraceContext ? claim.traceparent : undefined;
+      // A delivery that must wait for its turn is signed while it waits, and sent with that signature if it is what
+      // signing at the send would give (signedAsOf): at one attempt in flight the worker is idle while the request
+      // ahead is out, so the signing leaves the path between two attempts (bench/delivery, loop c=1).
+      let early: DeliveryRequest | undefined;
+      const earlyEndpoint = line.endpoint;
+      let earlyAt = 0;
+      const endpointTurn = scheduler.takeEndpointSlot(claim.endpointId);
+      const turn = endpointTurn && scheduler.takeSlot();
+      if (!turn && earlyEndpoint !== undefined) {
+        earlyAt = now();
+        early = buildDeliveryRequest(claim, earlyEndpoint, earlyAt, settings.userAgent, traceparent);
       }
-      if (!scheduler.takeSlot() && !(await slot())) {
+      if (!endpointTurn) {
+        if (!(await endpointSlot(claim.endpointId))) {
+          await handBack(claim, now()); // stopping: due at once, for another worker
+          return;
+        }
+        if (!scheduler.takeSlot() && !(await slot())) {
+          freeEndpointSlot(claim.endpointId);
+          await handBack(claim, now());
+          return;
+        }
+      } else if (!turn && !(await slot())) {
         freeEndpointSlot(claim.endpointId);
         await handBack(claim, now());
         return;
@@ -121,8 +141,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       const sentAt = now();
-      const traceparent = settings.propagateTraceContext ? claim.traceparent : undefined;
-      const request = buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent);
+      const request =
+        early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt)
+          ? early
+          : buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent);
       const outgoing: Outgoing = { claim, line, endpoint, request, signedSecond: Math.floor(sentAt / 1000), sentAt };
       const result = await attempt(outgoing);
       if (result === undefined) {

@@ -344,3 +344,33 @@ describe("delivery worker", () => {
     }
   });
 });
+
+describe("delivery worker: signing while a delivery waits for its turn", () => {
+  it("sends every delivery with the timestamp of the second it is sent in, across second boundaries", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"] };
+    const admin = createEndpointAdmin({ endpoints, queue, urlPolicy, resolve: false });
+    expect((await admin.create({ url: "http://127.0.0.1:9/hooks", enabled_events: ["*"] })).ok).toBe(true);
+    // The clock moves 300 ms per request sent, so deliveries signed while they wait often go out in a later second.
+    let clock = 1_700_000_000_100;
+    const sent: { timestamp: string | undefined; second: number }[] = [];
+    const dispatcher = {
+      dispatch: async (request: { headers: Record<string, string> }) => {
+        sent.push({ timestamp: request.headers["webhook-timestamp"], second: Math.floor(clock / 1000) });
+        clock += 300;
+        return { kind: "response" as const, status: 200, durationMs: 1 };
+      },
+      close() {},
+    };
+    const worker = createDeliveryWorker({ queue, endpoints, dispatcher, concurrency: 1, now: () => clock });
+    cleanups.push(() => worker.stop());
+    for (let i = 0; i < 20; i++)
+      await queue.publish(createEvent({ type: "order.created", data: { i } }), { now: clock });
+    worker.start();
+    await worker.drained();
+    expect(sent).toHaveLength(20);
+    for (const request of sent) expect(request.timestamp).toBe(String(request.second));
+    expect(new Set(sent.map((request) => request.second)).size).toBeGreaterThan(3);
+  });
+});

@@ -1,0 +1,58 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { buildDeliveryRequest, signedAsOf } from "../../../src/webhooks/delivery/delivery-request";
+import type { EndpointSecret } from "../../../src/webhooks/delivery/endpoint";
+
+const SECRET_A = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const SECRET_B = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+const delivery = { eventId: "evt_1", payload: '{"type":"order.created"}' };
+const endpoint = (secrets: EndpointSecret[]) => ({ url: "https://example.com/hooks", secrets });
+
+describe("signedAsOf", () => {
+  const one = endpoint([{ secret: SECRET_A, expiresAt: null }]);
+
+  it("holds within the signed second, and not across a second, nor backwards in time", () => {
+    expect(signedAsOf(one, 1_700_000_000_000, 1_700_000_000_999)).toBe(true);
+    expect(signedAsOf(one, 1_700_000_000_999, 1_700_000_001_000)).toBe(false);
+    expect(signedAsOf(one, 1_700_000_000_500, 1_700_000_000_400)).toBe(false);
+  });
+
+  it("does not hold once a secret that signed has expired", () => {
+    const rotating = endpoint([
+      { secret: SECRET_A, expiresAt: 1_700_000_000_600 },
+      { secret: SECRET_B, expiresAt: null },
+    ]);
+    expect(signedAsOf(rotating, 1_700_000_000_100, 1_700_000_000_599)).toBe(true);
+    expect(signedAsOf(rotating, 1_700_000_000_100, 1_700_000_000_600)).toBe(false);
+    // Expired before the signing: it signed neither time.
+    expect(signedAsOf(rotating, 1_700_000_000_700, 1_700_000_000_800)).toBe(true);
+  });
+
+  it("law: when it holds, the request built then is the request built now", () => {
+    const secret = fc.record({
+      secret: fc.constantFrom(SECRET_A, SECRET_B),
+      expiresAt: fc.option(fc.integer({ min: 1_700_000_000_000, max: 1_700_000_003_000 }), { nil: null }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(secret, { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 1_700_000_000_000, max: 1_700_000_003_000 }),
+        fc.integer({ min: 0, max: 1_500 }),
+        (secrets, builtAt, wait) => {
+          const target = endpoint(secrets);
+          const now = builtAt + wait;
+          if (!signedAsOf(target, builtAt, now)) return;
+          // Building may also refuse (every secret expired): then it refuses both times alike.
+          const build = (at: number) => {
+            try {
+              return buildDeliveryRequest(delivery, target, at);
+            } catch (error) {
+              return String(error);
+            }
+          };
+          expect(build(builtAt)).toEqual(build(now));
+        },
+      ),
+    );
+  });
+});

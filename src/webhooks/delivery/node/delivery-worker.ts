@@ -21,8 +21,8 @@ function stopSignal(): AbortController {
 /**
  * Creates the delivery worker. Each claimed delivery runs one pipeline: claim → admit (endpoint, circuit, rate
  * limit) → a slot (signed while it waits for one, when the signature would be the same at the send) → send → decide
- * → store. The scheduling policy (slots, per-endpoint caps with AIMD, fair
- * claims) is `DeliveryScheduler`; leases are renewed while attempts run; one timer serves every scheduled retry.
+ * → store. The scheduling policy (slots, per-endpoint caps with AIMD, fair claims) is `DeliveryScheduler`; leases
+ * are renewed while attempts run; one timer serves every scheduled retry.
  * Several workers (and processes) may share one PostgreSQL queue.
  * @example
  * const worker = createDeliveryWorker({ queue, endpoints });
@@ -118,17 +118,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         earlyAt = now();
         early = buildDeliveryRequest(claim, earlyEndpoint, earlyAt, settings.userAgent, traceparent);
       }
-      if (!endpointTurn) {
-        if (!(await endpointSlot(claim.endpointId))) {
-          await handBack(claim, now()); // stopping: due at once, for another worker
-          return;
-        }
-        if (!scheduler.takeSlot() && !(await slot())) {
-          freeEndpointSlot(claim.endpointId);
-          await handBack(claim, now());
-          return;
-        }
-      } else if (!turn && !(await slot())) {
+      if (!endpointTurn && !(await endpointSlot(claim.endpointId))) {
+        await handBack(claim, now()); // stopping: due at once, for another worker
+        return;
+      }
+      // A slot: already tried above when the endpoint's turn came at once.
+      if (!turn && (endpointTurn || !scheduler.takeSlot()) && !(await slot())) {
         freeEndpointSlot(claim.endpointId);
         await handBack(claim, now());
         return;

@@ -15,8 +15,6 @@ export interface Outgoing {
   /** The endpoint the request was signed for. */
   endpoint: WebhookEndpoint;
   request: DeliveryRequest;
-  /** The Unix second of the request's `webhook-timestamp`. */
-  signedSecond: number;
   /** Epoch ms when the request went out. */
   sentAt: number;
 }

@@ -140,7 +140,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt)
           ? early
           : buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent);
-      const outgoing: Outgoing = { claim, line, endpoint, request, signedSecond: Math.floor(sentAt / 1000), sentAt };
+      const outgoing: Outgoing = { claim, line, endpoint, request, sentAt };
       const result = await attempt(outgoing);
       if (result === undefined) {
         // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.

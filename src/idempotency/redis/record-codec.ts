@@ -34,12 +34,31 @@ function hex(value: number): string {
 }
 
 /**
+ * {@link hex} remembering its last answer: consecutive leases share their length and, within a millisecond, their
+ * deadline. Formatting both took 0.2 µs of the ~2 µs the store adds per begin+complete (bench/idempotency, Redis 63 B).
+ */
+class LastHex {
+  #value = Number.NaN;
+  #hex = "";
+
+  of(value: number): string {
+    if (value !== this.#value) {
+      this.#hex = hex(value);
+      this.#value = value;
+    }
+    return this.#hex;
+  }
+}
+const deadlineHex = new LastHex();
+const leaseHex = new LastHex();
+
+/**
  * A new lease token for `fingerprint`: a nonce holding the lease's deadline and length, then the
  * fingerprint (so `complete` can build the completed value without reading the record first).
  * @param random 13 or more random hex digits (only the first 13 are used).
  */
 export function leaseToken(fingerprint: string, leaseMs: number, now: number, random: string): string {
-  return `L${hex(now + leaseMs)}${hex(leaseMs)}${random.slice(0, 13)}${fingerprint}`;
+  return `L${deadlineHex.of(now + leaseMs)}${leaseHex.of(leaseMs)}${random.slice(0, 13)}${fingerprint}`;
 }
 
 /**
@@ -72,9 +91,16 @@ export function encodeInProgress(token: string): string {
 export function encodeCompleted(token: string, response: StoredResponse): Buffer {
   const fingerprint = token.slice(NONCE_LENGTH);
   const meta = JSON.stringify({ s: response.status, h: response.headers });
-  const head = `c${Buffer.byteLength(fingerprint)}:${fingerprint}${Buffer.byteLength(meta)}:${meta}`;
+  let head = `c${fingerprint.length}:${fingerprint}${meta.length}:${meta}`;
+  let headBytes = Buffer.byteLength(head);
+  // One count of bytes instead of three (bench/idempotency, Redis 63 B): characters are bytes exactly when the head is
+  // ASCII, as it nearly always is; otherwise each part's bytes are counted.
+  if (headBytes !== head.length) {
+    head = `c${Buffer.byteLength(fingerprint)}:${fingerprint}${Buffer.byteLength(meta)}:${meta}`;
+    headBytes = Buffer.byteLength(head);
+  }
   const body = response.body;
-  const value = Buffer.allocUnsafe(Buffer.byteLength(head) + body.byteLength);
+  const value = Buffer.allocUnsafe(headBytes + body.byteLength);
   value.set(body, value.write(head, 0, "utf8"));
   return value;
 }

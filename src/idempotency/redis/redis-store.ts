@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomHex } from "../../webhooks/delivery/random-id";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
@@ -75,9 +75,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
     const now = this.#now();
-    const uuid = randomUUID();
     // The token dates the lease and carries the fingerprint: what SET … NX GET returns is whole.
-    const token = leaseToken(fingerprint, leaseMs, now, uuid.slice(24) + uuid.slice(0, 1));
+    const token = leaseToken(fingerprint, leaseMs, now, randomHex(7));
     const lease = encodeInProgress(token);
     const recordKey = this.#prefix + key;
     if (this.#setNxGet) {
@@ -94,7 +93,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       return decodeExisting(found, { now, leaseMs });
     }
     // Before Redis 7.0: one script, which also reads the exact lease left (PTTL).
-    const found = await this.#run(BEGIN, [recordKey], lease, leaseMs);
+    const found = await this.#run(BEGIN, [1, recordKey, lease, leaseMs]);
     if (found === 0) return { kind: "acquired", leaseToken: token };
     const [existing, pttl] = Array.isArray(found) ? found : [];
     return decodeExisting(existing, { pttl, now, leaseMs });
@@ -106,26 +105,26 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const value = encodeCompleted(leaseToken, response);
     const staged =
       value.byteLength >= STAGE_FROM_BYTES ? stagingKey(recordKey, leaseToken.slice(0, NONCE_LENGTH)) : undefined;
-    if (staged === undefined) return (await this.#run(COMPLETE, [recordKey], lease, value, ttlMs)) === 1;
+    if (staged === undefined) return (await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
     // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
-    const [, done] = await Promise.all([
+    return Promise.all([
       this.#client.callBuffer("set", staged, value, "PX", STAGING_MS),
-      this.#run(COMPLETE_STAGED, [recordKey, staged], lease, ttlMs),
-    ]);
-    return done === 1;
+      this.#run(COMPLETE_STAGED, [2, recordKey, staged, lease, ttlMs]),
+    ]).then(([, done]) => done === 1);
   }
 
   async release(key: string, leaseToken: string): Promise<boolean> {
-    return (await this.#run(RELEASE, [this.#prefix + key], encodeInProgress(leaseToken))) === 1;
+    return (await this.#run(RELEASE, [1, this.#prefix + key, encodeInProgress(leaseToken)])) === 1;
   }
 
-  async #run(script: Script, keys: string[], ...args: (string | Buffer | number)[]): Promise<unknown> {
+  /** EVALSHA of `script` with `args` (the key count, the keys, then the arguments); EVAL when Redis lacks the script. */
+  async #run(script: Script, args: (string | Buffer | number)[]): Promise<unknown> {
     try {
-      return await this.#client.callBuffer("evalsha", script.sha, keys.length, ...keys, ...args);
+      return await this.#client.callBuffer("evalsha", script.sha, ...args);
     } catch (error) {
       // The script cache is empty after a restart or SCRIPT FLUSH: EVAL loads it again.
       if (!isNoScript(error)) throw error;
-      return this.#client.callBuffer("eval", script.source, keys.length, ...keys, ...args);
+      return this.#client.callBuffer("eval", script.source, ...args);
     }
   }
 }

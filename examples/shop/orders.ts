@@ -96,8 +96,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
     async ({ params, body, created, request }) => {
       const now = ctx.now();
       const placed = await ctx.write(request, async (tx) => {
-        if ((await tx.getUser(params.user_id)) === undefined) throw notFound("user", params.user_id);
-        const record = await tx.insertOrder({
+        const record = await tx.placeOrder({
           id: ctx.newId("ord"),
           userId: params.user_id,
           status: "pending",
@@ -107,9 +106,9 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
           createdAt: now,
           updatedAt: now,
         });
+        if (record === undefined) throw notFound("user", params.user_id);
         // One representation: the event's data and the response body.
         const representation = orderJson(record);
-        await tx.touchOrders(params.user_id, now);
         await tx.publish(orderEvent("order.created", representation, now));
         return { order: record, representation };
       });

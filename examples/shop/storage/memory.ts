@@ -27,6 +27,7 @@ type Write =
 // Reads and writes are prototype methods: a transaction allocates its two buffers, not a closure per operation.
 // Buffered writes complete at once: they share one settled promise.
 const DONE: Promise<void> = Promise.resolve();
+const NO_ORDER: Promise<undefined> = Promise.resolve(undefined);
 
 class MemoryReads implements ShopReads {
   constructor(protected readonly tables: Tables) {}
@@ -65,7 +66,8 @@ class MemoryTransaction extends MemoryReads implements ShopTransaction {
     return DONE;
   }
 
-  insertOrder(order: Omit<OrderRecord, "seq">): Promise<OrderRecord> {
+  placeOrder(order: Omit<OrderRecord, "seq">): Promise<OrderRecord | undefined> {
+    if (!this.tables.users.has(order.userId)) return NO_ORDER;
     // Field by field: on Node 20, `{ ...order, seq }` costs about ten times as much.
     const record: OrderRecord = {
       id: order.id,
@@ -78,7 +80,7 @@ class MemoryTransaction extends MemoryReads implements ShopTransaction {
       createdAt: order.createdAt,
       updatedAt: order.updatedAt,
     };
-    this.writes.push({ kind: "order", order: record });
+    this.writes.push({ kind: "order", order: record }, { kind: "touch", userId: order.userId, at: order.createdAt });
     return Promise.resolve(record);
   }
 

@@ -151,10 +151,15 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
           [user.id, user.name, user.tier, user.version, user.createdAt, user.updatedAt, user.ordersChangedAt],
         );
       },
-      async insertOrder(order) {
+      async placeOrder(order) {
+        // Marking the list changed locks the user's row, as reading it FOR UPDATE did; no user, no row, no order.
         const { rows } = await client.query(
-          `INSERT INTO ${O} (id, user_id, status, items, total, version, created_at, updated_at)
-           VALUES ($1, $2, $3, $4::jsonb, $5, $6, ${timestampOf("$7")}, ${timestampOf("$8")}) RETURNING ${ORDER_COLUMNS}`,
+          `WITH touched AS (
+             UPDATE ${U} SET orders_changed_at = greatest(orders_changed_at, ${timestampOf("$7")}) WHERE id = $2 RETURNING id
+           )
+           INSERT INTO ${O} (id, user_id, status, items, total, version, created_at, updated_at)
+           SELECT $1, touched.id, $3, $4::jsonb, $5, $6, ${timestampOf("$7")}, ${timestampOf("$8")} FROM touched
+           RETURNING ${ORDER_COLUMNS}`,
           [
             order.id,
             order.userId,
@@ -166,7 +171,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
             order.updatedAt,
           ],
         );
-        return toOrder(rows[0]);
+        return rows[0] === undefined ? undefined : toOrder(rows[0]);
       },
       async updateOrder(order) {
         await client.query(

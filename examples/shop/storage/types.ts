@@ -57,8 +57,12 @@ export interface ShopReads {
 /** What a transaction can do: read (locking), write, and publish events that commit with the writes. */
 export interface ShopTransaction extends ShopReads {
   putUser(user: UserRecord): Promise<void>;
-  /** Inserts a new order; the storage assigns `seq`. */
-  insertOrder(order: Omit<OrderRecord, "seq">): Promise<OrderRecord>;
+  /**
+   * Places a new order for an existing user: inserts it (the storage assigns `seq`) and records that the user's order
+   * list changed at its `createdAt`, in one step (one statement on PostgreSQL). `undefined`, and nothing written, when
+   * the user does not exist.
+   */
+  placeOrder(order: Omit<OrderRecord, "seq">): Promise<OrderRecord | undefined>;
   updateOrder(order: OrderRecord): Promise<void>;
   deleteOrder(userId: string, orderId: string): Promise<void>;
   /** Records that the user's order list changed at `at` (epoch ms). */

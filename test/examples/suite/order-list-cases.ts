@@ -283,4 +283,22 @@ export function orderListCases(shop: () => RunningShop): void {
       expect(byTag.status, `${who}: If-None-Match`).toBe(expected[who as keyof typeof expected]);
     }
   });
+
+  it("moves the list's Last-Modified when an order is placed, for the user's list and the admin's", async () => {
+    const user = await newUser();
+    await newOrder(user.id);
+    const lists = [`/users/${user.id}/orders`, "/orders?limit=1"];
+    const before = await Promise.all(
+      lists.map(async (path) => (await shop().api("GET", path)).headers.get("last-modified") as string),
+    );
+    // Cross an HTTP-date second, so that the order's time is later than the validators' own.
+    shop().advanceClock(2_000);
+    await newOrder(user.id);
+    for (const [i, path] of lists.entries()) {
+      const reply = await shop().api("GET", path);
+      expect(Date.parse(reply.headers.get("last-modified") as string), path).toBeGreaterThan(
+        Date.parse(before[i] as string),
+      );
+    }
+  });
 }

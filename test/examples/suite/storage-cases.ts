@@ -16,7 +16,7 @@ export function storageCases(shop: () => RunningShop): void {
     const endpointId = endpoint.json<{ id: string }>().id;
     const event = createEvent({ type: "order.created", data: { id: "ord_rolled_back" } });
     const failure = storage.transaction(async (tx) => {
-      await tx.insertOrder({
+      await tx.placeOrder({
         id: "ord_rolled_back",
         userId,
         status: "pending",

@@ -107,10 +107,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       value.byteLength >= STAGE_FROM_BYTES ? stagingKey(recordKey, leaseToken.slice(0, NONCE_LENGTH)) : undefined;
     if (staged === undefined) return (await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
     // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
-    return Promise.all([
+    const [, done] = await Promise.all([
       this.#client.callBuffer("set", staged, value, "PX", STAGING_MS),
       this.#run(COMPLETE_STAGED, [2, recordKey, staged, lease, ttlMs]),
-    ]).then(([, done]) => done === 1);
+    ]);
+    return done === 1;
   }
 
   async release(key: string, leaseToken: string): Promise<boolean> {

@@ -6,10 +6,12 @@
 import { randomUUID } from "node:crypto";
 import { jwtVerify } from "jose";
 import { importHmacKey } from "../../examples/shop/auth";
+import { randomId } from "../../examples/shop/context";
 import { OrderCreate } from "../../examples/shop/schemas";
 
-export const USER_ID = "usr_bench";
-export const ORDER_ID = "ord_bench";
+// Ids of the shop's shape (a prefix and 96 random bits): the same path and body lengths as the shop's.
+export const USER_ID = randomId("usr");
+export const ORDER_ID = randomId("ord");
 
 export interface Order {
   id: string;
@@ -98,7 +100,6 @@ export function orderStore(): OrderStore {
     scheduled = false;
     drained += outbox.splice(0).length;
   };
-  let next = 0;
   return {
     outbox,
     drained: () => drained,
@@ -113,7 +114,8 @@ export function orderStore(): OrderStore {
       let total = 0;
       for (const item of items) total += item.quantity * item.unit_price;
       const order: Order = {
-        id: `ord_${++next}`,
+        // Random, as the shop's: ids from a counter would collide between instances of a stateless service.
+        id: randomId("ord"),
         userId,
         status: "pending",
         items,
@@ -137,6 +139,14 @@ export function orderStore(): OrderStore {
       return { ok: true, order };
     },
   };
+}
+
+/**
+ * What a 304 for an order repeats: ETag and Cache-Control. RFC 9110 §15.4.5: no other representation metadata unless
+ * it guides cache updates (Last-Modified beside a strong ETag does not), as the shop answers.
+ */
+export function notModifiedHeaders(order: Order): Record<string, string> {
+  return { etag: `"${order.version}"`, "cache-control": "private, no-cache" };
 }
 
 /** ETag, Last-Modified and Cache-Control of an order. */

@@ -34,7 +34,9 @@ const WORK = [
   "  the user exists, computes the total, stores the order in a Map, marks the user's order list changed, and",
   "  queues an order.created event {id, type, timestamp, data: the order as JSON} (the shop: createEvent published",
   "  in its serialized transaction to its in-memory delivery queue; the peers: pushed onto an outbox array that a",
-  "  no-op worker drains on setImmediate); 201 with Location, ETag, Last-Modified, Cache-Control and the order.",
+  "  no-op worker drains on setImmediate); 201 with Location, Content-Location, ETag, Last-Modified, Cache-Control",
+  "  and the order. Ids are the shop's: a prefix and 96 random bits. Every contender answers with the same header",
+  "  fields as the shop (checked before timing).",
   "the shop also validates path parameters with zod, runs its Idempotency-Key middleware (no key sent: a pass",
   "  through) and the router's method rules, as it does in production; no webhook endpoint is registered.",
 ];
@@ -190,8 +192,17 @@ const allCases: Case[] = [
 // BENCH_CASES=POST (a substring of case names) times only those cases.
 const cases = allCases.filter((c) => c.name.includes(process.env.BENCH_CASES ?? ""));
 
-/** Every contender answers every case as the shop does, and queues one event per POST, before anything is timed. */
-async function check(target: Target): Promise<void> {
+// Header fields of the connection and its framing, not of the answer: each server's own.
+const TRANSPORT = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
+// The shop's id shape: a prefix and 96 random bits in base64url.
+const ORDER_ID_SHAPE = /^ord_[A-Za-z0-9_-]{16}$/;
+
+/**
+ * Every contender answers every case as the shop does, and queues one event per POST, before anything is timed.
+ * Returns, per case, the names of the header fields it answered with (transport fields aside).
+ */
+async function check(target: Target): Promise<Map<string, string>> {
+  const fields = new Map<string, string>();
   for (const c of allCases) {
     const spec = c.request(target);
     const eventsBefore = target.events();
@@ -206,8 +217,18 @@ async function check(target: Target): Promise<void> {
       if (response.headers.get(name) === null) fail(`no ${name}`);
     }
     if (c.status === 304 && text !== "") fail("a 304 with a body");
-    if (c.status !== 304 && (JSON.parse(text) as { total?: unknown }).total !== 900) fail("wrong total");
+    if (c.status !== 304) {
+      const order = JSON.parse(text) as { id?: unknown; total?: unknown };
+      if (order.total !== 900) fail("wrong total");
+      if (typeof order.id !== "string" || !ORDER_ID_SHAPE.test(order.id)) fail("an order id not of the shop's shape");
+    }
+    // RFC 9110 §8.7: the 201's body is the created resource's representation, so Content-Location names it.
     if (c.status === 201 && response.headers.get("location") === null) fail("no Location");
+    if (c.status === 201 && response.headers.get("content-location") !== response.headers.get("location")) {
+      fail("no Content-Location equal to the Location");
+    }
+    const names = [...response.headers.keys()].filter((name) => !TRANSPORT.has(name));
+    fields.set(c.name, names.sort().join(", "));
     const queued = target.events() - eventsBefore;
     if (queued !== (c.status === 201 ? 1 : 0)) fail(`${queued} order.created events queued`);
   }
@@ -218,6 +239,7 @@ async function check(target: Target): Promise<void> {
     body: JSON.stringify(ITEMS),
   });
   if (other.status !== 403) throw new Error(`${target.name}: POST to another user's orders → ${other.status}`);
+  return fields;
 }
 
 const median = (values: number[]) => {
@@ -238,7 +260,14 @@ const [ours] = targets as [Target, ...Target[]];
 // rps per round, by "case|contender".
 const rounds = new Map<string, number[]>();
 try {
-  for (const target of targets) await check(target);
+  const shopFields = await check(ours);
+  for (const target of targets.slice(1)) {
+    for (const [name, fields] of await check(target)) {
+      if (fields !== shopFields.get(name)) {
+        throw new Error(`${target.name} / ${name}: header fields ${fields}; the shop's: ${shopFields.get(name)}`);
+      }
+    }
+  }
   counting = false;
   console.log(
     `autocannon in a second process: 32 connections, pipelining 1; ${WARMUP_SECONDS} s of warm-up, then ${ROUNDS} rounds of ${SECONDS} s, per case and contender`,

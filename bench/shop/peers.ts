@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import express from "express";
 import Fastify from "fastify";
-import { orderHeaders, orderJson, orderStore, parseCreate, tokenVerifier } from "./common";
+import { notModifiedHeaders, orderHeaders, orderJson, orderStore, parseCreate, tokenVerifier } from "./common";
 
 /** A contender listening on 127.0.0.1. */
 export interface Contender {
@@ -62,7 +62,7 @@ export function bare(secret: string): Promise<Contender> {
       const order = store.get(userId, decodeURIComponent(match[2]));
       if (order === undefined) return send(res, 404, PROBLEM, problem(404, "order_not_found"));
       const headers = orderHeaders(order);
-      if (req.headers["if-none-match"] === headers.etag) return send(res, 304, headers);
+      if (req.headers["if-none-match"] === headers.etag) return send(res, 304, notModifiedHeaders(order));
       return send(res, 200, { ...headers, "content-type": "application/json" }, JSON.stringify(orderJson(order)));
     }
     if (match[2] === undefined && req.method === "POST") {
@@ -81,7 +81,7 @@ export function bare(secret: string): Promise<Contender> {
       return send(
         res,
         201,
-        { ...orderHeaders(order), "content-type": "application/json", location },
+        { ...orderHeaders(order), "content-type": "application/json", location, "content-location": location },
         JSON.stringify(orderJson(order)),
       );
     }
@@ -120,7 +120,9 @@ export async function fastify(secret: string): Promise<Contender> {
     const order = store.get(user_id, order_id);
     if (order === undefined) return reply.code(404).headers(PROBLEM).send(problem(404, "order_not_found"));
     const headers = orderHeaders(order);
-    if (request.headers["if-none-match"] === headers.etag) return reply.code(304).headers(headers).send();
+    if (request.headers["if-none-match"] === headers.etag) {
+      return reply.code(304).headers(notModifiedHeaders(order)).send();
+    }
     return reply.headers(headers).send(orderJson(order));
   });
   app.post("/users/:user_id/orders", async (request, reply) => {
@@ -130,9 +132,10 @@ export async function fastify(secret: string): Promise<Contender> {
     const created = store.create(user_id, parsed.data.items);
     if (!created.ok) return reply.code(404).headers(PROBLEM).send(problem(404, "user_not_found"));
     const { order } = created;
+    const location = `/users/${encodeURIComponent(user_id)}/orders/${order.id}`;
     return reply
       .code(201)
-      .headers({ ...orderHeaders(order), location: `/users/${encodeURIComponent(user_id)}/orders/${order.id}` })
+      .headers({ ...orderHeaders(order), location, "content-location": location })
       .send(orderJson(order));
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
@@ -172,7 +175,7 @@ export function expressApp(secret: string): Promise<Contender> {
     }
     const headers = orderHeaders(order);
     if (req.headers["if-none-match"] === headers.etag) {
-      res.status(304).set(headers).end();
+      res.status(304).set(notModifiedHeaders(order)).end();
       return;
     }
     res.set(headers).json(orderJson(order));
@@ -190,9 +193,10 @@ export function expressApp(secret: string): Promise<Contender> {
       return;
     }
     const { order } = created;
+    const location = `/users/${encodeURIComponent(userId)}/orders/${order.id}`;
     res
       .status(201)
-      .set({ ...orderHeaders(order), location: `/users/${encodeURIComponent(userId)}/orders/${order.id}` })
+      .set({ ...orderHeaders(order), location, "content-location": location })
       .json(orderJson(order));
   });
   return listening("express", createServer(app), store);

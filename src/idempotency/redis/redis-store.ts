@@ -1,4 +1,4 @@
-import { randomHex } from "../../webhooks/delivery/random-id";
+import { randomHex } from "../../random/random-id";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";

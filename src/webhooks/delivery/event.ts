@@ -1,7 +1,7 @@
 import { z } from "zod";
+import { randomId } from "../../random/random-id";
 import { WebhookDeliveryError } from "./errors";
 import { eventTypeSchema, isEventType } from "./event-type";
-import { randomId } from "./random-id";
 
 /** The envelope every webhook carries: a unique id, a `<resource>.<action>` type, a timestamp and the data. */
 export const webhookEventSchema = z.object({

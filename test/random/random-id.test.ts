@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { randomHex, randomId } from "../../../src/webhooks/delivery/random-id";
+import { randomHex, randomId } from "../../src/random/random-id";
 
 describe("randomId", () => {
   it("is the prefix and a version 4 UUID's hex digits, different every time, across batches", () => {

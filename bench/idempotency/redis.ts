@@ -8,6 +8,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import type { StoredResponse } from "../../src/idempotency";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
+import { encodeCompleted, leaseToken } from "../../src/idempotency/redis/record-codec";
 import { check, compare, rate } from "./measure";
 
 // KEYS[1] = key, ARGV[1] = the lease value, ARGV[2] = the response, ARGV[3] = TTL (ms).
@@ -41,11 +42,7 @@ export async function benchRedis(
     // The raw complete writes what a replay needs, as the store's record holds it: the request's fingerprint, the
     // status and headers, then the body bytes as they are. Encoded once, before timing: the peer sends the same bytes
     // as the store (as bench/delivery's bare loop sends a delivery's bytes) and does none of the encoding.
-    const meta = JSON.stringify({ s: response.status, h: response.headers });
-    const rawValue = Buffer.concat([
-      Buffer.from(`c${FINGERPRINT.length}:${FINGERPRINT}${meta.length}:${meta}`),
-      Buffer.from(response.body),
-    ]);
+    const rawValue = encodeCompleted(leaseToken(FINGERPRINT, 60_000, Date.now(), "0".repeat(13)), response);
     await client.script("LOAD", CAS);
     check((await client.set(`${prefix}r:check`, "p", "PX", 60_000, "NX", "GET")) === null, "raw SET NX GET");
     check((await client.evalsha(CAS_SHA, 1, `${prefix}r:check`, "p", rawValue, 60_000)) === "OK", "raw CAS");

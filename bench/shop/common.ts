@@ -142,11 +142,12 @@ export function orderStore(): OrderStore {
 }
 
 /**
- * What a 304 for an order repeats: ETag and Cache-Control. RFC 9110 §15.4.5: no other representation metadata unless
- * it guides cache updates (Last-Modified beside a strong ETag does not), as the shop answers.
+ * What a 304 repeats of an order's {@link orderHeaders}: ETag and Cache-Control. RFC 9110 §15.4.5: no other
+ * representation metadata unless it guides cache updates (Last-Modified beside a strong ETag does not), as the shop
+ * answers.
  */
-export function notModifiedHeaders(order: Order): Record<string, string> {
-  return { etag: `"${order.version}"`, "cache-control": "private, no-cache" };
+export function notModifiedHeaders(headers: Record<string, string>): Record<string, string> {
+  return { etag: headers.etag as string, "cache-control": headers["cache-control"] as string };
 }
 
 /** ETag, Last-Modified and Cache-Control of an order. */

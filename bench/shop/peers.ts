@@ -62,7 +62,7 @@ export function bare(secret: string): Promise<Contender> {
       const order = store.get(userId, decodeURIComponent(match[2]));
       if (order === undefined) return send(res, 404, PROBLEM, problem(404, "order_not_found"));
       const headers = orderHeaders(order);
-      if (req.headers["if-none-match"] === headers.etag) return send(res, 304, notModifiedHeaders(order));
+      if (req.headers["if-none-match"] === headers.etag) return send(res, 304, notModifiedHeaders(headers));
       return send(res, 200, { ...headers, "content-type": "application/json" }, JSON.stringify(orderJson(order)));
     }
     if (match[2] === undefined && req.method === "POST") {
@@ -121,7 +121,7 @@ export async function fastify(secret: string): Promise<Contender> {
     if (order === undefined) return reply.code(404).headers(PROBLEM).send(problem(404, "order_not_found"));
     const headers = orderHeaders(order);
     if (request.headers["if-none-match"] === headers.etag) {
-      return reply.code(304).headers(notModifiedHeaders(order)).send();
+      return reply.code(304).headers(notModifiedHeaders(headers)).send();
     }
     return reply.headers(headers).send(orderJson(order));
   });
@@ -175,7 +175,7 @@ export function expressApp(secret: string): Promise<Contender> {
     }
     const headers = orderHeaders(order);
     if (req.headers["if-none-match"] === headers.etag) {
-      res.status(304).set(notModifiedHeaders(order)).end();
+      res.status(304).set(notModifiedHeaders(headers)).end();
       return;
     }
     res.set(headers).json(orderJson(order));

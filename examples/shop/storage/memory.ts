@@ -167,41 +167,20 @@ export function createMemoryStorage(): ShopStorage {
     else next();
   };
 
-  // Let the next transaction start, passing on this one's value or error.
-  const released = <T>(value: T): T => {
-    release();
-    return value;
-  };
-  const failed = (error: unknown): never => {
-    release();
-    throw error;
-  };
-
-  const publishFrom = (events: readonly WebhookEvent[], i: number): Promise<void> =>
-    i === events.length ? DONE : queue.publish(events[i] as WebhookEvent).then(() => publishFrom(events, i + 1));
-
-  /** Applies a successful transaction's writes, publishes its events, then lets the next one start. */
-  function commit<T>(tx: MemoryTransaction, value: T): T | Promise<T> {
+  /**
+   * Runs `work` and, if it succeeds, applies its writes and publishes its events; then, either way, lets the next
+   * transaction start.
+   */
+  async function run<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T> {
     try {
+      const tx = new MemoryTransaction(tables);
+      const value = await work(tx);
       for (const write of tx.writes) apply(tables, write);
-    } catch (error) {
-      failed(error);
-    }
-    if (tx.events.length === 0) return released(value);
-    return publishFrom(tx.events, 0).then(() => released(value), failed);
-  }
-
-  /** Runs `work`, then commits it if it succeeded; either way the next transaction may start after. */
-  function run<T>(work: (tx: ShopTransaction) => Promise<T>): Promise<T> {
-    const tx = new MemoryTransaction(tables);
-    let result: Promise<T>;
-    try {
-      result = work(tx);
-    } catch (error) {
+      for (const event of tx.events) await queue.publish(event);
+      return value;
+    } finally {
       release();
-      return Promise.reject(error);
     }
-    return result.then((value) => commit(tx, value), failed);
   }
 
   const reads = new MemoryReads(tables);

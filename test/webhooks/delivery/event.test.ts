@@ -83,6 +83,24 @@ describe("createEvent", () => {
     } else expect(codeOf(run)).toBe("invalid_event");
   });
 
+  it("stamps each event with its own time, in any sequence of times (repeated, changing, out of range, invalid)", () => {
+    const time = fc.oneof(
+      fc.constantFrom(0, Date.UTC(2026, 10, 25), Date.UTC(2026, 10, 25) + 1, 253402300799999, 1e20, Number.NaN, -0),
+      fc.integer({ min: -1e15, max: 1e15 }),
+    );
+    fc.assert(
+      fc.property(fc.array(time, { minLength: 1, maxLength: 20 }), (times) => {
+        for (const now of times) {
+          const date = new Date(now);
+          const year = date.getUTCFullYear();
+          if (year >= 0 && year <= 9999) {
+            expect(createEvent({ type: "a.b", data: {}, now }).timestamp).toBe(date.toISOString());
+          } else expect(codeOf(() => createEvent({ type: "a.b", data: {}, now }))).toBe("invalid_event");
+        }
+      }),
+    );
+  });
+
   it("agrees with the schema for any input: the envelope it parses, or invalid_event where the schema refuses", () => {
     fc.assert(
       fc.property(

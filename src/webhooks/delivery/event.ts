@@ -27,8 +27,8 @@ export interface CreateEventInput {
 const usualId = (id: string) => typeof id === "string" && id.length >= 1 && id.length <= 128;
 
 // Hot (bench/shop, "POST order"): the last instant formatted, and its text. Events published together mostly share
-// their millisecond (one order's event and the next's, under load), and toISOString (~0.43 µs) cost more than the
-// rest of the usual envelope together.
+// their millisecond (one order's event and the next's, under load), and toISOString was ~0.43 µs of the usual
+// envelope's 1.1 µs.
 let lastMs = Number.NaN;
 let lastText = "";
 

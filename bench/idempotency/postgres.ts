@@ -65,19 +65,20 @@ export async function benchPostgres(
       "pg replay",
     );
 
-    // The bare baseline, prepared like ours: a plain INSERT … ON CONFLICT DO NOTHING and an UPDATE.
+    // The bare baseline, prepared like ours: a plain INSERT … ON CONFLICT DO NOTHING and an UPDATE fenced by the
+    // lease token, as a correct hand-written store must (an unfenced UPDATE would overwrite a lease taken over).
     const insert = {
       name: `${schema}_raw_i`,
       text: `INSERT INTO ${raw} (key, fingerprint, lease_token, expires_at) VALUES ($1, $2, $3, now() + interval '1 minute') ON CONFLICT DO NOTHING`,
     };
     const update = {
       name: `${schema}_raw_u`,
-      text: `UPDATE ${raw} SET status = $2, headers = $3::jsonb, body = $4, lease_token = NULL, expires_at = now() + interval '1 minute' WHERE key = $1`,
+      text: `UPDATE ${raw} SET status = $2, headers = $3::jsonb, body = $4, lease_token = NULL, expires_at = now() + interval '1 minute' WHERE key = $1 AND lease_token = $5`,
     };
     const headers = JSON.stringify(response.headers);
     const body = Buffer.from(response.body);
     check(changed(await database.raw(insert, ["check", "fp", "t"])) === 1, "raw INSERT");
-    check(changed(await database.raw(update, ["check", response.status, headers, body])) === 1, "raw UPDATE");
+    check(changed(await database.raw(update, ["check", response.status, headers, body, "t"])) === 1, "raw UPDATE");
 
     const fp = "fingerprint-of-43-characters-xxxxxxxxxxxxx";
     const {
@@ -92,8 +93,9 @@ export async function benchPostgres(
       },
       async (i) => {
         const key = `b${i}`;
-        if (changed(await database.raw(insert, [key, fp, randomUUID()])) === 1) {
-          await database.raw(update, [key, response.status, headers, body]);
+        const token = randomUUID();
+        if (changed(await database.raw(insert, [key, fp, token])) === 1) {
+          await database.raw(update, [key, response.status, headers, body, token]);
         }
       },
       { ms, concurrency },

@@ -85,6 +85,27 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     expect((await inbox.get("empty"))?.payload).toBeNull();
   });
 
+  it("stores a body PostgreSQL would read otherwise as the text verify read: a byte order mark, bytes that are not UTF-8", async () => {
+    const own = uniqueName("wh_inbox").toLowerCase();
+    schemas.push(own);
+    await migrate(pool, inboxMigrations({ schema: own }));
+    const inbox = createPostgresInbox({ client: pool, schema: own });
+    const utf8 = (text: string) => [...new TextEncoder().encode(text)];
+    const bodies: Record<string, Uint8Array> = {
+      bom: Uint8Array.from([0xef, 0xbb, 0xbf, ...utf8('{"a":1}')]),
+      latin1: Uint8Array.from([...utf8('{"name":"'), 0xe9, ...utf8('"}')]),
+      utf8: Uint8Array.from(utf8('{"é":[1, 2.50], "note": "\\u0000"}')),
+    };
+    for (const [id, body] of Object.entries(bodies)) {
+      // What verify parsed: the body decoded as TextDecoder does (a BOM dropped, a bad sequence replaced), then JSON.
+      const text = new TextDecoder().decode(body);
+      await inbox.add(event(id, { payload: JSON.parse(text) }), { json: body });
+      expect((await inbox.get(id))?.payload).toEqual(JSON.parse(text));
+      const { rows } = await pool.query(`SELECT payload::text AS text FROM "${own}".webhook_inbox WHERE id = $1`, [id]);
+      expect(rows).toEqual([{ text }]);
+    }
+  });
+
   it("compresses payloads with lz4 where the server has it, and migrates where it has not", async () => {
     const own = uniqueName("wh_inbox").toLowerCase();
     schemas.push(own);

@@ -235,10 +235,18 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     else scheduler.freeSlot();
   }
 
+  // Whichever comes first ends the wait and undoes the other: no timer outlives the wait, and a long wait on a busy
+  // worker (drained() while deliveries keep coming) does not pile up a waiter every 5 ms.
   function settledOrSoon(): Promise<void> {
     return new Promise((resolve) => {
-      if (held.size + returning > 0) idle.push(resolve);
-      setTimeout(resolve, 5);
+      const done = () => {
+        clearTimeout(timer);
+        const at = idle.indexOf(done);
+        if (at !== -1) idle.splice(at, 1);
+        resolve();
+      };
+      const timer = setTimeout(done, 5);
+      if (held.size + returning > 0) idle.push(done);
     });
   }
 

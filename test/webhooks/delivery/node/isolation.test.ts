@@ -151,6 +151,26 @@ describe("stop() (issue 15)", () => {
   });
 });
 
+describe("waiting for the worker", () => {
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+
+  it("stop() and drained() leave no timer of theirs behind once they return", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 20)); // earlier tests' timers have run out
+    const before = timers();
+    const { queue, fake, endpoint, worker } = await world(["slow.example"], { stopGraceMs: 60_000 });
+    await endpoint("slow.example", ["*"]);
+    await publish(queue, "z.created", 1, T0);
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    const drained = worker.drained();
+    await new Promise((resolve) => setTimeout(resolve, 30)); // several of the waits' 5 ms rounds, the attempt still out
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
+    await drained;
+    await worker.stop();
+    expect(timers()).toBe(before);
+  });
+});
+
 describe("leases (issue 15)", () => {
   it("renews the lease while an attempt runs: no other worker can claim it, however slow the consumer", async () => {
     const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], { leaseMs: 1_000 });

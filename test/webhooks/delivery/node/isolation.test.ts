@@ -52,6 +52,26 @@ async function publish(queue: DeliveryQueue, type: string, count: number, now: n
   return ids;
 }
 
+// First in the file: no earlier test's timers are still pending when this one counts.
+describe("waiting for the worker", () => {
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+
+  it("stop() and drained() leave no timer of theirs behind once they return", async () => {
+    const before = timers();
+    const { queue, fake, endpoint, worker } = await world(["slow.example"], { stopGraceMs: 60_000 });
+    await endpoint("slow.example", ["*"]);
+    await publish(queue, "z.created", 1, T0);
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    // drained() waits while the attempt is out; its answer ends the wait before the wait's own timer does.
+    const drained = worker.drained();
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
+    await drained;
+    await worker.stop();
+    expect(timers()).toBe(before);
+  });
+});
+
 describe("a delivery worker beside endpoints that never answer (issue 15)", () => {
   it("gives the healthy endpoint its full share while 8 hang: each hanging one holds a single slot", async () => {
     const hanging = Array.from({ length: 8 }, (_, i) => `hang-${i}.example`);
@@ -148,26 +168,6 @@ describe("stop() (issue 15)", () => {
     for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
     await stopped;
     expect((await queue.get(id as string))?.state).toMatchObject({ status: "delivered", attempts: 1 });
-  });
-});
-
-describe("waiting for the worker", () => {
-  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
-
-  it("stop() and drained() leave no timer of theirs behind once they return", async () => {
-    await new Promise((resolve) => setTimeout(resolve, 20)); // earlier tests' timers have run out
-    const before = timers();
-    const { queue, fake, endpoint, worker } = await world(["slow.example"], { stopGraceMs: 60_000 });
-    await endpoint("slow.example", ["*"]);
-    await publish(queue, "z.created", 1, T0);
-    worker.start();
-    await until(() => fake.pending.size === 1);
-    const drained = worker.drained();
-    await new Promise((resolve) => setTimeout(resolve, 30)); // several of the waits' 5 ms rounds, the attempt still out
-    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
-    await drained;
-    await worker.stop();
-    expect(timers()).toBe(before);
   });
 });
 

@@ -69,6 +69,23 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
     { leaseMs: 150, ttlMs: 300 },
   );
 
+  // ioredis's callBuffer drops the command's name under auto-pipelining (redis/ioredis#1923).
+  describeStoreContract(
+    "redis, a client with enableAutoPipelining",
+    async () => {
+      const client = new Redis(redisUrl as string, { enableAutoPipelining: true });
+      return {
+        store: new RedisIdempotencyStore(client, { prefix }),
+        advance: sleep,
+        close: async () => {
+          await cleanup(client);
+          client.disconnect();
+        },
+      };
+    },
+    { leaseMs: 150, ttlMs: 300 },
+  );
+
   let legacy: ReturnType<typeof beforeRedis7> | undefined;
   describeStoreContract(
     "redis before 7.0 (begin through its script)",

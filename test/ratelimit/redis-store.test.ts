@@ -38,6 +38,17 @@ describe.skipIf(skip)("createRedisStore", () => {
         },
       };
     });
+    // The idempotency store met redis/ioredis#1923 under auto-pipelining; this store's evalsha must not.
+    storeContract("redis, a client with enableAutoPipelining", () => {
+      const client = new Redis(redisUrl as string, { enableAutoPipelining: true });
+      return {
+        store: namespaced(createRedisStore({ client, clock: "caller" })),
+        close: async () => {
+          await deleteNamespace(client);
+          client.disconnect();
+        },
+      };
+    });
   }
 
   let client: Redis;

@@ -1,12 +1,14 @@
 import { randomHex } from "../../random/random-id";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
+import { type SendBuffer, sendBuffer } from "./buffer-command";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
 import { stagingKey } from "./staging-key";
 
 /**
  * The client method the store uses: ioredis's `callBuffer` (replies as Buffers, so bodies stay
- * binary). An ioredis `Redis` or `Cluster` instance fits, and so does anything with that method.
+ * binary). An ioredis `Redis` or `Cluster` instance fits, with or without `enableAutoPipelining`, and
+ * so does anything with that method.
  */
 export interface RedisScriptClient {
   callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown>;
@@ -58,7 +60,7 @@ function isSyntaxError(error: unknown): boolean {
  * @see https://redis.io/docs/latest/commands/set/ (`SET … NX GET`, Redis 7.0)
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
-  readonly #client: RedisScriptClient;
+  readonly #send: SendBuffer;
   readonly #prefix: string;
   readonly #now: () => number;
   // Cleared when the server turns out older than Redis 7.0: begin then always runs its script.
@@ -68,7 +70,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (typeof client?.callBuffer !== "function") {
       throw new TypeError("RedisIdempotencyStore: client must be an ioredis instance (it has callBuffer)");
     }
-    this.#client = client;
+    this.#send = sendBuffer(client);
     this.#prefix = options.prefix ?? "idempotency:";
     this.#now = options.now ?? Date.now;
   }
@@ -83,7 +85,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       // One plain command, cheaper than a script: it leases a free key, or returns what it found.
       let found: unknown;
       try {
-        found = await this.#client.callBuffer("set", recordKey, lease, "PX", leaseMs, "NX", "GET");
+        found = await this.#send("set", recordKey, lease, "PX", leaseMs, "NX", "GET");
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
         this.#setNxGet = false;
@@ -108,7 +110,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (staged === undefined) return (await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
     // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
     const [, done] = await Promise.all([
-      this.#client.callBuffer("set", staged, value, "PX", STAGING_MS),
+      this.#send("set", staged, value, "PX", STAGING_MS),
       this.#run(COMPLETE_STAGED, [2, recordKey, staged, lease, ttlMs]),
     ]);
     return done === 1;
@@ -121,11 +123,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   /** EVALSHA of `script` with `args` (the key count, the keys, then the arguments); EVAL when Redis lacks the script. */
   async #run(script: Script, args: (string | Buffer | number)[]): Promise<unknown> {
     try {
-      return await this.#client.callBuffer("evalsha", script.sha, ...args);
+      return await this.#send("evalsha", script.sha, ...args);
     } catch (error) {
       // The script cache is empty after a restart or SCRIPT FLUSH: EVAL loads it again.
       if (!isNoScript(error)) throw error;
-      return this.#client.callBuffer("eval", script.source, ...args);
+      return this.#send("eval", script.source, ...args);
     }
   }
 }

@@ -1,0 +1,29 @@
+import type { RedisScriptClient } from "./redis-store";
+
+/** The commands the store sends. */
+export type StoreCommand = "set" | "evalsha" | "eval";
+
+/** Sends one command and resolves with its reply, bulk strings as Buffers. */
+export type SendBuffer = (command: StoreCommand, ...args: (string | Buffer | number)[]) => Promise<unknown>;
+
+type NamedBufferMethods = Record<`${StoreCommand}Buffer`, (...args: (string | Buffer | number)[]) => Promise<unknown>>;
+
+// ioredis's `callBuffer` loses the command's name when the client pipelines on its own (`enableAutoPipelining`): the
+// pipeline is handed the arguments without it, and Redis answers "ERR unknown command '<the key>'" (redis/ioredis#1923,
+// open in 5.x and 6.0). Its named `…Buffer` methods (`setBuffer`, `evalshaBuffer`, `evalBuffer`) keep it.
+function autoPipelines(client: RedisScriptClient): client is RedisScriptClient & NamedBufferMethods {
+  const options = (client as { options?: { enableAutoPipelining?: unknown } }).options;
+  const named = client as Partial<NamedBufferMethods>;
+  return (
+    options?.enableAutoPipelining === true &&
+    typeof named.setBuffer === "function" &&
+    typeof named.evalshaBuffer === "function" &&
+    typeof named.evalBuffer === "function"
+  );
+}
+
+/** How the store sends its commands on `client`: `callBuffer`, or the named methods where `callBuffer` fails. */
+export function sendBuffer(client: RedisScriptClient): SendBuffer {
+  if (!autoPipelines(client)) return client.callBuffer.bind(client);
+  return (command, ...args) => client[`${command}Buffer`](...args);
+}

@@ -86,6 +86,28 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
     { leaseMs: 150, ttlMs: 300 },
   );
 
+  // ioredis writes its keyPrefix before every key, the staging key's included: both must stay in one cluster slot.
+  const keyPrefix = `${uniqueName("idem_kp")}:`;
+  describeStoreContract(
+    "redis, a client with a keyPrefix",
+    async () => {
+      const client = new Redis(redisUrl as string, { keyPrefix });
+      const plain = new Redis(redisUrl as string);
+      return {
+        store: new RedisIdempotencyStore(client, { prefix }),
+        advance: sleep,
+        close: async () => {
+          // KEYS does not apply the prefix; every key this client wrote starts with it, staged ones included.
+          const keys = await plain.keys(`${keyPrefix}*`);
+          if (keys.length > 0) await plain.del(...keys);
+          client.disconnect();
+          plain.disconnect();
+        },
+      };
+    },
+    { leaseMs: 150, ttlMs: 300 },
+  );
+
   let legacy: ReturnType<typeof beforeRedis7> | undefined;
   describeStoreContract(
     "redis before 7.0 (begin through its script)",

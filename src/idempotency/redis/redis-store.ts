@@ -1,6 +1,6 @@
 import { randomHex } from "../../random/random-id";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { type SendBuffer, sendBuffer } from "./buffer-command";
+import { keyPrefixOf, type SendBuffer, sendBuffer } from "./ioredis-client";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
 import { stagingKey } from "./staging-key";
@@ -61,6 +61,8 @@ function isSyntaxError(error: unknown): boolean {
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #send: SendBuffer;
+  // ioredis's `keyPrefix`: it decides, with the record key, which cluster slot a staging key must be in.
+  readonly #keyPrefix: string;
   readonly #prefix: string;
   readonly #now: () => number;
   // Cleared when the server turns out older than Redis 7.0: begin then always runs its script.
@@ -71,6 +73,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       throw new TypeError("RedisIdempotencyStore: client must be an ioredis instance (it has callBuffer)");
     }
     this.#send = sendBuffer(client);
+    this.#keyPrefix = keyPrefixOf(client);
     this.#prefix = options.prefix ?? "idempotency:";
     this.#now = options.now ?? Date.now;
   }
@@ -106,7 +109,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const lease = encodeInProgress(leaseToken);
     const value = encodeCompleted(leaseToken, response);
     const staged =
-      value.byteLength >= STAGE_FROM_BYTES ? stagingKey(recordKey, leaseToken.slice(0, NONCE_LENGTH)) : undefined;
+      value.byteLength >= STAGE_FROM_BYTES
+        ? stagingKey(recordKey, leaseToken.slice(0, NONCE_LENGTH), this.#keyPrefix)
+        : undefined;
     if (staged === undefined) return (await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
     // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
     const [, done] = await Promise.all([

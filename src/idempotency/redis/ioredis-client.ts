@@ -1,5 +1,8 @@
 import type { RedisScriptClient } from "./redis-store";
 
+// What the store must know of the ioredis client it is given: how to send a command so that the reply stays bytes,
+// and the prefix ioredis puts before every key (which decides a key's cluster slot). Read once, at construction.
+
 /** The commands the store sends. */
 export type StoreCommand = "set" | "evalsha" | "eval";
 
@@ -8,14 +11,21 @@ export type SendBuffer = (command: StoreCommand, ...args: (string | Buffer | num
 
 type NamedBufferMethods = Record<`${StoreCommand}Buffer`, (...args: (string | Buffer | number)[]) => Promise<unknown>>;
 
+interface ClientOptions {
+  enableAutoPipelining?: unknown;
+  keyPrefix?: unknown;
+}
+
+const optionsOf = (client: RedisScriptClient): ClientOptions | undefined =>
+  (client as { options?: ClientOptions }).options;
+
 // ioredis's `callBuffer` loses the command's name when the client pipelines on its own (`enableAutoPipelining`): the
 // pipeline is handed the arguments without it, and Redis answers "ERR unknown command '<the key>'" (redis/ioredis#1923,
 // open in 5.x and 6.0). Its named `…Buffer` methods (`setBuffer`, `evalshaBuffer`, `evalBuffer`) keep it.
 function autoPipelines(client: RedisScriptClient): client is RedisScriptClient & NamedBufferMethods {
-  const options = (client as { options?: { enableAutoPipelining?: unknown } }).options;
   const named = client as Partial<NamedBufferMethods>;
   return (
-    options?.enableAutoPipelining === true &&
+    optionsOf(client)?.enableAutoPipelining === true &&
     typeof named.setBuffer === "function" &&
     typeof named.evalshaBuffer === "function" &&
     typeof named.evalBuffer === "function"
@@ -26,4 +36,10 @@ function autoPipelines(client: RedisScriptClient): client is RedisScriptClient &
 export function sendBuffer(client: RedisScriptClient): SendBuffer {
   if (!autoPipelines(client)) return client.callBuffer.bind(client);
   return (command, ...args) => client[`${command}Buffer`](...args);
+}
+
+/** The prefix ioredis writes before every key the store sends (its `keyPrefix` option), or "". */
+export function keyPrefixOf(client: RedisScriptClient): string {
+  const prefix = optionsOf(client)?.keyPrefix;
+  return typeof prefix === "string" ? prefix : "";
 }

@@ -69,22 +69,28 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
     { leaseMs: 150, ttlMs: 300 },
   );
 
-  // ioredis's callBuffer drops the command's name under auto-pipelining (redis/ioredis#1923).
-  describeStoreContract(
-    "redis, a client with enableAutoPipelining",
-    async () => {
-      const client = new Redis(redisUrl as string, { enableAutoPipelining: true });
-      return {
-        store: new RedisIdempotencyStore(client, { prefix }),
-        advance: sleep,
-        close: async () => {
-          await cleanup(client);
-          client.disconnect();
-        },
-      };
-    },
-    { leaseMs: 150, ttlMs: 300 },
-  );
+  // Client options that change what ioredis sends or returns: callBuffer drops the command's name under
+  // auto-pipelining (redis/ioredis#1923); stringNumbers returns integer replies as text.
+  for (const [name, options] of [
+    ["enableAutoPipelining", { enableAutoPipelining: true }],
+    ["stringNumbers", { stringNumbers: true }],
+  ] as const) {
+    describeStoreContract(
+      `redis, a client with ${name}`,
+      async () => {
+        const client = new Redis(redisUrl as string, options);
+        return {
+          store: new RedisIdempotencyStore(client, { prefix }),
+          advance: sleep,
+          close: async () => {
+            await cleanup(client);
+            client.disconnect();
+          },
+        };
+      },
+      { leaseMs: 150, ttlMs: 300 },
+    );
+  }
 
   // ioredis writes its keyPrefix before every key, the staging key's included: both must stay in one cluster slot.
   const keyPrefix = `${uniqueName("idem_kp")}:`;
@@ -108,25 +114,28 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
     { leaseMs: 150, ttlMs: 300 },
   );
 
-  let legacy: ReturnType<typeof beforeRedis7> | undefined;
-  describeStoreContract(
-    "redis before 7.0 (begin through its script)",
-    async () => {
-      const client = new Redis(redisUrl as string);
-      legacy = beforeRedis7(client);
-      return {
-        store: new RedisIdempotencyStore(legacy, { prefix }),
-        advance: sleep,
-        close: async () => {
-          // The store asked once, then kept to the script.
-          expect(legacy?.rejected).toBe(1);
-          await cleanup(client);
-          client.disconnect();
-        },
-      };
-    },
-    { leaseMs: 150, ttlMs: 300 },
-  );
+  // The script's reply holds integers too (0 for a free key, the PTTL), as text under stringNumbers.
+  for (const stringNumbers of [false, true]) {
+    let legacy: ReturnType<typeof beforeRedis7> | undefined;
+    describeStoreContract(
+      `redis before 7.0 (begin through its script)${stringNumbers ? ", a client with stringNumbers" : ""}`,
+      async () => {
+        const client = new Redis(redisUrl as string, { stringNumbers });
+        legacy = beforeRedis7(client);
+        return {
+          store: new RedisIdempotencyStore(legacy, { prefix }),
+          advance: sleep,
+          close: async () => {
+            // The store asked once, then kept to the script.
+            expect(legacy?.rejected).toBe(1);
+            await cleanup(client);
+            client.disconnect();
+          },
+        };
+      },
+      { leaseMs: 150, ttlMs: 300 },
+    );
+  }
 
   describe("Redis specifics", () => {
     let client: Redis;

@@ -1,7 +1,7 @@
 import type { RedisScriptClient } from "./redis-store";
 
 // What the store must know of the ioredis client it is given: how to send a command so that the reply stays bytes,
-// and the prefix ioredis puts before every key (which decides a key's cluster slot). Read once, at construction.
+// the prefix ioredis puts before every key (which decides a key's cluster slot), and how it returns integers.
 
 /** The commands the store sends. */
 export type StoreCommand = "set" | "evalsha" | "eval";
@@ -42,4 +42,12 @@ export function sendBuffer(client: RedisScriptClient): SendBuffer {
 export function keyPrefixOf(client: RedisScriptClient): string {
   const prefix = optionsOf(client)?.keyPrefix;
   return typeof prefix === "string" ? prefix : "";
+}
+
+/**
+ * An integer reply as a number: ioredis returns integers as their decimal text when the client has `stringNumbers`
+ * set. Any other reply comes back as it was.
+ */
+export function integerReply(reply: unknown): unknown {
+  return typeof reply === "string" && /^-?\d{1,15}$/.test(reply) ? Number(reply) : reply;
 }

@@ -1,6 +1,6 @@
 import { randomHex } from "../../random/random-id";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { keyPrefixOf, type SendBuffer, sendBuffer } from "./ioredis-client";
+import { integerReply, keyPrefixOf, type SendBuffer, sendBuffer } from "./ioredis-client";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
 import { stagingKey } from "./staging-key";
@@ -99,9 +99,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     }
     // Before Redis 7.0: one script, which also reads the exact lease left (PTTL).
     const found = await this.#run(BEGIN, [1, recordKey, lease, leaseMs]);
-    if (found === 0) return { kind: "acquired", leaseToken: token };
+    if (integerReply(found) === 0) return { kind: "acquired", leaseToken: token };
     const [existing, pttl] = Array.isArray(found) ? found : [];
-    return decodeExisting(existing, { pttl, now, leaseMs });
+    return decodeExisting(existing, { pttl: integerReply(pttl), now, leaseMs });
   }
 
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
@@ -112,17 +112,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       value.byteLength >= STAGE_FROM_BYTES
         ? stagingKey(recordKey, leaseToken.slice(0, NONCE_LENGTH), this.#keyPrefix)
         : undefined;
-    if (staged === undefined) return (await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
+    if (staged === undefined) return integerReply(await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
     // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
     const [, done] = await Promise.all([
       this.#send("set", staged, value, "PX", STAGING_MS),
       this.#run(COMPLETE_STAGED, [2, recordKey, staged, lease, ttlMs]),
     ]);
-    return done === 1;
+    return integerReply(done) === 1;
   }
 
   async release(key: string, leaseToken: string): Promise<boolean> {
-    return (await this.#run(RELEASE, [1, this.#prefix + key, encodeInProgress(leaseToken)])) === 1;
+    return integerReply(await this.#run(RELEASE, [1, this.#prefix + key, encodeInProgress(leaseToken)])) === 1;
   }
 
   /** EVALSHA of `script` with `args` (the key count, the keys, then the arguments); EVAL when Redis lacks the script. */

@@ -39,7 +39,8 @@ function parseReply(reply: unknown, count: number): GcraOutcome {
     remaining[i] = Number(reply[1 + 2 * i]);
     resetMs[i] = Number(reply[2 + 2 * i]);
   }
-  return { allowed: reply[0] === 1, remaining, resetMs };
+  // Number(): ioredis returns integers as their decimal text when the client has `stringNumbers` set.
+  return { allowed: Number(reply[0]) === 1, remaining, resetMs };
 }
 
 /**

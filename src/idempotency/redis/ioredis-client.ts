@@ -4,10 +4,7 @@ import type { RedisScriptClient } from "./redis-store";
 // the prefix ioredis puts before every key (which decides a key's cluster slot), and how it returns integers.
 
 /** The commands the store sends. */
-export type StoreCommand = "set" | "evalsha" | "eval";
-
-/** Sends one command and resolves with its reply, bulk strings as Buffers. */
-export type SendBuffer = (command: StoreCommand, ...args: (string | Buffer | number)[]) => Promise<unknown>;
+type StoreCommand = "set" | "evalsha" | "eval";
 
 type NamedBufferMethods = Record<`${StoreCommand}Buffer`, (...args: (string | Buffer | number)[]) => Promise<unknown>>;
 
@@ -32,10 +29,14 @@ function autoPipelines(client: RedisScriptClient): client is RedisScriptClient &
   );
 }
 
-/** How the store sends its commands on `client`: `callBuffer`, or the named methods where `callBuffer` fails. */
-export function sendBuffer(client: RedisScriptClient): SendBuffer {
-  if (!autoPipelines(client)) return client.callBuffer.bind(client);
-  return (command, ...args) => client[`${command}Buffer`](...args);
+/**
+ * The client the store sends its commands to: `client` itself, or, where its `callBuffer` fails, a `callBuffer` that
+ * sends through the named methods. The store calls `callBuffer` directly on the usual client: a wrapper or a bound
+ * function in that path cost ~0.25 µs per begin+complete (bench/idempotency, Redis 63 B).
+ */
+export function bufferClient(client: RedisScriptClient): RedisScriptClient {
+  if (!autoPipelines(client)) return client;
+  return { callBuffer: (command, ...args) => client[`${command as StoreCommand}Buffer`](...args) };
 }
 
 /** The prefix ioredis writes before every key the store sends (its `keyPrefix` option), or "". */

@@ -1,6 +1,6 @@
 import { randomHex } from "../../random/random-id";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { integerReply, keyPrefixOf, type SendBuffer, sendBuffer } from "./ioredis-client";
+import { bufferClient, integerReply, keyPrefixOf } from "./ioredis-client";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
 import { stagingKey } from "./staging-key";
@@ -60,7 +60,7 @@ function isSyntaxError(error: unknown): boolean {
  * @see https://redis.io/docs/latest/commands/set/ (`SET … NX GET`, Redis 7.0)
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
-  readonly #send: SendBuffer;
+  readonly #client: RedisScriptClient;
   // ioredis's `keyPrefix`: it decides, with the record key, which cluster slot a staging key must be in.
   readonly #keyPrefix: string;
   readonly #prefix: string;
@@ -72,7 +72,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (typeof client?.callBuffer !== "function") {
       throw new TypeError("RedisIdempotencyStore: client must be an ioredis instance (it has callBuffer)");
     }
-    this.#send = sendBuffer(client);
+    this.#client = bufferClient(client);
     this.#keyPrefix = keyPrefixOf(client);
     this.#prefix = options.prefix ?? "idempotency:";
     this.#now = options.now ?? Date.now;
@@ -88,7 +88,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       // One plain command, cheaper than a script: it leases a free key, or returns what it found.
       let found: unknown;
       try {
-        found = await this.#send("set", recordKey, lease, "PX", leaseMs, "NX", "GET");
+        found = await this.#client.callBuffer("set", recordKey, lease, "PX", leaseMs, "NX", "GET");
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
         this.#setNxGet = false;
@@ -115,7 +115,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (staged === undefined) return integerReply(await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
     // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
     const [, done] = await Promise.all([
-      this.#send("set", staged, value, "PX", STAGING_MS),
+      this.#client.callBuffer("set", staged, value, "PX", STAGING_MS),
       this.#run(COMPLETE_STAGED, [2, recordKey, staged, lease, ttlMs]),
     ]);
     return integerReply(done) === 1;
@@ -128,11 +128,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   /** EVALSHA of `script` with `args` (the key count, the keys, then the arguments); EVAL when Redis lacks the script. */
   async #run(script: Script, args: (string | Buffer | number)[]): Promise<unknown> {
     try {
-      return await this.#send("evalsha", script.sha, ...args);
+      return await this.#client.callBuffer("evalsha", script.sha, ...args);
     } catch (error) {
       // The script cache is empty after a restart or SCRIPT FLUSH: EVAL loads it again.
       if (!isNoScript(error)) throw error;
-      return this.#send("eval", script.source, ...args);
+      return this.#client.callBuffer("eval", script.source, ...args);
     }
   }
 }

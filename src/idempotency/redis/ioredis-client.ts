@@ -31,8 +31,9 @@ function autoPipelines(client: RedisScriptClient): client is RedisScriptClient &
 
 /**
  * The client the store sends its commands to: `client` itself, or, where its `callBuffer` fails, a `callBuffer` that
- * sends through the named methods. The store calls `callBuffer` directly on the usual client: a wrapper or a bound
- * function in that path cost ~0.25 µs per begin+complete (bench/idempotency, Redis 63 B).
+ * sends through the named methods. The store calls `callBuffer` directly on the usual client: a bound function in
+ * that path cost ~0.25 µs per begin+complete (docs/benchmarks.md, bench/idempotency, "The Redis store on other
+ * client options").
  */
 export function bufferClient(client: RedisScriptClient): RedisScriptClient {
   if (!autoPipelines(client)) return client;

@@ -49,6 +49,15 @@ export interface WebhookProcessorOptions<Context extends object> {
    * @default crypto.randomUUID
    */
   randomId?: () => string;
+  /**
+   * How long done events are kept, ms. The processor deletes done events older than this (`inbox.purgeDone`) at its
+   * first step and then at most once an hour (once per `retainDoneMs` when that is shorter), so the inbox does not
+   * grow without end. A purged id no longer de-duplicates: keep done events longer than your providers redeliver
+   * (Stripe retries for 3 days, the Standard Webhooks schedule spans about 28 hours). `false` keeps them until you
+   * call `inbox.purgeDone` yourself.
+   * @default 604_800_000 (7 days)
+   */
+  retainDoneMs?: number | false;
   /** Told about handler failures and inbox errors (the processor itself never throws them, except from claim). */
   onError?: (error: unknown, event: InboxEvent | undefined) => void;
 }
@@ -67,6 +76,8 @@ export interface ProcessorReport {
   lost: number;
   /** Inbox errors while settling an event (it is retried when its lease expires). */
   errors: number;
+  /** Done events deleted because they were older than `retainDoneMs` (0 on steps that did not purge). */
+  purged: number;
 }
 
 interface Route<Context extends object> {
@@ -89,6 +100,10 @@ export class WebhookProcessor<Context extends object = object> {
   readonly #unhandled: "done" | "dead";
   readonly #owner: string;
   readonly #onError: ((error: unknown, event: InboxEvent | undefined) => void) | undefined;
+  readonly #retainDoneMs: number | undefined;
+  readonly #purgeEveryMs: number;
+  /** When this processor last purged (its clock), or `undefined` before its first step. */
+  #purgedAt: number | undefined;
   readonly #routes = new EventRouter<Route<Context>>();
 
   constructor(options: WebhookProcessorOptions<Context>) {
@@ -116,6 +131,14 @@ export class WebhookProcessor<Context extends object = object> {
     }
     this.#owner = options.owner ?? (options.randomId ?? randomUUID)();
     this.#onError = options.onError;
+    const retain = options.retainDoneMs ?? DEFAULT_RETAIN_DONE_MS;
+    this.#retainDoneMs = retain === false ? undefined : positive(retain, "retainDoneMs");
+    this.#purgeEveryMs = Math.min(this.#retainDoneMs ?? PURGE_EVERY_MS, PURGE_EVERY_MS);
+    if (this.#retainDoneMs !== undefined && typeof inbox.purgeDone !== "function") {
+      throw new TypeError(
+        "createWebhookProcessor: retainDoneMs needs an inbox with purgeDone(before); pass retainDoneMs: false to keep done events.",
+      );
+    }
   }
 
   /** The number of events one step claims. */
@@ -163,9 +186,36 @@ export class WebhookProcessor<Context extends object = object> {
       limit: this.#batchSize,
       owner: this.#owner,
     });
-    const report: ProcessorReport = { claimed: claims.length, done: 0, retried: 0, dead: 0, lost: 0, errors: 0 };
+    const report: ProcessorReport = {
+      claimed: claims.length,
+      done: 0,
+      retried: 0,
+      dead: 0,
+      lost: 0,
+      errors: 0,
+      purged: 0,
+    };
     await Promise.all(claims.map((claim) => this.#process(claim, report)));
+    const now = this.#now();
+    if (
+      this.#retainDoneMs !== undefined &&
+      (this.#purgedAt === undefined || now - this.#purgedAt >= this.#purgeEveryMs)
+    ) {
+      report.purged = await this.#purge(now, this.#retainDoneMs);
+    }
     return report;
+  }
+
+  /** Deletes the done events older than the retention; a failure is reported, never thrown from the step. */
+  async #purge(now: number, retainDoneMs: number): Promise<number> {
+    // Taken before the await, so steps that overlap purge once; a failed purge waits for the next interval too.
+    this.#purgedAt = now;
+    try {
+      return await this.#inbox.purgeDone(now - retainDoneMs);
+    } catch (error) {
+      this.#onError?.(error, undefined);
+      return 0;
+    }
   }
 
   async #process(claim: InboxClaim, report: ProcessorReport): Promise<void> {
@@ -240,6 +290,9 @@ export class WebhookProcessor<Context extends object = object> {
 }
 
 const DEFAULT_RETRY = exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxAttempts: 8 });
+// Longer than the providers' redelivery windows (Stripe: 3 days), so a purged id is one no provider sends again.
+const DEFAULT_RETAIN_DONE_MS = 7 * 24 * 3_600_000;
+const PURGE_EVERY_MS = 3_600_000;
 
 function positive(value: number, name: string): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {

@@ -43,7 +43,15 @@ describe("WebhookProcessor", () => {
       await inbox.add(evt("1", "order.shipped"));
       await inbox.add(evt("2", "order.created"));
       await inbox.add(evt("3", "invoice.paid"));
-      expect(await processor.processDue()).toEqual({ claimed: 3, done: 3, retried: 0, dead: 0, lost: 0, errors: 0 });
+      expect(await processor.processDue()).toEqual({
+        claimed: 3,
+        done: 3,
+        retried: 0,
+        dead: 0,
+        lost: 0,
+        errors: 0,
+        purged: 0,
+      });
       expect(calls.sort()).toEqual(["any:3", "exact:1", "prefix:2"]);
     });
 
@@ -289,5 +297,130 @@ describe("the processor's owner id", () => {
     const owners: string[] = [];
     await createWebhookProcessor({ inbox: recordingInbox(owners) }).processDue();
     expect(owners[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe("the processor's retention of done events (retainDoneMs)", () => {
+  const DAY = 86_400_000;
+  const HOUR = 3_600_000;
+
+  function purgeRecording(befores: number[], fail = () => false): MemoryInbox {
+    return new (class extends MemoryInbox {
+      override purgeDone(before: number) {
+        befores.push(before);
+        if (fail()) return Promise.reject(new Error("database unavailable"));
+        return super.purgeDone(before);
+      }
+    })();
+  }
+
+  it("keeps done events 7 days by default: purges older ones at the first step, then at most once an hour", async () => {
+    const befores: number[] = [];
+    const inbox = purgeRecording(befores);
+    const clock = { now: T0 };
+    const processor = createWebhookProcessor({ inbox, now: () => clock.now });
+    processor.on("*", () => {});
+    await inbox.add(evt("a"));
+    expect(await processor.processDue()).toMatchObject({ done: 1, purged: 0 });
+    expect(befores).toEqual([T0 - 7 * DAY]);
+    clock.now += HOUR - 1;
+    await processor.processDue();
+    expect(befores).toHaveLength(1);
+    clock.now = T0 + 7 * DAY - 1;
+    // A redelivery inside the retention is still a duplicate.
+    expect(await inbox.add(evt("a"))).toEqual({ duplicate: true });
+    expect(await processor.processDue()).toMatchObject({ purged: 0 });
+    expect(await inbox.get("a")).toBeDefined();
+    clock.now = T0 + 7 * DAY + HOUR;
+    expect(await processor.processDue()).toMatchObject({ claimed: 0, purged: 1 });
+    expect(await inbox.get("a")).toBeUndefined();
+    expect(befores).toEqual([T0 - 7 * DAY, T0 + 7 * DAY - 1 - 7 * DAY, T0 + HOUR]);
+  });
+
+  it("purges as often as the retention when it is under an hour, and never what is not done", async () => {
+    const befores: number[] = [];
+    const inbox = purgeRecording(befores);
+    const clock = { now: T0 };
+    const processor = createWebhookProcessor({ inbox, now: () => clock.now, retainDoneMs: 1_000 });
+    processor.on("order.shipped", () => {});
+    processor.on("order.failed", () => {
+      throw new Error("not yet");
+    });
+    await inbox.add(evt("done"));
+    await inbox.add(evt("failing", "order.failed"));
+    await processor.processDue();
+    clock.now += 999;
+    await processor.processDue();
+    expect(await inbox.get("done")).toBeDefined();
+    clock.now += 1;
+    expect(await processor.processDue()).toMatchObject({ purged: 0 });
+    clock.now += 1;
+    expect((await processor.processDue()).purged + (await processor.processDue()).purged).toBe(0);
+    clock.now += 1_000;
+    expect(await processor.processDue()).toMatchObject({ purged: 1 });
+    expect(await inbox.get("done")).toBeUndefined();
+    expect((await inbox.get("failing"))?.state).not.toBe("done");
+    expect(befores.length).toBe(3);
+  });
+
+  it("keeps every done event with retainDoneMs: false", async () => {
+    const befores: number[] = [];
+    const inbox = purgeRecording(befores);
+    const clock = { now: T0 };
+    const processor = createWebhookProcessor({ inbox, now: () => clock.now, retainDoneMs: false });
+    processor.on("*", () => {});
+    await inbox.add(evt("a"));
+    for (let i = 0; i < 5; i++) {
+      await processor.processDue();
+      clock.now += 30 * DAY;
+    }
+    expect(befores).toEqual([]);
+    expect((await inbox.get("a"))?.state).toBe("done");
+  });
+
+  it("reports a failed purge to onError, finishes the step, and tries again an interval later", async () => {
+    const befores: number[] = [];
+    let failing = true;
+    const inbox = purgeRecording(befores, () => failing);
+    const clock = { now: T0 };
+    const onError = vi.fn();
+    const processor = createWebhookProcessor({ inbox, now: () => clock.now, retainDoneMs: DAY, onError });
+    processor.on("*", () => {});
+    await inbox.add(evt("a"));
+    expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1, purged: 0, errors: 0 });
+    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: "database unavailable" }), undefined);
+    failing = false;
+    clock.now += HOUR - 1;
+    await processor.processDue();
+    expect(befores).toHaveLength(1);
+    clock.now += DAY;
+    expect(await processor.processDue()).toMatchObject({ purged: 1 });
+  });
+
+  it("purges once for steps that overlap", async () => {
+    const befores: number[] = [];
+    const processor = createWebhookProcessor({ inbox: purgeRecording(befores), now: () => T0 });
+    await Promise.all([processor.processDue(), processor.processDue(), processor.processDue()]);
+    expect(befores).toHaveLength(1);
+  });
+
+  it("refuses a retention that is not a positive number, and an inbox without purgeDone unless retention is off", () => {
+    const inbox = createMemoryInbox();
+    for (const retainDoneMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, "7d" as never, true as never]) {
+      expect(() => createWebhookProcessor({ inbox, retainDoneMs })).toThrow(/retainDoneMs/);
+    }
+    const { purgeDone: _, ...rest } = {
+      add: inbox.add.bind(inbox),
+      claim: inbox.claim.bind(inbox),
+      complete: inbox.complete.bind(inbox),
+      fail: inbox.fail.bind(inbox),
+      get: inbox.get.bind(inbox),
+      deadLetters: inbox.deadLetters.bind(inbox),
+      retryDeadLetter: inbox.retryDeadLetter.bind(inbox),
+      purgeDone: inbox.purgeDone.bind(inbox),
+    };
+    const withoutPurge = rest as unknown as Inbox;
+    expect(() => createWebhookProcessor({ inbox: withoutPurge })).toThrow(/retainDoneMs: false/);
+    expect(() => createWebhookProcessor({ inbox: withoutPurge, retainDoneMs: false })).not.toThrow();
   });
 });

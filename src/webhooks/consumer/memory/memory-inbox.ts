@@ -50,6 +50,8 @@ export class MemoryInbox implements Inbox<object> {
   /** Entries not done, not dead and not running, by due time then arrival. */
   readonly #due = new DueHeap<Entry>();
   readonly #dead = new Set<Entry>();
+  /** Done entries, so a purge visits them only, not the open ones. */
+  readonly #done = new Set<Entry>();
   #claims = 0;
   #seq = 0;
 
@@ -120,6 +122,7 @@ export class MemoryInbox implements Inbox<object> {
     entry.doneAt = now;
     entry.availableAt = undefined;
     entry.token = undefined;
+    this.#done.add(entry);
     return { outcome: "done" };
   }
 
@@ -164,9 +167,10 @@ export class MemoryInbox implements Inbox<object> {
 
   async purgeDone(before: number): Promise<number> {
     let purged = 0;
-    for (const [id, entry] of this.#entries) {
-      if (entry.state === "done" && (entry.doneAt ?? 0) < before) {
-        this.#entries.delete(id);
+    for (const entry of this.#done) {
+      if ((entry.doneAt as number) < before) {
+        this.#done.delete(entry);
+        this.#entries.delete(entry.event.id);
         purged++;
       }
     }

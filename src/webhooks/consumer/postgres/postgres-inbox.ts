@@ -25,7 +25,7 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
-import { ADD_PARAMS, addStatement, type InboxTableOptions, inboxStatements } from "./inbox-sql";
+import { ADD_PARAMS, addStatement, type InboxTableOptions, inboxStatements, PURGE_BATCH } from "./inbox-sql";
 
 /** What PostgreSQL event handlers receive besides the event: the client of the transaction that marks it done. */
 export interface PostgresInboxContext {
@@ -270,7 +270,12 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   async purgeDone(before: number): Promise<number> {
-    return affected(await this.#run(this.#client, "purgeDone", [before]));
+    let purged = 0;
+    for (;;) {
+      const deleted = affected(await this.#run(this.#client, "purgeDone", [before, PURGE_BATCH]));
+      purged += deleted;
+      if (deleted < PURGE_BATCH) return purged;
+    }
   }
 }
 

@@ -26,7 +26,7 @@ describe("runProcessorLoop (injected sleep)", () => {
           const n = claimed.shift();
           if (n === undefined) controller.abort();
           if (n === -1) throw new Error("claim failed");
-          return { claimed: n ?? 0, done: n ?? 0, retried: 0, dead: 0, lost: 0, errors: 0 };
+          return { claimed: n ?? 0, done: n ?? 0, retried: 0, dead: 0, lost: 0, errors: 0, purged: 0 };
         },
       },
       sleep: async (ms) => void sleeps.push(ms),

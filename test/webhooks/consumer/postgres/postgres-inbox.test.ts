@@ -29,13 +29,52 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
 
   // Every inbox in a schema of its own (the table name is fixed), dropped after the suite.
   async function freshInbox(): Promise<PostgresInbox> {
+    return (await freshTable()).inbox;
+  }
+  async function freshTable(): Promise<{ inbox: PostgresInbox; table: string }> {
     const own = uniqueName("wh_inbox").toLowerCase();
     schemas.push(own);
     await migrate(pool, inboxMigrations({ schema: own }));
-    return createPostgresInbox({ client: pool, schema: own });
+    return { inbox: createPostgresInbox({ client: pool, schema: own }), table: `"${own}".webhook_inbox` };
   }
 
   inboxContract("postgres", async () => ({ inbox: await freshInbox() }), { concurrent: backend.concurrent });
+
+  it("purges more done events than one statement deletes, and only done ones older than the time", async () => {
+    const { inbox, table } = await freshTable();
+    // 10,000 a statement (PURGE_BATCH): 20,005 old done events take three; the newer and the open ones stay.
+    await pool.query(
+      `INSERT INTO ${table} (id, type, payload, scheme, received_at, state, done_at, updated_at)
+       SELECT 'old' || g, 'order.created', '{}', 'standard-webhooks', now(), 'done', to_timestamp(1000), now()
+       FROM generate_series(1, 20005) g`,
+    );
+    await pool.query(
+      `INSERT INTO ${table} (id, type, payload, scheme, received_at, state, done_at, available_at, updated_at)
+       VALUES ('new', 't', '{}', 's', now(), 'done', to_timestamp(3000), NULL, now()),
+              ('open', 't', '{}', 's', now(), 'pending', NULL, to_timestamp(1000), now())`,
+    );
+    expect(await inbox.purgeDone(2_000_000)).toBe(20_005);
+    const { rows } = await pool.query(`SELECT id FROM ${table} ORDER BY id`);
+    expect(rows).toEqual([{ id: "new" }, { id: "open" }]);
+    expect(await inbox.purgeDone(2_000_000)).toBe(0);
+  });
+
+  it("finds the done events a purge deletes by the done_at index", async () => {
+    const { table } = await freshTable();
+    await pool.query(
+      `INSERT INTO ${table} (id, type, payload, scheme, received_at, state, done_at, available_at, updated_at)
+       SELECT 'e' || g, 't', '{}', 's', now(), CASE WHEN g % 100 = 0 THEN 'done' ELSE 'pending' END,
+              CASE WHEN g % 100 = 0 THEN to_timestamp(g) END, CASE WHEN g % 100 = 0 THEN NULL ELSE now() END, now()
+       FROM generate_series(1, 5000) g`,
+    );
+    await pool.query(`ANALYZE ${table}`);
+    const { rows } = await pool.query(
+      `EXPLAIN SELECT id FROM ${table} WHERE state = 'done' AND done_at < to_timestamp(100) LIMIT 10000`,
+    );
+    expect(rows.map((row) => String((row as { "QUERY PLAN": unknown })["QUERY PLAN"])).join("\n")).toContain(
+      "webhook_inbox_done",
+    );
+  });
 
   it("rejects a schema name that is not an identifier, and a client that cannot query", () => {
     expect(() => createPostgresInbox({ client: pool, schema: 'inbox"; DROP TABLE x; --' })).toThrow(TypeError);
@@ -109,7 +148,11 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
   it("compresses payloads with lz4 where the server has it, and migrates where it has not", async () => {
     const own = uniqueName("wh_inbox").toLowerCase();
     schemas.push(own);
-    expect(await migrate(pool, inboxMigrations({ schema: own }))).toEqual([`${own}:inbox@1`, `${own}:inbox@2`]);
+    expect(await migrate(pool, inboxMigrations({ schema: own }))).toEqual([
+      `${own}:inbox@1`,
+      `${own}:inbox@2`,
+      `${own}:inbox@3`,
+    ]);
     const { rows } = await pool.query(
       `SELECT attcompression::text AS method FROM pg_attribute WHERE attrelid = '"${own}".webhook_inbox'::regclass AND attname = 'payload'`,
     );

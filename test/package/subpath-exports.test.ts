@@ -393,7 +393,7 @@ const TYPES: Record<string, readonly string[]> = {
     "Dispatcher",
     "DispatcherOptions",
   ],
-  "./webhooks/consumer/memory": [],
+  "./webhooks/consumer/memory": ["MemoryInboxOptions"],
   "./webhooks/consumer/postgres": ["InboxTableOptions", "PostgresInboxContext", "PostgresInboxOptions"],
   "./webhooks/consumer/node": ["ProcessorRunner", "ProcessorRunnerOptions"],
   "./otel": ["IdempotencyDecisionName", "QueueGaugeOptions", "TelemetryOptions", "TracedPublish"],

@@ -1,2 +1,2 @@
 /** rest-webhooks/webhooks/consumer/memory: the in-memory inbox (the embedded default; lost on restart). */
-export { createMemoryInbox, MemoryInbox } from "./memory-inbox";
+export { createMemoryInbox, MemoryInbox, type MemoryInboxOptions } from "./memory-inbox";

@@ -39,6 +39,16 @@ function record(entry: Entry): InboxRecord {
   };
 }
 
+/** Options of {@link createMemoryInbox}. */
+export interface MemoryInboxOptions {
+  /**
+   * Most done events kept; past it the one done longest ago is dropped (its id no longer de-duplicates), so a
+   * long-lived consumer's memory stays bounded however long the processor's `retainDoneMs`. Events not yet done are
+   * never dropped: they were acknowledged. @default 10_000
+   */
+  maxDone?: number;
+}
+
 /**
  * The in-memory inbox (the embedded default): de-duplicates and schedules like the PostgreSQL one,
  * but lives and dies with the process — use it for tests, development, and consumers that can
@@ -50,12 +60,26 @@ export class MemoryInbox implements Inbox<object> {
   /** Entries not done, not dead and not running, by due time then arrival. */
   readonly #due = new DueHeap<Entry>();
   readonly #dead = new Set<Entry>();
-  /** Done entries, so a purge visits them only, not the open ones. */
-  readonly #done = new Set<Entry>();
+  /**
+   * Done entries in the order they were done, from `#doneHead` on: the oldest is dropped first, and a purge visits
+   * these only. An array read from a moving head, not a Set: V8 iterates a Set from its start, past every deleted
+   * slot, so taking the oldest of a Set under steady churn costs O(n).
+   */
+  #done: (Entry | undefined)[] = [];
+  #doneHead = 0;
+  readonly #maxDone: number;
   #claims = 0;
   #seq = 0;
 
-  /** Events stored (done ones included, until purged). */
+  constructor(options: MemoryInboxOptions = {}) {
+    const maxDone = options.maxDone ?? 10_000;
+    if (!Number.isSafeInteger(maxDone) || maxDone < 1) {
+      throw new TypeError(`createMemoryInbox: maxDone must be a positive integer, got ${String(maxDone)}.`);
+    }
+    this.#maxDone = maxDone;
+  }
+
+  /** Events stored: done ones included, until purged or dropped past `maxDone`. */
   get size(): number {
     return this.#entries.size;
   }
@@ -122,7 +146,8 @@ export class MemoryInbox implements Inbox<object> {
     entry.doneAt = now;
     entry.availableAt = undefined;
     entry.token = undefined;
-    this.#done.add(entry);
+    this.#done.push(entry);
+    if (this.#done.length - this.#doneHead > this.#maxDone) this.#dropOldestDone();
     return { outcome: "done" };
   }
 
@@ -166,15 +191,27 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   async purgeDone(before: number): Promise<number> {
-    let purged = 0;
-    for (const entry of this.#done) {
-      if ((entry.doneAt as number) < before) {
-        this.#done.delete(entry);
-        this.#entries.delete(entry.event.id);
-        purged++;
-      }
+    const kept: Entry[] = [];
+    for (let i = this.#doneHead; i < this.#done.length; i++) {
+      const entry = this.#done[i] as Entry;
+      if ((entry.doneAt as number) < before) this.#entries.delete(entry.event.id);
+      else kept.push(entry);
     }
+    const purged = this.#done.length - this.#doneHead - kept.length;
+    this.#done = kept;
+    this.#doneHead = 0;
     return purged;
+  }
+
+  #dropOldestDone(): void {
+    const oldest = this.#done[this.#doneHead] as Entry;
+    this.#done[this.#doneHead++] = undefined;
+    this.#entries.delete(oldest.event.id);
+    // Drop the emptied front once it is half the array: amortised O(1) per event.
+    if (this.#doneHead > 1024 && this.#doneHead * 2 > this.#done.length) {
+      this.#done = this.#done.slice(this.#doneHead);
+      this.#doneHead = 0;
+    }
   }
 
   #schedule(entry: Entry): void {
@@ -190,11 +227,12 @@ export class MemoryInbox implements Inbox<object> {
 /**
  * Creates an in-memory {@link Inbox}: the embedded default, for tests, development and consumers
  * that may lose unprocessed events on a crash (use the PostgreSQL inbox otherwise).
+ * @param options `maxDone`, the most done events kept (default 10,000).
  * @returns a new, empty inbox.
  * @example
  * const inbox = createMemoryInbox();
  * const consumer = createWebhookConsumer({ inbox, secrets: process.env.WEBHOOK_SECRET! });
  */
-export function createMemoryInbox(): MemoryInbox {
-  return new MemoryInbox();
+export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox {
+  return new MemoryInbox(options);
 }

@@ -129,3 +129,64 @@ describe("MemoryInbox claims by a heap", () => {
     expect(claims.map((c) => c.event.id)).toEqual(["a", "b"]);
   });
 });
+
+describe("the memory inbox's bound on done events (maxDone)", () => {
+  const T = 1_700_000_000_000;
+
+  async function finish(inbox: ReturnType<typeof createMemoryInbox>, ids: string[], at: number): Promise<void> {
+    for (const id of ids) await inbox.add(event(id, { receivedAt: at }));
+    const claims = await inbox.claim({ now: at, leaseMs: 1_000, limit: ids.length, owner: "p" });
+    for (const claim of claims) await inbox.complete(claim, async () => {}, at);
+  }
+
+  it("keeps the most recently done events, drops the oldest first, and stores a dropped id again as new", async () => {
+    const inbox = createMemoryInbox({ maxDone: 3 });
+    await finish(inbox, ["a", "b", "c"], T);
+    await finish(inbox, ["d"], T + 1);
+    expect(await inbox.get("a")).toBeUndefined();
+    expect((await inbox.get("b"))?.state).toBe("done");
+    expect(await inbox.add(event("b"))).toEqual({ duplicate: true });
+    expect(await inbox.add(event("a"))).toEqual({ duplicate: false });
+    expect(inbox.size).toBe(4);
+  });
+
+  it("never drops an event that is not done: pending, processing, failed or dead", async () => {
+    const inbox = createMemoryInbox({ maxDone: 1 });
+    for (const id of ["processing", "failed", "dead"]) await inbox.add(event(id, { receivedAt: T }));
+    const claims = await inbox.claim({ now: T, leaseMs: 1_000, limit: 3, owner: "p" });
+    const byId = new Map(claims.map((claim) => [claim.event.id, claim]));
+    const error = { code: "handler_failed" as const, message: "x" };
+    await inbox.fail(byId.get("failed")!, { retryAt: T + 10, error }, T);
+    await inbox.fail(byId.get("dead")!, { dead: true, error }, T);
+    // Not due before T + 100, so the claims below (at T + 5) leave it pending.
+    await inbox.add(event("pending", { receivedAt: T + 100 }));
+    await finish(inbox, ["d1", "d2", "d3"], T + 5);
+    expect(inbox.size).toBe(5);
+    for (const id of ["pending", "processing", "failed", "dead", "d3"]) expect(await inbox.get(id)).toBeDefined();
+  });
+
+  it("agrees with a list of done ids under long churn and purges in between (the front is compacted)", async () => {
+    const inbox = createMemoryInbox({ maxDone: 50 });
+    const model: Array<{ id: string; at: number }> = [];
+    for (let round = 0; round < 60; round++) {
+      const ids = Array.from({ length: 97 }, (_, i) => `e${round}_${i}`);
+      await finish(inbox, ids, T + round);
+      for (const id of ids) model.push({ id, at: T + round });
+      model.splice(0, Math.max(0, model.length - 50));
+      if (round % 25 === 24) {
+        const purged = await inbox.purgeDone(T + round);
+        expect(purged).toBe(model.filter((m) => m.at < T + round).length);
+        model.splice(0, model.length, ...model.filter((m) => m.at >= T + round));
+      }
+      expect(inbox.size).toBe(model.length);
+    }
+    for (const { id } of model) expect((await inbox.get(id))?.state).toBe("done");
+    expect(await inbox.get("e58_0")).toBeUndefined();
+  });
+
+  it("refuses a bound that is not a positive integer", () => {
+    for (const maxDone of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, "10" as never]) {
+      expect(() => createMemoryInbox({ maxDone })).toThrow(/maxDone/);
+    }
+  });
+});

@@ -1,0 +1,58 @@
+// The Redis rate-limit store on a real Redis Cluster (three masters started for this file). A check touches one key,
+// so it runs on whichever master holds that key's slot, with the client options that change what ioredis sends.
+import { Cluster, type ClusterOptions } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { createRateLimiter, type RateLimitStore } from "../../src/ratelimit/index";
+import { createRedisStore } from "../../src/ratelimit/redis/index";
+import { type LocalCluster, skipWithoutRedisCluster, startRedisCluster } from "../support/redis-cluster";
+import { uniqueName } from "../support/services";
+import { storeContract } from "./store-contract";
+
+describe.skipIf(skipWithoutRedisCluster())("createRedisStore on a Redis Cluster", () => {
+  let started: Promise<LocalCluster> | undefined;
+  const cluster = () => {
+    started ??= startRedisCluster();
+    return started;
+  };
+  afterAll(async () => {
+    await (await started)?.stop();
+  }, 30_000);
+
+  const variants: ReadonlyArray<readonly [string, ClusterOptions]> = [
+    ["a Cluster (caller clock)", {}],
+    ["a Cluster with enableAutoPipelining", { enableAutoPipelining: true }],
+    ["a Cluster with a keyPrefix", { keyPrefix: "app:" }],
+    ["a Cluster with stringNumbers", { redisOptions: { stringNumbers: true } }],
+  ];
+  for (const [name, options] of variants) {
+    storeContract(name, async () => {
+      const client = new Cluster([...(await cluster()).nodes], options);
+      const namespace = `${uniqueName("rl_cluster")}:`;
+      const store = createRedisStore({ client, clock: "caller" });
+      const namespaced: RateLimitStore = { check: (key, set, nowMs) => store.check(namespace + key, set, nowMs) };
+      return { store: namespaced, close: async () => client.disconnect() };
+    });
+  }
+
+  it("limits keys on every master with the server's clock", async () => {
+    const client = new Cluster([...(await cluster()).nodes]);
+    try {
+      const limiter = createRateLimiter({
+        policies: [{ name: "p", quota: 2, window: 3_600 }],
+        store: createRedisStore({ client }),
+        prefix: `${uniqueName("rl_spread")}:`,
+      });
+      for (let i = 0; i < 30; i++) {
+        expect((await limiter.check(`user${i}`, 0)).allowed).toBe(true);
+        expect((await limiter.check(`user${i}`, 9e12)).allowed).toBe(true);
+        const refused = await limiter.check(`user${i}`, 1);
+        expect(refused.allowed).toBe(false);
+        expect(refused.retryAfterMs).toBeGreaterThan(1_700_000);
+      }
+      const sizes = await Promise.all(client.nodes("master").map((node) => node.dbsize()));
+      expect(sizes.filter((size) => size > 0)).toHaveLength(3);
+    } finally {
+      client.disconnect();
+    }
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * A Redis Cluster of three masters started for one suite: `redis-server` processes on free ports, in a temporary
+ * directory, given a third of the 16,384 slots each and introduced to each other, then stopped and removed after the
+ * suite. It runs wherever the Redis suites run (REDIS_URL is set, as .ci/run sets it) and `redis-server` is on PATH
+ * (`REDIS_SERVER` names another binary). Without REDIS_URL it skips like every Redis suite; on CI a missing binary
+ * fails the suite instead of skipping it.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { skipWithoutRedis } from "./services";
+
+const SLOTS = 16_384;
+const binary = process.env.REDIS_SERVER ?? "redis-server";
+
+/** A running cluster: its masters' addresses, for `new Cluster(nodes)`. */
+export interface LocalCluster {
+  readonly nodes: ReadonlyArray<{ host: string; port: number }>;
+  stop(): Promise<void>;
+}
+
+let announced = false;
+
+/** True when the cluster suites must skip (no REDIS_URL, or no redis-server outside CI); prints the reason once. */
+export function skipWithoutRedisCluster(): boolean {
+  if (skipWithoutRedis()) return true;
+  if (process.env.CI === "true") return false;
+  if (spawnSync(binary, ["--version"]).status === 0) return false;
+  if (!announced) {
+    announced = true;
+    console.warn(
+      `[skip] Redis Cluster suites skipped: ${binary} is not on PATH (set REDIS_SERVER=/path/to/redis-server)`,
+    );
+  }
+  return true;
+}
+
+/** A port free on 127.0.0.1 whose cluster bus port (+10,000) is free too. */
+async function freePort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    if (taken.has(port) || taken.has(port + 10_000)) continue;
+    if ((await canListen(port)) && (await canListen(port + 10_000))) {
+      taken.add(port);
+      taken.add(port + 10_000);
+      return port;
+    }
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+async function until(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`Redis Cluster: ${what} within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Starts three masters and waits until every one reports `cluster_state:ok`. */
+export async function startRedisCluster(): Promise<LocalCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "rw-redis-cluster-"));
+  const taken = new Set<number>();
+  const ports = [await freePort(taken), await freePort(taken), await freePort(taken)];
+  const processes: ChildProcess[] = [];
+  const admins: Redis[] = [];
+  // Should the test process end without stopping the cluster, its servers go with it.
+  const killAll = () => {
+    for (const child of processes) child.kill("SIGKILL");
+  };
+  process.once("exit", killAll);
+  const stop = async () => {
+    process.off("exit", killAll);
+    for (const admin of admins) admin.disconnect();
+    await Promise.all(
+      processes.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once("exit", () => resolve());
+            child.kill("SIGKILL");
+          }),
+      ),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports) {
+      const child = spawn(
+        binary,
+        [
+          "--port",
+          String(port),
+          "--bind",
+          "127.0.0.1",
+          "--cluster-enabled",
+          "yes",
+          "--cluster-config-file",
+          `nodes-${port}.conf`,
+          "--dir",
+          dir,
+          "--save",
+          "",
+          "--appendonly",
+          "no",
+        ],
+        { stdio: "ignore" },
+      );
+      processes.push(child);
+      await new Promise<void>((resolve, reject) => {
+        child.once("spawn", resolve);
+        child.once("error", (error) => reject(new Error(`Redis Cluster: cannot run ${binary}: ${error.message}`)));
+      });
+      const admin = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+      admins.push(admin);
+      admin.on("error", () => {}); // refused while the server starts: `until` retries
+      await until(`${binary} on port ${port} did not answer`, async () => {
+        if (admin.status !== "ready") await admin.connect();
+        return (await admin.ping()) === "PONG";
+      });
+    }
+    // A third of the slots each, then every node meets the first: the cluster's gossip does the rest.
+    const share = Math.ceil(SLOTS / admins.length);
+    for (const [i, admin] of admins.entries()) {
+      const slots = Array.from({ length: Math.min(share, SLOTS - i * share) }, (_, k) => i * share + k);
+      await admin.call("CLUSTER", "ADDSLOTS", ...slots);
+      if (i > 0) await admin.call("CLUSTER", "MEET", "127.0.0.1", String(ports[0]));
+    }
+    await until("the cluster did not reach cluster_state:ok", async () => {
+      const states = await Promise.all(admins.map((admin) => admin.call("CLUSTER", "INFO")));
+      return states.every((info) => String(info).includes("cluster_state:ok"));
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop };
+}

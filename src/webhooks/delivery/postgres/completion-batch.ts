@@ -11,7 +11,12 @@ export interface Completion {
   readonly claim: ClaimedDelivery;
   readonly state: DeliveryState;
   readonly attempt: AttemptRecord | undefined;
+  /** When it was stored, on the queue's clock (epoch ms): a terminal state's end. */
+  readonly at: number;
 }
+
+/** SQL of the statuses a delivery ends in. */
+export const TERMINAL = `('delivered', 'exhausted')`;
 
 /**
  * How many rows a batch's arrays hold at most, when the statement says so: PostgreSQL plans a prepared statement's
@@ -50,8 +55,8 @@ export function completionStatement(
   const within = (rows: number | undefined) => (rows === undefined ? "" : ` LIMIT ${rows}`);
   return `WITH input AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::float8[], $6::float8[], $7::int[],
-        $8::text[], $9::float8[])
-        AS i(id, token, status, attempts, next_at, last_at, last_status, last_error_kind, delivered_at)${within(reach?.deliveries)}
+        $8::text[], $9::float8[], $19::float8[])
+        AS i(id, token, status, attempts, next_at, last_at, last_status, last_error_kind, delivered_at, ended_at)${within(reach?.deliveries)}
     ), logged AS (
       INSERT INTO ${A} (delivery_id, endpoint_id, event_id, attempt, started_at, duration_ms, status, error_kind, response)
       SELECT a.delivery_id, a.endpoint_id, a.event_id, a.attempt, ${timestampOf("a.started_at")}, a.duration_ms, a.status,
@@ -65,7 +70,8 @@ export function completionStatement(
     ), updated AS (
       UPDATE ${D} d SET status = i.status, attempts = i.attempts, next_attempt_at = ${timestampOf("i.next_at")},
         last_attempt_at = ${timestampOf("i.last_at")}, last_status = i.last_status, last_error_kind = i.last_error_kind,
-        delivered_at = ${timestampOf("i.delivered_at")}, lease_token = NULL, lease_until = NULL
+        delivered_at = ${timestampOf("i.delivered_at")}, lease_token = NULL, lease_until = NULL,
+        ended_at = CASE WHEN i.status IN ${TERMINAL} THEN ${timestampOf("i.ended_at")} END
       FROM input i WHERE d.id = i.id AND d.lease_token = i.token
       RETURNING d.id, i.token
     )
@@ -95,6 +101,7 @@ export function completionValues(batch: readonly Completion[]): unknown[][] {
     column(attempts, (a) => a.status),
     column(attempts, (a) => a.errorKind),
     column(attempts, (a) => a.response),
+    column(batch, (c) => c.at),
   ];
 }
 

@@ -14,6 +14,7 @@ import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgr
 import type { RateLimitStore } from "../../../ratelimit/store";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { CircuitBoard } from "../circuit-board";
+import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
@@ -23,6 +24,7 @@ import {
   completeBatch,
   completionReach,
   completionStatement,
+  TERMINAL,
 } from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
@@ -38,6 +40,14 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
    * not on every claim); turn off behind a transaction-pooling proxy. @default true
    */
   prepare?: boolean;
+  /**
+   * How long a delivered or exhausted delivery is kept after it ended, and an attempt log line after its attempt, ms.
+   * Older ones are deleted as outcomes are stored (every 64 outcomes, up to 256 deliveries of the endpoint stored for
+   * and 256 log lines), so the tables do not grow without end. `Infinity` keeps everything. @default 604_800_000 (7 days, as the memory queue)
+   */
+  retainTerminalMs?: number;
+  /** The clock of the retention (when a delivery ended, what is old enough to delete), epoch ms. @default Date.now */
+  now?: () => number;
 }
 
 /** The PostgreSQL queue: a {@link DeliveryQueue} that can also act inside your transaction. */
@@ -55,6 +65,12 @@ const IN_FLIGHT_SEEN = 4096;
 
 // The latest time a JavaScript Date holds (epoch ms), as "no bound".
 const LATEST_MS = 8.64e15;
+
+// Retention: every PURGE_EVERY outcomes stored, the oldest PURGE_ROWS deliveries of one endpoint and lines of the
+// attempt log are looked at and the expired ones deleted. Four times what the outcomes added, so a backlog shrinks as
+// work goes on, and bounded, so a purge is one short statement however large the tables.
+const PURGE_EVERY = 64;
+const PURGE_ROWS = 256;
 
 const msOf = (row: unknown): number | undefined => {
   const due = (row as { due?: unknown } | undefined)?.due;
@@ -89,7 +105,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   const { schema, endpoints: E, deliveries: D, attempts: A } = deliveryTables(options, "createPostgresDeliveryQueue");
   const SET_STATE = `status = $3, attempts = $4, next_attempt_at = ${timestampOf("$5")},
     last_attempt_at = ${timestampOf("$6")}, last_status = $7, last_error_kind = $8, delivered_at = ${timestampOf("$9")},
-    lease_token = NULL, lease_until = NULL`;
+    lease_token = NULL, lease_until = NULL, ended_at = CASE WHEN $3 IN ${TERMINAL} THEN ${timestampOf("$10")} END`;
   const SCHEDULED = `status IN ('pending', 'failed')`;
   // A claim writes only the lease columns, which no index holds, so PostgreSQL can update the row on its own page (a
   // HOT update: no new entries in the five indexes, and one page in the WAL where there were six): a claim of 64 from
@@ -160,6 +176,26 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   const hot = statementNames("rw_dlv", schema, {
     claim: claimSql("$9"),
     complete: completionStatement({ deliveries: D, attempts: A }),
+    // $1 endpoint, $2 the oldest end kept (ms, the queue's clock), $3 the oldest log line kept (ms, the clock the lines
+    // were written with; null: none deleted). Each part reads a bounded set of rows by an index condition, so a plan
+    // from stale statistics cannot turn it into a read of the table: the endpoint's oldest deliveries created before
+    // the cut (an ended one was created before it ended), and the log's oldest PURGE_ROWS lines by sequence, of any
+    // endpoint. Only what is old enough of those is deleted. A delivery changed meanwhile (a manual retry) has another
+    // row version, so its address no longer matches.
+    purge: `WITH gone AS (
+      DELETE FROM ${D} WHERE status IN ${TERMINAL} AND ctid = ANY (ARRAY(
+        SELECT ctid FROM (
+          SELECT ctid, status, coalesce(ended_at, delivered_at, last_attempt_at, created_at) AS ended FROM ${D}
+          WHERE endpoint_id = $1 AND created_at < ${timestampOf("$2")} ORDER BY created_at LIMIT ${PURGE_ROWS}
+        ) oldest WHERE status IN ${TERMINAL} AND ended < ${timestampOf("$2")}
+      ))
+      RETURNING 1
+    ), first AS (SELECT min(seq) AS seq FROM ${A}), logged AS (
+      DELETE FROM ${A} a USING first
+      WHERE a.seq >= first.seq AND a.seq < first.seq + ${PURGE_ROWS} AND a.started_at < ${timestampOf("$3")}
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM gone)::int AS deliveries, (SELECT count(*) FROM logged)::int AS attempts`,
   });
   // A prepared statement runs its generic plan (planned once per connection) only when PostgreSQL estimates it no
   // dearer than planning afresh, and it cannot tell how far an unknown "LIMIT $9" lets the walk go: with the limit
@@ -184,8 +220,42 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     const reach = completionReach(batch);
     return reach === undefined ? hot.complete : completeOfReach(reach);
   };
+  const retainMs = options.retainTerminalMs ?? DELIVERY_DEFAULTS.retainTerminalMs;
+  if (typeof retainMs !== "number" || !(retainMs >= 0)) {
+    throw new TypeError(`createPostgresDeliveryQueue: retainTerminalMs must be a non-negative number, got ${retainMs}`);
+  }
+  const clock = options.now ?? Date.now;
+  let storedSincePurge = 0;
+  // After a batch is committed: the expired rows of the last endpoint it stored for, every PURGE_EVERY outcomes.
+  // Deliveries ended on the queue's clock (as in the memory queue); log lines are dated by the worker that wrote them,
+  // so their age is counted back from the newest line of the batch, on that same clock.
+  async function purgeAfter(batch: readonly Completion[]): Promise<void> {
+    storedSincePurge += batch.length;
+    if (storedSincePurge < PURGE_EVERY || retainMs === Number.POSITIVE_INFINITY) return;
+    storedSincePurge = 0;
+    const endpointId = (batch.at(-1) as Completion).claim.endpointId;
+    let newestLine: number | null = null;
+    for (const { attempt } of batch) {
+      if (attempt !== undefined && (newestLine === null || attempt.startedAt > newestLine))
+        newestLine = attempt.startedAt;
+    }
+    try {
+      await run(
+        client,
+        hot.purge,
+        [endpointId, clock() - retainMs, newestLine === null ? null : newestLine - retainMs],
+        prepare,
+      );
+    } catch {
+      // The batch's outcomes are committed and must be reported so; a failed purge is tried again by the next one.
+    }
+  }
   const completions = new GroupWriter<Completion, boolean>(
-    (batch) => completeBatch((values) => run(client, completeStatement(batch), values, prepare), batch),
+    async (batch) => {
+      const written = await completeBatch((values) => run(client, completeStatement(batch), values, prepare), batch);
+      await purgeAfter(batch);
+      return written;
+    },
     256,
     2,
     isDataError,
@@ -254,9 +324,9 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       return rows.map((row) => String((row as { id: unknown }).id));
     },
     complete(claim, state, attempt) {
-      return completions.submit({ claim, state, attempt });
+      return completions.submit({ claim, state, attempt, at: clock() });
     },
-    async update(id, from, state, now = Date.now()) {
+    async update(id, from, state, now = clock()) {
       const result = await client.query(
         `UPDATE ${D} SET ${SET_STATE}
          WHERE id = $1 AND status = ANY($2::text[]) AND (lease_token IS NULL OR lease_until <= ${timestampOf("$10")})`,

@@ -7,6 +7,7 @@ import {
   createPostgresEndpointStore,
   deliveryMigrations,
 } from "../../../../src/webhooks/delivery/postgres/index";
+import { transition } from "../../../../src/webhooks/delivery/state-machine";
 import { databases, type OpenDatabase } from "../../../support/databases";
 import { uniqueName } from "../../../support/services";
 import { endpointFixture, storeContract } from "../store-contract";
@@ -174,6 +175,130 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     } finally {
       await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
     }
+  });
+
+  describe("retention of ended deliveries and of the attempt log (retainTerminalMs)", () => {
+    const T0 = 1_700_000_000_000;
+    const DAY = 86_400_000;
+    const delivered = { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } } as const;
+    const failed = { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } } as const;
+
+    async function setup(options: { retainTerminalMs?: number } = {}) {
+      const schema = uniqueName("whret").toLowerCase();
+      await migrate(pool, deliveryMigrations({ schema }));
+      let now = T0;
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      const queue = createPostgresDeliveryQueue({ client: pool, schema, now: () => now, ...options });
+      const endpoint = endpointFixture({ enabledEvents: ["r.*"] });
+      await endpoints.create(endpoint);
+      const count = async (table: string, where = "true") =>
+        Number(
+          (
+            (await pool.query(`SELECT count(*) AS n FROM "${schema}".${table} WHERE ${where}`)).rows[0] as {
+              n: unknown;
+            }
+          ).n,
+        );
+      // Publishes `n` events and stores an attempt for each at the current time (delivered unless `event` says otherwise).
+      const attemptMany = async (n: number, event = delivered as typeof delivered | typeof failed) => {
+        const ids: string[] = [];
+        for (let i = 0; i < n; i++) {
+          ids.push(...(await queue.publish(createEvent({ type: "r.done", data: { i }, now }), { now })).deliveryIds);
+        }
+        const claims = (await queue.claim({ limit: 1_000, now, leaseMs: 60_000 })).filter((c) => ids.includes(c.id));
+        expect(claims).toHaveLength(n);
+        for (const claim of claims) {
+          const state = transition(claim.state, event, now).state;
+          const line = {
+            deliveryId: claim.id,
+            endpointId: endpoint.id,
+            eventId: claim.eventId,
+            attempt: 1,
+            startedAt: now,
+            durationMs: 1,
+            status: event.result.status,
+            errorKind: null,
+            response: "",
+          };
+          expect(await queue.complete(claim, state, line)).toBe(true);
+        }
+        return ids;
+      };
+      return {
+        queue,
+        count,
+        attemptMany,
+        at: (ms: number) => {
+          now = ms;
+        },
+        table: `"${schema}".webhook_deliveries`,
+        drop: () => pool.query(`DROP SCHEMA "${schema}" CASCADE`),
+      };
+    }
+
+    it("deletes ended deliveries and log lines older than the retention as outcomes are stored, and nothing else", async () => {
+      const t = await setup();
+      try {
+        const old = await t.attemptMany(100);
+        const notDue = (
+          await t.queue.publish(createEvent({ type: "r.later", data: {}, now: T0 }), { now: T0, delayMs: 30 * DAY })
+        ).deliveryIds;
+        expect(await t.count("webhook_deliveries")).toBe(101);
+        t.at(T0 + 8 * DAY);
+        // 36 outcomes since the last purge (at 64, which found nothing old): the next purge comes at 28 more.
+        const fresh = await t.attemptMany(27);
+        expect(await t.count("webhook_deliveries")).toBe(128);
+        await t.attemptMany(1);
+        expect(await t.count("webhook_deliveries")).toBe(29);
+        expect(await t.count("webhook_attempts")).toBe(28);
+        for (const id of old.slice(0, 5)) expect(await t.queue.get(id)).toBeUndefined();
+        for (const id of [...fresh, ...notDue]) expect(await t.queue.get(id)).toBeDefined();
+      } finally {
+        await t.drop();
+      }
+    });
+
+    it("dates a parked delivery from when it was parked, and a row from before the migration from its last attempt", async () => {
+      const t = await setup();
+      try {
+        const [parked, legacy] = (await t.attemptMany(2, failed)) as [string, string];
+        t.at(T0 + 6 * DAY);
+        for (const id of [parked, legacy]) {
+          const stored = await t.queue.get(id);
+          if (stored === undefined) throw new Error(`${id} not stored`);
+          const park = transition(stored.state, { type: "endpoint_disabled" }, T0 + 6 * DAY).state;
+          expect(await t.queue.update(id, ["failed", "pending"], park, T0 + 6 * DAY)).toBe(true);
+        }
+        // As if it had ended before migration delivery@7: no end recorded, so its last attempt (T0) dates it.
+        await pool.query(`UPDATE ${t.table} SET ended_at = NULL WHERE id = $1`, [legacy]);
+        t.at(T0 + 8 * DAY);
+        await t.attemptMany(62); // 64 outcomes stored: a purge, keeping what ended after T0 + 1 day
+        expect(await t.queue.get(parked)).toBeDefined();
+        expect(await t.queue.get(legacy)).toBeUndefined();
+        t.at(T0 + 14 * DAY);
+        await t.attemptMany(64);
+        expect(await t.queue.get(parked)).toBeUndefined();
+        expect(await t.count("webhook_deliveries")).toBe(126);
+      } finally {
+        await t.drop();
+      }
+    });
+
+    it("keeps everything with retainTerminalMs: Infinity, and refuses a negative or missing number", async () => {
+      const t = await setup({ retainTerminalMs: Number.POSITIVE_INFINITY });
+      try {
+        await t.attemptMany(70);
+        t.at(T0 + 3_650 * DAY);
+        await t.attemptMany(70);
+        expect(await t.count("webhook_deliveries")).toBe(140);
+        expect(await t.count("webhook_attempts")).toBe(140);
+      } finally {
+        await t.drop();
+      }
+      for (const retainTerminalMs of [-1, Number.NaN, "7d" as never]) {
+        expect(() => createPostgresDeliveryQueue({ client: pool, retainTerminalMs })).toThrow(/retainTerminalMs/);
+      }
+    });
   });
 
   it("exports its migration as SQL for other migration tools, and refuses an unsafe schema name", () => {

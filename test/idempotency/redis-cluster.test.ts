@@ -1,24 +1,17 @@
 // The Redis store on a real Redis Cluster (three masters started for this file): what the docs promise of an ioredis
 // `Cluster`, with the client options that change the keys it sends (keyPrefix), how it sends them (auto-pipelining)
 // and what it returns (stringNumbers). Every key of one operation must hash to one slot, or Redis answers CROSSSLOT.
-import { Cluster, type ClusterOptions } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import type { ClusterOptions } from "ioredis";
+import { describe, expect, it } from "vitest";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
-import { type LocalCluster, skipWithoutRedisCluster, startRedisCluster } from "../support/redis-cluster";
+import { skipWithoutRedisCluster, useRedisCluster } from "../support/redis-cluster";
 import { uniqueName } from "../support/services";
 import { describeStoreContract } from "./store-contract";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(skipWithoutRedisCluster())("RedisIdempotencyStore on a Redis Cluster", () => {
-  let started: Promise<LocalCluster> | undefined;
-  const cluster = () => {
-    started ??= startRedisCluster();
-    return started;
-  };
-  afterAll(async () => {
-    await (await started)?.stop();
-  }, 30_000);
+  const connect = useRedisCluster();
 
   const variants: ReadonlyArray<readonly [string, ClusterOptions]> = [
     ["a Cluster", {}],
@@ -34,7 +27,7 @@ describe.skipIf(skipWithoutRedisCluster())("RedisIdempotencyStore on a Redis Clu
     describeStoreContract(
       name,
       async () => {
-        const client = new Cluster([...(await cluster()).nodes], options);
+        const client = await connect(options);
         return {
           store: new RedisIdempotencyStore(client, { prefix: `${uniqueName("idem_cluster")}:` }),
           advance: sleep,
@@ -48,7 +41,7 @@ describe.skipIf(skipWithoutRedisCluster())("RedisIdempotencyStore on a Redis Clu
   }
 
   it("spreads records over every master, and keeps a large response's staging in its record's slot", async () => {
-    const client = new Cluster([...(await cluster()).nodes], { keyPrefix: "app:" });
+    const client = await connect({ keyPrefix: "app:" });
     try {
       const store = new RedisIdempotencyStore(client, { prefix: `${uniqueName("idem_spread")}:` });
       const body = Uint8Array.from({ length: 40_000 }, (_, i) => i % 253);

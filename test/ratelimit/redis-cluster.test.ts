@@ -1,22 +1,15 @@
 // The Redis rate-limit store on a real Redis Cluster (three masters started for this file). A check touches one key,
 // so it runs on whichever master holds that key's slot, with the client options that change what ioredis sends.
-import { Cluster, type ClusterOptions } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import type { ClusterOptions } from "ioredis";
+import { describe, expect, it } from "vitest";
 import { createRateLimiter, type RateLimitStore } from "../../src/ratelimit/index";
 import { createRedisStore } from "../../src/ratelimit/redis/index";
-import { type LocalCluster, skipWithoutRedisCluster, startRedisCluster } from "../support/redis-cluster";
+import { skipWithoutRedisCluster, useRedisCluster } from "../support/redis-cluster";
 import { uniqueName } from "../support/services";
 import { storeContract } from "./store-contract";
 
 describe.skipIf(skipWithoutRedisCluster())("createRedisStore on a Redis Cluster", () => {
-  let started: Promise<LocalCluster> | undefined;
-  const cluster = () => {
-    started ??= startRedisCluster();
-    return started;
-  };
-  afterAll(async () => {
-    await (await started)?.stop();
-  }, 30_000);
+  const connect = useRedisCluster();
 
   const variants: ReadonlyArray<readonly [string, ClusterOptions]> = [
     ["a Cluster (caller clock)", {}],
@@ -26,7 +19,7 @@ describe.skipIf(skipWithoutRedisCluster())("createRedisStore on a Redis Cluster"
   ];
   for (const [name, options] of variants) {
     storeContract(name, async () => {
-      const client = new Cluster([...(await cluster()).nodes], options);
+      const client = await connect(options);
       const namespace = `${uniqueName("rl_cluster")}:`;
       const store = createRedisStore({ client, clock: "caller" });
       const namespaced: RateLimitStore = { check: (key, set, nowMs) => store.check(namespace + key, set, nowMs) };
@@ -35,7 +28,7 @@ describe.skipIf(skipWithoutRedisCluster())("createRedisStore on a Redis Cluster"
   }
 
   it("limits keys on every master with the server's clock", async () => {
-    const client = new Cluster([...(await cluster()).nodes]);
+    const client = await connect();
     try {
       const limiter = createRateLimiter({
         policies: [{ name: "p", quota: 2, window: 3_600 }],

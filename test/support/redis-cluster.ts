@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Cluster, type ClusterOptions, Redis } from "ioredis";
+import { afterAll } from "vitest";
 import { skipWithoutRedis } from "./services";
 
 const SLOTS = 16_384;
@@ -145,4 +146,19 @@ export async function startRedisCluster(): Promise<LocalCluster> {
     throw error;
   }
   return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop };
+}
+
+/**
+ * For one suite: a client of a cluster started at the suite's first use (so a suite that skips starts none) and
+ * stopped after it. Call it inside the suite's `describe`.
+ */
+export function useRedisCluster(): (options?: ClusterOptions) => Promise<Cluster> {
+  let started: Promise<LocalCluster> | undefined;
+  afterAll(async () => {
+    await (await started)?.stop();
+  }, 30_000);
+  return async (options = {}) => {
+    started ??= startRedisCluster();
+    return new Cluster([...(await started).nodes], options);
+  };
 }

@@ -13,7 +13,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 describe.skipIf(skipWithoutRedisCluster())("RedisIdempotencyStore on a Redis Cluster", () => {
   const connect = useRedisCluster();
 
-  const variants: ReadonlyArray<readonly [string, ClusterOptions]> = [
+  const variants: ReadonlyArray<readonly [string, ClusterOptions, (5 | 6)?]> = [
     ["a Cluster", {}],
     ["a Cluster with enableAutoPipelining", { enableAutoPipelining: true }],
     ["a Cluster with a keyPrefix", { keyPrefix: "app:" }],
@@ -22,12 +22,17 @@ describe.skipIf(skipWithoutRedisCluster())("RedisIdempotencyStore on a Redis Clu
       { keyPrefix: "{app}:", enableAutoPipelining: true },
     ],
     ["a Cluster with stringNumbers", { redisOptions: { stringNumbers: true } }],
+    [
+      "a Cluster of ioredis 5 with a keyPrefix and enableAutoPipelining",
+      { keyPrefix: "app:", enableAutoPipelining: true },
+      5,
+    ],
   ];
-  for (const [name, options] of variants) {
+  for (const [name, options, major] of variants) {
     describeStoreContract(
       name,
       async () => {
-        const client = await connect(options);
+        const client = await connect(options, major);
         return {
           store: new RedisIdempotencyStore(client, { prefix: `${uniqueName("idem_cluster")}:` }),
           advance: sleep,

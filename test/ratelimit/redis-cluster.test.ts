@@ -11,15 +11,20 @@ import { storeContract } from "./store-contract";
 describe.skipIf(skipWithoutRedisCluster())("createRedisStore on a Redis Cluster", () => {
   const connect = useRedisCluster();
 
-  const variants: ReadonlyArray<readonly [string, ClusterOptions]> = [
+  const variants: ReadonlyArray<readonly [string, ClusterOptions, (5 | 6)?]> = [
     ["a Cluster (caller clock)", {}],
     ["a Cluster with enableAutoPipelining", { enableAutoPipelining: true }],
     ["a Cluster with a keyPrefix", { keyPrefix: "app:" }],
     ["a Cluster with stringNumbers", { redisOptions: { stringNumbers: true } }],
+    [
+      "a Cluster of ioredis 5 with a keyPrefix and enableAutoPipelining",
+      { keyPrefix: "app:", enableAutoPipelining: true },
+      5,
+    ],
   ];
-  for (const [name, options] of variants) {
+  for (const [name, options, major] of variants) {
     storeContract(name, async () => {
-      const client = await connect(options);
+      const client = await connect(options, major);
       const namespace = `${uniqueName("rl_cluster")}:`;
       const store = createRedisStore({ client, clock: "caller" });
       const namespaced: RateLimitStore = { check: (key, set, nowMs) => store.check(namespace + key, set, nowMs) };

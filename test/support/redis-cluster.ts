@@ -11,6 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster, type ClusterOptions, Redis } from "ioredis";
+import { Cluster as Cluster5 } from "ioredis-5";
 import { afterAll } from "vitest";
 import { skipWithoutRedis } from "./services";
 
@@ -149,16 +150,18 @@ export async function startRedisCluster(): Promise<LocalCluster> {
 }
 
 /**
- * For one suite: a client of a cluster started at the suite's first use (so a suite that skips starts none) and
+ * For one suite: a client (ioredis 6, or 5) of a cluster started at the suite's first use (so a suite that skips starts none) and
  * stopped after it. Call it inside the suite's `describe`.
  */
-export function useRedisCluster(): (options?: ClusterOptions) => Promise<Cluster> {
+export function useRedisCluster(): (options?: ClusterOptions, major?: 5 | 6) => Promise<Cluster> {
   let started: Promise<LocalCluster> | undefined;
   afterAll(async () => {
     await (await started)?.stop();
   }, 30_000);
-  return async (options = {}) => {
+  return async (options = {}, major = 6) => {
     started ??= startRedisCluster();
-    return new Cluster([...(await started).nodes], options);
+    const nodes = [...(await started).nodes];
+    // ioredis 5, the other major the stores' peer range allows, driven through the calls ioredis 6 has too.
+    return major === 5 ? (new Cluster5(nodes, options as object) as unknown as Cluster) : new Cluster(nodes, options);
   };
 }

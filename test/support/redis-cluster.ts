@@ -150,8 +150,8 @@ export async function startRedisCluster(): Promise<LocalCluster> {
 }
 
 /**
- * For one suite: a client (ioredis 6, or 5) of a cluster started at the suite's first use (so a suite that skips starts none) and
- * stopped after it. Call it inside the suite's `describe`.
+ * For one suite: clients (ioredis 6, or 5) of a cluster started at the suite's first use, so a suite that skips
+ * starts none, and stopped after it. Call it inside the suite's `describe`.
  */
 export function useRedisCluster(): (options?: ClusterOptions, major?: 5 | 6) => Promise<Cluster> {
   let started: Promise<LocalCluster> | undefined;

@@ -43,7 +43,8 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
   /**
    * How long a delivered or exhausted delivery is kept after it ended, and an attempt log line after its attempt, ms.
    * Older ones are deleted as outcomes are stored (every 64 outcomes, up to 256 deliveries of the endpoint stored for
-   * and 256 log lines), so the tables do not grow without end. `Infinity` keeps everything. @default 604_800_000 (7 days, as the memory queue)
+   * and 256 log lines), so the tables do not grow without end. `Infinity` keeps everything.
+   * @default 604_800_000 (7 days, as the memory queue)
    */
   retainTerminalMs?: number;
   /** The clock of the retention (when a delivery ended, what is old enough to delete), epoch ms. @default Date.now */

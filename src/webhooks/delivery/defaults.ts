@@ -52,8 +52,9 @@ export const DELIVERY_DEFAULTS = {
   /** In-memory queue: terminal (delivered or exhausted) deliveries kept at most. */
   retainTerminal: 100_000,
   /**
-   * In-memory queue: how long a terminal delivery is kept after it ended (7 days: longer than `disableAfterMs`, so
-   * the deliveries a disabled endpoint parked are still there for a while when its owner re-enables it).
+   * Both queues (memory, PostgreSQL): how long a terminal delivery is kept after it ended (7 days: longer than
+   * `disableAfterMs`, so the deliveries a disabled endpoint parked are still there for a while when its owner
+   * re-enables it).
    */
   retainTerminalMs: 604_800_000,
 } as const;

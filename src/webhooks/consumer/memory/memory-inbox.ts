@@ -1,4 +1,5 @@
 import { DueHeap, type DueItem } from "../../heap/due-heap";
+import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import type { ConsumerErrorRecord } from "../errors";
 import type { InboxEvent, InboxRecord, InboxState } from "../event";
 import type {
@@ -15,14 +16,13 @@ import type {
  * arrival order (renewed when a dead letter is retried, while it is out of the heap): among events due together,
  * the first comes first.
  */
-interface Entry extends DueItem {
+interface Entry extends DueItem, EndedLink<Entry> {
   event: InboxEvent;
   state: InboxState;
   /** When it is next due (epoch ms): the receive time, a retry time or a lease end; `undefined` when done or dead. */
   availableAt: number | undefined;
   attempts: number;
   lastError: ConsumerErrorRecord | undefined;
-  doneAt: number | undefined;
   token: string | undefined;
   /** A handler is running it now: out of the heap, so claims skip it even past its lease (like a row lock). */
   running: boolean;
@@ -35,7 +35,8 @@ function record(entry: Entry): InboxRecord {
     attempts: entry.attempts,
     availableAt: entry.availableAt,
     lastError: entry.lastError,
-    doneAt: entry.doneAt,
+    // When it was done: its place in the done order (written only when it is done).
+    doneAt: entry.state === "done" ? entry.endedAt : undefined,
   };
 }
 
@@ -60,13 +61,8 @@ export class MemoryInbox implements Inbox<object> {
   /** Entries not done, not dead and not running, by due time then arrival. */
   readonly #due = new DueHeap<Entry>();
   readonly #dead = new Set<Entry>();
-  /**
-   * Done entries in the order they were done, from `#doneHead` on: the oldest is dropped first, and a purge visits
-   * these only. An array read from a moving head, not a Set: V8 iterates a Set from its start, past every deleted
-   * slot, so taking the oldest of a Set under steady churn costs O(n).
-   */
-  #done: (Entry | undefined)[] = [];
-  #doneHead = 0;
+  /** Done entries in the order they were done: the oldest is dropped first, and a purge visits these only. */
+  readonly #done = new EndedOrder<Entry>();
   readonly #maxDone: number;
   #claims = 0;
   #seq = 0;
@@ -92,12 +88,14 @@ export class MemoryInbox implements Inbox<object> {
       attempts: 0,
       availableAt: event.receivedAt,
       lastError: undefined,
-      doneAt: undefined,
       token: undefined,
       running: false,
       due: 0,
       seq: ++this.#seq,
       heapIndex: -1,
+      endedAt: 0,
+      older: undefined,
+      newer: undefined,
     };
     this.#entries.set(event.id, entry);
     this.#schedule(entry);
@@ -143,11 +141,10 @@ export class MemoryInbox implements Inbox<object> {
     }
     entry.running = false;
     entry.state = "done";
-    entry.doneAt = now;
     entry.availableAt = undefined;
     entry.token = undefined;
-    this.#done.push(entry);
-    if (this.#done.length - this.#doneHead > this.#maxDone) this.#dropOldestDone();
+    this.#done.push(entry, now);
+    if (this.#done.size > this.#maxDone) this.#forget(this.#done.oldest as Entry);
     return { outcome: "done" };
   }
 
@@ -191,27 +188,21 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   async purgeDone(before: number): Promise<number> {
-    const kept: Entry[] = [];
-    for (let i = this.#doneHead; i < this.#done.length; i++) {
-      const entry = this.#done[i] as Entry;
-      if ((entry.doneAt as number) < before) this.#entries.delete(entry.event.id);
-      else kept.push(entry);
+    let purged = 0;
+    for (let entry = this.#done.oldest; entry !== undefined; ) {
+      const newer = entry.newer;
+      if (entry.endedAt < before) {
+        this.#forget(entry);
+        purged++;
+      }
+      entry = newer;
     }
-    const purged = this.#done.length - this.#doneHead - kept.length;
-    this.#done = kept;
-    this.#doneHead = 0;
     return purged;
   }
 
-  #dropOldestDone(): void {
-    const oldest = this.#done[this.#doneHead] as Entry;
-    this.#done[this.#doneHead++] = undefined;
-    this.#entries.delete(oldest.event.id);
-    // Drop the emptied front once it is half the array: amortised O(1) per event.
-    if (this.#doneHead > 1024 && this.#doneHead * 2 > this.#done.length) {
-      this.#done = this.#done.slice(this.#doneHead);
-      this.#doneHead = 0;
-    }
+  #forget(entry: Entry): void {
+    this.#done.delete(entry);
+    this.#entries.delete(entry.event.id);
   }
 
   #schedule(entry: Entry): void {

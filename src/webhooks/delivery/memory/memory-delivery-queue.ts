@@ -1,12 +1,12 @@
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
+import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import type { AttemptRecord } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
 import { checkTraceparent } from "../trace-context";
-import { type EndedLink, EndedOrder } from "./ended-order";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
 
 /** Options of {@link createMemoryDeliveryQueue}. */

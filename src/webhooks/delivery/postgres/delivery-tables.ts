@@ -133,7 +133,7 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       statements: [`ALTER TABLE ${t.deliveries} SET (fillfactor = 80)`],
     },
     {
-      // When a delivery ended (delivered or exhausted), on the worker's clock: the retention (retainTerminalMs) counts
+      // When a delivery ended (delivered or exhausted), on the queue's clock: the retention (retainTerminalMs) counts
       // from it. A delivery parked when its endpoint was disabled ended then, not at its last attempt. Rows that ended
       // before this migration have none, and count from their last attempt.
       id: "delivery@7",

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type EndedLink, EndedOrder } from "../../../../src/webhooks/delivery/memory/ended-order";
+import { type EndedLink, EndedOrder } from "../../../src/webhooks/heap/ended-order";
 
 interface Item extends EndedLink<Item> {
   readonly id: number;

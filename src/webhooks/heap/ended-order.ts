@@ -6,8 +6,9 @@ export interface EndedLink<T> {
 }
 
 /**
- * Terminal deliveries in the order they ended, oldest first: a list threaded through the deliveries themselves, so
- * that forgetting the oldest, taking one out and moving one to the back are each O(1). A `Map`'s insertion order
+ * Items in the order they ended (the memory queue's terminal deliveries, the memory inbox's done events), oldest
+ * first: a list threaded through the items themselves, so that forgetting the oldest, taking one out and moving one
+ * to the back are each O(1). A `Map`'s insertion order
  * gives the same order, but V8 keeps a deleted entry as a hole until it rebuilds the table, so reaching the oldest
  * entry of a `Map` that keeps churning walks every hole first: past 100,000 kept deliveries each delivery cost the
  * in-memory queue 5–10 times as much. An item is in at most one list. Internal.

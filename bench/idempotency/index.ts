@@ -6,6 +6,7 @@
  */
 import type { StoredResponse } from "../../src/idempotency";
 import { benchMemory } from "./memory";
+import { benchNodeRedis } from "./node-redis";
 import { benchPostgres, pgliteDatabase, serverDatabase } from "./postgres";
 import { benchRedis } from "./redis";
 
@@ -49,6 +50,9 @@ for (const size of sizes) {
   ratios.push(
     `ratio: redis begin+complete${suffix} vs raw ioredis SET NX + SET XX (unfenced) = ${fmt(r.unfencedRatio)}`,
   );
+  const n = await benchNodeRedis(redisUrl, response(size), MS, CONCURRENCY);
+  ratios.push(`ratio: redis begin+complete on node-redis${suffix} vs raw node-redis (fenced) = ${fmt(n.ratio)}`);
+  ratios.push(`ratio: redis begin+complete on node-redis${suffix} vs the same on ioredis = ${fmt(n.ours / r.ours)}`);
 }
 // The server, then embedded PGlite (information, no target: one connection, in this process).
 const server: number[] = [];

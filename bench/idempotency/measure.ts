@@ -1,4 +1,5 @@
 /** Timing helpers for the idempotency bench. */
+import type { IdempotencyStore, StoredResponse } from "../../src/idempotency";
 
 // Operation numbers are never reused, even across runs: every key an operation derives from its
 // number is fresh, so a later run measures first requests, not replays of an earlier run's keys.
@@ -97,3 +98,27 @@ export async function compare(
   }
   return { ...result, ratio: { wall: median(wall), cpu: median(cpu) } };
 }
+
+/** Checks a store before it is timed: it acquires, completes, and replays `response` whole. */
+export async function checkStore(store: IdempotencyStore, response: StoredResponse, name: string): Promise<void> {
+  const first = await store.begin("check", "fp", 60_000);
+  check(first.kind === "acquired", `${name} begin acquires`);
+  check(
+    first.kind === "acquired" && (await store.complete("check", first.leaseToken, response, 60_000)),
+    `${name} complete`,
+  );
+  const again = await store.begin("check", "fp", 60_000);
+  check(
+    again.kind === "completed" && Buffer.from(again.response.body).equals(Buffer.from(response.body)),
+    `${name} replay`,
+  );
+}
+
+/** The store's begin+complete of a first request on the key `tag` + i, as the timed operation. */
+export const beginComplete =
+  (store: IdempotencyStore, fingerprint: string, response: StoredResponse, tag = "b") =>
+  async (i: number): Promise<void> => {
+    const key = `${tag}${i}`;
+    const found = await store.begin(key, fingerprint, 60_000);
+    if (found.kind === "acquired") await store.complete(key, found.leaseToken, response, 60_000);
+  };

@@ -8,7 +8,7 @@ import pg from "pg";
 import type { StoredResponse } from "../../src/idempotency";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
 import { migrate, type SqlDatabase } from "../../src/postgres";
-import { check, compare, rate } from "./measure";
+import { beginComplete, check, checkStore, compare, rate } from "./measure";
 
 /** Where the store runs: a server's pool, or PGlite. */
 export interface BenchDatabase {
@@ -53,17 +53,7 @@ export async function benchPostgres(
   try {
     await migrate(pool, [...idempotencyMigrations({ schema }), ...idempotencyMigrations({ schema: `${schema}_raw` })]);
     const store = new PostgresIdempotencyStore(pool, { schema });
-    const first = await store.begin("check", "fp", 60_000);
-    check(first.kind === "acquired", "pg begin acquires");
-    check(
-      first.kind === "acquired" && (await store.complete("check", first.leaseToken, response, 60_000)),
-      "pg complete",
-    );
-    const again = await store.begin("check", "fp", 60_000);
-    check(
-      again.kind === "completed" && Buffer.from(again.response.body).equals(Buffer.from(response.body)),
-      "pg replay",
-    );
+    await checkStore(store, response, "pg");
 
     // The bare baseline, prepared like ours: a plain INSERT … ON CONFLICT DO NOTHING and an UPDATE fenced by the
     // lease token, as a correct hand-written store must (an unfenced UPDATE would overwrite a lease taken over).
@@ -86,11 +76,7 @@ export async function benchPostgres(
       theirs: r,
       ratio,
     } = await compare(
-      async (i) => {
-        const key = `b${i}`;
-        const found = await store.begin(key, fp, 60_000);
-        if (found.kind === "acquired") await store.complete(key, found.leaseToken, response, 60_000);
-      },
+      beginComplete(store, fp, response),
       async (i) => {
         const key = `b${i}`;
         const token = randomUUID();

@@ -9,13 +9,17 @@ import { Redis } from "ioredis";
 import type { StoredResponse } from "../../src/idempotency";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
 import { encodeCompleted, leaseToken } from "../../src/idempotency/redis/record-codec";
-import { check, compare, rate } from "./measure";
+import { beginComplete, check, checkStore, compare, rate } from "./measure";
 
 // KEYS[1] = key, ARGV[1] = the lease value, ARGV[2] = the response, ARGV[3] = TTL (ms).
-const CAS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return 0`;
-const CAS_SHA = createHash("sha1").update(CAS).digest("hex");
+export const CAS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return 0`;
+export const CAS_SHA = createHash("sha1").update(CAS).digest("hex");
 // A request fingerprint as the middleware makes it: base64url of a SHA-256, 43 characters.
-const FINGERPRINT = createHash("sha256").update("POST /orders").digest("base64url");
+export const FINGERPRINT = createHash("sha256").update("POST /orders").digest("base64url");
+
+/** The value a raw complete writes: what a replay needs, as the store's record holds it (see benchRedis). */
+export const rawCompleted = (response: StoredResponse): Buffer =>
+  encodeCompleted(leaseToken(FINGERPRINT, 60_000, Date.now(), "0".repeat(13)), response);
 
 export async function benchRedis(
   url: string,
@@ -27,39 +31,23 @@ export async function benchRedis(
   const prefix = `bench_idem_${process.pid}_${randomUUID().slice(0, 8)}:`;
   const store = new RedisIdempotencyStore(client, { prefix: `${prefix}o:` });
   try {
-    const first = await store.begin("check", "fp", 60_000);
-    check(first.kind === "acquired", "redis begin acquires");
-    check(
-      first.kind === "acquired" && (await store.complete("check", first.leaseToken, response, 60_000)),
-      "redis complete",
-    );
-    const again = await store.begin("check", "fp", 60_000);
-    check(
-      again.kind === "completed" && Buffer.from(again.response.body).equals(Buffer.from(response.body)),
-      "redis replay",
-    );
+    await checkStore(store, response, "redis");
 
     // The raw complete writes what a replay needs, as the store's record holds it: the request's fingerprint, the
     // status and headers, then the body bytes as they are. Encoded once, before timing: the peer sends the same bytes
     // as the store (as bench/delivery's bare loop sends a delivery's bytes) and does none of the encoding.
-    const rawValue = encodeCompleted(leaseToken(FINGERPRINT, 60_000, Date.now(), "0".repeat(13)), response);
+    const rawValue = rawCompleted(response);
     await client.script("LOAD", CAS);
     check((await client.set(`${prefix}r:check`, "p", "PX", 60_000, "NX", "GET")) === null, "raw SET NX GET");
     check((await client.evalsha(CAS_SHA, 1, `${prefix}r:check`, "p", rawValue, 60_000)) === "OK", "raw CAS");
     check((await client.evalsha(CAS_SHA, 1, `${prefix}r:check`, "p", rawValue, 60_000)) === 0, "raw CAS fenced");
 
-    // The store's begin+complete on fresh keys; `tag` keeps each comparison's keys apart.
-    const beginComplete = (tag: string) => async (i: number) => {
-      const key = `${tag}${i}`;
-      const found = await store.begin(key, FINGERPRINT, 60_000);
-      if (found.kind === "acquired") await store.complete(key, found.leaseToken, response, 60_000);
-    };
     const {
       ours: o,
       theirs: r,
       ratio,
     } = await compare(
-      beginComplete("b"),
+      beginComplete(store, FINGERPRINT, response, "b"),
       async (i) => {
         const key = `${prefix}r:b${i}`;
         const lease = `p${randomUUID()}${FINGERPRINT}`;
@@ -72,7 +60,7 @@ export async function benchRedis(
     // The peer the issue first named, kept beside it: SET NX then an unfenced SET XX (a stale complete can overwrite
     // a successor's lease), so its ratio is what the fence costs on top.
     const unfenced = await compare(
-      beginComplete("u"),
+      beginComplete(store, FINGERPRINT, response, "u"),
       async (i) => {
         const key = `${prefix}r:u${i}`;
         const lease = `p${randomUUID()}${FINGERPRINT}`;

@@ -2,6 +2,8 @@
 // `Cluster`, with the client options that change the keys it sends (keyPrefix), how it sends them (auto-pipelining)
 // and what it returns (stringNumbers). Every key of one operation must hash to one slot, or Redis answers CROSSSLOT.
 import type { ClusterOptions } from "ioredis";
+import { createCluster } from "redis";
+import { createCluster as createCluster5 } from "redis-5";
 import { describe, expect, it } from "vitest";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
 import { skipWithoutRedisCluster, useRedisCluster } from "../support/redis-cluster";
@@ -39,6 +41,36 @@ describe.skipIf(skipWithoutRedisCluster())("RedisIdempotencyStore on a Redis Clu
           close: async () => {
             client.disconnect();
           },
+        };
+      },
+      { leaseMs: 150, ttlMs: 300 },
+    );
+  }
+
+  // node-redis routes each command by the key it is given: the store names the record key, whose slot the staging
+  // key shares.
+  type RootNodes = { url: string }[];
+  const cluster6 = async (rootNodes: RootNodes) => {
+    const client = await createCluster({ rootNodes }).connect();
+    return { client, close: () => client.close() };
+  };
+  const cluster5 = async (rootNodes: RootNodes) => {
+    const client = await createCluster5({ rootNodes }).connect();
+    return { client, close: () => client.close() };
+  };
+  for (const [name, connectNodeRedis] of [
+    ["a node-redis 6 cluster", cluster6],
+    ["a node-redis 5 cluster", cluster5],
+  ] as const) {
+    describeStoreContract(
+      name,
+      async () => {
+        const rootNodes = (await connect.nodes()).map(({ host, port }) => ({ url: `redis://${host}:${port}` }));
+        const { client, close } = await connectNodeRedis(rootNodes);
+        return {
+          store: new RedisIdempotencyStore(client, { prefix: `${uniqueName("idem_cluster")}:` }),
+          advance: sleep,
+          close,
         };
       },
       { leaseMs: 150, ttlMs: 300 },

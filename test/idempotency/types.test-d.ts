@@ -1,5 +1,7 @@
 import type { Redis } from "ioredis";
 import type pg from "pg";
+import type { createClient, createClientPool, createCluster } from "redis";
+import type { createClient as createClient5, createCluster as createCluster5 } from "redis-5";
 import { describe, expectTypeOf, it } from "vitest";
 import type { Handler } from "../../src/http";
 import {
@@ -11,7 +13,7 @@ import {
   MemoryIdempotencyStore,
 } from "../../src/idempotency";
 import type { PostgresIdempotencyStore } from "../../src/idempotency/postgres";
-import type { RedisIdempotencyStore, RedisScriptClient } from "../../src/idempotency/redis";
+import { RedisIdempotencyStore, type RedisScriptClient, type RedisStoreClient } from "../../src/idempotency/redis";
 import type { SqlClient } from "../../src/postgres";
 
 describe("idempotency types", () => {
@@ -20,6 +22,17 @@ describe("idempotency types", () => {
     expectTypeOf<pg.Pool>().toMatchTypeOf<SqlClient>();
     expectTypeOf<pg.PoolClient>().toMatchTypeOf<SqlClient>();
     expectTypeOf<pg.Client>().toMatchTypeOf<SqlClient>();
+  });
+
+  it("accepts node-redis 5 and 6 clients, pools and clusters", () => {
+    expectTypeOf<Redis>().toMatchTypeOf<RedisStoreClient>();
+    expectTypeOf<ReturnType<typeof createClient>>().toMatchTypeOf<RedisStoreClient>();
+    expectTypeOf<ReturnType<typeof createClientPool>>().toMatchTypeOf<RedisStoreClient>();
+    expectTypeOf<ReturnType<typeof createCluster>>().toMatchTypeOf<RedisStoreClient>();
+    expectTypeOf<ReturnType<typeof createClient5>>().toMatchTypeOf<RedisStoreClient>();
+    expectTypeOf<ReturnType<typeof createCluster5>>().toMatchTypeOf<RedisStoreClient>();
+    // @ts-expect-error a client needs a way to send commands
+    new RedisIdempotencyStore({ get: async () => null });
   });
 
   it("has every store implement one interface", () => {

@@ -1,6 +1,7 @@
 // The Redis rate-limit store on a real Redis Cluster (three masters started for this file). A check touches one key,
 // so it runs on whichever master holds that key's slot, with the client options that change what ioredis sends.
 import type { ClusterOptions } from "ioredis";
+import { createCluster } from "redis";
 import { describe, expect, it } from "vitest";
 import { createRateLimiter, type RateLimitStore } from "../../src/ratelimit/index";
 import { createRedisStore } from "../../src/ratelimit/redis/index";
@@ -31,6 +32,17 @@ describe.skipIf(skipWithoutRedisCluster())("createRedisStore on a Redis Cluster"
       return { store: namespaced, close: async () => client.disconnect() };
     });
   }
+
+  // node-redis routes each check by the one key it is given.
+  storeContract("a node-redis 6 cluster", async () => {
+    const rootNodes = (await connect.nodes()).map(({ host, port }) => ({ url: `redis://${host}:${port}` }));
+    const client = createCluster({ rootNodes });
+    await client.connect();
+    const namespace = `${uniqueName("rl_cluster")}:`;
+    const store = createRedisStore({ client, clock: "caller" });
+    const namespaced: RateLimitStore = { check: (key, set, nowMs) => store.check(namespace + key, set, nowMs) };
+    return { store: namespaced, close: () => client.close() };
+  });
 
   it("limits keys on every master with the server's clock", async () => {
     const client = await connect();

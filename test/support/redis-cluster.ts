@@ -149,19 +149,31 @@ export async function startRedisCluster(): Promise<LocalCluster> {
   return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop };
 }
 
+/** Connects clients of a suite's cluster; `nodes()` gives its masters' addresses, for other clients. */
+export interface ClusterConnect {
+  (options?: ClusterOptions, major?: 5 | 6): Promise<Cluster>;
+  nodes(): Promise<LocalCluster["nodes"]>;
+}
+
 /**
  * For one suite: clients (ioredis 6, or 5) of a cluster started at the suite's first use, so a suite that skips
  * starts none, and stopped after it. Call it inside the suite's `describe`.
  */
-export function useRedisCluster(): (options?: ClusterOptions, major?: 5 | 6) => Promise<Cluster> {
+export function useRedisCluster(): ClusterConnect {
   let started: Promise<LocalCluster> | undefined;
   afterAll(async () => {
     await (await started)?.stop();
   }, 30_000);
-  return async (options = {}, major = 6) => {
+  const nodes = async () => {
     started ??= startRedisCluster();
-    const nodes = [...(await started).nodes];
-    // ioredis 5, the other major the stores' peer range allows, driven through the calls ioredis 6 has too.
-    return major === 5 ? (new Cluster5(nodes, options as object) as unknown as Cluster) : new Cluster(nodes, options);
+    return (await started).nodes;
   };
+  const connect = async (options: ClusterOptions = {}, major: 5 | 6 = 6) => {
+    const masters = [...(await nodes())];
+    // ioredis 5, the other major the stores' peer range allows, driven through the calls ioredis 6 has too.
+    return major === 5
+      ? (new Cluster5(masters, options as object) as unknown as Cluster)
+      : new Cluster(masters, options);
+  };
+  return Object.assign(connect, { nodes });
 }

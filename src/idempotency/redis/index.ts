@@ -1,4 +1,10 @@
 /**
- * The Redis idempotency store (`ioredis` is an optional peer dependency; pass your own client).
+ * The Redis idempotency store, on ioredis or node-redis (both optional peer dependencies; pass your own client).
  */
-export { RedisIdempotencyStore, type RedisScriptClient, type RedisStoreOptions } from "./redis-store";
+export type { NodeRedis, NodeRedisClient, NodeRedisCluster, NodeRedisCommandOptions } from "../../redis/node-redis";
+export {
+  RedisIdempotencyStore,
+  type RedisScriptClient,
+  type RedisStoreClient,
+  type RedisStoreOptions,
+} from "./redis-store";

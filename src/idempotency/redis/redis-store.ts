@@ -1,18 +1,26 @@
 import { randomHex } from "../../random/random-id";
+import { isNodeRedis, type NodeRedis } from "../../redis/node-redis";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
 import { bufferClient, integerReply, keyPrefixOf } from "./ioredis-client";
+import { nodeRedisScriptClient } from "./node-redis-client";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
 import { BEGIN, COMPLETE, COMPLETE_STAGED, RELEASE, type Script } from "./scripts";
 import { stagingKey } from "./staging-key";
 
 /**
- * The client method the store uses: ioredis's `callBuffer` (replies as Buffers, so bodies stay
+ * The client method the store uses on ioredis: `callBuffer` (replies as Buffers, so bodies stay
  * binary). An ioredis `Redis` or `Cluster` instance fits, with or without `enableAutoPipelining`, and
  * so does anything with that method.
  */
 export interface RedisScriptClient {
   callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown>;
 }
+
+/**
+ * A client the store accepts: ioredis 5 or 6 (`Redis`, `Cluster`), or node-redis 5 or 6 (`createClient()`,
+ * `createClientPool()`, `createCluster()`), connected.
+ */
+export type RedisStoreClient = RedisScriptClient | NodeRedis;
 
 /** Options of {@link RedisIdempotencyStore}. */
 export interface RedisStoreOptions {
@@ -55,8 +63,10 @@ function isSyntaxError(error: unknown): boolean {
  * A store in Redis, shared by every instance. Each operation is one atomic round trip, `begin`
  * whatever it finds (the first `begin` on a server older than 7.0 excepted: it learns to use the
  * script); Redis expires leases and responses itself (PX).
- * @param client an ioredis `Redis` or `Cluster`, or anything with its `callBuffer`.
+ * @param client an ioredis `Redis` or `Cluster` (or anything with its `callBuffer`), or a node-redis client, pool
+ * or cluster, connected.
  * @example new RedisIdempotencyStore(new Redis(process.env.REDIS_URL))
+ * @example new RedisIdempotencyStore(await createClient({ url: process.env.REDIS_URL }).connect())
  * @see https://redis.io/docs/latest/commands/set/ (`SET … NX GET`, Redis 7.0)
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
@@ -65,15 +75,27 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #keyPrefix: string;
   readonly #prefix: string;
   readonly #now: () => number;
+  // Whether a staging SET and the script after it, sent back to back, run in that order (a node-redis pool may send
+  // them on two connections).
+  readonly #inOrder: boolean;
   // Cleared when the server turns out older than Redis 7.0: begin then always runs its script.
   #setNxGet = true;
 
-  constructor(client: RedisScriptClient, options: RedisStoreOptions = {}) {
-    if (typeof client?.callBuffer !== "function") {
-      throw new TypeError("RedisIdempotencyStore: client must be an ioredis instance (it has callBuffer)");
+  constructor(client: RedisStoreClient, options: RedisStoreOptions = {}) {
+    if (isNodeRedis(client)) {
+      const adapted = nodeRedisScriptClient(client);
+      this.#client = adapted.client;
+      this.#inOrder = adapted.inOrder;
+      this.#keyPrefix = "";
+    } else if (typeof client?.callBuffer === "function") {
+      this.#client = bufferClient(client);
+      this.#inOrder = true;
+      this.#keyPrefix = keyPrefixOf(client);
+    } else {
+      throw new TypeError(
+        "RedisIdempotencyStore: client must be an ioredis client (it has callBuffer) or a node-redis client (sendCommand)",
+      );
     }
-    this.#client = bufferClient(client);
-    this.#keyPrefix = keyPrefixOf(client);
     this.#prefix = options.prefix ?? "idempotency:";
     this.#now = options.now ?? Date.now;
   }
@@ -113,11 +135,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         ? stagingKey(recordKey, leaseToken.slice(0, NONCE_LENGTH), this.#keyPrefix)
         : undefined;
     if (staged === undefined) return integerReply(await this.#run(COMPLETE, [1, recordKey, lease, value, ttlMs])) === 1;
-    // Sent back to back on one connection, so Redis runs the SET first: still one round trip.
-    const [, done] = await Promise.all([
-      this.#client.callBuffer("set", staged, value, "PX", STAGING_MS),
-      this.#run(COMPLETE_STAGED, [2, recordKey, staged, lease, ttlMs]),
-    ]);
+    const stage = this.#client.callBuffer("set", staged, value, "PX", STAGING_MS);
+    // Sent back to back on one connection, so Redis runs the SET first: still one round trip. Across a pool's
+    // connections the script could run first and find nothing staged, so there it waits for the SET.
+    if (!this.#inOrder) await stage;
+    const [, done] = await Promise.all([stage, this.#run(COMPLETE_STAGED, [2, recordKey, staged, lease, ttlMs])]);
     return integerReply(done) === 1;
   }
 

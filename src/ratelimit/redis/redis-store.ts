@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { isNodeRedis, type NodeRedis, nodeRedisSender } from "../../redis/node-redis";
 import { RateLimitError } from "../errors";
 import type { GcraOutcome } from "../gcra";
 import type { RateLimitStore } from "../store";
@@ -12,8 +13,11 @@ export interface RedisScriptClient {
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
-  /** A connected client, e.g. `new Redis(url)` from ioredis. */
-  client: RedisScriptClient;
+  /**
+   * A connected client: ioredis 5 or 6 (`new Redis(url)`, a `Cluster`), or node-redis 5 or 6 (`createClient()`,
+   * `createClientPool()`, `createCluster()`).
+   */
+  client: RedisScriptClient | NodeRedis;
   /**
    * Whose clock decides: `"server"` uses Redis `TIME` inside the script, so processes with skewed clocks
    * still share one timeline; `"caller"` uses the `nowMs` each check passes (fake clocks in tests, or
@@ -43,6 +47,24 @@ function parseReply(reply: unknown, count: number): GcraOutcome {
   return { allowed: Number(reply[0]) === 1, remaining, resetMs };
 }
 
+/** ioredis's `evalsha` and `eval` on a node-redis client, pool or cluster, which routes each by its one key. */
+function scriptClient(client: RedisScriptClient | NodeRedis): RedisScriptClient {
+  if (!isNodeRedis(client)) {
+    if (typeof client?.evalsha !== "function" || typeof client.eval !== "function") {
+      throw new TypeError(
+        "createRedisStore: client must be an ioredis client (it has evalsha and eval) or a node-redis client (sendCommand)",
+      );
+    }
+    return client;
+  }
+  const sender = nodeRedisSender(client);
+  return {
+    // The script answers integers only: no reply to keep as bytes.
+    evalsha: (sha, numKeys, key, ...args) => sender.send(["evalsha", sha, numKeys, key, ...args], String(key), false),
+    eval: (script, numKeys, key, ...args) => sender.send(["eval", script, numKeys, key, ...args], String(key), false),
+  };
+}
+
 /**
  * Creates a store on Redis: one `EVALSHA` per check (falling back to `EVAL` on `NOSCRIPT`), atomic across
  * every process that shares the server; keys expire once their allowance is full again.
@@ -50,7 +72,7 @@ function parseReply(reply: unknown, count: number): GcraOutcome {
  * @example createRateLimiter({ policies, store: createRedisStore({ client: new Redis(process.env.REDIS_URL) }) })
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
-  const { client } = options;
+  const client = scriptClient(options.client);
   const serverClock = (options.clock ?? "server") === "server";
   return {
     async check(key, set, nowMs) {

@@ -1,7 +1,9 @@
 /**
  * The Redis store on a node-redis 6 client against the same client doing what a correct hand-written store must
  * (SET NX GET PX, then the fenced compare-and-set script of ./redis.ts), sending the same bytes through
- * `sendCommand`, node-redis's cheapest path: the store adapts it and must not cost more than its own work.
+ * `sendCommand`, node-redis's cheapest path: the store adapts it and must not cost more than its own work. Like the
+ * store, the peer reads what `SET … GET` finds as bytes (a replay's body need not be text); its other replies are
+ * integers and "OK", read as node-redis returns them.
  */
 import { randomUUID } from "node:crypto";
 import { createClient } from "redis";
@@ -9,6 +11,9 @@ import type { StoredResponse } from "../../src/idempotency";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
 import { beginComplete, check, checkStore, compare, rate } from "./measure";
 import { CAS, CAS_SHA, FINGERPRINT, rawCompleted } from "./redis";
+
+// RESP's bulk strings as Buffers (node-redis's RESP_TYPES.BLOB_STRING).
+const AS_BYTES = { typeMapping: { 36: Buffer } } as const;
 
 export async function benchNodeRedis(
   url: string,
@@ -44,7 +49,7 @@ export async function benchNodeRedis(
       async (i) => {
         const key = `${prefix}r:b${i}`;
         const lease = `p${randomUUID()}${FINGERPRINT}`;
-        if ((await client.sendCommand(["SET", key, lease, "PX", ttl, "NX", "GET"])) === null) {
+        if ((await client.sendCommand(["SET", key, lease, "PX", ttl, "NX", "GET"], AS_BYTES)) === null) {
           await client.sendCommand(["EVALSHA", CAS_SHA, "1", key, lease, rawValue, ttl]);
         }
       },

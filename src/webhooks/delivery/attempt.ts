@@ -7,6 +7,8 @@ export type DeliveryErrorKind =
   | "ssrf_blocked"
   | "http_status"
   | "tls"
+  /** The egress proxy (the dispatcher's `proxy`) could not be reached, or refused the tunnel. */
+  | "proxy"
   /** Not produced by the built-in dispatcher, where the status line decides (kept for custom dispatchers and old logs). */
   | "response_too_large"
   | "network"
@@ -21,6 +23,7 @@ export const DELIVERY_ERROR_KINDS: readonly DeliveryErrorKind[] = [
   "ssrf_blocked",
   "http_status",
   "tls",
+  "proxy",
   "response_too_large",
   "network",
   "endpoint_disabled",

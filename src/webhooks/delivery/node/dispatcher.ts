@@ -5,6 +5,7 @@ import type { AttemptResult } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryRequest } from "../delivery-request";
 import { parseIp } from "../ip-address";
+import { parseEgressProxy } from "../proxy-tunnel";
 import { parseRetryAfter } from "../retry-after";
 import {
   bareHost,
@@ -15,7 +16,8 @@ import {
   normalizeHost,
   type UrlPolicy,
 } from "../url-policy";
-import { errorKindOf, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
+import { codedError, errorKindOf, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
+import { proxyConnector } from "./proxy-connector";
 import { type Deadline, RequestDeadlines } from "./request-deadlines";
 import { systemResolver } from "./system-resolver";
 
@@ -44,6 +46,14 @@ export interface DispatcherOptions {
   keepAliveMs?: number;
   /** The clock a `Retry-After` date is read against, epoch ms. @default Date.now */
   now?: () => number;
+  /**
+   * An egress proxy every attempt goes through, as an HTTP CONNECT tunnel: `http://proxy.internal:3128`, or
+   * `https://user:password@proxy.internal` (TLS to the proxy; credentials as Basic `Proxy-Authorization`). The URL
+   * policy still holds: the dispatcher resolves the endpoint's name and checks its addresses itself, then asks the
+   * proxy for a tunnel to the checked address, so the proxy never resolves a name; TLS to the endpoint runs over the
+   * tunnel, end to end. The proxy's own address is not checked (it is yours). @default none: direct connections
+   */
+  proxy?: string | URL;
 }
 
 /** Options of one {@link Dispatcher.dispatch}. */
@@ -69,10 +79,6 @@ function failure(error: unknown, started: number): AttemptResult {
     message: error instanceof Error ? error.message : String(error),
     durationMs: since(started),
   };
-}
-
-function codedError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
 }
 
 // Fields the dispatcher frames itself (RFC 9112 §3.2 Host, §6 message body length, §9.6 connection management), and
@@ -260,9 +266,12 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     deadlines: new RequestDeadlines(timeoutMs),
   };
   const policy = compileUrlPolicy(options.urlPolicy);
+  const lookup = guardedLookup(options.resolve ?? systemResolver, policy);
+  const proxy = options.proxy === undefined ? undefined : parseEgressProxy(options.proxy, "createDispatcher: proxy");
   const agent = new Agent({
     // The connector passes `lookup` on to net.connect / tls.connect: every new connection is checked after DNS.
-    connect: { lookup: guardedLookup(options.resolve ?? systemResolver, policy), timeout: timeoutMs },
+    // Through a proxy, the tunnel is asked for the address `lookup` let through.
+    connect: proxy === undefined ? { lookup, timeout: timeoutMs } : proxyConnector(proxy, lookup, timeoutMs),
     // The attempt's own deadline covers headers and body; undici's idle timers would only add a second clock.
     headersTimeout: 0,
     bodyTimeout: 0,

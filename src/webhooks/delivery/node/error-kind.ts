@@ -4,6 +4,13 @@ import type { DeliveryErrorKind } from "../attempt";
 export const SSRF_BLOCKED_CODE = "ERR_WEBHOOK_SSRF_BLOCKED";
 /** The code of the dispatcher's own per-attempt time-out. */
 export const TIMEOUT_CODE = "ERR_WEBHOOK_TIMEOUT";
+/** The code of an attempt whose egress proxy could not be reached or refused the tunnel. */
+export const PROXY_CODE = "ERR_WEBHOOK_PROXY";
+
+/** An Error carrying `code`, as Node's and undici's network errors do: {@link errorKindOf} reads it. */
+export function codedError(code: string, message: string, cause?: unknown): Error {
+  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
+}
 
 const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
 const RESET_CODES = new Set([
@@ -27,6 +34,7 @@ const TIMEOUT_CODES = new Set([
 export function errorKindOf(error: unknown): DeliveryErrorKind {
   const code = typeof error === "object" && error !== null ? String((error as { code?: unknown }).code ?? "") : "";
   if (code === SSRF_BLOCKED_CODE) return "ssrf_blocked";
+  if (code === PROXY_CODE) return "proxy";
   if (TIMEOUT_CODES.has(code)) return "timeout";
   if (code === "ECONNREFUSED") return "connection_refused";
   if (RESET_CODES.has(code)) return "connection_reset";

@@ -1,0 +1,258 @@
+// The dispatcher through an egress proxy: a real HTTP CONNECT proxy on loopback (node:http's `connect` event), a
+// consumer behind it, and an injected resolver, so the names are the test's and the proxy is seen to receive only
+// the addresses the URL policy let through.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSecureContext, createServer as createTlsServer } from "node:tls";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createDispatcher, type Dispatcher } from "../../../../src/webhooks/delivery/node/dispatcher";
+import type { HostResolver } from "../../../../src/webhooks/delivery/url-policy";
+import { localServer } from "./local-server";
+
+type Local = Awaited<ReturnType<typeof localServer>>;
+
+/** What a proxy does with a CONNECT: open the tunnel, refuse it, answer nonsense, or say nothing. */
+type ProxyMode = "tunnel" | "refuse" | "garbage" | "silent";
+
+interface TestProxy {
+  url: string;
+  port: number;
+  /** The authority of every CONNECT, in order, and its Proxy-Authorization. */
+  connects: { authority: string; authorization: string | undefined }[];
+  mode: ProxyMode;
+  close(): Promise<void>;
+}
+
+async function testProxy(): Promise<TestProxy> {
+  const sockets = new Set<Socket>();
+  const server: Server = createHttpServer((_req, res) => res.writeHead(405).end());
+  const proxy: TestProxy = {
+    url: "",
+    port: 0,
+    connects: [],
+    mode: "tunnel",
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
+    sockets.add(client);
+    proxy.connects.push({ authority: req.url ?? "", authorization: req.headers["proxy-authorization"] });
+    if (proxy.mode === "refuse") return client.end("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+    if (proxy.mode === "garbage") return client.end("SSH-2.0-OpenSSH_9.2\r\n\r\n");
+    if (proxy.mode === "silent") return;
+    const [host, port] = splitAuthority(req.url ?? "");
+    const upstream = connect(port, host, () => {
+      client.write("HTTP/1.1 200 Connection established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.port = (server.address() as AddressInfo).port;
+  proxy.url = `http://127.0.0.1:${proxy.port}`;
+  return proxy;
+}
+
+function splitAuthority(authority: string): [string, number] {
+  const at = authority.lastIndexOf(":");
+  return [authority.slice(0, at).replace(/^\[|\]$/g, ""), Number(authority.slice(at + 1))];
+}
+
+// No real DNS: the consumer's name resolves to loopback, a second name to a private address the policy forbids.
+const resolve: HostResolver = async (hostname) => {
+  const table: Record<string, string> = { "consumer.test": "127.0.0.1", "intranet.test": "10.0.0.7" };
+  const address = table[hostname];
+  if (address === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+  return [{ address, family: 4 }];
+};
+
+const request = (url: string) => ({ url, headers: { "content-type": "application/json" }, body: '{"id":"evt_1"}' });
+const allowLocal = { allowHttp: true, allow: ["127.0.0.1"] };
+
+describe("dispatcher through an egress proxy", () => {
+  let consumer: Local;
+  let proxy: TestProxy;
+  const dispatchers: Dispatcher[] = [];
+  const dispatcher = (options: Parameters<typeof createDispatcher>[0] = {}) => {
+    const created = createDispatcher({
+      urlPolicy: allowLocal,
+      resolve,
+      proxy: proxy.url,
+      timeoutMs: 2_000,
+      ...options,
+    });
+    dispatchers.push(created);
+    return created;
+  };
+
+  beforeAll(async () => {
+    consumer = await localServer();
+    proxy = await testProxy();
+  });
+  afterEach(() => {
+    for (const created of dispatchers.splice(0)) created.close();
+    proxy.connects.length = 0;
+    proxy.mode = "tunnel";
+  });
+  afterAll(async () => {
+    await consumer.close();
+    await proxy.close();
+  });
+
+  it("delivers through a tunnel to the address it resolved and checked: the proxy never sees the name", async () => {
+    const before = consumer.received.length;
+    const result = await dispatcher().dispatch(request(`http://consumer.test:${consumer.port}/hooks`));
+    expect(result).toMatchObject({ kind: "response", status: 200, body: "ok" });
+    expect(proxy.connects).toEqual([{ authority: `127.0.0.1:${consumer.port}`, authorization: undefined }]);
+    const received = consumer.received[before];
+    expect(received?.body).toBe('{"id":"evt_1"}');
+    // RFC 9112 §3.2: the consumer still sees its own name.
+    expect(received?.headers.host).toBe(`consumer.test:${consumer.port}`);
+  });
+
+  it("keeps tunnels alive between attempts, as direct connections", async () => {
+    const send = dispatcher();
+    for (let i = 0; i < 20; i++) {
+      expect(await send.dispatch(request(`http://consumer.test:${consumer.port}/hooks`))).toMatchObject({
+        status: 200,
+      });
+    }
+    // As without a proxy (dispatcher.test.ts): undici reuses a connection one event-loop turn after its response
+    // ended, so an attempt sent at once opens a second one; no more are opened.
+    expect(proxy.connects.length).toBeLessThanOrEqual(2);
+  });
+
+  it("sends the URL's credentials as Proxy-Authorization, and never names them in a failure", async () => {
+    const url = `http://hook%40user:s3cr%3At@127.0.0.1:${proxy.port}`;
+    const send = dispatcher({ proxy: url });
+    expect(await send.dispatch(request(`http://consumer.test:${consumer.port}/hooks`))).toMatchObject({ status: 200 });
+    expect(proxy.connects[0]?.authorization).toBe(`Basic ${Buffer.from("hook@user:s3cr:t").toString("base64")}`);
+    proxy.mode = "refuse";
+    const refused = await dispatcher({ proxy: url }).dispatch(request(`http://consumer.test:${consumer.port}/hooks`));
+    expect(refused).toMatchObject({ kind: "error", errorKind: "proxy" });
+    expect(JSON.stringify(refused)).not.toMatch(/s3cr|hook%40user|hook@user/);
+  });
+
+  it("refuses a name that resolves to a forbidden address before asking the proxy for anything", async () => {
+    const result = await dispatcher({ urlPolicy: { allowHttp: true } }).dispatch(
+      request(`http://intranet.test:${consumer.port}/hooks`),
+    );
+    expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+    expect(proxy.connects).toEqual([]);
+  });
+
+  it("refuses a forbidden IP literal without the proxy", async () => {
+    const result = await dispatcher({ urlPolicy: { allowHttp: true } }).dispatch(request("http://10.0.0.7/hooks"));
+    expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+    expect(proxy.connects).toEqual([]);
+  });
+
+  it.each([
+    ["refuses the tunnel", "refuse", /refused a tunnel to 127\.0\.0\.1:\d+: 403 Forbidden/],
+    ["answers without an HTTP status line", "garbage", /no HTTP status line/],
+  ] as const)("logs an attempt whose proxy %s as the proxy's failure", async (_, mode, message) => {
+    proxy.mode = mode;
+    const result = await dispatcher().dispatch(request(`http://consumer.test:${consumer.port}/hooks`));
+    expect(result).toMatchObject({ kind: "error", errorKind: "proxy" });
+    expect(result.kind === "error" && result.message).toMatch(message);
+  });
+
+  it("logs an unreachable proxy as the proxy's failure, naming it", async () => {
+    const closed = createNetServer();
+    await new Promise<void>((done) => closed.listen(0, "127.0.0.1", done));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((done) => closed.close(() => done()));
+    const result = await dispatcher({ proxy: `http://127.0.0.1:${port}` }).dispatch(
+      request(`http://consumer.test:${consumer.port}/hooks`),
+    );
+    expect(result).toMatchObject({ kind: "error", errorKind: "proxy" });
+    expect(result.kind === "error" && result.message).toContain(`127.0.0.1:${port}`);
+  });
+
+  it("times an attempt out when the proxy never answers CONNECT", async () => {
+    proxy.mode = "silent";
+    const result = await dispatcher({ timeoutMs: 300 }).dispatch(
+      request(`http://consumer.test:${consumer.port}/hooks`),
+    );
+    expect(result).toMatchObject({ kind: "error", errorKind: "timeout" });
+  });
+
+  it("refuses a proxy option it cannot use at construction, naming it", () => {
+    expect(() => createDispatcher({ proxy: "socks5://127.0.0.1:1080" })).toThrow(/createDispatcher: proxy/);
+    expect(() => createDispatcher({ proxy: "127.0.0.1:3128" })).toThrow(TypeError);
+  });
+
+  describe("to an https:// endpoint", () => {
+    let dir: string;
+    let tls: ReturnType<typeof createTlsServer>;
+    let tlsPort: number;
+    // The names the endpoint's ClientHellos carried (RFC 6066 §3).
+    const sni: string[] = [];
+    beforeAll(async () => {
+      // A certificate no store trusts: the handshake runs over the tunnel, with the endpoint's name, and fails on
+      // verification, as it must.
+      dir = mkdtempSync(join(tmpdir(), "proxy-tls-"));
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:prime256v1",
+          "-nodes",
+          "-days",
+          "1",
+          "-subj",
+          "/CN=consumer.test",
+          "-keyout",
+          join(dir, "key.pem"),
+          "-out",
+          join(dir, "cert.pem"),
+        ],
+        { stdio: "ignore" },
+      );
+      const identity = { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+      const context = createSecureContext(identity);
+      tls = createTlsServer({
+        ...identity,
+        SNICallback: (servername, done) => {
+          sni.push(servername);
+          done(null, context);
+        },
+      });
+      tls.on("secureConnection", (socket) => socket.destroy());
+      tls.on("tlsClientError", () => undefined);
+      await new Promise<void>((done) => tls.listen(0, "127.0.0.1", done));
+      tlsPort = (tls.address() as AddressInfo).port;
+    });
+    afterAll(async () => {
+      await new Promise<void>((done) => tls.close(() => done()));
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("runs TLS end to end over the tunnel, with the endpoint's name as SNI and for its certificate", async () => {
+      const result = await dispatcher({ urlPolicy: { allow: ["127.0.0.1"] } }).dispatch(
+        request(`https://consumer.test:${tlsPort}/hooks`),
+      );
+      expect(proxy.connects).toEqual([{ authority: `127.0.0.1:${tlsPort}`, authorization: undefined }]);
+      // The ClientHello reached the endpoint through the proxy and named the endpoint (RFC 6066 §3).
+      expect(sni).toEqual(["consumer.test"]);
+      // A self-signed certificate is refused: verification is on, over the tunnel as without one.
+      expect(result).toMatchObject({ kind: "error", errorKind: "tls" });
+    });
+  });
+});

@@ -1,4 +1,4 @@
-// The Redis stores speak to ioredis through its own methods. node-redis (the `redis` package, 5 and 6) has none of
+// The Redis stores speak to ioredis through its own methods. node-redis (the `redis` package, 4, 5 and 6) has none of
 // them: every command goes through `sendCommand`, whose signature differs between a client (or a pool) and a cluster,
 // which must be told the key that routes the command. This file turns any of the three into one way to send.
 
@@ -7,15 +7,18 @@ type Argument = string | Buffer;
 
 /** The options of `sendCommand` the stores pass: how replies map to JavaScript types. */
 export interface NodeRedisCommandOptions {
+  /** node-redis 5 and 6. */
   typeMapping?: { [respType: number]: unknown };
+  /** node-redis 4. */
+  returnBuffers?: boolean;
 }
 
-/** A node-redis client (`createClient()`) or pool (`createClientPool()`), version 5 or 6. */
+/** A node-redis client (`createClient()`, 4, 5 or 6) or pool (`createClientPool()`, 5 or 6). */
 export interface NodeRedisClient {
   sendCommand(args: ReadonlyArray<Argument>, options?: NodeRedisCommandOptions): Promise<unknown>;
 }
 
-/** A node-redis cluster (`createCluster()`), version 5 or 6. */
+/** A node-redis cluster (`createCluster()`), version 4, 5 or 6. */
 export interface NodeRedisCluster {
   sendCommand(
     firstKey: Argument | undefined,
@@ -44,9 +47,10 @@ export interface NodeRedisSender {
 }
 
 // RESP's "$" type: bulk strings, which node-redis returns as strings unless told otherwise. The stores keep bodies
-// as bytes. (node-redis exports it as RESP_TYPES.BLOB_STRING; the stores do not import the client.)
+// as bytes. (node-redis exports it as RESP_TYPES.BLOB_STRING; the stores do not import the client.) node-redis 4 is
+// told with `returnBuffers` instead; each version ignores the other's option.
 const BLOB_STRING = 36;
-const AS_BYTES: NodeRedisCommandOptions = { typeMapping: { [BLOB_STRING]: Buffer } };
+const AS_BYTES: NodeRedisCommandOptions = { typeMapping: { [BLOB_STRING]: Buffer }, returnBuffers: true };
 
 const isCluster = (client: NodeRedis): client is NodeRedisCluster =>
   typeof (client as Partial<NodeRedisCluster>).getSlotMaster === "function";

@@ -3,6 +3,7 @@
 // and what it returns (stringNumbers). Every key of one operation must hash to one slot, or Redis answers CROSSSLOT.
 import type { ClusterOptions } from "ioredis";
 import { createCluster } from "redis";
+import { createCluster as createCluster4 } from "redis-4";
 import { createCluster as createCluster5 } from "redis-5";
 import { describe, expect, it } from "vitest";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
@@ -58,9 +59,15 @@ describe.skipIf(skipWithoutRedisCluster())("RedisIdempotencyStore on a Redis Clu
     const client = await createCluster5({ rootNodes }).connect();
     return { client, close: () => client.close() };
   };
+  const cluster4 = async (rootNodes: RootNodes) => {
+    const client = createCluster4({ rootNodes });
+    await client.connect();
+    return { client, close: () => client.quit().then(() => undefined) };
+  };
   for (const [name, connectNodeRedis] of [
     ["a node-redis 6 cluster", cluster6],
     ["a node-redis 5 cluster", cluster5],
+    ["a node-redis 4 cluster", cluster4],
   ] as const) {
     describeStoreContract(
       name,

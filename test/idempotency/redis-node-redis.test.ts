@@ -1,11 +1,11 @@
-// The Redis store on node-redis (the `redis` package, 5 and 6): the contract on a client, a pool and a RESP3 client,
+// The Redis store on node-redis (the `redis` package, 4, 5 and 6): the contract on a client, a pool and a RESP3 client,
 // and what differs from ioredis: a pool may send two commands on two connections, and replies are strings unless
 // the store asks for bytes.
 import { Redis } from "ioredis";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisIdempotencyStore, type RedisStoreClient } from "../../src/idempotency/redis";
-import { type NodeRedisConnection, nodeRedis5, nodeRedis6, nodeRedisPool } from "../support/node-redis";
+import { type NodeRedisConnection, nodeRedis4, nodeRedis5, nodeRedis6, nodeRedisPool } from "../support/node-redis";
 import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { describeStoreContract } from "./store-contract";
 
@@ -53,6 +53,7 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore on node-redis", () =>
     ["node-redis 6, a pool", () => nodeRedisPool(6)],
     ["node-redis 5, a client", nodeRedis5],
     ["node-redis 5, a pool", () => nodeRedisPool(5)],
+    ["node-redis 4, a client", nodeRedis4],
     ["node-redis 6, a server before Redis 7.0 (begin through its script)", before7],
   ] as const) {
     describeStoreContract(
@@ -96,6 +97,7 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore on node-redis", () =>
 
   it.each([
     ["Redis 7.0 and later", () => nodeRedis6()],
+    ["Redis 7.0 and later, node-redis 4", nodeRedis4],
     ["before Redis 7.0", before7],
   ])("reads the record node-redis returns as bytes, whatever the body's bytes (%s)", async (_, connect) => {
     const { client, close } = await connect();

@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type pg from "pg";
 import type { createClient, createClientPool, createCluster } from "redis";
+import type { createClient as createClient4, createCluster as createCluster4 } from "redis-4";
 import type { createClient as createClient5, createCluster as createCluster5 } from "redis-5";
 import { describe, expectTypeOf, it } from "vitest";
 import type { Handler } from "../../src/http";
@@ -24,13 +25,15 @@ describe("idempotency types", () => {
     expectTypeOf<pg.Client>().toMatchTypeOf<SqlClient>();
   });
 
-  it("accepts node-redis 5 and 6 clients, pools and clusters", () => {
+  it("accepts node-redis 4, 5 and 6 clients, pools and clusters", () => {
     expectTypeOf<Redis>().toMatchTypeOf<RedisStoreClient>();
     expectTypeOf<ReturnType<typeof createClient>>().toMatchTypeOf<RedisStoreClient>();
     expectTypeOf<ReturnType<typeof createClientPool>>().toMatchTypeOf<RedisStoreClient>();
     expectTypeOf<ReturnType<typeof createCluster>>().toMatchTypeOf<RedisStoreClient>();
     expectTypeOf<ReturnType<typeof createClient5>>().toMatchTypeOf<RedisStoreClient>();
     expectTypeOf<ReturnType<typeof createCluster5>>().toMatchTypeOf<RedisStoreClient>();
+    expectTypeOf<ReturnType<typeof createClient4>>().toMatchTypeOf<RedisStoreClient>();
+    expectTypeOf<ReturnType<typeof createCluster4>>().toMatchTypeOf<RedisStoreClient>();
     // @ts-expect-error a client needs a way to send commands
     new RedisIdempotencyStore({ get: async () => null });
   });

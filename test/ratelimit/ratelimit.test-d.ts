@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import type { createClient, createClientPool, createCluster } from "redis";
+import type { createClient as createClient4, createCluster as createCluster4 } from "redis-4";
 import type { createClient as createClient5, createCluster as createCluster5 } from "redis-5";
 import { describe, expectTypeOf, it } from "vitest";
 import type { Handler } from "../../src/http/index";
@@ -24,12 +25,14 @@ describe("ratelimit public types", () => {
     expectTypeOf(createRedisStore({ client: new Redis({ lazyConnect: true }) })).toEqualTypeOf<RateLimitStore>();
   });
 
-  it("accepts node-redis 5 and 6 clients, pools and clusters as the Redis client", () => {
+  it("accepts node-redis 4, 5 and 6 clients, pools and clusters as the Redis client", () => {
     expectTypeOf<ReturnType<typeof createClient>>().toMatchTypeOf<redis.NodeRedis>();
     expectTypeOf<ReturnType<typeof createClientPool>>().toMatchTypeOf<redis.NodeRedis>();
     expectTypeOf<ReturnType<typeof createCluster>>().toMatchTypeOf<redis.NodeRedis>();
     expectTypeOf<ReturnType<typeof createClient5>>().toMatchTypeOf<redis.NodeRedis>();
     expectTypeOf<ReturnType<typeof createCluster5>>().toMatchTypeOf<redis.NodeRedis>();
+    expectTypeOf<ReturnType<typeof createClient4>>().toMatchTypeOf<redis.NodeRedis>();
+    expectTypeOf<ReturnType<typeof createCluster4>>().toMatchTypeOf<redis.NodeRedis>();
     expectTypeOf<{ client: ReturnType<typeof createCluster> }>().toMatchTypeOf<redis.RedisStoreOptions>();
     // @ts-expect-error a client needs a way to send commands
     createRedisStore({ client: { get: async () => null } });

@@ -1,11 +1,11 @@
-// The Redis rate-limit store on node-redis (the `redis` package, 5 and 6): the contract on a client, a pool and a
+// The Redis rate-limit store on node-redis (the `redis` package, 4, 5 and 6): the contract on a client, a pool and a
 // RESP3 client, the server's clock, and the script reloaded after NOSCRIPT.
 import { Redis } from "ioredis";
 import type { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compilePolicies, createRateLimiter, type RateLimitStore } from "../../src/ratelimit/index";
 import { createRedisStore, type RedisStoreOptions } from "../../src/ratelimit/redis/index";
-import { nodeRedis5, nodeRedis6, nodeRedisPool } from "../support/node-redis";
+import { nodeRedis4, nodeRedis5, nodeRedis6, nodeRedisPool } from "../support/node-redis";
 import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { storeContract } from "./store-contract";
 
@@ -31,6 +31,7 @@ describe.skipIf(skipWithoutRedis())("createRedisStore on node-redis", () => {
     ["node-redis 6, a client on RESP3", () => nodeRedis6({ RESP: 3 })],
     ["node-redis 6, a pool", () => nodeRedisPool(6)],
     ["node-redis 5, a client", nodeRedis5],
+    ["node-redis 4, a client", nodeRedis4],
   ] as const) {
     storeContract(name, async () => {
       const { client, close } = await connect();

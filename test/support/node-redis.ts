@@ -1,8 +1,9 @@
 /**
- * node-redis connections for the Redis store suites (the `redis` package, 6, and 5 under the name `redis-5`), each
- * connected to REDIS_URL and typed as the stores take them.
+ * node-redis connections for the Redis store suites (the `redis` package, 6, and 5 and 4 under the names `redis-5`
+ * and `redis-4`), each connected to REDIS_URL and typed as the stores take them.
  */
 import { createClient, createClientPool } from "redis";
+import { createClient as createClient4 } from "redis-4";
 import { createClient as createClient5, createClientPool as createClientPool5 } from "redis-5";
 import type { NodeRedis } from "../../src/redis/node-redis";
 import { redisUrl } from "./services";
@@ -23,6 +24,13 @@ export async function nodeRedis6(options: { RESP?: 3 } = {}): Promise<NodeRedisC
 export async function nodeRedis5(): Promise<NodeRedisConnection> {
   const client = await createClient5({ url: redisUrl }).connect();
   return { client, close: () => client.close() };
+}
+
+/** A node-redis 4 client: bytes through `returnBuffers`, no pools. */
+export async function nodeRedis4(): Promise<NodeRedisConnection> {
+  const client = createClient4({ url: redisUrl });
+  await client.connect();
+  return { client, close: () => client.quit().then(() => undefined) };
 }
 
 /** A node-redis pool (6, or 5) with several idle connections, so two commands sent together leave on two of them. */

@@ -17,7 +17,7 @@ export interface RedisScriptClient {
 }
 
 /**
- * A client the store accepts: ioredis 5 or 6 (`Redis`, `Cluster`), or node-redis 5 or 6 (`createClient()`,
+ * A client the store accepts: ioredis 5 or 6 (`Redis`, `Cluster`), or node-redis 4, 5 or 6 (`createClient()`,
  * `createClientPool()`, `createCluster()`), connected.
  */
 export type RedisStoreClient = RedisScriptClient | NodeRedis;

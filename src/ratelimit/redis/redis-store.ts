@@ -14,7 +14,7 @@ export interface RedisScriptClient {
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
   /**
-   * A connected client: ioredis 5 or 6 (`new Redis(url)`, a `Cluster`), or node-redis 5 or 6 (`createClient()`,
+   * A connected client: ioredis 5 or 6 (`new Redis(url)`, a `Cluster`), or node-redis 4, 5 or 6 (`createClient()`,
    * `createClientPool()`, `createCluster()`).
    */
   client: RedisScriptClient | NodeRedis;

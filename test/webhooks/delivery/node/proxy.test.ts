@@ -1,13 +1,16 @@
 // The dispatcher through an egress proxy: a real HTTP CONNECT proxy on loopback (node:http's `connect` event), a
 // consumer behind it, and an injected resolver, so the names are the test's and the proxy is seen to receive only
 // the addresses the URL policy let through.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSecureContext, createServer as createTlsServer } from "node:tls";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDispatcher, type Dispatcher } from "../../../../src/webhooks/delivery/node/dispatcher";
 import type { HostResolver } from "../../../../src/webhooks/delivery/url-policy";
@@ -27,9 +30,11 @@ interface TestProxy {
   close(): Promise<void>;
 }
 
-async function testProxy(): Promise<TestProxy> {
+/** A CONNECT proxy on loopback: plain HTTP, or HTTPS with `tls`'s key and certificate. */
+async function testProxy(tls?: { key: Buffer; cert: Buffer }): Promise<TestProxy> {
   const sockets = new Set<Socket>();
-  const server: Server = createHttpServer((_req, res) => res.writeHead(405).end());
+  const refuse = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(405).end();
+  const server: Server = tls === undefined ? createHttpServer(refuse) : createHttpsServer(tls, refuse);
   const proxy: TestProxy = {
     url: "",
     port: 0,
@@ -194,65 +199,93 @@ describe("dispatcher through an egress proxy", () => {
     expect(() => createDispatcher({ proxy: "127.0.0.1:3128" })).toThrow(TypeError);
   });
 
-  describe("to an https:// endpoint", () => {
+  describe("with TLS", () => {
+    // One self-signed certificate for consumer.test, localhost and 127.0.0.1 serves the endpoint and the proxy.
     let dir: string;
-    let tls: ReturnType<typeof createTlsServer>;
-    let tlsPort: number;
-    // The names the endpoint's ClientHellos carried (RFC 6066 §3).
-    const sni: string[] = [];
-    beforeAll(async () => {
-      // A certificate no store trusts: the handshake runs over the tunnel, with the endpoint's name, and fails on
-      // verification, as it must.
+    let identity: { key: Buffer; cert: Buffer };
+    beforeAll(() => {
       dir = mkdtempSync(join(tmpdir(), "proxy-tls-"));
       execFileSync(
         "openssl",
         [
-          "req",
-          "-x509",
-          "-newkey",
-          "ec",
-          "-pkeyopt",
-          "ec_paramgen_curve:prime256v1",
-          "-nodes",
-          "-days",
-          "1",
-          "-subj",
-          "/CN=consumer.test",
-          "-keyout",
-          join(dir, "key.pem"),
-          "-out",
-          join(dir, "cert.pem"),
+          ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"],
+          ...["-subj", "/CN=consumer.test", "-addext", "subjectAltName=DNS:consumer.test,DNS:localhost,IP:127.0.0.1"],
+          ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
         ],
         { stdio: "ignore" },
       );
-      const identity = { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+      identity = { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("runs TLS end to end over the tunnel, with the endpoint's name as SNI and for its certificate", async () => {
+      // The names the endpoint's ClientHellos carried (RFC 6066 §3).
+      const sni: string[] = [];
       const context = createSecureContext(identity);
-      tls = createTlsServer({
+      const endpoint = createTlsServer({
         ...identity,
         SNICallback: (servername, done) => {
           sni.push(servername);
           done(null, context);
         },
       });
-      tls.on("secureConnection", (socket) => socket.destroy());
-      tls.on("tlsClientError", () => undefined);
-      await new Promise<void>((done) => tls.listen(0, "127.0.0.1", done));
-      tlsPort = (tls.address() as AddressInfo).port;
-    });
-    afterAll(async () => {
-      await new Promise<void>((done) => tls.close(() => done()));
-      rmSync(dir, { recursive: true, force: true });
+      endpoint.on("secureConnection", (socket) => socket.destroy());
+      endpoint.on("tlsClientError", () => undefined);
+      await new Promise<void>((done) => endpoint.listen(0, "127.0.0.1", done));
+      const port = (endpoint.address() as AddressInfo).port;
+      try {
+        const result = await dispatcher({ urlPolicy: { allow: ["127.0.0.1"] } }).dispatch(
+          request(`https://consumer.test:${port}/hooks`),
+        );
+        expect(proxy.connects).toEqual([{ authority: `127.0.0.1:${port}`, authorization: undefined }]);
+        // The ClientHello reached the endpoint through the proxy and named the endpoint.
+        expect(sni).toEqual(["consumer.test"]);
+        // This process trusts no such certificate: verification is on, over the tunnel as without one.
+        expect(result).toMatchObject({ kind: "error", errorKind: "tls" });
+      } finally {
+        await new Promise<void>((done) => endpoint.close(() => done()));
+      }
     });
 
-    it("runs TLS end to end over the tunnel, with the endpoint's name as SNI and for its certificate", async () => {
-      const result = await dispatcher({ urlPolicy: { allow: ["127.0.0.1"] } }).dispatch(
-        request(`https://consumer.test:${tlsPort}/hooks`),
-      );
-      expect(proxy.connects).toEqual([{ authority: `127.0.0.1:${tlsPort}`, authorization: undefined }]);
-      // The ClientHello reached the endpoint through the proxy and named the endpoint (RFC 6066 §3).
-      expect(sni).toEqual(["consumer.test"]);
-      // A self-signed certificate is refused: verification is on, over the tunnel as without one.
-      expect(result).toMatchObject({ kind: "error", errorKind: "tls" });
+    it.each([
+      ["an http:// proxy", "http"],
+      ["an https:// proxy (TLS to the proxy, then TLS to the endpoint inside it)", "https"],
+    ] as const)("delivers to an https:// endpoint the process trusts, through %s", async (_, scheme) => {
+      const endpoint = createHttpsServer(identity, (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on("data", (chunk: Buffer) => chunks.push(chunk));
+        req.on("end", () => res.end(`${req.headers.host} ${Buffer.concat(chunks).toString()}`));
+      });
+      await new Promise<void>((done) => endpoint.listen(0, "127.0.0.1", done));
+      const port = (endpoint.address() as AddressInfo).port;
+      const secureProxy = scheme === "https" ? await testProxy(identity) : undefined;
+      const via = secureProxy ?? proxy;
+      try {
+        // Not spawnSync: the proxy and the endpoint answer from this process's event loop.
+        const run = await promisify(execFile)(
+          process.execPath,
+          ["--import", "tsx", fileURLToPath(new URL("./proxy/dispatch-once.ts", import.meta.url))],
+          {
+            encoding: "utf8",
+            timeout: 30_000,
+            env: {
+              ...process.env,
+              NODE_EXTRA_CA_CERTS: join(dir, "cert.pem"),
+              PROXY_URL: scheme === "https" ? `https://127.0.0.1:${via.port}` : via.url,
+              TARGET_URL: `https://consumer.test:${port}/hooks`,
+            },
+          },
+        );
+        expect(JSON.parse(run.stdout)).toMatchObject({
+          kind: "response",
+          status: 200,
+          body: `consumer.test:${port} {"id":"evt_tls"}`,
+        });
+        expect(via.connects).toEqual([{ authority: `127.0.0.1:${port}`, authorization: undefined }]);
+      } finally {
+        await secureProxy?.close();
+        await new Promise<void>((done) => endpoint.close(() => done()));
+      }
     });
   });
 });

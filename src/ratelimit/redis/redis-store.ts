@@ -47,7 +47,10 @@ function parseReply(reply: unknown, count: number): GcraOutcome {
   return { allowed: Number(reply[0]) === 1, remaining, resetMs };
 }
 
-/** ioredis's `evalsha` and `eval` on a node-redis client, pool or cluster, which routes each by its one key. */
+/**
+ * The `evalsha` and `eval` the store calls: an ioredis client's own, or the same sent through a node-redis client,
+ * pool or cluster, which routes each by its one key.
+ */
 function scriptClient(client: RedisScriptClient | NodeRedis): RedisScriptClient {
   if (!isNodeRedis(client)) {
     if (typeof client?.evalsha !== "function" || typeof client.eval !== "function") {

@@ -5,7 +5,6 @@ import type { AttemptResult } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryRequest } from "../delivery-request";
 import { parseIp } from "../ip-address";
-import { parseEgressProxy } from "../proxy-tunnel";
 import { parseRetryAfter } from "../retry-after";
 import {
   bareHost,
@@ -18,6 +17,7 @@ import {
 } from "../url-policy";
 import { codedError, errorKindOf, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
 import { proxyConnector } from "./proxy-connector";
+import { parseEgressProxy } from "./proxy-tunnel";
 import { type Deadline, RequestDeadlines } from "./request-deadlines";
 import { systemResolver } from "./system-resolver";
 

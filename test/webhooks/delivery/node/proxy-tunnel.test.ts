@@ -6,7 +6,7 @@ import {
   readTunnelAnswer,
   tunnelAuthority,
   tunnelRequest,
-} from "../../../src/webhooks/delivery/proxy-tunnel";
+} from "../../../../src/webhooks/delivery/node/proxy-tunnel";
 
 describe("parseEgressProxy", () => {
   it("reads scheme, host, port and credentials, with the scheme's default port", () => {

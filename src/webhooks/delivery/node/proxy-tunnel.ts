@@ -1,5 +1,5 @@
 // An HTTP CONNECT tunnel through an egress proxy, as plain values: the proxy an option names, the request that opens
-// a tunnel to one address, and what the proxy's answer says. The sockets are rest-webhooks/webhooks/delivery/node's.
+// a tunnel to one address, and what the proxy's answer says. No sockets here: proxy-connector.ts owns them.
 
 /** An egress proxy, parsed from the URL an option gives. */
 export interface EgressProxy {

@@ -68,6 +68,7 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
     apiKey: config.apiKey,
     allowInsecureUrls: config.allowInsecureWebhookUrls,
     retryScheduleMs: config.retryScheduleMs,
+    proxy: config.webhookProxy,
     deliver: config.deliver,
     now,
     onDeliveryEvent: options.onDeliveryEvent,

@@ -19,6 +19,8 @@ export interface ShopConfig {
   allowInsecureWebhookUrls: boolean;
   /** Delays before each delivery attempt, in ms (the first one included). @default the Standard Webhooks schedule */
   retryScheduleMs?: readonly number[];
+  /** An egress proxy every delivery goes through (HTTP CONNECT), e.g. `http://egress.internal:3128`. @default none */
+  webhookProxy?: string;
   /** Largest request body, in bytes (413 beyond). */
   bodyLimit: number;
   /** Run the delivery worker in this process. */
@@ -64,6 +66,7 @@ const environmentSchema = z.object({
     .default("shop"),
   WEBHOOKS_ALLOW_INSECURE_URLS: flag,
   SHOP_WEBHOOK_RETRY_SCHEDULE: schedule,
+  SHOP_WEBHOOK_PROXY: z.url({ protocol: /^https?$/, error: "an http:// or https:// proxy URL" }).optional(),
   SHOP_BODY_LIMIT: z.coerce.number().int().min(1024).default(65_536),
 });
 
@@ -117,6 +120,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): L
             : { kind: "pglite", dataDir: e.SHOP_DATA_DIR, schema: e.SHOP_DB_SCHEMA },
       allowInsecureWebhookUrls: e.WEBHOOKS_ALLOW_INSECURE_URLS,
       ...(e.SHOP_WEBHOOK_RETRY_SCHEDULE === undefined ? {} : { retryScheduleMs: e.SHOP_WEBHOOK_RETRY_SCHEDULE }),
+      ...(e.SHOP_WEBHOOK_PROXY === undefined ? {} : { webhookProxy: e.SHOP_WEBHOOK_PROXY }),
       bodyLimit: e.SHOP_BODY_LIMIT,
       deliver: true,
     },

@@ -20,6 +20,8 @@ export interface ShopWebhooksOptions {
   apiKey: string;
   allowInsecureUrls: boolean;
   retryScheduleMs?: readonly number[] | undefined;
+  /** The egress proxy deliveries go through, if any. */
+  proxy?: string | undefined;
   deliver: boolean;
   now: () => number;
   onDeliveryEvent?: ((event: DeliveryWorkerEvent) => void) | undefined;
@@ -63,7 +65,11 @@ export function declareWebhooks(router: Router, options: ShopWebhooksOptions): S
     ? createDeliveryWorker({
         queue: storage.queue,
         endpoints: storage.endpoints,
-        dispatcher: { urlPolicy: policy, timeoutMs: 10_000 },
+        dispatcher: {
+          urlPolicy: policy,
+          timeoutMs: 10_000,
+          ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
+        },
         // A fixed schedule without jitter when one is configured (the demo's 1 s, 2 s), else the default.
         ...(options.retryScheduleMs === undefined ? {} : { retry: scheduleBackoff(options.retryScheduleMs, 0) }),
         pollIntervalMs: storage.kind === "postgres" ? 500 : 1_000,

@@ -3,9 +3,8 @@
 // the addresses the URL policy let through.
 import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSecureContext, createServer as createTlsServer } from "node:tls";
@@ -14,66 +13,10 @@ import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDispatcher, type Dispatcher } from "../../../../src/webhooks/delivery/node/dispatcher";
 import type { HostResolver } from "../../../../src/webhooks/delivery/url-policy";
+import { type ConnectProxy, startConnectProxy } from "../../../support/connect-proxy";
 import { localServer } from "./local-server";
 
 type Local = Awaited<ReturnType<typeof localServer>>;
-
-/** What a proxy does with a CONNECT: open the tunnel, refuse it, answer nonsense, or say nothing. */
-type ProxyMode = "tunnel" | "refuse" | "garbage" | "silent";
-
-interface TestProxy {
-  url: string;
-  port: number;
-  /** The authority of every CONNECT, in order, and its Proxy-Authorization. */
-  connects: { authority: string; authorization: string | undefined }[];
-  mode: ProxyMode;
-  close(): Promise<void>;
-}
-
-/** A CONNECT proxy on loopback: plain HTTP, or HTTPS with `tls`'s key and certificate. */
-async function testProxy(tls?: { key: Buffer; cert: Buffer }): Promise<TestProxy> {
-  const sockets = new Set<Socket>();
-  const refuse = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(405).end();
-  const server: Server = tls === undefined ? createHttpServer(refuse) : createHttpsServer(tls, refuse);
-  const proxy: TestProxy = {
-    url: "",
-    port: 0,
-    connects: [],
-    mode: "tunnel",
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-  server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
-    sockets.add(client);
-    proxy.connects.push({ authority: req.url ?? "", authorization: req.headers["proxy-authorization"] });
-    if (proxy.mode === "refuse") return client.end("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
-    if (proxy.mode === "garbage") return client.end("SSH-2.0-OpenSSH_9.2\r\n\r\n");
-    if (proxy.mode === "silent") return;
-    const [host, port] = splitAuthority(req.url ?? "");
-    const upstream = connect(port, host, () => {
-      client.write("HTTP/1.1 200 Connection established\r\n\r\n");
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    sockets.add(upstream);
-    upstream.on("error", () => client.destroy());
-    client.on("error", () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  proxy.port = (server.address() as AddressInfo).port;
-  proxy.url = `http://127.0.0.1:${proxy.port}`;
-  return proxy;
-}
-
-function splitAuthority(authority: string): [string, number] {
-  const at = authority.lastIndexOf(":");
-  return [authority.slice(0, at).replace(/^\[|\]$/g, ""), Number(authority.slice(at + 1))];
-}
 
 // No real DNS: the consumer's name resolves to loopback, a second name to a private address the policy forbids.
 const resolve: HostResolver = async (hostname) => {
@@ -88,7 +31,7 @@ const allowLocal = { allowHttp: true, allow: ["127.0.0.1"] };
 
 describe("dispatcher through an egress proxy", () => {
   let consumer: Local;
-  let proxy: TestProxy;
+  let proxy: ConnectProxy;
   const dispatchers: Dispatcher[] = [];
   const dispatcher = (options: Parameters<typeof createDispatcher>[0] = {}) => {
     const created = createDispatcher({
@@ -104,7 +47,7 @@ describe("dispatcher through an egress proxy", () => {
 
   beforeAll(async () => {
     consumer = await localServer();
-    proxy = await testProxy();
+    proxy = await startConnectProxy();
   });
   afterEach(() => {
     for (const created of dispatchers.splice(0)) created.close();
@@ -258,7 +201,7 @@ describe("dispatcher through an egress proxy", () => {
       });
       await new Promise<void>((done) => endpoint.listen(0, "127.0.0.1", done));
       const port = (endpoint.address() as AddressInfo).port;
-      const secureProxy = scheme === "https" ? await testProxy(identity) : undefined;
+      const secureProxy = scheme === "https" ? await startConnectProxy(identity) : undefined;
       const via = secureProxy ?? proxy;
       try {
         // Not spawnSync: the proxy and the endpoint answer from this process's event loop.

@@ -29,8 +29,13 @@ export interface NodeRedisCluster {
   getSlotMaster(slot: number): unknown;
 }
 
+/** A node-redis 4 client in legacy mode (`legacyMode: true`): callbacks outside, the promise API under `v4`. */
+export interface NodeRedisLegacyClient {
+  v4: NodeRedisClient;
+}
+
 /** Any node-redis connection the stores accept. */
-export type NodeRedis = NodeRedisClient | NodeRedisCluster;
+export type NodeRedis = NodeRedisClient | NodeRedisCluster | NodeRedisLegacyClient;
 
 /**
  * One command on a node-redis connection: its name first, then its arguments; `firstKey` routes it on a cluster.
@@ -55,6 +60,19 @@ const AS_BYTES: NodeRedisCommandOptions = { typeMapping: { [BLOB_STRING]: Buffer
 const isCluster = (client: NodeRedis): client is NodeRedisCluster =>
   typeof (client as Partial<NodeRedisCluster>).getSlotMaster === "function";
 
+// A legacy-mode client also has v3's lower-case commands (`evalsha`…) taking callbacks, so it is recognised by its
+// `v4` first: taken for ioredis, it would never answer.
+// Outside legacy mode, node-redis 4's `v4` getter throws.
+const isLegacy = (client: unknown): client is NodeRedisLegacyClient => {
+  let v4: unknown;
+  try {
+    v4 = (client as { v4?: unknown }).v4;
+  } catch {
+    return false;
+  }
+  return typeof v4 === "object" && v4 !== null && typeof (v4 as { sendCommand?: unknown }).sendCommand === "function";
+};
+
 // A pool counts its connections; a client and a cluster have no such property.
 const isPool = (client: NodeRedis): boolean => "totalClients" in client;
 
@@ -64,6 +82,7 @@ const isPool = (client: NodeRedis): boolean => "totalClients" in client;
  */
 export function isNodeRedis(client: unknown): client is NodeRedis {
   if (typeof client !== "object" || client === null) return false;
+  if (isLegacy(client)) return true;
   const methods = client as Record<string, unknown>;
   return (
     typeof methods.sendCommand === "function" &&
@@ -75,7 +94,8 @@ export function isNodeRedis(client: unknown): client is NodeRedis {
 const text = (arg: Argument | number): Argument => (typeof arg === "number" ? String(arg) : arg);
 
 /** Sends commands on a node-redis client, pool or cluster. */
-export function nodeRedisSender(client: NodeRedis): NodeRedisSender {
+export function nodeRedisSender(connection: NodeRedis): NodeRedisSender {
+  const client = isLegacy(connection) ? connection.v4 : connection;
   if (isCluster(client)) {
     return {
       send: (args, firstKey, bytes) =>

@@ -53,7 +53,8 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore on node-redis", () =>
     ["node-redis 6, a pool", () => nodeRedisPool(6)],
     ["node-redis 5, a client", nodeRedis5],
     ["node-redis 5, a pool", () => nodeRedisPool(5)],
-    ["node-redis 4, a client", nodeRedis4],
+    ["node-redis 4, a client", () => nodeRedis4()],
+    ["node-redis 4, a client in legacy mode", () => nodeRedis4({ legacyMode: true })],
     ["node-redis 6, a server before Redis 7.0 (begin through its script)", before7],
   ] as const) {
     describeStoreContract(
@@ -97,7 +98,7 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore on node-redis", () =>
 
   it.each([
     ["Redis 7.0 and later", () => nodeRedis6()],
-    ["Redis 7.0 and later, node-redis 4", nodeRedis4],
+    ["Redis 7.0 and later, node-redis 4", () => nodeRedis4()],
     ["before Redis 7.0", before7],
   ])("reads the record node-redis returns as bytes, whatever the body's bytes (%s)", async (_, connect) => {
     const { client, close } = await connect();

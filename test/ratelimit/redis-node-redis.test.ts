@@ -31,7 +31,8 @@ describe.skipIf(skipWithoutRedis())("createRedisStore on node-redis", () => {
     ["node-redis 6, a client on RESP3", () => nodeRedis6({ RESP: 3 })],
     ["node-redis 6, a pool", () => nodeRedisPool(6)],
     ["node-redis 5, a client", nodeRedis5],
-    ["node-redis 4, a client", nodeRedis4],
+    ["node-redis 4, a client", () => nodeRedis4()],
+    ["node-redis 4, a client in legacy mode", () => nodeRedis4({ legacyMode: true })],
   ] as const) {
     storeContract(name, async () => {
       const { client, close } = await connect();

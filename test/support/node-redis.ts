@@ -26,10 +26,11 @@ export async function nodeRedis5(): Promise<NodeRedisConnection> {
   return { client, close: () => client.close() };
 }
 
-/** A node-redis 4 client: bytes through `returnBuffers`, no pools. */
-export async function nodeRedis4(): Promise<NodeRedisConnection> {
-  const client = createClient4({ url: redisUrl });
+/** A node-redis 4 client (bytes through `returnBuffers`, no pools); `legacyMode` keeps its promise API under `v4`. */
+export async function nodeRedis4(options: { legacyMode?: true } = {}): Promise<NodeRedisConnection> {
+  const client = createClient4({ url: redisUrl, ...options });
   await client.connect();
+  if (options.legacyMode) return { client, close: () => client.v4.quit().then(() => undefined) };
   return { client, close: () => client.quit().then(() => undefined) };
 }
 

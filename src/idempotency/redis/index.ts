@@ -1,13 +1,7 @@
 /**
  * The Redis idempotency store, on ioredis or node-redis (both optional peer dependencies; pass your own client).
  */
-export type {
-  NodeRedis,
-  NodeRedisClient,
-  NodeRedisCluster,
-  NodeRedisCommandOptions,
-  NodeRedisLegacyClient,
-} from "../../redis/node-redis";
+export type { NodeRedis } from "../../redis/node-redis";
 export {
   RedisIdempotencyStore,
   type RedisScriptClient,

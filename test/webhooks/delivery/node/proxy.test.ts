@@ -1,12 +1,10 @@
 // The dispatcher through an egress proxy: a real HTTP CONNECT proxy on loopback (node:http's `connect` event), a
 // consumer behind it, and an injected resolver, so the names are the test's and the proxy is seen to receive only
 // the addresses the URL policy let through.
-import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createSecureContext, createServer as createTlsServer } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -143,23 +141,10 @@ describe("dispatcher through an egress proxy", () => {
   });
 
   describe("with TLS", () => {
-    // One self-signed certificate for consumer.test, localhost and 127.0.0.1 serves the endpoint and the proxy.
-    let dir: string;
-    let identity: { key: Buffer; cert: Buffer };
-    beforeAll(() => {
-      dir = mkdtempSync(join(tmpdir(), "proxy-tls-"));
-      execFileSync(
-        "openssl",
-        [
-          ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"],
-          ...["-subj", "/CN=consumer.test", "-addext", "subjectAltName=DNS:consumer.test,DNS:localhost,IP:127.0.0.1"],
-          ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
-        ],
-        { stdio: "ignore" },
-      );
-      identity = { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
-    });
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    // One self-signed certificate for consumer.test, localhost and 127.0.0.1 (valid until 2126, made with openssl req
+    // -x509 -newkey ec) serves the endpoint and the proxy.
+    const fixture = (name: string) => fileURLToPath(new URL(`./proxy/${name}`, import.meta.url));
+    const identity = { key: readFileSync(fixture("key.pem")), cert: readFileSync(fixture("cert.pem")) };
 
     it("runs TLS end to end over the tunnel, with the endpoint's name as SNI and for its certificate", async () => {
       // The names the endpoint's ClientHellos carried (RFC 6066 §3).
@@ -213,7 +198,7 @@ describe("dispatcher through an egress proxy", () => {
             timeout: 30_000,
             env: {
               ...process.env,
-              NODE_EXTRA_CA_CERTS: join(dir, "cert.pem"),
+              NODE_EXTRA_CA_CERTS: fixture("cert.pem"),
               PROXY_URL: scheme === "https" ? `https://127.0.0.1:${via.port}` : via.url,
               TARGET_URL: `https://consumer.test:${port}/hooks`,
             },

@@ -140,5 +140,12 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       schema: t.schema,
       statements: [`ALTER TABLE ${t.deliveries} ADD COLUMN IF NOT EXISTS ended_at timestamptz`],
     },
+    {
+      // One delivery's attempts (the endpoint API's delivery detail) straight from an index: through the endpoint's
+      // index alone, an old delivery of a busy endpoint meant reading back through all of the endpoint's log.
+      id: "delivery@8",
+      schema: t.schema,
+      statements: [`CREATE INDEX IF NOT EXISTS "webhook_attempts_delivery" ON ${t.attempts} (delivery_id, seq DESC)`],
+    },
   ];
 }

@@ -301,6 +301,34 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     });
   });
 
+  it("reads one delivery's attempts by its own index, not back through the endpoint's whole log", async () => {
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      await migrate(pool, deliveryMigrations({ schema }));
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      const table = `"${schema}".webhook_attempts`;
+      // A busy endpoint's log: the old delivery's two lines first, then 20,000 lines of later deliveries.
+      await pool.query(
+        `INSERT INTO ${table} (delivery_id, endpoint_id, event_id, attempt, started_at, duration_ms, status)
+         SELECT CASE WHEN g <= 2 THEN 'dlv_old' ELSE 'dlv_' || g END, 'we_busy', 'evt_' || g, 1, now(), 5, 500
+         FROM generate_series(1, 20002) g`,
+      );
+      await pool.query(`ANALYZE ${table}`);
+      const lines = await queue.attempts({ endpointId: "we_busy", deliveryId: "dlv_old" });
+      expect(lines.map((line) => line.deliveryId)).toEqual(["dlv_old", "dlv_old"]);
+      expect(await queue.attempts({ endpointId: "we_other", deliveryId: "dlv_old" })).toEqual([]);
+      expect(await queue.attempts({ endpointId: "we_busy", limit: 3 })).toHaveLength(3);
+      const { rows } = await pool.query(
+        `EXPLAIN SELECT * FROM ${table} WHERE delivery_id = 'dlv_old' AND endpoint_id = 'we_busy' ORDER BY seq DESC LIMIT 100`,
+      );
+      expect(rows.map((row) => String((row as { "QUERY PLAN": unknown })["QUERY PLAN"])).join("\n")).toContain(
+        "webhook_attempts_delivery",
+      );
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
+  });
+
   it("exports its migration as SQL for other migration tools, and refuses an unsafe schema name", () => {
     expect(migrationSql(deliveryMigrations())).toContain('CREATE TABLE IF NOT EXISTS "public"."webhook_deliveries"');
     expect(() => deliveryMigrations({ schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);

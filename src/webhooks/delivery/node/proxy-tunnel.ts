@@ -1,5 +1,6 @@
 // An HTTP CONNECT tunnel through an egress proxy, as plain values: the proxy an option names, the request that opens
 // a tunnel to one address, and what the proxy's answer says. No sockets here: proxy-connector.ts owns them.
+import { bareHost } from "../url-policy";
 
 /** An egress proxy, parsed from the URL an option gives. */
 export interface EgressProxy {
@@ -37,12 +38,11 @@ export function parseEgressProxy(url: string | URL, option: string): EgressProxy
     throw new TypeError(`${option} must name the proxy only (scheme, credentials, host, port), not a path or query`);
   }
   const port = parsed.port === "" ? (protocol === "https:" ? 443 : 80) : Number(parsed.port);
-  const host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname;
   const hasCredentials = parsed.username !== "" || parsed.password !== "";
   const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
   return {
     protocol,
-    host,
+    host: bareHost(parsed.hostname),
     port,
     authorization: hasCredentials ? `Basic ${Buffer.from(credentials, "utf8").toString("base64")}` : undefined,
     label: `${parsed.hostname}:${port}`,

@@ -29,6 +29,8 @@ export function verdictOf(result: AttemptResult): AttemptVerdict {
 interface Share {
   held: number;
   sending: number;
+  /** Held deliveries whose attempt is over and whose outcome is being stored. */
+  storing: number;
   cap: number;
   /** When it was last finished with (a counter), for forgetting the longest idle. */
   used: number;
@@ -36,6 +38,10 @@ interface Share {
 
 // An endpoint may have as many deliveries claimed and waiting as in flight: the next one is ready when a slot frees.
 const holdLimit = (share: Share) => 2 * share.cap;
+
+// What a share's held deliveries count against its room: those whose outcome is being stored count only past one cap's
+// worth (see DeliveryScheduler.storing).
+const occupying = (share: Share) => share.held - Math.min(share.storing, share.cap);
 
 /** The claim to make now: how many, and the room each endpoint has. */
 export type ClaimRequest = Pick<ClaimOptions, "limit" | "perEndpoint" | "endpointLimits">;
@@ -51,6 +57,8 @@ const REMEMBERED = 1_024;
  *   `endpointConcurrency`; an attempt answered with a failure halves its cap and an unanswered one (time-out,
  *   refused connection) cuts it to 1. So an endpoint that stopped answering costs one slot, not `endpointConcurrency`.
  *   Besides those in flight, an endpoint may have as many claimed and waiting (for its turn, without a slot).
+ * - **Outcomes being stored hold nothing back.** A delivery whose attempt is over and whose outcome is being written
+ *   leaves room for the next claim, up to `concurrency` of them (one cap's worth per endpoint).
  * - **Fair claims.** Claims ask the queue for each endpoint's room only, and the queue serves endpoints in turn; an
  *   endpoint at its cap is skipped, so its deliveries wait in the queue and not in this worker.
  */
@@ -59,6 +67,7 @@ export class DeliveryScheduler {
   readonly #shares = new Map<string, Share>();
   #held = 0;
   #sending = 0;
+  #storing = 0;
   // Deliveries finished since the last claim: claiming again waits for a batch of them (or for news: see wantsClaim).
   #freed = 0;
   // An endpoint finished a delivery and has none left waiting: its line ran dry, so claim without waiting for a batch.
@@ -91,22 +100,22 @@ export class DeliveryScheduler {
    * delivery would cost a query per delivery when endpoints have a slot or two free each.
    */
   wantsClaim(news: boolean): boolean {
-    const { concurrency, lookahead, batch } = this.#config;
-    const room = concurrency + lookahead - this.#held;
+    const { batch } = this.#config;
+    const room = this.#room();
     if (room < 1) return false;
     return news || this.#dry || this.#held === 0 || (this.#freed >= batch && room >= batch);
   }
 
   /** What to claim now (when there is any room at all). */
   claimRequest(): ClaimRequest | undefined {
-    const limit = this.#config.concurrency + this.#config.lookahead - this.#held;
+    const limit = this.#room();
     if (limit < 1) return undefined;
     this.#freed = 0;
     this.#dry = false;
     // Endpoints not listed are unknown to this worker: they start slowly, one at a time.
     const endpointLimits = new Map<string, number>();
     for (const [id, share] of this.#shares) {
-      const room = Math.max(0, holdLimit(share) - share.held);
+      const room = Math.max(0, holdLimit(share) - occupying(share));
       if (room !== 1) endpointLimits.set(id, room);
     }
     return { limit, perEndpoint: 1, endpointLimits };
@@ -115,7 +124,7 @@ export class DeliveryScheduler {
   /** A claimed delivery arrives: `true` when its endpoint has room (it is held from now on), else hand it back. */
   hold(endpointId: string): boolean {
     const share = this.#shareOf(endpointId);
-    if (share.held >= holdLimit(share)) return false;
+    if (occupying(share) >= holdLimit(share)) return false;
     share.held++;
     this.#held++;
     return true;
@@ -147,25 +156,57 @@ export class DeliveryScheduler {
     this.#sending--;
   }
 
-  /** A held delivery is finished: its attempt's verdict adjusts the endpoint's cap; none when it made no attempt. */
-  finish(endpointId: string, verdict?: AttemptVerdict): void {
+  /**
+   * A held delivery's attempt is over and its outcome is being stored: its verdict adjusts the endpoint's cap now, and
+   * it stops counting against the worker's and its endpoint's room, up to `concurrency` (one endpoint's cap) of them. A
+   * durable queue takes a round trip and a commit to store an outcome; counted as held, the deliveries waiting for it
+   * left no room to claim the next ones (bench/delivery, postgres queue vs graphile-worker). Past that many, a store
+   * that falls behind holds claims back again.
+   */
+  storing(endpointId: string, verdict: AttemptVerdict): void {
+    const share = this.#shares.get(endpointId);
+    if (share === undefined) return;
+    share.storing++;
+    this.#storing++;
+    this.#freed++;
+    if (share.held - share.storing === share.sending) this.#dry = true;
+    this.#judge(share, verdict);
+  }
+
+  /** A held delivery is finished: stored (after {@link storing}), or handed back without an attempt. */
+  finish(endpointId: string, stored = false): void {
     const share = this.#shares.get(endpointId);
     if (share === undefined) return;
     share.held--;
     this.#held--;
-    this.#freed++;
-    if (share.held === share.sending) this.#dry = true;
+    if (stored) {
+      share.storing--;
+      this.#storing--;
+    } else {
+      this.#freed++;
+      if (share.held - share.storing === share.sending) this.#dry = true;
+    }
+    share.used = ++this.#uses;
+    if (this.#shares.size > REMEMBERED) this.#forget();
+  }
+
+  // AIMD on an attempt's verdict.
+  #judge(share: Share, verdict: AttemptVerdict): void {
     if (verdict === "success") share.cap = Math.min(this.#config.endpointConcurrency, share.cap + 1);
     else if (verdict === "refused") share.cap = Math.max(1, Math.floor(share.cap / 2));
     else if (verdict === "unreachable") share.cap = 1;
-    share.used = ++this.#uses;
-    if (this.#shares.size > REMEMBERED) this.#forget();
+  }
+
+  // Claims the worker may still take: the slots and the look-ahead, less what it holds (see storing).
+  #room(): number {
+    const { concurrency, lookahead } = this.#config;
+    return concurrency + lookahead - (this.#held - Math.min(this.#storing, concurrency));
   }
 
   #shareOf(endpointId: string): Share {
     let share = this.#shares.get(endpointId);
     if (share === undefined) {
-      share = { held: 0, sending: 0, cap: 1, used: 0 };
+      share = { held: 0, sending: 0, storing: 0, cap: 1, used: 0 };
       this.#shares.set(endpointId, share);
     }
     return share;

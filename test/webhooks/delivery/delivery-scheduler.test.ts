@@ -4,12 +4,18 @@ import { type AttemptVerdict, DeliveryScheduler, verdictOf } from "../../../src/
 
 const config = { concurrency: 8, endpointConcurrency: 4, lookahead: 4, batch: 2 };
 
+// A held delivery's attempt ends with `verdict` and its outcome is stored; without a verdict, it goes back unsent.
+function done(s: DeliveryScheduler, endpoint: string, verdict: AttemptVerdict | undefined): void {
+  if (verdict !== undefined) s.storing(endpoint, verdict);
+  s.finish(endpoint, verdict !== undefined);
+}
+
 describe("DeliveryScheduler (issue 15)", () => {
   it("starts an endpoint at one, adds one per success up to its cap, halves on a failure, drops to one unanswered", () => {
     const s = new DeliveryScheduler(config);
     const run = (verdict: AttemptVerdict) => {
       expect(s.hold("a")).toBe(true);
-      s.finish("a", verdict);
+      done(s, "a", verdict);
     };
     expect(s.capOf("a")).toBe(1);
     for (const expected of [2, 3, 4, 4]) {
@@ -40,7 +46,7 @@ describe("DeliveryScheduler (issue 15)", () => {
     const s = new DeliveryScheduler(config);
     for (let i = 0; i < 3; i++) {
       s.hold("grown");
-      s.finish("grown", "success");
+      done(s, "grown", "success");
     }
     s.hold("full");
     s.hold("full");
@@ -57,7 +63,7 @@ describe("DeliveryScheduler (issue 15)", () => {
     // Grow "a" to a cap of 8: it may hold 16, 8 of them sending and 8 waiting for its turn.
     for (let i = 0; i < 7; i++) {
       s.hold("a");
-      s.finish("a", "success");
+      done(s, "a", "success");
     }
     s.claimRequest();
     for (let i = 0; i < 16; i++) expect(s.hold("a")).toBe(true);
@@ -67,7 +73,7 @@ describe("DeliveryScheduler (issue 15)", () => {
     const finishOne = () => {
       s.freeEndpointSlot("a");
       s.takeEndpointSlot("a"); // the next waiter takes the turn
-      s.finish("a", "success");
+      done(s, "a", "success");
     };
     for (let i = 0; i < 3; i++) finishOne();
     expect(s.wantsClaim(false)).toBe(false); // 3 finished, batch 4, "a" still has some waiting
@@ -87,7 +93,7 @@ describe("DeliveryScheduler (issue 15)", () => {
     s.claimRequest();
     s.freeEndpointSlot("b");
     expect(s.takeEndpointSlot("b")).toBe(true); // the waiter's turn
-    s.finish("b", "success");
+    done(s, "b", "success");
     expect(s.wantsClaim(false)).toBe(true); // "b" has nothing waiting: one finish is enough
   });
 
@@ -116,33 +122,81 @@ describe("DeliveryScheduler (issue 15)", () => {
     );
   });
 
-  it("keeps every endpoint's held deliveries within its cap whatever the outcomes (property)", () => {
+  it("keeps every endpoint's held deliveries within its cap whatever the outcomes, outcomes being stored too (property)", () => {
     const step = fc.record({
       endpoint: fc.constantFrom("a", "b", "c"),
-      verdict: fc.constantFrom<AttemptVerdict | undefined>("success", "refused", "unreachable", undefined),
-      hold: fc.boolean(),
+      action: fc.constantFrom("hold", "store", "stored", "hand back"),
+      verdict: fc.constantFrom<AttemptVerdict>("success", "refused", "unreachable"),
     });
     fc.assert(
       fc.property(fc.array(step, { maxLength: 300 }), (steps) => {
         const s = new DeliveryScheduler(config);
-        const held = new Map<string, number>();
-        for (const { endpoint, verdict, hold } of steps) {
-          const mine = held.get(endpoint) ?? 0;
-          if (hold) {
-            if (s.hold(endpoint)) held.set(endpoint, mine + 1);
-          } else if (mine > 0) {
-            s.finish(endpoint, verdict);
-            held.set(endpoint, mine - 1);
+        // Per endpoint: held and not yet storing, and storing.
+        const waiting = new Map<string, number>();
+        const storing = new Map<string, number>();
+        const count = (m: Map<string, number>, e: string) => m.get(e) ?? 0;
+        for (const { endpoint, action, verdict } of steps) {
+          if (action === "hold") {
+            if (s.hold(endpoint)) waiting.set(endpoint, count(waiting, endpoint) + 1);
+          } else if (action === "store" && count(waiting, endpoint) > 0) {
+            s.storing(endpoint, verdict);
+            waiting.set(endpoint, count(waiting, endpoint) - 1);
+            storing.set(endpoint, count(storing, endpoint) + 1);
+          } else if (action === "stored" && count(storing, endpoint) > 0) {
+            s.finish(endpoint, true);
+            storing.set(endpoint, count(storing, endpoint) - 1);
+          } else if (action === "hand back" && count(waiting, endpoint) > 0) {
+            s.finish(endpoint, false);
+            waiting.set(endpoint, count(waiting, endpoint) - 1);
           }
-          const now = held.get(endpoint) ?? 0;
-          expect(s.capOf(endpoint)).toBeGreaterThanOrEqual(1);
-          expect(s.capOf(endpoint)).toBeLessThanOrEqual(config.endpointConcurrency);
-          // A cap cut below what is held lets nothing new in until enough finished.
-          if (now >= 2 * s.capOf(endpoint)) expect(s.hold(endpoint)).toBe(false);
+          const cap = s.capOf(endpoint);
+          expect(cap).toBeGreaterThanOrEqual(1);
+          expect(cap).toBeLessThanOrEqual(config.endpointConcurrency);
+          // Outcomes being stored count against the endpoint past one cap's worth: at twice its cap, nothing new.
+          const occupying = count(waiting, endpoint) + Math.max(0, count(storing, endpoint) - cap);
+          if (occupying >= 2 * cap) expect(s.hold(endpoint)).toBe(false);
         }
-        expect(s.held).toBe([...held.values()].reduce((a, b) => a + b, 0));
+        const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+        expect(s.held).toBe(total(waiting) + total(storing));
+        // Never more than the slots, the look-ahead and one concurrency's worth of outcomes being stored.
+        expect(s.held).toBeLessThanOrEqual(2 * config.concurrency + config.lookahead);
       }),
     );
+  });
+
+  it("leaves room for the next claims while outcomes are stored, up to its concurrency of them", () => {
+    const s = new DeliveryScheduler({ ...config, endpointConcurrency: 8, batch: 4 });
+    for (let i = 0; i < 7; i++) done(s, "a", "success"); // cap 8
+    s.claimRequest();
+    for (let i = 0; i < 12; i++) expect(s.hold(`e${i}`)).toBe(true);
+    expect(s.claimRequest()).toBeUndefined(); // 8 slots and 4 ahead: full
+    for (let i = 0; i < 8; i++) s.storing(`e${i}`, "success");
+    // Eight outcomes being written (a durable queue's round trip and commit) hold no claim back.
+    expect(s.wantsClaim(false)).toBe(true);
+    expect(s.claimRequest()?.limit).toBe(8);
+    for (let i = 0; i < 8; i++) expect(s.hold(`f${i}`)).toBe(true);
+    expect(s.held).toBe(20);
+    // Past the concurrency's worth, outcomes being stored count again: a store that falls behind holds claims back.
+    s.storing("e8", "success");
+    expect(s.claimRequest()).toBeUndefined();
+    s.finish("e0", true);
+    expect(s.claimRequest()?.limit).toBe(1); // e1..e8 storing, f0..f7 and e9..e11 held: 11 against 12
+  });
+
+  it("lets an endpoint's outcomes being stored leave room for one cap's worth of its next deliveries, no more", () => {
+    const s = new DeliveryScheduler(config);
+    expect(s.hold("a")).toBe(true);
+    expect(s.hold("a")).toBe(true);
+    expect(s.hold("a")).toBe(false); // cap 1: one to send, one waiting
+    s.storing("a", "refused"); // the cap stays 1
+    expect(s.claimRequest()?.endpointLimits?.has("a")).toBe(false); // room 1 again, the default
+    expect(s.hold("a")).toBe(true);
+    s.storing("a", "unreachable");
+    // Two outcomes being stored against a cap of 1: the second counts.
+    expect(s.claimRequest()?.endpointLimits?.get("a")).toBe(0);
+    expect(s.hold("a")).toBe(false);
+    s.finish("a", true);
+    expect(s.hold("a")).toBe(true);
   });
 
   it("reads a verdict off an attempt's result", () => {

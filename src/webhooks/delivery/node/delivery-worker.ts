@@ -84,7 +84,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       return;
     }
     held.add(claim);
-    let verdict: ReturnType<typeof verdictOf> | undefined;
+    let stored = false; // its outcome is being stored (or was)
     let sending = false; // holding the endpoint's turn and a slot
     try {
       const line = lines.lineOf(claim.endpointId);
@@ -148,18 +148,20 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       const outcome = decideOutcome(settings, outgoing, result, now());
-      // Before storing: the next attempt goes out while this outcome is written.
+      // Before storing: the next attempt goes out while this outcome is written, and the next claims are not held back
+      // by it.
       sending = false;
       release(claim.endpointId);
+      scheduler.storing(claim.endpointId, verdictOf(result));
+      stored = true;
       await storeOutcome(settings, lines, outcome);
-      verdict = verdictOf(result);
     } catch (error) {
       // Reported; the lease brings the delivery back.
       report(error);
     } finally {
       if (sending) release(claim.endpointId);
       held.delete(claim);
-      scheduler.finish(claim.endpointId, verdict);
+      scheduler.finish(claim.endpointId, stored);
       settle();
     }
   }

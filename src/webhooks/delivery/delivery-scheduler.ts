@@ -59,6 +59,9 @@ const REMEMBERED = 1_024;
  *   Besides those in flight, an endpoint may have as many claimed and waiting (for its turn, without a slot).
  * - **Outcomes being stored hold nothing back.** A delivery whose attempt is over and whose outcome is being written
  *   leaves room for the next claim, up to `concurrency` of them (one cap's worth per endpoint).
+ * - **A look-ahead that covers the claim's round trip.** It starts at the configured one and grows by a batch, up to
+ *   `concurrency`, after each claim during which a slot went idle for want of a delivery; it shrinks by one after
+ *   each claim that left none idle.
  * - **Fair claims.** Claims ask the queue for each endpoint's room only, and the queue serves endpoints in turn; an
  *   endpoint at its cap is skipped, so its deliveries wait in the queue and not in this worker.
  */
@@ -68,6 +71,11 @@ export class DeliveryScheduler {
   #held = 0;
   #sending = 0;
   #storing = 0;
+  // The look-ahead in use: the configured one, grown up to `concurrency` while claims leave slots with nothing to send
+  // (a durable queue's claim takes a round trip), shrunk again when they stop doing so (see claimed).
+  #ahead: number;
+  #claiming = 0;
+  #starved = false;
   // Deliveries finished since the last claim: claiming again waits for a batch of them (or for news: see wantsClaim).
   #freed = 0;
   // An endpoint finished a delivery and has none left waiting: its line ran dry, so claim without waiting for a batch.
@@ -76,6 +84,12 @@ export class DeliveryScheduler {
 
   constructor(config: SchedulerConfig) {
     this.#config = config;
+    this.#ahead = config.lookahead;
+  }
+
+  /** The look-ahead in use (tests, metrics). */
+  get lookahead(): number {
+    return this.#ahead;
   }
 
   /** Deliveries claimed and not finished. */
@@ -110,6 +124,7 @@ export class DeliveryScheduler {
   claimRequest(): ClaimRequest | undefined {
     const limit = this.#room();
     if (limit < 1) return undefined;
+    this.#claiming++;
     this.#freed = 0;
     this.#dry = false;
     // Endpoints not listed are unknown to this worker: they start slowly, one at a time.
@@ -151,9 +166,26 @@ export class DeliveryScheduler {
     return true;
   }
 
-  /** Gives an attempt slot back (its attempt ended, or it was never used). */
+  /** Gives an attempt slot back (its attempt ended, or it was never used) with no held delivery waiting for it. */
   freeSlot(): void {
     this.#sending--;
+    if (this.#claiming > 0) this.#starved = true;
+  }
+
+  /**
+   * A claim asked for by {@link claimRequest} came back (or failed). When a slot went idle while claims were out, the
+   * look-ahead grows by a batch, up to `concurrency`; otherwise it shrinks by one, down to the configured one. A claim
+   * from memory takes microseconds and never leaves a slot idle; one from PostgreSQL takes a round trip, during which
+   * a look-ahead of `max(8, concurrency / 4)` ran out (bench/delivery, postgres queue vs graphile-worker).
+   */
+  claimed(): void {
+    this.#claiming = Math.max(0, this.#claiming - 1);
+    if (this.#claiming > 0) return;
+    const { lookahead, concurrency, batch } = this.#config;
+    this.#ahead = this.#starved
+      ? Math.min(Math.max(lookahead, concurrency), this.#ahead + batch)
+      : Math.max(lookahead, this.#ahead - 1);
+    this.#starved = false;
   }
 
   /**
@@ -199,8 +231,8 @@ export class DeliveryScheduler {
 
   // Claims the worker may still take: the slots and the look-ahead, less what it holds (see storing).
   #room(): number {
-    const { concurrency, lookahead } = this.#config;
-    return concurrency + lookahead - (this.#held - Math.min(this.#storing, concurrency));
+    const { concurrency } = this.#config;
+    return concurrency + this.#ahead - (this.#held - Math.min(this.#storing, concurrency));
   }
 
   #shareOf(endpointId: string): Share {

@@ -199,6 +199,34 @@ describe("DeliveryScheduler (issue 15)", () => {
     expect(s.hold("a")).toBe(true);
   });
 
+  it("grows its look-ahead while claims leave slots idle, up to its concurrency, and shrinks it when they stop", () => {
+    const s = new DeliveryScheduler({ concurrency: 16, endpointConcurrency: 16, lookahead: 4, batch: 4 });
+    const claimWhile = (slotGoesIdle: boolean) => {
+      const request = s.claimRequest();
+      if (slotGoesIdle) {
+        expect(s.takeSlot()).toBe(true);
+        s.freeSlot(); // an attempt ended and nothing was waiting to go out
+      }
+      s.claimed();
+      return request?.limit;
+    };
+    expect(s.lookahead).toBe(4);
+    expect(claimWhile(true)).toBe(16 + 4);
+    expect(s.lookahead).toBe(8);
+    for (let i = 0; i < 5; i++) claimWhile(true);
+    expect(s.lookahead).toBe(16); // never past the concurrency
+    expect(s.claimRequest()?.limit).toBe(32);
+    s.claimed();
+    expect(s.lookahead).toBe(15); // that claim left no slot idle
+    for (let i = 0; i < 20; i++) claimWhile(false);
+    expect(s.lookahead).toBe(4); // never below the configured one
+    // A slot idle with no claim out (nothing to claim, say) grows nothing.
+    expect(s.takeSlot()).toBe(true);
+    s.freeSlot();
+    claimWhile(false);
+    expect(s.lookahead).toBe(4);
+  });
+
   it("reads a verdict off an attempt's result", () => {
     expect(verdictOf({ kind: "response", status: 204, durationMs: 1 })).toBe("success");
     expect(verdictOf({ kind: "response", status: 503, durationMs: 1 })).toBe("refused");

@@ -12,6 +12,8 @@ export interface PumpHost {
   wants(news: boolean): boolean;
   /** The claim worth making now (`undefined`: wait for more room). */
   request(): ClaimRequest | undefined;
+  /** The claim asked for by the last `request()` came back, or failed. */
+  claimed(): void;
   /** Claims held and not finished. */
   held(): number;
   /** Takes over one claimed delivery. */
@@ -95,8 +97,16 @@ export class ClaimPump {
     const host = this.#host;
     do {
       this.#again = false;
-      for (let request = host.request(); request !== undefined && host.running(); request = host.request()) {
-        const claims = await host.queue.claim({ ...request, now: host.now(), leaseMs: host.leaseMs });
+      while (host.running()) {
+        // Asked for only when it is made: every claim asked for is reported back (claimed), whatever it finds.
+        const request = host.request();
+        if (request === undefined) break;
+        let claims: ClaimedDelivery[];
+        try {
+          claims = await host.queue.claim({ ...request, now: host.now(), leaseMs: host.leaseMs });
+        } finally {
+          host.claimed();
+        }
         for (const claim of claims) host.admit(claim);
         if (claims.length < request.limit) break;
       }

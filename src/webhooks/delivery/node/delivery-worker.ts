@@ -64,6 +64,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     held: () => scheduler.held,
     wants: (news) => scheduler.wantsClaim(news),
     request: () => scheduler.claimRequest(),
+    claimed: () => scheduler.claimed(),
     admit: (claim) => void deliver(claim),
     onError: report,
   });

@@ -135,6 +135,42 @@ describe("fair claims (issue 15)", () => {
   });
 });
 
+describe("look-ahead (issue 15)", () => {
+  it("claims further ahead when its claims take long enough for slots to go idle, as a database's round trip does", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints, now: () => T0 });
+    const limits: number[] = [];
+    // The same queue with each claim answered a few milliseconds late; meanwhile the fake consumer answers every attempt.
+    const slow: DeliveryQueue = {
+      ...queue,
+      claim: async (options) => {
+        limits.push(options.limit);
+        await new Promise((resolve) => setTimeout(resolve, 3));
+        return queue.claim(options);
+      },
+    };
+    const fake = fakeDispatcher();
+    const worker = createDeliveryWorker({
+      queue: slow,
+      endpoints,
+      dispatcher: fake.dispatcher,
+      now: () => T0,
+      circuit: false,
+      concurrency: 32,
+    });
+    cleanups.push(() => worker.stop());
+    await endpoints.create(endpointFixture({ url: "https://far.example/hook", enabledEvents: ["far.*"] }));
+    await publish(queue, "far.created", 600, T0);
+    worker.start();
+    await worker.drained();
+    expect(fake.sentTo("far.example")).toBe(600);
+    // It began with 32 slots and 8 ahead, and grew toward 32 ahead, never past.
+    expect(limits[0]).toBe(32 + 8);
+    expect(Math.max(...limits)).toBeGreaterThan(32 + 8);
+    expect(Math.max(...limits)).toBeLessThanOrEqual(32 + 32);
+  });
+});
+
 describe("stop() (issue 15)", () => {
   it("starts no attempt after stop(), aborts those in flight after the grace period, and hands them back uncounted", async () => {
     const { queue, fake, endpoint, worker } = await world(["hang.example"], { stopGraceMs: 0 });

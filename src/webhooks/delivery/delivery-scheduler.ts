@@ -200,8 +200,7 @@ export class DeliveryScheduler {
     if (share === undefined) return;
     share.storing++;
     this.#storing++;
-    this.#freed++;
-    if (share.held - share.storing === share.sending) this.#dry = true;
+    this.#left(share);
     this.#judge(share, verdict);
   }
 
@@ -215,11 +214,17 @@ export class DeliveryScheduler {
       share.storing--;
       this.#storing--;
     } else {
-      this.#freed++;
-      if (share.held - share.storing === share.sending) this.#dry = true;
+      this.#left(share);
     }
     share.used = ++this.#uses;
     if (this.#shares.size > REMEMBERED) this.#forget();
+  }
+
+  // A delivery left its endpoint's line (its attempt is over, or it went back unsent): it counts toward the next batch,
+  // and an endpoint with nothing left waiting ran dry (see wantsClaim).
+  #left(share: Share): void {
+    this.#freed++;
+    if (share.held - share.storing === share.sending) this.#dry = true;
   }
 
   // AIMD on an attempt's verdict.

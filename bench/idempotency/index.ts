@@ -38,7 +38,6 @@ for (const maxEntries of [10_000, 100_000]) {
   ratios.push(`ratio: ${label} vs 1M ops/s target = ${fmt(m.ours.wall / 1_000_000)}`);
   ratios.push(`ratio: ${label} (CPU time) vs 1M ops/s target = ${fmt(m.ours.cpu / 1_000_000)}`);
   ratios.push(`ratio: ${label} (CPU time) vs bare Map = ${fmt(m.ratio.cpu)}`);
-  ratios.push(`ratio: ${label} (CPU time) vs bare Map behind the store's promises = ${fmt(m.ratioBehindPromises.cpu)}`);
   ratios.push(
     `ratio: bare Map (${maxEntries.toLocaleString("en-US")} entries, CPU time) vs 1M ops/s target = ${fmt(m.bare.cpu / 1_000_000)}`,
   );

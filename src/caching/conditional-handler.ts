@@ -5,6 +5,7 @@ import { type DescribedResponse, describeMiddleware } from "../http/described";
  */
 import { bodyBytes, type Handler, type HttpRequest, type HttpResponse, type ResponseHeaders } from "../http/message";
 import { isSafe } from "../http/methods";
+import { isThenable } from "../http/thenable";
 import { withMethod } from "../http/with-method";
 import { etagFromBody } from "./etag-generate";
 import { parseHttpDate, tryFormatHttpDate } from "./http-date";
@@ -222,6 +223,5 @@ function checkOptions(options: ConditionalOptions): void {
 }
 
 function then<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
-  const thenable = value as PromiseLike<T> | undefined;
-  return typeof thenable?.then === "function" ? Promise.resolve(thenable).then(next) : next(value as T);
+  return isThenable(value) ? Promise.resolve(value).then(next) : next(value);
 }

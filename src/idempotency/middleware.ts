@@ -2,6 +2,7 @@ import { describeMiddleware } from "../http/described";
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
+import { isThenable } from "../http/thenable";
 import { decide, type Lease } from "./decision";
 import { requestFingerprint, scopedKey } from "./fingerprint";
 import { parseIdempotencyKey } from "./key";
@@ -97,6 +98,8 @@ function protectedMethods(option: IdempotencyOptions["methods"]): (method: strin
   return (method) => listed.has(method);
 }
 
+const ignore = () => undefined;
+
 function positiveInteger(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value <= 0) {
     throw new TypeError(`idempotency: ${name} must be a positive integer number of milliseconds, got ${value}`);
@@ -145,12 +148,18 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   const strict = options.strict ?? false;
   const onStoreError = options.onStoreError ?? logStoreError;
 
-  async function settle(request: HttpRequest, operation: () => Promise<boolean>): Promise<void> {
+  // Reports a failed write instead of failing the request. A store that answered at once (the memory store) gets no
+  // promise: `undefined` then, nothing to wait for.
+  function settle(request: HttpRequest, operation: () => boolean | Promise<boolean>): Promise<void> | undefined {
     try {
-      await operation();
+      const written = operation();
+      if (isThenable(written)) {
+        return Promise.resolve(written).then(ignore, (error: unknown) => onStoreError(error, request));
+      }
     } catch (error) {
       onStoreError(error, request);
     }
+    return undefined;
   }
 
   async function execute(
@@ -172,12 +181,14 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
       response = error.toResponse();
     }
     if (!storeOutcome(response.status)) {
-      await settle(request, () => store.release(lease.key, lease.token));
+      const released = settle(request, () => store.release(lease.key, lease.token));
+      if (released !== undefined) await released;
       return response;
     }
     const stored = toStoredResponse(response, replayHeaders);
     // Stored before the client sees the response, so its retry can only find it completed.
-    await settle(request, () => store.complete(lease.key, lease.token, stored, ttlMs));
+    const completed = settle(request, () => store.complete(lease.key, lease.token, stored, ttlMs));
+    if (completed !== undefined) await completed;
     return response;
   }
 
@@ -190,7 +201,8 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     const fingerprint = requestFingerprint({ method: request.method, target, caller, body: request.body });
     const key = scopedKey(caller, parsed.key);
     const store = storeOf(request);
-    const decision = decide(key, fingerprint, await store.begin(key, fingerprint, leaseMs));
+    const begun = store.begin(key, fingerprint, leaseMs);
+    const decision = decide(key, fingerprint, isThenable(begun) ? await begun : begun);
     switch (decision.kind) {
       case "execute":
         return execute(handler, request, store, decision.lease);

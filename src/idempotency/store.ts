@@ -24,6 +24,9 @@ export type BeginResult =
  *
  * A record is either in progress (fingerprint, lease token, lease expiry) or completed
  * (fingerprint, response, expiry). An expired record of either kind is as good as absent.
+ *
+ * A store over the network returns promises; an in-process store may answer at once with the plain value (the
+ * memory store does), and the middleware then adds no promise of its own. Callers `await` either.
  */
 export interface IdempotencyStore {
   /**
@@ -38,7 +41,7 @@ export interface IdempotencyStore {
    * if (found.kind === "acquired") runHandlerUnder(found.leaseToken);
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Enforcement")
    */
-  begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult>;
+  begin(key: string, fingerprint: string, leaseMs: number): BeginResult | Promise<BeginResult>;
   /**
    * Stores the response for `ttlMs` if `leaseToken` still holds a live lease on `key` (fencing).
    *
@@ -50,7 +53,7 @@ export interface IdempotencyStore {
    * @example await store.complete(key, found.leaseToken, toStoredResponse(response, names), 86_400_000)
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Key Validity and Expiry")
    */
-  complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean>;
+  complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): boolean | Promise<boolean>;
   /**
    * Deletes the in-progress record if `leaseToken` still holds it, so a retry runs the handler.
    *
@@ -60,5 +63,5 @@ export interface IdempotencyStore {
    * @example await store.release(key, found.leaseToken) // after a 5xx or a thrown error
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Error Scenarios")
    */
-  release(key: string, leaseToken: string): Promise<boolean>;
+  release(key: string, leaseToken: string): boolean | Promise<boolean>;
 }

@@ -3,6 +3,7 @@ import { contentLength, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-opt
 import { takeAfterSend } from "../http/after-send";
 import type { Handler, HttpResponse } from "../http/message";
 import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/problem";
+import { isThenable } from "../http/thenable";
 import { answerClientError } from "./client-error";
 import { sendAndLinger } from "./linger";
 import { type BodyStart, NodeRequest, startBody } from "./request";
@@ -65,8 +66,8 @@ export function nodeDispatcher(
       failed(res, request, error);
       return;
     }
-    if (typeof (result as Promise<HttpResponse>).then === "function") {
-      (result as Promise<HttpResponse>).then(
+    if (isThenable(result)) {
+      result.then(
         (response) => finish(res, request, response),
         (error: unknown) => failed(res, request, error),
       );

@@ -21,6 +21,28 @@ describeStoreContract(
   { leaseMs: 30_000, ttlMs: 86_400_000 },
 );
 
+describe("MemoryIdempotencyStore answers at once", () => {
+  const response = { status: 201, headers: {}, body: new Uint8Array([1]) };
+  const isThenable = (value: unknown) => typeof (value as { then?: unknown } | null)?.then === "function";
+
+  it("returns plain values, never promises, from begin, complete and release", () => {
+    const store = new MemoryIdempotencyStore({ now: fakeClock().now });
+    const first = store.begin("a", "f", 1000);
+    expect(isThenable(first)).toBe(false);
+    expect(first.kind).toBe("acquired");
+    if (first.kind !== "acquired") return;
+    expect(store.begin("a", "f", 1000)).toMatchObject({ kind: "in-progress", retryAfterMs: 1000 });
+    expect(store.complete("a", first.leaseToken, response, 5000)).toBe(true);
+    expect(store.begin("a", "f", 1000)).toMatchObject({ kind: "completed", response });
+    expect(store.complete("a", first.leaseToken, response, 5000)).toBe(false);
+    const second = store.begin("b", "f", 1000);
+    if (second.kind !== "acquired") throw new Error("b was acquired");
+    expect(store.release("b", "wrong-token")).toBe(false);
+    expect(store.release("b", second.leaseToken)).toBe(true);
+    expect(store.begin("b", "f", 1000).kind).toBe("acquired");
+  });
+});
+
 describe("MemoryIdempotencyStore bounds", () => {
   const response = { status: 201, headers: {}, body: new Uint8Array([1]) };
 

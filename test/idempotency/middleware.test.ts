@@ -321,6 +321,77 @@ describe("idempotency middleware", () => {
     });
   });
 
+  describe("a store that answers at once", () => {
+    // The contract lets an in-process store return plain values; failures then arrive as throws, not rejections.
+    const throwing = (message: string) => () => {
+      throw new Error(message);
+    };
+
+    it("replays through a store whose every answer is a plain value", async () => {
+      const inner = new MemoryIdempotencyStore();
+      const calls: string[] = [];
+      const store: IdempotencyStore = {
+        begin: (...args) => {
+          calls.push("begin");
+          return inner.begin(...args);
+        },
+        complete: (...args) => {
+          calls.push("complete");
+          return inner.complete(...args);
+        },
+        release: (...args) => inner.release(...args),
+      };
+      let runs = 0;
+      const handle = idempotency({ store, identify: () => "a" })(() => json(201, { run: ++runs }));
+      const first = await handle(request({ key: '"k"' }));
+      const again = await handle(request({ key: '"k"' }));
+      expect(bodyText(again.body)).toBe(bodyText(first.body));
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(runs).toBe(1);
+      expect(calls).toEqual(["begin", "complete", "begin"]);
+    });
+
+    it("answers with the handler's response when complete throws, and reports it", async () => {
+      const inner = new MemoryIdempotencyStore();
+      const store: IdempotencyStore = {
+        begin: (...args) => inner.begin(...args),
+        complete: throwing("store down"),
+        release: (...args) => inner.release(...args),
+      };
+      const onStoreError = vi.fn();
+      const res = await idempotency({ store, identify: () => "a", onStoreError })(() => json(201, {}))(
+        request({ key: '"k"' }),
+      );
+      expect(res.status).toBe(201);
+      expect(onStoreError).toHaveBeenCalledOnce();
+      expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ message: "store down" });
+    });
+
+    it("reports a release that throws after a 5xx, and still answers the 5xx", async () => {
+      const inner = new MemoryIdempotencyStore();
+      const store: IdempotencyStore = {
+        begin: (...args) => inner.begin(...args),
+        complete: (...args) => inner.complete(...args),
+        release: throwing("store down"),
+      };
+      const onStoreError = vi.fn();
+      const res = await idempotency({ store, identify: () => "a", onStoreError })(() => json(503, {}))(
+        request({ key: '"k"' }),
+      );
+      expect(res.status).toBe(503);
+      expect(onStoreError).toHaveBeenCalledOnce();
+    });
+
+    it("lets a begin that throws reject the request without running the handler", async () => {
+      const store: IdempotencyStore = { begin: throwing("store down"), complete: () => true, release: () => true };
+      const handler = vi.fn(() => json(201, {}));
+      await expect(idempotency({ store, identify: () => "a" })(handler)(request({ key: '"k"' }))).rejects.toThrow(
+        "store down",
+      );
+      expect(handler).not.toHaveBeenCalled();
+    });
+  });
+
   describe("misuse", () => {
     const store = new MemoryIdempotencyStore();
     const identify = () => "a";

@@ -35,16 +35,13 @@ class MemoryRecord {
   ) {}
 }
 
-// Settled promises shared by every call: awaiting one twice is fine, and it saves an allocation.
-const TRUE = Promise.resolve(true);
-const FALSE = Promise.resolve(false);
-
 // How many expired records at the head of the map one write may drop: constant work per call.
 const SWEEP_PER_WRITE = 2;
 
 /**
  * The in-process store: a `Map` plus a list in write order, so every operation is O(1). Good for one
- * instance and for tests; several instances need a shared store (Redis or PostgreSQL).
+ * instance and for tests; several instances need a shared store (Redis or PostgreSQL). It answers at once, with
+ * plain values rather than promises (the {@link IdempotencyStore} contract allows either; `await` works on both).
  * @example idempotency({ store: new MemoryIdempotencyStore({ maxEntries: 50_000 }), identify })
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
@@ -72,20 +69,20 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return this.#records.size;
   }
 
-  begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
+  begin(key: string, fingerprint: string, leaseMs: number): BeginResult {
     const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
     if (found !== undefined) {
       if (found.expiresAt > now) {
         const state = found.state;
         if (typeof state !== "string") {
-          return Promise.resolve({ kind: "completed", fingerprint: found.fingerprint, response: state });
+          return { kind: "completed", fingerprint: found.fingerprint, response: state };
         }
-        return Promise.resolve({
+        return {
           kind: "in-progress",
           fingerprint: found.fingerprint,
           retryAfterMs: found.expiresAt - now,
-        });
+        };
       }
       this.#remove(found);
     }
@@ -94,13 +91,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const record = new MemoryRecord(key, fingerprint, now + leaseMs, token);
     this.#records.set(key, record);
     this.#append(record);
-    return Promise.resolve({ kind: "acquired", leaseToken: token });
+    return { kind: "acquired", leaseToken: token };
   }
 
-  complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
+  complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): boolean {
     const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
-    if (found === undefined || found.state !== leaseToken || found.expiresAt <= now) return FALSE;
+    if (found === undefined || found.state !== leaseToken || found.expiresAt <= now) return false;
     found.state = response;
     found.expiresAt = now + ttlMs;
     // Moved to the newest end (usually it is there already): the list stays in write order.
@@ -108,14 +105,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       this.#unlink(found);
       this.#append(found);
     }
-    return TRUE;
+    return true;
   }
 
-  release(key: string, leaseToken: string): Promise<boolean> {
+  release(key: string, leaseToken: string): boolean {
     const found = this.#records.get(key);
-    if (found === undefined || found.state !== leaseToken) return FALSE;
+    if (found === undefined || found.state !== leaseToken) return false;
     this.#remove(found);
-    return TRUE;
+    return true;
   }
 
   /** Forgets every record. */

@@ -76,10 +76,13 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     );
   });
 
-  it("rejects a schema name that is not an identifier, and a client that cannot query", () => {
+  it("rejects a schema name that is not an identifier, a client that cannot query, and no writes in flight", () => {
     expect(() => createPostgresInbox({ client: pool, schema: 'inbox"; DROP TABLE x; --' })).toThrow(TypeError);
     expect(() => createPostgresInbox({ client: pool, schema: "a.b" })).toThrow(TypeError);
     expect(() => createPostgresInbox({ client: {} as never })).toThrow(TypeError);
+    for (const maxConcurrentWrites of [0, -1, 1.5, Number.NaN]) {
+      expect(() => createPostgresInbox({ client: pool, maxConcurrentWrites })).toThrow(/maxConcurrentWrites/);
+    }
   });
 
   it("writes concurrent adds together, reports a duplicate in a batch, and fails only a row the database refuses", async () => {

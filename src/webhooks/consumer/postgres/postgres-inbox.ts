@@ -174,7 +174,9 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     const writes = options.maxConcurrentWrites ?? 1;
     // Zero statements in flight would never write: every add would wait forever.
     if (!Number.isSafeInteger(writes) || writes < 1) {
-      throw new TypeError(`createPostgresInbox: maxConcurrentWrites must be a positive integer, got ${String(writes)}.`);
+      throw new TypeError(
+        `createPostgresInbox: maxConcurrentWrites must be a positive integer, got ${String(writes)}.`,
+      );
     }
     this.#writer = new GroupWriter((events) => this.#insert(events), MAX_BATCH, writes, isDataError);
   }

@@ -3,6 +3,7 @@ import { withAfterSend } from "../../http/after-send";
 import { stringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
+import { isThenable } from "../../http/thenable";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
 import { secretList } from "../signing/secrets";
@@ -10,7 +11,7 @@ import type { Tolerance } from "../signing/tolerance";
 import { verify } from "../signing/verify";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
-import type { Inbox, InboxAddSource } from "./inbox";
+import type { Inbox, InboxAddResult } from "./inbox";
 import { sharedDeadline } from "./shared-deadline";
 
 /** Options of {@link createWebhookConsumer}. */
@@ -83,17 +84,12 @@ function verificationProblem(problem: HttpProblem): HttpResponse {
 }
 
 /** Stores the event unless the deadline passes first (then rejects with the signal's reason). */
-function addBefore(
-  inbox: Pick<Inbox, "add">,
-  event: InboxEvent,
-  source: InboxAddSource,
-  signal: AbortSignal,
-): Promise<{ duplicate: boolean }> {
+function addBefore(added: PromiseLike<InboxAddResult>, signal: AbortSignal): Promise<InboxAddResult> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const abort = () => reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
-    inbox.add(event, source).then(
+    added.then(
       (result) => {
         signal.removeEventListener("abort", abort);
         resolve(result);
@@ -155,7 +151,19 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       onError(error, request);
     }
   };
-  return async (request) => {
+  // Business logic never starts before the reply: the wake rides on the response, and the I/O layer runs it once the
+  // response has been sent.
+  const acknowledgement = (added: InboxAddResult, event: InboxEvent, request: HttpRequest): HttpResponse =>
+    added.duplicate || onStored === undefined
+      ? empty(status)
+      : withAfterSend(empty(status), acknowledged(event, request));
+  const unavailable = (error: unknown, request: HttpRequest): HttpResponse => {
+    onError(error, request);
+    return inboxUnavailable(error);
+  };
+  // Not async: an inbox that answers at once (the memory inbox) is acknowledged in the same tick, without a promise,
+  // a deadline listener or a microtask (bench/consumer, memory inbox).
+  return (request) => {
     if (request.method !== "POST") {
       return new HttpProblem({
         status: 405,
@@ -202,21 +210,17 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
         detail: `The event's ${idFault === undefined ? "type" : "id"} holds a ${fault === "nul_character" ? "NUL" : "lone surrogate"}, which no inbox can store.`,
       }).toResponse();
     }
-    let duplicate: boolean;
+    const source = parse === undefined || parse === "json" ? { json: request.body } : {};
+    let added: InboxAddResult | PromiseLike<InboxAddResult>;
     try {
-      ({ duplicate } = await addBefore(
-        inbox,
-        event,
-        parse === undefined || parse === "json" ? { json: request.body } : {},
-        deadline(inboxTimeoutMs),
-      ));
+      added = inbox.add(event, source);
     } catch (error) {
-      onError(error, request);
-      return inboxUnavailable(error);
+      return unavailable(error, request);
     }
-    // Business logic never starts before the reply: the wake rides on the response, and the I/O
-    // layer runs it once the response has been sent.
-    if (duplicate || onStored === undefined) return empty(status);
-    return withAfterSend(empty(status), acknowledged(event, request));
+    if (!isThenable(added)) return acknowledgement(added, event, request);
+    return addBefore(added, deadline(inboxTimeoutMs)).then(
+      (stored) => acknowledgement(stored, event, request),
+      (error: unknown) => unavailable(error, request),
+    );
   };
 }

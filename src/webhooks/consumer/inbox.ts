@@ -62,10 +62,12 @@ export type InboxFailOutcome =
  */
 export interface Inbox<Context extends object = object> {
   /**
-   * Stores a verified event unless one with the same id exists. Must be durable when it resolves.
+   * Stores a verified event unless one with the same id exists. Must be durable when it answers: a store that writes
+   * elsewhere returns a promise; one that keeps events in the process (the memory inbox) may answer at once, and the
+   * consumer then acknowledges in the same tick.
    * @param source the verified body, which a store may keep as the payload's text (see {@link InboxAddSource}).
    */
-  add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult>;
+  add(event: InboxEvent, source?: InboxAddSource): InboxAddResult | Promise<InboxAddResult>;
   /**
    * Claims up to `limit` due events — pending, failed with `retryAt <= now`, or processing with
    * an expired lease — oldest due first, skipping events another processor is running right now.

@@ -211,6 +211,33 @@ describe("createWebhookConsumer over node:http", () => {
         expect(stored.map((e) => e.id)).toEqual(["msg_cb"]);
       });
 
+      it("acknowledges an inbox that answers at once in the same tick, with no promise and no deadline", async () => {
+        const deadline = vi.fn(() => new AbortController().signal);
+        const inbox = createMemoryInbox();
+        const consumer = createWebhookConsumer({ inbox, secrets: secret, deadline, onStored: () => {} });
+        const response = consumer(request(delivery("msg_sync")));
+        expect(typeof (response as { then?: unknown }).then).toBe("undefined");
+        expect((response as Awaited<typeof response>).status).toBe(202);
+        expect(takeAfterSend(response as Awaited<typeof response>)).toBeTypeOf("function");
+        expect(deadline).not.toHaveBeenCalled();
+        expect((await inbox.get("msg_sync"))?.state).toBe("pending");
+        // A duplicate is acknowledged at once too, and carries no wake.
+        const again = consumer(request(delivery("msg_sync"))) as Awaited<typeof response>;
+        expect(again.status).toBe(202);
+        expect(takeAfterSend(again)).toBeUndefined();
+      });
+
+      it("waits for an inbox that answers with a promise, under the deadline", async () => {
+        const deadline = vi.fn(() => new AbortController().signal);
+        const memory = createMemoryInbox();
+        const inbox: Pick<Inbox, "add"> = { add: async (event) => memory.add(event) };
+        const consumer = createWebhookConsumer({ inbox, secrets: secret, deadline });
+        const response = consumer(request(delivery("msg_async")));
+        expect(typeof (response as { then?: unknown }).then).toBe("function");
+        expect(deadline).toHaveBeenCalledTimes(1);
+        expect((await response).status).toBe(202);
+      });
+
       it("survives a wrapper that copies the response with spread", async () => {
         const onStored = vi.fn();
         const consumer = createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, onStored });
@@ -351,6 +378,21 @@ describe("createWebhookConsumer over node:http", () => {
       };
       const { url } = await serve({ inbox: broken, onError });
       const response = await post(url, delivery("msg_lost"));
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
+      expect((await response.json()).code).toBe("inbox_unavailable");
+      expect(onError).toHaveBeenCalledTimes(1);
+    });
+
+    it("answers 503 and reports the error when an inbox that answers at once throws", async () => {
+      const onError = vi.fn();
+      const broken: Pick<Inbox, "add"> = {
+        add: () => {
+          throw new Error("disk full");
+        },
+      };
+      const { url } = await serve({ inbox: broken, onError });
+      const response = await post(url, delivery("msg_lost_sync"));
       expect(response.status).toBe(503);
       expect(response.headers.get("retry-after")).toBe("5");
       expect((await response.json()).code).toBe("inbox_unavailable");

@@ -80,7 +80,8 @@ export class MemoryInbox implements Inbox<object> {
     return this.#entries.size;
   }
 
-  async add(event: InboxEvent): Promise<InboxAddResult> {
+  /** Stores `event` unless its id is known; answers at once (no promise), as {@link Inbox.add} allows. */
+  add(event: InboxEvent): InboxAddResult {
     if (this.#entries.has(event.id)) return { duplicate: true };
     const entry: Entry = {
       event,

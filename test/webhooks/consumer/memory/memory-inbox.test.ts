@@ -6,6 +6,16 @@ import { event, inboxContract } from "../inbox-contract";
 
 inboxContract("memory", async () => ({ inbox: createMemoryInbox() }));
 
+describe("MemoryInbox.add", () => {
+  it("answers at once, with no promise (the consumer acknowledges in the same tick)", () => {
+    const inbox = createMemoryInbox();
+    const first = inbox.add(event("a"));
+    expect(typeof (first as { then?: unknown }).then).toBe("undefined");
+    expect(first).toEqual({ duplicate: false });
+    expect(inbox.add(event("a"))).toEqual({ duplicate: true });
+  });
+});
+
 /**
  * The naive inbox the heap replaced: every claim scans the open events in arrival order and sorts the
  * due ones by due time (a stable sort, so arrival order breaks ties). The heap must agree with it.

@@ -6,23 +6,18 @@ import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/probl
 import { isThenable } from "../http/thenable";
 import { answerClientError } from "./client-error";
 import { sendAndLinger } from "./linger";
-import { type BodyStart, NodeRequest, startBody } from "./request";
+import { type BodyRead, type BodyStart, NodeRequest, readBody } from "./request";
 import { sendOrDestroy, sendResponse } from "./response";
 import { type NodeAdapterOptions, serverLimits } from "./server-limits";
 
 /** A node:http `request` listener. */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
-/**
- * The node adapter's request/response translation for a request whose body is already started: what
- * {@link adapt} runs, and what the framework integrations (`rest-webhooks/express`, `/fastify`) call with a
- * body they obtained another way. A body over the limit gets its 413 with a lingering close (see {@link adapt}).
- * Internal to the package.
- */
-export function nodeDispatcher(
+// The request/response translation once the body is read: the handler's answer, or the problem that ended the read.
+function bodyAnswerer(
   handler: Handler,
-  options: NodeAdapterOptions = {},
-): (req: IncomingMessage, res: ServerResponse, body: BodyStart) => void {
+  options: NodeAdapterOptions,
+): (req: IncomingMessage, res: ServerResponse, read: BodyRead) => void {
   const onError = options.onError ?? logError;
   const bounds = serverLimits(options.limits);
   const refuse = (req: IncomingMessage, res: ServerResponse, problem: HttpProblem) => {
@@ -76,15 +71,25 @@ export function nodeDispatcher(
     }
   };
 
+  return (req, res, read) => {
+    if (read instanceof HttpProblem) refuse(req, res, read);
+    else run(req, res, read);
+  };
+}
+
+/**
+ * The node adapter's request/response translation for a request whose body is already started: what the framework
+ * integrations (`rest-webhooks/express`, `/fastify`) call with a body they obtained another way. A body over the
+ * limit gets its 413 with a lingering close (see {@link adapt}). Internal to the package.
+ */
+export function nodeDispatcher(
+  handler: Handler,
+  options: NodeAdapterOptions = {},
+): (req: IncomingMessage, res: ServerResponse, body: BodyStart) => void {
+  const answer = bodyAnswerer(handler, options);
   return (req, res, body) => {
-    if (body instanceof Uint8Array) run(req, res, body);
-    else if (body instanceof HttpProblem) refuse(req, res, body);
-    else {
-      body.then((read) => {
-        if (read instanceof HttpProblem) refuse(req, res, read);
-        else run(req, res, read);
-      });
-    }
+    if (isThenable(body)) body.then((read) => answer(req, res, read));
+    else answer(req, res, body);
   };
 }
 
@@ -98,9 +103,9 @@ export function nodeDispatcher(
  * @example http.createServer(adapt(handler)).listen(3000)
  */
 export function adapt(handler: Handler, options: NodeAdapterOptions = {}): RequestListener {
-  const dispatch = nodeDispatcher(handler, options);
+  const answer = bodyAnswerer(handler, options);
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  return (req, res) => dispatch(req, res, startBody(req, limit));
+  return (req, res) => readBody(req, limit, (read) => answer(req, res, read));
 }
 
 /**

@@ -69,23 +69,40 @@ function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
   });
 }
 
+/** A body read to its end: the bytes, or the 413/400 problem that ended the reading. */
+export type BodyRead = Uint8Array | HttpProblem<HttpProblemCode>;
+
 /** A body as {@link startBody} starts it: the bytes, a 413/400 problem, or a promise of either. */
-export type BodyStart = Uint8Array | HttpProblem<HttpProblemCode> | Promise<Uint8Array | HttpProblem<HttpProblemCode>>;
+export type BodyStart = BodyRead | Promise<BodyRead>;
+
+// The body when it is known before reading: none, or already over the limit by its declared length.
+function knownBody(req: IncomingMessage, limit: number): BodyRead | undefined {
+  const declared = contentLength(req.headers["content-length"]);
+  // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body.
+  if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;
+  // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
+  if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
+  return undefined;
+}
 
 /**
  * Starts reading the body: the bytes at once when there is no body (the hot path stays synchronous),
  * a 413 at once when the declared length is over the limit, else a promise.
  */
 export function startBody(req: IncomingMessage, limit: number): BodyStart {
-  const declared = contentLength(req.headers["content-length"]);
-  // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body.
-  if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;
-  // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
-  if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
-  return new Promise((resolve) => new BodyReader(req, limit, resolve));
+  return knownBody(req, limit) ?? new Promise((resolve) => new BodyReader(req, limit, resolve));
 }
 
-type BodyResult = Uint8Array | HttpProblem<HttpProblemCode>;
+/**
+ * Reads the body and calls `done` with it: in the same tick when it is known before reading (see {@link startBody}),
+ * else when it ends. A callback rather than a promise: the adapter's every request with a body saves a promise and a
+ * microtask (bench/consumer, bench/shop POST).
+ */
+export function readBody(req: IncomingMessage, limit: number, done: (read: BodyRead) => void): void {
+  const known = knownBody(req, limit);
+  if (known === undefined) new BodyReader(req, limit, done);
+  else done(known);
+}
 
 /**
  * Collects a request body up to a limit and settles once — the bytes, 413, or 400 when reading failed — then
@@ -97,13 +114,13 @@ class BodyReader {
   #size = 0;
   readonly #req: IncomingMessage;
   readonly #limit: number;
-  readonly #resolve: (result: BodyResult) => void;
+  readonly #resolve: (result: BodyRead) => void;
   readonly #onData: (chunk: Buffer) => void;
   readonly #onEnd: () => void;
   readonly #onError: (error: Error) => void;
   readonly #onClose: () => void;
 
-  constructor(req: IncomingMessage, limit: number, resolve: (result: BodyResult) => void) {
+  constructor(req: IncomingMessage, limit: number, resolve: (result: BodyRead) => void) {
     this.#req = req;
     this.#limit = limit;
     this.#resolve = resolve;
@@ -120,9 +137,10 @@ class BodyReader {
   #data(chunk: Buffer): void {
     this.#size += chunk.length;
     if (this.#size > this.#limit) {
-      this.#settle(bodyTooLarge(this.#limit));
-      // Stop reading: the 413 goes out without waiting for the rest.
+      // Stop reading: the 413 goes out without waiting for the rest. Paused before settling, because settling may
+      // answer at once (readBody), and the answer resumes the reading to linger (sendAndLinger).
       this.#req.pause();
+      this.#settle(bodyTooLarge(this.#limit));
       return;
     }
     this.#chunks.push(chunk);
@@ -133,7 +151,7 @@ class BodyReader {
     this.#settle(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size));
   }
 
-  #settle(result: BodyResult): void {
+  #settle(result: BodyRead): void {
     this.#req.off("data", this.#onData);
     this.#req.off("end", this.#onEnd);
     this.#req.off("error", this.#onError);

@@ -163,6 +163,18 @@ describe("lingering close after a 413 (RFC 9112 §9.6)", () => {
     }
   });
 
+  it("closes as soon as a chunked upload over the limit ends, not after lingerMs", async () => {
+    const port = await listen(createServer(() => json(200, {}), { bodyLimit: 1024, limits: { lingerMs: 20_000 } }));
+    const chunk = `800\r\n${"x".repeat(0x800)}\r\n`;
+    const held = await hold(
+      port,
+      `POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n${chunk}${chunk}${chunk}0\r\n\r\n`,
+    );
+    // The whole upload is sent: reading on to its end (lingering) must see that end and close at once.
+    await within(5_000, "closing once the upload ended", held.closed);
+    expect(statusLine(held.received())).toBe("HTTP/1.1 413 Payload Too Large");
+  });
+
   it("stops discarding after lingerBytes and closes", async () => {
     const port = await listen(createServer(() => json(200, {}), { bodyLimit: 16, limits: { lingerBytes: 1024 } }));
     const held = await hold(port, "POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 100000000\r\n\r\n");

@@ -369,35 +369,24 @@ describe("createWebhookConsumer over node:http", () => {
   });
 
   describe("when the inbox cannot store the event", () => {
-    it("answers 503 with Retry-After so the provider retries, and reports the error", async () => {
-      const onError = vi.fn();
-      const broken: Pick<Inbox, "add"> = {
-        add: async () => {
-          throw new Error("disk full");
-        },
-      };
-      const { url } = await serve({ inbox: broken, onError });
-      const response = await post(url, delivery("msg_lost"));
-      expect(response.status).toBe(503);
-      expect(response.headers.get("retry-after")).toBe("5");
-      expect((await response.json()).code).toBe("inbox_unavailable");
-      expect(onError).toHaveBeenCalledTimes(1);
-    });
-
-    it("answers 503 and reports the error when an inbox that answers at once throws", async () => {
-      const onError = vi.fn();
-      const broken: Pick<Inbox, "add"> = {
-        add: () => {
-          throw new Error("disk full");
-        },
-      };
-      const { url } = await serve({ inbox: broken, onError });
-      const response = await post(url, delivery("msg_lost_sync"));
-      expect(response.status).toBe(503);
-      expect(response.headers.get("retry-after")).toBe("5");
-      expect((await response.json()).code).toBe("inbox_unavailable");
-      expect(onError).toHaveBeenCalledTimes(1);
-    });
+    const diskFull = () => {
+      throw new Error("disk full");
+    };
+    it.each([
+      ["rejects", { add: async () => diskFull() }],
+      ["throws, answering at once", { add: () => diskFull() }],
+    ] as [string, Pick<Inbox, "add">][])(
+      "answers 503 with Retry-After so the provider retries, and reports the error (an inbox that %s)",
+      async (_, broken) => {
+        const onError = vi.fn();
+        const { url } = await serve({ inbox: broken, onError });
+        const response = await post(url, delivery("msg_lost"));
+        expect(response.status).toBe(503);
+        expect(response.headers.get("retry-after")).toBe("5");
+        expect((await response.json()).code).toBe("inbox_unavailable");
+        expect(onError).toHaveBeenCalledTimes(1);
+      },
+    );
 
     it("answers 503 when PostgreSQL is unreachable", async () => {
       const pool = new pg.Pool({ host: "127.0.0.1", port: 1, user: "nobody", connectionTimeoutMillis: 2_000 });

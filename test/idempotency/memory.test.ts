@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isThenable } from "../../src/http/thenable";
 import { MemoryIdempotencyStore } from "../../src/idempotency";
 import { describeStoreContract } from "./store-contract";
 
@@ -23,7 +24,6 @@ describeStoreContract(
 
 describe("MemoryIdempotencyStore answers at once", () => {
   const response = { status: 201, headers: {}, body: new Uint8Array([1]) };
-  const isThenable = (value: unknown) => typeof (value as { then?: unknown } | null)?.then === "function";
 
   it("returns plain values, never promises, from begin, complete and release", () => {
     const store = new MemoryIdempotencyStore({ now: fakeClock().now });

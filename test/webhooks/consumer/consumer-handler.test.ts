@@ -4,6 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt as adaptFetch } from "../../../src/fetch/index";
 import { type Handler, type HttpRequest, takeAfterSend } from "../../../src/http/index";
+import { isThenable } from "../../../src/http/thenable";
 import {
   createWebhookConsumer,
   createWebhookProcessor,
@@ -216,7 +217,7 @@ describe("createWebhookConsumer over node:http", () => {
         const inbox = createMemoryInbox();
         const consumer = createWebhookConsumer({ inbox, secrets: secret, deadline, onStored: () => {} });
         const response = consumer(request(delivery("msg_sync")));
-        expect(typeof (response as { then?: unknown }).then).toBe("undefined");
+        expect(isThenable(response)).toBe(false);
         expect((response as Awaited<typeof response>).status).toBe(202);
         expect(takeAfterSend(response as Awaited<typeof response>)).toBeTypeOf("function");
         expect(deadline).not.toHaveBeenCalled();
@@ -233,7 +234,7 @@ describe("createWebhookConsumer over node:http", () => {
         const inbox: Pick<Inbox, "add"> = { add: async (event) => memory.add(event) };
         const consumer = createWebhookConsumer({ inbox, secrets: secret, deadline });
         const response = consumer(request(delivery("msg_async")));
-        expect(typeof (response as { then?: unknown }).then).toBe("function");
+        expect(isThenable(response)).toBe(true);
         expect(deadline).toHaveBeenCalledTimes(1);
         expect((await response).status).toBe(202);
       });

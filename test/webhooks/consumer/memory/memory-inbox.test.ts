@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { isThenable } from "../../../../src/http/thenable";
 import type { InboxClaim, InboxState } from "../../../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
 import { event, inboxContract } from "../inbox-contract";
@@ -10,7 +11,7 @@ describe("MemoryInbox.add", () => {
   it("answers at once, with no promise (the consumer acknowledges in the same tick)", () => {
     const inbox = createMemoryInbox();
     const first = inbox.add(event("a"));
-    expect(typeof (first as { then?: unknown }).then).toBe("undefined");
+    expect(isThenable(first)).toBe(false);
     expect(first).toEqual({ duplicate: false });
     expect(inbox.add(event("a"))).toEqual({ duplicate: true });
   });

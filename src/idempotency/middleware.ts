@@ -3,6 +3,7 @@ import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
 import { isThenable } from "../http/thenable";
+import { positiveInteger } from "../options/number-option";
 import { decide, type Lease } from "./decision";
 import { requestFingerprint, scopedKey } from "./fingerprint";
 import { parseIdempotencyKey } from "./key";
@@ -100,13 +101,6 @@ function protectedMethods(option: IdempotencyOptions["methods"]): (method: strin
 
 const ignore = () => undefined;
 
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`idempotency: ${name} must be a positive integer number of milliseconds, got ${value}`);
-  }
-  return value;
-}
-
 /**
  * The default `onStoreError`: one `console.error` line with the error.
  * @param error what the store threw.
@@ -140,8 +134,8 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   const storeOf = typeof option === "function" ? option : () => option;
   if (typeof identify !== "function") throw new TypeError("idempotency: options.identify must be a function");
   const protects = protectedMethods(options.methods);
-  const ttlMs = positiveInteger("ttlMs", options.ttlMs ?? DEFAULT_TTL_MS);
-  const leaseMs = positiveInteger("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
+  const ttlMs = positiveInteger("idempotency", "ttlMs", options.ttlMs ?? DEFAULT_TTL_MS, "milliseconds");
+  const leaseMs = positiveInteger("idempotency", "leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS, "milliseconds");
   const storeOutcome = options.storeOutcome ?? defaultStoreOutcome;
   const replayHeaders = new Set((options.replayHeaders ?? DEFAULT_REPLAY_HEADERS).map((h) => h.toLowerCase()));
   const required = options.required ?? false;

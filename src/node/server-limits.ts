@@ -1,4 +1,5 @@
 import type { AdapterOptions } from "../http/adapter-options";
+import { positiveNumber } from "../options/number-option";
 
 /**
  * How long node:http waits on a client, and how long a refused body is drained: every value in one table
@@ -72,10 +73,7 @@ export function serverLimits(overrides: Partial<ServerLimits> = {}): ServerLimit
   for (const name of Object.keys(DEFAULT_SERVER_LIMITS) as (keyof ServerLimits)[]) {
     const value = overrides[name];
     if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-      throw new TypeError(`limits.${name} must be a positive number, got ${String(value)}.`);
-    }
-    limits[name] = value;
+    limits[name] = positiveNumber("node adapter", `limits.${name}`, value, "milliseconds");
   }
   if (limits.headersMs > limits.requestMs) {
     throw new TypeError(

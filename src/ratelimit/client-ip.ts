@@ -1,4 +1,5 @@
 import type { HttpRequest } from "../http/message";
+import { nonNegativeInteger } from "../options/number-option";
 
 /** Options of {@link clientIp}. */
 export interface ClientIpOptions {
@@ -89,10 +90,7 @@ export function clientIp(
   request: Pick<HttpRequest, "headers" | "remoteAddress">,
   options: ClientIpOptions = {},
 ): string | undefined {
-  const trusted = options.trustedProxies ?? 0;
-  if (!Number.isSafeInteger(trusted) || trusted < 0) {
-    throw new TypeError(`clientIp: trustedProxies must be a non-negative integer, got ${String(trusted)}`);
-  }
+  const trusted = nonNegativeInteger("clientIp", "trustedProxies", options.trustedProxies ?? 0);
   const peer = request.remoteAddress === undefined ? undefined : normalize(request.remoteAddress);
   if (trusted === 0) return peer;
   const name = options.header ?? "x-forwarded-for";

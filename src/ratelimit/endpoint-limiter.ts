@@ -1,3 +1,4 @@
+import { positiveNumber } from "../options/number-option";
 import { createMemoryStore } from "./memory/memory-store";
 import { gcraLimit, type PolicySet } from "./policy";
 import type { RateLimitStore } from "./store";
@@ -27,9 +28,7 @@ export interface EndpointRateLimiterOptions {
 
 // The rate as an exact integer quota per period: 2.5/s is 2500 per 1000 s.
 function rateLimitFor(perSecond: number, burst: number): PolicySet {
-  if (typeof perSecond !== "number" || !Number.isFinite(perSecond) || perSecond <= 0) {
-    throw new TypeError(`endpoint rate limit: perSecond must be a positive number, got ${String(perSecond)}`);
-  }
+  positiveNumber("endpoint rate limit", "perSecond", perSecond);
   let scale = 1;
   while (!Number.isInteger(perSecond * scale) && scale < 1_000_000) scale *= 1000;
   const quota = Math.max(1, Math.round(perSecond * scale));

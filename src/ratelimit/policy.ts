@@ -2,6 +2,8 @@
  * Quota policies ("q units per w seconds", with a burst) and their compiled GCRA form.
  */
 
+import { positiveInteger } from "../options/number-option";
+
 /**
  * A quota policy: a sustained rate of `quota` requests per `window` seconds, `burst` of them at once.
  * Exactly: in any `window` seconds (a half-open interval) at most `burst + quota − 1` requests are
@@ -51,13 +53,6 @@ export interface PolicySet {
 
 const PRINTABLE = /^[\x20-\x7e]*$/;
 
-function positiveInteger(value: unknown, what: string): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new TypeError(`rate limit: ${what} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
-}
-
 /**
  * Builds and checks a {@link GcraLimit}.
  * @param quota units per period (a positive integer).
@@ -67,9 +62,9 @@ function positiveInteger(value: unknown, what: string): number {
  * @example gcraLimit(100, 60_000, 100) // 100 per minute, all at once from a full allowance
  */
 export function gcraLimit(quota: number, periodMs: number, burst: number): GcraLimit {
-  positiveInteger(quota, "quota");
-  positiveInteger(periodMs, "period");
-  positiveInteger(burst, "burst");
+  positiveInteger("rate limit", "quota", quota);
+  positiveInteger("rate limit", "period", periodMs);
+  positiveInteger("rate limit", "burst", burst);
   // Tick arithmetic reaches burst·period (+ quota); keep it within 2^53 so it stays exact.
   if (burst * periodMs + quota > Number.MAX_SAFE_INTEGER) {
     throw new TypeError("rate limit: burst × window is too large to compute exactly");
@@ -95,7 +90,7 @@ export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet
     }
     if (names.has(policy.name)) throw new TypeError(`rate limit: duplicate policy name "${policy.name}"`);
     names.add(policy.name);
-    const window = positiveInteger(policy.window, "window");
+    const window = positiveInteger("rate limit", "window", policy.window);
     return gcraLimit(policy.quota, window * 1000, policy.burst ?? policy.quota);
   });
   return { id: limits.map((limit) => limit.id).join(","), limits };

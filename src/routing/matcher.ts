@@ -1,4 +1,5 @@
 import { answeredBy, compareMethods, METHOD_NAMES } from "../http/methods";
+import { positiveInteger } from "../options/number-option";
 import { Automaton, type Entry, type State } from "./dfa";
 import { RoutingError } from "./errors";
 import { type MatchOptions, type MatchResult, NOT_FOUND } from "./match-result";
@@ -133,12 +134,9 @@ function checkComposites<R>(entries: readonly Entry<R>[], caseSensitive: boolean
  */
 export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: MatchOptions = {}): Matcher<R> {
   const caseSensitive = options.caseSensitive ?? true;
-  const maxParamLength = options.maxParamLength ?? 100;
+  const maxParamLength = positiveInteger("router", "maxParamLength", options.maxParamLength ?? 100);
   const trailingSlash = options.trailingSlash ?? "strict";
   const duplicateSlashes = options.duplicateSlashes ?? "strict";
-  if (!Number.isInteger(maxParamLength) || maxParamLength < 1) {
-    throw new TypeError(`maxParamLength must be a positive integer, got ${maxParamLength}`);
-  }
   const fold = caseSensitive ? (segment: string) => segment : (segment: string) => segment.toLowerCase();
   const entries = routes.map(toEntry);
   checkConflicts(entries, caseSensitive);

@@ -1,3 +1,4 @@
+import { positiveInteger } from "../../options/number-option";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
 
 /** Options of {@link MemoryIdempotencyStore}. */
@@ -55,11 +56,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   #tokens = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
-    const maxEntries = options.maxEntries ?? 10_000;
-    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-      throw new TypeError(`MemoryIdempotencyStore: maxEntries must be a positive integer, got ${maxEntries}`);
-    }
-    this.#maxEntries = maxEntries;
+    this.#maxEntries = positiveInteger("MemoryIdempotencyStore", "maxEntries", options.maxEntries ?? 10_000);
     this.#now = options.now ?? Date.now;
     this.#epoch = this.#now();
   }

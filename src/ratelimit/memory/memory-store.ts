@@ -1,3 +1,4 @@
+import { positiveInteger } from "../../options/number-option";
 import { type GcraOutcome, gcraCheck } from "../gcra";
 import type { PolicySet } from "../policy";
 import type { RateLimitStore } from "../store";
@@ -39,10 +40,7 @@ const SECOND_CHANCES = 8;
  * @example createRateLimiter({ policies, store: createMemoryStore({ maxKeys: 10_000 }) })
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const maxKeys = options.maxKeys ?? 100_000;
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
-    throw new TypeError(`memory store: maxKeys must be a positive integer, got ${String(maxKeys)}`);
-  }
+  const maxKeys = positiveInteger("createMemoryStore", "maxKeys", options.maxKeys ?? 100_000);
   const entries = new Map<string, Entry>();
   // Every held key in a ring, in the order the clock hand reaches them (oldest admitted first). An admitted key is
   // marked used rather than moved: the hand gives it a second chance (CLOCK). A ring, not the Map's insertion order:

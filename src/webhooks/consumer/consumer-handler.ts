@@ -4,6 +4,7 @@ import { stringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { isThenable } from "../../http/thenable";
+import { positiveNumber } from "../../options/number-option";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
 import { secretList } from "../signing/secrets";
@@ -137,12 +138,12 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
   const eventId = options.eventId;
   const eventType = options.eventType;
   const onError = options.onError ?? logError;
-  const inboxTimeoutMs = options.inboxTimeoutMs ?? 5_000;
-  if (!(Number.isFinite(inboxTimeoutMs) && inboxTimeoutMs > 0)) {
-    throw new TypeError(
-      `createWebhookConsumer: inboxTimeoutMs must be a positive number of ms, got ${inboxTimeoutMs}.`,
-    );
-  }
+  const inboxTimeoutMs = positiveNumber(
+    "createWebhookConsumer",
+    "inboxTimeoutMs",
+    options.inboxTimeoutMs ?? 5_000,
+    "milliseconds",
+  );
   const deadline = options.deadline ?? sharedDeadline(inboxTimeoutMs);
   const acknowledged = (event: InboxEvent, request: HttpRequest) => () => {
     try {

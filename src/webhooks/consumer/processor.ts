@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { fieldErrors } from "../../http/validation";
+import { positiveNumber } from "../../options/number-option";
 import { EventRouter } from "../event-pattern/event-router";
 import { exponentialBackoff, type RetryPolicy } from "../retry/backoff";
 import { errorRecord, WebhookConsumerError } from "./errors";
@@ -295,10 +296,7 @@ const DEFAULT_RETAIN_DONE_MS = 7 * 24 * 3_600_000;
 const PURGE_EVERY_MS = 3_600_000;
 
 function positive(value: number, name: string): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`createWebhookProcessor: ${name} must be a positive number, got ${String(value)}.`);
-  }
-  return value;
+  return positiveNumber("createWebhookProcessor", name, value);
 }
 
 /**

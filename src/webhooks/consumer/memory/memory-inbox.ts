@@ -1,3 +1,4 @@
+import { positiveInteger } from "../../../options/number-option";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import type { ConsumerErrorRecord } from "../errors";
@@ -68,11 +69,7 @@ export class MemoryInbox implements Inbox<object> {
   #seq = 0;
 
   constructor(options: MemoryInboxOptions = {}) {
-    const maxDone = options.maxDone ?? 10_000;
-    if (!Number.isSafeInteger(maxDone) || maxDone < 1) {
-      throw new TypeError(`createMemoryInbox: maxDone must be a positive integer, got ${String(maxDone)}.`);
-    }
-    this.#maxDone = maxDone;
+    this.#maxDone = positiveInteger("createMemoryInbox", "maxDone", options.maxDone ?? 10_000);
   }
 
   /** Events stored: done ones included, until purged or dropped past `maxDone`. */

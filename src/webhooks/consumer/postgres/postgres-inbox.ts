@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { positiveInteger } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { schemaName } from "../../../postgres/identifier";
 import { decodeRow } from "../../../postgres/rows";
@@ -171,13 +172,8 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     this.#payloadAsBytes = takesQueryConfig(options.client);
     this.#sql = statementNames("rw_inbox", schema, inboxStatements(schema));
     this.#addOf = statementVariants("rw_inbox", "add", schema, (rows: number) => addStatement(schema, rows));
-    const writes = options.maxConcurrentWrites ?? 1;
     // Zero statements in flight would never write: every add would wait forever.
-    if (!Number.isSafeInteger(writes) || writes < 1) {
-      throw new TypeError(
-        `createPostgresInbox: maxConcurrentWrites must be a positive integer, got ${String(writes)}.`,
-      );
-    }
+    const writes = positiveInteger("createPostgresInbox", "maxConcurrentWrites", options.maxConcurrentWrites ?? 1);
     this.#writer = new GroupWriter((events) => this.#insert(events), MAX_BATCH, writes, isDataError);
   }
 

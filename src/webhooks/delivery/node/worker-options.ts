@@ -1,3 +1,4 @@
+import { positiveInteger, positiveNumber } from "../../../options/number-option";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
 import type { RetryPolicy } from "../../retry/backoff";
 import type { AttemptRecord } from "../attempt";
@@ -141,11 +142,8 @@ export interface WorkerSettings {
 
 function positive(name: string, value: number | undefined, integer: boolean): void {
   if (value === undefined) return;
-  if (typeof value !== "number" || !(value > 0) || (integer ? !Number.isSafeInteger(value) : !Number.isFinite(value))) {
-    throw new TypeError(
-      `createDeliveryWorker: ${name} must be a positive ${integer ? "integer" : "number"}, got ${String(value)}`,
-    );
-  }
+  if (integer) positiveInteger("createDeliveryWorker", name, value);
+  else positiveNumber("createDeliveryWorker", name, value, "milliseconds");
 }
 
 // The dispatcher's time-out when the worker creates it; `undefined` for a dispatcher passed in (its own business).

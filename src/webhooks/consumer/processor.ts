@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { fieldErrors } from "../../http/validation";
-import { positiveNumber } from "../../options/number-option";
+import { positiveInteger, positiveNumber } from "../../options/number-option";
 import { EventRouter } from "../event-pattern/event-router";
 import { exponentialBackoff, type RetryPolicy } from "../retry/backoff";
 import { errorRecord, WebhookConsumerError } from "./errors";
@@ -31,7 +31,7 @@ export interface WebhookProcessorOptions<Context extends object> {
   now?: () => number;
   /** How long a claim holds before another processor may take the event over. @default 30_000 */
   leaseMs?: number;
-  /** Events claimed per step, run concurrently. @default 10 */
+  /** Events claimed per step, run concurrently: a positive integer. @default 10 */
   batchSize?: number;
   /**
    * When a failed event is tried again, and when it is dead-lettered instead (the policy returns `undefined`): the
@@ -121,7 +121,8 @@ export class WebhookProcessor<Context extends object = object> {
     this.#inbox = inbox;
     this.#now = options.now ?? Date.now;
     this.#leaseMs = positive(options.leaseMs ?? 30_000, "leaseMs");
-    this.#batchSize = positive(options.batchSize ?? 10, "batchSize");
+    // A claim's LIMIT: a fraction would be refused by PostgreSQL on every poll, so it is refused here.
+    this.#batchSize = positiveInteger("createWebhookProcessor", "batchSize", options.batchSize ?? 10);
     this.#retry = options.retry ?? DEFAULT_RETRY;
     if (typeof this.#retry !== "function")
       throw new TypeError("createWebhookProcessor: retry must be a RetryPolicy function.");

@@ -404,6 +404,14 @@ describe("the processor's retention of done events (retainDoneMs)", () => {
     expect(befores).toHaveLength(1);
   });
 
+  it("refuses a batch size that is not a positive integer: it is each claim's LIMIT", () => {
+    const inbox = createMemoryInbox();
+    for (const batchSize of [0, -1, 2.5, Number.NaN, Number.POSITIVE_INFINITY, "10" as never]) {
+      expect(() => createWebhookProcessor({ inbox, batchSize })).toThrow(/batchSize must be a positive integer/);
+    }
+    expect(createWebhookProcessor({ inbox, batchSize: 1 }).batchSize).toBe(1);
+  });
+
   it("refuses a retention that is not a positive number, and an inbox without purgeDone unless retention is off", () => {
     const inbox = createMemoryInbox();
     for (const retainDoneMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, "7d" as never, true as never]) {

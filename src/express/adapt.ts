@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { type AdapterOptions, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
+import { type AdapterOptions, bodyLimitOf, logError } from "../http/adapter-options";
 import type { Handler } from "../http/message";
 import { internalErrorResponse } from "../http/problem";
 import { nodeDispatcher } from "../node/adapt";
@@ -37,7 +37,7 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
 export function adapt(app: Handler | Router, options: AdapterOptions = {}): ExpressMiddleware {
   const { handler, answers } = mountable(app, "rest-webhooks/express adapt");
   const dispatch = nodeDispatcher(handler, options);
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const limit = bodyLimitOf(options, "rest-webhooks/express adapt");
   const onError = options.onError ?? logError;
   return (req, res, next) => {
     if (!answers(req.method ?? "GET", req.url ?? "/")) {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginCallback } from "fastify";
-import { type AdapterOptions, DEFAULT_BODY_LIMIT } from "../http/adapter-options";
+import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
 import type { Handler } from "../http/message";
 import { nodeDispatcher } from "../node/adapt";
 import { consumerAdapterOptions } from "../node/consumer-adapter-options";
@@ -27,7 +27,7 @@ export interface WebhookConsumerPluginOptions extends WebhookConsumerOptions {
  */
 function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOptions, url: string): void {
   const dispatch = nodeDispatcher(mounted.handler, options);
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const limit = bodyLimitOf(options, "rest-webhooks/fastify");
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
   fastify.route({

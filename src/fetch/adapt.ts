@@ -1,4 +1,4 @@
-import { type AdapterOptions, logError } from "../http/adapter-options";
+import { type AdapterOptions, bodyLimitOf, logError } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
 import type { Handler, HttpRequest } from "../http/message";
 import { internalErrorResponse, isHttpProblem } from "../http/problem";
@@ -13,6 +13,7 @@ import { sendResponse } from "./response";
  * @example export default { fetch: adapt(handler) }
  */
 export function adapt(handler: Handler, options: AdapterOptions = {}): (request: Request) => Promise<Response> {
+  bodyLimitOf(options, "adapt"); // refused now, not on the first request
   const onError = options.onError ?? logError;
   const schedule = options.afterSend ?? queueMicrotask;
   const ignore = () => {};

@@ -1,9 +1,9 @@
 import {
   type AdapterOptions,
   badRequestTarget,
+  bodyLimitOf,
   bodyTooLarge,
   contentLength,
-  DEFAULT_BODY_LIMIT,
   type ReadRequestResult,
 } from "../http/adapter-options";
 import { parseQuery } from "../http/body";
@@ -102,7 +102,7 @@ function targetOf(url: string): string | undefined {
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
   const target = targetOf(request.url);
   if (target === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };
-  const body = await readBody(request, options.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  const body = await readBody(request, bodyLimitOf(options, "readRequest"));
   if (body instanceof HttpProblem) return { ok: false, problem: body };
   const headers: Record<string, string> = {};
   // Fetch already lower-cases names and joins repeated fields with ", " (RFC 9110 §5.3).

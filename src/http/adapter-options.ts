@@ -1,3 +1,4 @@
+import { nonNegativeInteger } from "../options/number-option";
 import type { withAfterSend } from "./after-send";
 import type { HttpRequest } from "./message";
 import { HttpProblem, type HttpProblemCode } from "./problem";
@@ -28,6 +29,15 @@ export interface AdapterOptions {
 
 /** The default body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1_048_576;
+
+/**
+ * The body limit `options` set, or {@link DEFAULT_BODY_LIMIT}; a `TypeError` naming `owner` when it is not a
+ * non-negative integer. Compared with `NaN` (an unset environment variable through `Number`), no body is ever over the
+ * limit: refused here rather than read without one.
+ */
+export function bodyLimitOf(options: Pick<AdapterOptions, "bodyLimit">, owner: string): number {
+  return nonNegativeInteger(owner, "bodyLimit", options.bodyLimit ?? DEFAULT_BODY_LIMIT, "bytes");
+}
 
 /** The outcome of turning a runtime's request into an {@link HttpRequest}. */
 export type ReadRequestResult =

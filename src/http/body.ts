@@ -1,3 +1,4 @@
+import { positiveInteger } from "../options/number-option";
 import {
   DEFAULT_JSON_MAX_DEPTH,
   findStringFault,
@@ -83,7 +84,8 @@ function tooDeep(maxDepth: number): HttpProblem<HttpProblemCode> {
  * @example const read = parseJsonText('{"a":"\\ud800"}'); // { ok: false, problem: 422 invalid_string at /a }
  */
 export function parseJsonText(text: string, options: JsonBodyOptions = {}): BodyResult<unknown> {
-  const maxDepth = options.maxDepth ?? DEFAULT_JSON_MAX_DEPTH;
+  // Compared with NaN, no nesting would be too deep: a misconfigured limit is refused, not ignored.
+  const maxDepth = positiveInteger("parseJsonText", "maxDepth", options.maxDepth ?? DEFAULT_JSON_MAX_DEPTH);
   const scan = scanJsonText(text, maxDepth);
   if (scan.tooDeep) return { ok: false, problem: tooDeep(maxDepth) };
   let value: unknown;

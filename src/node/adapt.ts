@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { contentLength, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
+import { bodyLimitOf, contentLength, logError } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
 import type { Handler, HttpResponse } from "../http/message";
 import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/problem";
@@ -103,8 +103,8 @@ export function nodeDispatcher(
  * @example http.createServer(adapt(handler)).listen(3000)
  */
 export function adapt(handler: Handler, options: NodeAdapterOptions = {}): RequestListener {
+  const limit = bodyLimitOf(options, "adapt");
   const answer = bodyAnswerer(handler, options);
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   return (req, res) => readBody(req, limit, (read) => answer(req, res, read));
 }
 
@@ -121,8 +121,8 @@ export function adapt(handler: Handler, options: NodeAdapterOptions = {}): Reque
  */
 export function createServer(handler: Handler, options: NodeAdapterOptions = {}): Server {
   const limits = serverLimits(options.limits);
+  const limit = bodyLimitOf(options, "createServer");
   const listener = adapt(handler, options);
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const server = createHttpServer(
     {
       joinDuplicateHeaders: true,

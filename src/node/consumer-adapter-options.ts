@@ -1,4 +1,4 @@
-import { type AdapterOptions, DEFAULT_BODY_LIMIT, logError } from "../http/adapter-options";
+import { type AdapterOptions, bodyLimitOf, logError } from "../http/adapter-options";
 import type { WebhookConsumerOptions } from "../webhooks/consumer/consumer-handler";
 
 /**
@@ -8,7 +8,7 @@ import type { WebhookConsumerOptions } from "../webhooks/consumer/consumer-handl
 export function consumerAdapterOptions(options: WebhookConsumerOptions): AdapterOptions {
   const onError = options.onError;
   return {
-    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyLimit: bodyLimitOf(options, "createWebhookConsumer"),
     ...(onError === undefined
       ? {}
       : { onError: (error, request) => (request === undefined ? logError(error) : onError(error, request)) }),

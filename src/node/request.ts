@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   type AdapterOptions,
+  bodyLimitOf,
   bodyTooLarge,
   contentLength,
-  DEFAULT_BODY_LIMIT,
   type ReadRequestResult,
 } from "../http/adapter-options";
 import { parseQuery } from "../http/body";
@@ -169,7 +169,7 @@ export async function readRequest(
   options: AdapterOptions = {},
   res?: ServerResponse,
 ): Promise<ReadRequestResult> {
-  const body = await startBody(req, options.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  const body = await startBody(req, bodyLimitOf(options, "readRequest"));
   if (body instanceof HttpProblem) return { ok: false, problem: body };
   return { ok: true, request: new NodeRequest(req, body, res) };
 }

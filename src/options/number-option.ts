@@ -28,10 +28,18 @@ export function positiveNumber(owner: string, name: string, value: unknown, unit
   return value;
 }
 
-/** `value` when it is a safe integer of 0 or more. */
-export function nonNegativeInteger(owner: string, name: string, value: unknown): number {
+/** `value` when it is a finite number of 0 or more (a delay that may be none). */
+export function nonNegativeNumber(owner: string, name: string, value: unknown, unit?: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    refuse(owner, name, value, "non-negative number", unit);
+  }
+  return value;
+}
+
+/** `value` when it is a safe integer of 0 or more (a size in bytes, a count that may be none). */
+export function nonNegativeInteger(owner: string, name: string, value: unknown, unit?: string): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    refuse(owner, name, value, "non-negative integer", undefined);
+    refuse(owner, name, value, "non-negative integer", unit);
   }
   return value;
 }

@@ -7,6 +7,7 @@ import { definesRequestContent } from "../http/methods";
 import { HttpProblem } from "../http/problem";
 import { queryProblem } from "../http/query-check";
 import { validationProblem } from "../http/validation";
+import { positiveInteger } from "../options/number-option";
 import { RoutingError } from "./errors";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
 import type { OperationKind, OperationSpec, RouteInfo } from "./types";
@@ -201,6 +202,8 @@ export function operationHandler(setup: OperationSetup): Handler {
   const { spec, kind, info } = setup;
   const reads = readsBody(info);
   const limits: JsonBodyOptions = { ...setup.json, ...spec.json };
+  // Checked here so a wrong limit fails at startup rather than on the first body.
+  if (limits.maxDepth !== undefined) positiveInteger("router", "json.maxDepth", limits.maxDepth);
   const fillCollection = kind === "create" ? templateFiller(setup.collection ?? info.template) : undefined;
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {

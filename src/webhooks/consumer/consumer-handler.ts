@@ -4,7 +4,7 @@ import { stringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { isThenable } from "../../http/thenable";
-import { positiveNumber } from "../../options/number-option";
+import { nonNegativeInteger, positiveNumber } from "../../options/number-option";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
 import { secretList } from "../signing/secrets";
@@ -128,7 +128,11 @@ function inboxUnavailable(error: unknown): HttpResponse {
  * createServer(consumer).listen(3000); // rest-webhooks/node: wakes the runner after each 202 is sent
  */
 export function createWebhookConsumer(options: WebhookConsumerOptions): Handler {
-  const { inbox, secrets, scheme, toleranceSeconds, parse, bodyLimit, onStored } = options;
+  const { inbox, secrets, scheme, toleranceSeconds, parse, onStored } = options;
+  const bodyLimit =
+    options.bodyLimit === undefined
+      ? undefined
+      : nonNegativeInteger("createWebhookConsumer", "bodyLimit", options.bodyLimit, "bytes");
   if (typeof inbox?.add !== "function") throw new TypeError("createWebhookConsumer: inbox must have an add method.");
   // A secret of the wrong type is misuse: refuse it here, not with a 500 on every delivery. An unset
   // secret (undefined, "") stays a per-request `secret_invalid`, so deliveries resume once it is set.

@@ -1,3 +1,4 @@
+import { nonNegativeNumber } from "../../options/number-option";
 import type { ProcessorReport } from "./processor";
 
 /** Options of {@link runProcessorLoop}. */
@@ -17,6 +18,20 @@ export interface ProcessorLoopOptions {
 }
 
 /**
+ * The loop's pauses, the defaults filled in; a `TypeError` naming `owner` for one that is not a finite number of 0 or
+ * more (`NaN` would make every sleep end at once).
+ */
+export function processorPauses(
+  options: Pick<ProcessorLoopOptions, "idleMs" | "errorDelayMs">,
+  owner: string,
+): { idleMs: number; errorDelayMs: number } {
+  return {
+    idleMs: nonNegativeNumber(owner, "idleMs", options.idleMs ?? 1_000, "milliseconds"),
+    errorDelayMs: nonNegativeNumber(owner, "errorDelayMs", options.errorDelayMs ?? 5_000, "milliseconds"),
+  };
+}
+
+/**
  * Steps a processor until `signal` aborts: straight on while full batches are due, otherwise
  * sleeping `idleMs`; after a claim error, sleeping `errorDelayMs`. Resolves once the step in
  * flight has settled, so stopping never abandons a running handler.
@@ -26,7 +41,8 @@ export interface ProcessorLoopOptions {
  * const done = runProcessorLoop({ processor, sleep: fakeClock.sleep, signal: controller.signal });
  */
 export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<void> {
-  const { processor, sleep, signal, idleMs = 1_000, errorDelayMs = 5_000, onError } = options;
+  const { processor, sleep, signal, onError } = options;
+  const { idleMs, errorDelayMs } = processorPauses(options, "runProcessorLoop");
   while (!signal.aborted) {
     let delay: number;
     try {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { nonNegativeNumber } from "../../options/number-option";
 import { generateSecret as defaultGenerateSecret } from "../signing/standard-keys";
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
@@ -84,7 +85,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   const now = options.now ?? Date.now;
   const newId = options.newId ?? (() => `we_${randomBytes(16).toString("base64url")}`);
   const newSecret = options.generateSecret ?? (() => defaultGenerateSecret());
-  const graceDefault = options.secretGraceMs ?? DELIVERY_DEFAULTS.secretGraceMs;
+  const graceDefault = nonNegativeNumber(
+    "createEndpointAdmin",
+    "secretGraceMs",
+    options.secretGraceMs ?? DELIVERY_DEFAULTS.secretGraceMs,
+    "milliseconds",
+  );
   if (typeof endpoints?.create !== "function")
     throw new TypeError("createEndpointAdmin: endpoints must be an EndpointStore.");
   if (typeof queue?.publish !== "function") throw new TypeError("createEndpointAdmin: queue must be a DeliveryQueue.");

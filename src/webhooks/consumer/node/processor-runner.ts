@@ -1,4 +1,4 @@
-import { runProcessorLoop } from "../process-loop";
+import { processorPauses, runProcessorLoop } from "../process-loop";
 import type { ProcessorReport } from "../processor";
 
 /** Options of {@link startWebhookProcessor}. */
@@ -39,6 +39,8 @@ export function startWebhookProcessor(
   processor: { processDue(): Promise<ProcessorReport>; readonly batchSize: number },
   options: ProcessorRunnerOptions = {},
 ): ProcessorRunner {
+  // Refused now, synchronously: the loop below would only reject its promise.
+  const { idleMs, errorDelayMs } = processorPauses(options, "startWebhookProcessor");
   const controller = new AbortController();
   let woken = false;
   let wakeSleeper: (() => void) | undefined;
@@ -64,8 +66,8 @@ export function startWebhookProcessor(
     processor,
     sleep,
     signal: controller.signal,
-    idleMs: options.idleMs,
-    errorDelayMs: options.errorDelayMs,
+    idleMs,
+    errorDelayMs,
     onError: options.onError ?? ((error) => console.error("rest-webhooks: the inbox could not be claimed", error)),
   });
   return {

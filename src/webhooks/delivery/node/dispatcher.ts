@@ -1,6 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher as UndiciDispatcher } from "undici";
+import { nonNegativeInteger, positiveNumber } from "../../../options/number-option";
 import type { AttemptResult } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryRequest } from "../delivery-request";
@@ -256,12 +257,27 @@ class Exchange implements UndiciDispatcher.DispatchHandler {
  * @example const dispatcher = createDispatcher({ timeoutMs: 5_000 });
  */
 export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
-  const timeoutMs = options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
-  const keepAliveMs = options.keepAliveMs ?? 60_000;
+  const timeoutMs = positiveNumber(
+    "createDispatcher",
+    "timeoutMs",
+    options.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs,
+    "milliseconds",
+  );
+  const keepAliveMs = positiveNumber("createDispatcher", "keepAliveMs", options.keepAliveMs ?? 60_000, "milliseconds");
   const limits: Limits = {
     timeoutMs,
-    maxBytes: options.maxResponseBytes ?? DELIVERY_DEFAULTS.maxResponseBytes,
-    logBytes: options.logResponseBytes ?? DELIVERY_DEFAULTS.logResponseBytes,
+    maxBytes: nonNegativeInteger(
+      "createDispatcher",
+      "maxResponseBytes",
+      options.maxResponseBytes ?? DELIVERY_DEFAULTS.maxResponseBytes,
+      "bytes",
+    ),
+    logBytes: nonNegativeInteger(
+      "createDispatcher",
+      "logResponseBytes",
+      options.logResponseBytes ?? DELIVERY_DEFAULTS.logResponseBytes,
+      "bytes",
+    ),
     now: options.now ?? Date.now,
     deadlines: new RequestDeadlines(timeoutMs),
   };

@@ -1,4 +1,4 @@
-import { positiveInteger, positiveNumber } from "../../../options/number-option";
+import { nonNegativeNumber, positiveInteger, positiveNumber } from "../../../options/number-option";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
 import type { RetryPolicy } from "../../retry/backoff";
 import type { AttemptRecord } from "../attempt";
@@ -64,7 +64,7 @@ export interface DeliveryWorkerOptions {
    * transitions (open, the one probe, closed) are shared through the queue's `sharedCircuits()` when it has one.
    */
   circuit?: Partial<CircuitConfig> | false;
-  /** An endpoint failing this long without a success is disabled, in ms. @default 432_000_000 (5 days) */
+  /** An endpoint failing this long without a success is disabled, in ms; `Infinity` for never. @default 432_000_000 (5 days) */
   disableAfterMs?: number;
   /**
    * Paces endpoints that set a rate limit. @default the queue's shared store when it has one (the PostgreSQL queue:
@@ -165,6 +165,15 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   positive("endpointConcurrency", options.endpointConcurrency, true);
   positive("leaseMs", options.leaseMs, false);
   positive("pollIntervalMs", options.pollIntervalMs, false);
+  // Infinity: never disabled. NaN would mean the same, silently, so it is refused.
+  if (options.disableAfterMs !== Number.POSITIVE_INFINITY) positive("disableAfterMs", options.disableAfterMs, false);
+  // A NaN factor or floor would schedule the next attempt at NaN: the delivery would never be tried again.
+  if (options.retryAfterFactor !== undefined) {
+    nonNegativeNumber("createDeliveryWorker", "retryAfterFactor", options.retryAfterFactor);
+  }
+  if (options.retryAfterFloorMs !== undefined) {
+    nonNegativeNumber("createDeliveryWorker", "retryAfterFloorMs", options.retryAfterFloorMs, "milliseconds");
+  }
   // 0 is meaningful here: read the endpoint from the store for every delivery.
   if (options.endpointCacheMs !== undefined && !(options.endpointCacheMs >= 0)) {
     throw new TypeError(

@@ -73,7 +73,12 @@ export function serverLimits(overrides: Partial<ServerLimits> = {}): ServerLimit
   for (const name of Object.keys(DEFAULT_SERVER_LIMITS) as (keyof ServerLimits)[]) {
     const value = overrides[name];
     if (value === undefined) continue;
-    limits[name] = positiveNumber("node adapter", `limits.${name}`, value, "milliseconds");
+    limits[name] = positiveNumber(
+      "node adapter",
+      `limits.${name}`,
+      value,
+      name.endsWith("Ms") ? "milliseconds" : "bytes",
+    );
   }
   if (limits.headersMs > limits.requestMs) {
     throw new TypeError(

@@ -7,8 +7,14 @@
 // "a positive integer number of milliseconds", "a positive number of milliseconds".
 function refuse(owner: string, name: string, value: unknown, what: string, unit: string | undefined): never {
   const kind = unit === undefined ? what : `${what}${what.endsWith("integer") ? " number" : ""} of ${unit}`;
-  // A string is quoted: "got \"5\"" says why 5 was refused.
-  const got = typeof value === "string" ? JSON.stringify(value) : String(value);
+  // A string is quoted ("got \"5\"" says why 5 was refused); an object is named by its tag, since String() of one
+  // without a prototype would throw.
+  const got =
+    typeof value === "string"
+      ? JSON.stringify(value)
+      : typeof value === "object" && value !== null
+        ? Object.prototype.toString.call(value)
+        : String(value);
   throw new TypeError(`${owner}: ${name} must be a ${kind}, got ${got}.`);
 }
 

@@ -45,6 +45,9 @@ describe("numeric options", () => {
     expect(() => nonNegativeInteger("clientIp", "trustedProxies", "1")).toThrow(
       new TypeError('clientIp: trustedProxies must be a non-negative integer, got "1".'),
     );
+    expect(() => positiveInteger("owner", "option", Object.create(null))).toThrow(
+      new TypeError("owner: option must be a positive integer, got [object Object]."),
+    );
     expect(() => positiveInteger("idempotency", "ttlMs", 1.5, "milliseconds")).toThrow(
       new TypeError("idempotency: ttlMs must be a positive integer number of milliseconds, got 1.5."),
     );

@@ -120,7 +120,7 @@ export class WebhookProcessor<Context extends object = object> {
     }
     this.#inbox = inbox;
     this.#now = options.now ?? Date.now;
-    this.#leaseMs = positive(options.leaseMs ?? 30_000, "leaseMs");
+    this.#leaseMs = positiveNumber("createWebhookProcessor", "leaseMs", options.leaseMs ?? 30_000, "milliseconds");
     // A claim's LIMIT: a fraction would be refused by PostgreSQL on every poll, so it is refused here.
     this.#batchSize = positiveInteger("createWebhookProcessor", "batchSize", options.batchSize ?? 10);
     this.#retry = options.retry ?? DEFAULT_RETRY;
@@ -134,7 +134,8 @@ export class WebhookProcessor<Context extends object = object> {
     this.#owner = options.owner ?? (options.randomId ?? randomUUID)();
     this.#onError = options.onError;
     const retain = options.retainDoneMs ?? DEFAULT_RETAIN_DONE_MS;
-    this.#retainDoneMs = retain === false ? undefined : positive(retain, "retainDoneMs");
+    this.#retainDoneMs =
+      retain === false ? undefined : positiveNumber("createWebhookProcessor", "retainDoneMs", retain, "milliseconds");
     this.#purgeEveryMs = Math.min(this.#retainDoneMs ?? PURGE_EVERY_MS, PURGE_EVERY_MS);
     if (this.#retainDoneMs !== undefined && typeof inbox.purgeDone !== "function") {
       throw new TypeError(
@@ -295,10 +296,6 @@ const DEFAULT_RETRY = exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxA
 // Longer than the providers' redelivery windows (Stripe: 3 days), so a purged id is one no provider sends again.
 const DEFAULT_RETAIN_DONE_MS = 7 * 24 * 3_600_000;
 const PURGE_EVERY_MS = 3_600_000;
-
-function positive(value: number, name: string): number {
-  return positiveNumber("createWebhookProcessor", name, value);
-}
 
 /**
  * Creates a {@link WebhookProcessor} over an inbox.

@@ -167,7 +167,7 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   positive("pollIntervalMs", options.pollIntervalMs, false);
   // Infinity: never disabled. NaN would mean the same, silently, so it is refused.
   if (options.disableAfterMs !== Number.POSITIVE_INFINITY) positive("disableAfterMs", options.disableAfterMs, false);
-  // A NaN factor or floor would schedule the next attempt at NaN: the delivery would never be tried again.
+  // A NaN factor or floor would schedule the attempt after a 429 or 503 with Retry-After at the time NaN.
   if (options.retryAfterFactor !== undefined) {
     nonNegativeNumber("createDeliveryWorker", "retryAfterFactor", options.retryAfterFactor);
   }

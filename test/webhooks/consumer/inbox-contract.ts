@@ -211,6 +211,11 @@ export function inboxContract(
         for (const c of claims) expect(await inbox.fail(c, { dead: true, error }, T0 + 2)).toBe(true);
         expect((await inbox.deadLetters()).map((r) => r.id).sort()).toEqual(["a", "b"]);
         expect(await inbox.deadLetters({ limit: 1 })).toHaveLength(1);
+        expect(await inbox.deadLetters({ limit: 0 })).toEqual([]);
+        // PostgreSQL would refuse these with a syntax error, the memory inbox would answer []: both refuse them alike.
+        for (const limit of [2.5, -1, Number.NaN]) {
+          await expect(inbox.deadLetters({ limit })).rejects.toThrow(/Inbox.deadLetters: limit/);
+        }
         expect(await inbox.get("a")).toMatchObject({ state: "dead", lastError: error, availableAt: undefined });
         expect(await claim(T0 + 100 * LEASE)).toEqual([]);
         expect(await inbox.retryDeadLetter("a", T0 + 3)).toBe(true);

@@ -73,6 +73,17 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(ids).toEqual(made.map((e) => e.id));
       const after = await f.endpoints.list({ limit: 1, startingAfter: made[0]?.id });
       expect(after.map((e) => e.id)).toEqual([made[1]?.id]);
+      expect(await f.endpoints.list({ limit: 0 })).toEqual([]);
+    });
+
+    it("refuses a list limit that is not an integer of 0 or more, in every store alike", async () => {
+      const e = endpointFixture();
+      await f.endpoints.create(e);
+      for (const limit of [2.5, -1, Number.NaN]) {
+        await expect(f.endpoints.list({ limit })).rejects.toThrow(/EndpointStore.list: limit/);
+        await expect(f.queue.list(e.id, { limit })).rejects.toThrow(/DeliveryQueue.list: limit/);
+        await expect(f.queue.attempts({ endpointId: e.id, limit })).rejects.toThrow(/DeliveryQueue.attempts: limit/);
+      }
     });
 
     it("finds the enabled endpoints subscribed to a type, wildcards included", async () => {

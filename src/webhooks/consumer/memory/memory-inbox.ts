@@ -1,4 +1,4 @@
-import { positiveInteger } from "../../../options/number-option";
+import { nonNegativeInteger, positiveInteger } from "../../../options/number-option";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import type { ConsumerErrorRecord } from "../errors";
@@ -170,7 +170,8 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<InboxRecord[]> {
-    return [...this.#dead].slice(0, options.limit ?? 100).map(record);
+    const limit = nonNegativeInteger("Inbox.deadLetters", "limit", options.limit ?? 100);
+    return [...this.#dead].slice(0, limit).map(record);
   }
 
   async retryDeadLetter(id: string, now: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { positiveInteger } from "../../../options/number-option";
+import { nonNegativeInteger, positiveInteger } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { schemaName } from "../../../postgres/identifier";
 import { decodeRow } from "../../../postgres/rows";
@@ -261,7 +261,8 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<InboxRecord[]> {
-    const result = await this.#run(this.#client, "dead", [options.limit ?? 100]);
+    const limit = nonNegativeInteger("Inbox.deadLetters", "limit", options.limit ?? 100);
+    const result = await this.#run(this.#client, "dead", [limit]);
     return result.rows.map((row) => toRecord(decode(row)));
   }
 

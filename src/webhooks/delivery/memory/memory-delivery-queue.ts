@@ -1,3 +1,4 @@
+import { nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
@@ -304,7 +305,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     },
     async list(endpointId, listOptions = {}) {
       const deliveries = byEndpoint.get(endpointId)?.deliveries ?? [];
-      const limit = listOptions.limit ?? 100;
+      const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
       const out: DeliveryRecord[] = [];
       for (let i = deliveries.length - 1; i >= 0 && out.length < limit; i--) {
         const entry = deliveries[i] as Entry;
@@ -316,6 +317,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       return out;
     },
     async attempts({ endpointId, deliveryId, limit = 100 }) {
+      nonNegativeInteger("DeliveryQueue.attempts", "limit", limit);
       const log = byEndpoint.get(endpointId)?.log ?? [];
       const out: AttemptRecord[] = [];
       for (let i = log.length - 1; i >= 0 && out.length < limit; i--) {

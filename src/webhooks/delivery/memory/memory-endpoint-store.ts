@@ -1,3 +1,4 @@
+import { nonNegativeInteger } from "../../../options/number-option";
 import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointStore } from "../endpoint-store";
 import { subscribesTo } from "../event-type";
@@ -28,15 +29,17 @@ export function createMemoryEndpointStore(): EndpointStore {
       return byId.get(id);
     },
     async list({ limit, startingAfter }) {
+      nonNegativeInteger("EndpointStore.list", "limit", limit);
       const out: WebhookEndpoint[] = [];
       let started = startingAfter === undefined;
       for (const endpoint of byId.values()) {
+        // Before the push: a limit of 0 lists nothing, as PostgreSQL's LIMIT 0 does.
+        if (out.length >= limit) break;
         if (!started) {
           started = endpoint.id === startingAfter;
           continue;
         }
         out.push(endpoint);
-        if (out.length >= limit) break;
       }
       return out;
     },

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { nonNegativeInteger } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
@@ -363,6 +364,8 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       return rows[0] === undefined ? undefined : toDelivery(rows[0]);
     },
     async list(endpointId, listOptions = {}) {
+      // Checked here, as the memory queue does: PostgreSQL would refuse a fraction or NaN with a syntax error.
+      const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
       const { rows } = await client.query(
         `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1
            AND ($2::text[] IS NULL OR status = ANY($2::text[]))
@@ -372,12 +375,13 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
           endpointId,
           listOptions.status === undefined ? null : [...listOptions.status],
           listOptions.since ?? null,
-          listOptions.limit ?? 100,
+          limit,
         ],
       );
       return rows.map(toDelivery);
     },
     async attempts({ endpointId, deliveryId, limit = 100 }) {
+      nonNegativeInteger("DeliveryQueue.attempts", "limit", limit);
       // Two statements, so that each has a plan on its own index: one delivery's lines by the delivery index
       // (migration delivery@8), the endpoint's by the endpoint's.
       const { rows } =

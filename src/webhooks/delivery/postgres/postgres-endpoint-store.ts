@@ -1,3 +1,4 @@
+import { nonNegativeInteger } from "../../../options/number-option";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { timestampOf } from "../../../postgres/sql-time";
 import { affected } from "../../../postgres/statement";
@@ -66,6 +67,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       return rows[0] === undefined ? undefined : toEndpoint(rows[0]);
     },
     async list({ limit, startingAfter }) {
+      nonNegativeInteger("EndpointStore.list", "limit", limit);
       const { rows } =
         startingAfter === undefined
           ? await client.query(`SELECT ${ENDPOINT_COLUMNS} FROM ${E} ORDER BY created_at, id LIMIT $1`, [limit])

@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { nonNegativeInteger, positiveInteger, positiveNumber } from "../../src/options/number-option";
+import {
+  finiteNumber,
+  nonNegativeInteger,
+  nonNegativeNumber,
+  positiveInteger,
+  positiveNumber,
+} from "../../src/options/number-option";
 
 // Anything a caller might pass where a number is expected, numbers of every kind included.
 const anything = fc.oneof(
@@ -25,6 +31,8 @@ describe("numeric options", () => {
     ["positiveInteger", positiveInteger, (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1],
     ["positiveNumber", positiveNumber, (v: unknown) => Number.isFinite(v) && (v as number) > 0],
     ["nonNegativeInteger", nonNegativeInteger, (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0],
+    ["nonNegativeNumber", nonNegativeNumber, (v: unknown) => Number.isFinite(v) && (v as number) >= 0],
+    ["finiteNumber", finiteNumber, (v: unknown) => Number.isFinite(v)],
   ] as const)("%s returns exactly the values it accepts, and refuses the rest with a TypeError", (_, check, fits) => {
     fc.assert(
       fc.property(anything, (value) => {
@@ -50,6 +58,9 @@ describe("numeric options", () => {
     );
     expect(() => positiveInteger("idempotency", "ttlMs", 1.5, "milliseconds")).toThrow(
       new TypeError("idempotency: ttlMs must be a positive integer number of milliseconds, got 1.5."),
+    );
+    expect(() => finiteNumber("DeliveryQueue.list", "since", Number.NaN, "epoch milliseconds")).toThrow(
+      new TypeError("DeliveryQueue.list: since must be a finite number of epoch milliseconds, got NaN."),
     );
   });
 });

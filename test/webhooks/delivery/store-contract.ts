@@ -76,13 +76,18 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await f.endpoints.list({ limit: 0 })).toEqual([]);
     });
 
-    it("refuses a list limit that is not an integer of 0 or more, in every store alike", async () => {
+    it("refuses a list limit that is not an integer of 0 or more, and a since that is not a finite number, in every store alike", async () => {
       const e = endpointFixture();
       await f.endpoints.create(e);
       for (const limit of [2.5, -1, Number.NaN]) {
         await expect(f.endpoints.list({ limit })).rejects.toThrow(/EndpointStore.list: limit/);
         await expect(f.queue.list(e.id, { limit })).rejects.toThrow(/DeliveryQueue.list: limit/);
         await expect(f.queue.attempts({ endpointId: e.id, limit })).rejects.toThrow(/DeliveryQueue.attempts: limit/);
+      }
+      for (const since of [Number.NaN, Number.POSITIVE_INFINITY, "1700000000000" as unknown as number]) {
+        await expect(f.queue.list(e.id, { since })).rejects.toThrow(
+          /DeliveryQueue.list: since must be a finite number of epoch milliseconds, got/,
+        );
       }
     });
 

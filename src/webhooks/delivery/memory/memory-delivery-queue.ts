@@ -1,4 +1,4 @@
-import { nonNegativeInteger } from "../../../options/number-option";
+import { finiteNumber, nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
@@ -306,11 +306,15 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     async list(endpointId, listOptions = {}) {
       const deliveries = byEndpoint.get(endpointId)?.deliveries ?? [];
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
+      const since =
+        listOptions.since === undefined
+          ? undefined
+          : finiteNumber("DeliveryQueue.list", "since", listOptions.since, "epoch milliseconds");
       const out: DeliveryRecord[] = [];
       for (let i = deliveries.length - 1; i >= 0 && out.length < limit; i--) {
         const entry = deliveries[i] as Entry;
         if (byId.get(entry.id) !== entry) continue;
-        if (listOptions.since !== undefined && entry.createdAt < listOptions.since) break;
+        if (since !== undefined && entry.createdAt < since) break;
         if (listOptions.status !== undefined && !listOptions.status.includes(entry.state.status)) continue;
         out.push(toRecord(entry));
       }

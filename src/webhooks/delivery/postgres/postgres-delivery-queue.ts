@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { nonNegativeInteger } from "../../../options/number-option";
+import { finiteNumber, nonNegativeInteger } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
@@ -366,17 +366,17 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     async list(endpointId, listOptions = {}) {
       // Checked here, as the memory queue does: PostgreSQL would refuse a fraction or NaN with a syntax error.
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
+      // NaN would be an error from PostgreSQL and no filter at all in memory: refused alike.
+      const since =
+        listOptions.since === undefined
+          ? null
+          : finiteNumber("DeliveryQueue.list", "since", listOptions.since, "epoch milliseconds");
       const { rows } = await client.query(
         `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1
            AND ($2::text[] IS NULL OR status = ANY($2::text[]))
            AND ($3::float8 IS NULL OR created_at >= ${timestampOf("$3")})
          ORDER BY created_at DESC, id DESC LIMIT $4`,
-        [
-          endpointId,
-          listOptions.status === undefined ? null : [...listOptions.status],
-          listOptions.since ?? null,
-          limit,
-        ],
+        [endpointId, listOptions.status === undefined ? null : [...listOptions.status], since, limit],
       );
       return rows.map(toDelivery);
     },

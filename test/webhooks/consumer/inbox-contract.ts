@@ -226,6 +226,35 @@ export function inboxContract(
         expect(again).toMatchObject({ event: { id: "a" }, attempts: 1 });
       });
 
+      it("refuses times and counts that are not numbers, alike in every inbox, and keeps the event as it was", async () => {
+        await inbox.add(event("a"));
+        const request = { now: T0, leaseMs: LEASE, limit: 10, owner: "p1" };
+        const requests: [Record<string, number>, string][] = [
+          [{ now: Number.NaN }, "now"],
+          [{ leaseMs: Number.NaN }, "leaseMs"],
+          [{ leaseMs: -1 }, "leaseMs"],
+          [{ limit: 1.5 }, "limit"],
+          [{ limit: Number.NaN }, "limit"],
+        ];
+        for (const [patch, name] of requests) {
+          await expect(inbox.claim({ ...request, ...patch })).rejects.toThrow(`Inbox.claim: ${name} must be`);
+        }
+        expect(await inbox.get("a")).toMatchObject({ state: "pending", attempts: 0, availableAt: T0 });
+        const [c] = await claim(T0);
+        const error = { code: "handler_failed" as const, message: "nope" };
+        await expect(inbox.fail(c!, { retryAt: Number.NaN, error }, T0)).rejects.toThrow("Inbox.fail: retryAt must be");
+        await expect(inbox.fail(c!, { dead: true, error }, Number.NaN)).rejects.toThrow("Inbox.fail: now must be");
+        let ran = false;
+        const work = async () => {
+          ran = true;
+        };
+        await expect(inbox.complete(c!, work, Number.NaN)).rejects.toThrow("Inbox.complete: now must be");
+        expect(ran).toBe(false);
+        await expect(inbox.retryDeadLetter("a", Number.NaN)).rejects.toThrow("Inbox.retryDeadLetter: now must be");
+        expect(await inbox.get("a")).toMatchObject({ state: "processing", attempts: 1, availableAt: T0 + LEASE });
+        expect(await inbox.complete(c!, work, T0 + 1)).toEqual({ outcome: "done" });
+      });
+
       it("ignores a stale claim", async () => {
         await inbox.add(event("a"));
         const [stale] = await claim(T0, 10, "p1");

@@ -91,6 +91,41 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       }
     });
 
+    it("refuses times and counts that are not numbers in publish, claim and renew, in every store alike", async () => {
+      // NaN compares false with everything: in memory a NaN due time or lease end would hide a delivery for good.
+      const e = endpointFixture({ enabledEvents: ["guard.checked"] });
+      await f.endpoints.create(e);
+      const event = createEvent({ type: "guard.checked", data: {}, now: T0 });
+      const publishes: [Record<string, number>, string][] = [
+        [{ delayMs: Number.NaN }, "delayMs"],
+        [{ delayMs: -1 }, "delayMs"],
+        [{ now: Number.NaN }, "now"],
+        [{ now: Number.POSITIVE_INFINITY }, "now"],
+      ];
+      for (const [options, name] of publishes) {
+        await expect(f.queue.publish(event, options)).rejects.toThrow(`DeliveryQueue.publish: ${name} must be`);
+      }
+      expect(await f.queue.list(e.id)).toEqual([]);
+      const claim = { limit: 10, now: T0, leaseMs: 1_000 };
+      const claims: [Record<string, unknown>, string][] = [
+        [{ limit: 1.5 }, "limit"],
+        [{ limit: Number.NaN }, "limit"],
+        [{ now: Number.NaN }, "now"],
+        [{ leaseMs: Number.NaN }, "leaseMs"],
+        [{ leaseMs: -5 }, "leaseMs"],
+        [{ perEndpoint: -1 }, "perEndpoint"],
+        [{ endpointLimits: new Map([[e.id, Number.NaN]]) }, `endpointLimits of ${e.id}`],
+      ];
+      for (const [patch, name] of claims) {
+        await expect(f.queue.claim({ ...claim, ...patch })).rejects.toThrow(`DeliveryQueue.claim: ${name} must be`);
+      }
+      await expect(f.queue.renew([], Number.NaN, 1_000)).rejects.toThrow("DeliveryQueue.renew: now must be");
+      await expect(f.queue.renew([], T0, Number.NaN)).rejects.toThrow("DeliveryQueue.renew: leaseMs must be");
+      // Nothing was written: the event publishes once the options are right.
+      await f.queue.publish(event, { now: T0 });
+      expect((await f.queue.list(e.id)).map((d) => d.eventId)).toEqual([event.id]);
+    });
+
     it("finds the enabled endpoints subscribed to a type, wildcards included", async () => {
       const exact = endpointFixture({ enabledEvents: ["sub.created"] });
       const resource = endpointFixture({ enabledEvents: ["sub.*"] });

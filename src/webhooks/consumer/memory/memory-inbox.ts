@@ -11,6 +11,7 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
+import { checkInboxClaim, checkInboxFail, checkInboxNow } from "../inbox-arguments";
 
 /**
  * An event as the inbox keeps it; `due` and `heapIndex` are its place in the heap (written by the heap), `seq` its
@@ -101,6 +102,7 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {
+    checkInboxClaim(request);
     // Take the due entries out first: with a zero lease a claimed entry would still be due.
     const taken: Entry[] = [];
     for (let top = this.#due.peek(); top !== undefined && taken.length < request.limit; top = this.#due.peek()) {
@@ -125,6 +127,7 @@ export class MemoryInbox implements Inbox<object> {
     work: (context: object) => Promise<void>,
     now: number,
   ): Promise<InboxCompleteResult> {
+    checkInboxNow("complete", now);
     const entry = this.#held(claim);
     if (entry === undefined || entry.running) return { outcome: "lost" };
     entry.running = true;
@@ -146,7 +149,8 @@ export class MemoryInbox implements Inbox<object> {
     return { outcome: "done" };
   }
 
-  async fail(claim: InboxClaim, outcome: InboxFailOutcome, _now: number): Promise<boolean> {
+  async fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean> {
+    checkInboxFail(outcome, now);
     const entry = this.#held(claim);
     if (entry === undefined) return false;
     entry.lastError = outcome.error;
@@ -175,6 +179,7 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   async retryDeadLetter(id: string, now: number): Promise<boolean> {
+    checkInboxNow("retryDeadLetter", now);
     const entry = this.#entries.get(id);
     if (entry?.state !== "dead") return false;
     entry.state = "pending";

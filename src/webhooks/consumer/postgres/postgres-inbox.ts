@@ -26,6 +26,7 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
+import { checkInboxClaim, checkInboxFail, checkInboxNow } from "../inbox-arguments";
 import { ADD_PARAMS, addStatement, type InboxTableOptions, inboxStatements, PURGE_BATCH } from "./inbox-sql";
 
 /** What PostgreSQL event handlers receive besides the event: the client of the transaction that marks it done. */
@@ -203,6 +204,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {
+    checkInboxClaim(request);
     const token = `${request.owner}:${this.#randomId()}`;
     const result = await this.#run(this.#client, "claim", [
       request.now,
@@ -222,6 +224,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     work: (context: PostgresInboxContext) => Promise<void>,
     now: number,
   ): Promise<InboxCompleteResult> {
+    checkInboxNow("complete", now);
     let failure: { error: unknown } | undefined;
     const outcome = await transaction(this.#client, async (tx): Promise<InboxCompleteResult> => {
       const held = await this.#run(tx, "hold", [claim.event.id, claim.token]);
@@ -243,6 +246,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   async fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean> {
+    checkInboxFail(outcome, now);
     const dead = "dead" in outcome;
     const result = await this.#run(this.#client, "fail", [
       claim.event.id,
@@ -267,6 +271,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   async retryDeadLetter(id: string, now: number): Promise<boolean> {
+    checkInboxNow("retryDeadLetter", now);
     return affected(await this.#run(this.#client, "retryDead", [id, now])) > 0;
   }
 

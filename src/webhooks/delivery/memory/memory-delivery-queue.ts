@@ -1,4 +1,4 @@
-import { finiteNumber, nonNegativeInteger } from "../../../options/number-option";
+import { nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
@@ -6,8 +6,8 @@ import type { AttemptRecord } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
+import { checkClaimOptions, checkLease, checkPublishOptions, listSince } from "../queue-arguments";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
-import { checkTraceparent } from "../trace-context";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
 
 /** Options of {@link createMemoryDeliveryQueue}. */
@@ -199,7 +199,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   return {
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
-      checkTraceparent(publishOptions.traceparent, "publish");
+      checkPublishOptions(publishOptions);
       prune(clock());
       if (eventRefs.has(event.id)) return { deliveryIds: [] };
       const targets = await endpoints.subscribed(event.type);
@@ -236,7 +236,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       notify();
       return { deliveryIds };
     },
-    async claim({ limit, now, leaseMs, perEndpoint = limit, endpointLimits }) {
+    async claim(claimOptions) {
+      checkClaimOptions(claimOptions);
+      const { limit, now, leaseMs, perEndpoint = limit, endpointLimits } = claimOptions;
       // The endpoints with due work take turns: the one served longest ago first.
       const due: EndpointLine[] = [];
       while ((heads.peekDue() ?? Number.POSITIVE_INFINITY) <= now) {
@@ -267,6 +269,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       return out;
     },
     async renew(claims, now, leaseMs) {
+      checkLease("DeliveryQueue.renew", now, leaseMs);
       const renewed: string[] = [];
       for (const claim of claims) {
         const entry = find(claim.id);
@@ -306,10 +309,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     async list(endpointId, listOptions = {}) {
       const deliveries = byEndpoint.get(endpointId)?.deliveries ?? [];
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
-      const since =
-        listOptions.since === undefined
-          ? undefined
-          : finiteNumber("DeliveryQueue.list", "since", listOptions.since, "epoch milliseconds");
+      const since = listSince(listOptions);
       const out: DeliveryRecord[] = [];
       for (let i = deliveries.length - 1; i >= 0 && out.length < limit; i--) {
         const entry = deliveries[i] as Entry;

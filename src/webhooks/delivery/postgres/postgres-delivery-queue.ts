@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { finiteNumber, nonNegativeInteger } from "../../../options/number-option";
+import { nonNegativeInteger } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
@@ -17,8 +17,8 @@ import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { CircuitBoard } from "../circuit-board";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
+import { checkClaimOptions, checkLease, checkPublishOptions, listSince } from "../queue-arguments";
 import type { DeliveryState } from "../state-machine";
-import { checkTraceparent } from "../trace-context";
 import {
   type Completion,
   type CompletionReach,
@@ -275,7 +275,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     },
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
-      checkTraceparent(publishOptions.traceparent, "publish");
+      checkPublishOptions(publishOptions);
       const { rows } = await client.query(
         `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
            traceparent)
@@ -296,7 +296,9 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       );
       return { deliveryIds: rows.map((row) => String((row as { id: unknown }).id)) };
     },
-    async claim({ limit, now, leaseMs, perEndpoint = limit, endpointLimits }) {
+    async claim(claimOptions) {
+      checkClaimOptions(claimOptions);
+      const { limit, now, leaseMs, perEndpoint = limit, endpointLimits } = claimOptions;
       const token = randomUUID();
       const ids = endpointLimits === undefined ? [] : [...endpointLimits.keys()];
       const rooms = ids.map((id) => endpointLimits?.get(id) ?? 0);
@@ -315,6 +317,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       return claims;
     },
     async renew(claims, now, leaseMs) {
+      checkLease("DeliveryQueue.renew", now, leaseMs);
       if (claims.length === 0) return [];
       const { rows } = await client.query(
         `UPDATE ${D} d SET lease_until = ${timestampOf("($3::float8 + $4::float8)")}
@@ -366,11 +369,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     async list(endpointId, listOptions = {}) {
       // Checked here, as the memory queue does: PostgreSQL would refuse a fraction or NaN with a syntax error.
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
-      // NaN would be an error from PostgreSQL and no filter at all in memory: refused alike.
-      const since =
-        listOptions.since === undefined
-          ? null
-          : finiteNumber("DeliveryQueue.list", "since", listOptions.since, "epoch milliseconds");
+      const since = listSince(listOptions) ?? null;
       const { rows } = await client.query(
         `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1
            AND ($2::text[] IS NULL OR status = ANY($2::text[]))

@@ -24,8 +24,9 @@ export function checkClaimOptions(options: ClaimOptions): void {
   nonNegativeInteger(owner, "limit", options.limit);
   checkLease(owner, options.now, options.leaseMs);
   if (options.perEndpoint !== undefined) nonNegativeInteger(owner, "perEndpoint", options.perEndpoint);
+  // Every claim walks the map (one entry per endpoint the worker knows): the name is only spelled out for a refusal.
   for (const [endpointId, room] of options.endpointLimits ?? []) {
-    nonNegativeInteger(owner, `endpointLimits of ${endpointId}`, room);
+    if (!Number.isSafeInteger(room) || room < 0) nonNegativeInteger(owner, `endpointLimits of ${endpointId}`, room);
   }
 }
 

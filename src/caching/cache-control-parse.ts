@@ -54,17 +54,23 @@ export function parseDeltaSeconds(value: string): number | undefined {
   return n;
 }
 
-// A field-name list argument of no-cache / private (§5.2.2.4, §5.2.2.7); `undefined` when malformed.
+// A field-name list argument of no-cache / private (§5.2.2.4, §5.2.2.7), lower-cased; `undefined` when malformed.
 function fieldNames(value: string): string[] | undefined {
   const names: string[] = [];
   for (const part of value.split(",")) {
     const name = part.trim();
     if (name === "") continue;
     if (!isToken(name)) return undefined;
-    const lower = name.toLowerCase();
-    if (!names.includes(lower)) names.push(lower);
+    names.push(name.toLowerCase());
   }
   return names;
+}
+
+// The names each field-name list holds so far: a Set keeps merging linear in the number of names, however many
+// times the directive repeats.
+interface SeenNames {
+  noCache?: Set<string>;
+  private?: Set<string>;
 }
 
 // Duplicates and invalid values resolve to the most restrictive reading (§4.2.1).
@@ -95,12 +101,24 @@ function mergeMaxStale(cc: Mutable, raw: string | true): void {
   else if (value !== true) cc.maxStale = Math.min(previous, value);
 }
 
-function mergeList(cc: Mutable, key: "noCache" | "private", raw: string | true): void {
+function mergeList(cc: Mutable, seen: SeenNames, key: "noCache" | "private", raw: string | true): void {
   // The unqualified form covers the whole response, so it wins over any list.
   const names = raw === true ? undefined : fieldNames(raw);
-  const previous = cc[key];
-  if (names === undefined || previous === true) cc[key] = true;
-  else cc[key] = previous === undefined ? names : [...new Set([...previous, ...names])];
+  if (names === undefined || cc[key] === true) {
+    cc[key] = true;
+    return;
+  }
+  const list = (cc[key] as string[] | undefined) ?? [];
+  const set = seen[key] ?? new Set<string>();
+  cc[key] = list;
+  seen[key] = set;
+  // First occurrence order, each name once.
+  for (const name of names) {
+    if (!set.has(name)) {
+      set.add(name);
+      list.push(name);
+    }
+  }
 }
 
 // An argument no directive accepts: fails delta-seconds and field-name validation alike.
@@ -110,15 +128,15 @@ function isKnown(name: string): boolean {
   return DELTAS.has(name) || FLAGS.has(name) || name === "max-stale" || name === "no-cache" || name === "private";
 }
 
-function apply(cc: Mutable, name: string, raw: string | true): void {
+function apply(cc: Mutable, seen: SeenNames, name: string, raw: string | true): void {
   const delta = DELTAS.get(name);
   const flag = FLAGS.get(name);
   if (delta !== undefined) mergeDelta(cc, delta, raw);
   // §5.2: these take no argument; one sent anyway does not cancel the directive.
   else if (flag !== undefined) cc[flag] = true;
   else if (name === "max-stale") mergeMaxStale(cc, raw);
-  else if (name === "no-cache") mergeList(cc, "noCache", raw);
-  else if (name === "private") mergeList(cc, "private", raw);
+  else if (name === "no-cache") mergeList(cc, seen, "noCache", raw);
+  else if (name === "private") mergeList(cc, seen, "private", raw);
   else {
     // §5.2.3: unrecognised directives are kept for the caller; the first occurrence wins.
     const extensions: Record<string, string | true> =
@@ -155,6 +173,7 @@ function quotedString(value: string, start: number): [string, number] | undefine
 export function parseCacheControl(value: string | undefined): CacheControl {
   const cc: Mutable = {};
   if (value === undefined) return cc;
+  const seen: SeenNames = {};
   const n = value.length;
   let i = 0;
   while (i < n) {
@@ -194,7 +213,7 @@ export function parseCacheControl(value: string | undefined): CacheControl {
       if (!isKnown(name)) continue;
       raw = INVALID;
     }
-    apply(cc, name, raw);
+    apply(cc, seen, name, raw);
   }
   return cc;
 }

@@ -142,9 +142,10 @@ export function weakCompare(a: EntityTag | string, b: EntityTag | string): boole
 }
 
 /**
- * The lenient list scan used when evaluating preconditions: a malformed member (up to the next comma)
- * matches nothing instead of voiding the field. `opaque` is the current opaque-tag with its quotes; a
- * member that equals it needs no character check of its own once `opaque` itself is known valid.
+ * The lenient list scan used when evaluating preconditions: a malformed member matches nothing instead of
+ * voiding the field, and ends at its first comma, so the rest of the list still counts. Both comparisons
+ * split the field the same way. `opaque` is the current opaque-tag with its quotes; a member that equals it
+ * needs no character check of its own once `opaque` itself is known valid.
  * @param strong §13.1.1 If-Match uses strong comparison; §13.1.2 If-None-Match weak.
  */
 export function listMatches(field: string, opaque: string, currentWeak: boolean, strong: boolean): boolean {
@@ -158,31 +159,25 @@ export function listMatches(field: string, opaque: string, currentWeak: boolean,
       i++;
       continue;
     }
-    let start = i;
-    if (c === 0x57 /* W */ && field.charCodeAt(i + 1) === 0x2f) {
-      if (strong) {
-        i = nextComma(field, i);
-        continue;
-      }
-      start = i + 2;
-    }
-    if (field.charCodeAt(start) !== 0x22) {
+    const weak = c === 0x57 /* W */ && field.charCodeAt(i + 1) === 0x2f;
+    const start = weak ? i + 2 : i;
+    const close = field.charCodeAt(start) === 0x22 ? field.indexOf('"', start + 1) : -1;
+    if (close === -1) {
+      // Malformed: the member ends at its first comma (§5.6.1) and the rest of the list still counts.
       i = nextComma(field, i);
       continue;
     }
-    const close = field.indexOf('"', start + 1);
-    if (close === -1) return false;
     let j = close + 1;
     while (j < n && isOws(field.charCodeAt(j))) j++;
-    // The member must end here (slice + === beats startsWith-with-position on V8 by a wide margin).
-    if (
-      (j === n || field.charCodeAt(j) === 0x2c) &&
-      close + 1 - start === length &&
-      field.slice(start, close + 1) === opaque
-    ) {
-      return true;
+    if (j < n && field.charCodeAt(j) !== 0x2c) {
+      i = nextComma(field, i);
+      continue;
     }
-    i = j === n || field.charCodeAt(j) === 0x2c ? j : nextComma(field, j);
+    // The member must end here (slice + === beats startsWith-with-position on V8 by a wide margin).
+    if (!(strong && weak) && close + 1 - start === length && field.slice(start, close + 1) === opaque) return true;
+    // A comma inside the quotes ends the member there, unless every character up to the quote is etagc.
+    const comma = field.indexOf(",", start + 1);
+    i = comma === -1 || comma > close || isValidTagText(field.slice(start + 1, close)) ? j : comma;
   }
   return false;
 }

@@ -6,6 +6,7 @@
  *   asctime-date = day-name SP date3 SP time-of-day SP year        ; Sun Nov  6 08:49:37 1994
  * All names are case-sensitive (%s). Anything else is not an HTTP-date and parses to `undefined`.
  */
+import { finiteNumber } from "../options/number-option";
 import { CachingError } from "./errors";
 
 const MS_PER_DAY = 86_400_000;
@@ -22,17 +23,23 @@ const MONTHS = new Map(
   ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map((m, i) => [pack(m), i + 1]),
 );
 
+// Three characters packed like pack(); -1 when one is not ASCII, whose bits would spill into its neighbour's byte.
 function packAt(s: string, i: number): number {
-  return (s.charCodeAt(i) << 16) | (s.charCodeAt(i + 1) << 8) | s.charCodeAt(i + 2);
+  const a = s.charCodeAt(i);
+  const b = s.charCodeAt(i + 1);
+  const c = s.charCodeAt(i + 2);
+  return (a | b | c) > 0x7f ? -1 : (a << 16) | (b << 8) | c;
 }
 
-function digit(s: string, i: number): number {
-  const d = s.charCodeAt(i) - 0x30;
-  return d >= 0 && d <= 9 ? d : -1000;
-}
-
-function digits2(s: string, i: number): number {
-  return digit(s, i) * 10 + digit(s, i + 1);
+// The value of `count` DIGITs at `i`, or -1 when any one is not a DIGIT: §5.6.7 has no other characters there.
+function digits(s: string, i: number, count: number): number {
+  let n = 0;
+  for (let j = i; j < i + count; j++) {
+    const d = s.charCodeAt(j) - 0x30;
+    if (!(d >= 0 && d <= 9)) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 function daysInMonth(year: number, month: number): number {
@@ -54,9 +61,9 @@ function daysFromCivil(year: number, month: number, day: number): number {
 // time-of-day = hour ":" minute ":" second ; 00:00:00 - 23:59:60 (leap second)
 function timeOfDay(s: string, i: number): number {
   if (s.charCodeAt(i + 2) !== 0x3a || s.charCodeAt(i + 5) !== 0x3a) return -1;
-  const hour = digits2(s, i);
-  const minute = digits2(s, i + 3);
-  const second = digits2(s, i + 6);
+  const hour = digits(s, i, 2);
+  const minute = digits(s, i + 3, 2);
+  const second = digits(s, i + 6, 2);
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60) return -1;
   return (hour * 3600 + minute * 60 + second) * 1000;
 }
@@ -72,10 +79,10 @@ function imfFixdate(s: string): number | undefined {
   if (s.charCodeAt(3) !== 0x2c || s.charCodeAt(4) !== 0x20 || s.charCodeAt(7) !== 0x20) return undefined;
   if (s.charCodeAt(11) !== 0x20 || s.charCodeAt(16) !== 0x20 || s.charCodeAt(25) !== 0x20) return undefined;
   if (s.charCodeAt(26) !== 0x47 || s.charCodeAt(27) !== 0x4d || s.charCodeAt(28) !== 0x54) return undefined;
-  const year = digits2(s, 12) * 100 + digits2(s, 14);
+  const year = digits(s, 12, 4);
   const month = MONTHS.get(packAt(s, 8));
   if (year < 0 || month === undefined) return undefined;
-  return toEpoch(year, month, digits2(s, 5), timeOfDay(s, 17));
+  return toEpoch(year, month, digits(s, 5, 2), timeOfDay(s, 17));
 }
 
 // asctime-date: day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP year; 24 characters.
@@ -85,8 +92,8 @@ function asctimeDate(s: string): number | undefined {
     return undefined;
   }
   const month = MONTHS.get(packAt(s, 4));
-  const day = s.charCodeAt(8) === 0x20 ? digit(s, 9) : digits2(s, 8);
-  const year = digits2(s, 20) * 100 + digits2(s, 22);
+  const day = s.charCodeAt(8) === 0x20 ? digits(s, 9, 1) : digits(s, 8, 2);
+  const year = digits(s, 20, 4);
   if (year < 0 || month === undefined) return undefined;
   return toEpoch(year, month, day, timeOfDay(s, 11));
 }
@@ -100,22 +107,20 @@ function rfc850Date(s: string, now: number): number | undefined {
     return undefined;
   if (s.charCodeAt(i + 9) !== 0x20 || s.charCodeAt(i + 18) !== 0x20 || !s.endsWith("GMT")) return undefined;
   const month = MONTHS.get(packAt(s, i + 3));
-  const yy = digits2(s, i + 7);
-  const day = digits2(s, i);
+  const yy = digits(s, i + 7, 2);
+  const day = digits(s, i, 2);
   const time = timeOfDay(s, i + 10);
-  if (month === undefined || yy < 0) return undefined;
-  // §5.6.7: a two-digit year that appears more than 50 years in the future means the most recent
-  // past year with the same last two digits.
-  const limit = new Date(now);
-  limit.setUTCFullYear(limit.getUTCFullYear() + 50);
+  if (month === undefined || yy < 0 || day < 1 || day > 31 || time < 0) return undefined;
+  // §5.6.7: a timestamp that appears more than 50 years in the future means the most recent past year with
+  // the same last two digits. The century is chosen on the calendar arithmetic alone and the date checked once
+  // after: 29-Feb-00 read in 2025 is 2000, although 2100 (tried first) has no 29 February.
   const nowYear = new Date(now).getUTCFullYear();
+  const limit = new Date(now).setUTCFullYear(nowYear + 50);
+  // A `now` beyond the Date range has no year: no century can be chosen.
+  if (Number.isNaN(limit)) return undefined;
   let year = nowYear - (nowYear % 100) + yy + 100;
-  let epoch = toEpoch(year, month, day, time);
-  while (epoch !== undefined && epoch > limit.getTime()) {
-    year -= 100;
-    epoch = toEpoch(year, month, day, time);
-  }
-  return epoch;
+  while (daysFromCivil(year, month, day) * MS_PER_DAY + time > limit) year -= 100;
+  return toEpoch(year, month, day, time);
 }
 
 /** Options for {@link parseHttpDate}. */
@@ -136,9 +141,11 @@ export interface ParseHttpDateOptions {
  * @see https://www.rfc-editor.org/rfc/rfc9110#section-5.6.7
  */
 export function parseHttpDate(value: string, options?: ParseHttpDateOptions): number | undefined {
+  const now = options?.now;
+  if (now !== undefined) finiteNumber("parseHttpDate", "now", now, "epoch milliseconds");
   if (value.length === 29) return imfFixdate(value);
   if (value.length === 24) return asctimeDate(value);
-  return rfc850Date(value, options?.now ?? Date.now());
+  return rfc850Date(value, now ?? Date.now());
 }
 
 /**

@@ -11,16 +11,15 @@ import { isToken } from "./syntax";
  * @example parseVary("Accept-Encoding, accept") // ["accept-encoding"]
  */
 export function parseVary(value: string | undefined): "*" | string[] {
-  const names: string[] = [];
-  if (value === undefined) return names;
+  if (value === undefined) return [];
+  // A Set, not names.includes: linear however many names the field lists.
+  const names = new Set<string>();
   for (const part of value.split(",")) {
     const name = part.trim();
     if (name === "*") return "*";
-    if (!isToken(name)) continue;
-    const lower = name.toLowerCase();
-    if (!names.includes(lower)) names.push(lower);
+    if (isToken(name)) names.add(name.toLowerCase());
   }
-  return names;
+  return [...names];
 }
 
 /**
@@ -32,12 +31,12 @@ export function parseVary(value: string | undefined): "*" | string[] {
 export function mergeVary(current: string | undefined, ...fields: readonly string[]): string {
   const existing = parseVary(current);
   if (existing === "*") return "*";
+  const names = new Set(existing);
   for (const field of fields) {
     const name = field.trim();
     if (name === "*") return "*";
     if (!isToken(name)) throw new CachingError("invalid_field_name", `${JSON.stringify(field)} is not a field name.`);
-    const lower = name.toLowerCase();
-    if (!existing.includes(lower)) existing.push(lower);
+    names.add(name.toLowerCase());
   }
-  return existing.join(", ");
+  return [...names].join(", ");
 }

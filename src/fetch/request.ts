@@ -9,6 +9,7 @@ import {
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
+import { originFormOf } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
 
@@ -83,24 +84,9 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
   return size === 0 ? EMPTY : concat(chunks, size);
 }
 
-// The origin-form target (RFC 9112 §3.2.1) of an absolute URL, skipping "scheme://authority" and the
-// fragment without building a URL object.
-function targetOf(url: string): string | undefined {
-  const scheme = url.indexOf("://");
-  if (scheme === -1) return undefined;
-  const slash = url.indexOf("/", scheme + 3);
-  const q = url.indexOf("?", scheme + 3);
-  const hash = url.indexOf("#", scheme + 3);
-  const end = hash === -1 ? url.length : hash;
-  if (slash === -1 || (q !== -1 && q < slash) || (hash !== -1 && hash < slash)) {
-    return q === -1 || q > end ? "/" : `/${url.slice(q, end)}`;
-  }
-  return url.slice(slash, end);
-}
-
 /** Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit. */
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
-  const target = targetOf(request.url);
+  const target = originFormOf(request.url);
   if (target === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };
   const body = await readBody(request, bodyLimitOf(options, "readRequest"));
   if (body instanceof HttpProblem) return { ok: false, problem: body };

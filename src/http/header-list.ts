@@ -7,6 +7,16 @@
 
 const isOws = (c: number) => c === 0x20 || c === 0x09;
 
+// Index of the DQUOTE closing the quoted-string opened at `open`, honouring quoted-pairs (§5.6.4); -1 when none.
+function closingQuote(value: string, open: number): number {
+  for (let i = open + 1; i < value.length; i++) {
+    const q = value.charCodeAt(i);
+    if (q === 0x5c) i++;
+    else if (q === 0x22) return i;
+  }
+  return -1;
+}
+
 /**
  * Splits a list field value into its elements, trimmed of OWS, with empty elements dropped (§5.6.1.2).
  * Quoted-strings are kept as written (quotes and escapes included); an unterminated one runs to the end.
@@ -28,12 +38,8 @@ export function splitHeaderList(value: string): string[] {
   while (i < n) {
     const c = value.charCodeAt(i);
     if (c === 0x22) {
-      // skip the quoted-string, honouring quoted-pairs (§5.6.4)
-      for (i++; i < n; i++) {
-        const q = value.charCodeAt(i);
-        if (q === 0x5c) i++;
-        else if (q === 0x22) break;
-      }
+      const close = closingQuote(value, i);
+      i = close === -1 ? n : close;
     } else if (c === 0x2c) {
       push(i);
       start = i + 1;
@@ -44,18 +50,31 @@ export function splitHeaderList(value: string): string[] {
   return out;
 }
 
+// Whether `element` splits back as itself from any place in a list: not empty, no OWS at either end, no comma
+// outside a quoted-string, and every quoted-string closed (an open one would swallow the elements after it).
+function isListElement(element: string): boolean {
+  const n = element.length;
+  if (n === 0 || isOws(element.charCodeAt(0)) || isOws(element.charCodeAt(n - 1))) return false;
+  for (let i = 0; i < n; i++) {
+    const c = element.charCodeAt(i);
+    if (c === 0x2c) return false;
+    if (c === 0x22) {
+      i = closingQuote(element, i);
+      if (i === -1) return false;
+    }
+  }
+  return true;
+}
+
 /**
  * Joins elements into a list field value with ", " (the form RFC 9110 §5.6.1 recommends).
- * @throws TypeError when an element is empty, has leading or trailing OWS, or holds a comma outside a
- * quoted-string: it would not split back into the same element.
+ * @throws TypeError when an element is empty, has leading or trailing OWS, holds a comma outside a
+ * quoted-string, or opens a quoted-string it does not close: it would not split back into the same elements.
  * @example formatHeaderList(["gzip", "br"]) // "gzip, br"
  */
 export function formatHeaderList(elements: readonly string[]): string {
   for (const element of elements) {
-    const split = splitHeaderList(element);
-    if (split.length !== 1 || split[0] !== element) {
-      throw new TypeError(`Not a list element: ${JSON.stringify(element)}`);
-    }
+    if (!isListElement(element)) throw new TypeError(`Not a list element: ${JSON.stringify(element)}`);
   }
   return elements.join(", ");
 }

@@ -168,9 +168,15 @@ export class HttpProblem<C extends string = string> extends Error {
 
   /** The problem as an `application/problem+json` response. */
   toResponse(): HttpResponse {
+    const headers: ResponseHeaders = {};
+    for (const [name, value] of Object.entries(this.headers)) {
+      // The problem's media type replaces a Content-Type given in any case: two would be two fields on the wire.
+      if (name.toLowerCase() !== "content-type") headers[name] = value;
+    }
+    headers["content-type"] = PROBLEM_CONTENT_TYPE;
     return {
       status: this.status,
-      headers: { ...this.headers, "content-type": PROBLEM_CONTENT_TYPE },
+      headers,
       body: JSON.stringify(this.toJSON()),
     };
   }

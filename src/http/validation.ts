@@ -27,7 +27,8 @@ export function fieldErrors(issues: readonly z.core.$ZodIssue[], location: Field
 }
 
 /**
- * A 422 problem listing every field error of a failed zod parse (RFC 9457 §3.2 extension `errors`).
+ * A 422 problem listing every field error of a failed zod parse (RFC 9457 §3.2 extension `errors`). Its type is
+ * `about:blank`, so its title is the status phrase (RFC 9457 §4.2.1): "Unprocessable Content" for 422.
  * @example
  * const parsed = schema.safeParse(body);
  * if (!parsed.success) throw validationProblem(parsed.error);
@@ -41,7 +42,7 @@ export function validationProblem(
   return new HttpProblem({
     status,
     code: "validation_failed",
-    title: "Your request is not valid.",
+    // No title of our own: with type about:blank it SHOULD be the status phrase (RFC 9457 §4.2.1).
     detail: `${errors.length} field error${errors.length === 1 ? "" : "s"} in the request ${location}.`,
     extensions: { errors },
     cause: error,

@@ -9,8 +9,15 @@ import {
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
+import { originFormOf } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
+
+// RFC 9112 §3.2: origin-form as sent; absolute-form as the path and query it names; asterisk-form ("*", OPTIONS) as sent.
+function originForm(target: string): string {
+  if (target.charCodeAt(0) === 0x2f /* / */ || target === "*") return target;
+  return originFormOf(target) ?? target;
+}
 
 /** The {@link HttpRequest} over a node:http request; query, signal and peer address are computed on first use. */
 export class NodeRequest implements HttpRequest {
@@ -26,7 +33,7 @@ export class NodeRequest implements HttpRequest {
 
   constructor(req: IncomingMessage, body: Uint8Array, res: ServerResponse | undefined) {
     // RFC 9112 §3.2.1 origin-form: path [ "?" query ]
-    const target = req.url ?? "/";
+    const target = originForm(req.url ?? "/");
     const q = target.indexOf("?");
     this.method = req.method ?? "GET";
     this.path = q === -1 ? target : target.slice(0, q);

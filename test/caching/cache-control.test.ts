@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type CacheControl, formatCacheControl, parseCacheControl, parseDeltaSeconds } from "../../src/caching/index";
 import { anyFieldArb, cacheControlArb } from "./arbitraries";
+import { elementsWalked } from "./elements-walked";
 import { expectCode } from "./expect-code";
 
 describe("parseCacheControl (RFC 9111 §5.2)", () => {
@@ -114,6 +115,36 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
       fc.property(fc.oneof(fc.string(), anyFieldArb), (value) => typeof parseCacheControl(value) === "object"),
       { numRuns: 1000 },
     );
+  });
+
+  describe("field-name lists: work linear in the number of names (a Set copied per repeated no-cache was quadratic)", () => {
+    const names = (count: number) => Array.from({ length: count }, (_, i) => `h${i}`);
+    // 8 times the names (about 12 KB, then 100 KB) must walk at most about 8 times the elements.
+    const SMALL = 1_750;
+    const LARGE = 14_000;
+    const oneList = (count: number) => `no-cache="${names(count).join(", ")}"`;
+    const repeated = (directive: string, count: number) =>
+      names(count)
+        .map((n) => `${directive}="${n}"`)
+        .join(", ");
+
+    it("one no-cache list", () => {
+      expect(oneList(LARGE).length).toBeGreaterThan(100_000);
+      expect(parseCacheControl(`${oneList(LARGE)}, ${oneList(LARGE).toUpperCase()}`)).toEqual({
+        noCache: names(LARGE),
+      });
+      const small = elementsWalked(() => parseCacheControl(oneList(SMALL)));
+      expect(elementsWalked(() => parseCacheControl(oneList(LARGE)))).toBeLessThan(12 * small);
+    });
+
+    it.each(["no-cache", "private"])("a repeated %s", (directive) => {
+      const key = directive === "private" ? "private" : "noCache";
+      expect(parseCacheControl(`${repeated(directive, LARGE)}, ${repeated(directive, 10)}`)).toEqual({
+        [key]: names(LARGE),
+      });
+      const small = elementsWalked(() => parseCacheControl(repeated(directive, SMALL)));
+      expect(elementsWalked(() => parseCacheControl(repeated(directive, LARGE)))).toBeLessThan(12 * small);
+    });
   });
 });
 

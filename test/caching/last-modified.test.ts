@@ -17,4 +17,16 @@ describe("formatLastModified (RFC 9110 §8.8.2.1)", () => {
     expectCode(() => formatLastModified(new Date("nope"), date), "invalid_date");
     expectCode(() => formatLastModified(date, Number.NaN), "invalid_date");
   });
+
+  it.each([Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1e20, -1e20])(
+    "refuses %s rather than sending the message date as the modification time",
+    (time) => {
+      expectCode(() => formatLastModified(time, date), "invalid_date");
+      expectCode(() => formatLastModified(date, time), "invalid_date");
+    },
+  );
+
+  it("still replaces the last instant a Date can hold with the message date", () => {
+    expect(formatLastModified(8.64e15, date)).toBe("Wed, 01 May 2024 12:00:00 GMT");
+  });
 });

@@ -96,6 +96,18 @@ export const CASES: Record<string, PreconditionCase[]> = {
       expected: "proceed",
     },
     {
+      name: "an unclosed member ends at its comma, not the next tag's quote",
+      method: "PUT",
+      headers: { "if-match": '"x, "v2"' },
+      expected: "proceed",
+    },
+    {
+      name: "an unclosed weak member ends at its comma",
+      method: "PUT",
+      headers: { "if-match": 'W/"x, "v2"' },
+      expected: "proceed",
+    },
+    {
       name: "* with OWS around it",
       method: "PUT",
       headers: { "if-match": "\t* " },
@@ -180,6 +192,12 @@ export const CASES: Record<string, PreconditionCase[]> = {
       expected: "proceed",
     },
     {
+      name: "a date with a letter in the year is ignored (was read as year 1020)",
+      method: "GET",
+      headers: { "if-unmodified-since": "Sun, 06 Nov 202x 08:49:37 GMT" },
+      expected: "proceed",
+    },
+    {
       name: "a list of dates is ignored",
       method: "PUT",
       headers: { "if-unmodified-since": `${BEFORE}, ${BEFORE}` },
@@ -213,6 +231,18 @@ export const CASES: Record<string, PreconditionCase[]> = {
       name: "GET with a list containing the tag",
       method: "GET",
       headers: { "if-none-match": '"v1", W/"v2"' },
+      expected: "not-modified",
+    },
+    {
+      name: "GET with an unclosed member before the tag",
+      method: "GET",
+      headers: { "if-none-match": '"x, "v2"' },
+      expected: "not-modified",
+    },
+    {
+      name: "GET with an unclosed weak member before the tag (once answered unlike If-Match)",
+      method: "GET",
+      headers: { "if-none-match": 'W/"x, "v2"' },
       expected: "not-modified",
     },
     {

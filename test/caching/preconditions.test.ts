@@ -226,4 +226,47 @@ describe("evaluatePreconditions: laws", () => {
       { numRuns: 1000 },
     );
   });
+
+  describe("a malformed list member ends at its first comma; the rest of the list still counts", () => {
+    // Quotes, commas, W/ and OWS, which decide where a member ends, around the current tag "v2".
+    const fieldArb = fc
+      .array(fc.constantFrom('"v2"', 'W/"v2"', '"x', 'W/"x', '"', ",", ", ", " ", "\t", "x", "W/", '"a,b"', "v2"), {
+        maxLength: 6,
+      })
+      .map((pieces) => pieces.join(""));
+    const kinds = (field: string) => ({
+      ifMatch: evaluatePreconditions({ method: "PUT", headers: { "if-match": field } }, CURRENT).kind,
+      ifNoneMatch: evaluatePreconditions({ method: "GET", headers: { "if-none-match": field } }, CURRENT).kind,
+    });
+
+    it("a member without a comma put before a list changes neither answer", () => {
+      fc.assert(
+        fc.property(
+          fieldArb.filter((m) => !m.includes(",") && m.trim() !== "*"),
+          fieldArb,
+          (member, rest) => {
+            const alone = kinds(member);
+            const prefixed = kinds(`${member}, ${rest}`);
+            const after = kinds(rest);
+            // The prefixed field lists the current tag exactly when the member or the rest does.
+            expect(prefixed.ifMatch === "proceed").toBe(alone.ifMatch === "proceed" || after.ifMatch === "proceed");
+            expect(prefixed.ifNoneMatch === "not-modified").toBe(
+              alone.ifNoneMatch === "not-modified" || after.ifNoneMatch === "not-modified",
+            );
+          },
+        ),
+        { numRuns: 3000 },
+      );
+    });
+
+    it("If-Match and If-None-Match read a field the same way: a strong tag If-Match finds, If-None-Match finds", () => {
+      fc.assert(
+        fc.property(fieldArb, (field) => {
+          const { ifMatch, ifNoneMatch } = kinds(field);
+          if (ifMatch === "proceed") expect(ifNoneMatch).toBe("not-modified");
+        }),
+        { numRuns: 3000 },
+      );
+    });
+  });
 });

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { mergeVary, parseVary } from "../../src/caching/index";
 import { lowerTokenArb } from "./arbitraries";
+import { elementsWalked } from "./elements-walked";
 import { expectCode } from "./expect-code";
 
 describe("Vary (RFC 9110 §12.5.5)", () => {
@@ -43,5 +44,28 @@ describe("Vary (RFC 9110 §12.5.5)", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  describe("work linear in the number of names (names.includes once made 100 KB take quadratic time)", () => {
+    const names = (count: number, prefix = "h") => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    // 1 750 names is about 12 KB, 14 000 about 100 KB: 8 times the names must walk at most about 8 times the elements.
+    const SMALL = 1_750;
+    const LARGE = 14_000;
+
+    it("parseVary", () => {
+      const large = names(LARGE).join(", ");
+      expect(large.length).toBeGreaterThan(100_000);
+      expect(parseVary(`${large}, ${large.toUpperCase()}`)).toEqual(names(LARGE));
+      const small = elementsWalked(() => parseVary(names(SMALL).join(",")));
+      expect(elementsWalked(() => parseVary(names(LARGE).join(",")))).toBeLessThan(12 * small);
+    });
+
+    it("mergeVary", () => {
+      expect(mergeVary(names(LARGE).join(", "), ...names(LARGE, "x"))).toBe(
+        [...names(LARGE), ...names(LARGE, "x")].join(", "),
+      );
+      const walk = (count: number) => elementsWalked(() => mergeVary(names(count).join(","), ...names(count, "x")));
+      expect(walk(LARGE)).toBeLessThan(12 * walk(SMALL));
+    });
   });
 });

@@ -36,8 +36,35 @@ describe("comma-separated lists (RFC 9110 §5.6.1)", () => {
     expect(formatHeaderList([])).toBe("");
   });
 
-  it.each([[""], [" a"], ["a "], ["a,b"], ["a, b"]])("refuses the element %j", (element) => {
-    expect(() => formatHeaderList([element])).toThrow(TypeError);
+  it.each([[""], [" a"], ["a "], ["a,b"], ["a, b"], ['a"b'], ['"a\\'], ['"a\\"'], ['x="1'], ['"a" "b']])(
+    "refuses the element %j",
+    (element) => {
+      expect(() => formatHeaderList([element])).toThrow(TypeError);
+    },
+  );
+
+  it('refuses an element that opens a quoted-string it does not close (a"b swallowed the next element)', () => {
+    expect(() => formatHeaderList(['a"b', "c"])).toThrow(TypeError);
+    expect(formatHeaderList(['a"b"', "c"])).toBe('a"b", c');
+    // A backslash outside a quoted-string escapes nothing.
+    expect(splitHeaderList(formatHeaderList(["x\\", "y"]))).toStrictEqual(["x\\", "y"]);
+  });
+
+  it("whatever formatHeaderList accepts splits back to the same elements", () => {
+    const anyElement = fc.string({ unit: fc.constantFrom(...'a," \t\\='), maxLength: 8 });
+    fc.assert(
+      fc.property(fc.array(anyElement, { maxLength: 5 }), (elements) => {
+        let formatted: string;
+        try {
+          formatted = formatHeaderList(elements);
+        } catch (error) {
+          expect(error).toBeInstanceOf(TypeError);
+          return;
+        }
+        expect(splitHeaderList(formatted)).toStrictEqual(elements);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   const element = fc.oneof(

@@ -78,6 +78,15 @@ describe("problem details (RFC 9457)", () => {
     expect(body(response)).toMatchObject({ status: 405, code: "method_not_allowed" });
   });
 
+  it("sends one Content-Type when its headers name it in another case", () => {
+    const response = new HttpProblem({
+      status: 415,
+      code: "unsupported_media_type",
+      headers: { "Content-Type": "text/html", Accept: "application/json" },
+    }).toResponse();
+    expect(response.headers).toStrictEqual({ Accept: "application/json", "content-type": PROBLEM_CONTENT_TYPE });
+  });
+
   it.each([200, 399, 600, 404.5, Number.NaN])("refuses status %s with a TypeError", (status) => {
     expect(() => new HttpProblem({ status, code: "x" })).toThrow(TypeError);
   });

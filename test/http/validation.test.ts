@@ -30,6 +30,14 @@ describe("validation problems (422 with JSON Pointer field errors)", () => {
     ]);
   });
 
+  it("titles its about:blank problem with the status phrase, not a sentence of its own (RFC 9457 §4.2.1)", () => {
+    const parsed = schema.safeParse({});
+    const doc = validationProblem(parsed.error as z.ZodError).toJSON();
+    expect(doc.type).toBe("about:blank");
+    expect(doc.title).toBe("Unprocessable Content");
+    expect(validationProblem(parsed.error as z.ZodError, "query", 400).toJSON().title).toBe("Bad Request");
+  });
+
   it("takes another location and status", () => {
     const parsed = z.object({ page: z.coerce.number().int() }).safeParse({ page: "x" });
     const problem = validationProblem(parsed.error as z.ZodError, "query", 400);

@@ -155,3 +155,54 @@ describe("requests node's parser refuses (clientError)", () => {
     expect(JSON.parse(await rawGet(port, []))).toStrictEqual({ ok: true });
   });
 });
+
+describe("request targets (RFC 9112 §3.2)", () => {
+  const echoTarget = () => createServer((request) => json(200, { path: request.path, search: request.search }));
+  const targetOf = async (port: number, line: string) => {
+    const raw = await rawExchange(port, `${line} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`);
+    return JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4)) as { path: string; search: string };
+  };
+
+  it.each([
+    ["GET http://localhost/a/b?x=1", { path: "/a/b", search: "x=1" }],
+    ["GET http://localhost", { path: "/", search: "" }],
+    ["GET http://localhost?x=1", { path: "/", search: "x=1" }],
+    ["GET https://localhost:8443/a%2Fb", { path: "/a%2Fb", search: "" }],
+  ])(
+    "an absolute-form target (%s) gives the path and query of the origin-form, as the Fetch adapter does (§3.2.2)",
+    async (line, expected) => {
+      const port = await listen(echoTarget());
+      expect(await targetOf(port, line)).toStrictEqual(expected);
+    },
+  );
+
+  it("keeps the origin-form and the asterisk-form of OPTIONS as sent", async () => {
+    const port = await listen(echoTarget());
+    expect(await targetOf(port, "GET /a/b?x=1")).toStrictEqual({ path: "/a/b", search: "x=1" });
+    expect(await targetOf(port, "OPTIONS *")).toStrictEqual({ path: "*", search: "" });
+  });
+});
+
+describe("Content-Length on the wire (RFC 9112 §6.3: one field)", () => {
+  const headOf = async (port: number, path: string) => {
+    const raw = await rawExchange(port, `GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+    return raw.slice(0, raw.indexOf("\r\n\r\n")).split("\r\n").slice(1);
+  };
+  const contentLengths = (lines: string[]) => lines.filter((line) => /^content-length:/i.test(line));
+
+  it("sends the handler's Content-Length once, whatever the case of its name (two went out)", async () => {
+    const port = await listen(
+      createServer(() => ({
+        status: 200,
+        headers: { "Content-Type": "text/plain", "Content-Length": "5" },
+        body: "hello",
+      })),
+    );
+    expect(contentLengths(await headOf(port, "/"))).toStrictEqual(["Content-Length: 5"]);
+  });
+
+  it("sends a 205's Content-Length: 0 in place of the handler's, whatever its case", async () => {
+    const port = await listen(createServer(() => ({ status: 205, headers: { "Content-Length": "10" }, body: null })));
+    expect(contentLengths(await headOf(port, "/"))).toStrictEqual(["content-length: 0"]);
+  });
+});

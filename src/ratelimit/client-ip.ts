@@ -28,26 +28,42 @@ function normalize(node: string): string {
   return value.toLowerCase().startsWith("::ffff:") && value.indexOf(".") !== -1 ? value.slice(7) : value;
 }
 
-function splitOutsideQuotes(value: string, separator: string): string[] {
+// RFC 9110 §5.6.4: inside a quoted-string a quote is escaped by a backslash, itself escapable, so a quote preceded by
+// an odd run of backslashes is part of the text.
+function escaped(value: string, quote: number): boolean {
+  let run = 0;
+  while (quote - run - 1 >= 0 && value[quote - run - 1] === "\\") run++;
+  return run % 2 === 1;
+}
+
+/**
+ * Splits at each `separator` outside quoted-strings, scanning from the right. RFC 7239 §4: proxies append, so the
+ * elements the trusted proxies wrote are the rightmost, and they are well formed; read from the right they are
+ * parsed before any client-written text, which cannot pull them into a quoted-string it left open.
+ */
+function splitFromRight(value: string, separator: string): string[] {
   const parts: string[] = [];
   let quoted = false;
-  let start = 0;
-  for (let i = 0; i < value.length; i++) {
+  let end = value.length;
+  for (let i = value.length - 1; i >= 0; i--) {
     const char = value[i];
-    if (char === '"' && value[i - 1] !== "\\") quoted = !quoted;
-    else if (char === separator && !quoted) {
-      parts.push(value.slice(start, i));
-      start = i + 1;
+    // From the right, a quote outside closes a quoted-string and one inside opens it, unless escaped.
+    if (char === '"') {
+      if (!quoted) quoted = true;
+      else if (!escaped(value, i)) quoted = false;
+    } else if (char === separator && !quoted) {
+      parts.push(value.slice(i + 1, end));
+      end = i;
     }
   }
-  parts.push(value.slice(start));
-  return parts;
+  parts.push(value.slice(0, end));
+  return parts.reverse();
 }
 
 // RFC 7239 §4: Forwarded = 1#forwarded-element; forwarded-element = [ forwarded-pair ] *( ";" [ forwarded-pair ] )
 function forwardedFor(value: string): string[] {
-  return splitOutsideQuotes(value, ",").map((element) => {
-    for (const pair of splitOutsideQuotes(element, ";")) {
+  return splitFromRight(value, ",").map((element) => {
+    for (const pair of splitFromRight(element, ";")) {
       const eq = pair.indexOf("=");
       if (eq !== -1 && pair.slice(0, eq).trim().toLowerCase() === "for") {
         const raw = pair.slice(eq + 1).trim();

@@ -1,4 +1,4 @@
-import { positiveNumber } from "../options/number-option";
+import { positiveInteger, positiveNumber } from "../options/number-option";
 import { createMemoryStore } from "./memory/memory-store";
 import { gcraLimit, type PolicySet } from "./policy";
 import type { RateLimitStore } from "./store";
@@ -26,13 +26,52 @@ export interface EndpointRateLimiterOptions {
   prefix?: string;
 }
 
-// The rate as an exact integer quota per period: 2.5/s is 2500 per 1000 s.
+// A decimal rate as an integer quota per 1, 1000 or 1,000,000 s: 2.5/s is 2500 per 1000 s. (The numbers name the
+// stored state, so these rates keep the state earlier versions wrote.)
+function decimalRate(perSecond: number): [quota: number, seconds: number] | undefined {
+  for (let seconds = 1; seconds <= 1_000_000; seconds *= 1000) {
+    if (Number.isInteger(perSecond * seconds)) return [perSecond * seconds, seconds];
+  }
+  return undefined;
+}
+
+/**
+ * Any other rate (1/3 per s, 1/86,400 per s) as the first convergent p/q of its continued fraction that equals it as a
+ * double: the n/s the caller divided. Worked on the double's exact value (m / 2^k, in BigInt), so no step rounds.
+ * When none fits the GCRA's exact range (burst · period within 2^53), the closest that does.
+ */
+function fractionRate(perSecond: number, burst: number): [quota: number, seconds: number] {
+  let k = 0n;
+  let m = perSecond;
+  while (!Number.isInteger(m)) {
+    m *= 2; // exact: only the exponent changes
+    k++;
+  }
+  let [num, den] = [BigInt(m), 1n << k];
+  let [p0, q0, p1, q1] = [0n, 1n, 1n, 0n];
+  let fitting: [number, number] | undefined;
+  let first: [number, number] | undefined;
+  while (den !== 0n) {
+    const a = num / den;
+    [num, den] = [den, num - a * den];
+    [p0, p1] = [p1, a * p1 + p0];
+    [q0, q1] = [q1, a * q1 + q0];
+    if (p1 === 0n) continue; // a rate below 1/s: the first convergent is 0/1
+    const [p, q] = [Number(p1), Number(q1)];
+    first ??= [p, q];
+    if (burst * 1000 * q + p > Number.MAX_SAFE_INTEGER) break;
+    fitting = [p, q];
+    if (p / q === perSecond) break;
+  }
+  // Even the coarsest is out of range: gcraLimit says so.
+  return fitting ?? (first as [number, number]);
+}
+
+// The rate as an exact integer quota per whole-ms period, which the GCRA's tick arithmetic keeps exact.
 function rateLimitFor(perSecond: number, burst: number): PolicySet {
   positiveNumber("endpoint rate limit", "perSecond", perSecond);
-  let scale = 1;
-  while (!Number.isInteger(perSecond * scale) && scale < 1_000_000) scale *= 1000;
-  const quota = Math.max(1, Math.round(perSecond * scale));
-  const limit = gcraLimit(quota, 1000 * scale, burst);
+  const [quota, seconds] = decimalRate(perSecond) ?? fractionRate(perSecond, burst);
+  const limit = gcraLimit(quota, 1000 * seconds, burst);
   return { id: limit.id, limits: [limit] };
 }
 
@@ -40,13 +79,15 @@ function rateLimitFor(perSecond: number, burst: number): PolicySet {
  * Creates the per-endpoint delivery pacer the webhook delivery engine uses (GCRA, one TAT per endpoint).
  * A refusal carries the exact instant the next delivery to that endpoint will be admitted.
  * @param options the store (in memory by default), the burst (1: evenly spaced) and the key prefix.
+ * @throws TypeError when `burst` is not a positive integer.
  * @example
  * const pacer = createEndpointRateLimiter();
  * const slot = await pacer.acquire("ep_1", 5, Date.now()); // { allowed: true } or { allowed: false, retryAtMs }
  */
 export function createEndpointRateLimiter(options: EndpointRateLimiterOptions = {}): EndpointRateLimiter {
   const store = options.store ?? createMemoryStore();
-  const burst = options.burst ?? 1;
+  // Checked here, not at the first acquire: a bad burst would otherwise fail every acquire.
+  const burst = positiveInteger("createEndpointRateLimiter", "burst", options.burst ?? 1);
   const prefix = options.prefix ?? "rl:endpoint:";
   const sets = new Map<number, PolicySet>();
   return {

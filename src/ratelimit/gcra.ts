@@ -39,14 +39,22 @@ function ceilDiv(a: number, b: number): number {
   return floorDiv(a + b - 1, b);
 }
 
-/** Ticks (1/quota ms) by which the stored TAT is ahead of `nowMs`, clamped to [0, burst · period]. */
-function aheadTicks(limit: GcraLimit, state: readonly number[] | undefined, index: number, nowMs: number): number {
+/**
+ * Ticks (1/quota ms) by which the stored TAT is ahead of `nowMs`, at least 0: `max(TAT, now) − now`. Not capped at the
+ * tolerance: only a clock that stepped back, or a caller passing an older `now` than another (several processes on
+ * one store), leaves it further ahead, and pulling the TAT back would admit more than the rate.
+ */
+function aheadTicks(quota: number, state: readonly number[] | undefined, index: number, nowMs: number): number {
   if (state === undefined) return 0;
   const ahead = (state[2 * index] ?? 0) - nowMs;
   const sub = state[2 * index + 1] ?? 0;
-  if (ahead < 0 || (ahead === 0 && sub <= 0)) return 0; // max(TAT, now)
-  // A clock that stepped back (or another process's clock) can leave TAT far ahead: cap the wait.
-  return Math.min(ahead * limit.quota + sub, limit.burst * limit.periodMs);
+  if (ahead < 0 || (ahead === 0 && sub <= 0)) return 0;
+  return ahead * quota + sub;
+}
+
+/** Units left once `d` ticks are ahead: none while the TAT is past the tolerance (floorDiv takes no negatives). */
+function unitsLeft(tolerance: number, d: number, periodMs: number): number {
+  return d >= tolerance ? 0 : floorDiv(tolerance - d, periodMs);
 }
 
 /**
@@ -70,7 +78,7 @@ export function gcraCheck(
   let allowed = true;
   for (let i = 0; i < n; i++) {
     const limit = limits[i] as GcraLimit;
-    const d = aheadTicks(limit, state, i, nowMs);
+    const d = aheadTicks(limit.quota, state, i, nowMs);
     remaining[i] = d;
     if (d + limit.periodMs > limit.burst * limit.periodMs) allowed = false;
   }
@@ -80,7 +88,7 @@ export function gcraCheck(
     const { quota, periodMs, burst } = limits[i] as GcraLimit;
     const tolerance = burst * periodMs;
     const d = (remaining[i] as number) + (allowed ? periodMs : 0);
-    const left = floorDiv(tolerance - d, periodMs);
+    const left = unitsLeft(tolerance, d, periodMs);
     remaining[i] = left;
     // One more unit frees up once the TAT falls to tolerance − (left + 1)·T.
     resetMs[i] = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * periodMs, quota);
@@ -104,10 +112,10 @@ function gcraCheckOne(
 ): GcraStep {
   const { quota, periodMs, burst } = limit;
   const tolerance = burst * periodMs;
-  let d = aheadTicks(limit, state, 0, nowMs);
+  let d = aheadTicks(quota, state, 0, nowMs);
   const allowed = d + periodMs <= tolerance;
   if (allowed) d += periodMs;
-  const left = floorDiv(tolerance - d, periodMs);
+  const left = unitsLeft(tolerance, d, periodMs);
   const reset = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * periodMs, quota);
   if (!allowed) {
     return { allowed, remaining: [left], resetMs: [reset], state: state as number[] | undefined, expiresAtMs: nowMs };

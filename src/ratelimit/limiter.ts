@@ -116,7 +116,11 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       const storeKey = prefix + key;
       const now = Math.floor(nowMs);
       if (store.checkSync !== undefined) {
-        return Promise.resolve(toResults(policies, store.checkSync(storeKey, set, now)));
+        try {
+          return Promise.resolve(toResults(policies, store.checkSync(storeKey, set, now)));
+        } catch (error) {
+          return Promise.reject(error); // a key the store refuses (assertStoreKey) rejects, as with every store
+        }
       }
       return store.check(storeKey, set, now).then((outcome) => toResults(policies, outcome));
     },

@@ -5,6 +5,7 @@ import { clientIp } from "./client-ip";
 import { policyField, rateLimitHeaders } from "./headers";
 import type { RateLimiter } from "./limiter";
 import { quotaExceeded } from "./quota-exceeded";
+import { wellFormed } from "./store-key";
 
 /** Options of {@link rateLimit}. */
 export interface RateLimitOptions {
@@ -67,7 +68,9 @@ export function rateLimit(options: RateLimitOptions): (handler: Handler) => Hand
     async (request) => {
       const partition = await key(request);
       if (partition === undefined) return handler(request);
-      const decision = await limiter.check(partition, now());
+      // A key taken from the request (a body field, a token claim) may hold a lone surrogate, which the stores refuse:
+      // such a client is limited under the key's well-formed form rather than answered with a 500.
+      const decision = await limiter.check(wellFormed(partition), now());
       if (!decision.allowed) return quotaExceeded(decision, policyValue).toResponse();
       const fields = rateLimitHeaders(decision, policyValue);
       let response: HttpResponse;

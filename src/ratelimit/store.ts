@@ -9,6 +9,7 @@ import type { PolicySet } from "./policy";
 export interface RateLimitStore {
   /**
    * Checks and, when admitted, records one request for `key`.
+   * @param key any string of well-formed UTF-16; one with a lone surrogate rejects with a `TypeError` in every store.
    * @param nowMs integer ms on the caller's clock; a store with its own clock (Redis `TIME`) may ignore it,
    *   which is why the outcome carries durations only.
    */

@@ -1,7 +1,23 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { clientIp } from "../../src/ratelimit/index";
 
 const request = (headers: Record<string, string>, remoteAddress?: string) => ({ headers, remoteAddress });
+
+// Whatever a client may write to the left of what the proxies append: any text, and text made of the characters that
+// steer a parser (quotes, escapes, separators), so that unbalanced quotes and odd backslash runs come up often.
+const clientWritten = fc.oneof(
+  fc.string({ unit: "binary" }),
+  fc.string({ unit: fc.constantFrom('"', "\\", ",", ";", "=", " ", "for", "[", "]", ":", "x", "1") }),
+);
+
+// What a trusted proxy appends: the address it saw, as RFC 7239 §4 and §6 write it (IPv6 quoted and bracketed).
+const proxyNode = fc.oneof(
+  fc.ipV4().map((ip) => ({ written: ip, expected: ip })),
+  // clientIp unwraps an IPv4-mapped address (::ffff:192.0.2.1 is 192.0.2.1).
+  fc.ipV6().map((ip) => ({ written: `"[${ip}]:443"`, expected: ip.replace(/^::ffff:(?=.*\.)/i, "") })),
+  fc.constantFrom("_hidden", "_SEVKISEK").map((id) => ({ written: id, expected: id })),
+);
 
 describe("clientIp", () => {
   describe("X-Forwarded-For", () => {
@@ -64,6 +80,45 @@ describe("clientIp", () => {
     ])("%s", (_case, field, trustedProxies, expected) => {
       expect(clientIp(request({ forwarded: field }, "10.0.0.1"), { trustedProxies, header: "forwarded" })).toBe(
         expected,
+      );
+    });
+  });
+
+  describe("nothing the client writes reaches the entries the trusted proxies appended", () => {
+    // Regression: `Forwarded: for="x1` opened a quoted-string that the left-to-right split let run over the
+    // proxy's `, for=203.0.113.7`, so the client chose its own key (a fresh one per request: no limit at all).
+    it("an unclosed quote in the client's Forwarded does not swallow the proxy's element", () => {
+      for (const sent of ['for="x1', 'for="\\\\"', 'proto="', 'for="a\\"b', '"']) {
+        const forwarded = `${sent}, for=203.0.113.7`;
+        expect(clientIp(request({ forwarded }, "10.0.0.1"), { trustedProxies: 1, header: "forwarded" })).toBe(
+          "203.0.113.7",
+        );
+      }
+    });
+
+    it("Forwarded: any client-written prefix, then the proxies' elements: the first trusted proxy's address", () => {
+      fc.assert(
+        fc.property(clientWritten, fc.array(proxyNode, { minLength: 1, maxLength: 3 }), (sent, nodes) => {
+          // RFC 7239 §4: each proxy appends one element; RFC 9110 §5.3: list members are joined with ", ".
+          const appended = nodes.map((node, i) =>
+            i % 2 === 0 ? `for=${node.written}` : `for=${node.written};proto=https`,
+          );
+          const forwarded = [sent, ...appended].join(", ");
+          const options = { trustedProxies: nodes.length, header: "forwarded" as const };
+          expect(clientIp(request({ forwarded }, "10.0.0.1"), options)).toBe(nodes[0]?.expected);
+        }),
+        { numRuns: 500 },
+      );
+    });
+
+    it("X-Forwarded-For: any client-written prefix, then the proxies' entries: the first trusted proxy's address", () => {
+      fc.assert(
+        fc.property(clientWritten, fc.array(fc.ipV4(), { minLength: 1, maxLength: 3 }), (sent, ips) => {
+          const field = [sent, ...ips].join(", ");
+          const options = { trustedProxies: ips.length };
+          expect(clientIp(request({ "x-forwarded-for": field }, "10.0.0.1"), options)).toBe(ips[0]);
+        }),
+        { numRuns: 500 },
       );
     });
   });

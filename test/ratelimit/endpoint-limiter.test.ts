@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createEndpointRateLimiter, createMemoryStore } from "../../src/ratelimit/index";
 
@@ -35,12 +36,37 @@ describe("createEndpointRateLimiter", () => {
     expect(admitted).toEqual([0, 400, 800, 1_200, 1_600, 2_000]);
   });
 
-  it("handles rates below one per second: 1/3 per second is one every 3000 ms (rounded up to the ms)", async () => {
+  it("handles rates below one per second exactly: 1/3 per second is one every 3000 ms", async () => {
     const pacer = createEndpointRateLimiter();
     expect(await pacer.acquire("ep", 1 / 3, 0)).toEqual({ allowed: true });
-    const slot = await pacer.acquire("ep", 1 / 3, 0);
-    expect(slot.allowed).toBe(false);
-    if (!slot.allowed) expect(Math.abs(slot.retryAtMs - 3_000)).toBeLessThanOrEqual(1);
+    expect(await pacer.acquire("ep", 1 / 3, 0)).toEqual({ allowed: false, retryAtMs: 3_000 });
+  });
+
+  // Regression: the rate was scaled by powers of 1000 up to 1e6 only, so 1 per day came out as one per 83,333 s,
+  // 1 per week one per 500,000 s and 1 per 30 days one per 1,000,000 s.
+  it.each([
+    ["1 per day", 86_400],
+    ["1 per week", 604_800],
+    ["1 per 30 days", 2_592_000],
+    ["1 per 365 days", 31_536_000],
+  ])("spaces slow rates exactly: %s", async (_case, seconds) => {
+    const pacer = createEndpointRateLimiter();
+    const now = 1_763_000_000_000;
+    expect(await pacer.acquire("ep", 1 / seconds, now)).toEqual({ allowed: true });
+    expect(await pacer.acquire("ep", 1 / seconds, now)).toEqual({ allowed: false, retryAtMs: now + seconds * 1000 });
+    expect((await pacer.acquire("ep", 1 / seconds, now + seconds * 1000 - 1)).allowed).toBe(false);
+    expect(await pacer.acquire("ep", 1 / seconds, now + seconds * 1000)).toEqual({ allowed: true });
+  });
+
+  it("spaces any rate of n per s seconds by the exact interval, rounded up to the ms", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1_000 }), fc.integer({ min: 1, max: 40_000_000 }), async (n, s) => {
+        const pacer = createEndpointRateLimiter();
+        expect(await pacer.acquire("ep", n / s, 0)).toEqual({ allowed: true });
+        expect(await pacer.acquire("ep", n / s, 0)).toEqual({ allowed: false, retryAtMs: Math.ceil((1000 * s) / n) });
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("starts afresh when an endpoint's rate changes", async () => {
@@ -48,6 +74,15 @@ describe("createEndpointRateLimiter", () => {
     expect(await pacer.acquire("ep", 1, 0)).toEqual({ allowed: true });
     expect(await pacer.acquire("ep", 2, 0)).toEqual({ allowed: true });
   });
+
+  // Regression: a bad burst was accepted here, and then every acquire rejected.
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, "2"])(
+    "throws TypeError at construction on burst %s",
+    (burst) => {
+      expect(() => createEndpointRateLimiter({ burst: burst as number })).toThrow(TypeError);
+      expect(() => createEndpointRateLimiter({ burst: burst as number })).toThrow(/burst/);
+    },
+  );
 
   it("throws TypeError on a rate that is not a positive number", async () => {
     const pacer = createEndpointRateLimiter();

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compilePolicies, createMemoryStore } from "../../src/ratelimit/index";
+import { compilePolicies, createMemoryStore, createRateLimiter } from "../../src/ratelimit/index";
 import { storeContract } from "./store-contract";
 
 storeContract("memory", () => ({ store: createMemoryStore() }));
@@ -113,6 +113,12 @@ describe("createMemoryStore bounds", () => {
         },
       ),
     );
+  });
+
+  it("a limiter on it rejects a key with a lone surrogate (the store's TypeError), not throws", async () => {
+    const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 10 }], store: createMemoryStore() });
+    const decision = limiter.check("k\ud800", 0);
+    await expect(decision).rejects.toBeInstanceOf(TypeError);
   });
 
   it("throws TypeError on a bad bound", () => {

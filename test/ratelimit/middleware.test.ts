@@ -112,6 +112,14 @@ describe("rateLimit (Handler wrapper)", () => {
     expect((await app(as("a"))).status).toBe(429);
   });
 
+  it("limits a key with a lone surrogate under its well-formed form instead of answering 500", async () => {
+    const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 60 }] });
+    // A key from a body field or a token claim can hold one; the stores refuse such a key with a TypeError.
+    const app = adapt(rateLimit({ limiter, key: () => "k\ud800", now: () => 0 })(hello));
+    expect((await app(new Request("http://localhost/"))).status).toBe(200);
+    expect((await app(new Request("http://localhost/"))).status).toBe(429);
+  });
+
   it("lists the items of stacked limiters in one field (RFC 9651 §3.1)", async () => {
     const perIp = createRateLimiter({ policies: [{ name: "ip", quota: 100, window: 60 }], prefix: "ip:" });
     const perUser = createRateLimiter({ policies: [{ name: "user", quota: 10, window: 60 }], prefix: "user:" });

@@ -1,10 +1,14 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, migrationSql, type SqlDatabase } from "../../src/postgres/index";
 import { createEndpointRateLimiter } from "../../src/ratelimit/endpoint-limiter";
+import { compilePolicies } from "../../src/ratelimit/index";
 import { createPostgresRateLimitStore, rateLimitMigrations } from "../../src/ratelimit/postgres/index";
 import { databases, type OpenDatabase } from "../support/databases";
 import { uniqueName } from "../support/services";
 import { storeContract } from "./store-contract";
+
+const sha256 = (key: string) => createHash("sha256").update(key, "utf8").digest("base64url");
 
 describe.each(databases())("the PostgreSQL rate-limit store on $name", (backend) => {
   const schema = uniqueName("rl_pg").toLowerCase();
@@ -40,6 +44,21 @@ describe.each(databases())("the PostgreSQL rate-limit store on $name", (backend)
     });
   }
 
+  it("no longer reads a row an earlier version keyed by the key itself (the upgrade starts each key afresh)", async () => {
+    const store = createPostgresRateLimitStore({ client: db, schema });
+    const set = compilePolicies([{ name: "p", quota: 1, window: 60 }]);
+    const now = 1_763_000_000_000;
+    // What an earlier version wrote for "legacy:k" after admitting it at `now`: a refusal until now + 60 s.
+    await db.query(`INSERT INTO "${schema}".rate_limits (key, set_id, state, expires_ms) VALUES ($1, $2, $3, $4)`, [
+      "legacy:k",
+      set.id,
+      [now + 60_000, 0],
+      now + 60_000,
+    ]);
+    expect((await store.check("legacy:k", set, now)).allowed).toBe(true);
+    expect((await store.check("legacy:k", set, now)).allowed).toBe(false);
+  });
+
   it("purges keys whose state expired, so keys never seen again do not pile up", async () => {
     const store = createPostgresRateLimitStore({ client: db, schema });
     const limiter = createEndpointRateLimiter({ store, prefix: "purge:" });
@@ -47,7 +66,11 @@ describe.each(databases())("the PostgreSQL rate-limit store on $name", (backend)
     for (let i = 0; i < 300; i++) await limiter.acquire(`we_${i}`, 1_000, now);
     // The state of a 1,000/s limit with burst 1 expires 1 ms later; a later check purges up to 64 of those rows.
     for (let i = 0; i < 256; i++) await limiter.acquire("we_again", 1_000, now + 10_000 + i);
-    const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${schema}".rate_limits WHERE key LIKE 'purge:%'`);
-    expect((rows[0] as { n: number }).n).toBeLessThan(301);
+    // Rows are keyed by the SHA-256 of the key (base64url).
+    const rowKeys = Array.from({ length: 300 }, (_, i) => sha256(`purge:we_${i}`));
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${schema}".rate_limits WHERE key = ANY($1)`, [
+      rowKeys,
+    ]);
+    expect((rows[0] as { n: number }).n).toBeLessThan(300);
   });
 });

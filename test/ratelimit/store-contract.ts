@@ -2,6 +2,7 @@
  * The contract every RateLimitStore passes, run on the caller's clock so time is scripted.
  * Usage: storeContract("memory", () => ({ store: createMemoryStore() })).
  */
+import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { gcraCheck } from "../../src/ratelimit/gcra";
@@ -97,12 +98,30 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
         expect((await store().check(`${prefix}k`, single(2, 60), T0)).allowed).toBe(true);
       });
 
-      it("caps the wait when the clock steps back", async () => {
-        const set = single(10, 1); // T = 100 ms
+      // Regression: the wait was capped in the answer only, so every 429 said Retry-After: 1 while the key stayed
+      // refused for the whole step back (31 refusals over 31 s at 1/s). The TAT is not pulled back either: a caller
+      // with an older clock than another on one store would then admit more than the rate.
+      it("reports the whole wait when the clock steps back, and admits nothing before it", async () => {
+        const set = single(10, 1); // T = 100 ms, burst 10
         for (let i = 0; i < 10; i++) await store().check(`${prefix}k`, set, T0 + 3_600_000);
         const result = await store().check(`${prefix}k`, set, T0);
-        expect(result.allowed).toBe(false);
-        expect(result.resetMs).toEqual([100]);
+        expect(outcome(result)).toEqual({ allowed: false, remaining: [0], resetMs: [3_600_100] });
+      });
+
+      it("admits a client that obeys Retry-After after the clock steps back, at the time it was told", async () => {
+        const set = single(1, 1); // T = 1 s, burst 1
+        expect((await store().check(`${prefix}k`, set, T0)).allowed).toBe(true);
+        let now = T0 - 30_000; // a process whose clock is 30 s behind, or this one after an NTP step
+        const refused = await store().check(`${prefix}k`, set, now);
+        expect(outcome(refused)).toEqual({ allowed: false, remaining: [0], resetMs: [31_000] });
+        now += refused.resetMs[0] as number;
+        expect((await store().check(`${prefix}k`, set, now - 1)).allowed).toBe(false);
+        expect((await store().check(`${prefix}k`, set, now)).allowed).toBe(true);
+        expect(outcome(await store().check(`${prefix}k`, set, now))).toEqual({
+          allowed: false,
+          remaining: [0],
+          resetMs: [1_000],
+        });
       });
     });
 
@@ -123,6 +142,58 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
         const blocked = await store().check(`${prefix}k`, set, T0 + 2_000);
         expect(blocked.allowed).toBe(false);
         expect(blocked.remaining).toEqual([2, 0]);
+      });
+
+      it("after the clock steps back, reports each limit's own wait and admits at the reported time", async () => {
+        expect((await store().check(`${prefix}k`, set, T0)).allowed).toBe(true);
+        // 1.5 s behind: the second's TAT (T0 + 0.5 s) is 2 s ahead, past its 1 s tolerance; the minute's is not.
+        const now = T0 - 1_500;
+        const refused = await store().check(`${prefix}k`, set, now);
+        expect(outcome(refused)).toEqual({ allowed: false, remaining: [0, 1], resetMs: [1_500, 1_500] });
+        const due = now + (refused.resetMs[0] as number);
+        expect((await store().check(`${prefix}k`, set, due - 1)).allowed).toBe(false);
+        // The minute limit kept its count: one request charged before, one now.
+        expect(outcome(await store().check(`${prefix}k`, set, due))).toEqual({
+          allowed: true,
+          remaining: [0, 1],
+          resetMs: [500, 20_000],
+        });
+      });
+    });
+
+    // Regression: the PostgreSQL store keyed rows by the raw key, so a key over ~2.7 KB (the btree row limit) or with a
+    // NUL threw (a 500 for a client-chosen API key), and Redis and PostgreSQL read "key\ud800" and "key\udbff" alike.
+    describe("keys", () => {
+      const set = single(1, 60);
+      const firstAdmittedThenRefused = async (keys: readonly string[]) => {
+        for (const key of keys) expect((await store().check(key, set, T0)).allowed, JSON.stringify(key)).toBe(true);
+        for (const key of keys) expect((await store().check(key, set, T0)).allowed, JSON.stringify(key)).toBe(false);
+      };
+
+      it("takes a 10 KB key, and keeps two that differ only in their last character apart", async () => {
+        // Random, so that PostgreSQL cannot compress it below its index row limit.
+        const long = `${prefix}${randomBytes(7_680).toString("base64url")}`; // 10,240 characters
+        await firstAdmittedThenRefused([`${long}a`, `${long}b`]);
+      });
+
+      it("takes keys holding NUL and other control characters, each its own", async () => {
+        await firstAdmittedThenRefused([
+          `${prefix}k`,
+          `${prefix}k\u0000`,
+          `${prefix}k\u0000a`,
+          `${prefix}\u0000\u0001\n`,
+        ]);
+      });
+
+      it("keeps keys apart that differ only in a character outside the BMP (a surrogate pair)", async () => {
+        await firstAdmittedThenRefused([`${prefix}k\u{1F600}`, `${prefix}k\u{1F601}`, `${prefix}k\u{FFFD}`]);
+      });
+
+      it("refuses with a TypeError a key that is not well-formed UTF-16 (a lone surrogate), and records nothing", async () => {
+        for (const key of [`${prefix}k\ud800`, `${prefix}k\udbff`, `${prefix}k\udc00x`, `${prefix}k\ud800\ud800`]) {
+          await expect(store().check(key, set, T0)).rejects.toBeInstanceOf(TypeError);
+        }
+        await firstAdmittedThenRefused([`${prefix}k\u{FFFD}`, `${prefix}k`]);
       });
     });
 

@@ -2,6 +2,7 @@ import { positiveInteger } from "../../options/number-option";
 import { type GcraOutcome, gcraCheck } from "../gcra";
 import type { PolicySet } from "../policy";
 import type { RateLimitStore } from "../store";
+import { assertStoreKey } from "../store-key";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -77,6 +78,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   }
 
   function checkSync(key: string, set: PolicySet, nowMs: number): GcraOutcome {
+    assertStoreKey(key);
     const entry = entries.get(key);
     if (entry === undefined) {
       const step = gcraCheck(set.limits, undefined, nowMs);
@@ -111,7 +113,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     checkSync,
     check(key: string, set: PolicySet, nowMs: number): Promise<GcraOutcome> {
-      return Promise.resolve(checkSync(key, set, nowMs));
+      try {
+        return Promise.resolve(checkSync(key, set, nowMs));
+      } catch (error) {
+        return Promise.reject(error); // a misuse rejects, as it does with the other stores
+      }
     },
   };
 }

@@ -1,9 +1,11 @@
+import { createHash } from "node:crypto";
 import { schemaName, tableIn } from "../../postgres/identifier";
 import { assertSqlClient, type SqlDatabase } from "../../postgres/sql-client";
 import { transaction } from "../../postgres/transaction";
 import { type GcraOutcome, gcraCheck } from "../gcra";
 import type { PolicySet } from "../policy";
 import type { RateLimitStore } from "../store";
+import { assertStoreKey } from "../store-key";
 import { RATE_LIMIT_TABLE, type RateLimitTableOptions } from "./rate-limit-tables";
 
 /** Options of {@link createPostgresRateLimitStore}. */
@@ -15,6 +17,13 @@ export interface PostgresRateLimitStoreOptions extends RateLimitTableOptions {
 // Every this many checks, a few rows whose state expired are deleted, so keys never seen again do not pile up.
 const PURGE_EVERY = 256;
 const PURGE_ROWS = 64;
+
+// A row is keyed by its key's SHA-256 (base64url, 43 characters): any key then fits the primary key's btree, whose
+// entries stop at ~2.7 KB, and a NUL, which a text column refuses, is only hashed. UTF-8 is lossless: keys are
+// well-formed (assertStoreKey).
+function rowKey(key: string): string {
+  return createHash("sha256").update(key, "utf8").digest("base64url");
+}
 
 interface StateRow {
   set_id: string;
@@ -45,20 +54,22 @@ export function createPostgresRateLimitStore(options: PostgresRateLimitStoreOpti
 
   return {
     async check(key: string, set: PolicySet, nowMs: number): Promise<GcraOutcome> {
+      assertStoreKey(key);
+      const id = rowKey(key);
       const outcome = await transaction(client, async (tx) => {
         // The row exists before it is locked, so concurrent first requests for a key queue on one lock.
         await tx.query(
           `INSERT INTO ${t} (key, set_id, state, expires_ms) VALUES ($1, '', NULL, 0) ON CONFLICT (key) DO NOTHING`,
-          [key],
+          [id],
         );
-        const { rows } = await tx.query(`SELECT set_id, state FROM ${t} WHERE key = $1 FOR UPDATE`, [key]);
+        const { rows } = await tx.query(`SELECT set_id, state FROM ${t} WHERE key = $1 FOR UPDATE`, [id]);
         const row = rows[0] as StateRow | undefined;
         // State written for another policy set is ignored: a changed policy starts afresh (as the other stores do).
         const state = row !== undefined && row.set_id === set.id && row.state !== null ? row.state : undefined;
         const step = gcraCheck(set.limits, state, nowMs);
         if (step.allowed) {
           await tx.query(`UPDATE ${t} SET set_id = $2, state = $3, expires_ms = $4 WHERE key = $1`, [
-            key,
+            id,
             set.id,
             step.state,
             step.expiresAtMs,

@@ -13,6 +13,8 @@ export interface RateLimitTableOptions {
 /**
  * The rate-limit table's migrations: one row per key with its GCRA state (each limit's theoretical arrival time) and
  * the instant that state no longer limits anything (`expires_ms`; past it the row holds nothing and is purged).
+ * `key` holds the SHA-256 of the key (base64url), not the key: rows written by earlier versions, keyed by the key
+ * itself, are no longer read, and are purged once they expire.
  * Apply them with `migrate` from `rest-webhooks/postgres`, or take their SQL with `migrationSql`.
  * @example await migrate(pool, rateLimitMigrations({ schema: "app" }))
  */

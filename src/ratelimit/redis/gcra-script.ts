@@ -1,6 +1,7 @@
 /**
  * The GCRA check as a Redis Lua script: the same integer arithmetic as `../gcra.ts`, run atomically in
- * one round trip with three commands (TIME, GET, SET … PX).
+ * one round trip with three commands (TIME, GET, SET … PX). A TAT more than the tolerance ahead (a clock that
+ * stepped back) is not capped: the refusal reports the whole wait, as gcra.ts does.
  *
  * KEYS[1] the key. ARGV[1] now in ms, or negative to use the server's TIME. ARGV[2] the policy set id,
  * `quota:period:burst` per limit joined by ",". The value is `<set id> <tatMs> <tatSub> …`; a value
@@ -35,7 +36,7 @@ for i = 1, n do
   local ms, sub = tat[2 * i - 1], tat[2 * i]
   if ms and sub then
     local diff = ms - now
-    if diff > 0 or (diff == 0 and sub > 0) then d = math.min(diff * quota + sub, burst * period) end
+    if diff > 0 or (diff == 0 and sub > 0) then d = diff * quota + sub end
   end
   ahead[i] = d
   if d + period > burst * period then allowed = false end
@@ -48,7 +49,8 @@ for i = 1, n do
   local tolerance = burst * period
   local d = ahead[i]
   if allowed then d = d + period end
-  local left = floordiv(tolerance - d, period)
+  local left = 0
+  if d < tolerance then left = floordiv(tolerance - d, period) end
   local reset = 0
   if left < burst then reset = floordiv(d - tolerance + (left + 1) * period + quota - 1, quota) end
   reply[2 * i] = left

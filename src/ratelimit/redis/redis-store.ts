@@ -3,6 +3,7 @@ import { isNodeRedis, type NodeRedis, nodeRedisSender } from "../../redis/node-r
 import { RateLimitError } from "../errors";
 import type { GcraOutcome } from "../gcra";
 import type { RateLimitStore } from "../store";
+import { assertStoreKey } from "../store-key";
 import { GCRA_SCRIPT } from "./gcra-script";
 
 /** The part of an ioredis client (v5 or v6) the store uses; any client with these two commands works. */
@@ -79,6 +80,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const serverClock = (options.clock ?? "server") === "server";
   return {
     async check(key, set, nowMs) {
+      assertStoreKey(key);
       const now = serverClock ? -1 : nowMs;
       let reply: unknown;
       try {

@@ -1,0 +1,25 @@
+// String.prototype.isWellFormed is ES2024 (Node 20 has it); the project's lib stops at ES2023.
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+
+/**
+ * Checks a key the way every store does: a string of well-formed UTF-16. Redis and PostgreSQL take keys as UTF-8,
+ * which cannot encode a lone surrogate (both read one as U+FFFD, so "k\ud800" and "k\udbff" shared a bucket); the
+ * memory store, which could keep it, refuses it too, so that a key one store takes every store takes, as itself.
+ * Any other string is a key: of any length, with NUL or any other character.
+ * @throws TypeError when `key` is not a string, or holds a lone surrogate (RFC 3629 §3: UTF-8 has no form for one).
+ */
+export function assertStoreKey(key: unknown): asserts key is string {
+  if (typeof key !== "string") throw new TypeError(`rate limit store: key must be a string, got ${typeof key}.`);
+  // The key is not quoted: it may be an API key.
+  if (!(key as unknown as WellFormed).isWellFormed()) {
+    throw new TypeError(
+      "rate limit store: key must be well-formed UTF-16, got a string with a lone surrogate (key.toWellFormed() replaces them with U+FFFD).",
+    );
+  }
+}
+
+/** `key` as every store takes it: each lone surrogate replaced with U+FFFD (keys from requests go through this). */
+export function wellFormed(key: string): string {
+  const k = key as unknown as WellFormed;
+  return k.isWellFormed() ? key : k.toWellFormed();
+}

@@ -23,7 +23,12 @@ export type BeginResult =
  * Where idempotency records live. Every implementation passes the same contract suite.
  *
  * A record is either in progress (fingerprint, lease token, lease expiry) or completed
- * (fingerprint, response, expiry). An expired record of either kind is as good as absent.
+ * (fingerprint, response, expiry). An expired record of either kind is as good as absent. A lease taken at `t` for
+ * `leaseMs` is held while the store's clock reads less than `t + leaseMs`; from that instant it is no longer held, even
+ * if nobody took the key over: `complete` and `release` with its token both return false (fencing).
+ *
+ * Durations are positive integer numbers of milliseconds; any other value throws a `TypeError` naming the argument
+ * before the store reads or writes anything.
  *
  * A store over the network returns promises; an in-process store may answer at once with the plain value (the
  * memory store does), and the middleware then adds no promise of its own. Callers `await` either.
@@ -35,7 +40,8 @@ export interface IdempotencyStore {
    *
    * @param key the scoped store key (`scopedKey(caller, key)`).
    * @param fingerprint the request's fingerprint, kept with the record for the 422 check.
-   * @param leaseMs how long the lease holds before a retry may take the key over.
+   * @param leaseMs how long the lease holds before a retry may take the key over: a positive integer of milliseconds.
+   * @throws TypeError when `leaseMs` is not a positive integer (0, negative, fractional, NaN, Infinity).
    * @example
    * const found = await store.begin(key, fingerprint, 60_000);
    * if (found.kind === "acquired") runHandlerUnder(found.leaseToken);
@@ -48,18 +54,20 @@ export interface IdempotencyStore {
    * @param key the key `begin` acquired.
    * @param leaseToken the token `begin` returned.
    * @param response what a retry will get back.
-   * @param ttlMs how long the response is replayed.
+   * @param ttlMs how long the response is replayed: a positive integer of milliseconds.
    * @returns false when the lease expired or was taken over: nothing was written.
+   * @throws TypeError when `ttlMs` is not a positive integer (0, negative, fractional, NaN, Infinity).
    * @example await store.complete(key, found.leaseToken, toStoredResponse(response, names), 86_400_000)
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Key Validity and Expiry")
    */
   complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): boolean | Promise<boolean>;
   /**
-   * Deletes the in-progress record if `leaseToken` still holds it, so a retry runs the handler.
+   * Deletes the in-progress record if `leaseToken` still holds a live lease on it, so a retry runs the handler.
    *
    * @param key the key `begin` acquired.
    * @param leaseToken the token `begin` returned.
-   * @returns false when the record was not held by this token.
+   * @returns false when the lease expired (taken over or not, as for `complete`) or was never this token's: nothing
+   * was deleted.
    * @example await store.release(key, found.leaseToken) // after a 5xx or a thrown error
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Error Scenarios")
    */

@@ -40,11 +40,12 @@ export function toStoredResponse(response: HttpResponse, headerNames: ReadonlySe
     if (value !== undefined && headerNames.has(lower)) headers[lower] = typeof value === "string" ? value : [...value];
   }
   const body = response.body;
-  // A copy: the stored bytes must not change if the handler reuses its buffer.
+  // A copy: the stored bytes must not change if the handler reuses its buffer. Not `slice()`: on a Node Buffer it
+  // is a view of the same memory.
   return {
     status: response.status,
     headers,
-    body: typeof body === "string" ? bodyBytes(body) : bodyBytes(body).slice(),
+    body: typeof body === "string" ? bodyBytes(body) : new Uint8Array(bodyBytes(body)),
   };
 }
 

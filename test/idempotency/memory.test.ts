@@ -19,7 +19,7 @@ describeStoreContract(
     const clock = fakeClock();
     return { store: new MemoryIdempotencyStore({ now: clock.now }), advance: async (ms) => clock.advance(ms) };
   },
-  { leaseMs: 30_000, ttlMs: 86_400_000 },
+  { leaseMs: 30_000, ttlMs: 86_400_000, exactClock: true },
 );
 
 describe("MemoryIdempotencyStore answers at once", () => {

@@ -58,6 +58,15 @@ describe("idempotency middleware", () => {
       expect(replay.headers["content-type"]).toBeUndefined();
     });
 
+    // Regression: the stored body was a view of the handler's Buffer, so reusing it changed the replay.
+    it("replays the first body even when the handler reuses its Node Buffer", async () => {
+      const scratch = Buffer.from("order-1 created");
+      const { handle } = setup({}, () => ({ status: 201, headers: {}, body: scratch }));
+      await handle(request({ key: '"k"' }));
+      scratch.write("XXXXXXXXXXXXXXX");
+      expect(bodyText((await handle(request({ key: '"k"' }))).body)).toBe("order-1 created");
+    });
+
     it("replays an empty body as no body", async () => {
       const { handle } = setup({}, () => ({ status: 204, headers: {}, body: null }));
       await handle(request({ key: '"k"' }));

@@ -78,6 +78,20 @@ describe.each(databases())("PostgresIdempotencyStore on $name", (backend) => {
       expect((await waiting)?.kind).toBe("completed");
     });
 
+    it("refuses a bad leaseMs or ttlMs before sending any statement", async () => {
+      const sent: string[] = [];
+      const client = {
+        query: async (text: string) => {
+          sent.push(text);
+          return { rows: [], rowCount: 0 };
+        },
+      };
+      const store = new PostgresIdempotencyStore(client, { schema });
+      await expect(store.begin("k", "fp", -5)).rejects.toThrow(TypeError);
+      await expect(store.complete("k", "token", response, Number.NaN)).rejects.toThrow(TypeError);
+      expect(sent).toEqual([]);
+    });
+
     it("purgeExpired deletes expired rows only", async () => {
       const store = new PostgresIdempotencyStore(db, { schema });
       await store.begin("purge-short", "fp", 50);

@@ -295,6 +295,14 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       expect(found.kind === "completed" && Buffer.from(found.response.body).toString()).toBe("body");
     });
 
+    it("refuses a bad leaseMs or ttlMs before sending any command", async () => {
+      const sent: string[] = [];
+      const store = new RedisIdempotencyStore({ callBuffer: async (command) => sent.push(command) }, { prefix });
+      await expect(store.begin("k", "fp", 0)).rejects.toThrow(TypeError);
+      await expect(store.complete("k", "token", large, 1.5)).rejects.toThrow(TypeError);
+      expect(sent).toEqual([]);
+    });
+
     it("passes other errors through", async () => {
       const failing = {
         callBuffer: () => Promise.reject(new Error("READONLY You can't write against a read only replica.")),

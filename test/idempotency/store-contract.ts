@@ -17,6 +17,11 @@ export interface StoreHarness {
 export interface ContractTimings {
   leaseMs: number;
   ttlMs: number;
+  /**
+   * Whether `advance` moves the store's clock by exactly the milliseconds asked (an injected fake clock): the cases at
+   * the very instant a lease ends run only then. A real store is waited for, with a margin, as the other cases do.
+   */
+  exactClock?: boolean;
 }
 
 // Leases and lifetimes of the cases that do not test expiry: long enough that a loaded machine
@@ -47,7 +52,7 @@ const large: StoredResponse = {
 export function describeStoreContract(
   name: string,
   factory: () => Promise<StoreHarness>,
-  { leaseMs, ttlMs }: ContractTimings,
+  { leaseMs, ttlMs, exactClock = false }: ContractTimings,
 ): void {
   describe(`IdempotencyStore contract: ${name}`, () => {
     let h: StoreHarness;
@@ -57,6 +62,17 @@ export function describeStoreContract(
       const found = await store.begin(k, fingerprint, lease);
       if (found.kind !== "acquired") throw new Error(`expected acquired, got ${found.kind}`);
       return found.leaseToken;
+    };
+    // A sync throw (the memory store) and a rejection (the others) alike: a TypeError naming the argument.
+    const refused = async (call: () => unknown, argument: string) => {
+      const error = await Promise.resolve()
+        .then(call)
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as TypeError).message).toMatch(new RegExp(`\\b${argument}\\b`));
     };
 
     beforeAll(async () => {
@@ -186,12 +202,78 @@ export function describeStoreContract(
         expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("acquired");
       });
 
+      // Regression: memory and PostgreSQL released a lease that had run out (true), Redis did not (false).
+      it("refuses to release an expired lease nobody took over, as complete does", async () => {
+        const k = key();
+        const token = await acquire(k, "fp-1", leaseMs);
+        await h.advance(leaseMs + 60);
+        expect(await store.release(k, token)).toBe(false);
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(false);
+        expect((await store.begin(k, "fp-2", HOLD_MS)).kind).toBe("acquired");
+      });
+
+      // Only where the test sets the store's clock to the millisecond (registered nowhere else, so never skipped).
+      if (exactClock)
+        it("ends a lease at exactly leaseMs: release and complete hold until then, not at it", async () => {
+          const [released, completed, ended] = [key(), key(), key()];
+          const tokens = [await acquire(released, "fp-1", leaseMs), await acquire(completed, "fp-1", leaseMs)];
+          const token = await acquire(ended, "fp-1", leaseMs);
+          await h.advance(leaseMs - 1);
+          expect(await store.begin(ended, "fp-1", HOLD_MS)).toMatchObject({ kind: "in-progress", retryAfterMs: 1 });
+          expect(await store.release(released, tokens[0] as string)).toBe(true);
+          expect(await store.complete(completed, tokens[1] as string, response, KEEP_MS)).toBe(true);
+          await h.advance(1);
+          expect(await store.release(ended, token)).toBe(false);
+          expect(await store.complete(ended, token, response, KEEP_MS)).toBe(false);
+          expect((await store.begin(ended, "fp-2", HOLD_MS)).kind).toBe("acquired");
+        });
+
       it("forgets a completed response after its TTL", async () => {
         const k = key();
         await store.complete(k, await acquire(k), response, ttlMs);
         expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("completed");
         await h.advance(ttlMs + 60);
         expect((await store.begin(k, "fp-3", HOLD_MS)).kind).toBe("acquired");
+      });
+    });
+
+    // Regression: memory and PostgreSQL took 0 or -5 as a dead lease, Redis threw a ReplyError, memory alone kept 1.5,
+    // NaN and Infinity (a 409 with Retry-After: Infinity).
+    describe("arguments", () => {
+      const durations = [
+        0,
+        -5,
+        1.5,
+        Number.NaN,
+        Number.POSITIVE_INFINITY,
+        Number.NEGATIVE_INFINITY,
+        "60000",
+        undefined,
+      ];
+      const bad = durations as unknown as number[];
+
+      it("refuses a leaseMs that is not a positive integer of milliseconds, and changes nothing", async () => {
+        const free = key();
+        const held = key();
+        await acquire(held);
+        for (const lease of bad) {
+          await refused(() => store.begin(free, "fp-1", lease), "leaseMs");
+          await refused(() => store.begin(held, "fp-2", lease), "leaseMs");
+        }
+        expect((await store.begin(free, "fp-1", HOLD_MS)).kind).toBe("acquired");
+        expect(await store.begin(held, "fp-2", HOLD_MS)).toMatchObject({ kind: "in-progress", fingerprint: "fp-1" });
+      });
+
+      it("refuses a ttlMs that is not a positive integer of milliseconds, and changes nothing", async () => {
+        const k = key();
+        const token = await acquire(k);
+        for (const ttl of bad) {
+          await refused(() => store.complete(k, token, response, ttl), "ttlMs");
+          await refused(() => store.complete(k, token, large, ttl), "ttlMs");
+          await refused(() => store.complete(key(), token, response, ttl), "ttlMs");
+        }
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("in-progress");
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
       });
     });
   });

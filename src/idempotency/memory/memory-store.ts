@@ -1,5 +1,6 @@
 import { positiveInteger } from "../../options/number-option";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
+import { checkLeaseMs, checkTtlMs } from "../store-arguments";
 
 /** Options of {@link MemoryIdempotencyStore}. */
 export interface MemoryStoreOptions {
@@ -67,6 +68,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   begin(key: string, fingerprint: string, leaseMs: number): BeginResult {
+    checkLeaseMs(leaseMs);
     const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
     if (found !== undefined) {
@@ -92,6 +94,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): boolean {
+    checkTtlMs(ttlMs);
     const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
     if (found === undefined || found.state !== leaseToken || found.expiresAt <= now) return false;
@@ -106,8 +109,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   release(key: string, leaseToken: string): boolean {
+    const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
-    if (found === undefined || found.state !== leaseToken) return false;
+    // A lease that has run out is no longer held, as in complete (fencing): nothing is deleted.
+    if (found === undefined || found.state !== leaseToken || found.expiresAt <= now) return false;
     this.#remove(found);
     return true;
   }

@@ -6,6 +6,7 @@ import { assertSqlClient, type SqlClient } from "../../postgres/sql-client";
 import { affected, run, type Statement, statementNames } from "../../postgres/statement";
 import { IdempotencyError } from "../errors";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
+import { checkLeaseMs, checkTtlMs } from "../store-arguments";
 import { IDEMPOTENCY_TABLE } from "./migration";
 
 /** Options of {@link PostgresIdempotencyStore}. */
@@ -58,7 +59,8 @@ RETURNING r.lease_token IS NOT DISTINCT FROM $3 AS acquired, r.fingerprint, r.st
     complete: `UPDATE ${t} SET status = $3, headers = $4::jsonb, body = $5, lease_token = NULL,
   expires_at = clock_timestamp() + $6::int8 * interval '1 millisecond'
 WHERE key = $1 AND lease_token = $2 AND status IS NULL AND expires_at > clock_timestamp()`,
-    release: `DELETE FROM ${t} WHERE key = $1 AND lease_token = $2 AND status IS NULL`,
+    // A lease that has run out is no longer held, as in complete (fencing).
+    release: `DELETE FROM ${t} WHERE key = $1 AND lease_token = $2 AND status IS NULL AND expires_at > clock_timestamp()`,
     purge: `DELETE FROM ${t} WHERE expires_at <= clock_timestamp()`,
   };
 }
@@ -122,6 +124,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
+    checkLeaseMs(leaseMs);
     const token = randomUUID();
     const values = [key, fingerprint, token, leaseMs];
     if (affected(await this.#query("insert", values)) === 1) return { kind: "acquired", leaseToken: token };
@@ -141,6 +144,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
+    checkTtlMs(ttlMs);
     const body = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
     const values = [key, leaseToken, response.status, JSON.stringify(response.headers), body, ttlMs];
     return affected(await this.#query("complete", values)) === 1;

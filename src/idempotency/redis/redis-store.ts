@@ -1,6 +1,7 @@
 import { randomHex } from "../../random/random-id";
 import { isNodeRedis, type NodeRedis } from "../../redis/node-redis";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
+import { checkLeaseMs, checkTtlMs } from "../store-arguments";
 import { bufferClient, integerReply, keyPrefixOf } from "./ioredis-client";
 import { nodeRedisScriptClient } from "./node-redis-client";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
@@ -101,6 +102,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
+    checkLeaseMs(leaseMs);
     const now = this.#now();
     // The token dates the lease and carries the fingerprint: what SET … NX GET returns is whole.
     const token = leaseToken(fingerprint, leaseMs, now, randomHex(7));
@@ -127,6 +129,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
+    checkTtlMs(ttlMs);
     const recordKey = this.#prefix + key;
     const lease = encodeInProgress(leaseToken);
     const value = encodeCompleted(leaseToken, response);

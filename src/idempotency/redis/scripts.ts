@@ -47,7 +47,10 @@ end
 redis.call('DEL', KEYS[2])
 return 0`);
 
-/** release: KEYS[1] = record key; ARGV[1] = the caller's in-progress value. Deletes only the caller's own lease. */
+/**
+ * release: KEYS[1] = record key; ARGV[1] = the caller's in-progress value. Deletes only the caller's own lease; one
+ * past its PX is gone already, so it is refused as complete refuses it.
+ */
 export const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1

@@ -53,6 +53,40 @@ export function scanJsonText(text: string, maxDepth: number): JsonTextScan {
   return { tooDeep: false, unicodeEscape };
 }
 
+/**
+ * Whether a parsed JSON value nests arrays and objects deeper than `maxDepth` (the value itself at depth 1, as
+ * {@link scanJsonText} counts), walking with an explicit stack. Its cost is per array and object, not per byte: a
+ * payload of long strings costs next to nothing, where a scan of its text costs per character.
+ */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const stack: object[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const current = stack.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth > maxDepth) return true;
+    // for…in rather than Object.values: no array per object (a tenth of the time on 16 KiB of small objects).
+    if (Array.isArray(current)) {
+      for (const child of current) {
+        if (child !== null && typeof child === "object") {
+          stack.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const key in current) {
+        const child = (current as Record<string, unknown>)[key];
+        if (child !== null && typeof child === "object") {
+          stack.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return false;
+}
+
 /** Why a string was refused: a lone surrogate (not I-JSON) or a NUL. */
 export type StringFault = "lone_surrogate" | "nul_character";
 

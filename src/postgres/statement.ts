@@ -64,10 +64,11 @@ export function statementNames<K extends string>(
 }
 
 /**
- * Whether a statement failed on its data (SQLSTATE class 22 data exception or 23 integrity constraint violation),
- * so that running its rows one by one can succeed for all but the bad one; a lost connection is not.
+ * Whether a statement failed on its data, so that running its rows one by one can succeed for all but the bad one:
+ * SQLSTATE class 22 (data exception), 23 (integrity constraint violation) or 54 (program limit exceeded: a key over
+ * the B-tree entry size, 54000; JSON nested past the stack, 54001). A lost connection or a shutdown is not.
  */
 export function isDataError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23") || code.startsWith("54"));
 }

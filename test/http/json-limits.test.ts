@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseJsonText, safeFormBody, safeJsonBody } from "../../src/http/body";
-import { DEFAULT_JSON_MAX_DEPTH, findStringFault, scanJsonText } from "../../src/http/json-limits";
+import { DEFAULT_JSON_MAX_DEPTH, findStringFault, nestsDeeperThan, scanJsonText } from "../../src/http/json-limits";
 
 const encoder = new TextEncoder();
 const jsonRequest = (text: string) => ({ headers: { "content-type": "application/json" }, body: encoder.encode(text) });
@@ -47,6 +47,19 @@ describe("JSON nesting limit (checked before parsing)", () => {
         expect(scanJsonText(text, max).tooDeep).toBe(depthOf(value) > max);
       }),
     );
+  });
+
+  it("walks a parsed value to the same answer as the scan of its text (fast-check)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 8 }), (value, max) => {
+        expect(nestsDeeperThan(value, max)).toBe(scanJsonText(JSON.stringify(value), max).tooDeep);
+      }),
+    );
+  });
+
+  it("walks 100,000 levels without a RangeError", () => {
+    expect(nestsDeeperThan(JSON.parse(nested(100_000)), DEFAULT_JSON_MAX_DEPTH)).toBe(true);
+    expect(nestsDeeperThan(JSON.parse(nested(64)), DEFAULT_JSON_MAX_DEPTH)).toBe(false);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GroupWriter } from "../../src/postgres/group-writer";
+import { isDataError } from "../../src/postgres/statement";
 
 describe("GroupWriter (group commit of inbox adds)", () => {
   it("writes what queues up behind in-flight writes as one batch, each caller getting its own result", async () => {
@@ -47,5 +48,43 @@ describe("GroupWriter (group commit of inbox adds)", () => {
     const results = await Promise.allSettled([1, 2, 3, 4].map((n) => writer.submit(n)));
     expect(results.every((r) => r.status === "rejected")).toBe(true);
     expect(writes).toBe(2); // [1] alone, then [2, 3, 4] together; no per-item retries
+  });
+
+  // Regression: an inbox add whose id was over the B-tree entry limit (54000), or whose JSON nested past the
+  // server's stack (54001), failed its whole batch, so honest deliveries written with it got 503 too.
+  it("retries item by item on SQLSTATE class 54 (a row over a program limit), as on classes 22 and 23", async () => {
+    const writer = new GroupWriter<string, string>(
+      async (items) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        const bad = items.find((item) => item.startsWith("54") || item.startsWith("22"));
+        if (bad !== undefined) throw Object.assign(new Error("refused"), { code: bad });
+        return items;
+      },
+      10,
+      1,
+      isDataError,
+    );
+    const items = ["first", "ok-1", "54000", "ok-2", "54001", "22P02", "ok-3"];
+    const results = await Promise.allSettled(items.map((item) => writer.submit(item)));
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "rejected",
+      "rejected",
+      "fulfilled",
+    ]);
+  });
+});
+
+describe("isDataError (which failed batches are retried item by item)", () => {
+  it("is true for data exceptions (22), integrity violations (23) and program limits (54) only", () => {
+    for (const code of ["22P02", "22021", "23505", "54000", "54001", "54023"]) expect(isDataError({ code })).toBe(true);
+    // A lost connection, a shutdown, a serialization failure, a timeout: one statement per row would only fail again.
+    for (const code of ["08006", "57P01", "40001", "57014", "53300", "XX000", 54000]) {
+      expect(isDataError({ code }), String(code)).toBe(false);
+    }
+    for (const error of [null, undefined, new Error("x"), "54000"]) expect(isDataError(error)).toBe(false);
   });
 });

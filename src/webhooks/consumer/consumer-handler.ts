@@ -1,6 +1,6 @@
 import { bodyTooLarge, logError } from "../../http/adapter-options";
 import { withAfterSend } from "../../http/after-send";
-import { stringFault } from "../../http/json-limits";
+import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, stringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { isThenable } from "../../http/thenable";
@@ -71,6 +71,27 @@ export interface WebhookConsumerOptions {
 }
 
 const ALLOW = { allow: "POST" };
+
+/**
+ * The longest event id the consumer stores, in UTF-8 bytes. Provider ids are under 100 bytes (`msg_…`, `evt_…`,
+ * UUIDs, `sha256:` + 64 hex digits), so a prefix of your own still fits; and an id this long stays well inside
+ * PostgreSQL's B-tree entry limit (2,704 bytes, SQLSTATE 54000), which a longer id in the inbox's primary key exceeds.
+ */
+const MAX_EVENT_ID_BYTES = 1024;
+
+const encoder = new TextEncoder();
+
+/** The id's length in UTF-8 bytes, when it is over the limit; `undefined` when it fits. */
+function idTooLong(id: string): number | undefined {
+  // One UTF-16 unit is at most 3 UTF-8 bytes: a short id needs no encoding to be known to fit.
+  if (id.length * 3 <= MAX_EVENT_ID_BYTES) return undefined;
+  const bytes = encoder.encode(id).byteLength;
+  return bytes > MAX_EVENT_ID_BYTES ? bytes : undefined;
+}
+
+function invalidEvent(detail: string, extensions?: Record<string, unknown>): HttpResponse {
+  return new HttpProblem({ status: 400, code: "invalid_event", detail, extensions }).toResponse();
+}
 
 /** Sender-side verification failures are 400: a 401 must carry a WWW-Authenticate challenge (RFC 9110 §15.5.2). */
 function verificationProblem(problem: HttpProblem): HttpResponse {
@@ -189,6 +210,18 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       now,
     });
     if (!result.ok) return verificationProblem(result.error.toProblem());
+    // The JSON body readers' nesting limit (src/http/json-limits.ts): a handler, a zod schema or JSON.stringify
+    // recursing through a deeper payload can overflow the stack, and PostgreSQL's json input refuses very deep
+    // text (SQLSTATE 54001). Every redelivery would fail alike, so a 400 rather than a 503 asking for retries.
+    // Walked on the parsed payload, not scanned on the text: per array and object, not per byte.
+    if ((parse === undefined || parse === "json") && nestsDeeperThan(result.payload, DEFAULT_JSON_MAX_DEPTH)) {
+      return new HttpProblem({
+        status: 400,
+        code: "json_too_deep",
+        detail: `The webhook's JSON payload nests arrays and objects more than ${DEFAULT_JSON_MAX_DEPTH} deep.`,
+        extensions: { max_depth: DEFAULT_JSON_MAX_DEPTH },
+      }).toResponse();
+    }
     const identity: EventIdentityInput = {
       id: result.id,
       payload: result.payload,
@@ -209,11 +242,16 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
     const idFault = stringFault(event.id, false);
     const fault = idFault ?? stringFault(event.type, false);
     if (fault !== undefined) {
-      return new HttpProblem({
-        status: 400,
-        code: "invalid_event",
-        detail: `The event's ${idFault === undefined ? "type" : "id"} holds a ${fault === "nul_character" ? "NUL" : "lone surrogate"}, which no inbox can store.`,
-      }).toResponse();
+      return invalidEvent(
+        `The event's ${idFault === undefined ? "type" : "id"} holds a ${fault === "nul_character" ? "NUL" : "lone surrogate"}, which no inbox can store.`,
+      );
+    }
+    const idBytes = idTooLong(event.id);
+    if (idBytes !== undefined) {
+      return invalidEvent(
+        `The event's id is ${idBytes} bytes long; an inbox keeps ids of at most ${MAX_EVENT_ID_BYTES} bytes (UTF-8).`,
+        { max_id_bytes: MAX_EVENT_ID_BYTES },
+      );
     }
     const source = parse === undefined || parse === "json" ? { json: request.body } : {};
     let added: InboxAddResult | PromiseLike<InboxAddResult>;

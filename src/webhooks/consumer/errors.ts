@@ -36,17 +36,50 @@ export class WebhookConsumerError extends Error {
     this.errors = options.errors;
   }
 
-  /** The record stored in the inbox. */
+  /** The record stored in the inbox: its text cut to 2000 UTF-16 units and made storable (see {@link errorRecord}). */
   toRecord(): ConsumerErrorRecord {
-    const record: ConsumerErrorRecord = { code: this.code, message: this.message };
-    if (this.errors !== undefined) record.errors = this.errors;
+    const record: ConsumerErrorRecord = { code: this.code, message: storable(this.message) };
+    if (this.errors !== undefined) {
+      record.errors = this.errors.map((field) => ({
+        pointer: storable(field.pointer),
+        in: field.in,
+        code: storable(field.code),
+        message: storable(field.message),
+      }));
+    }
     return record;
   }
 }
 
-/** Turns whatever a handler threw into the stored error record. */
+const MAX_MESSAGE = 2000;
+
+// With the u flag a surrogate pair is one code point, so \p{Cs} matches only a lone surrogate.
+const LONE_SURROGATE = /\p{Cs}/gu;
+
+/**
+ * `text` cut to {@link MAX_MESSAGE} units without splitting a surrogate pair, with U+0000 and lone surrogates as
+ * U+FFFD (what `String.prototype.toWellFormed` does to the latter): the PostgreSQL inbox keeps the record as jsonb,
+ * which refuses both (I-JSON, RFC 7493 §2.1), and every inbox must record the same text.
+ */
+function storable(text: string): string {
+  let end = Math.min(text.length, MAX_MESSAGE);
+  // A high surrogate as the last unit kept would be half of a pair.
+  if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+  const cut = end < text.length ? text.slice(0, end) : text;
+  return cut.replace(LONE_SURROGATE, "\uFFFD").replaceAll("\u0000", "\uFFFD");
+}
+
+function messageOf(error: unknown): string {
+  try {
+    return String(error instanceof Error ? error.message : error);
+  } catch {
+    // An object without a prototype, a throwing toString or Proxy trap: the record must still be written.
+    return "A value that cannot be converted to a string was thrown.";
+  }
+}
+
+/** Turns whatever a handler threw into the stored error record, the same text for every inbox. */
 export function errorRecord(error: unknown): ConsumerErrorRecord {
   if (error instanceof WebhookConsumerError) return error.toRecord();
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: "handler_failed", message: message.slice(0, 2000) };
+  return { code: "handler_failed", message: storable(messageOf(error)) };
 }

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import type { RequestHeaders } from "../../http/message";
+import { github } from "../signing/github";
+import { shopify } from "../signing/shopify";
 
 /** What the id and type of a received event are derived from. */
 export interface EventIdentityInput {
@@ -26,10 +28,15 @@ function nonEmpty(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;
 }
 
+// No provider signs these headers: they are read only for the scheme that sends them, so that a captured delivery
+// of another scheme, replayed with one added, is neither stored again under a new id nor routed as another type.
+const GITHUB = github.name;
+const SHOPIFY = shopify.name;
+
 /**
  * The de-duplication key of a delivery, the same on every redelivery of one event:
- * 1. `X-Shopify-Event-Id` — one Shopify event can reach an endpoint through several subscriptions,
- *    each with its own `X-Shopify-Webhook-Id`;
+ * 1. on a Shopify delivery, `X-Shopify-Event-Id` — one Shopify event can reach an endpoint through several
+ *    subscriptions, each with its own `X-Shopify-Webhook-Id`;
  * 2. the id verification reported (see {@link EventIdentityInput.id}), which providers keep on retries
  *    and manual redeliveries;
  * 3. otherwise `sha256:` + the hex SHA-256 of the raw body (Slack slash commands and interactivity):
@@ -39,25 +46,26 @@ function nonEmpty(value: unknown): string | undefined {
  * @example eventId: (input) => `stripe:${defaultEventId(input)}` // one inbox, several providers
  */
 export function defaultEventId(input: EventIdentityInput): string {
-  const found = nonEmpty(input.headers["x-shopify-event-id"]) ?? nonEmpty(input.id);
+  const shopifyEvent = input.scheme === SHOPIFY ? nonEmpty(input.headers["x-shopify-event-id"]) : undefined;
+  const found = shopifyEvent ?? nonEmpty(input.id);
   return found ?? `sha256:${createHash("sha256").update(input.body).digest("hex")}`;
 }
 
 /**
- * The routing type of a delivery: GitHub `X-GitHub-Event` plus the payload's `action`
- * (`issues.opened`); Shopify `X-Shopify-Topic` with `/` as `.` (`orders.create`); Slack's inner
+ * The routing type of a delivery: on a GitHub delivery `X-GitHub-Event` plus the payload's `action`
+ * (`issues.opened`); on a Shopify delivery `X-Shopify-Topic` with `/` as `.` (`orders.create`); Slack's inner
  * `event.type` for `event_callback`; otherwise the payload's `type` (Standard Webhooks, Stripe); or "".
  * @param input the verified delivery.
  * @example eventType: (input) => (input.headers["x-acme-topic"] ?? defaultEventType(input))
  */
 export function defaultEventType(input: EventIdentityInput): string {
-  const { headers, payload } = input;
-  const github = nonEmpty(headers["x-github-event"]);
-  if (github !== undefined) {
+  const { headers, payload, scheme } = input;
+  const event = scheme === GITHUB ? nonEmpty(headers["x-github-event"]) : undefined;
+  if (event !== undefined) {
     const action = nonEmpty(field(payload, "action"));
-    return action === undefined ? github : `${github}.${action}`;
+    return action === undefined ? event : `${event}.${action}`;
   }
-  const topic = nonEmpty(headers["x-shopify-topic"]);
+  const topic = scheme === SHOPIFY ? nonEmpty(headers["x-shopify-topic"]) : undefined;
   if (topic !== undefined) return topic.replaceAll("/", ".");
   const type = nonEmpty(field(payload, "type"));
   if (type === "event_callback") return nonEmpty(field(field(payload, "event"), "type")) ?? type;

@@ -9,7 +9,10 @@ export interface InboxEvent<T = unknown> {
   readonly id: string;
   /** The event type used for routing, e.g. `order.shipped`; empty when none could be found. */
   readonly type: string;
-  /** The verified payload (parsed JSON, or form fields for form-encoded schemes). */
+  /**
+   * The verified payload: parsed JSON, form fields for form-encoded schemes, or the raw body as a `Uint8Array` with
+   * the consumer's `parse: "none"` (every inbox gives those bytes back as they came).
+   */
   readonly payload: T;
   /** The name of the signing scheme that verified it: `standard-webhooks`, `stripe`, `github`, `shopify`, `slack`, … */
   readonly scheme: string;

@@ -25,3 +25,20 @@ export function checkInboxFail(outcome: InboxFailOutcome, now: number): void {
 export function checkInboxNow(method: "complete" | "retryDeadLetter", now: number): void {
   finiteNumber(`Inbox.${method}`, "now", now, "epoch milliseconds");
 }
+
+/**
+ * `Inbox.purgeDone`'s time: any number but NaN, so that `Infinity` purges every done event (and `-Infinity` none) in
+ * every inbox alike. PostgreSQL refused NaN and text with errors of its own, where the memory inbox purged nothing.
+ */
+export function checkInboxPurge(before: unknown): void {
+  if (typeof before === "number" && !Number.isNaN(before)) return;
+  const got =
+    typeof before === "string"
+      ? JSON.stringify(before)
+      : typeof before === "object" && before !== null
+        ? Object.prototype.toString.call(before)
+        : String(before);
+  throw new TypeError(
+    `Inbox.purgeDone: before must be a number of epoch milliseconds (Infinity purges every done event), got ${got}.`,
+  );
+}

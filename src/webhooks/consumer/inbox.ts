@@ -86,6 +86,9 @@ export interface Inbox<Context extends object = object> {
   deadLetters(options?: { limit?: number }): Promise<InboxRecord[]>;
   /** Puts a dead event back to pending with a fresh attempt budget; false when it is not dead. */
   retryDeadLetter(id: string, now: number): Promise<boolean>;
-  /** Deletes done events finished before `before` (Unix ms); their ids no longer de-duplicate. */
+  /**
+   * Deletes done events finished before `before` (Unix ms; `Infinity` deletes them all); their ids no longer
+   * de-duplicate. A `before` that is not a number, or NaN, is a TypeError.
+   */
   purgeDone(before: number): Promise<number>;
 }

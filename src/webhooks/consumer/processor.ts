@@ -237,7 +237,13 @@ export class WebhookProcessor<Context extends object = object> {
     }
     let payload = event.payload;
     if (route?.schema !== undefined) {
-      const parsed = route.schema.safeParse(event.payload);
+      let parsed: ReturnType<z.ZodType["safeParse"]>;
+      try {
+        parsed = route.schema.safeParse(event.payload);
+      } catch (error) {
+        // safeParse returns a payload's failure; a transform or refine that throws is a bug in code, as a handler's.
+        return this.#failed(claim, error, report);
+      }
       if (!parsed.success) {
         const errors = fieldErrors(parsed.error.issues, "body");
         const error = new WebhookConsumerError("payload_invalid", `The "${event.type}" payload is not valid.`, {
@@ -266,14 +272,17 @@ export class WebhookProcessor<Context extends object = object> {
     }
     if (result.outcome === "done") report.done++;
     else if (result.outcome === "lost") report.lost++;
-    else {
-      this.#onError?.(result.error, event);
-      const delay = this.#retry(attempts, this.#random);
-      if (delay === undefined) return this.#dead(claim, result.error, report);
-      const retryAt = this.#now() + Math.max(0, delay);
-      if (await this.#settle(claim, { retryAt, error: errorRecord(result.error) })) report.retried++;
-      else report.errors++;
-    }
+    else return this.#failed(claim, result.error, report);
+  }
+
+  /** Settles a failed attempt: retried after the policy's delay, or dead when the policy says no more. */
+  async #failed(claim: InboxClaim, error: unknown, report: ProcessorReport): Promise<void> {
+    this.#onError?.(error, claim.event);
+    const delay = this.#retry(claim.attempts, this.#random);
+    if (delay === undefined) return this.#dead(claim, error, report);
+    const retryAt = this.#now() + Math.max(0, delay);
+    if (await this.#settle(claim, { retryAt, error: errorRecord(error) })) report.retried++;
+    else report.errors++;
   }
 
   async #dead(claim: InboxClaim, error: unknown, report: ProcessorReport): Promise<void> {

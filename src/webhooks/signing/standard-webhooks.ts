@@ -31,20 +31,37 @@ export interface StandardWebhookHeaders {
 const V1A = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
 
 /**
- * The `<version>,<signature>` tokens of a webhook-signature value ("a space delimited list"), or
- * `undefined` when there is none or one lacks its version. Repeated fields arrive joined by ", ", so a
+ * The most distinct signatures of one version a delivery may carry. Standard Webhooks, "Signature scheme": the list
+ * is there for zero-downtime secret rotation, and senders sign once per active secret — two while a rotation's old
+ * secret lasts (Svix: 24 hours). Each v1a token costs one Ed25519 check per key, so an unauthenticated header full
+ * of them (16 KiB holds ~160) must not be verified token by token.
+ */
+const MAX_SIGNATURES_PER_VERSION = 10;
+
+const TOO_MANY = "too_many";
+
+/**
+ * The distinct `<version>,<signature>` tokens of a webhook-signature value ("a space delimited list"), `undefined`
+ * when there is none or one lacks its version, or {@link TOO_MANY}. Repeated fields arrive joined by ", ", so a
  * trailing comma is dropped from each token.
  */
-function signatureTokens(value: string): string[] | undefined {
+function signatureTokens(value: string): string[] | typeof TOO_MANY | undefined {
   const parts = value.includes("\t") ? value.split(/[ \t]/) : value.split(" ");
-  const tokens: string[] = [];
+  const tokens = new Set<string>();
+  const perVersion = new Map<string, number>();
   for (const part of parts) {
     if (part.length === 0) continue;
     const token = part.endsWith(",") ? part.slice(0, -1) : part;
-    if (token.indexOf(",") <= 0) return undefined;
-    tokens.push(token);
+    const comma = token.indexOf(",");
+    if (comma <= 0) return undefined;
+    if (tokens.has(token)) continue;
+    const version = token.slice(0, comma);
+    const count = (perVersion.get(version) ?? 0) + 1;
+    if (count > MAX_SIGNATURES_PER_VERSION) return TOO_MANY;
+    perVersion.set(version, count);
+    tokens.add(token);
   }
-  return tokens.length === 0 ? undefined : tokens;
+  return tokens.size === 0 ? undefined : [...tokens];
 }
 
 function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
@@ -71,6 +88,10 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
   const signatures = signatureTokens(signature);
   if (signatures === undefined) {
     return malformedHeader(NAME, "webhook-signature", signature, "space-separated `v1,<base64>` signatures");
+  }
+  if (signatures === TOO_MANY) {
+    const expected = `at most ${MAX_SIGNATURES_PER_VERSION} distinct signatures of each version`;
+    return malformedHeader(NAME, "webhook-signature", signature, expected);
   }
   return { id, timestamp, timestampText, signatures };
 }

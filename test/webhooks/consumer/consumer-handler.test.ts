@@ -92,6 +92,52 @@ describe("createWebhookConsumer: an event no inbox can keep", () => {
     );
     expect(inbox.size).toBe(0);
   });
+
+  // Regression: such an id or payload made the PostgreSQL inbox's batch fail (SQLSTATE 54000 / 54001) with a 503, so
+  // its sender retried forever while the memory inbox stored it.
+  it("answers 400 invalid_event for an id over 1024 UTF-8 bytes, before any inbox write", async () => {
+    const inbox = createMemoryInbox();
+    const eventId = ({ payload }: { payload: unknown }) => (payload as { id?: string }).id;
+    const handler = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, eventId }));
+    const cases = [
+      ["x".repeat(1024), 202],
+      ["é".repeat(512), 202],
+      ["x".repeat(1025), 400],
+      ["é".repeat(513), 400], // 513 characters, 1026 bytes
+      ["😀".repeat(257), 400], // 514 UTF-16 units, 1028 bytes
+    ] as const;
+    for (const [i, [id, status]] of cases.entries()) {
+      const d = delivery(`msg_long${i}`, { id, type: "order.created", data: {} });
+      const response = await handler(
+        new Request("http://consumer/hooks", { method: "POST", body: d.body, headers: d.headers }),
+      );
+      expect(response.status, `${id.length} characters`).toBe(status);
+      if (status === 400) expect(await response.json()).toMatchObject({ code: "invalid_event", max_id_bytes: 1024 });
+    }
+    expect(inbox.size).toBe(2);
+  });
+
+  it("answers 400 json_too_deep for a JSON payload nested deeper than 64, before any inbox write", async () => {
+    const inbox = createMemoryInbox();
+    const handler = adaptFetch(createWebhookConsumer({ inbox, secrets: secret }));
+    const nested = (depth: number) => `{"type":"a","data":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+    for (const [id, body, status] of [
+      ["msg_64", nested(64), 202],
+      ["msg_65", nested(65), 400],
+      ["msg_100k", nested(100_000), 400],
+    ] as const) {
+      const headers = sign({ id, timestamp: nowSeconds(), body, secrets: secret });
+      const response = await handler(new Request("http://consumer/hooks", { method: "POST", body, headers }));
+      expect(response.status, id).toBe(status);
+      if (status === 400) expect(await response.json()).toMatchObject({ code: "json_too_deep", max_depth: 64 });
+    }
+    expect(inbox.size).toBe(1);
+    // Not JSON: the raw body is kept as it came, whatever it holds.
+    const raw = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, parse: "none" }));
+    const body = nested(100);
+    const headers = sign({ id: "msg_raw", timestamp: nowSeconds(), body, secrets: secret });
+    expect((await raw(new Request("http://consumer/hooks", { method: "POST", body, headers }))).status).toBe(202);
+  });
 });
 
 describe("createWebhookConsumer: what the inbox is given", () => {
@@ -522,6 +568,17 @@ describe("dedup key and event type per scheme", () => {
     const { createHash } = await import("node:crypto");
     const key = `sha256:${createHash("sha256").update(body).digest("hex")}`;
     expect(await inbox.get(key)).toMatchObject({ type: "slash.deploy", payload: { command: "/deploy", text: "prod" } });
+  });
+
+  it("a Standard Webhooks delivery replayed with unsigned X-Shopify-Event-Id / X-GitHub-Event is still a duplicate", async () => {
+    const d = delivery("msg_replayed", { type: "invoice.paid", data: {} });
+    const { inbox, url } = await serve();
+    const extras: Record<string, string>[] = [{}, { "x-shopify-event-id": "forged-1" }, { "x-github-event": "refund" }];
+    for (const extra of extras) {
+      expect((await post(url, { body: d.body, headers: { ...d.headers, ...extra } })).status).toBe(202);
+    }
+    expect(inbox.size).toBe(1);
+    expect(await inbox.get("msg_replayed")).toMatchObject({ type: "invoice.paid" });
   });
 
   it("a custom eventId wins over the default", async () => {

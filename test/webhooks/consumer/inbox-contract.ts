@@ -3,7 +3,13 @@
  * claiming under a lease, completion, retries, dead letters. Times are explicit Unix ms values.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Inbox, InboxEvent } from "../../../src/webhooks/consumer/index";
+import { z } from "zod";
+import {
+  createWebhookProcessor,
+  type Inbox,
+  type InboxEvent,
+  scheduleBackoff,
+} from "../../../src/webhooks/consumer/index";
 
 export interface InboxUnderTest {
   inbox: Inbox;
@@ -265,6 +271,60 @@ export function inboxContract(
       });
     });
 
+    // Regression: PostgreSQL's jsonb refused such a message, so fail() threw, no retry was scheduled, the error was lost
+    // and the event ended dead as attempts_exhausted; the memory inbox stored it.
+    it("records a handler error holding a NUL or a lone surrogate, or cut at 2000 through a pair, alike in every inbox", async () => {
+      const messages: Record<string, [thrown: unknown, recorded: string]> = {
+        nul: [new Error("bad byte: a\u0000b"), "bad byte: a\uFFFDb"],
+        lone: [new Error("half \ud83d of a pair"), "half \uFFFD of a pair"],
+        cut: [new Error(`${"x".repeat(1999)}😀 tail`), "x".repeat(1999)],
+        thrown: ["not an Error \udc00", "not an Error \uFFFD"],
+      };
+      for (const id of Object.keys(messages)) await inbox.add(event(id, { type: `fails.${id}` }));
+      await inbox.add(event("keys", { type: "keyed", payload: { "k\u0000": 1 } }));
+      const reported: unknown[] = [];
+      const processor = createWebhookProcessor({
+        inbox,
+        now: () => T0,
+        retainDoneMs: false,
+        retry: scheduleBackoff([0, 1_000], 0),
+        onError: (error) => reported.push(error),
+      });
+      processor.on("fails.*", async ({ event: { id } }) => {
+        throw messages[id]?.[0];
+      });
+      processor.on("keyed", z.record(z.string(), z.string()), async () => {});
+      expect(await processor.processDue()).toMatchObject({ claimed: 5, retried: 4, dead: 1, errors: 0 });
+      for (const [id, [, recorded]] of Object.entries(messages)) {
+        expect(await inbox.get(id), id).toMatchObject({
+          state: "failed",
+          availableAt: T0 + 1_000,
+          lastError: { code: "handler_failed", message: recorded },
+        });
+      }
+      const keyed = await inbox.get("keys");
+      expect(keyed).toMatchObject({ state: "dead", lastError: { code: "payload_invalid" } });
+      expect(keyed?.lastError?.errors?.[0]?.pointer).toBe("/k\uFFFD");
+      expect(reported).toHaveLength(4); // the handlers' errors, and no inbox error
+    });
+
+    it('keeps raw bytes (the consumer\'s parse: "none") and gives back the same bytes as a Uint8Array', async () => {
+      const bytes = Uint8Array.from([0x7b, 0x00, 0xff, 0xfe, 0x22, 0x7d, 0x80]);
+      await inbox.add(event("raw", { payload: bytes }));
+      await inbox.add(event("empty", { payload: new Uint8Array(0) }));
+      for (const [id, expected] of [
+        ["raw", bytes],
+        ["empty", new Uint8Array(0)],
+      ] as const) {
+        const payload = (await inbox.get(id))?.payload;
+        expect(payload, id).toBeInstanceOf(Uint8Array);
+        expect([...(payload as Uint8Array)], id).toEqual([...expected]);
+      }
+      const claimed = (await claim(T0)).find((c) => c.event.id === "raw");
+      expect(claimed?.event.payload).toBeInstanceOf(Uint8Array);
+      expect([...((claimed?.event.payload ?? []) as Uint8Array)]).toEqual([...bytes]);
+    });
+
     it("purges done events finished before a time, and only those", async () => {
       await inbox.add(event("old", { receivedAt: T0 }));
       await inbox.add(event("new", { receivedAt: T0 + 1 }));
@@ -276,6 +336,24 @@ export function inboxContract(
       expect(await inbox.get("old")).toBeUndefined();
       expect(await inbox.get("open")).toBeDefined();
       expect(await inbox.get("new")).toBeDefined();
+    });
+
+    it("purges every done event before Infinity and none before -Infinity, and refuses a time that is not a number", async () => {
+      await inbox.add(event("a", { receivedAt: T0 }));
+      await inbox.add(event("b", { receivedAt: T0 + 1 }));
+      await inbox.add(event("open", { receivedAt: T0 + 2 }));
+      for (const c of await claim(T0 + 2, 2)) {
+        await inbox.complete(c, async () => {}, T0 + 1e12);
+      }
+      // PostgreSQL said "timestamp cannot be NaN" or could not read "x"; the memory inbox purged nothing.
+      for (const before of [Number.NaN, "x", undefined, null, 1n, {}]) {
+        await expect(inbox.purgeDone(before as never), String(before)).rejects.toThrow(TypeError);
+        await expect(inbox.purgeDone(before as never)).rejects.toThrow("Inbox.purgeDone: before must be");
+      }
+      expect(await inbox.purgeDone(Number.NEGATIVE_INFINITY)).toBe(0);
+      expect(await inbox.purgeDone(Number.POSITIVE_INFINITY)).toBe(2);
+      expect(await inbox.get("a")).toBeUndefined();
+      expect(await inbox.get("open")).toBeDefined();
     });
   });
 }

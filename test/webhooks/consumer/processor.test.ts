@@ -222,6 +222,34 @@ describe("WebhookProcessor", () => {
       expect(dead?.lastError?.code).toBe("payload_invalid");
       expect(dead?.lastError?.errors).toEqual([expect.objectContaining({ pointer: "/order", code: "invalid_type" })]);
     });
+
+    // Regression: a throwing transform or refine rejected the whole processDue, leaving the event `processing` with
+    // no backoff and no onError, and the runner reporting that the inbox could not be claimed.
+    it("settles a schema that throws like a failed handler: retried with backoff, onError told, siblings settled", async () => {
+      const bug = new Error("bug in transform");
+      const onError = vi.fn();
+      const { clock, inbox, processor } = setup({ onError });
+      const Throwing = OrderShipped.transform(() => {
+        throw bug;
+      });
+      const handler = vi.fn();
+      processor.on("order.shipped", Throwing, handler).on("order.created", async () => {});
+      await inbox.add(evt("1", "order.shipped"));
+      await inbox.add(evt("2", "order.created"));
+      expect(await processor.processDue()).toMatchObject({ claimed: 2, done: 1, retried: 1, errors: 0 });
+      expect(handler).not.toHaveBeenCalled();
+      expect(onError).toHaveBeenCalledWith(bug, expect.objectContaining({ id: "1" }));
+      expect(await inbox.get("1")).toMatchObject({
+        state: "failed",
+        availableAt: T0 + 1_000,
+        lastError: { code: "handler_failed", message: "bug in transform" },
+      });
+      clock.now += 1_000;
+      expect(await processor.processDue()).toMatchObject({ claimed: 1, retried: 1 });
+      clock.now += 2_000;
+      expect(await processor.processDue()).toMatchObject({ claimed: 1, dead: 1 });
+      expect((await inbox.get("1"))?.state).toBe("dead");
+    });
   });
 
   it("processes each event exactly once in effect under any pattern of handler failures (property)", async () => {

@@ -193,6 +193,29 @@ describe("verify", () => {
       expect(codeOf(verify({ body, headers, secrets: pair.publicKey, now: clock }))).toBe("no_matching_signature");
     });
 
+    // Regression: every v1a token was checked against every key, so one unauthenticated 15 KB header of bogus
+    // tokens cost ~60 Ed25519 checks per key.
+    it("checks a repeated signature once, and refuses more than 10 distinct signatures of one version", () => {
+      const pair = generateSigningKeyPair();
+      const signed = sign({ id: "msg_many", timestamp: NOW, body, secrets: pair.secretKey });
+      const valid = signed["webhook-signature"];
+      const bogus = (i: number) => `v1a,${String(i).padStart(2, "0")}${"A".repeat(83)}A==`;
+      const bogusV1 = (i: number) => `v1,${String(i).padStart(2, "0")}${"A".repeat(41)}=`;
+      const withSignature = (value: string) => ({ ...signed, "webhook-signature": value });
+      const check = (value: string) =>
+        codeOf(verify({ body, headers: withSignature(value), secrets: pair.publicKey, now: clock }));
+      const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+      // 160 copies of one token are one signature.
+      expect(check(Array(160).fill(bogus(0)).concat(valid).join(" "))).toBe("ok");
+      expect(check(Array(160).fill(bogus(0)).join(" "))).toBe("no_matching_signature");
+      // Ten of each version are accepted (a sender signs once per active secret), the eleventh is refused unverified.
+      const v1a = range(9).map(bogus);
+      const v1 = range(10).map(bogusV1);
+      expect(check([...v1a, ...v1, valid].join(" "))).toBe("ok");
+      expect(check([...v1a, bogus(9), valid].join(" "))).toBe("malformed_header");
+      expect(check([...v1, bogusV1(10), valid].join(" "))).toBe("malformed_header");
+    });
+
     it("signs with HMAC and Ed25519 keys side by side", () => {
       const pair = generateSigningKeyPair();
       const signed = sign({ id: "msg_both", timestamp: NOW, body, secrets: [secret, pair.secretKey] });

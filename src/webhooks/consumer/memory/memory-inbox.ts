@@ -11,7 +11,7 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
-import { checkInboxClaim, checkInboxFail, checkInboxNow } from "../inbox-arguments";
+import { checkInboxClaim, checkInboxFail, checkInboxNow, checkInboxPurge } from "../inbox-arguments";
 
 /**
  * An event as the inbox keeps it; `due` and `heapIndex` are its place in the heap (written by the heap), `seq` its
@@ -192,6 +192,7 @@ export class MemoryInbox implements Inbox<object> {
   }
 
   async purgeDone(before: number): Promise<number> {
+    checkInboxPurge(before);
     let purged = 0;
     for (let entry = this.#done.oldest; entry !== undefined; ) {
       const newer = entry.newer;

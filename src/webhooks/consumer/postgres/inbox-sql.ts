@@ -5,7 +5,7 @@ import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
 /**
  * SQL of the PostgreSQL inbox. Times are `timestamptz` written from the processor's clock (epoch ms), so a fake
  * clock drives the database as well; the payload is `json`, which keeps the verified body's text as sent (jsonb
- * would reject `\u0000` and reorder keys).
+ * would reject `\u0000` and reorder keys), or `bytea` (`payload_bytes`) for a raw body the consumer did not parse.
  */
 
 /** The inbox table in its schema. */
@@ -74,6 +74,14 @@ $$`,
       schema,
       statements: [`CREATE INDEX IF NOT EXISTS "${INBOX_TABLE}_done" ON ${t} (done_at) WHERE state = 'done'`],
     },
+    {
+      // A payload that is the raw body (the consumer's parse: "none") is kept as its bytes: the json column would
+      // hold a serialised Uint8Array ({"0":123,…}) and give the handler that object back. A nullable column without a
+      // default is added without rewriting the table.
+      id: "inbox@4",
+      schema,
+      statements: [`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS payload_bytes bytea`],
+    },
   ];
 }
 
@@ -81,16 +89,16 @@ $$`,
 export const PURGE_BATCH = 10_000;
 
 const RECORD_COLUMNS = (t: string) =>
-  `${t}.id, ${t}.type, ${t}.payload, ${t}.scheme, ${t}.webhook_timestamp::float8 AS webhook_timestamp, ` +
+  `${t}.id, ${t}.type, ${t}.payload, ${t}.payload_bytes, ${t}.scheme, ${t}.webhook_timestamp::float8 AS webhook_timestamp, ` +
   `${epochMsOf(`${t}.received_at`)} AS received_at, ${t}.state, ${t}.attempts, ` +
   `${epochMsOf(`${t}.available_at`)} AS available_at, ${t}.last_error, ${epochMsOf(`${t}.done_at`)} AS done_at`;
 
 /** Parameters per row of {@link addStatement}. */
-export const ADD_PARAMS = 6;
+export const ADD_PARAMS = 7;
 
 /**
  * The INSERT of `rows` new events, each row's values as their own parameters: `id, type, payload (JSON text),
- * scheme, webhook timestamp, received at (ms)`. Not one array per column: measured with 16 KiB payloads, building
+ * scheme, webhook timestamp, received at (ms), payload bytes`. Not one array per column: measured with 16 KiB payloads, building
  * and parsing a `text[]` literal cost twice the CPU of the payloads as parameters, in Node and in PostgreSQL alike.
  * A batch holding one id twice inserts the first; RETURNING names the ids that were new.
  */
@@ -98,11 +106,11 @@ export function addStatement(schema: string, rows: number): string {
   const t = tableIn(schema, INBOX_TABLE);
   const values = Array.from({ length: rows }, (_, row) => {
     const $ = (column: number) => `$${row * ADD_PARAMS + column}`;
-    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::json, ${$(4)}::text, ${$(5)}::bigint, ${$(6)}::float8)`;
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::json, ${$(4)}::text, ${$(5)}::bigint, ${$(6)}::float8, ${$(7)}::bytea)`;
   });
-  return `INSERT INTO ${t} (id, type, payload, scheme, webhook_timestamp, received_at, state, available_at, updated_at)
-SELECT v.id, v.type, v.payload, v.scheme, v.ts, ${timestampOf("v.at")}, 'pending', ${timestampOf("v.at")}, ${timestampOf("v.at")}
-FROM (VALUES ${values.join(", ")}) AS v(id, type, payload, scheme, ts, at)
+  return `INSERT INTO ${t} (id, type, payload, payload_bytes, scheme, webhook_timestamp, received_at, state, available_at, updated_at)
+SELECT v.id, v.type, v.payload, v.bytes, v.scheme, v.ts, ${timestampOf("v.at")}, 'pending', ${timestampOf("v.at")}, ${timestampOf("v.at")}
+FROM (VALUES ${values.join(", ")}) AS v(id, type, payload, scheme, ts, at, bytes)
 ON CONFLICT (id) DO NOTHING
 RETURNING id`;
 }

@@ -26,7 +26,7 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
-import { checkInboxClaim, checkInboxFail, checkInboxNow } from "../inbox-arguments";
+import { checkInboxClaim, checkInboxFail, checkInboxNow, checkInboxPurge } from "../inbox-arguments";
 import { ADD_PARAMS, addStatement, type InboxTableOptions, inboxStatements, PURGE_BATCH } from "./inbox-sql";
 
 /** What PostgreSQL event handlers receive besides the event: the client of the transaction that marks it done. */
@@ -74,6 +74,8 @@ const rowSchema = z.object({
   id: z.string(),
   type: z.string(),
   payload: z.unknown(),
+  // pg reads bytea as a Buffer, PGlite as a Uint8Array.
+  payload_bytes: z.instanceof(Uint8Array).nullable(),
   scheme: z.string(),
   webhook_timestamp: z.number().nullable(),
   received_at: z.number(),
@@ -97,7 +99,8 @@ function toEvent(row: Row): InboxEvent {
   return {
     id: row.id,
     type: row.type,
-    payload: row.payload ?? null,
+    // A copy: a Buffer pg parsed may be a view of a pool shared with other buffers.
+    payload: row.payload_bytes === null ? (row.payload ?? null) : new Uint8Array(row.payload_bytes),
     scheme: row.scheme,
     timestamp: row.webhook_timestamp ?? undefined,
     receivedAt: row.received_at,
@@ -115,10 +118,14 @@ function toRecord(row: Row): InboxRecord {
   };
 }
 
-/** An event on its way into the table, with the JSON text its payload column gets (as a string, or as its bytes). */
+/**
+ * An event on its way into the table, with the JSON text its payload column gets (as a string, or as its bytes), or
+ * the raw body its payload_bytes column gets when the payload is that body (the consumer's parse: "none").
+ */
 interface Addition {
   event: InboxEvent;
-  payload: string | Buffer;
+  payload: string | Buffer | null;
+  bytes: Uint8Array | null;
 }
 
 const decoder = new TextDecoder();
@@ -143,7 +150,7 @@ function payloadValue(event: InboxEvent, source: InboxAddSource | undefined, asB
   return JSON.stringify(event.payload ?? null);
 }
 
-/** Events a single INSERT writes at most (6 parameters each, far below PostgreSQL's 65,535). */
+/** Events a single INSERT writes at most (7 parameters each, far below PostgreSQL's 65,535). */
 const MAX_BATCH = 256;
 
 type Statements = Record<keyof ReturnType<typeof inboxStatements>, Statement>;
@@ -183,19 +190,26 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult> {
-    return this.#writer.submit({ event, payload: payloadValue(event, source, this.#payloadAsBytes) });
+    const { payload } = event;
+    if (payload instanceof Uint8Array) {
+      // As a Buffer, which pg sends as the bytes (PGlite takes either); a view, not a copy.
+      const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+      return this.#writer.submit({ event, payload: null, bytes });
+    }
+    return this.#writer.submit({ event, payload: payloadValue(event, source, this.#payloadAsBytes), bytes: null });
   }
 
   async #insert(additions: Addition[]): Promise<InboxAddResult[]> {
     const values: unknown[] = new Array(additions.length * ADD_PARAMS);
     let i = 0;
-    for (const { event, payload } of additions) {
+    for (const { event, payload, bytes } of additions) {
       values[i++] = event.id;
       values[i++] = event.type;
       values[i++] = payload;
       values[i++] = event.scheme;
       values[i++] = event.timestamp ?? null;
       values[i++] = event.receivedAt;
+      values[i++] = bytes;
     }
     const result = await run(this.#client, this.#addOf(additions.length), values, this.#prepare);
     const inserted = new Set(result.rows.map((row) => String((row as { id: unknown }).id)));
@@ -276,6 +290,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   async purgeDone(before: number): Promise<number> {
+    checkInboxPurge(before);
     let purged = 0;
     for (;;) {
       const deleted = affected(await this.#run(this.#client, "purgeDone", [before, PURGE_BATCH]));

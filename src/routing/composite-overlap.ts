@@ -8,6 +8,8 @@ import type { CompositePattern } from "./composite";
  * segment ends with that literal. So each pattern is a small DFA, and the two overlap exactly when their
  * product accepts some string. A breadth-first search of the product finds the shortest such segment.
  * Characters that occur in neither pattern's literals all act alike, so one stands for them all.
+ * Folded patterns (a case-insensitive table) read the lower-cased segment; the segment found is lower case, so it
+ * is its own lower-cased form, and the answer stays exact.
  */
 
 // A DFA state: the part being read and the progress within it (-1: a parameter has read nothing yet).
@@ -51,9 +53,10 @@ function literals(pattern: CompositePattern): string {
   return pattern.parts.map((part) => part.literal ?? "").join("");
 }
 
-// A segment character (RFC 3986 pchar) that no literal uses.
+// A segment character (RFC 3986 pchar) that no literal uses. No capital: under case folding (folded patterns, whose
+// literals are lower case) a capital would stand for the small letter a literal may use.
 function outsider(used: readonly string[]): string {
-  for (const c of "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@") {
+  for (const c of "abcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@") {
     if (!used.includes(c)) return c;
   }
   return "\u00e9";

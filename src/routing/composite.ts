@@ -11,6 +11,36 @@ export interface CompositePattern {
   readonly shape: string;
   /** Total literal length: with several composites matching, more literal text is more specific. */
   readonly literalLength: number;
+  /**
+   * Literals compare case-insensitively (`caseSensitive: false`): they are lower-cased here, and so is a segment
+   * before it is matched; values are cut from the segment as sent.
+   */
+  readonly folded?: boolean | undefined;
+}
+
+/** The pattern of a case-insensitive table: its literals (and shape) lower-cased, as the table's literal segments. */
+export function foldComposite(pattern: CompositePattern): CompositePattern {
+  if (pattern.folded === true) return pattern;
+  return {
+    parts: pattern.parts.map((part) => (part.name === undefined ? { literal: part.literal.toLowerCase() } : part)),
+    names: pattern.names,
+    shape: pattern.shape.toLowerCase(),
+    literalLength: pattern.literalLength,
+    folded: true,
+  };
+}
+
+// The segment lower-cased with every character in its place, so that positions found in it cut the segment as sent.
+// toLowerCase keeps the length but for U+0130 (İ → i̇); then each UTF-16 unit is folded on its own.
+function foldSegment(segment: string): string {
+  const lower = segment.toLowerCase();
+  if (lower.length === segment.length) return lower;
+  let out = "";
+  for (const unit of segment.split("")) {
+    const folded = unit.toLowerCase();
+    out += folded.length === 1 ? folded : unit;
+  }
+  return out;
 }
 
 /** One part of a composite segment. */
@@ -19,8 +49,9 @@ export type CompositePart =
   | { readonly name: string; readonly literal?: undefined };
 
 /** Matches a raw segment; the parameter values (still percent-encoded) in order, or `undefined`. */
-export function matchComposite(pattern: CompositePattern, segment: string): string[] | undefined {
+export function matchComposite(pattern: CompositePattern, sent: string): string[] | undefined {
   const parts = pattern.parts;
+  const segment = pattern.folded === true ? foldSegment(sent) : sent;
   const values: string[] = [];
   let pos = 0;
   for (let i = 0; i < parts.length; i++) {
@@ -38,7 +69,7 @@ export function matchComposite(pattern: CompositePattern, segment: string): stri
       if (!segment.endsWith(next.literal as string)) return undefined;
     } else end = segment.indexOf(next.literal as string, pos + 1);
     if (end <= pos) return undefined;
-    values.push(segment.slice(pos, end));
+    values.push(sent.slice(pos, end));
     pos = end;
   }
   return pos === segment.length ? values : undefined;

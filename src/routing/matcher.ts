@@ -1,11 +1,12 @@
 import { answeredBy, compareMethods, METHOD_NAMES } from "../http/methods";
 import { positiveInteger } from "../options/number-option";
+import { foldComposite } from "./composite";
 import { Automaton, type Entry, type State } from "./dfa";
 import { RoutingError } from "./errors";
 import { type MatchOptions, type MatchResult, NOT_FOUND } from "./match-result";
 import { methodSlots } from "./method-slots";
 import { compositeClash } from "./route-overlap";
-import { parseTemplate, templateShape } from "./template";
+import { type ParsedTemplate, parseTemplate, templateShape } from "./template";
 import { walker } from "./walk";
 
 /** One route given to {@link compileMatcher}: a method, a template and the value to return. */
@@ -46,8 +47,19 @@ function internalized(name: string): string {
   return Object.keys({ [name]: 0 })[0] as string;
 }
 
-function toEntry<R>(route: MatcherRoute<R>): Entry<R> {
-  const parsed = parseTemplate(route.template);
+// With `caseSensitive: false` the literals of composite segments compare case-insensitively, as literal segments do
+// (docs/routing.md, "Case"): the table holds them folded, at build and when matching.
+function foldTemplate(parsed: ParsedTemplate): ParsedTemplate {
+  if (!parsed.segments.some((segment) => segment.kind === "composite")) return parsed;
+  const segments = parsed.segments.map((segment) =>
+    segment.kind === "composite" ? { kind: "composite" as const, pattern: foldComposite(segment.pattern) } : segment,
+  );
+  return { template: parsed.template, segments, params: parsed.params };
+}
+
+function toEntry<R>(route: MatcherRoute<R>, caseSensitive: boolean): Entry<R> {
+  const template = parseTemplate(route.template);
+  const parsed = caseSensitive ? template : foldTemplate(template);
   const names: string[] = [];
   const indexes: number[] = [];
   const composites: Entry<R>["composites"][number][] = [];
@@ -138,7 +150,7 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
   const trailingSlash = options.trailingSlash ?? "strict";
   const duplicateSlashes = options.duplicateSlashes ?? "strict";
   const fold = caseSensitive ? (segment: string) => segment : (segment: string) => segment.toLowerCase();
-  const entries = routes.map(toEntry);
+  const entries = routes.map((route) => toEntry(route, caseSensitive));
   checkConflicts(entries, caseSensitive);
   checkComposites(entries, caseSensitive);
   const slots = methodSlots(entries.map((entry) => entry.method));

@@ -39,15 +39,15 @@ function intersects(x: TemplateSegment, y: TemplateSegment, caseSensitive: boole
   if (x.kind === "static" && y.kind === "static") {
     return caseSensitive ? x.value === y.value : x.value.toLowerCase() === y.value.toLowerCase();
   }
-  if (x.kind === "static") return literalIntersects(x.value, y, caseSensitive);
-  if (y.kind === "static") return literalIntersects(y.value, x, caseSensitive);
+  if (x.kind === "static") return literalIntersects(x.value, y);
+  if (y.kind === "static") return literalIntersects(y.value, x);
   if (x.kind === "composite" && y.kind === "composite" && x.pattern.shape !== y.pattern.shape) {
     return compositeOverlap(x.pattern, y.pattern) !== undefined;
   }
   return true;
 }
 
-function literalIntersects(literal: string, other: TemplateSegment, caseSensitive: boolean): boolean {
-  // Composite literals compare as sent: with case folding, some spelling of the literal may still match.
-  return other.kind !== "composite" || !caseSensitive || matchComposite(other.pattern, literal) !== undefined;
+function literalIntersects(literal: string, other: TemplateSegment): boolean {
+  // A composite of a case-insensitive table is folded (matcher.ts), and folds the literal as it matches it.
+  return other.kind !== "composite" || matchComposite(other.pattern, literal) !== undefined;
 }

@@ -159,6 +159,58 @@ describe("compileMatcher", () => {
       expect(m.match("GET", "/USERS").kind).toBe("not_found");
     });
 
+    it("caseSensitive: false folds the literals of composite segments too, never their values (regression: /files/a.JSON was not found)", () => {
+      const n = compileMatcher(
+        [
+          { method: "GET", template: "/files/{name}.json", route: "json" },
+          { method: "GET", template: "/v1/{Base}...{Head}", route: "compare" },
+          { method: "GET", template: "/jobs/{id}:Cancel", route: "cancel" },
+        ],
+        { caseSensitive: false },
+      );
+      expect(n.match("GET", "/files/a.json")).toEqual({ kind: "found", route: "json", params: { name: "a" } });
+      expect(n.match("GET", "/FILES/Ab.JSON")).toEqual({ kind: "found", route: "json", params: { name: "Ab" } });
+      expect(n.match("GET", "/files/A.Json.jSoN")).toEqual({
+        kind: "found",
+        route: "json",
+        params: { name: "A.Json" },
+      });
+      expect(n.match("GET", "/V1/Main...Dev")).toEqual({
+        kind: "found",
+        route: "compare",
+        params: { Base: "Main", Head: "Dev" },
+      });
+      expect(n.match("GET", "/jobs/J1:CANCEL")).toEqual({ kind: "found", route: "cancel", params: { id: "J1" } });
+      expect(n.match("GET", "/files/a.jsonx").kind).toBe("not_found");
+      // Case-sensitive (the default), the literal compares as sent.
+      const m2 = compileMatcher([{ method: "GET", template: "/files/{name}.json", route: "json" }]);
+      expect(m2.match("GET", "/files/a.JSON").kind).toBe("not_found");
+      // The build agrees: two composites that differ in case only are one route, and so are refused together.
+      expect(
+        code(() =>
+          compileMatcher(
+            [
+              { method: "GET", template: "/files/{name}.json", route: 1 },
+              { method: "GET", template: "/files/{name}.JSON", route: 2 },
+            ],
+            { caseSensitive: false },
+          ),
+        ),
+      ).toBe("ambiguous_route");
+      // …and overlapping composites are found through case too: both match "a.json".
+      expect(
+        code(() =>
+          compileMatcher(
+            [
+              { method: "GET", template: "/files/{name}.json", route: 1 },
+              { method: "GET", template: "/files/{base}.JS{rest}", route: 2 },
+            ],
+            { caseSensitive: false },
+          ),
+        ),
+      ).toBe("ambiguous_route");
+    });
+
     it("maxParamLength refuses a longer decoded parameter, but not a wildcard", () => {
       const n = compileMatcher(table, { maxParamLength: 4 });
       expect(n.match("GET", "/users/abcd")).toMatchObject({ kind: "found" });
@@ -391,31 +443,43 @@ describe("property: the compiled matcher agrees with a naive linear scan", () =>
 describe("property: many literals sharing a first character (hashed segment tables), and case folding", () => {
   // Thirteen literals start with "a": a state holding more than eight of them looks segments up by hash.
   const literals = ["a", "ab", "abc", ...Array.from({ length: 10 }, (_, i) => `a${i}`), "b", "users"];
+  // Composites whose literals have a case: one shape per table (two shapes could overlap, refused at build).
+  const composites = ["{p}X{p}", "{p}.Json", "Ab{p}"];
   const segment = fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...literals) },
     { weight: 2, arbitrary: fc.constant("{p}") },
+    { weight: 1, arbitrary: fc.constant("{c}") },
     { weight: 1, arbitrary: fc.constant("*") },
   );
-  const template = fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => {
-    let i = 0;
-    // A wildcard only last; parameter names made unique.
-    const cut = parts.indexOf("*");
-    const kept = cut === -1 ? parts : parts.slice(0, cut + 1);
-    return `/${kept.map((part) => (part === "{p}" ? `{p${i++}}` : part)).join("/")}`;
-  });
-  const routeTable = fc.uniqueArray(fc.tuple(fc.constantFrom("GET", "POST"), template), {
-    minLength: 8,
-    maxLength: 40,
-    size: "max",
-    selector: ([method, t]) => `${method} ${t.replace(/\{p\d+\}/g, "{}")}`,
-  });
+  const template = (shape: string) =>
+    fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => {
+      let i = 0;
+      // A wildcard only last; parameter names made unique.
+      const cut = parts.indexOf("*");
+      const kept = cut === -1 ? parts : parts.slice(0, cut + 1);
+      const named = kept.map((part) => (part === "{c}" ? shape : part));
+      return `/${named.map((part) => part.replace(/\{p\}/g, () => `{p${i++}}`)).join("/")}`;
+    });
+  const routeTable = fc.constantFrom(...composites).chain((shape) =>
+    fc.uniqueArray(fc.tuple(fc.constantFrom("GET", "POST"), template(shape)), {
+      minLength: 8,
+      maxLength: 40,
+      size: "max",
+      selector: ([method, t]) => `${method} ${t.replace(/\{p\d+\}/g, "{}")}`,
+    }),
+  );
   const pathSegment = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...literals) },
     { weight: 1, arbitrary: fc.constantFrom("", "A3", "AB", "Users", "a10", "%61", "%zz", "zz", "a/b") },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom("axb", "AXB", "aXbXc", "xx", "X", "a.json", "A.JSON", "b.jSoN.Json", ".json", "abc"),
+    },
+    { weight: 1, arbitrary: fc.constantFrom("AB", "ab", "aBz", "Abx%41", "ABX.json") },
   );
   const path = fc.array(pathSegment, { maxLength: 4 }).map((segments) => `/${segments.join("/")}`);
 
-  it.each([true, false])("caseSensitive: %s agrees with the naive scan", (caseSensitive) => {
+  it.each([true, false])("caseSensitive: %s agrees with the naive scan, composites included", (caseSensitive) => {
     fc.assert(
       fc.property(
         routeTable,

@@ -43,7 +43,11 @@ function rank(s: Seg): number {
 
 // Documented composite rule: each value ends at the first occurrence of the next literal, a final
 // literal is the segment's suffix, no value is empty.
-function composite(lits: string[], segment: string): string[] | undefined {
+// Literals compare case-insensitively without case sensitivity: the rule runs on the lower-cased segment and
+// literals (the generated paths are ASCII, so positions are the same), values are cut from the segment as sent.
+function composite(literals: string[], sent: string, caseSensitive: boolean): string[] | undefined {
+  const segment = caseSensitive ? sent : sent.toLowerCase();
+  const lits = caseSensitive ? literals : literals.map((lit) => lit.toLowerCase());
   if (!segment.startsWith(lits[0] as string)) return undefined;
   let pos = (lits[0] as string).length;
   const values: string[] = [];
@@ -55,7 +59,7 @@ function composite(lits: string[], segment: string): string[] | undefined {
       end = segment.length - lit.length;
     } else end = segment.indexOf(lit, pos + 1);
     if (end <= pos) return undefined;
-    values.push(segment.slice(pos, end));
+    values.push(sent.slice(pos, end));
     pos = end + lit.length;
   }
   return pos === segment.length ? values : undefined;
@@ -81,7 +85,7 @@ function matchOne(template: string, path: string, caseSensitive = true): Record<
       raw[s.n] = v;
     }
     if (s.t === "c") {
-      const values = composite(s.lits, v);
+      const values = composite(s.lits, v, caseSensitive);
       if (values === undefined) return undefined;
       s.names.forEach((n, j) => {
         raw[n] = values[j] as string;

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { adapt } from "../../src/fetch/index";
@@ -69,6 +70,72 @@ describe("Router", () => {
     expect(router.url("static", { path: "css/a b.css" })).toBe("/static/css/a%20b.css");
     expect(buildCode(() => router.url("nope"))).toBe("unknown_route");
     expect(buildCode(() => router.url("users.read", {}))).toBe("unknown_route");
+  });
+
+  describe("url() → match round-trips (regression: a value '.' or '..' made a dot segment clients remove, RFC 3986 §5.2.4)", () => {
+    const build = (caseSensitive: boolean) =>
+      createRouter({ caseSensitive, maxParamLength: 10_000 })
+        .route("GET", "/users/{id}", { name: "user" }, () => json(200, 1))
+        .route("GET", "/files/{name}.json", { name: "file" }, () => json(200, 1))
+        .route("GET", "/v1/{base}...{head}", { name: "compare" }, () => json(200, 1))
+        .route("GET", "/jobs/{id}X{verb}", { name: "verb" }, () => json(200, 1))
+        .route("GET", "/dots/.{a}", { name: "dotted" }, () => json(200, 1))
+        .route("GET", "/static/{path*}", { name: "static" }, () => json(200, 1))
+        .build();
+    const segmentsOf = (path: string) => path.split("/").slice(1);
+
+    it("percent-encodes a value that would be a dot segment", () => {
+      const router = build(true);
+      expect(router.url("user", { id: ".." })).toBe("/users/%2E%2E");
+      expect(router.url("user", { id: "." })).toBe("/users/%2E");
+      expect(router.url("user", { id: "..." })).toBe("/users/...");
+      expect(router.url("dotted", { a: "." })).toBe("/dots/.%2E");
+      expect(router.url("static", { path: "a/../b/./c" })).toBe("/static/a/%2E%2E/b/%2E/c");
+      expect(router.match("GET", "/users/%2E%2E")).toMatchObject({ kind: "found", params: { id: ".." } });
+      expect(router.match("GET", "/static/a/%2E%2E/b")).toMatchObject({ kind: "found", params: { path: "a/../b" } });
+    });
+
+    it("a composite's value may hold the literal after it", () => {
+      const router = build(true);
+      const path = router.url("compare", { base: "a...b", head: "c...d" });
+      expect(router.match("GET", path)).toMatchObject({ params: { base: "a...b", head: "c...d" } });
+    });
+
+    // U+0000 is refused by the matcher (malformed_path), and a lone surrogate has no UTF-8 form.
+    const value = fc.string({ unit: "binary", minLength: 1, maxLength: 40 }).filter((v) => !v.includes("\u0000"));
+    const tricky = fc.oneof(
+      value,
+      fc.string({
+        unit: fc.constantFrom(".", "/", "x", "X", "%", "2", "E", "json", "...", "a"),
+        minLength: 1,
+        maxLength: 8,
+      }),
+    );
+
+    it.each([true, false])(
+      "for every string, caseSensitive: %s: the path has no dot segment and matches back to the value",
+      (caseSensitive) => {
+        const router = build(caseSensitive);
+        fc.assert(
+          fc.property(tricky, tricky, fc.boolean(), (a, b, empty) => {
+            const cases: [string, Record<string, string>][] = [
+              ["user", { id: a }],
+              ["file", { name: a }],
+              ["compare", { base: a, head: b }],
+              ["verb", { id: a, verb: b }],
+              ["dotted", { a }],
+              ["static", { path: empty ? "" : `${a}/${b}` }],
+            ];
+            for (const [name, params] of cases) {
+              const path = router.url(name, params);
+              for (const segment of segmentsOf(path)) expect([".", ".."]).not.toContain(segment);
+              expect(router.match("GET", path), `${name} ${path}`).toMatchObject({ kind: "found", params });
+            }
+          }),
+          { numRuns: 300 },
+        );
+      },
+    );
   });
 
   it("matches on its own, without running anything", () => {

@@ -19,6 +19,12 @@ export const DELIVERY_DEFAULTS = {
   retryAfterFactor: 2,
   /** The least a `Retry-After` may always ask for, even when the scheduled delay is 0 (full jitter, a 0 in a schedule). */
   retryAfterFloorMs: 60_000,
+  /**
+   * The longest a retry waits (365 days), whatever the retry policy answers: a longer delay is cut to this. Not an
+   * option but a bound: far beyond any schedule in use (Standard Webhooks waits 10 h at most), and a due time both
+   * queues can store (PostgreSQL refuses a timestamp past the year 294276, a JavaScript Date past 275760).
+   */
+  maxRetryDelayMs: 31_536_000_000,
   /** Per-attempt time-out covering connect, request and response. */
   timeoutMs: 15_000,
   /** The dispatcher reads at most this many bytes of a response. */

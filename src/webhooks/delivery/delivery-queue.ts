@@ -51,6 +51,11 @@ export interface DeliveryListOptions {
   since?: number | undefined;
   /** @default 100 */
   limit?: number | undefined;
+  /**
+   * Only the deliveries after this one in the list's order (older ones): pass the last id of the previous page to
+   * read on. A delivery that is not one of the endpoint's gives an empty page.
+   */
+  startingAfter?: string | undefined;
 }
 
 /** Options of {@link DeliveryQueue.claim}. */
@@ -87,7 +92,8 @@ export interface DeliveryQueue {
   renew(claims: readonly ClaimedDelivery[], now: number, leaseMs: number): Promise<string[]>;
   /**
    * Stores the state after an attempt (and its log line) if the lease is still held; `false` when it was lost
-   * (the log line is kept either way).
+   * (the log line is kept either way). A state no queue can store (a time outside the years 1 to 275760, a scheduled
+   * delivery without a due time) is a TypeError, and nothing is stored.
    */
   complete(claim: ClaimedDelivery, state: DeliveryState, attempt?: AttemptRecord): Promise<boolean>;
   /** Replaces the state if the delivery is still in one of `from` and not leased at `now` (manual actions). */
@@ -95,7 +101,7 @@ export interface DeliveryQueue {
   /** Epoch ms of the earliest scheduled delivery (leased ones included at their lease end), if any. */
   nextDueAt(): Promise<number | undefined>;
   get(id: string): Promise<DeliveryRecord | undefined>;
-  /** An endpoint's deliveries, newest first. */
+  /** An endpoint's deliveries, newest first, page by page (`startingAfter`). */
   list(endpointId: string, options?: DeliveryListOptions): Promise<DeliveryRecord[]>;
   /** The delivery log: attempts of an endpoint (or of one delivery), newest first. */
   attempts(query: {

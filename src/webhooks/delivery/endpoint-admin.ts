@@ -74,6 +74,8 @@ export interface EndpointAdmin {
 }
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
+// Deliveries read per page when retrying many.
+const PAGE = 500;
 
 /**
  * Creates the endpoint management service.
@@ -103,19 +105,22 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   const checkUrl = (url: string): Promise<UrlCheck> | UrlCheck =>
     resolve ? checkResolvedEndpointUrl(url, resolve, policy) : checkEndpointUrl(url, policy);
 
+  // Every matching delivery, page by page to the end (a cursor: pages with nothing to retry, all leased or filtered
+  // out, do not end the walk, and a retried delivery keeps its place in the list).
   async function retryMany(endpointId: string, statuses: readonly DeliveryStatus[], since: number, only?: string) {
     let replayed = 0;
+    let after: string | undefined;
     for (;;) {
-      const page = await queue.list(endpointId, { status: statuses, since, limit: 500 });
-      let changed = 0;
+      const page = await queue.list(endpointId, { status: statuses, since, limit: PAGE, startingAfter: after });
       for (const delivery of page) {
         if (only !== undefined && delivery.state.lastErrorKind !== only) continue;
         const next = transition(delivery.state, { type: "manual_retry" }, now());
-        if (await queue.update(delivery.id, statuses, next.state, now())) changed++;
+        if (await queue.update(delivery.id, statuses, next.state, now())) replayed++;
       }
-      replayed += changed;
-      // A page where nothing changed (all leased, or filtered out) ends the loop.
-      if (changed === 0 || page.length < 500) return replayed;
+      const last = page.at(-1)?.id;
+      // A queue that ignored the cursor would give the same page again: stop rather than loop.
+      if (page.length < PAGE || last === undefined || last === after) return replayed;
+      after = last;
     }
   }
 

@@ -1,5 +1,7 @@
-import { finiteNumber, nonNegativeInteger, nonNegativeNumber } from "../../options/number-option";
+import { finiteNumber, nonNegativeInteger, nonNegativeNumber, positiveNumber } from "../../options/number-option";
+import { DELIVERY_ERROR_KINDS } from "./attempt";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
+import { DELIVERY_STATUSES, type DeliveryState } from "./state-machine";
 import { checkTraceparent } from "./trace-context";
 
 /*
@@ -8,6 +10,24 @@ import { checkTraceparent } from "./trace-context";
  * end would sit in the memory queue's heap where no claim ever finds it (a delivery lost), where PostgreSQL refuses it
  * with an error of its own.
  */
+
+// The instants a delivery's times may take: from 0001-01-01 to +275760-09-13, the last a JavaScript Date holds.
+// PostgreSQL's timestamptz holds all of them; past them it fails with "timestamp out of range", while the memory
+// queue would keep the value (and a worker re-send the delivery for ever).
+const EARLIEST_MS = -62_135_596_800_000;
+const LATEST_MS = 8.64e15;
+
+function refuseInstant(owner: string, name: string, value: unknown): never {
+  throw new TypeError(
+    `${owner}: ${name} must be an instant between the years 1 and 275760, in epoch milliseconds, got ${String(value)}.`,
+  );
+}
+
+/** `value` when it is an instant both queues can store (see EARLIEST_MS, LATEST_MS). */
+function instant(owner: string, name: string, value: unknown): number {
+  if (typeof value !== "number" || !(value >= EARLIEST_MS && value <= LATEST_MS)) refuseInstant(owner, name, value);
+  return value;
+}
 
 /** `DeliveryQueue.publish`'s options: an instant, a delay of 0 or more, a W3C traceparent. */
 export function checkPublishOptions(options: PublishOptions): void {
@@ -18,7 +38,12 @@ export function checkPublishOptions(options: PublishOptions): void {
   checkTraceparent(options.traceparent, "publish");
 }
 
-/** `DeliveryQueue.claim`'s options: counts are integers of 0 or more, the lease a duration of 0 or more. */
+/** The first attempt's due time, `now + delayMs`, once the options are checked: an instant both queues can store. */
+export function publishDueAt(options: PublishOptions, now: number): number {
+  return instant("DeliveryQueue.publish", "now + delayMs", now + (options.delayMs ?? 0));
+}
+
+/** `DeliveryQueue.claim`'s options: counts are integers of 0 or more, the lease a duration above 0. */
 export function checkClaimOptions(options: ClaimOptions): void {
   const owner = "DeliveryQueue.claim";
   nonNegativeInteger(owner, "limit", options.limit);
@@ -30,10 +55,48 @@ export function checkClaimOptions(options: ClaimOptions): void {
   }
 }
 
-/** A claim's or a renewal's clock reading and lease length. */
+/**
+ * A claim's or a renewal's clock reading and lease length. A lease of 0 ends as it starts: the delivery would be due
+ * again at once, within the same claim.
+ */
 export function checkLease(owner: string, now: number, leaseMs: number): void {
   finiteNumber(owner, "now", now, "epoch milliseconds");
-  nonNegativeNumber(owner, "leaseMs", leaseMs, "milliseconds");
+  positiveNumber(owner, "leaseMs", leaseMs, "milliseconds");
+  instant(owner, "now + leaseMs", now + leaseMs);
+}
+
+const STATUSES: ReadonlySet<unknown> = new Set(DELIVERY_STATUSES);
+const ERROR_KINDS: ReadonlySet<unknown> = new Set([null, ...DELIVERY_ERROR_KINDS]);
+
+function nullableInstant(owner: string, name: string, value: unknown): void {
+  if (value !== null) instant(owner, name, value);
+}
+
+/**
+ * A state given to `complete` or `update`: a known status, a whole number of attempts, times both queues can store,
+ * and a due time when scheduled. PostgreSQL refuses the rest with errors of its own (or, for a scheduled delivery
+ * without a due time, never claims it), where the memory queue would keep it.
+ */
+export function checkState(owner: string, state: DeliveryState): void {
+  if (typeof state !== "object" || state === null) throw new TypeError(`${owner}: state must be a DeliveryState.`);
+  if (!STATUSES.has(state.status)) {
+    throw new TypeError(
+      `${owner}: status must be one of ${DELIVERY_STATUSES.join(", ")}, got ${String(state.status)}.`,
+    );
+  }
+  nonNegativeInteger(owner, "attempts", state.attempts);
+  if (state.status === "pending" || state.status === "failed") instant(owner, "nextAttemptAt", state.nextAttemptAt);
+  else nullableInstant(owner, "nextAttemptAt", state.nextAttemptAt);
+  nullableInstant(owner, "lastAttemptAt", state.lastAttemptAt);
+  nullableInstant(owner, "deliveredAt", state.deliveredAt);
+  if (state.lastStatus !== null && !Number.isSafeInteger(state.lastStatus)) {
+    throw new TypeError(`${owner}: lastStatus must be an HTTP status code or null, got ${String(state.lastStatus)}.`);
+  }
+  if (!ERROR_KINDS.has(state.lastErrorKind)) {
+    throw new TypeError(
+      `${owner}: lastErrorKind must be a DeliveryErrorKind or null, got ${String(state.lastErrorKind)}.`,
+    );
+  }
 }
 
 /** `DeliveryQueue.list`'s `since`, when given: an instant. */
@@ -41,4 +104,13 @@ export function listSince(options: DeliveryListOptions): number | undefined {
   return options.since === undefined
     ? undefined
     : finiteNumber("DeliveryQueue.list", "since", options.since, "epoch milliseconds");
+}
+
+/** `DeliveryQueue.list`'s `startingAfter`, when given: a delivery id. */
+export function listStartingAfter(options: DeliveryListOptions): string | undefined {
+  const after = options.startingAfter;
+  if (after !== undefined && typeof after !== "string") {
+    throw new TypeError(`DeliveryQueue.list: startingAfter must be a delivery id, got ${String(after)}.`);
+  }
+  return after;
 }

@@ -158,10 +158,13 @@ function afterAttempt(state: DeliveryState, result: AttemptResult, now: number, 
     };
   }
   const scheduled = config.retryable(result) ? config.retry(attempts, config.random) : undefined;
-  if (scheduled === undefined) {
+  // A custom policy's answer that is no number of ms (NaN, ±Infinity) ends the schedule as `undefined` does: there is
+  // no time to wait for, and the delivery stays for a manual retry. A negative delay is none; a finite one is cut to
+  // maxRetryDelayMs, so the due time is one both queues can store (never "timestamp out of range", re-sent forever).
+  if (scheduled === undefined || !Number.isFinite(scheduled)) {
     return { state: attempted("exhausted", attempts, now, result, null, kind), effects: [NOTIFY_EXHAUSTED] };
   }
-  const at = now + retryDelay(result, Math.max(0, scheduled), config);
+  const at = now + Math.min(retryDelay(result, Math.max(0, scheduled), config), DELIVERY_DEFAULTS.maxRetryDelayMs);
   return {
     state: attempted("failed", attempts, now, result, at, kind),
     effects: [{ type: "schedule", at }, NOTIFY_FAILED],

@@ -1,3 +1,5 @@
+import { nonNegativeNumber, positiveInteger } from "../../options/number-option";
+
 /**
  * The one retry family of the webhook modules, used by the delivery worker (provider side) and the webhook
  * processor (consumer side).
@@ -10,7 +12,8 @@ export const STANDARD_WEBHOOKS_SCHEDULE: readonly number[] = [
 
 /**
  * The retry decision: given how many attempts were made (≥ 1) and a random source in [0, 1), the delay in ms before
- * the next attempt, or `undefined` when there is none left.
+ * the next attempt, or `undefined` when there is none left. The delivery worker reads an answer that is not a finite
+ * number as `undefined`, and cuts a delay longer than `DELIVERY_DEFAULTS.maxRetryDelayMs` (365 days) to it.
  */
 export type RetryPolicy = (attempts: number, random: () => number) => number | undefined;
 
@@ -72,19 +75,23 @@ export interface ExponentialBackoffOptions {
  * @example exponentialBackoff({ baseMs: 500, maxAttempts: 5 })
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): SchedulePolicy {
-  const baseMs = options.baseMs ?? 1_000;
+  const owner = "exponentialBackoff";
+  // Finite, every one: a cap of Infinity let the delay grow to 5.76e20 ms at attempt 60, past what a queue stores.
+  const baseMs = nonNegativeNumber(owner, "baseMs", options.baseMs ?? 1_000, "milliseconds");
+  const capMs = nonNegativeNumber(owner, "capMs", options.capMs ?? 3_600_000, "milliseconds");
+  const maxAttempts = positiveInteger(owner, "maxAttempts", options.maxAttempts ?? 8);
   const factor = options.factor ?? 2;
-  const capMs = options.capMs ?? 3_600_000;
-  const maxAttempts = options.maxAttempts ?? 8;
-  const jitter = options.jitter ?? "full";
-  if (!(baseMs >= 0 && capMs >= 0 && factor >= 1 && Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
-    throw new TypeError("exponentialBackoff needs baseMs ≥ 0, factor ≥ 1, capMs ≥ 0 and an integer maxAttempts ≥ 1.");
+  if (typeof factor !== "number" || !Number.isFinite(factor) || factor < 1) {
+    throw new TypeError(`${owner}: factor must be a finite number of 1 or more, got ${String(factor)}.`);
   }
-  if (jitter !== "full" && jitter !== "none")
-    throw new TypeError('exponentialBackoff: jitter must be "full" or "none".');
+  const jitter = options.jitter ?? "full";
+  if (jitter !== "full" && jitter !== "none") {
+    throw new TypeError(`${owner}: jitter must be "full" or "none", got ${JSON.stringify(jitter)}.`);
+  }
   const policy: RetryPolicy = (attempts, random) => {
     if (attempts >= maxAttempts) return undefined;
-    const ceiling = Math.min(capMs, baseMs * factor ** (attempts - 1));
+    // factor ** n overflows to Infinity long before the cap matters; 0 × Infinity would be NaN.
+    const ceiling = baseMs === 0 ? 0 : Math.min(capMs, baseMs * factor ** (attempts - 1));
     return jitter === "full" ? Math.floor(random() * ceiling) : ceiling;
   };
   return Object.assign(policy, { firstDelayMs: 0, capMs, maxAttempts });

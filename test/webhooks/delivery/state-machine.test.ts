@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AttemptResult } from "../../../src/webhooks/delivery/attempt";
+import { DELIVERY_DEFAULTS } from "../../../src/webhooks/delivery/defaults";
 import {
   type DeliveryConfig,
   type DeliveryEvent,
@@ -252,6 +253,55 @@ describe("laws", () => {
           if (state.status === "failed" || state.status === "pending") expect(state.nextAttemptAt).not.toBeNull();
           else expect(state.nextAttemptAt).toBeNull();
         }
+      }),
+    );
+  });
+});
+
+describe("a custom retry policy's delay (regression: a delay no clock can hold was re-sent forever)", () => {
+  const MAX = DELIVERY_DEFAULTS.maxRetryDelayMs;
+  const withDelay = (delay: number): DeliveryConfig => ({ ...fixed, retry: () => delay });
+
+  it.each([
+    ["NaN", Number.NaN],
+    ["Infinity", Number.POSITIVE_INFINITY],
+    ["-Infinity", Number.NEGATIVE_INFINITY],
+  ])("%s ends the schedule: exhausted, as when the policy answers undefined", (_name, delay) => {
+    const { state, effects } = transition(afterAttempts(1), attempt(response(500)), T0, withDelay(delay));
+    expect(state).toMatchObject({
+      status: "exhausted",
+      attempts: 2,
+      nextAttemptAt: null,
+      lastErrorKind: "http_status",
+    });
+    expect(effects).toEqual([{ type: "notify", event: "delivery.exhausted" }]);
+  });
+
+  it("a negative delay is no delay; a finite one past the limit waits maxRetryDelayMs", () => {
+    expect(transition(afterAttempts(1), attempt(response(500)), T0, withDelay(-5)).state.nextAttemptAt).toBe(T0);
+    for (const delay of [MAX + 1, 5.76e20, Number.MAX_VALUE]) {
+      const next = transition(afterAttempts(1), attempt(response(500)), T0, withDelay(delay));
+      expect(next.state).toMatchObject({ status: "failed", nextAttemptAt: T0 + MAX });
+      expect(next.effects).toContainEqual({ type: "schedule", at: T0 + MAX });
+    }
+    // A Retry-After does not stretch it past the limit either.
+    const config = { ...withDelay(MAX), retryAfterFactor: 10 };
+    expect(transition(afterAttempts(1), attempt(response(503, 10 * MAX)), T0, config).state.nextAttemptAt).toBe(
+      T0 + MAX,
+    );
+  });
+
+  it("whatever number the policy answers, a failed delivery is due within [now, now + maxRetryDelayMs]", () => {
+    fc.assert(
+      fc.property(fc.double(), fc.option(fc.nat(2 ** 40), { nil: undefined }), (delay, retryAfterMs) => {
+        const { state } = transition(afterAttempts(1), attempt(response(429, retryAfterMs)), T0, withDelay(delay));
+        if (state.status === "exhausted") {
+          expect(Number.isFinite(delay)).toBe(false);
+          return;
+        }
+        expect(state.status).toBe("failed");
+        expect(state.nextAttemptAt).toBeGreaterThanOrEqual(T0);
+        expect(state.nextAttemptAt).toBeLessThanOrEqual(T0 + MAX);
       }),
     );
   });

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttemptRecord } from "../../../src/webhooks/delivery/attempt";
+import { DELIVERY_DEFAULTS } from "../../../src/webhooks/delivery/defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
+import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
 import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
-import { initialDeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
+import { defaultDeliveryConfig, initialDeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
 
 /** What a contract run needs: fresh, empty stores. */
 export interface StoreFixture {
@@ -113,6 +115,8 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
         [{ now: Number.NaN }, "now"],
         [{ leaseMs: Number.NaN }, "leaseMs"],
         [{ leaseMs: -5 }, "leaseMs"],
+        // A lease of 0 ends as it starts: the delivery would be due again within the same claim.
+        [{ leaseMs: 0 }, "leaseMs"],
         [{ perEndpoint: -1 }, "perEndpoint"],
         [{ endpointLimits: new Map([[e.id, Number.NaN]]) }, `endpointLimits of ${e.id}`],
       ];
@@ -121,6 +125,7 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       }
       await expect(f.queue.renew([], Number.NaN, 1_000)).rejects.toThrow("DeliveryQueue.renew: now must be");
       await expect(f.queue.renew([], T0, Number.NaN)).rejects.toThrow("DeliveryQueue.renew: leaseMs must be");
+      await expect(f.queue.renew([], T0, 0)).rejects.toThrow("DeliveryQueue.renew: leaseMs must be a positive number");
       // Nothing was written: the event publishes once the options are right.
       await f.queue.publish(event, { now: T0 });
       expect((await f.queue.list(e.id)).map((d) => d.eventId)).toEqual([event.id]);
@@ -482,6 +487,167 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
             T0 + 10_000,
           ).state,
         );
+    });
+
+    // Delivers whatever is due at `now` (nothing stays scheduled for the next case).
+    async function deliverAll(now: number): Promise<void> {
+      for (const c of await f.queue.claim({ limit: 1_000, now, leaseMs: 1_000 })) {
+        await f.queue.complete(c, transition(c.state, delivered200, now).state);
+      }
+    }
+
+    it("publishing an event id again is a no-op, even after another endpoint subscribed (regression: PostgreSQL fanned it out to the new endpoint)", async () => {
+      const first = endpointFixture({ enabledEvents: ["again.created"] });
+      await f.endpoints.create(first);
+      const event = createEvent({ type: "again.created", data: {}, now: T0 });
+      expect((await f.queue.publish(event, { now: T0 })).deliveryIds).toHaveLength(1);
+      const later = endpointFixture({ enabledEvents: ["again.*"] });
+      await f.endpoints.create(later);
+      expect((await f.queue.publish(event, { now: T0 + 1_000 })).deliveryIds).toEqual([]);
+      expect(await f.queue.list(later.id)).toEqual([]);
+      expect((await f.queue.list(first.id)).map((d) => d.eventId)).toEqual([event.id]);
+      // A new event reaches both.
+      expect(
+        (await f.queue.publish(createEvent({ type: "again.created", data: {} }), { now: T0 })).deliveryIds,
+      ).toHaveLength(2);
+      await deliverAll(T0 + 1_000);
+      for (const e of [first, later]) await f.endpoints.delete(e.id);
+    });
+
+    it("one claim never returns a delivery twice, however short the lease (regression: memory claimed one delivery 5 times)", async () => {
+      const e = endpointFixture({ enabledEvents: ["twice.created"] });
+      await f.endpoints.create(e);
+      for (let i = 0; i < 3; i++)
+        await f.queue.publish(createEvent({ type: "twice.created", data: { i } }), { now: T0 });
+      // T0 + 1e-6 === T0 in floating point: the lease ends when it starts.
+      const claimed = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1e-6 });
+      expect(claimed).toHaveLength(3);
+      expect(new Set(claimed.map((c) => c.id)).size).toBe(3);
+      for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
+      await f.endpoints.delete(e.id);
+    });
+
+    it("pages an endpoint's deliveries with startingAfter, newest first, to the end", async () => {
+      const e = endpointFixture({ enabledEvents: ["page.created"] });
+      const other = endpointFixture({ enabledEvents: ["page.other"] });
+      for (const x of [e, other]) await f.endpoints.create(x);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const { deliveryIds } = await f.queue.publish(createEvent({ type: "page.created", data: { i } }), {
+          now: T0 + i * 1_000,
+        });
+        ids.push(deliveryIds[0] as string);
+      }
+      const [foreign] = (await f.queue.publish(createEvent({ type: "page.other", data: {} }), { now: T0 })).deliveryIds;
+      const newestFirst = [...ids].reverse();
+      const pages: string[][] = [];
+      let after: string | undefined;
+      for (let n = 0; n < 5; n++) {
+        const page = (await f.queue.list(e.id, { limit: 2, startingAfter: after })).map((d) => d.id);
+        pages.push(page);
+        if (page.length < 2) break;
+        after = page.at(-1);
+      }
+      expect(pages).toEqual([newestFirst.slice(0, 2), newestFirst.slice(2, 4), newestFirst.slice(4)]);
+      // With the other filters: the page after ids[3] since T0 + 1 s.
+      expect((await f.queue.list(e.id, { startingAfter: ids[3], since: T0 + 1_000 })).map((d) => d.id)).toEqual([
+        ids[2],
+        ids[1],
+      ]);
+      // A cursor that is not one of this endpoint's deliveries gives an empty page.
+      expect(await f.queue.list(e.id, { startingAfter: "dlv_unknown" })).toEqual([]);
+      expect(await f.queue.list(e.id, { startingAfter: foreign })).toEqual([]);
+      await deliverAll(T0 + 10_000);
+      for (const x of [e, other]) await f.endpoints.delete(x.id);
+    });
+
+    it("refuses a state no clock can hold in complete and update alike (regression: PostgreSQL failed 'timestamp out of range', memory kept it)", async () => {
+      const e = endpointFixture({ enabledEvents: ["clock.created"] });
+      await f.endpoints.create(e);
+      const [id] = (await f.queue.publish(createEvent({ type: "clock.created", data: {} }), { now: T0 })).deliveryIds;
+      const [claim] = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 });
+      expect(claim?.id).toBe(id);
+      const failed = { ...claim!.state, status: "failed" as const, attempts: 1, lastAttemptAt: T0 };
+      for (const nextAttemptAt of [5.76e20, Number.POSITIVE_INFINITY, Number.NaN, -1e16]) {
+        await expect(f.queue.complete(claim!, { ...failed, nextAttemptAt }), String(nextAttemptAt)).rejects.toThrow(
+          /DeliveryQueue.complete: nextAttemptAt must be/,
+        );
+        await expect(
+          f.queue.update(id!, ["pending"], { ...failed, nextAttemptAt }, T0 + 5_000),
+          String(nextAttemptAt),
+        ).rejects.toThrow(/DeliveryQueue.update: nextAttemptAt must be/);
+      }
+      await expect(f.queue.complete(claim!, { ...failed, attempts: 1.5, nextAttemptAt: T0 })).rejects.toThrow(
+        /attempts must be/,
+      );
+      await expect(f.queue.complete(claim!, { ...failed, status: "lost" as never, nextAttemptAt: T0 })).rejects.toThrow(
+        /status must be/,
+      );
+      // Nothing was stored: the lease still holds, and a sound state completes.
+      expect((await f.queue.get(id!))?.state).toEqual(claim!.state);
+      expect(await f.queue.complete(claim!, transition(claim!.state, delivered200, T0).state)).toBe(true);
+      await f.endpoints.delete(e.id);
+    });
+
+    it("stores alike the schedule of a retry policy whose delay no clock can hold (regression: 5.76e20 ms re-sent forever on PostgreSQL)", async () => {
+      const e = endpointFixture({ enabledEvents: ["absurd.created"] });
+      await f.endpoints.create(e);
+      const [id] = (await f.queue.publish(createEvent({ type: "absurd.created", data: {} }), { now: T0 })).deliveryIds;
+      const failure = { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } } as const;
+      const config = { ...defaultDeliveryConfig, retry: () => 5.76e20 };
+      const [claim] = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 });
+      expect(claim?.id).toBe(id);
+      expect(await f.queue.complete(claim!, transition(claim!.state, failure, T0, config).state)).toBe(true);
+      expect((await f.queue.get(id!))?.state).toMatchObject({
+        status: "failed",
+        nextAttemptAt: T0 + DELIVERY_DEFAULTS.maxRetryDelayMs,
+      });
+      expect(await f.queue.nextDueAt()).toBe(T0 + DELIVERY_DEFAULTS.maxRetryDelayMs);
+      await deliverAll(T0 + DELIVERY_DEFAULTS.maxRetryDelayMs);
+      expect(await f.queue.nextDueAt()).toBeUndefined();
+      await f.endpoints.delete(e.id);
+    });
+  });
+
+  describe(`${name}: re-enabling an endpoint`, () => {
+    let f: StoreFixture;
+    beforeAll(async () => {
+      f = await make();
+    });
+    afterAll(async () => {
+      await f.close?.();
+    });
+
+    it("retries every delivery parked while it was disabled, past 500 newer exhausted ones (regression: paging stopped at the first page with nothing to retry)", async () => {
+      const now = T0 + 10_000;
+      const admin = createEndpointAdmin({ endpoints: f.endpoints, queue: f.queue, resolve: false, now: () => now });
+      const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
+      if (!created.ok) throw new Error(created.code);
+      const id = created.value.id;
+      // An older delivery waiting for its first attempt, then 501 newer ones the consumer refused for good.
+      const [parked] = (
+        await f.queue.publish(createEvent({ type: "order.created", data: { i: -1 } }), { now: T0, delayMs: 5_000 })
+      ).deliveryIds;
+      for (let i = 0; i <= 500; i++) {
+        await f.queue.publish(createEvent({ type: "order.created", data: { i } }), { now: T0 + 1 + i });
+      }
+      const refused = { type: "attempt", result: { kind: "response", status: 400, durationMs: 1 } } as const;
+      const noRetry = { ...defaultDeliveryConfig, retryable: () => false };
+      const claims = await f.queue.claim({ limit: 1_000, now: T0 + 1_000, leaseMs: 60_000 });
+      expect(claims).toHaveLength(501);
+      await Promise.all(
+        claims.map((c) => f.queue.complete(c, transition(c.state, refused, T0 + 1_000, noRetry).state)),
+      );
+      // Disabled; the worker then finds the old delivery due and parks it.
+      expect((await admin.update(id, { status: "disabled" })).ok).toBe(true);
+      const [due] = await f.queue.claim({ limit: 10, now: T0 + 6_000, leaseMs: 60_000 });
+      expect(due?.id).toBe(parked);
+      await f.queue.complete(due!, transition(due!.state, { type: "endpoint_disabled" }, T0 + 6_000).state);
+      expect((await admin.update(id, { status: "enabled" })).ok).toBe(true);
+      expect((await f.queue.get(parked!))?.state).toMatchObject({ status: "pending", attempts: 0, nextAttemptAt: now });
+      // Only the parked one: those the consumer refused stay exhausted.
+      expect(await f.queue.list(id, { status: ["pending"], limit: 1_000 })).toHaveLength(1);
+      expect(await f.queue.list(id, { status: ["exhausted"], limit: 1_000 })).toHaveLength(501);
     });
   });
 }

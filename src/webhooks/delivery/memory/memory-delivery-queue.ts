@@ -6,7 +6,15 @@ import type { AttemptRecord } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
-import { checkClaimOptions, checkLease, checkPublishOptions, listSince } from "../queue-arguments";
+import {
+  checkClaimOptions,
+  checkLease,
+  checkPublishOptions,
+  checkState,
+  listSince,
+  listStartingAfter,
+  publishDueAt,
+} from "../queue-arguments";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
 
@@ -57,6 +65,18 @@ interface EndpointEntry {
   /** Its deliveries, oldest first (forgotten ones are removed lazily). */
   deliveries: Entry[];
   log: AttemptRecord[];
+}
+
+// Where a kept delivery is in its endpoint's list: by publication order (`seq`), which the list is in.
+function positionOf(deliveries: readonly Entry[], entry: Entry): number {
+  let low = 0;
+  let high = deliveries.length - 1;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((deliveries[middle] as Entry).seq < entry.seq) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 const toRecord = (entry: Entry): DeliveryRecord => ({
@@ -200,12 +220,13 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
       checkPublishOptions(publishOptions);
+      const dueAt = publishDueAt(publishOptions, now);
       prune(clock());
       if (eventRefs.has(event.id)) return { deliveryIds: [] };
       const targets = await endpoints.subscribed(event.type);
       if (targets.length === 0 || eventRefs.has(event.id)) return { deliveryIds: [] };
       const payload = JSON.stringify(event);
-      const state = initialDeliveryState(now + (publishOptions.delayMs ?? 0));
+      const state = initialDeliveryState(dueAt);
       eventRefs.set(event.id, targets.length);
       const deliveryIds: string[] = [];
       for (const target of targets) {
@@ -248,22 +269,31 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       }
       due.sort((x, y) => x.servedAt - y.servedAt);
       const out: ClaimedDelivery[] = [];
+      const leaseUntil = now + leaseMs;
+      // A lease so short that it ends when it starts (now + leaseMs === now in floating point) would leave a claimed
+      // delivery due, to be taken again by this claim: those wait outside the heap until the endpoint is done.
+      const endsAtOnce = !(leaseUntil > now);
+      const taken: Entry[] = [];
       for (const line of due) {
         const { endpointId, heap } = line;
         const cap = endpointLimits?.get(endpointId) ?? perEndpoint;
-        for (let taken = 0; taken < cap && out.length < limit; taken++) {
+        for (let n = 0; n < cap && out.length < limit; n++) {
           const next = heap.peek();
           if (next === undefined || (heap.peekDue() as number) > now) break;
           // A flat string from a batch of random bytes: randomUUID() builds its result from pieces and keeps them.
           const leaseToken = randomId("");
-          const leaseUntil = now + leaseMs;
           next.leaseToken = leaseToken;
           next.leaseUntil = leaseUntil;
           // The lease end is the new due time: a claim that never completes comes back by itself.
-          heap.set(next, leaseUntil, next.seq);
+          if (endsAtOnce) {
+            heap.delete(next);
+            taken.push(next);
+          } else heap.set(next, leaseUntil, next.seq);
           out.push(claimOf(next, leaseToken, leaseUntil));
           line.servedAt = ++turns;
         }
+        for (const entry of taken) heap.set(entry, leaseUntil, entry.seq);
+        taken.length = 0;
         refile(line);
       }
       return out;
@@ -281,6 +311,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       return renewed;
     },
     async complete(claim, state, attempt) {
+      checkState("DeliveryQueue.complete", state);
       const entry = find(claim.id);
       if (attempt !== undefined) {
         const log = endpointEntry(claim.endpointId).log;
@@ -292,6 +323,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       return true;
     },
     async update(id, from, state, now = Date.now()) {
+      checkState("DeliveryQueue.update", state);
       const entry = find(id);
       if (entry === undefined || !from.includes(entry.state.status)) return false;
       if (entry.leaseToken !== undefined && entry.leaseUntil > now) return false;
@@ -311,7 +343,14 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
       const since = listSince(listOptions);
       const out: DeliveryRecord[] = [];
-      for (let i = deliveries.length - 1; i >= 0 && out.length < limit; i--) {
+      const after = listStartingAfter(listOptions);
+      let from = deliveries.length - 1;
+      if (after !== undefined) {
+        const cursor = find(after);
+        if (cursor === undefined || cursor.endpointId !== endpointId) return out;
+        from = positionOf(deliveries, cursor) - 1;
+      }
+      for (let i = from; i >= 0 && out.length < limit; i--) {
         const entry = deliveries[i] as Entry;
         if (byId.get(entry.id) !== entry) continue;
         if (since !== undefined && entry.createdAt < since) break;

@@ -1,6 +1,9 @@
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { ClaimRequest } from "../delivery-scheduler";
 
+// The pause before claiming again after claims that found nothing though a delivery is reported due.
+const RECLAIM_PAUSE_MS = 10;
+
 /** What the pump asks of the worker. Internal. */
 export interface PumpHost {
   readonly queue: DeliveryQueue;
@@ -95,6 +98,7 @@ export class ClaimPump {
 
   async #pump(): Promise<void> {
     const host = this.#host;
+    let claimedAny = false;
     do {
       this.#again = false;
       while (host.running()) {
@@ -108,6 +112,7 @@ export class ClaimPump {
           host.claimed();
         }
         for (const claim of claims) host.admit(claim);
+        if (claims.length > 0) claimedAny = true;
         if (claims.length < request.limit) break;
       }
     } while (this.#again && host.running());
@@ -115,7 +120,12 @@ export class ClaimPump {
     // With claims held their completions kick again; the timer only covers an idle worker.
     if (host.held() > 0) return this.#arm(host.pollMs);
     const next = await host.queue.nextDueAt();
-    this.#arm(next === undefined ? host.pollMs : Math.min(host.pollMs, Math.max(0, next - host.now())));
+    if (next === undefined) return this.#arm(host.pollMs);
+    // Claims that found nothing while the queue reports a delivery due (locked by another worker's claim, or past
+    // where this claim's walk stopped; the next one goes on from there): the next look is a short pause away, so a
+    // queue whose claim and nextDueAt disagree costs a claim per pause, never a busy loop.
+    const wait = next - host.now();
+    this.#arm(Math.min(host.pollMs, claimedAny || wait > 0 ? Math.max(0, wait) : RECLAIM_PAUSE_MS));
   }
 
   // One wake-up timer for every scheduled retry; an earlier one already set is kept.

@@ -31,7 +31,11 @@ function stopSignal(): AbortController {
  */
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const settings = workerSettings(options);
-  const { queue, dispatcher, now, config } = settings;
+  const { queue, now, config } = settings;
+  // The worker's own dispatcher is closed by stop() and made anew by the next start(); one passed in is the caller's,
+  // never closed.
+  let dispatcher = settings.dispatcher;
+  let dispatcherClosed = false;
   const scheduler = new DeliveryScheduler(settings);
   const lines = new EndpointLines(settings.endpoints, settings.cacheMs);
   const held = new Set<ClaimedDelivery>();
@@ -45,6 +49,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let returning = 0; // claims refused by the scheduler, on their way back to the queue
   let running = false;
   let unsubscribe: (() => void) | undefined;
+  // A stop() under way, and whether start() was asked for meanwhile (it starts once the stop is over).
+  let stopping: Promise<void> | undefined;
+  let restart = false;
 
   const report = (error: unknown) => emit(settings, { type: "error", error });
   const pause = () => 20 + Math.floor(settings.random() * 30);
@@ -272,37 +279,62 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     });
   }
 
+  function begin(): void {
+    running = true;
+    if (abort.signal.aborted) abort = stopSignal();
+    if (dispatcherClosed) {
+      dispatcher = settings.newDispatcher();
+      dispatcherClosed = false;
+    }
+    unsubscribe = queue.subscribe?.(() => pump.kick(true));
+    heartbeat.start();
+    pump.kick(true);
+  }
+
+  async function halt(): Promise<void> {
+    running = false;
+    pump.stop();
+    unsubscribe?.();
+    unsubscribe = undefined;
+    // Nothing new goes out: deliveries waiting for a slot go back to the queue.
+    for (const resolve of waiting.splice(0)) resolve(false);
+    for (const line of endpointWaiting.values()) for (const resolve of line.splice(0)) resolve(false);
+    endpointWaiting.clear();
+    // Attempts in flight get the grace period, then are aborted and handed back.
+    const grace = setTimeout(() => {
+      abort.abort();
+      for (const aborted of attempts) aborted();
+      attempts.clear();
+    }, settings.stopGraceMs);
+    try {
+      while (held.size + returning > 0 || pump.pumping) await settledOrSoon();
+    } finally {
+      clearTimeout(grace);
+      heartbeat.stop();
+      if (settings.ownDispatcher && !dispatcherClosed) {
+        dispatcher.close();
+        dispatcherClosed = true;
+      }
+    }
+  }
+
   return {
     start() {
       if (running) return;
-      running = true;
-      if (abort.signal.aborted) abort = stopSignal();
-      unsubscribe = queue.subscribe?.(() => pump.kick(true));
-      heartbeat.start();
-      pump.kick(true);
+      // Started again before the stop is over: once it is (its dispatcher closed, its deliveries handed back).
+      if (stopping !== undefined) restart = true;
+      else begin();
     },
-    async stop() {
-      running = false;
-      pump.stop();
-      unsubscribe?.();
-      unsubscribe = undefined;
-      // Nothing new goes out: deliveries waiting for a slot go back to the queue.
-      for (const resolve of waiting.splice(0)) resolve(false);
-      for (const line of endpointWaiting.values()) for (const resolve of line.splice(0)) resolve(false);
-      endpointWaiting.clear();
-      // Attempts in flight get the grace period, then are aborted and handed back.
-      const grace = setTimeout(() => {
-        abort.abort();
-        for (const aborted of attempts) aborted();
-        attempts.clear();
-      }, settings.stopGraceMs);
-      try {
-        while (held.size + returning > 0 || pump.pumping) await settledOrSoon();
-      } finally {
-        clearTimeout(grace);
-        heartbeat.stop();
-        if (settings.ownDispatcher) dispatcher.close();
-      }
+    stop() {
+      restart = false;
+      stopping ??= halt().finally(() => {
+        stopping = undefined;
+        if (restart) {
+          restart = false;
+          begin();
+        }
+      });
+      return stopping;
     },
     wake: () => pump.kick(true),
     async drained() {

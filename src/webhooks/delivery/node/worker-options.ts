@@ -79,7 +79,7 @@ export interface DeliveryWorkerOptions {
   random?: () => number;
   /** Told about outcomes (e.g. to notify an endpoint's owner that it was disabled). */
   onEvent?: (event: DeliveryWorkerEvent) => void;
-  /** @default "rest-webhooks" */
+  /** The `User-Agent` of every attempt: a header field value (RFC 9110 §5.5), else a TypeError. @default "rest-webhooks" */
   userAgent?: string;
   /**
    * Send the publisher's W3C `traceparent` (stored with the event at publish) with each attempt, so a consumer can
@@ -110,8 +110,10 @@ export interface WorkerSettings {
   readonly queue: DeliveryQueue;
   readonly endpoints: EndpointStore;
   readonly dispatcher: Dispatcher;
-  /** Whether the worker created the dispatcher, and so closes it on stop. */
+  /** Whether the worker created the dispatcher, and so closes it on stop (and makes another on a restart). */
   readonly ownDispatcher: boolean;
+  /** A dispatcher like the first, for a restart after `stop()` closed the worker's own (the one passed in, else). */
+  newDispatcher(): Dispatcher;
   readonly concurrency: number;
   readonly endpointConcurrency: number;
   /** Deliveries kept claimed and signed ahead, waiting for a free slot (pipelining). */
@@ -153,6 +155,10 @@ function timeoutOf(options: DeliveryWorkerOptions): number | undefined {
   return (dispatcher as DispatcherOptions | undefined)?.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
 }
 
+// RFC 9110 §5.5: field-value = *field-content; field-content = field-vchar [ 1*( SP / HTAB / field-vchar ) field-vchar ];
+// field-vchar = VCHAR / obs-text. Not empty: RFC 9110 §10.1.5 User-Agent = product *( RWS ( product / comment ) ).
+const FIELD_VALUE = /^[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
+
 /** Options that cannot work, refused at construction with the option's name. */
 function checkOptions(options: DeliveryWorkerOptions): void {
   if (typeof options !== "object" || options === null) throw new TypeError("createDeliveryWorker: options required");
@@ -178,6 +184,16 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   if (options.endpointCacheMs !== undefined && !(options.endpointCacheMs >= 0)) {
     throw new TypeError(
       `createDeliveryWorker: endpointCacheMs must be 0 or more, got ${String(options.endpointCacheMs)}`,
+    );
+  }
+  // RFC 9110 §5.5: a field value is visible characters (and obs-text) with spaces or tabs between them; undici refuses
+  // anything else on every attempt, which then loops for ever without counting one.
+  if (
+    options.userAgent !== undefined &&
+    (typeof options.userAgent !== "string" || !FIELD_VALUE.test(options.userAgent))
+  ) {
+    throw new TypeError(
+      `createDeliveryWorker: userAgent must be a header field value (visible characters, with spaces or tabs between them; RFC 9110 §5.5), got ${JSON.stringify(options.userAgent)}.`,
     );
   }
   const dispatcher = options.dispatcher;
@@ -212,15 +228,17 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
   const now = options.now ?? Date.now;
   const ownDispatcher = options.dispatcher === undefined || !("dispatch" in options.dispatcher);
   // The dispatcher the worker creates reads Retry-After dates on the worker's clock.
-  const dispatcher = ownDispatcher
-    ? createDispatcher({ now, ...(options.dispatcher as DispatcherOptions | undefined) })
-    : (options.dispatcher as Dispatcher);
+  const newDispatcher = ownDispatcher
+    ? () => createDispatcher({ now, ...(options.dispatcher as DispatcherOptions | undefined) })
+    : () => options.dispatcher as Dispatcher;
+  const dispatcher = newDispatcher();
   let limiter = options.rateLimiter;
   return {
     queue: options.queue,
     endpoints: options.endpoints,
     dispatcher,
     ownDispatcher,
+    newDispatcher,
     concurrency,
     endpointConcurrency: options.endpointConcurrency ?? DELIVERY_DEFAULTS.endpointConcurrency,
     // Claiming and signing a few at a time keeps that code warm in the CPU caches, which at low concurrency (one

@@ -17,7 +17,15 @@ import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { CircuitBoard } from "../circuit-board";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
-import { checkClaimOptions, checkLease, checkPublishOptions, listSince } from "../queue-arguments";
+import {
+  checkClaimOptions,
+  checkLease,
+  checkPublishOptions,
+  checkState,
+  listSince,
+  listStartingAfter,
+  publishDueAt,
+} from "../queue-arguments";
 import type { DeliveryState } from "../state-machine";
 import {
   type Completion,
@@ -127,6 +135,10 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   // costs the endpoints it serves, not the size of the table.
   // $1 now, $2 lease token, $3 lease ms, $4 cursor, $5 steps, $6 per endpoint, $7/$8 rooms, $9 limit. The walk stops
   // at "reach" rows, the limit rounded up (see claimStatement); the first $9 of them in turn order are claimed.
+  // A claim that comes back short walked every endpoint it could: when a leg of its walk stopped at $5 steps, the
+  // endpoint it stopped at comes back as walk_end (on a row of its own when nothing was claimed), and the next claim
+  // starts there, so an endpoint behind any number of endpoints waiting for a retry is reached within
+  // (their number / $5 + 1) claims. Read only then, from the walk already made: a full claim pays nothing for it.
   const claimSql = (reach: string) => `WITH RECURSIVE
     after_cursor(endpoint_id, due, n) AS (
       SELECT endpoint_id, due, 1 FROM (${step("$4", "")}) first
@@ -160,8 +172,14 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       UPDATE ${D} d SET lease_token = $2, lease_until = ${timestampOf("($1::float8 + $3::float8)")}
       WHERE d.ctid = ANY (ARRAY(SELECT row_ctid FROM due ORDER BY n, next_attempt_at LIMIT $9))
       RETURNING ${deliveryColumns("d")}
+    ),
+    walk_end AS (
+      SELECT CASE WHEN (SELECT count(*) FROM due) < $9 THEN coalesce(
+        (SELECT endpoint_id FROM after_cursor WHERE n = $5), (SELECT endpoint_id FROM from_start WHERE n = $5)
+      ) END AS walk_end
     )
-    SELECT claimed.*, due.n AS turn_n FROM claimed JOIN due USING (id)`;
+    SELECT r.*, w.walk_end FROM walk_end w
+      LEFT JOIN (SELECT claimed.*, due.n AS turn_n FROM claimed JOIN due USING (id)) r ON true`;
   // The most endpoints a claim's walk visits each way (endpoints with scheduled deliveries, due or not): the walk stops
   // at a full claim, so this bounds only a claim that finds little due among many endpoints waiting for retries.
   const WALK_STEPS = 10_000;
@@ -276,12 +294,17 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     async publish(event, publishOptions = {}) {
       const now = publishOptions.now ?? Date.now();
       checkPublishOptions(publishOptions);
+      const dueAt = publishDueAt(publishOptions, now);
+      // DeliveryQueue.publish: the same event id again is a no-op while any of its deliveries is kept, as in the
+      // memory queue, so an endpoint that subscribed in between gets none (one probe of the (event_id, endpoint_id)
+      // index). Two publishes of one id at once each keep a pair once (ON CONFLICT).
       const { rows } = await client.query(
         `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
            traceparent)
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
            ${timestampOf("$5")}, $7
          FROM ${E} e WHERE e.status = 'enabled' AND e.enabled_events && $6::text[]
+           AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1)
          ON CONFLICT (event_id, endpoint_id) DO NOTHING
          RETURNING id`,
         [
@@ -289,7 +312,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
           event.type,
           JSON.stringify(event),
           now,
-          now + (publishOptions.delayMs ?? 0),
+          dueAt,
           patternsMatching(event.type),
           publishOptions.traceparent ?? null,
         ],
@@ -304,16 +327,21 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       const rooms = ids.map((id) => endpointLimits?.get(id) ?? 0);
       const values = [now, token, leaseMs, turn.cursor, WALK_STEPS, perEndpoint, ids, rooms, limit];
       const { rows } = await run(client, claimStatement(limit), values, prepare);
+      const walkEnd = (rows[0] as { walk_end?: unknown } | undefined)?.walk_end;
+      // Nothing claimed: one row, of the walk's end alone.
+      const found = rows.filter((row) => (row as { id: unknown }).id !== null);
       // RETURNING keeps no order: put the claims back in turn order, oldest due first within an endpoint (a claim
       // leaves the due time as it was).
       const order = (row: unknown) => row as { turn_n: number; next_attempt_at: number };
-      rows.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).next_attempt_at - order(y).next_attempt_at);
-      const claims = rows.map(
+      found.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).next_attempt_at - order(y).next_attempt_at);
+      const claims = found.map(
         (row): ClaimedDelivery => ({ ...toDelivery(row), leaseToken: token, leaseUntil: now + leaseMs }),
       );
-      // Endpoints take turns across claims too: the next claim resumes after the last endpoint this one served.
+      // Endpoints take turns across claims too: the next claim resumes after the last endpoint this one served, or
+      // where its walk stopped short (see claimSql).
       const last = claims.at(-1);
-      if (last !== undefined) turn.cursor = last.endpointId;
+      if (typeof walkEnd === "string") turn.cursor = walkEnd;
+      else if (last !== undefined) turn.cursor = last.endpointId;
       return claims;
     },
     async renew(claims, now, leaseMs) {
@@ -329,9 +357,15 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       return rows.map((row) => String((row as { id: unknown }).id));
     },
     complete(claim, state, attempt) {
+      try {
+        checkState("DeliveryQueue.complete", state);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return completions.submit({ claim, state, attempt, at: clock() });
     },
     async update(id, from, state, now = clock()) {
+      checkState("DeliveryQueue.update", state);
       const result = await client.query(
         `UPDATE ${D} SET ${SET_STATE}
          WHERE id = $1 AND status = ANY($2::text[]) AND (lease_token IS NULL OR lease_until <= ${timestampOf("$10")})`,
@@ -370,12 +404,16 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       // Checked here, as the memory queue does: PostgreSQL would refuse a fraction or NaN with a syntax error.
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
       const since = listSince(listOptions) ?? null;
+      const after = listStartingAfter(listOptions);
+      // After the cursor in the list's order, (created_at, id) descending; a cursor that is not one of the
+      // endpoint's deliveries matches no row, so the page is empty.
       const { rows } = await client.query(
         `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1
            AND ($2::text[] IS NULL OR status = ANY($2::text[]))
            AND ($3::float8 IS NULL OR created_at >= ${timestampOf("$3")})
+           AND ($5::text IS NULL OR (created_at, id) < (SELECT c.created_at, c.id FROM ${D} c WHERE c.id = $5 AND c.endpoint_id = $1))
          ORDER BY created_at DESC, id DESC LIMIT $4`,
-        [endpointId, listOptions.status === undefined ? null : [...listOptions.status], since, limit],
+        [endpointId, listOptions.status === undefined ? null : [...listOptions.status], since, limit, after ?? null],
       );
       return rows.map(toDelivery);
     },

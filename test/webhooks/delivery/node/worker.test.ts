@@ -6,6 +6,7 @@ import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
+import { fakeDispatcher } from "./fake-dispatcher";
 import { localServer } from "./local-server";
 
 type Local = Awaited<ReturnType<typeof localServer>>;
@@ -70,6 +71,25 @@ describe("delivery worker options", () => {
     expect(make({ concurrency: 1.5 })).toThrow(/concurrency/);
     expect(make({ pollIntervalMs: 0 })).toThrow(/pollIntervalMs/);
     expect(() => createDeliveryWorker({ endpoints } as never)).toThrow(/options.queue is required/);
+  });
+
+  it("refuses a userAgent that is not a valid header value, naming the option (regression: every attempt threw, forever, with attempts 0)", () => {
+    for (const userAgent of [
+      "shop/1.0\r\nx-injected: 1",
+      "a\nb",
+      "nul\u0000",
+      " padded",
+      "padded\t",
+      "",
+      "\u20ac",
+      42,
+    ]) {
+      expect(make({ userAgent }), JSON.stringify(userAgent)).toThrow(TypeError);
+      expect(make({ userAgent }), JSON.stringify(userAgent)).toThrow(/createDeliveryWorker: userAgent must be/);
+    }
+    for (const userAgent of ["shop/1.0 (+https://shop.example)", "a\tb", "caf\u00e9/1"]) {
+      expect(make({ userAgent }), userAgent).not.toThrow();
+    }
   });
 });
 
@@ -185,6 +205,47 @@ describe("delivery worker", () => {
     await next.drained();
     expect(server.received).toHaveLength(3);
     expect((await all()).every((d) => d.state.status === "delivered")).toBe(true);
+  });
+
+  it("delivers again after stop() then start(), on a dispatcher of its own (regression: 'The client is destroyed' counted as failed attempts)", async () => {
+    const { server, queue, worker, events } = await setup((_req, res) => res.end("ok"));
+    const [first] = (await queue.publish(createEvent({ type: "order.created", data: { n: 1 } }))).deliveryIds;
+    await worker.drained();
+    await worker.stop();
+    worker.start();
+    const [second] = (await queue.publish(createEvent({ type: "order.created", data: { n: 2 } }))).deliveryIds;
+    await worker.drained();
+    // Restarted before the stop is over: it starts again once the stop is done.
+    const stopped = worker.stop();
+    worker.start();
+    await stopped;
+    const [third] = (await queue.publish(createEvent({ type: "order.created", data: { n: 3 } }))).deliveryIds;
+    await worker.drained();
+    for (const id of [first, second, third]) {
+      expect((await queue.get(id!))?.state).toMatchObject({ status: "delivered", attempts: 1 });
+    }
+    expect(server.received).toHaveLength(3);
+    expect(
+      events.filter((e) => e.type === "attempt").map((e) => (e.type === "attempt" ? e.attempt.status : 0)),
+    ).toEqual([200, 200, 200]);
+  });
+
+  it("never closes a dispatcher passed in, and restarts on it", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const admin = createEndpointAdmin({ endpoints, queue, resolve: false });
+    expect((await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] })).ok).toBe(true);
+    const fake = fakeDispatcher();
+    const worker = createDeliveryWorker({ queue, endpoints, dispatcher: fake.dispatcher });
+    cleanups.push(() => worker.stop());
+    for (let round = 0; round < 2; round++) {
+      worker.start();
+      await queue.publish(createEvent({ type: "order.created", data: { round } }));
+      await worker.drained();
+      await worker.stop();
+      expect(fake.closed()).toBe(false);
+    }
+    expect(fake.sent).toHaveLength(2);
   });
 
   it("a retry policy that throws is reported as an error; the worker lets go of the delivery", async () => {

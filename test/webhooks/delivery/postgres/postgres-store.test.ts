@@ -177,6 +177,50 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     }
   });
 
+  it("claims a due delivery behind more waiting endpoints than a walk visits, within a few claims (regression: never claimed, the worker re-claiming in a loop)", async () => {
+    const schema = uniqueName("whq").toLowerCase();
+    const T0 = 1_700_000_000_000;
+    try {
+      await migrate(pool, deliveryMigrations({ schema }));
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      const table = `"${schema}".webhook_deliveries`;
+      // 25,000 endpoints each waiting for a retry in an hour: more than twice the 10,000 a walk visits each way.
+      await pool.query(
+        `INSERT INTO ${table} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at)
+         SELECT 'dlv_w' || i, 'evt_w' || i, 'x.created', 'we_w' || lpad(i::text, 6, '0'), '{}',
+           to_timestamp($1::float8 / 1000), 'failed', 1, to_timestamp($1::float8 / 1000 + 3600)
+         FROM generate_series(1, 25000) i`,
+        [T0],
+      );
+      const due = async (endpointId: string, n: number) => {
+        await pool.query(
+          `INSERT INTO ${table} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at)
+           VALUES ($1, $1, 'x.created', $2, '{}', to_timestamp($3::float8 / 1000), 'pending', 0, to_timestamp($3::float8 / 1000))`,
+          [`dlv_due_${n}`, endpointId, T0],
+        );
+        return `dlv_due_${n}`;
+      };
+      await pool.query(`ANALYZE ${table}`);
+      const now = T0 + 1_000;
+      // Claims until `id` comes, at most `claims` of them; how many it took.
+      const claimsUntil = async (id: string, claims: number) => {
+        for (let n = 1; n <= claims; n++) {
+          const claimed = await queue.claim({ limit: 10, now, leaseMs: 60_000 });
+          if (claimed.some((c) => c.id === id)) return n;
+        }
+        return Number.POSITIVE_INFINITY;
+      };
+      // Sorting after every waiting endpoint: the walk from the start stops 15,000 endpoints short of it.
+      expect(await claimsUntil(await due("we_zzz", 1), 4)).toBeLessThanOrEqual(3);
+      // One in the middle of the waiting endpoints, 10,000 past where the walk now starts.
+      expect(await claimsUntil(await due("we_w020000_due", 2), 4)).toBeLessThanOrEqual(3);
+      // Both are leased now: nothing else was due.
+      expect(await queue.claim({ limit: 10, now, leaseMs: 60_000 })).toEqual([]);
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
+  });
+
   describe("retention of ended deliveries and of the attempt log (retainTerminalMs)", () => {
     const T0 = 1_700_000_000_000;
     const DAY = 86_400_000;

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
+import { ClaimPump } from "../../../../src/webhooks/delivery/node/claim-pump";
+
+describe("claim pump", () => {
+  it("pauses between claims that find nothing while the queue reports a delivery overdue (regression: a busy loop of claims)", async () => {
+    let claims = 0;
+    const now = 1_700_000_000_000;
+    // A queue whose claim and nextDueAt disagree: the due delivery is locked elsewhere, or past the claim's walk.
+    const queue = {
+      claim: async () => {
+        claims++;
+        return [];
+      },
+      nextDueAt: async () => now - 1_000,
+    } as unknown as DeliveryQueue;
+    let running = true;
+    const pump = new ClaimPump({
+      queue,
+      now: () => now,
+      leaseMs: 60_000,
+      pollMs: 1_000,
+      running: () => running,
+      held: () => 0,
+      wants: () => true,
+      request: () => ({ limit: 10 }),
+      claimed: () => {},
+      admit: () => {},
+      onError: (error) => {
+        throw error;
+      },
+    });
+    pump.kick(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    running = false;
+    pump.stop();
+    // A pause of 10 ms: about 20 claims in 200 ms. At once each time, it was several hundred.
+    expect(claims).toBeGreaterThan(1);
+    expect(claims).toBeLessThanOrEqual(30);
+  });
+});

@@ -16,3 +16,21 @@ export function originFormOf(url: string): string | undefined {
   }
   return url.slice(slash, end);
 }
+
+/**
+ * The host (and port) of an absolute-form request-target, as a Host header carries it: the authority without a
+ * userinfo (RFC 9110 §4.2.4: deprecated, and never part of Host); `undefined` when `url` has no "scheme://" or the
+ * authority is empty.
+ */
+export function hostOf(url: string): string | undefined {
+  const scheme = url.indexOf("://");
+  if (scheme === -1) return undefined;
+  let end = url.length;
+  for (const delimiter of ["/", "?", "#"]) {
+    const at = url.indexOf(delimiter, scheme + 3);
+    if (at !== -1 && at < end) end = at;
+  }
+  const authority = url.slice(scheme + 3, end);
+  const host = authority.slice(authority.lastIndexOf("@") + 1);
+  return host === "" ? undefined : host;
+}

@@ -9,15 +9,12 @@ import {
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
-import { originFormOf } from "../http/request-target";
+import { hostOf, originFormOf } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
 
-// RFC 9112 §3.2: origin-form as sent; absolute-form as the path and query it names; asterisk-form ("*", OPTIONS) as sent.
-function originForm(target: string): string {
-  if (target.charCodeAt(0) === 0x2f /* / */ || target === "*") return target;
-  return originFormOf(target) ?? target;
-}
+// RFC 9112 §3.2: origin-form ("/…") and asterisk-form ("*", OPTIONS) are used as sent; absolute-form is not.
+const isAbsoluteForm = (target: string) => target.charCodeAt(0) !== 0x2f /* / */ && target !== "*";
 
 /** The {@link HttpRequest} over a node:http request; query, signal and peer address are computed on first use. */
 export class NodeRequest implements HttpRequest {
@@ -32,13 +29,17 @@ export class NodeRequest implements HttpRequest {
   readonly #res: ServerResponse | undefined;
 
   constructor(req: IncomingMessage, body: Uint8Array, res: ServerResponse | undefined) {
-    // RFC 9112 §3.2.1 origin-form: path [ "?" query ]
-    const target = originForm(req.url ?? "/");
+    // RFC 9112 §3.2.1 origin-form: path [ "?" query ]; an absolute-form target as the path and query it names.
+    const raw = req.url ?? "/";
+    const absolute = isAbsoluteForm(raw);
+    const target = absolute ? (originFormOf(raw) ?? raw) : raw;
     const q = target.indexOf("?");
     this.method = req.method ?? "GET";
     this.path = q === -1 ? target : target.slice(0, q);
     this.search = q === -1 ? "" : target.slice(q + 1);
-    this.headers = req.headers as RequestHeaders;
+    // RFC 9112 §3.2.2: with an absolute-form target the server MUST ignore Host and use the target's authority.
+    const host = absolute ? hostOf(raw) : undefined;
+    this.headers = (host === undefined ? req.headers : { ...req.headers, host }) as RequestHeaders;
     this.body = body;
     this.#req = req;
     this.#res = res;

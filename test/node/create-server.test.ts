@@ -157,10 +157,15 @@ describe("requests node's parser refuses (clientError)", () => {
 });
 
 describe("request targets (RFC 9112 §3.2)", () => {
-  const echoTarget = () => createServer((request) => json(200, { path: request.path, search: request.search }));
-  const targetOf = async (port: number, line: string) => {
+  const echoTarget = () =>
+    createServer((request) => json(200, { path: request.path, search: request.search, host: request.headers.host }));
+  const exchange = async (port: number, line: string) => {
     const raw = await rawExchange(port, `${line} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`);
-    return JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4)) as { path: string; search: string };
+    return JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4)) as { path: string; search: string; host: string };
+  };
+  const targetOf = async (port: number, line: string) => {
+    const { path, search } = await exchange(port, line);
+    return { path, search };
   };
 
   it.each([
@@ -175,6 +180,13 @@ describe("request targets (RFC 9112 §3.2)", () => {
       expect(await targetOf(port, line)).toStrictEqual(expected);
     },
   );
+
+  it("takes the host of an absolute-form target, not the Host field (§3.2.2: the server MUST ignore it)", async () => {
+    const port = await listen(echoTarget());
+    expect((await exchange(port, "GET http://api.example:8080/a")).host).toBe("api.example:8080");
+    expect((await exchange(port, "GET http://user@api.example?x=1")).host).toBe("api.example");
+    expect((await exchange(port, "GET /a")).host).toBe("localhost");
+  });
 
   it("keeps the origin-form and the asterisk-form of OPTIONS as sent", async () => {
     const port = await listen(echoTarget());

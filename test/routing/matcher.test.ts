@@ -234,6 +234,10 @@ describe("compileMatcher", () => {
       ["/users/*/x", "invalid_template"],
       ["/users/{a}{b}", "invalid_template"],
       ["/users/a b", "invalid_template"],
+      // Dot-segments: clients remove them (RFC 3986 §5.2.4), so no request reaches such a route.
+      ["/users/..", "invalid_template"],
+      ["/./users", "invalid_template"],
+      ["/users/%2E%2e", "invalid_template"],
     ])("%s → %s", (template, expected) => {
       expect(code(() => compileMatcher([{ method: "GET", template, route: 1 }]))).toBe(expected);
     });

@@ -73,7 +73,7 @@ export interface ProcessorReport {
   retried: number;
   /** Dead-lettered. */
   dead: number;
-  /** Taken over by another processor before the handler could start; not run here. */
+  /** Taken over by another processor: before the handler could start (not run here), or before its failure was recorded. */
   lost: number;
   /** Inbox errors while settling an event (it is retried when its lease expires). */
   errors: number;
@@ -281,24 +281,29 @@ export class WebhookProcessor<Context extends object = object> {
     const delay = this.#retry(claim.attempts, this.#random);
     if (delay === undefined) return this.#dead(claim, error, report);
     const retryAt = this.#now() + Math.max(0, delay);
-    if (await this.#settle(claim, { retryAt, error: errorRecord(error) })) report.retried++;
-    else report.errors++;
+    tally(report, await this.#settle(claim, { retryAt, error: errorRecord(error) }), "retried");
   }
 
   async #dead(claim: InboxClaim, error: unknown, report: ProcessorReport): Promise<void> {
-    if (await this.#settle(claim, { dead: true, error: errorRecord(error) })) report.dead++;
-    else report.errors++;
+    tally(report, await this.#settle(claim, { dead: true, error: errorRecord(error) }), "dead");
   }
 
-  async #settle(claim: InboxClaim, outcome: Parameters<Inbox<Context>["fail"]>[1]): Promise<boolean> {
+  /** What `Inbox.fail` answered: recorded, or not (the lease had passed to another processor); `undefined` on an error. */
+  async #settle(claim: InboxClaim, outcome: Parameters<Inbox<Context>["fail"]>[1]): Promise<boolean | undefined> {
     try {
-      await this.#inbox.fail(claim, outcome, this.#now());
-      return true;
+      return await this.#inbox.fail(claim, outcome, this.#now());
     } catch (error) {
       this.#onError?.(error, claim.event);
-      return false;
+      return undefined;
     }
   }
+}
+
+// A failure `fail` did not record belongs to the processor that took the event over: lost here, not retried or dead.
+function tally(report: ProcessorReport, settled: boolean | undefined, as: "retried" | "dead"): void {
+  if (settled === undefined) report.errors++;
+  else if (settled) report[as]++;
+  else report.lost++;
 }
 
 const DEFAULT_RETRY = exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxAttempts: 8 });

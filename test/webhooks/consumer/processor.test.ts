@@ -79,6 +79,28 @@ describe("WebhookProcessor", () => {
   });
 
   describe("retries and dead letters", () => {
+    // Regression: a failure the inbox did not record (the lease had passed to another processor: `fail` answers false,
+    // as the PostgreSQL inbox does for a stale claim) counted as retried.
+    it("counts a failure the inbox did not record, the claim gone stale, as lost", async () => {
+      const memory = createMemoryInbox();
+      const stale: Inbox = {
+        add: (e) => memory.add(e),
+        claim: (r) => memory.claim(r),
+        complete: (c, w, n) => memory.complete(c, w, n),
+        get: (id) => memory.get(id),
+        deadLetters: (o) => memory.deadLetters(o),
+        retryDeadLetter: (id, n) => memory.retryDeadLetter(id, n),
+        purgeDone: (b) => memory.purgeDone(b),
+        fail: async () => false,
+      };
+      const { processor } = setup({ inbox: stale });
+      processor.on("order.*", () => {
+        throw new Error("too late");
+      });
+      await stale.add(evt("1"));
+      expect(await processor.processDue()).toMatchObject({ claimed: 1, retried: 0, dead: 0, lost: 1, errors: 0 });
+    });
+
     it("retries a failing handler on the backoff schedule, then dead-letters it", async () => {
       const onError = vi.fn();
       const { clock, inbox, processor } = setup({ onError });

@@ -40,10 +40,14 @@ export function skipWithoutRedisCluster(): boolean {
   return true;
 }
 
-/** A port free on 127.0.0.1 whose cluster bus port (+10,000) is free too. */
+/**
+ * A port free on 127.0.0.1 whose cluster bus port (+10,000) is free too. Both below 32,768, where Linux's ephemeral
+ * ports start: an outgoing connection of another suite (a pool to PostgreSQL) could otherwise take one between this
+ * check and redis-server's bind, as it did once on CI (port 36,310, bus 46,310).
+ */
 async function freePort(taken: Set<number>): Promise<number> {
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const port = 20_000 + Math.floor(Math.random() * 2_768);
     if (taken.has(port) || taken.has(port + 10_000)) continue;
     if ((await canListen(port)) && (await canListen(port + 10_000))) {
       taken.add(port);
@@ -69,13 +73,33 @@ async function until(what: string, check: () => Promise<boolean>, ms = 15_000): 
   }
 }
 
+/**
+ * Waits until a node answers PING; `false` when its server exited first (its port was taken between the check and
+ * its bind: another port is tried).
+ */
+async function answers(child: ChildProcess, admin: Redis, port: number, ms = 15_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) return false;
+    const ping = async () => {
+      if (admin.status !== "ready") await admin.connect();
+      return (await admin.ping()) === "PONG";
+    };
+    if (await ping().catch(() => false)) return true;
+    if (Date.now() > deadline)
+      throw new Error(`Redis Cluster: ${binary} on port ${port} did not answer within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Starts three masters and waits until every one reports `cluster_state:ok`. */
 export async function startRedisCluster(): Promise<LocalCluster> {
   const dir = mkdtempSync(join(tmpdir(), "rw-redis-cluster-"));
   const taken = new Set<number>();
-  const ports = [await freePort(taken), await freePort(taken), await freePort(taken)];
+  const ports: number[] = [];
   const processes: ChildProcess[] = [];
   const admins: Redis[] = [];
+  let retries = 0;
   // Should the test process end without stopping the cluster, its servers go with it.
   const killAll = () => {
     for (const child of processes) child.kill("SIGKILL");
@@ -97,7 +121,8 @@ export async function startRedisCluster(): Promise<LocalCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const port of ports) {
+    while (ports.length < 3) {
+      const port = await freePort(taken);
       const child = spawn(
         binary,
         [
@@ -125,11 +150,16 @@ export async function startRedisCluster(): Promise<LocalCluster> {
       });
       const admin = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
       admins.push(admin);
-      admin.on("error", () => {}); // refused while the server starts: `until` retries
-      await until(`${binary} on port ${port} did not answer`, async () => {
-        if (admin.status !== "ready") await admin.connect();
-        return (await admin.ping()) === "PONG";
-      });
+      admin.on("error", () => {}); // refused while the server starts: it is asked again
+      if (await answers(child, admin, port)) {
+        ports.push(port);
+        continue;
+      }
+      // Gone before answering: forget this node and try another port.
+      admin.disconnect();
+      admins.pop();
+      processes.pop();
+      if (++retries > 5) throw new Error(`Redis Cluster: ${binary} exited before answering, ${retries} times`);
     }
     // A third of the slots each, then every node meets the first: the cluster's gossip does the rest.
     const share = Math.ceil(SLOTS / admins.length);

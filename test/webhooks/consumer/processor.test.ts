@@ -31,6 +31,26 @@ function setup(options: Partial<WebhookProcessorOptions<object>> = {}) {
   return { clock, inbox: options.inbox ?? inbox, processor };
 }
 
+/**
+ * A memory inbox with some methods replaced; a replacement that resolves `undefined` hands the call on to the memory
+ * inbox.
+ */
+function memoryInboxBut(replaced: {
+  fail: (...args: Parameters<Inbox["fail"]>) => Promise<boolean | undefined>;
+}): Inbox {
+  const memory = createMemoryInbox();
+  return {
+    add: (e) => memory.add(e),
+    claim: (r) => memory.claim(r),
+    complete: (c, w, n) => memory.complete(c, w, n),
+    get: (id) => memory.get(id),
+    deadLetters: (o) => memory.deadLetters(o),
+    retryDeadLetter: (id, n) => memory.retryDeadLetter(id, n),
+    purgeDone: (b) => memory.purgeDone(b),
+    fail: async (c, o, n) => (await replaced.fail(c, o, n)) ?? memory.fail(c, o, n),
+  };
+}
+
 describe("WebhookProcessor", () => {
   describe("routing", () => {
     it("runs the one most specific handler for each event", async () => {
@@ -82,17 +102,7 @@ describe("WebhookProcessor", () => {
     // Regression: a failure the inbox did not record (the lease had passed to another processor: `fail` answers false,
     // as the PostgreSQL inbox does for a stale claim) counted as retried.
     it("counts a failure the inbox did not record, the claim gone stale, as lost", async () => {
-      const memory = createMemoryInbox();
-      const stale: Inbox = {
-        add: (e) => memory.add(e),
-        claim: (r) => memory.claim(r),
-        complete: (c, w, n) => memory.complete(c, w, n),
-        get: (id) => memory.get(id),
-        deadLetters: (o) => memory.deadLetters(o),
-        retryDeadLetter: (id, n) => memory.retryDeadLetter(id, n),
-        purgeDone: (b) => memory.purgeDone(b),
-        fail: async () => false,
-      };
+      const stale = memoryInboxBut({ fail: async () => false });
       const { processor } = setup({ inbox: stale });
       processor.on("order.*", () => {
         throw new Error("too late");
@@ -170,21 +180,13 @@ describe("WebhookProcessor", () => {
     });
 
     it("settles nothing and counts an error when the inbox cannot record a failure; the lease brings it back", async () => {
-      const memory = createMemoryInbox();
       let failing = true;
-      const flaky: Inbox = {
-        add: (e) => memory.add(e),
-        claim: (r) => memory.claim(r),
-        complete: (c, w, n) => memory.complete(c, w, n),
-        get: (id) => memory.get(id),
-        deadLetters: (o) => memory.deadLetters(o),
-        retryDeadLetter: (id, n) => memory.retryDeadLetter(id, n),
-        purgeDone: (b) => memory.purgeDone(b),
-        fail: async (c, o, n) => {
+      const flaky = memoryInboxBut({
+        fail: async () => {
           if (failing) throw new Error("database unavailable");
-          return memory.fail(c, o, n);
+          return undefined;
         },
-      };
+      });
       const onError = vi.fn();
       const { clock, processor } = setup({ inbox: flaky, leaseMs: 100, onError });
       let runs = 0;

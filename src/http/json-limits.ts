@@ -1,3 +1,5 @@
+import { isWellFormed } from "./well-formed";
+
 /**
  * What a JSON body may hold before it is parsed into values a handler or a store sees: a bounded nesting depth,
  * and strings that are I-JSON (RFC 7493 §2.1) and, unless allowed, free of NUL.
@@ -96,13 +98,10 @@ export interface StringFaultAt {
   readonly fault: StringFault;
 }
 
-// With the u flag a surrogate pair is one code point, so \p{Cs} matches only a lone surrogate.
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /** Why `value` cannot be kept, or `undefined` when it can. */
 export function stringFault(value: string, allowNul: boolean): StringFault | undefined {
   // RFC 7493 §2.1: I-JSON strings must not contain lone surrogates.
-  if (LONE_SURROGATE.test(value)) return "lone_surrogate";
+  if (!isWellFormed(value)) return "lone_surrogate";
   if (!allowNul && value.includes("\u0000")) return "nul_character";
   return undefined;
 }

@@ -26,6 +26,12 @@ export function positiveInteger(owner: string, name: string, value: unknown, uni
   return value;
 }
 
+/** `value` when it is a number other than NaN: ±Infinity included (a bound that may mean "all" or "none"). */
+export function notNaN(owner: string, name: string, value: unknown, unit?: string): number {
+  if (typeof value !== "number" || Number.isNaN(value)) refuse(owner, name, value, "number (Infinity included)", unit);
+  return value;
+}
+
 /** `value` when it is a finite number (an instant, which may be before the epoch). */
 export function finiteNumber(owner: string, name: string, value: unknown, unit?: string): number {
   if (typeof value !== "number" || !Number.isFinite(value)) refuse(owner, name, value, "finite number", unit);

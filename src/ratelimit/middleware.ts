@@ -1,11 +1,11 @@
 import { describeMiddleware } from "../http/described";
 import type { Handler, HttpRequest, HttpResponse, ResponseHeaders } from "../http/message";
 import { isHttpProblem } from "../http/problem";
+import { toWellFormed } from "../http/well-formed";
 import { clientIp } from "./client-ip";
 import { policyField, rateLimitHeaders } from "./headers";
 import type { RateLimiter } from "./limiter";
 import { quotaExceeded } from "./quota-exceeded";
-import { wellFormed } from "./store-key";
 
 /** Options of {@link rateLimit}. */
 export interface RateLimitOptions {
@@ -70,7 +70,7 @@ export function rateLimit(options: RateLimitOptions): (handler: Handler) => Hand
       if (partition === undefined) return handler(request);
       // A key taken from the request (a body field, a token claim) may hold a lone surrogate, which the stores refuse:
       // such a client is limited under the key's well-formed form rather than answered with a 500.
-      const decision = await limiter.check(wellFormed(partition), now());
+      const decision = await limiter.check(toWellFormed(partition), now());
       if (!decision.allowed) return quotaExceeded(decision, policyValue).toResponse();
       const fields = rateLimitHeaders(decision, policyValue);
       let response: HttpResponse;

@@ -1,5 +1,4 @@
-// String.prototype.isWellFormed is ES2024 (Node 20 has it); the project's lib stops at ES2023.
-type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+import { isWellFormed } from "../http/well-formed";
 
 /**
  * Checks a key the way every store does: a string of well-formed UTF-16. Redis and PostgreSQL take keys as UTF-8,
@@ -11,15 +10,9 @@ type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
 export function assertStoreKey(key: unknown): asserts key is string {
   if (typeof key !== "string") throw new TypeError(`rate limit store: key must be a string, got ${typeof key}.`);
   // The key is not quoted: it may be an API key.
-  if (!(key as unknown as WellFormed).isWellFormed()) {
+  if (!isWellFormed(key)) {
     throw new TypeError(
       "rate limit store: key must be well-formed UTF-16, got a string with a lone surrogate (key.toWellFormed() replaces them with U+FFFD).",
     );
   }
-}
-
-/** `key` as every store takes it: each lone surrogate replaced with U+FFFD (keys from requests go through this). */
-export function wellFormed(key: string): string {
-  const k = key as unknown as WellFormed;
-  return k.isWellFormed() ? key : k.toWellFormed();
 }

@@ -1,4 +1,5 @@
 import type { FieldError } from "../../http/validation";
+import { toWellFormed } from "../../http/well-formed";
 
 /** Why an event was retried or dead-lettered, as stored in the inbox's `lastError`. */
 export type ConsumerErrorCode =
@@ -53,20 +54,17 @@ export class WebhookConsumerError extends Error {
 
 const MAX_MESSAGE = 2000;
 
-// With the u flag a surrogate pair is one code point, so \p{Cs} matches only a lone surrogate.
-const LONE_SURROGATE = /\p{Cs}/gu;
-
 /**
  * `text` cut to {@link MAX_MESSAGE} units without splitting a surrogate pair, with U+0000 and lone surrogates as
- * U+FFFD (what `String.prototype.toWellFormed` does to the latter): the PostgreSQL inbox keeps the record as jsonb,
- * which refuses both (I-JSON, RFC 7493 §2.1), and every inbox must record the same text.
+ * U+FFFD: the PostgreSQL inbox keeps the record as jsonb, which refuses both (I-JSON, RFC 7493 §2.1), and every
+ * inbox must record the same text.
  */
 function storable(text: string): string {
   let end = Math.min(text.length, MAX_MESSAGE);
   // A high surrogate as the last unit kept would be half of a pair.
   if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
   const cut = end < text.length ? text.slice(0, end) : text;
-  return cut.replace(LONE_SURROGATE, "\uFFFD").replaceAll("\u0000", "\uFFFD");
+  return toWellFormed(cut).replaceAll("\u0000", "\uFFFD");
 }
 
 function messageOf(error: unknown): string {

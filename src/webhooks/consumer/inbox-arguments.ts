@@ -1,4 +1,4 @@
-import { finiteNumber, nonNegativeInteger, nonNegativeNumber } from "../../options/number-option";
+import { finiteNumber, nonNegativeInteger, nonNegativeNumber, notNaN } from "../../options/number-option";
 import type { InboxClaimRequest, InboxFailOutcome } from "./inbox";
 
 /*
@@ -31,14 +31,5 @@ export function checkInboxNow(method: "complete" | "retryDeadLetter", now: numbe
  * every inbox alike. PostgreSQL refused NaN and text with errors of its own, where the memory inbox purged nothing.
  */
 export function checkInboxPurge(before: unknown): void {
-  if (typeof before === "number" && !Number.isNaN(before)) return;
-  const got =
-    typeof before === "string"
-      ? JSON.stringify(before)
-      : typeof before === "object" && before !== null
-        ? Object.prototype.toString.call(before)
-        : String(before);
-  throw new TypeError(
-    `Inbox.purgeDone: before must be a number of epoch milliseconds (Infinity purges every done event), got ${got}.`,
-  );
+  notNaN("Inbox.purgeDone", "before", before, "epoch milliseconds");
 }

@@ -9,7 +9,7 @@ import {
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
-import { originFormOf } from "../http/request-target";
+import { splitAbsoluteTarget } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
 
@@ -86,7 +86,7 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
 
 /** Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit. */
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
-  const target = originFormOf(request.url);
+  const target = splitAbsoluteTarget(request.url)?.originForm;
   if (target === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };
   const body = await readBody(request, bodyLimitOf(options, "readRequest"));
   if (body instanceof HttpProblem) return { ok: false, problem: body };

@@ -9,7 +9,7 @@ import {
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
-import { hostOf, originFormOf } from "../http/request-target";
+import { splitAbsoluteTarget } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
 
@@ -31,14 +31,14 @@ export class NodeRequest implements HttpRequest {
   constructor(req: IncomingMessage, body: Uint8Array, res: ServerResponse | undefined) {
     // RFC 9112 §3.2.1 origin-form: path [ "?" query ]; an absolute-form target as the path and query it names.
     const raw = req.url ?? "/";
-    const absolute = isAbsoluteForm(raw);
-    const target = absolute ? (originFormOf(raw) ?? raw) : raw;
+    const absolute = isAbsoluteForm(raw) ? splitAbsoluteTarget(raw) : undefined;
+    const target = absolute?.originForm ?? raw;
     const q = target.indexOf("?");
     this.method = req.method ?? "GET";
     this.path = q === -1 ? target : target.slice(0, q);
     this.search = q === -1 ? "" : target.slice(q + 1);
     // RFC 9112 §3.2.2: with an absolute-form target the server MUST ignore Host and use the target's authority.
-    const host = absolute ? hostOf(raw) : undefined;
+    const host = absolute?.host;
     this.headers = (host === undefined ? req.headers : { ...req.headers, host }) as RequestHeaders;
     this.body = body;
     this.#req = req;

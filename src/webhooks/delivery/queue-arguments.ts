@@ -56,12 +56,18 @@ export function checkClaimOptions(options: ClaimOptions): void {
 }
 
 /**
- * A claim's or a renewal's clock reading and lease length. A lease of 0 ends as it starts: the delivery would be due
- * again at once, within the same claim.
+ * A lease length: at least a millisecond. A shorter lease ends before any worker could hold it (PostgreSQL keeps
+ * microseconds, and `now + 1e-6 === now` in floating point), so the delivery would be due again within the same claim.
  */
+export function checkLeaseMs(owner: string, leaseMs: number): void {
+  positiveNumber(owner, "leaseMs", leaseMs, "milliseconds");
+  if (leaseMs < 1) throw new TypeError(`${owner}: leaseMs must be at least 1 millisecond, got ${leaseMs}.`);
+}
+
+/** A claim's or a renewal's clock reading and lease length. */
 export function checkLease(owner: string, now: number, leaseMs: number): void {
   finiteNumber(owner, "now", now, "epoch milliseconds");
-  positiveNumber(owner, "leaseMs", leaseMs, "milliseconds");
+  checkLeaseMs(owner, leaseMs);
   instant(owner, "now + leaseMs", now + leaseMs);
 }
 

@@ -270,10 +270,6 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       due.sort((x, y) => x.servedAt - y.servedAt);
       const out: ClaimedDelivery[] = [];
       const leaseUntil = now + leaseMs;
-      // A lease so short that it ends when it starts (now + leaseMs === now in floating point) would leave a claimed
-      // delivery due, to be taken again by this claim: those wait outside the heap until the endpoint is done.
-      const endsAtOnce = !(leaseUntil > now);
-      const taken: Entry[] = [];
       for (const line of due) {
         const { endpointId, heap } = line;
         const cap = endpointLimits?.get(endpointId) ?? perEndpoint;
@@ -285,15 +281,10 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           next.leaseToken = leaseToken;
           next.leaseUntil = leaseUntil;
           // The lease end is the new due time: a claim that never completes comes back by itself.
-          if (endsAtOnce) {
-            heap.delete(next);
-            taken.push(next);
-          } else heap.set(next, leaseUntil, next.seq);
+          heap.set(next, leaseUntil, next.seq);
           out.push(claimOf(next, leaseToken, leaseUntil));
           line.servedAt = ++turns;
         }
-        for (const entry of taken) heap.set(entry, leaseUntil, entry.seq);
-        taken.length = 0;
         refile(line);
       }
       return out;

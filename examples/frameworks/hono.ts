@@ -10,7 +10,8 @@ export function createHonoApp(consumer: WebhookConsumerOptions): Hono {
       .get("/health", (c) => c.json({ ok: true }))
       // c.req.raw is the untouched Request: do not call c.req.json() (or a validator) on these paths first.
       .all("/api/*", (c) => app(c.req.raw))
-      .post("/webhooks", (c) => app(c.req.raw))
+      // Every method: the router answers the others 405 with Allow (RFC 9110 §15.5.6), not Hono's 404.
+      .all("/webhooks", (c) => app(c.req.raw))
   );
 }
 

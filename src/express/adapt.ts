@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
-import { type AdapterOptions, bodyLimitOf, logError } from "../http/adapter-options";
+import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
+import { guardedReporter } from "../http/guarded-report";
 import type { Handler } from "../http/message";
 import { internalErrorResponse } from "../http/problem";
 import { nodeDispatcher } from "../node/adapt";
@@ -38,7 +39,7 @@ export function adapt(app: Handler | Router, options: AdapterOptions = {}): Expr
   const { handler, answers } = mountable(app, "rest-webhooks/express adapt");
   const dispatch = nodeDispatcher(handler, options);
   const limit = bodyLimitOf(options, "rest-webhooks/express adapt");
-  const onError = options.onError ?? logError;
+  const onError = guardedReporter(options);
   return (req, res, next) => {
     if (!answers(req.method ?? "GET", req.url ?? "/")) {
       next();

@@ -17,6 +17,7 @@ export function expressBody(req: ExpressRequest, limit: number): BodyStart | Exp
   const declared = contentLength(req.headers["content-length"]);
   // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body, whatever a parser left behind.
   const hasBody = declared === undefined ? req.headers["transfer-encoding"] !== undefined : declared !== 0;
-  if (hasBody && (parsed !== undefined || req.readableEnded)) return bodyConsumed(req.method ?? "GET", req.url ?? "/");
+  if (hasBody && (parsed !== undefined || req.readableEnded))
+    return bodyConsumed(req.method ?? "GET", req.url ?? "/", limit);
   return startBody(req, limit);
 }

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyPluginCallback } from "fastify";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from "fastify";
 import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
 import type { Handler } from "../http/message";
 import { nodeDispatcher } from "../node/adapt";
@@ -20,40 +21,92 @@ export interface WebhookConsumerPluginOptions extends WebhookConsumerOptions {
   url: string;
 }
 
+// Fastify 5 answers a Content-Type whose media type is not `token "/" token` (RFC 9110 §8.3.1) with its own 415
+// (FST_ERR_CTP_INVALID_MEDIA_TYPE) before any parser runs: the same test as its lib/content-type.js, so exactly those
+// values are kept from it and put back before the adapter reads the request.
+const FASTIFY_MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
+const hiddenContentTypes = new WeakMap<IncomingMessage, string>();
+
+function hideRefusedContentType(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  const req = request.raw;
+  const type = req.headers["content-type"];
+  // QUERY: Fastify refuses a missing Content-Type too (the QUERY method draft requires one), so hiding would only
+  // change its answer.
+  if (type !== undefined && req.method !== "QUERY" && !FASTIFY_MEDIA_TYPE.test(type)) {
+    hiddenContentTypes.set(req, type);
+    delete req.headers["content-type"];
+  }
+  done();
+}
+
+function restoreContentType(req: IncomingMessage): void {
+  if (req.headers["content-type"] !== undefined) return;
+  const type = hiddenContentTypes.get(req);
+  if (type !== undefined) req.headers["content-type"] = type;
+}
+
+// Fields set on the reply by Fastify hooks (@fastify/cors, @fastify/helmet: reply.header() in onRequest or
+// preHandler) that a hijacked reply never writes: set on the raw response, where the handler's own fields, given to
+// writeHead, replace them.
+function copyReplyHeaders(reply: FastifyReply, res: ServerResponse): void {
+  const fields = reply.getHeaders();
+  for (const name in fields) {
+    const value = fields[name];
+    if (value !== undefined) res.setHeader(name, value);
+  }
+}
+
+// The path Fastify registers `url` at in this context (lib/route.js: one "/" between prefix and path).
+function fullPath(prefix: string, url: string): string {
+  return prefix.endsWith("/") && url.startsWith("/") ? prefix + url.slice(1) : prefix + url;
+}
+
 /**
  * Registers `url` for every method in this (encapsulated) context, with the bodies left raw: the context's
  * content-type parsers are replaced by one that reads nothing, and the node adapter reads the stream itself, so
- * its body limit and 413 apply and the bytes reach the handler (and a signature check) as sent.
+ * its body limit and 413 apply and the bytes reach the handler (and a signature check) as sent. A method some route
+ * registered earlier already has at that path (@fastify/cors's `OPTIONS *`, say) is left to it: Fastify refuses two.
  */
-function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOptions, url: string): void {
+function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOptions, urls: readonly string[]): void {
   const dispatch = nodeDispatcher(mounted.handler, options);
   const limit = bodyLimitOf(options, "rest-webhooks/fastify");
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
-  fastify.route({
-    method: fastify.supportedMethods,
-    url,
-    // HEAD is among the methods: the handler answers it (RFC 9110 §9.3.2), not a route Fastify derives from GET.
-    exposeHeadRoute: false,
-    handler: (request, reply) => {
-      const req = request.raw;
-      if (!mounted.answers(req.method ?? "GET", req.url ?? "/")) {
-        reply.callNotFound();
-        return;
-      }
-      // The node adapter writes the response; Fastify must not touch it.
-      reply.hijack();
-      dispatch(req, reply.raw, startBody(req, limit));
-    },
-  });
+  const handler = (request: FastifyRequest, reply: FastifyReply) => {
+    const req = request.raw;
+    restoreContentType(req);
+    if (!mounted.answers(req.method ?? "GET", req.url ?? "/")) {
+      reply.callNotFound();
+      return;
+    }
+    // The node adapter writes the response; Fastify must not touch it.
+    reply.hijack();
+    copyReplyHeaders(reply, reply.raw);
+    dispatch(req, reply.raw, startBody(req, limit));
+  };
+  for (const url of urls) {
+    const path = fullPath(fastify.prefix, url);
+    const methods = fastify.supportedMethods.filter((method) => !fastify.hasRoute({ method, url: path }));
+    if (methods.length === 0) continue;
+    fastify.route({
+      method: methods,
+      url,
+      // HEAD is among the methods: the handler answers it (RFC 9110 §9.3.2), not a route Fastify derives from GET.
+      exposeHeadRoute: false,
+      onRequest: hideRefusedContentType,
+      handler,
+    });
+  }
 }
 
 /**
  * A Fastify 5 plugin serving a {@link Handler} or a {@link Router} through the node adapter: the same request
  * model, body limit, problem documents and after-send callbacks as `rest-webhooks/node`. It registers one
- * catch-all route (`/*` under the plugin's prefix; Fastify's own routes are more specific and win), takes the
- * bodies raw through its own content-type parser (in this plugin's context only), and hands a path the router has
- * no route for to Fastify's not-found handler. Paths are matched as sent, prefix included.
+ * catch-all route (`/*` under the plugin's prefix, and the prefix itself; Fastify's own routes are more specific and
+ * win, and a method a route registered earlier already has at `/*`, such as @fastify/cors's `OPTIONS *`, is left to
+ * that route), takes the bodies raw through its own content-type parser (in this plugin's context only), and hands
+ * a path the router has no route for to Fastify's not-found handler. Paths are matched as sent, prefix included.
+ * Header fields Fastify hooks set with `reply.header()` are sent too; the handler's own replace any of the same name.
  * @param options `handler` and the adapter's `bodyLimit` and `onError`.
  * @example
  * const app = Fastify();
@@ -62,7 +115,10 @@ function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOp
  */
 export const restWebhooks: FastifyPluginCallback<RestWebhooksPluginOptions> = (fastify, options, done) => {
   const { handler, ...adapter } = options;
-  register(fastify, mountable(handler, "rest-webhooks/fastify restWebhooks"), adapter, "/*");
+  const prefix = fastify.prefix;
+  // "/api/*" does not match "/api" itself: under a prefix, the prefix is a path of its own.
+  const urls = prefix === "" || prefix.endsWith("/") ? ["/*"] : ["", "/*"];
+  register(fastify, mountable(handler, "rest-webhooks/fastify restWebhooks"), adapter, urls);
   done();
 };
 
@@ -77,6 +133,6 @@ export const restWebhooks: FastifyPluginCallback<RestWebhooksPluginOptions> = (f
 export const webhookConsumer: FastifyPluginCallback<WebhookConsumerPluginOptions> = (fastify, options, done) => {
   const { url, ...consumer } = options;
   const mounted = mountable(createWebhookConsumer(consumer), "rest-webhooks/fastify webhookConsumer");
-  register(fastify, mounted, consumerAdapterOptions(consumer), url);
+  register(fastify, mounted, consumerAdapterOptions(consumer), [url]);
   done();
 };

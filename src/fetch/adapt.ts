@@ -1,5 +1,6 @@
-import { type AdapterOptions, bodyLimitOf, logError } from "../http/adapter-options";
+import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
+import { guardedReporter } from "../http/guarded-report";
 import type { Handler, HttpRequest } from "../http/message";
 import { internalErrorResponse, isHttpProblem } from "../http/problem";
 import { readRequest } from "./request";
@@ -14,7 +15,7 @@ import { sendResponse } from "./response";
  */
 export function adapt(handler: Handler, options: AdapterOptions = {}): (request: Request) => Promise<Response> {
   bodyLimitOf(options, "adapt"); // refused now, not on the first request
-  const onError = options.onError ?? logError;
+  const onError = guardedReporter(options);
   const schedule = options.afterSend ?? queueMicrotask;
   const ignore = () => {};
   return (native) => {
@@ -23,7 +24,11 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): (request:
     const pending = (async () => {
       try {
         const read = await readRequest(native, options);
-        if (!read.ok) return sendResponse(read.problem.toResponse(), native.method);
+        if (!read.ok) {
+          // A 500 here is the app's mistake (a body read before the adapter): its cause says which.
+          if (read.problem.status >= 500) onError(read.problem.cause ?? read.problem, undefined);
+          return sendResponse(read.problem.toResponse(), native.method);
+        }
         request = read.request;
         const response = await handler(read.request);
         callback = takeAfterSend(response);

@@ -51,18 +51,38 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
   return body;
 }
 
+/**
+ * The body was read before the adapter (a framework's `c.req.json()`, a logging middleware): its exact bytes are gone,
+ * so the request cannot be served as sent. A misconfiguration, not the client's fault: a bare 500, and the cause,
+ * which names the fix, for the adapter to report to `onError`.
+ */
+function bodyConsumed(request: Request): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 500,
+    code: "internal_error",
+    detail: "The server could not complete the request.",
+    cause: new TypeError(
+      `rest-webhooks/fetch: the body of ${request.method} ${request.url} was already read (request.bodyUsed) or ` +
+        "locked before the adapter, so its exact bytes are gone: a webhook signature cannot be checked on them and " +
+        "the body readers cannot see them. Hand the adapter the untouched Request (in Hono, c.req.raw without " +
+        "calling c.req.json() or a validator first), or a clone made before the body was read (request.clone()).",
+    ),
+  });
+}
+
 async function readBody(request: Request, limit: number): Promise<Uint8Array | HttpProblem<HttpProblemCode>> {
   if (request.body === null) return EMPTY;
+  if (request.bodyUsed || request.body.locked) return bodyConsumed(request);
   const declared = contentLength(request.headers.get("content-length") ?? undefined);
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) {
     await request.body.cancel().catch(() => undefined);
     return bodyTooLarge(limit);
   }
-  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
+    const reader = request.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
@@ -84,7 +104,11 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
   return size === 0 ? EMPTY : concat(chunks, size);
 }
 
-/** Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit. */
+/**
+ * Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit.
+ * @returns the request, or the problem to answer with: 413 over the limit, 400 for an unreadable URL or body, and a
+ * bare 500 `internal_error` when the body was already read before (`request.bodyUsed`), whose `cause` says so.
+ */
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
   const target = splitAbsoluteTarget(request.url)?.originForm;
   if (target === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };

@@ -1,25 +1,31 @@
+import { checkFinalStatus } from "../http/final-status";
 import type { HttpResponse } from "../http/message";
 
-// RFC 9110 §6.4.1 / Fetch "null body status": these responses never carry content.
-const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+// RFC 9110 §6.4.1 / Fetch "null body status": these responses never carry content (1xx never reach here).
+const NULL_BODY_STATUS = new Set([204, 205, 304]);
 const encoder = new TextEncoder();
 
 /**
- * Turns an {@link HttpResponse} into a Fetch `Response`, adding Content-Length when the body is known.
+ * Turns an {@link HttpResponse} into a Fetch `Response`, adding Content-Length when the body is known; a handler's
+ * Transfer-Encoding is dropped (the runtime frames the message).
  * @param method the request method: a HEAD response carries the headers, Content-Length included, but no
  * body (RFC 9110 §9.3.2).
- * @throws when Fetch refuses the status (outside 200..599) or a header value (the adapter turns that into a 500).
+ * @throws RangeError when the status is not a final one (200..599), or the runtime's error when it refuses a header
+ * value (the adapter turns either into a 500).
  */
 export function sendResponse(response: HttpResponse, method = "GET"): Response {
+  checkFinalStatus(response.status);
   const headers = new Headers();
   for (const name in response.headers) {
     const value = response.headers[name] as string | readonly string[];
     if (typeof value === "string") headers.set(name, value);
     else for (const item of value) headers.append(name, item);
   }
+  // RFC 9112 §6.2: never beside the Content-Length set below; the runtime chooses the framing.
+  headers.delete("transfer-encoding");
   if (NULL_BODY_STATUS.has(response.status) || response.body == null) {
-    // RFC 9110 §15.3.6: a 205 has no content, so a handler's Content-Length cannot announce any.
-    if (response.status === 205) headers.delete("content-length");
+    // RFC 9110 §8.6: no Content-Length in a 204; §15.3.6: a 205 has no content, so none can be announced.
+    if (response.status === 204 || response.status === 205) headers.delete("content-length");
     return new Response(null, { status: response.status, headers });
   }
   const body = typeof response.body === "string" ? encoder.encode(response.body) : response.body;

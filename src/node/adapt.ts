@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { bodyLimitOf, contentLength, logError } from "../http/adapter-options";
+import { bodyLimitOf, contentLength } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
+import { guardedReporter } from "../http/guarded-report";
 import type { Handler, HttpResponse } from "../http/message";
 import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/problem";
 import { isThenable } from "../http/thenable";
@@ -18,7 +19,7 @@ function bodyAnswerer(
   handler: Handler,
   options: NodeAdapterOptions,
 ): (req: IncomingMessage, res: ServerResponse, read: BodyRead) => void {
-  const onError = options.onError ?? logError;
+  const onError = guardedReporter(options);
   const bounds = serverLimits(options.limits);
   const refuse = (req: IncomingMessage, res: ServerResponse, problem: HttpProblem) => {
     if (problem.status === 413) sendAndLinger(req, res, problem.toResponse(), bounds);
@@ -33,22 +34,25 @@ function bodyAnswerer(
 
   const finish = (res: ServerResponse, request: NodeRequest, response: HttpResponse) => {
     const callback = takeAfterSend(response);
-    // 'finish': the whole response was handed to the operating system. A connection that breaks
-    // first never finishes, and the callback does not run.
-    if (callback !== undefined) {
-      res.once("finish", () => {
-        try {
-          callback();
-        } catch (error) {
-          onError(error, request);
-        }
-      });
-    }
     try {
       sendResponse(res, response);
     } catch (error) {
+      // The callback belongs to the response that could not be sent, not to the 500 sent instead.
       failed(res, request, error);
+      return;
     }
+    if (callback === undefined) return;
+    const run = () => {
+      try {
+        callback();
+      } catch (error) {
+        onError(error, request);
+      }
+    };
+    // 'finish': the whole response was handed to the operating system. A connection that breaks
+    // first never finishes, and the callback does not run.
+    if (res.writableFinished) run();
+    else res.once("finish", run);
   };
 
   // Synchronous handlers are answered in the same tick: no promise on the hot path.

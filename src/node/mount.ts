@@ -1,5 +1,6 @@
 import type { Handler } from "../http/message";
 import { Router } from "../routing/router";
+import { pathOf } from "./request";
 
 /** What a framework integration mounts: the handler, and whether it answers a request at all. */
 export interface Mounted {
@@ -24,8 +25,8 @@ export function mountable(app: Handler | Router, caller: string): Mounted {
     return {
       handler,
       answers: (method, target) => {
-        const q = target.indexOf("?");
-        const path = q === -1 ? target : target.slice(0, q);
+        // The path the handler will see, so both agree on whether the router answers.
+        const path = pathOf(target);
         // RFC 9110 §9.3.7: the router answers "OPTIONS *" itself.
         return matcher.match(method, path).kind !== "not_found" || (method === "OPTIONS" && path === "*");
       },

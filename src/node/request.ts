@@ -7,6 +7,7 @@ import {
   type ReadRequestResult,
 } from "../http/adapter-options";
 import { parseQuery } from "../http/body";
+import { removeDotSegments } from "../http/dot-segments";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
 import { splitAbsoluteTarget } from "../http/request-target";
@@ -15,6 +16,22 @@ const EMPTY = new Uint8Array(0);
 
 // RFC 9112 §3.2: origin-form ("/…") and asterisk-form ("*", OPTIONS) are used as sent; absolute-form is not.
 const isAbsoluteForm = (target: string) => target.charCodeAt(0) !== 0x2f /* / */ && target !== "*";
+
+// RFC 9112 §3.2 has no fragment in a request-target; one sent anyway ends the target there, as in a URL (RFC 3986 §3.5).
+function withoutFragment(target: string): string {
+  const hash = target.indexOf("#");
+  return hash === -1 ? target : target.slice(0, hash);
+}
+
+/**
+ * The `path` a {@link NodeRequest} has for the request target `raw`: what the framework integrations match a router
+ * against before the request is read.
+ */
+export function pathOf(raw: string): string {
+  const target = (isAbsoluteForm(raw) ? splitAbsoluteTarget(raw)?.originForm : undefined) ?? withoutFragment(raw);
+  const q = target.indexOf("?");
+  return removeDotSegments(q === -1 ? target : target.slice(0, q));
+}
 
 /** The {@link HttpRequest} over a node:http request; query, signal and peer address are computed on first use. */
 export class NodeRequest implements HttpRequest {
@@ -32,10 +49,11 @@ export class NodeRequest implements HttpRequest {
     // RFC 9112 §3.2.1 origin-form: path [ "?" query ]; an absolute-form target as the path and query it names.
     const raw = req.url ?? "/";
     const absolute = isAbsoluteForm(raw) ? splitAbsoluteTarget(raw) : undefined;
-    const target = absolute?.originForm ?? raw;
+    const target = absolute?.originForm ?? withoutFragment(raw);
     const q = target.indexOf("?");
     this.method = req.method ?? "GET";
-    this.path = q === -1 ? target : target.slice(0, q);
+    // The path a Fetch runtime's URL gives for the same target: dot-segments removed (RFC 3986 §5.2.4).
+    this.path = removeDotSegments(q === -1 ? target : target.slice(0, q));
     this.search = q === -1 ? "" : target.slice(q + 1);
     // RFC 9112 §3.2.2: with an absolute-form target the server MUST ignore Host and use the target's authority.
     const host = absolute?.host;

@@ -1,53 +1,79 @@
 import type { ServerResponse } from "node:http";
+import { checkFinalStatus } from "../http/final-status";
 import type { HttpResponse } from "../http/message";
 
 type OutgoingHeaders = Record<string, string | number | readonly string[]>;
 
-// RFC 9110 §6.4.1: 1xx, 204, 205 and 304 responses never carry content (nor, for 204, a Content-Length, §8.6).
-const hasNoContent = (status: number) => status < 200 || status === 204 || status === 205 || status === 304;
+// RFC 9110 §6.4.1: 204, 205 and 304 responses never carry content.
+const hasNoContent = (status: number) => status === 204 || status === 205 || status === 304;
 
-// The handler's own Content-Length, whatever the case of its name (field names are case-insensitive, RFC 9110 §5.1).
-function hasContentLength(headers: OutgoingHeaders): boolean {
-  if (headers["content-length"] !== undefined) return true;
-  for (const name in headers) if (name.length === 14 && name.toLowerCase() === "content-length") return true;
-  return false;
+// The framing fields a handler set, whatever the case of their names (RFC 9110 §5.1: case-insensitive).
+const CONTENT_LENGTH = 1;
+const TRANSFER_ENCODING = 2;
+const isContentLength = (name: string) => name.length === 14 && name.toLowerCase() === "content-length";
+const isTransferEncoding = (name: string) => name.length === 17 && name.toLowerCase() === "transfer-encoding";
+
+function framingFields(headers: OutgoingHeaders): number {
+  let found = 0;
+  for (const name in headers) {
+    if (isContentLength(name)) found |= CONTENT_LENGTH;
+    else if (isTransferEncoding(name)) found |= TRANSFER_ENCODING;
+  }
+  return found;
 }
 
 /**
- * A copy of `headers` whose only Content-Length is `length`: a handler's `Content-Length` in any case is replaced,
- * since two would make the message invalid (RFC 9112 §6.3). Copied key by key on purpose: measured on Node 20, an
- * object built by spread (`{ ...headers, "content-length": n }`) makes node:http's `writeHead` ~25 % slower per
- * request than a plain object filled in a loop.
+ * A copy of `headers` without Transfer-Encoding: the adapter frames the message itself, with the whole body and its
+ * length, and RFC 9112 §6.2 forbids Content-Length beside Transfer-Encoding. `length` is the Content-Length to send
+ * in place of the handler's (a number: one field only, two would make the message invalid, RFC 9112 §6.3), `null`
+ * for none, `undefined` to keep the handler's. Copied key by key on purpose: measured on Node 20, an object built by
+ * spread (`{ ...headers, "content-length": n }`) makes node:http's `writeHead` ~25 % slower per request than a plain
+ * object filled in a loop.
  */
-function withContentLength(headers: OutgoingHeaders, length: number): OutgoingHeaders {
+function reframed(headers: OutgoingHeaders, length: number | null | undefined): OutgoingHeaders {
   const copy: OutgoingHeaders = {};
+  const replaceLength = length !== undefined;
   for (const name in headers) {
-    if (name.length === 14 && name.toLowerCase() === "content-length") continue;
+    if (isTransferEncoding(name) || (replaceLength && isContentLength(name))) continue;
     copy[name] = headers[name] as string | number | readonly string[];
   }
-  copy["content-length"] = length;
+  if (typeof length === "number") copy["content-length"] = length;
   return copy;
 }
 
+// The header fields sent with a response that has no content.
+function noContentHeaders(status: number, headers: OutgoingHeaders, fields: number): OutgoingHeaders {
+  // RFC 9110 §15.3.6: a 205 has no content; Content-Length: 0 says so (node:http would otherwise send a chunked empty
+  // body, and a handler's own Content-Length would announce bytes that never come).
+  if (status === 205) return reframed(headers, 0);
+  // RFC 9110 §8.6: a server MUST NOT send Content-Length in a 204 (nor Transfer-Encoding, RFC 9112 §6.1).
+  if (status === 204) return fields === 0 ? headers : reframed(headers, null);
+  // A 304's Content-Length is the selected representation's (RFC 9110 §8.6): kept.
+  return (fields & TRANSFER_ENCODING) === 0 ? headers : reframed(headers, undefined);
+}
+
 /**
- * Writes an {@link HttpResponse} to a node:http response, adding Content-Length when the body is known.
- * The response's header object is not modified. node:http itself drops the body of a HEAD response.
- * @throws when node:http refuses the status or a header (the adapter turns that into a 500).
+ * Writes an {@link HttpResponse} to a node:http response, adding Content-Length when the body is known; a handler's
+ * Transfer-Encoding is dropped (the whole body goes out with its length). The response's header object is not
+ * modified. node:http itself drops the body of a HEAD response.
+ * @throws RangeError when the status is not a final one (200..599), or node:http's error when it refuses a header
+ * (the adapter turns either into a 500).
  */
 export function sendResponse(res: ServerResponse, response: HttpResponse): void {
   const { status, body } = response;
-  let headers = response.headers as OutgoingHeaders;
+  checkFinalStatus(status);
+  const given = response.headers as OutgoingHeaders;
+  const fields = framingFields(given);
   if (body == null || hasNoContent(status)) {
-    // RFC 9110 §15.3.6: a 205 has no content; Content-Length: 0 says so (node:http would otherwise send a
-    // chunked empty body, and a handler's own Content-Length would announce bytes that never come).
-    if (status === 205) headers = withContentLength(headers, 0);
-    res.writeHead(status, headers as Record<string, string | string[]>);
+    res.writeHead(status, noContentHeaders(status, given, fields) as Record<string, string | string[]>);
     res.end();
     return;
   }
-  if (!hasContentLength(headers)) {
-    const length = typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
-    headers = withContentLength(headers, length);
+  let headers = given;
+  if ((fields & CONTENT_LENGTH) === 0) {
+    headers = reframed(given, typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
+  } else if ((fields & TRANSFER_ENCODING) !== 0) {
+    headers = reframed(given, undefined);
   }
   res.writeHead(status, headers as Record<string, string | string[]>);
   res.end(body);
@@ -76,7 +102,7 @@ export function writeWithoutEnd(res: ServerResponse, response: HttpResponse): bo
   try {
     res.writeHead(
       response.status,
-      withContentLength(response.headers as OutgoingHeaders, length) as Record<string, string | string[]>,
+      reframed(response.headers as OutgoingHeaders, length) as Record<string, string | string[]>,
     );
   } catch {
     res.destroy();

@@ -6,6 +6,9 @@ import { contextWithTraceparent, seconds, type TelemetryOptions, telemetryOf } f
 
 type AttemptEvent = Extract<DeliveryWorkerEvent, { type: "attempt" }>;
 
+// Seconds: the bucket boundaries the HTTP semantic conventions advise for http.client.request.duration.
+const HTTP_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
 /**
  * A delivery worker listener that turns its events into spans and metrics: one HTTP client span per attempt (a child
  * of the publishing span when the delivery carries its `traceparent`, so one trace reads "event published → attempt 1
@@ -28,6 +31,8 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
   const duration = meter.createHistogram(METRIC_NAMES.attemptDuration, {
     description: "Duration of one delivery attempt, request to response or error.",
     unit: "s",
+    // The SDK's default buckets (0 to 10 000, made for milliseconds) would put every attempt in the first one or two.
+    advice: { explicitBucketBoundaries: HTTP_DURATION_BUCKETS },
   });
   const circuit = meter.createCounter(METRIC_NAMES.circuitTransitions, {
     description: "Circuit breaker transitions, by the status entered.",
@@ -63,10 +68,10 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
         : contextWithTraceparent(ROOT_CONTEXT, delivery.traceparent);
     const span = tracer.startSpan(SPAN_NAMES.attempt, { kind: SpanKind.CLIENT, startTime: attempt.startedAt }, parent);
     if (span.isRecording()) {
+      // HTTP semantic conventions: http.request.resend_count is set only on a resend (attempt 2 is resend 1).
+      if (attempt.attempt > 1) span.setAttribute(A.httpResendCount, attempt.attempt - 1);
       span.setAttributes({
         [A.httpMethod]: "POST",
-        // HTTP semantic conventions: the ordinal of this request among resends (0 for the first attempt).
-        [A.httpResendCount]: Math.max(0, attempt.attempt - 1),
         [A.endpointId]: delivery.endpointId,
         [A.deliveryId]: delivery.id,
         [A.eventType]: delivery.eventType,

@@ -48,6 +48,15 @@ describe.each(Object.entries(starts))("the %s example", (name, start) => {
     expect((await fetch(`${base}/elsewhere`)).status).toBe(404);
   });
 
+  it("regression: answers another method on /webhooks 405 with Allow: POST (RFC 9110 §15.5.6), not 404", async () => {
+    const base = await start(webhookFixture());
+    for (const method of ["GET", "PUT"]) {
+      const response = await fetch(`${base}/webhooks`, { method });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toContain("POST");
+    }
+  });
+
   it("delivers a signed webhook end to end", async () => {
     const fixture = webhookFixture();
     const base = await start(fixture);

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import express, { type Express } from "express";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt, ExpressIntegrationError, webhookConsumer } from "../../src/express";
-import { json } from "../../src/http";
+import { DEFAULT_BODY_LIMIT, json } from "../../src/http";
 import { createRouter } from "../../src/routing";
 import { expectedPayload, webhookFixture } from "../support/signed-webhook";
 
@@ -133,6 +133,31 @@ describe("rest-webhooks/express", () => {
       const response = await fetch(`${await listen(app)}/webhooks`, { method: "POST", body, headers });
       expect(response.status).toBe(202);
       expect(await fixture.drain()).toStrictEqual([expectedPayload("msg_raw")]);
+    });
+
+    it("regression: the express.raw() it recommends carries the adapter's bodyLimit, so a body the adapter takes is not refused", async () => {
+      const onError = vi.fn();
+      const handler = (request: { body: Uint8Array }) => json(200, { bytes: request.body.byteLength });
+      const parsed = await fetch(
+        `${await listen(express().use(express.json()).use(adapt(handler, { onError })))}/hook`,
+        {
+          method: "POST",
+          body: "{}",
+          headers: { "content-type": "application/json" },
+        },
+      );
+      expect(parsed.status).toBe(500);
+      const [error] = onError.mock.calls[0] as [ExpressIntegrationError];
+      // The advice names the limit (the default 1 MiB here): express.raw's own default is 100 kB.
+      expect(error.message).toContain(`express.raw({ type: "*/*", limit: ${DEFAULT_BODY_LIMIT} })`);
+      // Followed, the advice takes a 200 kB body, which express.raw({ type: "*/*" }) alone refuses with an HTML 413.
+      const base = await listen(
+        express()
+          .use(express.raw({ type: "*/*", limit: DEFAULT_BODY_LIMIT }))
+          .use(adapt(handler)),
+      );
+      const big = await fetch(`${base}/hook`, { method: "POST", body: "x".repeat(200_000) });
+      expect(await big.json()).toStrictEqual({ bytes: 200_000 });
     });
 
     it("answers a tampered delivery 400, stores nothing", async () => {

@@ -1,7 +1,8 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { restWebhooks, webhookConsumer } from "../../src/fastify";
-import { json } from "../../src/http";
+import { HttpProblem, type HttpRequest, json } from "../../src/http";
+import { sendResponse } from "../../src/node";
 import { createRouter } from "../../src/routing";
 import { expectedPayload, webhookFixture } from "../support/signed-webhook";
 
@@ -66,6 +67,100 @@ describe("rest-webhooks/fastify", () => {
       const base = await listen(app);
       expect(await (await fetch(`${base}/api/items`)).json()).toStrictEqual({ path: "/api/items" });
       expect(await (await fetch(`${base}/items`)).json()).toStrictEqual({ outside: true });
+    });
+  });
+
+  describe("restWebhooks with Fastify's hooks and routes", () => {
+    const echo = () => (request: HttpRequest) =>
+      json(200, {
+        path: request.path,
+        contentType: request.headers["content-type"] ?? null,
+        bytes: request.body.length,
+      });
+
+    it("regression: sends the header fields onRequest and preHandler hooks set on the reply; the handler's own win", async () => {
+      const app = Fastify();
+      // What @fastify/cors and @fastify/helmet do.
+      app.addHook("onRequest", async (_request, reply) => {
+        reply.header("access-control-allow-origin", "*");
+        reply.header("x-request-id", "from-hook");
+      });
+      app.addHook("preHandler", async (_request, reply) => {
+        reply.header("x-frame-options", "DENY");
+      });
+      await app.register(restWebhooks, {
+        handler: (request) =>
+          request.path === "/mine"
+            ? { status: 200, headers: { "X-Request-Id": "from-handler" }, body: "ok" }
+            : json(200, {}),
+      });
+      const base = await listen(app);
+      const theirs = await fetch(`${base}/theirs`);
+      expect(theirs.headers.get("access-control-allow-origin")).toBe("*");
+      expect(theirs.headers.get("x-request-id")).toBe("from-hook");
+      expect(theirs.headers.get("x-frame-options")).toBe("DENY");
+      const mine = await fetch(`${base}/mine`);
+      expect(mine.headers.get("x-request-id")).toBe("from-handler");
+      expect(mine.headers.get("access-control-allow-origin")).toBe("*");
+    });
+
+    it("regression: registers beside an OPTIONS * route (@fastify/cors's preflight), which then answers OPTIONS", async () => {
+      const app = Fastify();
+      app.options("*", async (_request, reply) => reply.code(204).header("access-control-allow-methods", "GET").send());
+      await app.register(restWebhooks, { handler: router() });
+      const base = await listen(app);
+      const preflight = await fetch(`${base}/api/items`, { method: "OPTIONS" });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get("access-control-allow-methods")).toBe("GET");
+      expect(await (await fetch(`${base}/api/items`)).json()).toStrictEqual({ path: "/api/items" });
+    });
+
+    it.each([
+      ["json", "json"],
+      ["an empty value", ""],
+      ["a parameter without a type", "; charset=utf-8"],
+    ])("regression: hands a body with %s as Content-Type to the handler, with the field as sent", async (_, type) => {
+      const app = Fastify();
+      await app.register(restWebhooks, { handler: echo() });
+      await app.ready();
+      apps.push(app);
+      const response = await app.inject({
+        method: "POST",
+        url: "/hook",
+        headers: { "content-type": type },
+        payload: "{}",
+      });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toStrictEqual({ path: "/hook", contentType: type, bytes: 2 });
+    });
+
+    it("leaves an undecodable path (/x%ZZ) to Fastify's own 400; frameworkErrors, as docs/adapters.md shows, makes it a problem", async () => {
+      const plain = Fastify();
+      await plain.register(restWebhooks, { handler: router() });
+      expect((await fetch(`${await listen(plain)}/api/x%ZZ`)).status).toBe(400);
+      const app = Fastify({
+        frameworkErrors: (error, _request, reply) => {
+          const problem = new HttpProblem({ status: error.statusCode ?? 400, code: error.code, detail: error.message });
+          reply.hijack();
+          sendResponse(reply.raw, problem.toResponse());
+        },
+      });
+      await app.register(restWebhooks, { handler: router() });
+      const response = await fetch(`${await listen(app)}/api/x%ZZ`);
+      expect(response.status).toBe(400);
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect(await response.json()).toMatchObject({ status: 400, code: "FST_ERR_BAD_URL" });
+    });
+
+    it("regression: under a prefix, reaches a router route at the prefix itself", async () => {
+      const app = Fastify();
+      const bare = createRouter()
+        .route("GET", "/api", { name: "root" }, ({ request }) => json(200, { path: request.path }))
+        .route("GET", "/api/items", { name: "items" }, ({ request }) => json(200, { path: request.path }));
+      await app.register(restWebhooks, { handler: bare, prefix: "/api" });
+      const base = await listen(app);
+      expect(await (await fetch(`${base}/api`)).json()).toStrictEqual({ path: "/api" });
+      expect(await (await fetch(`${base}/api/items`)).json()).toStrictEqual({ path: "/api/items" });
     });
   });
 

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { readRequest, sendResponse } from "../../src/fetch";
+import { describe, expect, it, vi } from "vitest";
+import { adapt, readRequest, sendResponse } from "../../src/fetch";
 import { json } from "../../src/http/message";
 
 describe("fetch readRequest", () => {
@@ -13,6 +13,41 @@ describe("fetch readRequest", () => {
   ])("takes the origin-form target of %s", async (url, path, search) => {
     const read = await readRequest(new Request(url));
     expect(read.ok && { path: read.request.path, search: read.request.search }).toStrictEqual({ path, search });
+  });
+
+  describe("regression: a body read before the adapter is a 500 naming the cause, not a thrown TypeError", () => {
+    const posted = () =>
+      new Request("http://h.test/hook", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"a":1}',
+      });
+
+    it.each([
+      ["read (bodyUsed)", async (request: Request) => void (await request.text())],
+      ["locked by a reader", async (request: Request) => void request.body?.getReader()],
+    ])("a body %s", async (_, consume) => {
+      const request = posted();
+      await consume(request);
+      const read = await readRequest(request);
+      expect(read.ok).toBe(false);
+      if (read.ok) return;
+      expect(read.problem.status).toBe(500);
+      expect(read.problem.code).toBe("internal_error");
+      expect(read.problem.cause).toBeInstanceOf(TypeError);
+    });
+
+    it("the adapter answers it 500 and reports the cause to onError", async () => {
+      const onError = vi.fn();
+      const handler = vi.fn(() => json(200, {}));
+      const request = posted();
+      await request.json();
+      const response = await adapt(handler, { onError })(request);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ code: "internal_error" });
+      expect(handler).not.toHaveBeenCalled();
+      expect(onError).toHaveBeenCalledWith(expect.any(TypeError), undefined);
+    });
   });
 
   it("passes the Request's signal through", async () => {

@@ -28,6 +28,15 @@ describe("the Hono example", () => {
     expect(await (await app.request("/api/items/1")).json()).toStrictEqual({ id: "1", name: "kettle" });
   });
 
+  it("regression: answers another method on /webhooks 405 with Allow (RFC 9110 §15.5.6), not Hono's 404", async () => {
+    const app = createHonoApp(webhookFixture().options);
+    for (const method of ["GET", "PUT"]) {
+      const response = await app.request("/webhooks", { method });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toContain("POST");
+    }
+  });
+
   it("delivers a signed webhook end to end", async () => {
     const fixture = webhookFixture();
     const app = createHonoApp(fixture.options);

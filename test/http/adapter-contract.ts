@@ -84,6 +84,24 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         expect(doc.search).toBe("x=1%202&x=3&y=%C3%A9&z");
       });
 
+      it("regression: removes dot-segments from the path as a URL parser does, %2e included (RFC 3986 §5.2.4)", async () => {
+        const { send } = await serve(echo);
+        const paths = await Promise.all(
+          ["/a/../b", "/files/../../etc/passwd", "/items/%2E%2E", "/a/./b/.", "/a/.%2e/b?x=/../y"].map(async (path) =>
+            parsed(await send({ path })),
+          ),
+        );
+        expect(paths.map((doc) => doc.path)).toStrictEqual(["/b", "/etc/passwd", "/", "/a/b/", "/b"]);
+        expect(paths[4]?.search).toBe("x=/../y");
+      });
+
+      it("regression: drops a fragment sent in the target (RFC 3986 §3.5), from the path and the query", async () => {
+        const { send } = await serve(echo);
+        const doc = parsed(await send({ path: "/items/x?q=1#frag?r=2" }));
+        expect(doc.path).toBe("/items/x");
+        expect(doc.search).toBe("q=1");
+      });
+
       it("decodes the query, repeated names as arrays", async () => {
         const { send } = await serve(echo);
         const doc = parsed(await send({ path: "/q?x=1%202&x=3&y=%C3%A9&z&plus=a+b&ids[]=7" }));
@@ -242,6 +260,14 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         expect(response.headers["content-type"]).toBe("application/problem+json");
         expect(response.headers.allow?.split(", ")).toEqual(expect.arrayContaining(["GET", "HEAD", "POST"]));
         expect(parsed(response)).toMatchObject({ status: 405, code: "method_not_allowed" });
+      });
+
+      it("regression: routes /a/../b to /b (the integration matches the router on the same path the handler sees)", async () => {
+        const { send } = await serve(items());
+        const response = await send({ path: "/elsewhere/../items?tag=a" });
+        expect(response.status).toBe(200);
+        expect(parsed(response)).toStrictEqual({ query: { tag: "a" } });
+        expect((await send({ path: "/items/../nothing-here" })).status).toBe(404);
       });
 
       it("answers 404 for a path it has no route for (its own problem, or the framework's not-found)", async () => {
@@ -420,6 +446,52 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         expect(onError).not.toHaveBeenCalled();
       });
 
+      it("regression: answers a 1xx or a status outside 200..599 as a handler error: a 500 and onError", async () => {
+        onError.mockClear();
+        const { send } = await serve((request) => ({
+          status: Number(request.path.slice(1)),
+          headers: { link: "</s.css>; rel=preload" },
+          body: "x",
+        }));
+        for (const status of [100, 103, 199, 600, 700, 999]) {
+          const response = await send({ path: `/${status}` });
+          expect(response.status).toBe(500);
+          expect(parsed(response)).toMatchObject({ code: "internal_error" });
+        }
+        expect(onError).toHaveBeenCalledTimes(6);
+        expect(onError.mock.calls.every(([error]) => error instanceof RangeError)).toBe(true);
+        expect((await send({ path: "/200" })).status).toBe(200);
+      });
+
+      it("regression: an onError that throws still gives the client its 500, and the server keeps serving", async () => {
+        const logged: unknown[][] = [];
+        const original = console.error;
+        console.error = (...args: unknown[]) => {
+          logged.push(args);
+        };
+        try {
+          const { send } = await serve(
+            (request) => {
+              if (request.path === "/ok") return json(200, { ok: true });
+              throw new Error("handler failed");
+            },
+            {
+              onError: () => {
+                throw new Error("reporter failed");
+              },
+            },
+          );
+          const response = await send({ path: "/boom" });
+          expect(response.status).toBe(500);
+          expect(parsed(response)).toMatchObject({ code: "internal_error" });
+          expect((await send({ path: "/ok" })).status).toBe(200);
+          // The reporter's failure is not lost: it goes to stderr.
+          expect(logged.length).toBeGreaterThan(0);
+        } finally {
+          console.error = original;
+        }
+      });
+
       it("answers a response the runtime refuses (a header with a newline) with a 500", async () => {
         onError.mockClear();
         const { send } = await serve(() => ({ status: 200, headers: { "x-bad": "a\nb" }, body: "x" }));
@@ -449,6 +521,20 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         await ran;
         await new Promise((resolve) => setImmediate(resolve));
         expect(calls).toBe(1);
+      });
+
+      it("regression: does not run the callback when its response could not be sent and a 500 went instead", async () => {
+        onError.mockClear();
+        let calls = 0;
+        const { send } = await serve(() =>
+          withAfterSend({ status: 201, headers: { "x-bad": "a\r\nb" }, body: "created" }, () => {
+            calls++;
+          }),
+        );
+        expect((await send({ method: "POST", path: "/", body: "x" })).status).toBe(500);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(calls).toBe(0);
+        expect(onError).toHaveBeenCalledTimes(1);
       });
 
       it("reports a callback that throws to onError and keeps serving", async () => {
@@ -515,6 +601,34 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
           const response = await send({ path });
           expect(response.body.byteLength).toBe(0);
           expect(response.headers["content-length"]).toBeUndefined();
+        }
+      });
+
+      it("regression: sends no Content-Length with a 204 even if the handler sets one (RFC 9110 §8.6)", async () => {
+        const { send } = await serve(() => ({ status: 204, headers: { "Content-Length": "5" }, body: "hello" }));
+        for (const path of ["/first", "/second"]) {
+          const response = await send({ path });
+          expect(response.status).toBe(204);
+          expect(response.body.byteLength).toBe(0);
+          expect(response.headers["content-length"]).toBeUndefined();
+          expect(response.headers["transfer-encoding"]).toBeUndefined();
+        }
+      });
+
+      it("regression: drops a handler's Transfer-Encoding, so one Content-Length frames the body (RFC 9112 §6.2)", async () => {
+        const { send } = await serve((request) => {
+          const headers: Record<string, string> =
+            request.path === "/with-length"
+              ? { "Transfer-Encoding": "chunked", "content-length": "5" }
+              : { "transfer-encoding": "chunked", "content-type": "text/plain" };
+          return { status: 200, headers, body: "hello" };
+        });
+        for (const path of ["/", "/with-length"]) {
+          const response = await send({ path });
+          expect(response.status).toBe(200);
+          expect(response.headers["transfer-encoding"]).toBeUndefined();
+          expect(response.headers["content-length"]).toBe("5");
+          expect(text(response)).toBe("hello");
         }
       });
 

@@ -1,4 +1,10 @@
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { ATTRIBUTES, deliveryTelemetry, METRIC_NAMES, observeDeliveryQueue, tracedPublish } from "../../src/otel/index";
 import type { AttemptResult } from "../../src/webhooks/delivery/attempt";
@@ -96,7 +102,6 @@ describe("delivery telemetry", () => {
       [ATTRIBUTES.eventType]: "order.created",
       [ATTRIBUTES.eventId]: event.id,
       [ATTRIBUTES.attempt]: 1,
-      [ATTRIBUTES.httpResendCount]: 0,
       [ATTRIBUTES.httpStatus]: 503,
       [ATTRIBUTES.errorKind]: "http_status",
       [ATTRIBUTES.errorType]: "503",
@@ -104,8 +109,11 @@ describe("delivery telemetry", () => {
     });
     expect(typeof first?.attributes[ATTRIBUTES.nextRetryAt]).toBe("string");
     expect(first?.status.code).toBe(SpanStatusCode.ERROR);
+    // regression: resend_count was 0 on first attempts; semconv sets it only on a resend.
+    expect(first?.attributes).not.toHaveProperty([ATTRIBUTES.httpResendCount]);
     expect(second?.attributes).toMatchObject({
       [ATTRIBUTES.attempt]: 2,
+      [ATTRIBUTES.httpResendCount]: 1,
       [ATTRIBUTES.httpStatus]: 204,
       [ATTRIBUTES.outcome]: "delivered",
     });
@@ -232,5 +240,33 @@ describe("delivery telemetry", () => {
     const [span] = otel.spans();
     expect(span?.parentSpanContext).toBeUndefined();
     expect(trace.isSpanContextValid(span?.spanContext() ?? { traceId: "", spanId: "", traceFlags: 0 })).toBe(true);
+  });
+  it("regression: the attempt duration histogram (seconds) has the HTTP duration buckets, not the SDK's millisecond ones", async () => {
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    const provider = new MeterProvider({ readers: [reader] });
+    const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: provider.getMeter("buckets") });
+    const state = { status: "delivered", attempts: 1, nextAttemptAt: null } as const;
+    for (const durationMs of [35, 480, 4_200]) {
+      telemetry({
+        type: "attempt",
+        delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
+        attempt: { attempt: 1, startedAt: 0, durationMs, status: 200, errorKind: null },
+      } as unknown as DeliveryWorkerEvent);
+    }
+    await provider.forceFlush();
+    const metric = exporter
+      .getMetrics()
+      .at(-1)
+      ?.scopeMetrics.flatMap((scope) => scope.metrics)
+      .find((m) => m.descriptor.name === METRIC_NAMES.attemptDuration);
+    const value = metric?.dataPoints[0]?.value as { buckets: { boundaries: number[]; counts: number[] } };
+    // Semantic conventions, http.client.request.duration.
+    expect(value.buckets.boundaries).toStrictEqual([
+      0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+    ]);
+    // 35 ms, 480 ms and 4.2 s land in three different buckets.
+    expect(value.buckets.counts.filter((count) => count > 0)).toHaveLength(3);
+    await provider.shutdown();
   });
 });

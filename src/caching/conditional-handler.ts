@@ -1,4 +1,4 @@
-import { type DescribedResponse, describeMiddleware } from "../http/described";
+import { type DescribedResponse, describeMiddleware, type MiddlewareDescription } from "../http/described";
 /**
  * A {@link Handler} wrapper that makes a resource's handler conditional (RFC 9110 §13): validators on
  * GET/HEAD responses, 304 when the client's copy is current, 412/428 before an unsafe method runs.
@@ -173,12 +173,34 @@ export function conditional(options: ConditionalOptions = {}): (handler: Handler
         return result.kind === "proceed" ? handler(request) : (preconditionResponse(result) as HttpResponse);
       });
     };
-  // RFC 9110 §13.1, §15.4.5, §15.5.13; RFC 6585 §3.
+  return describeMiddleware(middleware, describeConditional(options));
+}
+
+/**
+ * What {@link conditional} answers and reads, for OpenAPI: RFC 9110 §13.1 (the request headers), §8.8.2 and §8.8.3
+ * (the validators on 2xx reads), §15.4.5 (304), §15.5.13 (412); RFC 6585 §3 (428).
+ */
+function describeConditional(options: ConditionalOptions): MiddlewareDescription {
   const reads = ["GET", "HEAD"];
   const requires = options.requirePrecondition ?? false;
+  // A write's preconditions are evaluated here only against `validators`; without them the handler gets the request.
+  const evaluated = (method: string) => revalidates(method) || (!isSafe(method) && options.validators !== undefined);
+  // Where a precondition header means something: evaluated, or required (the 428 asks for it).
+  const meaningful = (method: string) => evaluated(method) || required(method, requires);
   const responses: Record<number, DescribedResponse> = {
-    304: { description: "Not Modified: the client's copy is current.", problem: false, methods: reads },
-    412: { description: "A precondition (If-Match, If-Unmodified-Since, If-None-Match) failed: nothing was done." },
+    304: {
+      description: "Not Modified: the client's copy is current.",
+      problem: false,
+      methods: reads,
+      headers: {
+        ETag: { description: "The current entity tag, as the 200 would send it." },
+        "Last-Modified": { description: "When the representation last changed; sent when there is no ETag." },
+      },
+    },
+    412: {
+      description: "A precondition (If-Match, If-Unmodified-Since, If-None-Match) failed: nothing was done.",
+      methods: evaluated,
+    },
   };
   if (requires !== false) {
     responses[428] = {
@@ -186,15 +208,31 @@ export function conditional(options: ConditionalOptions = {}): (handler: Handler
       methods: requires === true ? DEFAULT_REQUIRED : requires,
     };
   }
-  return describeMiddleware(middleware, {
+  return {
     responses,
-    requestHeaders: {
-      "If-None-Match": { description: "Answer 304 when one of these ETags is current (reads), 412 on writes." },
-      "If-Match": { description: "Act only when one of these ETags is current (else 412)." },
-      "If-Modified-Since": { description: "Answer 304 when not modified since (reads).", methods: reads },
-      "If-Unmodified-Since": { description: "Act only when not modified since (else 412)." },
+    successHeaders: {
+      ETag: {
+        description:
+          options.etag === false
+            ? "The entity tag of the representation, when the handler gives one."
+            : "The entity tag of the representation: the handler's, or one computed from the body.",
+        methods: reads,
+      },
+      "Last-Modified": {
+        description: "When the representation last changed, when the handler gives it (never after the Date).",
+        methods: reads,
+      },
     },
-  });
+    requestHeaders: {
+      "If-None-Match": {
+        description: "Answer 304 when one of these ETags is current (reads), 412 on writes.",
+        methods: meaningful,
+      },
+      "If-Match": { description: "Act only when one of these ETags is current (else 412).", methods: meaningful },
+      "If-Modified-Since": { description: "Answer 304 when not modified since (reads).", methods: reads },
+      "If-Unmodified-Since": { description: "Act only when not modified since (else 412).", methods: meaningful },
+    },
+  };
 }
 
 // Plain-JavaScript mistakes answered at construction, naming the option (and the 0.x shape change).

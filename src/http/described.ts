@@ -14,6 +14,12 @@ export interface DescribedHeader {
   schema?: { [keyword: string]: unknown };
   /** Only on operations of these methods. */
   methods?: DescribedMethods;
+  /**
+   * As a request header: whether a request without it is refused (OpenAPI 3.1 §4.8.12.2 `required`). Ignored on
+   * response headers.
+   * @default false
+   */
+  required?: boolean;
 }
 
 /** Whether something described for `methods` applies to an operation of `method`. */
@@ -45,7 +51,7 @@ export interface MiddlewareDescription {
   responses?: Readonly<Record<number, DescribedResponse | undefined>>;
   /** Headers it adds to the operation's own success (2xx) responses (`ETag`, `Idempotent-Replayed`, `RateLimit`). */
   successHeaders?: Readonly<Record<string, DescribedHeader>>;
-  /** Request headers it reads (`Idempotency-Key`, `If-Match`…), as optional header parameters. */
+  /** Request headers it reads (`Idempotency-Key`, `If-Match`…), as header parameters (optional unless `required`). */
   requestHeaders?: Readonly<Record<string, DescribedHeader>>;
   /** The security schemes it enforces, by name: any one of them lets a request through (OpenAPI `security`). */
   security?: Readonly<Record<string, SecurityScheme>>;

@@ -234,6 +234,8 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
       "Idempotency-Key": {
         description: "Makes the request safe to retry: a quoted string, unique per operation.",
         methods: protects,
+        // A `required` function decides per request: the header is then optional for some of them.
+        required: required === true,
       },
     },
     successHeaders: {

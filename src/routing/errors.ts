@@ -22,7 +22,12 @@ export type RoutingErrorCode =
   /** A handler broke the rule of its method (e.g. a create answering 200, a DELETE answering 200). */
   | "method_rule_violation"
   /** With `validateResponses`, a handler answered a body its response schema rejects. */
-  | "invalid_response";
+  | "invalid_response"
+  /**
+   * `openapi()`: two routes of one method would be one OpenAPI operation, their templates differing only in
+   * parameter names or in a wildcard (`{path}` and `{path*}`, `{name}` and `*`), which OpenAPI 3.1 §4.8.8.1 cannot tell apart.
+   */
+  | "openapi_path_conflict";
 
 /**
  * Misuse of the router: bad declarations at build time, or a handler breaking its method's rule.

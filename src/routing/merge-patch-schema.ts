@@ -1,4 +1,4 @@
-import type { JsonSchema } from "./openapi";
+import type { JsonSchema } from "./openapi-schemas";
 
 const COMPONENT_REF = "#/components/schemas/";
 // Keywords that make members mandatory: a merge patch may leave out any member (RFC 7396 §2).
@@ -13,35 +13,43 @@ const MEMBER_MAPS = new Set(["properties", "patternProperties", "dependentSchema
  * object reached through object members, at any depth, loses `required` (a patch may leave members out)
  * and each member may also be `null` (which removes it). Array items keep their full schema, because a
  * patch replaces an array wholesale. A `$ref` to a component refers to a `<Name>MergePatch` component,
- * added to `components` (recursive schemas included).
+ * added to `components` (recursive schemas included); `<Name>MergePatch2`… when that name holds another schema.
  * @param components `components.schemas` of the document, read and extended.
+ * @param patches the patch component of each component patched so far, read and extended.
  */
-export function mergePatchSchema(schema: JsonSchema, components: Record<string, JsonSchema>): JsonSchema {
-  return patchOf(schema, components) as JsonSchema;
+export function mergePatchSchema(
+  schema: JsonSchema,
+  components: Record<string, JsonSchema>,
+  patches: Map<string, string>,
+): JsonSchema {
+  return patchOf(schema, { components, patches }) as JsonSchema;
 }
 
-function patchOf(schema: unknown, components: Record<string, JsonSchema>): unknown {
+interface Patching {
+  readonly components: Record<string, JsonSchema>;
+  readonly patches: Map<string, string>;
+}
+
+function patchOf(schema: unknown, state: Patching): unknown {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
   const out: JsonSchema = {};
   for (const [keyword, value] of Object.entries(schema as JsonSchema)) {
     if (DROPPED.has(keyword)) continue;
     if (keyword === "$ref" && typeof value === "string" && value.startsWith(COMPONENT_REF)) {
-      out[keyword] = `${COMPONENT_REF}${patchComponent(value.slice(COMPONENT_REF.length), components)}`;
+      out[keyword] = `${COMPONENT_REF}${patchComponent(value.slice(COMPONENT_REF.length), state)}`;
     } else if (MEMBER_MAPS.has(keyword) && value !== null && typeof value === "object") {
       const members: JsonSchema = {};
       for (const [name, member] of Object.entries(value as JsonSchema)) {
-        members[name] = nullable(patchOf(member, components));
+        members[name] = nullable(patchOf(member, state));
       }
       out[keyword] = members;
     } else if (keyword === "additionalProperties" || keyword === "unevaluatedProperties") {
-      out[keyword] = value === false ? false : nullable(patchOf(value, components));
+      out[keyword] = value === false ? false : nullable(patchOf(value, state));
     } else if (keyword === "oneOf" && Array.isArray(value)) {
       // Partial branches may overlap (the empty patch fits them all): "exactly one" becomes "any".
-      out["anyOf"] = value.map((branch) => patchOf(branch, components));
+      out["anyOf"] = value.map((branch) => patchOf(branch, state));
     } else if (SAME_OBJECT.has(keyword)) {
-      out[keyword] = Array.isArray(value)
-        ? value.map((branch) => patchOf(branch, components))
-        : patchOf(value, components);
+      out[keyword] = Array.isArray(value) ? value.map((branch) => patchOf(branch, state)) : patchOf(value, state);
     } else {
       out[keyword] = value;
     }
@@ -49,13 +57,19 @@ function patchOf(schema: unknown, components: Record<string, JsonSchema>): unkno
   return out;
 }
 
-function patchComponent(name: string, components: Record<string, JsonSchema>): string {
-  const patchName = `${name}MergePatch`;
+function patchComponent(name: string, state: Patching): string {
+  const known = state.patches.get(name);
+  if (known !== undefined) return known;
+  const { components } = state;
   const original = components[name];
-  if (original === undefined || components[patchName] !== undefined) return patchName;
+  if (original === undefined) return name;
+  // A component of that name may be a schema of the API's own: the patch takes the next free name.
+  let patchName = `${name}MergePatch`;
+  for (let n = 2; components[patchName] !== undefined; n++) patchName = `${name}MergePatch${n}`;
   // Registered before it is built, so a schema that refers to itself ends.
+  state.patches.set(name, patchName);
   components[patchName] = {};
-  components[patchName] = patchOf(original, components) as JsonSchema;
+  components[patchName] = patchOf(original, state) as JsonSchema;
   return patchName;
 }
 

@@ -10,6 +10,7 @@ import { validationProblem } from "../http/validation";
 import { positiveInteger } from "../options/number-option";
 import { RoutingError } from "./errors";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
+import { listMembers, withLists } from "./query-arrays";
 import type { OperationKind, OperationSpec, RouteInfo } from "./types";
 
 /** A route and its decoded path parameters, as the router attaches them to a request. */
@@ -59,7 +60,7 @@ export interface OperationSetup {
   readonly json?: JsonBodyOptions | undefined;
 }
 
-function queryOf(request: HttpRequest, spec: OperationSpec): unknown {
+function queryOf(request: HttpRequest, spec: OperationSpec, lists: ReadonlySet<string>): unknown {
   // Parameters that decode to a NUL or to bytes that are not UTF-8 never reach a schema or a store.
   if (request.search !== "") {
     const problem = queryProblem(request.search);
@@ -76,7 +77,7 @@ function queryOf(request: HttpRequest, spec: OperationSpec): unknown {
       extensions: { parameters: unknown, allowed: Object.keys(schema.shape) },
     });
   }
-  const parsed = schema.safeParse(request.query);
+  const parsed = schema.safeParse(withLists(request.query, lists));
   if (!parsed.success) throw validationProblem(parsed.error, "query", 400);
   return parsed.data;
 }
@@ -205,6 +206,7 @@ export function operationHandler(setup: OperationSetup): Handler {
   // Checked here so a wrong limit fails at startup rather than on the first body.
   if (limits.maxDepth !== undefined) positiveInteger("router", "json.maxDepth", limits.maxDepth);
   const fillCollection = kind === "create" ? templateFiller(setup.collection ?? info.template) : undefined;
+  const lists = spec.query === undefined ? new Set<string>() : listMembers(spec.query);
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {
     const raw = routeOf(request)?.params ?? {};
@@ -212,7 +214,7 @@ export function operationHandler(setup: OperationSetup): Handler {
       request,
       route: info,
       params: paramsOf(raw, spec),
-      query: queryOf(request, spec),
+      query: queryOf(request, spec, lists),
       url: setup.url,
     };
     if (kind === "update") {

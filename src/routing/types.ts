@@ -48,8 +48,10 @@ export interface OperationSpec {
   response?: z.ZodType;
   /**
    * Responses besides what the router knows of: a success status other than the kind's default (201 for create,
-   * 204 for remove, 200 otherwise; a declared 2xx replaces it) with its body schema and headers, or error statuses
-   * the handler answers (their body a problem document unless a schema is given). OpenAPI only.
+   * 204 for remove, 200 or 204 for replace/update without a `response`, 200 otherwise; a declared 2xx replaces the
+   * others, and is merged over one of its own status, keeping e.g. Location) with its body schema and headers, or
+   * error statuses the handler answers (their body a problem document unless a schema is given; described beside
+   * what the router or a middleware says of that status). OpenAPI only.
    * @example responses: { 202: { description: "Queued for retry.", schema: Delivery }, 409: { description: "Not retryable." } }
    */
   responses?: Readonly<Record<number, OperationResponse>>;

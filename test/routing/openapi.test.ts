@@ -58,7 +58,7 @@ describe("OpenAPI 3.1 document", () => {
     });
     expect(patch["responses"]["415"]).toBeDefined();
     const remove = paths["/users/{user_id}"]?.["delete"] as Loose;
-    expect(Object.keys(remove["responses"])).toEqual(["204", "404"]);
+    expect(Object.keys(remove["responses"])).toEqual(["204", "400", "404"]); // 400: a malformed user_id
     expect(doc.components.schemas["Problem"]).toBeDefined();
   });
 
@@ -289,9 +289,10 @@ describe("declared responses", () => {
   >;
 
   it("adds each layer's statuses where its methods apply, and its success headers to every 2xx", () => {
-    expect(Object.keys(item["get"]?.responses ?? {}).sort()).toEqual(["200", "401", "404"]);
+    expect(Object.keys(item["get"]?.responses ?? {}).sort()).toEqual(["200", "400", "401", "404"]);
     expect(Object.keys(item["put"]?.responses ?? {}).sort()).toEqual([
-      "204", // no response schema: the router documents 204
+      "200", // no response schema: the handler may answer the new state or nothing
+      "204",
       "400",
       "401",
       "403",
@@ -301,7 +302,7 @@ describe("declared responses", () => {
       "415",
       "422",
     ]);
-    expect(item["put"]?.responses["401"]?.["description"]).toBe("No token."); // the inner layer's words
+    expect(item["put"]?.responses["401"]?.["description"]).toBe("No key. No token."); // either layer may answer
     expect(Object.keys(item["get"]?.responses["200"]?.["headers"] as object)).toEqual(["X-Trace"]);
     expect(item["put"]?.parameters?.map((p) => p.name)).toContain("X-Tenant");
     expect(item["get"]?.parameters?.map((p) => p.name)).not.toContain("X-Tenant");
@@ -311,7 +312,8 @@ describe("declared responses", () => {
     const retry = (
       doc.paths["/things/{thing_id}/retry"] as Record<string, { responses: Record<string, Record<string, unknown>> }>
     )["post"];
-    expect(Object.keys(retry?.responses ?? {})).toEqual(["202", "401"]);
+    // 404: a custom operation on an item names a resource that may not exist.
+    expect(Object.keys(retry?.responses ?? {})).toEqual(["202", "400", "401", "404"]);
     expect(retry?.responses["202"]).toMatchObject({
       description: "Queued.",
       headers: { Location: { description: "Where." } },

@@ -1,0 +1,193 @@
+import { appliesTo, type DescribedHeader, type MiddlewareDescription } from "../http/described";
+import { PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
+import { MERGE_PATCH_CONTENT_TYPE } from "./merge-patch";
+import type { JsonSchema, SchemaConverter } from "./openapi-schemas";
+import { readsBody } from "./operation";
+import type { ParsedTemplate } from "./template";
+import type { RouteInfo } from "./types";
+
+const PHRASES: Record<number, string> = { 200: "OK", 201: "Created", 202: "Accepted", 204: "No Content" };
+
+function phrase(status: number): string {
+  return PHRASES[status] ?? reasonPhrase(status);
+}
+
+function problemContent(): JsonSchema {
+  return { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: "#/components/schemas/Problem" } } };
+}
+
+function problemResponse(status: number, description = phrase(status)): JsonSchema {
+  return { description, content: problemContent() };
+}
+
+function headerObjects(headers: Readonly<Record<string, DescribedHeader>>, method: string): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const [name, header] of Object.entries(headers)) {
+    if (!appliesTo(header.methods, method)) continue;
+    out[name] = { description: header.description, schema: header.schema ?? { type: "string" } };
+  }
+  return out;
+}
+
+/**
+ * Two sources' words for one status: each may be what the client gets, so both are kept (a bare reason phrase
+ * says nothing and gives way).
+ */
+function joined(existing: unknown, added: string, status: number): string {
+  if (typeof existing !== "string" || existing === phrase(status)) return added;
+  if (added === phrase(status) || existing.includes(added)) return existing;
+  return `${existing} ${added}`;
+}
+
+function withHeaders(entry: JsonSchema, headers: Record<string, JsonSchema>): JsonSchema {
+  if (Object.keys(headers).length === 0) return entry;
+  return { ...entry, headers: { ...(entry["headers"] as object | undefined), ...headers } };
+}
+
+/** The success responses of an operation's kind, before what it declares. */
+function kindSuccesses(route: RouteInfo, content: JsonSchema | undefined): Map<number, JsonSchema> {
+  const success = (status: number, extra: JsonSchema = {}): [number, JsonSchema] => [
+    status,
+    { description: phrase(status), ...extra, ...(content === undefined || status === 204 ? {} : { content }) },
+  ];
+  switch (route.kind) {
+    case "create":
+      // RFC 9110 §15.3.2: the 201 names the new resource.
+      return new Map([
+        success(201, {
+          headers: {
+            Location: { description: "The new item's path.", schema: { type: "string", format: "uri-reference" } },
+          },
+        }),
+      ]);
+    case "remove":
+      return new Map([success(204)]);
+    case "replace":
+    case "update":
+      // RFC 9110 §9.3.4: the handler answers the new state (200) or nothing (204). A response schema says it sends
+      // content; without one the router cannot tell, so both are documented (declare a 2xx to keep one).
+      return new Map(content === undefined ? [success(200), success(204)] : [success(200)]);
+    default:
+      return new Map([success(200)]);
+  }
+}
+
+/** What the router itself answers 400 and 422 for on this operation (it never reaches the handler then). */
+function routerProblems(route: RouteInfo, parsed: ParsedTemplate): { 400: string; 422: string | undefined } {
+  const body = readsBody(route);
+  const bad: string[] = [];
+  // Router.handler: a `bad_path` match (RFC 3986 §2.1 encoding, U+0000, maxParamLength).
+  if (parsed.params.length > 0)
+    bad.push("a path parameter is not percent-encoded UTF-8, decodes to NUL or is too long");
+  // Every operation checks the query's encoding, with or without a query schema.
+  bad.push(
+    route.spec.query === undefined
+      ? "the query is not percent-encoded UTF-8 or holds a NUL"
+      : "the query is not percent-encoded UTF-8, holds a NUL, or has an unknown parameter or an invalid value",
+  );
+  if (body) {
+    // An optional body may be left out (see requestBody): then only a malformed one is refused.
+    const optional = route.kind !== "update" && route.spec.body?.safeParse(undefined).success === true;
+    bad.push(optional ? "the body is malformed or nested too deep" : "the body is empty, malformed or nested too deep");
+  }
+  const invalid: string[] = [];
+  if (route.spec.params !== undefined) invalid.push("a path parameter fails its schema");
+  if (body && route.spec.body !== undefined) {
+    invalid.push(route.kind === "update" ? "the merged result fails the body schema" : "the body fails its schema");
+  }
+  // RFC 7493 §2.1: the body readers refuse lone surrogates (and NUL unless allowed), schema or not.
+  if (body) {
+    invalid.push(
+      route.spec.json?.allowNul === true
+        ? "a string in the body holds a lone surrogate"
+        : "a string in the body holds a lone surrogate or a NUL",
+    );
+  }
+  return {
+    400: `Bad Request: ${bad.join("; ")}.`,
+    422: invalid.length === 0 ? undefined : `Unprocessable Content: ${invalid.join("; ")}.`,
+  };
+}
+
+/** The Responses Object of an operation (OpenAPI 3.1 §4.8.16): the router's, each middleware's, the declared. */
+export function responses(
+  route: RouteInfo,
+  parsed: ParsedTemplate,
+  converter: SchemaConverter,
+  described: readonly MiddlewareDescription[],
+): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  const schema = route.spec.response ? converter.convert(route.spec.response, "output") : undefined;
+  const content = schema ? { "application/json": { schema } } : undefined;
+  const declared = Object.entries(route.spec.responses ?? {}).map(
+    ([status, response]) => [Number(status), response] as const,
+  );
+  // A declared 2xx replaces the kind's other successes; one of the same status is merged over it below, so it
+  // keeps the router's Location and body schema.
+  const declaredSuccesses = new Set(
+    declared.map(([status]) => status).filter((status) => status >= 200 && status < 300),
+  );
+  for (const [status, entry] of kindSuccesses(route, content)) {
+    if (declaredSuccesses.size === 0 || declaredSuccesses.has(status)) out[String(status)] = entry;
+  }
+  const problems = routerProblems(route, parsed);
+  const hasItem =
+    route.kind === "read" || route.kind === "replace" || route.kind === "update" || route.kind === "remove";
+  const body = readsBody(route);
+  out["400"] = problemResponse(400, problems[400]);
+  // An item, or anything under a path parameter (a nested collection, a custom operation on an item), names a
+  // resource that may not exist: its handler answers 404 when it does not (RFC 9110 §15.5.5).
+  if (hasItem || parsed.params.length > 0) {
+    out["404"] = problemResponse(
+      404,
+      hasItem ? undefined : "Not Found: nothing at this path (the resource, or the one it is nested under).",
+    );
+  }
+  // 413 from the adapters' body limit, 415 from the body reader.
+  if (body) out["413"] = problemResponse(413);
+  if (body) out["415"] = problemResponse(415);
+  // RFC 5789 §3.1: the 415 of a PATCH says which patch formats are accepted.
+  if (route.kind === "update") {
+    out["415"] = withHeaders(problemResponse(415), {
+      "Accept-Patch": {
+        description: "The patch format accepted.",
+        schema: { type: "string", const: MERGE_PATCH_CONTENT_TYPE },
+      },
+    });
+  }
+  if (problems[422] !== undefined) out["422"] = problemResponse(422, problems[422]);
+  for (const description of described) {
+    for (const [status, response] of Object.entries(description.responses ?? {})) {
+      if (response === undefined || !appliesTo(response.methods, route.method)) continue;
+      const current = out[status] ?? {};
+      const problem = response.problem ?? Number(status) >= 400;
+      const entry = {
+        ...current,
+        ...(problem ? { content: problemContent() } : {}),
+        description: joined(current["description"], response.description, Number(status)),
+      };
+      out[status] = withHeaders(entry, headerObjects(response.headers ?? {}, route.method));
+    }
+  }
+  for (const [status, response] of declared) {
+    const current = out[String(status)] ?? {};
+    const entry: JsonSchema = {
+      ...current,
+      description: joined(current["description"], response.description ?? phrase(status), status),
+    };
+    if (response.schema !== undefined) {
+      entry["content"] = { "application/json": { schema: converter.convert(response.schema, "output") } };
+    } else if (status >= 400 && entry["content"] === undefined) {
+      entry["content"] = problemContent();
+    }
+    out[String(status)] = withHeaders(entry, headerObjects(response.headers ?? {}, route.method));
+  }
+  // Headers a middleware adds to every success response (ETag, Idempotent-Replayed, RateLimit).
+  for (const description of described) {
+    const headers = headerObjects(description.successHeaders ?? {}, route.method);
+    for (const [status, response] of Object.entries(out)) {
+      if (status.startsWith("2")) out[status] = withHeaders(response, headers);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,131 @@
+import { z } from "zod";
+
+/** A JSON Schema object (draft 2020-12, the OpenAPI 3.1 dialect). */
+export type JsonSchema = { [keyword: string]: unknown };
+
+const COMPONENT_REF = "#/components/schemas/";
+
+/** The `Problem` component every problem response refers to (RFC 9457 §3.1, with this library's members). */
+export const PROBLEM_SCHEMA: JsonSchema = {
+  type: "object",
+  description: "An RFC 9457 problem document.",
+  properties: {
+    type: { type: "string", format: "uri-reference" },
+    title: { type: "string" },
+    status: { type: "integer" },
+    detail: { type: "string" },
+    instance: { type: "string", format: "uri-reference" },
+    code: { type: "string", description: "Stable machine-readable code." },
+    errors: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          pointer: { type: "string" },
+          in: { enum: ["body", "query", "params", "headers"] },
+          code: { type: "string" },
+          message: { type: "string" },
+        },
+      },
+    },
+  },
+  required: ["type", "title", "status", "code"],
+};
+
+/**
+ * Converts zod schemas, hoisting `$defs` (schemas with a `.meta({ id })`, and zod's `__schemaN` for unnamed
+ * recursive ones) into `components.schemas`. Every `$ref` must lead to the schema that validates the value, so a
+ * definition takes its id only when that component is free or already holds the same schema; otherwise it takes
+ * the first free (or identical) name of `<id>Input`/`<id>Output`, `<id>Input2`, `<id>Input3`…
+ */
+export class SchemaConverter {
+  readonly components: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA };
+  /** The JSON Merge Patch component of each component a PATCH body refers to (see `mergePatchSchema`). */
+  readonly patches = new Map<string, string>();
+
+  convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+    const converted = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as JsonSchema;
+    const defs = (converted["$defs"] ?? {}) as Record<string, JsonSchema>;
+    const renames = this.#names(defs, io);
+    for (const [id, def] of Object.entries(defs)) {
+      this.components[renames.get(id) as string] = rewrite(def, renames) as JsonSchema;
+    }
+    const { $schema: _, $defs: __, ...rest } = converted;
+    return rewrite(rest, renames) as JsonSchema;
+  }
+
+  /**
+   * The component name of each definition of one conversion. A definition's content depends on the names of the
+   * definitions it refers to, so the names are settled together: a definition whose name is taken by another
+   * schema (in the document, or earlier in this batch) moves to its next candidate, and the batch is compared
+   * again until no name moves. Names only move forward, so this ends.
+   */
+  #names(defs: Readonly<Record<string, JsonSchema>>, io: "input" | "output"): Map<string, string> {
+    const ids = Object.keys(defs);
+    const attempts = new Map(ids.map((id) => [id, 0]));
+    const renames = new Map(ids.map((id) => [id, candidate(id, io, 0)]));
+    for (let moved = true; moved; ) {
+      moved = false;
+      const claimed = new Set<string>();
+      for (const id of ids) {
+        const name = renames.get(id) as string;
+        const existing = this.components[name];
+        const taken =
+          claimed.has(name) ||
+          (existing !== undefined && !sameJson(existing, rewrite(defs[id], renames) as JsonSchema));
+        if (taken) {
+          const attempt = (attempts.get(id) as number) + 1;
+          attempts.set(id, attempt);
+          renames.set(id, candidate(id, io, attempt));
+          moved = true;
+        }
+        claimed.add(renames.get(id) as string);
+      }
+    }
+    return renames;
+  }
+}
+
+function candidate(id: string, io: "input" | "output", attempt: number): string {
+  if (attempt === 0) return id;
+  const suffix = io === "input" ? "Input" : "Output";
+  return attempt === 1 ? `${id}${suffix}` : `${id}${suffix}${attempt}`;
+}
+
+// Both sides come from the same conversion and rewrite, so key order is the same for equal schemas.
+function sameJson(a: JsonSchema, b: JsonSchema): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+// JSON Schema refs are relative to the document: "#/$defs/X" becomes "#/components/schemas/X".
+function rewrite(value: unknown, renames: ReadonlyMap<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((item) => rewrite(item, renames));
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "$ref" && typeof inner === "string" && inner.startsWith("#/$defs/")) {
+      const id = inner.slice("#/$defs/".length);
+      out[key] = `${COMPONENT_REF}${renames.get(id) ?? id}`;
+    } else {
+      out[key] = rewrite(inner, renames);
+    }
+  }
+  return out;
+}
+
+/**
+ * The schema a root `$ref` points to (a schema given an id converts to a bare reference), followed through
+ * `components`; any other schema as it is.
+ */
+export function dereference(schema: JsonSchema, components: Readonly<Record<string, JsonSchema>>): JsonSchema {
+  let current = schema;
+  const seen = new Set<string>();
+  for (;;) {
+    const ref = current["$ref"];
+    if (typeof ref !== "string" || !ref.startsWith(COMPONENT_REF) || seen.has(ref)) return current;
+    seen.add(ref);
+    const target = components[ref.slice(COMPONENT_REF.length)];
+    if (target === undefined) return current;
+    current = target;
+  }
+}

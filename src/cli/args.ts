@@ -35,13 +35,17 @@ export function integerOption(value: string | undefined, name: string, fallback:
   return Number(value);
 }
 
-/** `--header "name: value"` options as a record (names lower-cased). */
+// RFC 9110 §5.1: field-name = token.
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** `--header "name: value"` options as a record (names lower-cased); a name that is no token is a UsageError. */
 export function headerOptions(values: readonly string[] | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const value of values ?? []) {
     const colon = value.indexOf(":");
-    if (colon <= 0) throw new UsageError(`--header must be "name: value", got "${value}"`);
-    headers[value.slice(0, colon).trim().toLowerCase()] = value.slice(colon + 1).trim();
+    const name = value.slice(0, Math.max(colon, 0)).trim();
+    if (colon <= 0 || !FIELD_NAME.test(name)) throw new UsageError(`--header must be "name: value", got "${value}"`);
+    headers[name.toLowerCase()] = value.slice(colon + 1).trim();
   }
   return headers;
 }

@@ -16,6 +16,9 @@ export interface Capture {
   notes: string[];
 }
 
+// RFC 9110 §5.1: field-name = token; token = 1*tchar.
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 // RFC 9112 §3: request-line = method SP request-target SP HTTP-version (the version is optional here).
 const REQUEST_LINE = /^([A-Z][A-Z0-9!#$%&'*+.^_`|~-]*) (\S+)(?: HTTP\/\d(?:\.\d)?)?$/;
 
@@ -29,7 +32,8 @@ function separator(bytes: Uint8Array): { headEnd: number; bodyStart: number } | 
 }
 
 /**
- * Parses a capture; returns an error message when there is no blank line or a line is not a header field.
+ * Parses a capture; returns an error message when there is no blank line or a line is not a header field (a field
+ * name that is not a token, whitespace before the colon, a folded line).
  * @param bytes The whole capture, e.g. read from stdin.
  * @example parseCapture(Buffer.from("content-type: application/json\n\n{}"))
  */
@@ -54,7 +58,18 @@ export function parseCapture(bytes: Uint8Array): Capture | string {
     if (line.trim() === "") continue;
     const colon = line.indexOf(":");
     if (colon <= 0) return `not a header line: ${JSON.stringify(line.slice(0, 80))}`;
-    const name = line.slice(0, colon).trim().toLowerCase();
+    const raw = line.slice(0, colon);
+    // RFC 9112 §5.1: a server MUST reject whitespace between the field name and the colon; §5.2: obsolete
+    // line folding (a line starting with whitespace) may be rejected too, and a verifier should not guess.
+    if (!FIELD_NAME.test(raw)) {
+      const why = /^[ \t]/.test(raw)
+        ? "a line starting with whitespace (obsolete line folding, RFC 9112 §5.2)"
+        : /[ \t]$/.test(raw)
+          ? "whitespace between the field name and the colon (RFC 9112 §5.1)"
+          : "a field name that is not a token (RFC 9110 §5.1)";
+      return `${why}: ${JSON.stringify(line.slice(0, 80))}`;
+    }
+    const name = raw.toLowerCase();
     const value = line.slice(colon + 1).trim();
     capture.headers[name] = capture.headers[name] === undefined ? value : `${capture.headers[name]}, ${value}`;
   }

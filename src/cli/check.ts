@@ -1,14 +1,22 @@
-import { readFile } from "node:fs/promises";
 import fc from "fast-check";
-import { badSignaturesAreRejected } from "../testing/laws/consumer";
-import type { ResourceSpec } from "../testing/resource-spec";
-import { type NamedLaw, resourceLaws } from "../testing/suite";
-import { fromBaseUrl } from "../testing/target";
-import { LawViolation } from "../testing/transcript";
+import { type ResourceSpec, targetPath } from "../testing/resource-spec";
+import { resourceLaws } from "../testing/suite";
+import { fromBaseUrl, type Target } from "../testing/target";
+import { requestUrl } from "../testing/transcript";
 import { headerOptions, integerOption, parseCommand } from "./args";
-import { type OpenApiDocument, type OpenApiResource, parentItem, resourcesOf } from "./openapi-resources";
+import { checkConsumer, NOT_RUN } from "./consumer-check";
+import { type LawOutcome, printOutcome, runLaw } from "./law-outcome";
+import {
+  type OpenApiDocument,
+  type OpenApiResource,
+  parentItem,
+  type ResourceBodies,
+  resourceBodies,
+  resourcesOf,
+} from "./openapi-resources";
 import { EXIT, type Output, UsageError } from "./output";
 import { secretsOption } from "./schemes";
+import { readUserFile } from "./user-file";
 
 export const checkUsage = `Usage: rest-webhooks check <base-url> [options]
        rest-webhooks check --webhook-consumer <url> --secret <secret> [options]
@@ -21,15 +29,16 @@ request sequence as HTTP and the seed that replays it. Exits 1 when a law fails.
 
 Options:
   --openapi <url|file>   The OpenAPI document (default <base-url>/openapi.json)
-  --header <h>           A header sent with every request, "name: value" (repeatable), e.g. authorization
+  --header <h>           A header sent with every request, "name: value" (repeatable), e.g. authorization;
+                         printed only by fingerprint
   --path <template>      Only this collection, as written in the document (repeatable)
   --idempotency-key      Run the Idempotency-Key laws where the POST does not declare the header
   --ignore-field <name>  A top-level field that is not state (repeatable); date-time fields are ignored anyway
   --runs <n>             Runs per law (default 25)
   --seed <n>             The seed; a failure prints the one that replays it
   --webhook-consumer <url> --secret <s>
-                         Check a webhook consumer instead: bad, expired, future and foreign-secret
-                         signatures must get 400
+                         Check a webhook consumer instead: a signed delivery must get a 2xx, then bad,
+                         expired, future and foreign-secret signatures must get 400 (Standard Webhooks)
   --json                 One JSON document on stdout (progress stays on a terminal's stderr)
   -h, --help             This help`;
 
@@ -45,30 +54,18 @@ const options = {
   secret: { type: "string", multiple: true },
 } as const;
 
-/** The outcome of one law. */
-interface LawOutcome {
-  resource: string;
-  law: string;
-  passed: boolean;
-  runs: number;
-  reason?: string;
-  counterexample?: string;
-  shrinks?: number;
-  requests?: string;
-}
-
 async function loadDocument(source: string, headers: Record<string, string>): Promise<OpenApiDocument> {
   let text: string;
-  try {
-    if (/^https?:\/\//.test(source)) {
+  if (/^https?:\/\//.test(source)) {
+    try {
       const response = await fetch(source, { headers: { accept: "application/json", ...headers } });
       if (!response.ok) throw new Error(`GET ${source} answered ${response.status}`);
       text = await response.text();
-    } else {
-      text = await readFile(source, "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read the OpenAPI document: ${(error as Error).message}`);
     }
-  } catch (error) {
-    throw new UsageError(`cannot read the OpenAPI document: ${(error as Error).message}`);
+  } else {
+    text = (await readUserFile(source, "the OpenAPI document")).toString("utf8");
   }
   try {
     const document = JSON.parse(text) as OpenApiDocument;
@@ -81,13 +78,23 @@ async function loadDocument(source: string, headers: Record<string, string>): Pr
   }
 }
 
+/** The collections a nested collection's items hang under, outermost first (`/users` for `/users/{user_id}/orders`). */
+function ancestors(resource: OpenApiResource, all: readonly OpenApiResource[]): OpenApiResource[] {
+  const parent = parentItem(resource.collection);
+  const owner = parent && all.find((r) => r.item === parent.item);
+  return owner === undefined ? [] : [...ancestors(owner, all), owner];
+}
+
 /** Fills a collection template's parameters by creating its parents (`POST /users` for `/users/{user_id}/orders`). */
 async function concreteCollection(
   resource: OpenApiResource,
   all: readonly OpenApiResource[],
-  base: string,
-  headers: Record<string, string>,
-  seed: number,
+  context: {
+    target: Target;
+    headers: Record<string, string>;
+    seed: number;
+    bodies: (r: OpenApiResource) => ResourceBodies;
+  },
   out: Output,
 ): Promise<string> {
   if (!resource.collection.includes("{")) return resource.collection;
@@ -96,85 +103,31 @@ async function concreteCollection(
   if (parent === undefined || owner === undefined) {
     throw new Error(`no collection in the document creates the parent of ${resource.collection}`);
   }
-  const collection = await concreteCollection(owner, all, base, headers, seed, out);
-  const [body] = fc.sample(owner.createBody, { numRuns: 1, seed });
-  const response = await fetch(`${base}${collection}`, {
+  const collection = await concreteCollection(owner, all, context, out);
+  const [body] = fc.sample(context.bodies(owner).createBody, { numRuns: 1, seed: context.seed });
+  const url = requestUrl(context.target, collection);
+  const response = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", ...headers },
+    headers: { "content-type": "application/json", ...context.headers },
     body: JSON.stringify(body),
   });
   const location = response.headers.get("location");
-  if (response.status !== 201 || location === null) {
+  if (response.status !== 201 || location === null || !URL.canParse(location, url)) {
     throw new Error(
       `creating its parent, POST ${collection} answered ${response.status}${location === null ? " without a Location" : ""}`,
     );
   }
-  const path = new URL(location, `${base}${collection}`).pathname;
+  // RFC 9110 §10.2.2: the Location is resolved against the POST's URL, not appended to the base URL.
+  const path = targetPath(context.target, new URL(location, url));
   out.progress(`created ${path} for ${resource.collection}`);
   return `${path}${parent.rest}`;
-}
-
-async function runLaw(law: NamedLaw, resource: string, runs: number, seed: number): Promise<LawOutcome> {
-  const details = await fc.check(law.property, { numRuns: runs, seed });
-  if (!details.failed) return { resource, law: law.name, passed: true, runs: details.numRuns };
-  const error = details.errorInstance;
-  const violation = error instanceof LawViolation ? error : undefined;
-  return {
-    resource,
-    law: law.name,
-    passed: false,
-    runs: details.numRuns,
-    reason: violation?.reason ?? (error instanceof Error ? error.message : String(error)),
-    counterexample: fc.stringify(details.counterexample),
-    shrinks: details.numShrinks,
-    ...(violation === undefined ? {} : { requests: violation.transcript }),
-  };
-}
-
-function printOutcome(out: Output, outcome: LawOutcome): void {
-  if (outcome.passed) {
-    out.line(`  ${out.green("✓")} ${outcome.law} ${out.dim(`(${outcome.runs} runs)`)}`);
-    return;
-  }
-  out.line(`  ${out.red("✗")} ${out.bold(outcome.law)}: ${outcome.reason}`);
-  out.line(out.dim(`    counterexample ${outcome.counterexample} (shrunk ${outcome.shrinks} times)`));
-  if (outcome.requests !== undefined) {
-    out.line(`    --- request sequence ---\n${outcome.requests.replace(/^/gm, "    ")}`);
-  }
-}
-
-async function checkConsumer(url: string, values: { secret?: string[] }, runs: number, seed: number, out: Output) {
-  const secrets = secretsOption(values.secret);
-  const target = new URL(url);
-  const consumer = {
-    path: `${target.pathname}${target.search}`,
-    secret: secrets[0] as string,
-    // Processing is not observable over HTTP: the laws that count it need the in-process kit.
-    processed: () => [],
-    settle: async () => {},
-  };
-  const law = {
-    name: "bad signatures are rejected (400)",
-    property: badSignaturesAreRejected(fromBaseUrl(target.origin), consumer),
-  };
-  out.line(out.bold(url));
-  out.progress(`[1/1] ${law.name}…`);
-  const outcome = await runLaw(law, url, runs, seed);
-  printOutcome(out, outcome);
-  const notRun = ["duplicates are processed once", "acknowledgement does not wait for processing"];
-  out.line(
-    out.dim(
-      `  not run over HTTP (they count processing): ${notRun.join("; ")}; run consumerLaws from rest-webhooks/testing in-process`,
-    ),
-  );
-  return { outcomes: [outcome], notRun };
 }
 
 /** `rest-webhooks check`: the kit's resource laws (or the consumer's signature law) against a live server. */
 export async function runCheck(argv: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parseCommand(argv, options);
   if (values.help) {
-    out.line(checkUsage);
+    out.help(checkUsage);
     return EXIT.ok;
   }
   const runs = integerOption(values.runs, "runs", 25, 1);
@@ -186,19 +139,20 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
     return failed === 0 ? EXIT.ok : EXIT.failed;
   };
 
+  const headers = headerOptions(values.header);
   const consumerUrl = values["webhook-consumer"];
   if (consumerUrl !== undefined) {
     if (!URL.canParse(consumerUrl)) throw new UsageError(`--webhook-consumer is not a URL: ${consumerUrl}`);
-    const { outcomes, notRun } = await checkConsumer(consumerUrl, values, runs, seed, out);
-    if (out.json) out.result({ seed, runs, laws: outcomes, notRun });
-    return replay(outcomes);
+    const secret = secretsOption(values.secret)[0] as string;
+    const outcome = await checkConsumer(consumerUrl, { secret, headers, runs, seed }, out);
+    if (out.json) out.result({ seed, runs, laws: [outcome], notRun: NOT_RUN });
+    return replay([outcome]);
   }
 
   const baseArg = positionals[0];
   if (baseArg === undefined || !URL.canParse(baseArg))
     throw new UsageError("check needs the server's base URL, e.g. http://localhost:3000");
   const base = baseArg.replace(/\/$/, "");
-  const headers = headerOptions(values.header);
   const document = await loadDocument(values.openapi ?? `${base}/openapi.json`, headers);
   const all = resourcesOf(document, values["idempotency-key"] === true);
   const chosen = values.path === undefined ? all : all.filter((r) => values.path?.includes(r.collection));
@@ -212,14 +166,24 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
   if (chosen.length === 0)
     throw new UsageError("the document has no collection: a path with a JSON POST and an item path answering GET");
 
+  // Bodies are derived only for the collections tested and the parents they are created under, all before the
+  // first request: a schema nothing can be derived from is a UsageError naming its operation, not a half-run.
+  const derived = new Map<OpenApiResource, ResourceBodies>();
+  const bodies = (resource: OpenApiResource): ResourceBodies => {
+    const known = derived.get(resource) ?? resourceBodies(document, resource);
+    derived.set(resource, known);
+    return known;
+  };
+  for (const resource of chosen) for (const needed of [...ancestors(resource, all), resource]) bodies(needed);
+  const target = fromBaseUrl(base);
+  const secretFields = new Set(Object.keys(headers));
   const outcomes: LawOutcome[] = [];
   const notes: string[] = [];
-  const target = fromBaseUrl(base);
   for (const resource of chosen) {
     out.line(out.bold(resource.collection));
     let collection: string;
     try {
-      collection = await concreteCollection(resource, all, base, headers, seed, out);
+      collection = await concreteCollection(resource, all, { target, headers, seed, bodies }, out);
     } catch (error) {
       const outcome = {
         resource: resource.collection,
@@ -239,11 +203,12 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
       notes.push(note);
       out.line(out.dim(`  ${note}`));
     }
+    const { createBody, replaceBody, patchBody } = bodies(resource);
     const spec: ResourceSpec = {
       collection,
-      createBody: resource.createBody,
-      ...(resource.replaceBody === undefined ? {} : { replaceBody: resource.replaceBody }),
-      ...(resource.patchBody === undefined ? {} : { patchBody: resource.patchBody }),
+      createBody,
+      ...(replaceBody === undefined ? {} : { replaceBody }),
+      ...(patchBody === undefined ? {} : { patchBody }),
       headers,
       volatileFields: [...resource.clockFields, ...(values["ignore-field"] ?? [])],
       supports,
@@ -251,7 +216,7 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
     const laws = resourceLaws(target, spec);
     for (const [index, law] of laws.entries()) {
       out.progress(`[${index + 1}/${laws.length}] ${resource.collection}: ${law.name}…`);
-      const outcome = await runLaw(law, resource.collection, runs, seed);
+      const outcome = await runLaw(law, resource.collection, { runs, seed, secretFields });
       outcomes.push(outcome);
       printOutcome(out, outcome);
     }

@@ -4,7 +4,8 @@ import { createServer } from "../node/index";
 import { defaultEventId, defaultEventType } from "../webhooks/consumer/event-identity";
 import { secretFingerprint, verify } from "../webhooks/signing/index";
 import { integerOption, parseCommand } from "./args";
-import { EXIT, noAnswerReason, type Output, UsageError } from "./output";
+import { forward } from "./forward";
+import { EXIT, type Output, UsageError } from "./output";
 import { schemeOption, secretsOption } from "./schemes";
 
 export const listenUsage = `Usage: rest-webhooks listen --secret <secret> [options]
@@ -30,49 +31,15 @@ const options = {
   "forward-to": { type: "string" },
 } as const;
 
-// RFC 9110 §7.6.1: connection-specific fields are not forwarded; Content-Length is recomputed by fetch.
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "content-length",
-  "expect",
-]);
-
 function clock(ms: number): string {
   return new Date(ms).toISOString().slice(11, 23);
-}
-
-async function forward(to: string, request: HttpRequest): Promise<HttpResponse & { error?: string }> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
-  }
-  try {
-    const response = await fetch(to, {
-      method: "POST",
-      headers,
-      body: new Uint8Array(request.body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const type = response.headers.get("content-type");
-    return {
-      status: response.status,
-      headers: type ? { "content-type": type } : {},
-      body: new Uint8Array(await response.arrayBuffer()),
-    };
-  } catch (error) {
-    return { ...empty(502), error: noAnswerReason(error) };
-  }
 }
 
 /** `rest-webhooks listen`: a verifying consumer that prints every delivery, and forwards it when asked. */
 export async function runListen(argv: readonly string[], out: Output): Promise<number> {
   const { values } = parseCommand(argv, options);
   if (values.help) {
-    out.line(listenUsage);
+    out.help(listenUsage);
     return EXIT.ok;
   }
   const secrets = secretsOption(values.secret);
@@ -109,18 +76,24 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
     } catch {
       payload = undefined; // form bodies (Slack) have no JSON type; the line says so
     }
-    const identity = { id: result.id, payload, headers: request.headers, body: request.body, scheme: scheme.name };
+    // As verify with the consumer's default parse "json" reports it: the signed id, else the payload's (Stripe's
+    // evt_…, Slack's event_id). Verifying with parse "none" keeps form bodies (Slack commands) printable.
+    const id = result.id ?? scheme.payloadId?.(payload);
+    const identity = { id, payload, headers: request.headers, body: request.body, scheme: scheme.name };
     const type = defaultEventType(identity) || "(no type)";
-    const id = defaultEventId(identity);
-    Object.assign(record, { verified: true, type, id });
-    const line = `${out.dim(clock(at))}  ${out.green("✓ verified")}  ${out.bold(type)}  ${id}`;
+    const eventId = defaultEventId(identity);
+    Object.assign(record, { verified: true, type, id: eventId });
+    const line = `${out.dim(clock(at))}  ${out.green("✓ verified")}  ${out.bold(type)}  ${eventId}`;
     if (forwardTo === undefined) {
       emit(record, line);
       return empty(202);
     }
     const forwarded = await forward(forwardTo, request);
+    const redirect = forwarded.location === undefined ? "" : ` (redirect to ${forwarded.location}, not followed)`;
     const outcome =
-      forwarded.error === undefined ? `HTTP ${forwarded.status}` : `no answer (${forwarded.error}), answered 502`;
+      forwarded.error === undefined
+        ? `HTTP ${forwarded.status}${redirect}`
+        : `no answer (${forwarded.error}), answered 502`;
     emit(
       { ...record, forwardedTo: forwardTo, forwardStatus: forwarded.error === undefined ? forwarded.status : null },
       `${line}  → ${forwardTo} ${outcome}`,

@@ -48,11 +48,11 @@ async function main(argv: readonly string[]): Promise<number> {
   const json = rest.includes("--json");
   const out = createOutput(json);
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    out.line(USAGE);
+    out.help(USAGE);
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   if (name === "--version" || name === "-v") {
-    out.line(version());
+    out.help(version());
     return EXIT.ok;
   }
   const command = COMMANDS[name];

@@ -3,36 +3,60 @@
  * body and that has an item path (the collection plus one `{parameter}` segment) answering GET.
  */
 import type fc from "fast-check";
-import { fromJsonSchema, type JsonSchema } from "../testing/arbitraries/json-schema";
+import { ArbitraryDerivationError, fromJsonSchema, type JsonSchema } from "../testing/arbitraries/json-schema";
+import { UsageError } from "./output";
 
 /** The parts of an OpenAPI 3.1 document read here (OpenAPI 3.1 §4.8). */
 export interface OpenApiDocument {
   openapi?: string;
   paths?: Record<string, Record<string, unknown>>;
-  components?: { schemas?: Record<string, unknown> };
+  components?: Record<string, Record<string, unknown> | undefined>;
+}
+
+interface Parameter {
+  name?: string;
+  in?: string;
+}
+
+interface Content {
+  content?: Record<string, { schema?: JsonSchema }>;
 }
 
 interface Operation {
-  parameters?: { name?: string; in?: string }[];
-  requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
-  responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses?: Record<string, unknown>;
 }
 
-/** One collection and what its item answers, with value generators for the bodies. */
+/** The request schemas of one collection and its item, as the document declares them. */
+export interface ResourceSchemas {
+  create: JsonSchema;
+  replace: JsonSchema | undefined;
+  patch: JsonSchema | undefined;
+}
+
+/** One collection and what its item answers. */
 export interface OpenApiResource {
   /** The collection's path template, e.g. `/users/{user_id}/orders`. */
   collection: string;
   /** The item's path template, e.g. `/users/{user_id}/orders/{order_id}`. */
   item: string;
-  createBody: fc.Arbitrary<unknown>;
-  replaceBody: fc.Arbitrary<unknown> | undefined;
-  patchBody: fc.Arbitrary<Record<string, unknown>> | undefined;
+  /** The request body schemas; {@link resourceBodies} turns them into value generators. */
+  schemas: ResourceSchemas;
   supports: { list: boolean; put: boolean; patch: boolean; delete: boolean; idempotencyKey: boolean };
   /** Top-level fields of the item that are `format: date-time` (server clocks such as `updated_at`). */
   clockFields: string[];
 }
 
+/** Value generators for a resource's request bodies. */
+export interface ResourceBodies {
+  createBody: fc.Arbitrary<unknown>;
+  replaceBody: fc.Arbitrary<unknown> | undefined;
+  patchBody: fc.Arbitrary<Record<string, unknown>> | undefined;
+}
+
 const LIMITS = { maxRecursion: 2, maxAttempts: 100 };
+const MAX_REFERENCE_HOPS = 10;
 
 function untrimmed(value: unknown): boolean {
   if (typeof value === "string") return value !== value.trim();
@@ -43,47 +67,112 @@ function untrimmed(value: unknown): boolean {
 /**
  * Values derived from a request schema, without strings that start or end with whitespace: servers commonly trim
  * before validating (zod's `.trim().min(1)`), a rule JSON Schema cannot state, so `" "` would be refused as invalid.
+ * A schema no values can be derived from is misuse of `check`, named by its operation.
  */
-function bodies(document: OpenApiDocument, schema: JsonSchema): fc.Arbitrary<unknown> {
-  return fromJsonSchema({ ...schema, components: document.components } as JsonSchema, LIMITS).filter(
-    (value) => !untrimmed(value),
-  );
+function bodies(document: OpenApiDocument, schema: JsonSchema, operation: string): fc.Arbitrary<unknown> {
+  try {
+    return fromJsonSchema({ ...schema, components: document.components } as JsonSchema, LIMITS).filter(
+      (value) => !untrimmed(value),
+    );
+  } catch (error) {
+    if (!(error instanceof ArbitraryDerivationError)) throw error;
+    throw new UsageError(`cannot derive request bodies for ${operation} from its schema: ${error.message}`, {
+      cause: error,
+    });
+  }
 }
 
-function operation(document: OpenApiDocument, path: string, method: string): Operation | undefined {
-  const value = document.paths?.[path]?.[method];
-  return typeof value === "object" && value !== null ? (value as Operation) : undefined;
+/**
+ * Value generators for the bodies of one resource, derived only when it is tested (a collection left out with
+ * `--path` may have schemas nothing can be derived from). A {@link UsageError} naming the operation otherwise.
+ */
+export function resourceBodies(document: OpenApiDocument, resource: OpenApiResource): ResourceBodies {
+  const { create, replace, patch } = resource.schemas;
+  return {
+    createBody: bodies(document, create, `POST ${resource.collection}`),
+    replaceBody: replace === undefined ? undefined : bodies(document, replace, `PUT ${resource.item}`),
+    patchBody:
+      patch === undefined
+        ? undefined
+        : (bodies(document, patch, `PATCH ${resource.item}`) as fc.Arbitrary<Record<string, unknown>>),
+  };
 }
 
-function bodySchema(op: Operation | undefined, mediaType: RegExp): JsonSchema | undefined {
-  for (const [type, media] of Object.entries(op?.requestBody?.content ?? {})) {
-    if (mediaType.test(type) && media.schema !== undefined) return media.schema;
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+// OpenAPI 3.1 §4.8.23: a Reference Object `{ $ref }` stands for the object it points at (JSON Pointer, RFC 6901).
+function dereferenced(document: OpenApiDocument, value: unknown): unknown {
+  let node = value;
+  for (let hop = 0; hop < MAX_REFERENCE_HOPS; hop++) {
+    const ref = isObject(node) ? node.$ref : undefined;
+    if (typeof ref !== "string") return node;
+    if (!ref.startsWith("#/")) return undefined;
+    node = document;
+    for (const raw of ref.slice(2).split("/")) {
+      const token = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
+      node = isObject(node) ? node[token] : undefined;
+    }
   }
   return undefined;
 }
 
-function resolved(document: OpenApiDocument, schema: JsonSchema | undefined): JsonSchema | undefined {
-  const ref = schema?.$ref;
-  if (ref === undefined || !ref.startsWith("#/components/schemas/")) return schema;
-  return document.components?.schemas?.[ref.slice("#/components/schemas/".length)] as JsonSchema | undefined;
+function operation(document: OpenApiDocument, path: string, method: string): Operation | undefined {
+  const value = document.paths?.[path]?.[method];
+  return isObject(value) ? (value as Operation) : undefined;
+}
+
+// RFC 9110 §8.3.1: media-type = type "/" subtype parameters, case-insensitive; a charset does not change the type.
+function essence(mediaType: string): string {
+  return (mediaType.split(";")[0] ?? "").trim().toLowerCase();
+}
+
+function contentSchema(document: OpenApiDocument, holder: unknown, mediaType: RegExp): JsonSchema | undefined {
+  const content = (dereferenced(document, holder) as Content | undefined)?.content;
+  for (const [type, media] of Object.entries(isObject(content) ? content : {})) {
+    if (mediaType.test(essence(type)) && media?.schema !== undefined) return media.schema;
+  }
+  return undefined;
 }
 
 function clockFields(document: OpenApiDocument, get: Operation | undefined): string[] {
-  const schema = resolved(document, get?.responses?.["200"]?.content?.["application/json"]?.schema);
+  const schema = dereferenced(document, contentSchema(document, get?.responses?.["200"], JSON_TYPE)) as
+    | JsonSchema
+    | undefined;
   return Object.entries(schema?.properties ?? {})
-    .filter(([, property]) => resolved(document, property)?.format === "date-time")
+    .filter(([, property]) => (dereferenced(document, property) as JsonSchema | undefined)?.format === "date-time")
     .map(([name]) => name);
 }
 
-function declaresIdempotencyKey(op: Operation): boolean {
-  return (op.parameters ?? []).some((p) => p.in === "header" && p.name?.toLowerCase() === "idempotency-key");
+/**
+ * The parameters that apply to an operation: its Path Item's, overridden by the operation's own with the same
+ * name and location (OpenAPI 3.1 §4.8.9, §4.8.10), each Reference Object resolved.
+ */
+function parametersOf(document: OpenApiDocument, path: string, op: Operation): Parameter[] {
+  const pathItem = document.paths?.[path];
+  const byKey = new Map<string, Parameter>();
+  for (const list of [pathItem?.parameters, op.parameters]) {
+    for (const raw of Array.isArray(list) ? list : []) {
+      const parameter = dereferenced(document, raw);
+      if (!isObject(parameter) || typeof parameter.name !== "string") continue;
+      // Header names are case-insensitive (RFC 9110 §5.1); other locations' names are not.
+      const name = parameter.in === "header" ? parameter.name.toLowerCase() : parameter.name;
+      byKey.set(`${String(parameter.in)} ${name}`, parameter as Parameter);
+    }
+  }
+  return [...byKey.values()];
+}
+
+function declaresIdempotencyKey(document: OpenApiDocument, path: string, op: Operation): boolean {
+  return parametersOf(document, path, op).some((p) => p.in === "header" && p.name?.toLowerCase() === "idempotency-key");
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 const MERGE_PATCH = /^application\/merge-patch\+json$/;
 
 /**
- * The collections of a document with their item paths and body generators.
+ * The collections of a document with their item paths and request schemas.
  * @param document An OpenAPI 3.1 document, parsed.
  * @param idempotencyKey Run the Idempotency-Key laws even where the POST does not declare the header.
  * @example resourcesOf(await (await fetch(`${base}/openapi.json`)).json(), false)
@@ -93,26 +182,24 @@ export function resourcesOf(document: OpenApiDocument, idempotencyKey: boolean):
   const resources: OpenApiResource[] = [];
   for (const collection of paths) {
     const post = operation(document, collection, "post");
-    const create = bodySchema(post, JSON_TYPE);
+    const create = contentSchema(document, post?.requestBody, JSON_TYPE);
     if (post === undefined || create === undefined) continue;
     const item = paths.find(
       (p) => p.startsWith(`${collection}/{`) && /^\/\{[^/}]+\}$/.test(p.slice(collection.length)),
     );
     if (item === undefined || operation(document, item, "get") === undefined) continue;
-    const replace = bodySchema(operation(document, item, "put"), JSON_TYPE);
-    const patch = bodySchema(operation(document, item, "patch"), MERGE_PATCH);
+    const replace = contentSchema(document, operation(document, item, "put")?.requestBody, JSON_TYPE);
+    const patch = contentSchema(document, operation(document, item, "patch")?.requestBody, MERGE_PATCH);
     resources.push({
       collection,
       item,
-      createBody: bodies(document, create),
-      replaceBody: replace === undefined ? undefined : bodies(document, replace),
-      patchBody: patch === undefined ? undefined : (bodies(document, patch) as fc.Arbitrary<Record<string, unknown>>),
+      schemas: { create, replace, patch },
       supports: {
         list: operation(document, collection, "get") !== undefined,
         put: replace !== undefined,
         patch: patch !== undefined,
         delete: operation(document, item, "delete") !== undefined,
-        idempotencyKey: idempotencyKey || declaresIdempotencyKey(post),
+        idempotencyKey: idempotencyKey || declaresIdempotencyKey(document, collection, post),
       },
       clockFields: clockFields(document, operation(document, item, "get")),
     });

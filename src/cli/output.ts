@@ -22,6 +22,8 @@ export interface Output {
   progress(text: string): void;
   /** The one JSON document of a `--json` run, on stdout. */
   result(value: unknown): void;
+  /** A usage text on stdout, `--json` or not: asking for help asks for text, and silence would look like a hang. */
+  help(text: string): void;
   green(text: string): string;
   red(text: string): string;
   yellow(text: string): string;
@@ -56,6 +58,9 @@ export function createOutput(json: boolean): Output {
     },
     result(value) {
       process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    },
+    help(text) {
+      process.stdout.write(`${text}\n`);
     },
     green: paint(colour, 32, 39),
     red: paint(colour, 31, 39),

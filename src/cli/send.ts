@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { STANDARD_WEBHOOKS_SCHEDULE, scheduleBackoff } from "../webhooks/retry/backoff";
 import { signWith } from "../webhooks/signing/index";
 import { headerOptions, integerOption, parseCommand } from "./args";
 import { bodyStart, EXIT, noAnswerReason, type Output, UsageError } from "./output";
 import { schemeOption, secretsOption } from "./schemes";
+import { readUserFile } from "./user-file";
 
 export const sendUsage = `Usage: rest-webhooks send <url> --type <type> --data <json|@file> --secret <secret> [options]
 
@@ -15,13 +15,15 @@ The body is {"type", "timestamp", "data"} (Standard Webhooks), with the id in th
 Options:
   --type <type>        The event type, e.g. order.created
   --data <json|@file>  The event's data: JSON text, or @path to read it from a file (default {})
-  --secret <s>         The signing secret; repeat for one signature per secret (default: $WEBHOOK_SECRET)
+  --secret <s>         The signing secret (default: $WEBHOOK_SECRET); repeat for one signature per secret
+                       with standard and stripe (github, shopify and slack send one)
   --scheme <name>      standard (default), stripe, github, shopify or slack
   --id <id>            The event id (default msg_<random>), the same on every attempt
   --header <h>         An extra request header "name: value" (repeatable)
   --repeat <n>         Up to n attempts: on a failure (not 2xx, or no answer) retry after our backoff,
                        the Standard Webhooks schedule (0, 5 s, 5 min, 30 min, 2 h, …) with ±20 % jitter
-  --schedule <ms,…>    Delays before each attempt instead, in ms (e.g. 0,1000,5000); sets the attempts too
+  --schedule <ms,…>    Delays before each attempt instead, in ms (e.g. 0,1000,5000); sets the attempts too,
+                       so not with --repeat
   --json               One JSON document on stdout
   -h, --help           This help`;
 
@@ -46,7 +48,10 @@ interface Attempt {
 
 async function readData(value: string | undefined): Promise<unknown> {
   if (value === undefined) return {};
-  const text = value.startsWith("@") ? await readFile(value.slice(1), "utf8") : value;
+  const path = value.startsWith("@") ? value.slice(1) : undefined;
+  // RFC 8259 §8.1: a parser may ignore a byte order mark, which editors on Windows put before saved JSON.
+  const text =
+    path === undefined ? value : (await readUserFile(path, "--data")).toString("utf8").replace(/^\uFEFF/, "");
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -55,6 +60,10 @@ async function readData(value: string | undefined): Promise<unknown> {
 }
 
 function scheduleOption(schedule: string | undefined, repeat: string | undefined): readonly number[] {
+  // --schedule sets the attempts too: a --repeat beside it would be silently ignored.
+  if (schedule !== undefined && repeat !== undefined) {
+    throw new UsageError("--repeat and --schedule both set the attempts: pass one (--schedule 0,1000,5000 makes 3)");
+  }
   if (schedule !== undefined) {
     if (!/^\d+(,\d+)*$/.test(schedule))
       throw new UsageError(`--schedule must be ms like 0,1000,5000, got "${schedule}"`);
@@ -75,7 +84,7 @@ function seconds(ms: number): string {
 export async function runSend(argv: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parseCommand(argv, options);
   if (values.help) {
-    out.line(sendUsage);
+    out.help(sendUsage);
     return EXIT.ok;
   }
   const url = positionals[0];

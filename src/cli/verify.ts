@@ -1,9 +1,9 @@
-import { readFile } from "node:fs/promises";
 import { type VerifyResult, verify, type WebhookScheme } from "../webhooks/signing/index";
 import { integerOption, parseCommand } from "./args";
 import { type Capture, parseCapture } from "./capture";
 import { EXIT, type Output, UsageError } from "./output";
 import { SCHEMES, schemeOption, secretsOption } from "./schemes";
+import { readUserFile } from "./user-file";
 
 export const verifyUsage = `Usage: rest-webhooks verify --secret <secret> [options] < capture.http
 
@@ -75,7 +75,7 @@ function hints(
 export async function runVerify(argv: readonly string[], out: Output): Promise<number> {
   const { values } = parseCommand(argv, options);
   if (values.help) {
-    out.line(verifyUsage);
+    out.help(verifyUsage);
     return EXIT.ok;
   }
   const secrets = secretsOption(values.secret);
@@ -86,7 +86,7 @@ export async function runVerify(argv: readonly string[], out: Output): Promise<n
   if (values.file === undefined && process.stdin.isTTY) {
     throw new UsageError("pipe a captured request on stdin (verify --secret … < capture.http) or pass --file");
   }
-  const bytes = values.file === undefined ? await readStdin() : await readFile(values.file);
+  const bytes = values.file === undefined ? await readStdin() : await readUserFile(values.file, "the capture (--file)");
   const capture = parseCapture(bytes);
   if (typeof capture === "string") throw new UsageError(`cannot read the capture: ${capture}`);
   const result = verify({

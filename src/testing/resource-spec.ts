@@ -1,6 +1,6 @@
 import type fc from "fast-check";
 import type { Target } from "./target";
-import { type LawResponse, Transcript } from "./transcript";
+import { type LawResponse, requestUrl, Transcript } from "./transcript";
 
 /** The small description of one resource that the HTTP laws need. */
 export interface ResourceSpec {
@@ -61,13 +61,35 @@ export function comparable(spec: ResourceSpec, value: unknown): unknown {
   return copy;
 }
 
-/** Creates one resource and returns its item path; fails the law when creation does not answer 201 + Location. */
+/**
+ * Where a URL a server gave (a `Location`) is sent on the target: the path relative to the target when it lies
+ * under the target's base URL (`/things/t1` for `http://host/api/things/t1` and the base `http://host/api`), else
+ * the absolute URL on the target's origin. The laws send to the target only: a Location on another origin (a
+ * server's public URL, say) keeps just its path, so a law's PUT or DELETE never reaches another host.
+ * @example targetPath(fromBaseUrl("http://h/api"), new URL("http://h/api/things/t1")) // "/things/t1"
+ */
+export function targetPath(target: Target, url: URL): string {
+  const base = new URL(target.baseUrl);
+  const prefix = base.pathname.replace(/\/$/, "");
+  const path = `${url.pathname}${url.search}`;
+  if (url.pathname.startsWith(`${prefix}/`)) return path.slice(prefix.length);
+  return `${base.origin}${path}`;
+}
+
+/**
+ * Creates one resource and returns its item path (see {@link targetPath}); fails the law when creation does not
+ * answer 201 + Location.
+ */
 export async function createItem(t: Transcript, spec: ResourceSpec, law: string, body: unknown): Promise<string> {
   const created = await t.send({ method: "POST", path: spec.collection, headers: specHeaders(spec), body });
   if (created.status !== 201) t.fail(law, `POST ${spec.collection} answered ${created.status}, expected 201`);
-  const path = spec.itemPath ? spec.itemPath(created) : created.headers.get("location");
-  if (!path) t.fail(law, "POST answered 201 without a Location header");
-  return path.startsWith("http") ? new URL(path).pathname : path;
+  if (spec.itemPath) return spec.itemPath(created);
+  const location = created.headers.get("location");
+  if (!location) t.fail(law, "POST answered 201 without a Location header");
+  // RFC 9110 §10.2.2: Location is a URI reference, resolved against the target URI of the request (the POST's).
+  const post = requestUrl(t.target, spec.collection);
+  if (!URL.canParse(location, post)) t.fail(law, `POST answered 201 with a Location that is no URI: ${location}`);
+  return targetPath(t.target, new URL(location, post));
 }
 
 /** The item's state as GET shows it (status and comparable JSON body). */
@@ -122,8 +144,7 @@ export async function countResources(t: Transcript, spec: ResourceSpec, law: str
   if (!supported(spec).list)
     t.fail(law, "the collection has no list (supports.list is false): give the spec a count() hook");
   // As Transcript.send does: a path is appended to the base URL, which may have a path of its own.
-  const first = /^https?:\/\//.test(spec.collection) ? spec.collection : `${t.target.baseUrl}${spec.collection}`;
-  let url: string | undefined = new URL(first).toString();
+  let url: string | undefined = new URL(requestUrl(t.target, spec.collection)).toString();
   const read = new Set<string>();
   let total = 0;
   while (url !== undefined) {

@@ -1,3 +1,4 @@
+import { secretFingerprint } from "../webhooks/signing/secrets";
 import type { Target } from "./target";
 
 /** One request and its response, kept so a failing law can print what happened. */
@@ -36,7 +37,7 @@ export class Transcript {
 
   /** Sends a request through the target and records the exchange. */
   async send(request: LawRequest): Promise<LawResponse> {
-    const url = /^https?:\/\//.test(request.path) ? request.path : `${this.target.baseUrl}${request.path}`;
+    const url = requestUrl(this.target, request.path);
     const headers: Record<string, string> = { ...request.headers };
     let body: string | undefined;
     if (request.body !== undefined) {
@@ -63,7 +64,10 @@ export class Transcript {
     return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) };
   }
 
-  /** The exchanges as HTTP/1.1-style text, bodies cut to 500 characters. */
+  /**
+   * The exchanges as HTTP/1.1-style text, bodies cut to 500 characters, credentials shown only by fingerprint
+   * (see {@link redactedField}).
+   */
   format(): string {
     return this.exchanges.map(formatExchange).join("\n\n");
   }
@@ -74,6 +78,42 @@ export class Transcript {
   }
 }
 
+/**
+ * The URL a law's path is sent to: an absolute URL as it is, otherwise the path appended to the target's base URL
+ * (which may have a path of its own, `http://host/api`).
+ */
+export function requestUrl(target: Target, path: string): string {
+  return /^https?:\/\//.test(path) ? path : `${target.baseUrl}${path}`;
+}
+
+/** Fields whose values are credentials (RFC 9110 §11.6.2, §11.7.2; RFC 6265 §4): printed by fingerprint only. */
+export const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "set-cookie",
+]);
+
+// RFC 9110 §11.4: credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]; the scheme is no secret.
+const AUTH_SCHEME = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S.*)$/;
+
+/**
+ * A field value as printed when it may be a secret: `Bearer … (fingerprint 1a2b3c4d)`, the fingerprint being
+ * `secretFingerprint` of the credentials (the token, not the scheme), to compare with your own; other fields
+ * `… (fingerprint …)` of the whole value.
+ * @example redactedField("authorization", "Bearer s3cr3t") // "Bearer … (fingerprint …)"
+ */
+export function redactedField(name: string, value: string): string {
+  const lower = name.toLowerCase();
+  const credentials = lower === "authorization" || lower === "proxy-authorization" ? AUTH_SCHEME.exec(value) : null;
+  if (credentials !== null) return `${credentials[1]} … (fingerprint ${secretFingerprint(credentials[2] as string)})`;
+  return `… (fingerprint ${secretFingerprint(value)})`;
+}
+
+function fieldLine(name: string, value: string): string {
+  return `${name}: ${CREDENTIAL_FIELDS.has(name.toLowerCase()) ? redactedField(name, value) : value}`;
+}
+
 function cut(text: string): string {
   return text.length > 500 ? `${text.slice(0, 500)}… (${text.length} chars)` : text;
 }
@@ -81,10 +121,10 @@ function cut(text: string): string {
 function formatExchange(exchange: Exchange, index: number): string {
   const target = new URL(exchange.url);
   const lines = [`#${index + 1} ${exchange.method} ${target.pathname}${target.search} HTTP/1.1`];
-  for (const [name, value] of Object.entries(exchange.requestHeaders)) lines.push(`${name}: ${value}`);
+  for (const [name, value] of Object.entries(exchange.requestHeaders)) lines.push(fieldLine(name, value));
   if (exchange.requestBody !== undefined) lines.push("", cut(exchange.requestBody));
   lines.push("", `→ HTTP/1.1 ${exchange.status}`);
-  for (const [name, value] of Object.entries(exchange.responseHeaders)) lines.push(`${name}: ${value}`);
+  for (const [name, value] of Object.entries(exchange.responseHeaders)) lines.push(fieldLine(name, value));
   if (exchange.responseBody.length > 0) lines.push("", cut(exchange.responseBody));
   return lines.join("\n");
 }

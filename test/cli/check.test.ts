@@ -7,9 +7,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
-import { generateSecret } from "../../src/webhooks/signing/index";
+import { generateSecret, secretFingerprint, verify } from "../../src/webhooks/signing/index";
 import { type RunningShop, startReceiver, startShop } from "../examples/shop-harness";
 import { startBrokenThings } from "./fixtures/broken-things-server";
+import { startMountedThings } from "./fixtures/mounted-things-server";
 import { runCli } from "./run-cli";
 
 interface CheckReport {
@@ -83,6 +84,81 @@ describe("rest-webhooks check", () => {
       expect(run.stdout).toContain("✓ DELETE twice leaves it gone");
       expect(run.stdout).toContain("seed 20261125 (replay with --seed 20261125)");
     });
+
+    it("prints --header values only by fingerprint, as text and as JSON (regression: the bearer token in 14 lines)", async () => {
+      const args = [
+        "check",
+        broken.url,
+        "--header",
+        "authorization: Bearer s3cr3t-T0KEN",
+        "--header",
+        "x-api-key: k3y-S3CRET",
+        "--runs",
+        "2",
+        "--seed",
+        "20261125",
+      ];
+      const text = await runCli(args);
+      const json = await runCli([...args, "--json"]);
+      for (const run of [text, json]) {
+        expect(run.code).toBe(1);
+        expect(run.stdout).not.toContain("s3cr3t-T0KEN");
+        expect(run.stdout).not.toContain("k3y-S3CRET");
+      }
+      expect(text.stdout).toContain(`authorization: Bearer … (fingerprint ${secretFingerprint("s3cr3t-T0KEN")})`);
+      expect(text.stdout).toContain(`x-api-key: … (fingerprint ${secretFingerprint("k3y-S3CRET")})`);
+      const report = JSON.parse(json.stdout) as CheckReport;
+      expect(report.laws.some((law) => law.requests?.includes("x-api-key: … (fingerprint "))).toBe(true);
+    });
+  });
+
+  describe("on an API mounted under /api", () => {
+    let mounted: Awaited<ReturnType<typeof startMountedThings>>;
+    beforeAll(async () => {
+      mounted = await startMountedThings();
+    });
+    afterAll(() => mounted.close());
+
+    it("follows each Location as the server wrote it, a parent's too (regression: GET /api/api/things/t1)", async () => {
+      // Its POST declares "application/json; charset=utf-8", and --path leaves out /files, whose schema gives no
+      // values: neither stops the run.
+      const run = await runCli([
+        "check",
+        mounted.url,
+        "--path",
+        "/things",
+        "--path",
+        "/things/{id}/parts",
+        "--runs",
+        "2",
+        "--seed",
+        "7",
+        "--json",
+      ]);
+      const report = JSON.parse(run.stdout) as CheckReport;
+      expect(mounted.seen.filter((request) => request.includes("/api/api/"))).toEqual([]);
+      const passed = (resource: string) =>
+        report.laws.filter((law) => law.passed && law.resource === resource).map((law) => law.law);
+      expect(passed("/things")).toEqual(
+        expect.arrayContaining([
+          "GET and HEAD change nothing",
+          "POST twice creates two",
+          "DELETE twice leaves it gone",
+        ]),
+      );
+      expect(passed("/things/{id}/parts")).toEqual(expect.arrayContaining(["POST twice creates two"]));
+    });
+
+    it("refuses a request schema no values can be derived from: exit 2 naming its operation, nothing sent", async () => {
+      const before = mounted.seen.length;
+      const run = await runCli(["check", mounted.url, "--runs", "1", "--seed", "7"]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        'cannot derive request bodies for POST /files from its schema: cannot derive values for JSON Schema type "file"',
+      );
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+      expect(mounted.seen.slice(before)).toEqual(["GET /api/openapi.json"]);
+    });
   });
 });
 
@@ -108,5 +184,76 @@ describe("rest-webhooks check --webhook-consumer", () => {
       careless.close();
       careless.closeAllConnections();
     }
+  });
+
+  describe("against a consumer behind an API key", () => {
+    const secret = generateSecret();
+    const seen: { key: string | undefined; status: number }[] = [];
+    // Refuses without x-api-key (401), else verifies with the library: 400 or 204.
+    const guarded = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        const key = req.headers["x-api-key"] as string | undefined;
+        const verified = verify({ body: Buffer.concat(chunks), headers: req.headers, secrets: secret });
+        const status = key !== "k1" ? 401 : verified.ok ? 204 : 400;
+        seen.push({ key, status });
+        res.writeHead(status, status === 204 ? {} : { "content-type": "application/problem+json" });
+        res.end(status === 204 ? undefined : JSON.stringify({ title: "refused", status }));
+      });
+    });
+    let url: string;
+    beforeAll(async () => {
+      await new Promise<void>((resolve) => guarded.listen(0, "127.0.0.1", resolve));
+      url = `http://127.0.0.1:${(guarded.address() as AddressInfo).port}/webhooks`;
+    });
+    afterAll(() => {
+      guarded.close();
+      guarded.closeAllConnections();
+    });
+    const args = ["--runs", "3", "--seed", "20261125"];
+
+    it("sends --header with every request (regression: ignored)", async () => {
+      seen.length = 0;
+      const run = await runCli([
+        "check",
+        "--webhook-consumer",
+        url,
+        "--secret",
+        secret,
+        "--header",
+        "x-api-key: k1",
+        ...args,
+      ]);
+      expect(run.stdout).toContain("✓ bad signatures are rejected (400)");
+      expect(run.code).toBe(0);
+      expect(seen.length).toBeGreaterThan(1);
+      expect(seen.every((request) => request.key === "k1")).toBe(true);
+      expect(seen[0]?.status).toBe(204); // the signed delivery, first
+    });
+
+    it("fails when the correctly signed delivery gets no 2xx (regression: a consumer refusing everything passed)", async () => {
+      const wrongSecret = await runCli([
+        "check",
+        "--webhook-consumer",
+        url,
+        "--secret",
+        generateSecret(),
+        "--header",
+        "x-api-key: k1",
+        ...args,
+      ]);
+      const noKey = await runCli(["check", "--webhook-consumer", url, "--secret", secret, ...args, "--json"]);
+      expect(wrongSecret.code).toBe(1);
+      expect(wrongSecret.stdout).toContain(
+        "✗ bad signatures are rejected (400): a correctly signed delivery answered 400, expected 2xx",
+      );
+      expect(wrongSecret.stdout).not.toContain("k1");
+      expect(noKey.code).toBe(1);
+      const report = JSON.parse(noKey.stdout) as CheckReport;
+      expect(report.laws).toMatchObject([
+        { passed: false, reason: expect.stringContaining("answered 401, expected 2xx") },
+      ]);
+    });
   });
 });

@@ -7,6 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
+import { signWith, stripe } from "../../src/webhooks/signing/index";
 import { client, type Receiver, type RunningShop, startReceiver, startShop } from "../examples/shop-harness";
 import { type RunningCli, startCli } from "./run-cli";
 
@@ -74,5 +75,61 @@ describe("rest-webhooks listen", () => {
     expect(response.headers.get("content-type")).toBe("application/problem+json");
     const line = JSON.parse(await listening.line(/"verified":false/)) as Record<string, unknown>;
     expect(line).toMatchObject({ verified: false, code: "missing_header", path: "/webhooks" });
+  });
+});
+
+describe("rest-webhooks listen --scheme stripe --forward-to a URL that redirects", () => {
+  const secret = "whsec_test_listen";
+  const forwarded: string[] = [];
+  const redirecting = createServer((req, res) => {
+    forwarded.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on("end", () => res.writeHead(302, { location: "/elsewhere" }).end());
+  });
+  let listening: RunningCli;
+  let url: string;
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+    const to = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hooks`;
+    listening = startCli([
+      "listen",
+      "--port",
+      "0",
+      "--scheme",
+      "stripe",
+      "--secret",
+      secret,
+      "--forward-to",
+      to,
+      "--json",
+    ]);
+    url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
+  });
+  afterAll(async () => {
+    await listening?.stop();
+    redirecting.close();
+    redirecting.closeAllConnections();
+  });
+
+  async function deliver(id: string): Promise<{ status: number; line: Record<string, unknown> }> {
+    const body = JSON.stringify({ id, object: "event", type: "invoice.paid", data: {} });
+    const headers = signWith(stripe, { id, timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
+    const response = await fetch(`${url}/webhooks`, { method: "POST", headers, body });
+    const line = JSON.parse(await listening.line(new RegExp(`"id":"${id}"`))) as Record<string, unknown>;
+    return { status: response.status, line };
+  }
+
+  it("prints Stripe's payload id, as the consumer module derives it (regression: a sha256: id)", async () => {
+    const { line } = await deliver("evt_listen_1");
+    expect(line).toMatchObject({ verified: true, type: "invoice.paid", id: "evt_listen_1" });
+  });
+
+  it("answers the redirect's status and does not follow it (regression: the POST became a GET)", async () => {
+    forwarded.length = 0;
+    const { status, line } = await deliver("evt_listen_2");
+    expect(status).toBe(302);
+    expect(line).toMatchObject({ forwardStatus: 302 });
+    expect(forwarded).toEqual(["POST /hooks"]);
   });
 });

@@ -2,8 +2,11 @@
  * `rest-webhooks send`, spawned, to a receiver that verifies with the `standardwebhooks` package; with
  * `--schedule`, failures are retried on the library's backoff until the attempts run out.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSecret } from "../../src/webhooks/signing/index";
 import { type Receiver, startReceiver } from "../examples/shop-harness";
@@ -66,6 +69,56 @@ describe("rest-webhooks send", () => {
       [3, 503],
     ]);
     expect(receiver.refused).toBe(0); // each attempt signed afresh, each verified
+  });
+
+  it('reads --data @file saved with a UTF-8 byte order mark (RFC 8259 §8.1; regression: "not JSON")', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "rest-webhooks-send-")), "event.json");
+    writeFileSync(file, '\uFEFF{"id":"ord_bom"}');
+    const run = await runCli(["send", receiver.url, "--type", "order.bom", "--data", `@${file}`, "--secret", secret]);
+    expect(run.code).toBe(0);
+    expect(receiver.received.find((event) => event.type === "order.bom")?.data).toEqual({ id: "ord_bom" });
+  });
+
+  describe("misuse: exit 2 with a hint, never a stack trace", () => {
+    it("an unreadable --data @file (regression: ENOENT stack trace, exit 1)", async () => {
+      const run = await runCli([
+        "send",
+        receiver.url,
+        "--type",
+        "t",
+        "--data",
+        "@/nonexistent/event.json",
+        "--secret",
+        secret,
+      ]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('cannot read --data "/nonexistent/event.json": no such file');
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+    });
+
+    it("--repeat beside --schedule, which sets the attempts too (regression: --repeat silently ignored)", async () => {
+      const run = await runCli([
+        "send",
+        receiver.url,
+        "--type",
+        "t",
+        "--secret",
+        secret,
+        "--schedule",
+        "0",
+        "--repeat",
+        "5",
+      ]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("--repeat and --schedule both set the attempts");
+    });
+  });
+
+  it("prints its help with --json too (regression: nothing printed)", async () => {
+    const run = await runCli(["send", "--help", "--json"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Usage: rest-webhooks send");
+    expect((await runCli(["--help", "--json"])).stdout).toContain("Usage: rest-webhooks <command>");
   });
 
   it("says when nothing answers", async () => {

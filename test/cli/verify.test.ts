@@ -2,6 +2,9 @@
  * `rest-webhooks verify`, spawned: a captured request read on stdin, the verdict explained with the library's
  * own diagnosis codes, exit 0 only when it verifies.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
 import { runCli } from "./run-cli";
@@ -53,6 +56,30 @@ describe("rest-webhooks verify", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain("missing_header");
     expect(run.stdout).toContain("pass --scheme standard");
+  });
+
+  describe("an unreadable capture is misuse: exit 2 with a hint (regression: a stack trace, exit 1)", () => {
+    const directory = mkdtempSync(join(tmpdir(), "rest-webhooks-verify-"));
+    const cases: [string, string, string][] = [
+      ["a missing file", join(directory, "missing.http"), "no such file"],
+      ["a directory (EISDIR)", directory, "it is a directory"],
+    ];
+    for (const [what, path, reason] of cases) {
+      it(what, async () => {
+        const run = await runCli(["verify", "--secret", secret, "--file", path]);
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain(`cannot read the capture (--file) ${JSON.stringify(path)}: ${reason}`);
+        expect(run.stderr).toContain("rest-webhooks verify --help");
+        expect(run.stderr).not.toMatch(/^\s+at /m);
+      });
+    }
+  });
+
+  it("refuses a header line with whitespace before the colon, as a server must (RFC 9112 §5.1): exit 2", async () => {
+    const spaced = Buffer.from(capture(body).toString().replace("webhook-id:", "webhook-id :"));
+    const run = await runCli(["verify", "--secret", secret], { stdin: spaced });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("whitespace between the field name and the colon");
   });
 
   it("answers misuse with exit 2 and the help hint", async () => {

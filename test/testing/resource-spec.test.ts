@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { json } from "../../src/http/message";
 import { fromFetchHandler, fromHandler, LawViolation, type ResourceSpec, Transcript } from "../../src/testing/index";
-import { countResources } from "../../src/testing/resource-spec";
+import { countResources, createItem, readState } from "../../src/testing/resource-spec";
 
 const LAW = "one Idempotency-Key creates one resource";
 
@@ -83,5 +83,54 @@ describe("countResources() lists the collection when the spec has no count()", (
 
   it("fails the law when a page is not a JSON list", async () => {
     expect((await violation(count(fromHandler(() => json(200, { total: 3 }))))).law).toBe(LAW);
+  });
+});
+
+describe("createItem() resolves the Location against the POST's URL (RFC 9110 §10.2.2)", () => {
+  // A store mounted under /api that answers Location with its full path, as a server behind a prefix does.
+  function mounted(location: (id: string) => string) {
+    const seen: string[] = [];
+    const target = fromFetchHandler(async (request) => {
+      const url = new URL(request.url);
+      seen.push(`${request.method} ${url.origin}${url.pathname}`);
+      if (request.method === "POST") return new Response(null, { status: 201, headers: { location: location("t1") } });
+      return url.pathname === "/api/things/t1" ? Response.json({ id: "t1" }) : new Response(null, { status: 404 });
+    });
+    return { seen, target: { ...target, baseUrl: "http://in-process.test/api" } };
+  }
+
+  async function itemOf(location: (id: string) => string) {
+    const { seen, target } = mounted(location);
+    const t = new Transcript(target);
+    const item = await createItem(t, spec("/things"), LAW, {});
+    const state = await readState(t, spec("/things"), item);
+    return { item, state, seen };
+  }
+
+  it("does not double a base URL's path (regression: GET /api/api/things/t1)", async () => {
+    const { item, state, seen } = await itemOf((id) => `/api/things/${id}`);
+    expect(item).toBe("/things/t1");
+    expect(state.status).toBe(200);
+    expect(seen).toEqual(["POST http://in-process.test/api/things", "GET http://in-process.test/api/things/t1"]);
+  });
+
+  it("resolves a relative reference against the collection's URL", async () => {
+    expect((await itemOf((id) => `things/${id}`)).state.status).toBe(200);
+  });
+
+  it("takes an absolute Location on the target's origin", async () => {
+    expect((await itemOf((id) => `http://in-process.test/api/things/${id}`)).item).toBe("/things/t1");
+  });
+
+  it("keeps only the path of a Location on another origin: the laws send to the target alone", async () => {
+    const { item, seen } = await itemOf((id) => `https://api.example.com/api/things/${id}`);
+    expect(item).toBe("/things/t1");
+    expect(seen.every((request) => request.includes("http://in-process.test/"))).toBe(true);
+  });
+
+  it("keeps a path outside the base URL's path absolute, on the target's origin", async () => {
+    const { item, seen } = await itemOf((id) => `/elsewhere/${id}`);
+    expect(item).toBe("http://in-process.test/elsewhere/t1");
+    expect(seen.at(-1)).toBe("GET http://in-process.test/elsewhere/t1");
   });
 });

@@ -1,0 +1,74 @@
+/**
+ * One law run by `check`: its outcome as printed and as `--json` gives it, with the request sequence of a failure
+ * shown without the secrets the user passed.
+ */
+import fc from "fast-check";
+import type { NamedLaw } from "../testing/suite";
+import { CREDENTIAL_FIELDS, LawViolation, redactedField } from "../testing/transcript";
+import type { Output } from "./output";
+
+/** The outcome of one law. */
+export interface LawOutcome {
+  resource: string;
+  law: string;
+  passed: boolean;
+  runs: number;
+  reason?: string;
+  counterexample?: string;
+  shrinks?: number;
+  requests?: string;
+}
+
+// RFC 9110 §5.1: field-name = token. A transcript prints each field as `name: value` at the start of a line.
+const FIELD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+): (.*)$/gm;
+
+/**
+ * A transcript with the values of the fields named (lower case) shown only by fingerprint, as the transcript
+ * already shows credentials (`Authorization`, `Cookie`…): `--header` carries API keys too. A body line that
+ * looks like such a field is masked as well, which hides nothing the user needs.
+ */
+export function redactFields(transcript: string, names: ReadonlySet<string>): string {
+  if (names.size === 0) return transcript;
+  return transcript.replace(FIELD_LINE, (line, name: string, value: string) => {
+    const lower = name.toLowerCase();
+    // Credential fields were masked by the transcript itself: masking them twice would fingerprint the mask.
+    return names.has(lower) && !CREDENTIAL_FIELDS.has(lower) ? `${name}: ${redactedField(name, value)}` : line;
+  });
+}
+
+/** Runs one law with fast-check; a failure keeps the shrunk counterexample and its request sequence. */
+export async function runLaw(
+  law: NamedLaw,
+  resource: string,
+  options: { runs: number; seed: number; secretFields: ReadonlySet<string> },
+): Promise<LawOutcome> {
+  const details = await fc.check(law.property, { numRuns: options.runs, seed: options.seed });
+  if (!details.failed) return { resource, law: law.name, passed: true, runs: details.numRuns };
+  const error = details.errorInstance;
+  const violation = error instanceof LawViolation ? error : undefined;
+  return {
+    resource,
+    law: law.name,
+    passed: false,
+    runs: details.numRuns,
+    reason: violation?.reason ?? (error instanceof Error ? error.message : String(error)),
+    counterexample: fc.stringify(details.counterexample),
+    shrinks: details.numShrinks,
+    ...(violation === undefined ? {} : { requests: redactFields(violation.transcript, options.secretFields) }),
+  };
+}
+
+/** Prints one outcome: a tick, or a cross with the reason, the counterexample and the request sequence. */
+export function printOutcome(out: Output, outcome: LawOutcome): void {
+  if (outcome.passed) {
+    out.line(`  ${out.green("✓")} ${outcome.law} ${out.dim(`(${outcome.runs} runs)`)}`);
+    return;
+  }
+  out.line(`  ${out.red("✗")} ${out.bold(outcome.law)}: ${outcome.reason}`);
+  if (outcome.counterexample !== undefined) {
+    out.line(out.dim(`    counterexample ${outcome.counterexample} (shrunk ${outcome.shrinks} times)`));
+  }
+  if (outcome.requests !== undefined) {
+    out.line(`    --- request sequence ---\n${outcome.requests.replace(/^/gm, "    ")}`);
+  }
+}

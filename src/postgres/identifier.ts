@@ -6,13 +6,20 @@ export const DEFAULT_SCHEMA = "public";
 
 /**
  * Validates a schema name and returns it; anything but a lower-case SQL identifier is a TypeError (it is
- * interpolated into SQL).
+ * interpolated into SQL), and so is a `pg_` name, which PostgreSQL reserves for system schemas (it would refuse
+ * it only when the migration runs).
  */
 export function schemaName(schema: string | undefined, what: string): string {
   const name = schema ?? DEFAULT_SCHEMA;
   if (typeof name !== "string" || !IDENTIFIER.test(name)) {
     throw new TypeError(
       `${what}: schema must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 63 characters), got ${JSON.stringify(name)}.`,
+    );
+  }
+  // PostgreSQL, CREATE SCHEMA: "The name cannot begin with pg_, as such names are reserved for system schemas."
+  if (name.startsWith("pg_")) {
+    throw new TypeError(
+      `${what}: schema ${JSON.stringify(name)} begins with pg_, which PostgreSQL reserves for system schemas.`,
     );
   }
   return name;

@@ -6,7 +6,8 @@
  */
 export { DEFAULT_SCHEMA } from "./identifier";
 export { MIGRATIONS_TABLE, type Migration, migrate, migrationSql } from "./migrate";
-export { type OpenPgliteOptions, openPglite, PGLITE_LOCK_FILE, type PgliteDatabase } from "./pglite";
+export { type OpenPgliteOptions, openPglite, type PgliteDatabase } from "./pglite";
+export { PGLITE_LOCK_FILE, PgliteLockError, type PgliteLockErrorCode } from "./pglite-lock";
 export { type RequestTransactionOptions, requestTransaction, transactionOf } from "./request-transaction";
 export type { SqlClient, SqlDatabase, SqlPool, SqlResult, SqlTransactor } from "./sql-client";
 export { epochMsOf, timestampOf } from "./sql-time";

@@ -19,19 +19,31 @@ export const MIGRATIONS_TABLE = "rest_webhooks_migrations";
 const MIGRATION_LOCK = 4_242_017;
 
 /**
- * The SQL of the migrations as one script, for your own migration tool (Flyway, Sqitch, node-pg-migrate, …).
- * Every statement is idempotent (`IF NOT EXISTS`), so running it over an existing schema changes nothing.
+ * The SQL of the migrations as one script, for your own migration tool (Flyway, Sqitch, node-pg-migrate, …): the
+ * DDL {@link migrate} runs, each schema created (`CREATE SCHEMA IF NOT EXISTS`) before its first migration. Every
+ * statement is idempotent (`IF NOT EXISTS`), so running it over an existing schema changes nothing. It does not
+ * record the migrations in `rest_webhooks_migrations`: `migrate` run afterwards applies them again, changing nothing.
  * @example writeFileSync("migrations/001_webhooks.sql", migrationSql(deliveryMigrations({ schema: "app" })))
  */
 export function migrationSql(migrations: readonly Migration[]): string {
+  const created = new Set<string>();
   return migrations
-    .map((migration) => `-- ${migration.schema}: ${migration.id}\n${migration.statements.join(";\n")};\n`)
+    .map((migration) => {
+      const schema = created.has(migration.schema) ? "" : `${createSchema(migration.schema)};\n`;
+      created.add(migration.schema);
+      return `-- ${migration.schema}: ${migration.id}\n${schema}${migration.statements.join(";\n")};\n`;
+    })
     .join("\n");
+}
+
+// The one statement creating a schema, for migrate() and migrationSql() alike.
+function createSchema(schema: string): string {
+  return `CREATE SCHEMA IF NOT EXISTS "${schema}"`;
 }
 
 async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
   const table = tableIn(schema, MIGRATIONS_TABLE);
-  await tx.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  await tx.query(createSchema(schema));
   await tx.query(
     `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
   );

@@ -4,6 +4,21 @@ function hasTransaction(db: SqlDatabase): db is SqlTransactor {
   return typeof (db as Partial<SqlTransactor>).transaction === "function";
 }
 
+// The clients inside a transaction this helper opened, with how many savepoints are open in it: a transaction
+// passed again nests in a SAVEPOINT rather than sending BEGIN (a warning on pg, whose COMMIT would then end the
+// outer transaction early).
+const depths = new WeakMap<SqlClient, number>();
+
+/** Runs `work` with `tx` marked as inside a transaction, for nested calls. */
+async function inside<T>(tx: SqlClient, work: (tx: SqlClient) => Promise<T>): Promise<T> {
+  depths.set(tx, 0);
+  try {
+    return await work(tx);
+  } finally {
+    depths.delete(tx);
+  }
+}
+
 /**
  * BEGIN, `work`, COMMIT on one client; ROLLBACK when anything throws. Reports a connection that could not roll back
  * (it is in an unknown state) through `broken`, so a pooled one is destroyed rather than reused.
@@ -15,7 +30,7 @@ async function onClient<T>(
 ): Promise<T> {
   await client.query("BEGIN");
   try {
-    const result = await work(client);
+    const result = await inside(client, work);
     await client.query("COMMIT");
     return result;
   } catch (error) {
@@ -28,15 +43,38 @@ async function onClient<T>(
   }
 }
 
+/** `work` in a SAVEPOINT of the transaction `tx` is in: released on return, rolled back to on throw. */
+async function nested<T>(tx: SqlClient, depth: number, work: (tx: SqlClient) => Promise<T>): Promise<T> {
+  const savepoint = `rest_webhooks_${depth + 1}`;
+  await tx.query(`SAVEPOINT ${savepoint}`);
+  depths.set(tx, depth + 1);
+  try {
+    const result = await work(tx);
+    await tx.query(`RELEASE SAVEPOINT ${savepoint}`);
+    return result;
+  } catch (error) {
+    // A failed rollback leaves the outer transaction aborted: its own COMMIT or ROLLBACK reports it.
+    await tx.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).then(
+      () => tx.query(`RELEASE SAVEPOINT ${savepoint}`),
+      () => undefined,
+    );
+    throw error;
+  } finally {
+    depths.set(tx, depth);
+  }
+}
+
 /**
  * Runs `work` in one transaction and commits it, or rolls it back when `work` throws (and rethrows). Pass what your
  * stores use: a `pg` Pool (a client is checked out for the transaction and released, or destroyed when its
  * connection broke), a `pg` Client (BEGIN/COMMIT on it: do not share it meanwhile), or PGlite (its own
- * `transaction`). A PGlite transaction passed again runs `work` inside it (PGlite has one connection, so no
- * second transaction can be opened beside it).
+ * `transaction`). Given a transaction's `tx` again (this helper's, `requestTransaction`'s, or PGlite's own), it
+ * nests: `work` runs in a SAVEPOINT, released when it returns and rolled back to when it throws, so the nested
+ * work commits or rolls back with the outer transaction, on every client alike. Nested calls on one `tx` run one
+ * at a time, as statements on one connection do.
  * @param db where to open the transaction.
  * @param work what to run; give `tx` to every store that should write inside it (`store.withClient(tx)`).
- * @returns what `work` returned, once committed.
+ * @returns what `work` returned, once committed (nested: once its savepoint is released).
  * @example
  * const order = await transaction(pool, async (tx) => {
  *   await tx.query("INSERT INTO orders (id) VALUES ($1)", [id]);
@@ -45,8 +83,11 @@ async function onClient<T>(
  * });
  */
 export async function transaction<T>(db: SqlDatabase, work: (tx: SqlClient) => Promise<T>): Promise<T> {
-  if (hasTransaction(db)) return db.transaction(work);
-  if (isPglite(db)) return work(db);
+  const depth = depths.get(db);
+  if (depth !== undefined) return nested(db, depth, work);
+  if (hasTransaction(db)) return db.transaction((tx) => inside(tx, work));
+  // A PGlite `tx` this helper did not open (your own `db.transaction`): it is inside a transaction all the same.
+  if (isPglite(db)) return inside(db, (tx) => nested(tx, 0, work));
   if (!isPool(db)) return onClient(db, work);
   const client = await db.connect();
   let failure: Error | undefined;

@@ -7,6 +7,7 @@ import {
   duplicatesAreProcessedOnce,
 } from "./laws/consumer";
 import { idempotencyKeyMismatch, idempotencyKeyReplays } from "./laws/idempotency";
+import { LAW_NAMES } from "./laws/names";
 import { errorsAreProblems } from "./laws/problems";
 import {
   deleteIsIdempotent,
@@ -34,27 +35,27 @@ export interface NamedLaw {
 export function resourceLaws(target: Target, spec: ResourceSpec): NamedLaw[] {
   const supports = supported(spec);
   const laws: NamedLaw[] = [
-    { name: "GET and HEAD change nothing", property: safeMethodsChangeNothing(target, spec) },
-    { name: "HEAD's headers equal GET's", property: headMatchesGet(target, spec) },
-    { name: "POST twice creates two", property: postCreatesEachTime(target, spec) },
-    { name: "a GET with its own ETag answers 304", property: conditionalGetAnswers304(target, spec) },
-    { name: "errors are problem documents", property: errorsAreProblems(target, spec) },
+    { name: LAW_NAMES.safeMethodsChangeNothing, property: safeMethodsChangeNothing(target, spec) },
+    { name: LAW_NAMES.headMatchesGet, property: headMatchesGet(target, spec) },
+    { name: LAW_NAMES.postCreatesEachTime, property: postCreatesEachTime(target, spec) },
+    { name: LAW_NAMES.conditionalGetAnswers304, property: conditionalGetAnswers304(target, spec) },
+    { name: LAW_NAMES.errorsAreProblems, property: errorsAreProblems(target, spec) },
   ];
-  if (supports.put) laws.push({ name: "PUT twice = PUT once", property: putIsIdempotent(target, spec) });
+  if (supports.put) laws.push({ name: LAW_NAMES.putIsIdempotent, property: putIsIdempotent(target, spec) });
   if (supports.put || supports.patch || supports.delete) {
     laws.push({
-      name: "a stale If-Match answers 412 and changes nothing",
+      name: LAW_NAMES.staleIfMatchIsRefused,
       property: staleIfMatchIsRefused(target, spec),
     });
   }
-  if (supports.delete) laws.push({ name: "DELETE twice leaves it gone", property: deleteIsIdempotent(target, spec) });
+  if (supports.delete) laws.push({ name: LAW_NAMES.deleteIsIdempotent, property: deleteIsIdempotent(target, spec) });
   if (supports.patch) {
-    laws.push({ name: "merge-patch PATCH twice = once", property: mergePatchIsIdempotent(target, spec) });
+    laws.push({ name: LAW_NAMES.mergePatchIsIdempotent, property: mergePatchIsIdempotent(target, spec) });
   }
   if (supports.idempotencyKey) {
-    laws.push({ name: "one Idempotency-Key creates one resource", property: idempotencyKeyReplays(target, spec) });
+    laws.push({ name: LAW_NAMES.idempotencyKeyReplays, property: idempotencyKeyReplays(target, spec) });
     laws.push({
-      name: "a reused Idempotency-Key with another body answers 422",
+      name: LAW_NAMES.idempotencyKeyMismatch,
       property: idempotencyKeyMismatch(target, spec),
     });
   }
@@ -64,8 +65,8 @@ export function resourceLaws(target: Target, spec: ResourceSpec): NamedLaw[] {
 /** Every webhook-consumer law. */
 export function consumerLaws(target: Target, consumer: ConsumerSpec): NamedLaw[] {
   return [
-    { name: "bad signatures are rejected and not processed", property: badSignaturesAreRejected(target, consumer) },
-    { name: "duplicates are processed once", property: duplicatesAreProcessedOnce(target, consumer) },
-    { name: "acknowledgement does not wait for processing", property: acknowledgesBeforeProcessing(target, consumer) },
+    { name: LAW_NAMES.badSignaturesAreRejected, property: badSignaturesAreRejected(target, consumer) },
+    { name: LAW_NAMES.duplicatesAreProcessedOnce, property: duplicatesAreProcessedOnce(target, consumer) },
+    { name: LAW_NAMES.acknowledgesBeforeProcessing, property: acknowledgesBeforeProcessing(target, consumer) },
   ];
 }

@@ -4,7 +4,16 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Migration, migrate, migrationSql, type SqlDatabase, transaction } from "../../src/postgres/index";
+import { schemaName } from "../../src/postgres/identifier";
+import {
+  type Migration,
+  migrate,
+  migrationSql,
+  type SqlClient,
+  type SqlDatabase,
+  type SqlTransactor,
+  transaction,
+} from "../../src/postgres/index";
 import { onServer, openPgliteForTest } from "../support/databases";
 import { databaseUrl, uniqueName } from "../support/services";
 
@@ -75,6 +84,81 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
       expect(await count(kit.db, schema)).toBe(3);
     });
 
+    it("runs the migrations' SQL script on a database without the schema", async () => {
+      const fresh = uniqueName("kitsql").toLowerCase();
+      const script = migrationSql(migrations(fresh));
+      try {
+        // PGlite's query takes one statement (extended protocol); its exec takes a script.
+        const runner = kit.db as SqlDatabase & { exec?: (sql: string) => Promise<unknown> };
+        await (runner.exec ? runner.exec(script) : kit.db.query(script));
+        expect(await count(kit.db, fresh)).toBe(0);
+      } finally {
+        await kit.db.query(`DROP SCHEMA IF EXISTS "${fresh}" CASCADE`);
+      }
+    });
+
+    describe("a transaction passed again nests in a savepoint", () => {
+      const ids = async () =>
+        ((await kit.db.query(`SELECT id FROM "${schema}".t WHERE id >= 100 ORDER BY id`)).rows as { id: number }[]).map(
+          (row) => row.id,
+        );
+      const insert = (tx: SqlClient, id: number) => tx.query(`INSERT INTO "${schema}".t (id) VALUES ($1)`, [id]);
+
+      // Regression: on pg the nested call sent BEGIN and COMMIT again, and that COMMIT ended the outer transaction.
+      it("rolls the nested work back with the outer transaction when the outer one throws after it", async () => {
+        const failure = new Error("the request fails after the helper returned");
+        await expect(
+          transaction(kit.db, async (tx) => {
+            await insert(tx, 100);
+            await transaction(tx, (inner) => insert(inner, 101));
+            throw failure;
+          }),
+        ).rejects.toBe(failure);
+        expect(await ids()).toEqual([]);
+      });
+
+      it("rolls back only the nested work when it throws, and the outer transaction goes on and commits", async () => {
+        const failure = new Error("inner");
+        await transaction(kit.db, async (tx) => {
+          await insert(tx, 110);
+          await expect(
+            transaction(tx, async (inner) => {
+              await insert(inner, 111);
+              await insert(inner, 110); // a unique violation aborts the nested work only
+              throw failure;
+            }),
+          ).rejects.toMatchObject({ code: "23505" });
+          await expect(
+            transaction(tx, async (inner) => {
+              await insert(inner, 112);
+              throw failure;
+            }),
+          ).rejects.toBe(failure);
+          // Deeper: a savepoint inside a savepoint.
+          await transaction(tx, async (inner) => {
+            await insert(inner, 113);
+            await transaction(inner, (deeper) => insert(deeper, 114));
+          });
+        });
+        expect(await ids()).toEqual([110, 113, 114]);
+      });
+
+      it("nests in a PGlite transaction opened with its own transaction()", async () => {
+        const own = kit.db as SqlDatabase & { transaction?: SqlTransactor["transaction"] };
+        if (own.transaction === undefined) return; // pg has no transaction object of its own
+        await own.transaction(async (tx) => {
+          await insert(tx, 120);
+          await expect(
+            transaction(tx, async (inner) => {
+              await insert(inner, 121);
+              throw new Error("inner");
+            }),
+          ).rejects.toThrow("inner");
+        });
+        expect(await ids()).toEqual([110, 113, 114, 120]);
+      });
+    });
+
     // Only where several connections exist: PGlite and a single Client run one statement at a time.
     if (concurrent)
       it("migrate can race itself: concurrent callers apply each migration exactly once", async () => {
@@ -92,8 +176,26 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
 describe("the PostgreSQL kit", () => {
   it("gives the migrations as one SQL script for other migration tools", () => {
     const sql = migrationSql(migrations("app"));
-    expect(sql).toContain('-- app: t@1\nCREATE TABLE "app".t (id int PRIMARY KEY);');
+    expect(sql).toContain(
+      '-- app: t@1\nCREATE SCHEMA IF NOT EXISTS "app";\nCREATE TABLE "app".t (id int PRIMARY KEY);',
+    );
     expect(sql).toContain('ALTER TABLE "app".t ADD COLUMN note text;\nCREATE INDEX ON "app".t (note);');
+  });
+
+  // Regression: the script lacked the CREATE SCHEMA migrate() issues, so it failed on a fresh database.
+  it("creates each schema once in the script, before its first migration", () => {
+    const sql = migrationSql([...migrations("app"), ...migrations("other"), ...migrations("app")]);
+    expect(sql.match(/CREATE SCHEMA IF NOT EXISTS "app";/g)).toHaveLength(1);
+    expect(sql.match(/CREATE SCHEMA IF NOT EXISTS "other";/g)).toHaveLength(1);
+    expect(sql.indexOf('CREATE SCHEMA IF NOT EXISTS "other"')).toBeLessThan(sql.indexOf('CREATE TABLE "other".t'));
+  });
+
+  // Regression: a pg_ schema passed every check and was refused by PostgreSQL only when migrate() ran.
+  it("refuses a pg_ schema name up front (PostgreSQL reserves the prefix for system schemas)", () => {
+    expect(() => schemaName("pg_app", "test")).toThrow(TypeError);
+    expect(() => schemaName("pg_catalog", "test")).toThrow(TypeError);
+    expect(schemaName("pgapp", "test")).toBe("pgapp");
+    expect(schemaName("app_pg_x", "test")).toBe("app_pg_x");
   });
 
   kitContract(

@@ -32,26 +32,41 @@ describe("header arbitraries agree with our parsers", () => {
     );
   });
 
-  it("malformed entity-tag lists never make the parser throw", () => {
-    fc.assert(fc.property(malformedEntityTagList(), (value) => void parseEntityTagList(value)));
+  // Regression: "*", "", ",", ",,," and " " were generated as malformed, but the parser rightly accepts them
+  // (the wildcard; §5.6.1 empty list elements).
+  it("malformedEntityTagList() values are all refused by the parser, never thrown on", () => {
+    fc.assert(
+      fc.property(malformedEntityTagList(), (value) => {
+        expect(parseEntityTagList(value)).toBeUndefined();
+      }),
+      { numRuns: 5000 },
+    );
   });
 
-  it("httpDate() text parses back to its date in all three forms (§5.6.7)", () => {
-    const now = Date.UTC(2026, 10, 22);
-    fc.assert(
-      fc.property(httpDate(), ({ date, form, text }) => {
-        const parsed = parseHttpDate(text, { now });
-        expect(parsed).toBeDefined();
-        const back = new Date(parsed as number);
-        if (form === "rfc850") {
-          // Two-digit years: only the century may differ (§5.6.7's 50-year rule picks it).
-          expect(back.getUTCFullYear() % 100).toBe(date.getUTCFullYear() % 100);
-          expect(back.toISOString().slice(4)).toBe(date.toISOString().slice(4));
-        } else {
-          expect(back.getTime()).toBe(date.getTime());
-        }
-      }),
-    );
+  // Regression: rfc850-dates were generated for every year 1970-2099, and §5.6.7 reads a two-digit year more than
+  // 50 years ahead as the past century: "01-Jan-70" is 2070, not 1970 (1928 of 5000 texts read as another instant).
+  it("httpDate() text parses back to its very date in all three forms (§5.6.7), rfc850 relative to now", () => {
+    for (const now of [Date.UTC(2026, 10, 22), Date.UTC(1990, 0, 1), Date.UTC(2090, 5, 30)]) {
+      const forms = new Set<string>();
+      fc.assert(
+        fc.property(httpDate({ now }), ({ date, form, text }) => {
+          forms.add(form);
+          // A recipient whose clock is up to a year away from `now` reads the same instant.
+          for (const at of [now, now - 364 * 86_400_000, now + 364 * 86_400_000]) {
+            expect(parseHttpDate(text, { now: at })).toBe(date.getTime());
+          }
+        }),
+        { numRuns: 500 },
+      );
+      expect(forms.size).toBe(3);
+    }
+  });
+
+  it("httpDate() refuses a now that leaves no rfc850-date in 1970-2099, unless rfc850 is not asked for", () => {
+    const now = Date.UTC(2200, 0, 1);
+    expect(() => httpDate({ now })).toThrow(TypeError);
+    expect(() => httpDate({ now, forms: ["imf-fixdate"] })).not.toThrow();
+    expect(() => httpDate({ now: Number.NaN })).toThrow(TypeError);
   });
 
   it("malformed dates are ignored, never thrown", () => {
@@ -89,6 +104,21 @@ describe("signedWebhook()", () => {
       { numRuns: 400 },
     );
     expect(seen.size).toBe(9);
+  });
+
+  // Regression: a "future" delivery could be signed at now + tolerance + 1 s (where shrinking goes), so a
+  // verifier a second later accepted it although it was labelled shouldVerify: false.
+  it("keeps expired and future deliveries refused by a verifier minutes away from now", () => {
+    const arbitrary = signedWebhook({ secrets, foreignSecret, now, kinds: ["expired", "future"] });
+    const minutes = [-9, -1, 1, 9].map((m) => now + m * 60_000);
+    fc.assert(
+      fc.property(arbitrary, (delivery) => {
+        for (const at of minutes) {
+          expect(verify({ body: delivery.body, headers: delivery.headers, secrets, now: () => at }).ok).toBe(false);
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
@@ -150,6 +180,60 @@ describe("fromZod()", () => {
         expect(n % 2).toBe(0);
       }),
     );
+  });
+});
+
+describe("fromZod() on ordinary satisfiable schemas", () => {
+  // Regression: each of these threw — ArbitraryDerivationError for a pattern with a minLength (generated at
+  // fast-check's "xsmall" size only), a raw fast-check error for one numeric bound outside ±1e9, a refused
+  // unicode pattern (read without its "u" flag), and a record over an enum of keys (required, no properties).
+  const cases: { name: string; schema: z.ZodType }[] = [
+    { name: "a pattern with minLength and maxLength", schema: z.string().regex(/^\d+$/).min(8).max(12) },
+    {
+      name: "a pattern with a minLength",
+      schema: z
+        .string()
+        .regex(/^[a-z]+$/)
+        .min(10),
+    },
+    { name: "startsWith with a long minLength", schema: z.string().startsWith("sk_").min(30) },
+    { name: "lowercase with a minLength", schema: z.string().lowercase().min(5) },
+    { name: "an email with a long minLength", schema: z.email().min(30) },
+    { name: "a minimum far above the default range (a time in ms)", schema: z.number().min(1_600_000_000_000) },
+    { name: "an exclusive minimum above the default range", schema: z.number().gt(2e9) },
+    { name: "a maximum far below the default range", schema: z.number().max(-2e9) },
+    { name: "a multipleOf with a minimum above the default range", schema: z.number().multipleOf(5).min(5e6) },
+    { name: "a unicode property pattern", schema: z.string().regex(/^\p{L}+$/u) },
+    { name: "a unicode pattern of two classes", schema: z.string().regex(/^\p{Lu}\p{Ll}*$/u) },
+    { name: "a record over an enum of keys", schema: z.record(z.enum(["a", "b"]), z.number()) },
+    {
+      name: "an object with such a record inside",
+      schema: z.object({ totals: z.record(z.enum(["x", "y"]), z.int()) }),
+    },
+  ];
+  for (const { name, schema } of cases) {
+    it(`derives values for ${name}`, () => {
+      fc.assert(
+        fc.property(fromZod(schema), (value) => {
+          expect(schema.safeParse(value).success).toBe(true);
+        }),
+        { numRuns: 200 },
+      );
+    });
+  }
+
+  it("keeps an exclusive bound out, however large (an epsilon is lost at 2e9)", () => {
+    const schema = z
+      .int()
+      .gt(2e9)
+      .lt(2e9 + 2);
+    expect(new Set(fc.sample(fromZod(schema), { numRuns: 50 }))).toEqual(new Set([2e9 + 1]));
+  });
+
+  it("refuses numeric bounds no value satisfies with ArbitraryDerivationError, not fast-check's error", () => {
+    for (const schema of [z.number().min(5).max(4), z.number().multipleOf(10).min(1).max(9), z.int().gt(1).lt(2)]) {
+      expect(() => fromZod(schema)).toThrow(ArbitraryDerivationError);
+    }
   });
 });
 

@@ -1,5 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { empty, type Handler, type HttpResponse } from "../../src/http/message";
+import { HttpProblem } from "../../src/http/problem";
 import {
   acknowledgesBeforeProcessing,
   badSignaturesAreRejected,
@@ -172,6 +174,107 @@ describe("resource laws", () => {
     }
   });
 
+  describe("the merge-patch law checks its rule or fails, as the PUT law does", () => {
+    // PATCHes without If-Match answered by `answer` when it gives a response, else by the correct server.
+    const patching = (answer: (patch: { n?: number }) => HttpResponse | undefined) => {
+      const server = thingServer();
+      return fromHandler(async (request) => {
+        if (request.method !== "PATCH" || request.headers["if-match"] !== undefined) return server(request);
+        return answer(JSON.parse(new TextDecoder().decode(request.body))) ?? server(request);
+      });
+    };
+    const problem = (status: number) => new HttpProblem({ status, code: "refused" }).toResponse();
+
+    // Regression: the law compared the states around two failed PATCHes, which were equal, and passed.
+    it("fails when every PATCH answers 500, not passes vacuously", async () => {
+      const details = await fc.check(
+        mergePatchIsIdempotent(
+          patching(() => problem(500)),
+          spec,
+        ),
+        {
+          numRuns: 10,
+          seed: SEED,
+        },
+      );
+      expect(details.failed).toBe(true);
+      expect((details.errorInstance as LawViolation).reason).toBe("the first PATCH answered 500");
+    });
+
+    // RFC 5789 §2.2: 409 for a conflicting state, 422 for a result that would be invalid.
+    for (const status of [409, 422]) {
+      it(`discards a run whose first PATCH answers ${status}, and holds when only some are refused`, async () => {
+        const details = await fc.check(
+          mergePatchIsIdempotent(
+            patching((patch) => ((patch.n ?? 0) % 2 === 1 ? problem(status) : undefined)),
+            spec,
+          ),
+          { numRuns: 20, seed: SEED },
+        );
+        expect(details.failed).toBe(false);
+        expect(details.numSkips).toBeGreaterThan(0);
+      });
+
+      it(`fails when every PATCH answers ${status} (too many discarded runs)`, async () => {
+        const details = await fc.check(
+          mergePatchIsIdempotent(
+            patching(() => problem(status)),
+            spec,
+          ),
+          {
+            numRuns: 5,
+            seed: SEED,
+          },
+        );
+        expect(details.failed).toBe(true);
+      });
+    }
+
+    it("fails when the first PATCH answers 400 or 415", async () => {
+      for (const status of [400, 415]) {
+        const details = await fc.check(
+          mergePatchIsIdempotent(
+            patching(() => problem(status)),
+            spec,
+          ),
+          {
+            numRuns: 5,
+            seed: SEED,
+          },
+        );
+        expect((details.errorInstance as LawViolation).reason).toBe(`the first PATCH answered ${status}`);
+      }
+    });
+  });
+
+  // Regression: the spec's headers function was called once, when the law was built, for all its runs.
+  it("errorsAreProblems evaluates the spec's headers function for each request", async () => {
+    let issued = 0;
+    const seen = new Set<string>();
+    const server = thingServer();
+    const target = fromHandler((request) => {
+      seen.add(String(request.headers.authorization));
+      return server(request);
+    });
+    const minting: ResourceSpec = { ...spec, headers: () => ({ authorization: `Bearer token-${++issued}` }) };
+    await fc.assert(errorsAreProblems(target, minting), { numRuns: 30 });
+    expect(issued).toBeGreaterThanOrEqual(30);
+    expect(seen.size).toBe(issued);
+  });
+
+  // Regression: with one possible body, `.filter` looked for a second, different one forever (synchronously, so no
+  // test time-out fired).
+  it("idempotencyKeyMismatch refuses a createBody with one value with a TypeError instead of spinning", async () => {
+    let generated = 0;
+    // Counted, so that an unbounded search fails this test rather than hanging it.
+    const one = fc.constant(MIN).map((body) => {
+      if (++generated > 10_000) throw new Error("an unbounded search for a second body");
+      return body;
+    });
+    const law = idempotencyKeyMismatch(fromHandler(thingServer()), { ...spec, createBody: one });
+    await expect(fc.assert(law, { numRuns: 5 })).rejects.toThrow(TypeError);
+  });
+
   describe("each broken server fails the matching law, with a shrunk counterexample", () => {
     const cases: {
       broken: string;
@@ -285,6 +388,25 @@ describe("resource laws", () => {
   });
 });
 
+// Regression: several laws threw a LawViolation whose `law` differed from the name the suite gives them ("GET with
+// its own ETag answers 304" under "a GET with its own ETag answers 304").
+describe("each law's violation names it as the suite does", () => {
+  const failing = fromHandler(() => empty(500));
+  const consumer: ConsumerSpec = {
+    path: "/webhooks",
+    secret: generateSecret(),
+    processed: () => [],
+    settle: async () => {},
+  };
+  for (const law of [...resourceLaws(failing, spec), ...consumerLaws(failing, consumer)]) {
+    it(law.name, async () => {
+      const details = await fc.check(law.property, { numRuns: 1, seed: SEED });
+      expect(details.errorInstance).toBeInstanceOf(LawViolation);
+      expect((details.errorInstance as LawViolation).law).toBe(law.name);
+    });
+  }
+});
+
 describe("consumer laws", () => {
   const secret = generateSecret();
   const spec = (consumer: ReturnType<typeof consumerFixture>): ConsumerSpec => ({
@@ -314,6 +436,37 @@ describe("consumer laws", () => {
     for (const [event] of planned) expect(event).toEqual(MIN_EVENT);
     expect(order).toEqual([]);
     expect(concurrency).toBe(1);
+  });
+
+  // Regression: processing between batches ran when the batch's start index was odd, never with a concurrency
+  // of 2 or 4, so their duplicates never arrived after their event had been processed.
+  it("'processed once' settles after every second batch, at every concurrency", async () => {
+    const consumer = consumerFixture(secret);
+    const log: string[] = [];
+    const handler: Handler = (request) => {
+      log.push("D");
+      return consumer.handler(request);
+    };
+    const recording: ConsumerSpec = {
+      ...spec(consumer),
+      processed: () => {
+        log.push("P");
+        return consumer.processed();
+      },
+      settle: async () => {
+        log.push("S");
+        await consumer.settle();
+      },
+    };
+    await fc.assert(duplicatesAreProcessedOnce(fromHandler(handler), recording), { numRuns: 200, seed: SEED });
+    // Each run reads processed() before and after its deliveries: between two reads, the deliveries sent before
+    // the first settle that more deliveries follow are two batches' worth (2, 4, 6 or 8).
+    const firstPause = new Set<number>();
+    for (const run of log.join("").split("P")) {
+      const pause = /^(D+)S+D/.exec(run);
+      if (pause) firstPause.add((pause[1] as string).length);
+    }
+    expect([...firstPause].sort()).toEqual([2, 4, 6, 8]);
   });
 
   it("a consumer that runs business logic before replying fails the acknowledgement law, shrunk", async () => {

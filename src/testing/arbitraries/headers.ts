@@ -1,5 +1,8 @@
 import fc from "fast-check";
 import { CACHE_CONTROL_DIRECTIVES } from "../../caching/cache-control";
+import { parseEntityTagList } from "../../caching/entity-tag";
+import { finiteNumber } from "../../options/number-option";
+import { BoundedFilter } from "./bounded-filter";
 
 // RFC 9110 §8.8.3: etagc = %x21 / %x23-7E / obs-text (obs-text left out: Fetch Headers reject it).
 const etagChar = fc.constantFrom(
@@ -33,11 +36,21 @@ export function entityTagList(): fc.Arbitrary<string> {
   );
 }
 
-/** Entity-tag-ish strings that break the grammar: unquoted, unbalanced, lower-case `w/`, stray `*`. */
+/**
+ * Entity-tag-ish strings that break the grammar (RFC 9110 §8.8.3, §13.1.1): unquoted, unbalanced, lower-case `w/`,
+ * stray `*`. Only strings `parseEntityTagList` refuses: `""`, `","` or `" , "` are empty lists, which §5.6.1
+ * tells recipients to accept, and `*` is the wildcard.
+ */
 export function malformedEntityTagList(): fc.Arbitrary<string> {
+  const refused = (value: unknown) => typeof value === "string" && parseEntityTagList(value) === undefined;
+  const random = new BoundedFilter(fc.string({ maxLength: 30 }), refused, 100, (last) => {
+    return new Error(
+      `malformedEntityTagList: 100 strings in a row parsed as entity-tag lists, the last ${JSON.stringify(last)}`,
+    );
+  });
   return fc.oneof(
-    fc.string({ maxLength: 30 }),
-    fc.constantFrom('"unterminated', 'w/"lower"', 'W/ "space"', '*, "a"', 'W/"a"W/"b"', '""x', ",,,", "W/", '"a" "b"'),
+    random,
+    fc.constantFrom('"unterminated', 'w/"lower"', 'W/ "space"', '*, "a"', 'W/"a"W/"b"', '""x', ",x,", "W/", '"a" "b"'),
   );
 }
 
@@ -64,15 +77,54 @@ export function formatHttpDateAs(date: Date, form: HttpDateForm): string {
   }
 }
 
-/** A date at whole seconds between 1970 and 2099 with its HTTP-date text in all three forms. */
+/** Options for {@link httpDate}. */
+export interface HttpDateOptions {
+  /** Which forms to generate. @default all three */
+  forms?: readonly HttpDateForm[];
+  /**
+   * The recipient's clock in epoch ms, which decides the century of an rfc850-date's two-digit year (§5.6.7).
+   * @default Date.now() when the arbitrary is built
+   */
+  now?: number;
+}
+
+const LAST_SECOND = 4_102_444_799; // 2099-12-31T23:59:59Z
+
+// RFC 9110 §5.6.7: a two-digit year more than 50 years ahead of the recipient's clock is read as the past century.
+// Dates within 49 years of `now` (either way) are read back as themselves by a recipient whose clock is up to a
+// year away from `now`, so the arbitrary may be built well before the texts are parsed.
+function rfc850Window(now: number): [number, number] {
+  const year = new Date(now).getUTCFullYear();
+  const from = Math.ceil(new Date(now).setUTCFullYear(year - 49) / 1000);
+  const to = Math.floor(new Date(now).setUTCFullYear(year + 49) / 1000);
+  if (!(from <= LAST_SECOND && to >= 0)) {
+    throw new TypeError(
+      `httpDate: now (${now}) leaves no rfc850-date between 1970 and 2099 that reads back as itself.`,
+    );
+  }
+  return [Math.max(0, from), Math.min(LAST_SECOND, to)];
+}
+
+/**
+ * A date at whole seconds between 1970 and 2099 with its HTTP-date text in one of the three forms; the text
+ * parses back to that date. An rfc850-date is generated only for dates within 49 years of `now`: its two-digit
+ * year is read relative to the recipient's clock (§5.6.7), so `Thursday, 01-Jan-70` is 2070 today.
+ * @example fc.property(httpDate(), ({ date, text }) => parseHttpDate(text) === date.getTime())
+ */
 export function httpDate(
-  options: { forms?: readonly HttpDateForm[] } = {},
+  options: HttpDateOptions = {},
 ): fc.Arbitrary<{ date: Date; form: HttpDateForm; text: string }> {
   const forms = options.forms ?? ["imf-fixdate", "rfc850", "asctime"];
-  return fc.tuple(fc.integer({ min: 0, max: 4_102_444_799 }), fc.constantFrom(...forms)).map(([seconds, form]) => {
-    const date = new Date(seconds * 1000);
-    return { date, form, text: formatHttpDateAs(date, form) };
-  });
+  const now = finiteNumber("httpDate", "now", options.now ?? Date.now(), "epoch milliseconds");
+  return fc.oneof(
+    ...forms.map((form) => {
+      const [min, max] = form === "rfc850" ? rfc850Window(now) : [0, LAST_SECOND];
+      return fc.integer({ min, max }).map((seconds) => {
+        const date = new Date(seconds * 1000);
+        return { date, form, text: formatHttpDateAs(date, form) };
+      });
+    }),
+  );
 }
 
 /** Strings that are not HTTP-dates, which recipients must ignore (§5.6.7): wrong zone, day names, overflow. */

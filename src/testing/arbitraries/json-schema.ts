@@ -1,5 +1,9 @@
 import fc from "fast-check";
 import { BoundedFilter } from "./bounded-filter";
+import { ArbitraryDerivationError } from "./derivation-error";
+import { numberArbitrary } from "./json-schema-number";
+
+export { ArbitraryDerivationError } from "./derivation-error";
 
 /** The subset of JSON Schema (draft 2020-12) that zod 4's `z.toJSONSchema` emits and we derive values from. */
 export interface JsonSchema {
@@ -28,12 +32,6 @@ export interface JsonSchema {
   multipleOf?: number;
   format?: string;
   pattern?: string;
-}
-
-/** Raised when a schema has a construct values cannot be derived for (a custom type, a refinement nothing satisfies). */
-export class ArbitraryDerivationError extends Error {
-  readonly code = "arbitrary_not_derivable";
-  override readonly name = "ArbitraryDerivationError";
 }
 
 /** How deep recursive schemas are expanded. */
@@ -100,59 +98,59 @@ function agrees(arbitrary: fc.Arbitrary<string>, pattern: RegExp): boolean {
   return fc.sample(arbitrary, { numRuns: 50, seed: 0 }).every((value) => pattern.test(value));
 }
 
+// How many of 50 values (fixed seed) `accepts` takes.
+function acceptedOf(arbitrary: fc.Arbitrary<string>, accepts: (value: string) => boolean): number {
+  return fc.sample(arbitrary, { numRuns: 50, seed: 0 }).filter(accepts).length;
+}
+
+// A candidate taking 10 of 50 values misses `maxAttempts` (100) in a row with a chance below 1e-9.
+const ENOUGH = 10;
+const SIZES = ["xsmall", "small", "medium", "large", "xlarge"] as const;
+
+// A pattern is an ECMA-262 regular expression (draft 2020-12 §6.4), and zod emits a `/…/u` pattern's source
+// without its flag: read it with "u" (`\p{L}`, astral characters), else without (a source valid only so, `\'`).
+function compile(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern, "u");
+  } catch {
+    return new RegExp(pattern);
+  }
+}
+
 function stringArbitrary(schema: JsonSchema, ctx: Context): fc.Arbitrary<string> {
   const { minLength = 0, maxLength } = schema;
   const format = formatArbitrary(schema.format);
-  if (schema.pattern === undefined) {
-    return format ?? fc.string({ minLength, maxLength: maxLength ?? Math.max(20, minLength) });
-  }
-  const pattern = new RegExp(schema.pattern);
-  // The pattern is what the schema checks (zod's email pattern is stricter than most addresses): a format's
-  // realistic values only when they match it, else values generated from the pattern itself.
-  let base: fc.Arbitrary<string>;
-  if (format !== undefined && agrees(format, pattern)) base = format;
-  else {
-    try {
-      base = fc.stringMatching(pattern, { size: "xsmall" });
-    } catch {
-      // fast-check cannot generate from this regex (lookarounds, back-references): strings, filtered below.
-      base = format ?? fc.string({ minLength, maxLength: maxLength ?? Math.max(20, minLength) });
-    }
-  }
+  const anyString = () => fc.string({ minLength, maxLength: maxLength ?? Math.max(20, minLength) });
+  if (schema.pattern === undefined) return format ?? anyString();
+  const pattern = compile(schema.pattern);
   const accepts = (value: unknown) =>
     typeof value === "string" &&
     pattern.test(value) &&
     value.length >= minLength &&
     (maxLength === undefined || value.length <= maxLength);
+  // The pattern is what the schema checks (zod's email pattern is stricter than most addresses): a format's
+  // realistic values when they match it, else values generated from the pattern at growing sizes, since a
+  // pattern's repetitions reach a minLength only at a size scaled to it. The first candidate that meets the
+  // length bounds often enough is kept, else the one that meets them most.
+  const candidates: fc.Arbitrary<string>[] = [];
+  if (format !== undefined && agrees(format, pattern)) candidates.push(format);
+  try {
+    for (const size of SIZES) candidates.push(fc.stringMatching(pattern, { size }));
+  } catch {
+    // fast-check cannot generate from this regex (lookarounds, back-references): strings, filtered below.
+    candidates.push(format ?? anyString());
+  }
+  let base = candidates[0] as fc.Arbitrary<string>;
+  let best = -1;
+  for (const candidate of candidates) {
+    const accepted = acceptedOf(candidate, accepts);
+    if (accepted > best) [base, best] = [candidate, accepted];
+    if (accepted >= ENOUGH) break;
+  }
   return new BoundedFilter(base, accepts, ctx.limits.maxAttempts, () => {
     return new ArbitraryDerivationError(
       `no string generated in ${ctx.limits.maxAttempts} tries matched pattern /${schema.pattern}/ with length ${minLength}..${maxLength ?? "∞"}`,
     );
-  });
-}
-
-function numberArbitrary(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
-  const lowerOpen = schema.minimum === undefined && schema.exclusiveMinimum !== undefined;
-  const upperOpen = schema.maximum === undefined && schema.exclusiveMaximum !== undefined;
-  const lower = schema.minimum ?? schema.exclusiveMinimum;
-  const upper = schema.maximum ?? schema.exclusiveMaximum;
-  const step = schema.multipleOf;
-  if (integer || step !== undefined) {
-    // Multiples of `step` (1 for integers) inside the bounds: k × step for an integer k.
-    const unit = step ?? 1;
-    const min = Math.ceil((lower ?? -1_000_000) / unit + (lowerOpen ? 1e-9 : 0));
-    const max = Math.floor((upper ?? 1_000_000) / unit - (upperOpen ? 1e-9 : 0));
-    return fc
-      .integer({ min: Math.max(min, Number.MIN_SAFE_INTEGER), max: Math.min(max, Number.MAX_SAFE_INTEGER) })
-      .map((k) => k * unit);
-  }
-  return fc.double({
-    min: lower ?? -1e9,
-    max: upper ?? 1e9,
-    minExcluded: lowerOpen,
-    maxExcluded: upperOpen,
-    noNaN: true,
-    noDefaultInfinity: true,
   });
 }
 
@@ -170,11 +168,24 @@ function arrayArbitrary(schema: JsonSchema, ctx: Context, depth: number): Derive
 
 function objectArbitrary(schema: JsonSchema, ctx: Context, depth: number): Derived {
   const required = new Set(schema.required ?? []);
+  const properties = schema.properties ?? {};
   const record: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [name, child] of Object.entries(schema.properties ?? {})) {
+  for (const [name, child] of Object.entries(properties)) {
     const value = derive(child, ctx, depth + 1);
     if (value !== undefined) record[name] = value;
     else if (required.has(name)) return undefined;
+  }
+  // A required name with no property schema is an additional property (draft 2020-12 §10.3.2.3): its value
+  // follows `additionalProperties` (zod's record over an enum of keys lists them all as required).
+  for (const name of required) {
+    if (Object.hasOwn(properties, name)) continue;
+    const extra = schema.additionalProperties;
+    if (extra === false) {
+      throw new ArbitraryDerivationError(`property "${name}" is required, but additionalProperties is false`);
+    }
+    const value = extra === undefined || extra === true ? fc.jsonValue({ maxDepth: 1 }) : derive(extra, ctx, depth + 1);
+    if (value === undefined) return undefined;
+    record[name] = value;
   }
   return fc.record(record, { requiredKeys: Object.keys(record).filter((name) => required.has(name)) });
 }

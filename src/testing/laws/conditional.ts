@@ -3,10 +3,11 @@ import { begin, createItem, type ResourceSpec, readState, specHeaders, supported
 import type { Target } from "../target";
 import type { Transcript } from "../transcript";
 import { same } from "./equal";
+import { LAW_NAMES } from "./names";
 
 /** A GET carrying the ETag it just received answers 304 with no body (RFC 9110 §13.1.2, §15.4.5). */
 export function conditionalGetAnswers304(target: Target, spec: ResourceSpec) {
-  const law = "GET with its own ETag answers 304";
+  const law = LAW_NAMES.conditionalGetAnswers304;
   return fc.asyncProperty(spec.createBody, async (body) => {
     const t: Transcript = begin(target);
     const item = await createItem(t, spec, law, body);
@@ -22,7 +23,7 @@ export function conditionalGetAnswers304(target: Target, spec: ResourceSpec) {
 
 /** PUT, PATCH or DELETE with a stale If-Match answers 412 and changes nothing (RFC 9110 §13.1.1). */
 export function staleIfMatchIsRefused(target: Target, spec: ResourceSpec) {
-  const law = "a stale If-Match answers 412 and changes nothing";
+  const law = LAW_NAMES.staleIfMatchIsRefused;
   const supports = supported(spec);
   const methods = [
     ...(supports.put ? ["PUT"] : []),

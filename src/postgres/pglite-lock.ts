@@ -1,0 +1,130 @@
+import { linkSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The lock file PGlite's data directory carries while a process has it open. */
+export const PGLITE_LOCK_FILE = "rest-webhooks.lock";
+
+/** Why `openPglite` could not take a data directory. */
+export type PgliteLockErrorCode = "pglite_directory_in_use" | "pglite_directory_not_locked";
+
+/** Thrown by `openPglite` when the data directory is open already (in this process or another) or cannot be locked. */
+export class PgliteLockError extends Error {
+  override readonly name = "PgliteLockError";
+  constructor(
+    readonly code: PgliteLockErrorCode,
+    /** The data directory, absolute. */
+    readonly dataDir: string,
+    /** The process holding it, when one does. */
+    readonly holder: number | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+// The directories this process has open (real paths, so a symlinked path is the same directory). A lock file
+// naming this process's pid but not listed here was left by an earlier process that had the same pid (a container
+// restarted as pid 1): stale.
+const held = new Set<string>();
+
+// Whether a process with this id is alive (signal 0 checks without sending anything).
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "EPERM";
+  }
+}
+
+// The pid a lock file names; `undefined` when the file is gone, and 0 when it holds no pid (never a live holder).
+function holderIn(file: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return undefined;
+    throw error;
+  }
+  return /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : 0;
+}
+
+function live(pid: number, dir: string): boolean {
+  return pid === process.pid ? held.has(dir) : pid > 0 && alive(pid);
+}
+
+function inUse(dir: string, holder: number): PgliteLockError {
+  const who = holder === process.pid ? "this process (opened twice)" : `process ${holder}`;
+  return new PgliteLockError(
+    "pglite_directory_in_use",
+    dir,
+    holder,
+    `openPglite: the data directory ${dir} is in use by ${who}. PGlite is one connection in one process, and a second opener would corrupt its files: close the other, or give this one another directory (or use a PostgreSQL server to share one database).`,
+  );
+}
+
+/**
+ * Takes `dataDir` for this process, or throws a {@link PgliteLockError} naming the holder; returns the release.
+ * The lock file appears complete (written aside, then hard-linked: link fails when the name exists, as O_EXCL),
+ * so no reader sees it empty; a stale one is moved aside first (rename: one taker wins) and checked to be the
+ * one found stale, so two processes taking over one dead holder's directory cannot both win.
+ */
+export function lockDirectory(dataDir: string): () => void {
+  const dir = realpathSync(dataDir);
+  if (held.has(dir)) throw inUse(dir, process.pid);
+  const file = join(dir, PGLITE_LOCK_FILE);
+  const mine = `${file}.${process.pid}`;
+  writeFileSync(mine, String(process.pid));
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        linkSync(mine, file);
+        held.add(dir);
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          release(dir, file);
+        };
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+      }
+      const holder = holderIn(file);
+      if (holder === undefined) continue; // released meanwhile
+      if (live(holder, dir)) throw inUse(dir, holder);
+      // Left by a process that died (SIGKILL, a crash): take the directory over.
+      const aside = `${file}.stale.${process.pid}`;
+      try {
+        renameSync(file, aside);
+      } catch (error) {
+        if ((error as { code?: unknown }).code === "ENOENT") continue; // another taker moved it first
+        throw error;
+      }
+      const moved = holderIn(aside);
+      if (moved !== holder && moved !== undefined && live(moved, dir)) {
+        // Another taker had already replaced the stale lock with its own: give it back.
+        try {
+          linkSync(aside, file);
+        } finally {
+          rmSync(aside, { force: true });
+        }
+        throw inUse(dir, moved);
+      }
+      rmSync(aside, { force: true });
+    }
+  } finally {
+    rmSync(mine, { force: true });
+  }
+  throw new PgliteLockError(
+    "pglite_directory_not_locked",
+    dir,
+    undefined,
+    `openPglite: could not lock ${dir}: its lock file (${PGLITE_LOCK_FILE}) kept changing`,
+  );
+}
+
+// Removes the lock file only while it is still this process's (never one another process has taken since).
+function release(dir: string, file: string): void {
+  held.delete(dir);
+  if (holderIn(file) === process.pid) rmSync(file, { force: true });
+}

@@ -1,0 +1,128 @@
+/**
+ * The data-directory lock of openPglite: one opener per directory, in this process or any other; a lock left by a
+ * dead process is taken over; a lock file is removed only by the process it names.
+ */
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openPglite, PGLITE_LOCK_FILE } from "../../src/postgres/index";
+import { lockDirectory } from "../../src/postgres/pglite-lock";
+
+// A pid no process has: above Linux's pid_max ceiling (2^22).
+const DEAD_PID = 4_194_304 + 7;
+
+let dir: string;
+let lockFile: string;
+beforeEach(() => {
+  dir = realpathSync(mkdtempSync(join(tmpdir(), "pglite-lock-")));
+  lockFile = join(dir, PGLITE_LOCK_FILE);
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const held = () => readFileSync(lockFile, "utf8");
+
+describe("lockDirectory", () => {
+  it("writes this process's pid and removes the file on release", () => {
+    const release = lockDirectory(dir);
+    expect(held()).toBe(String(process.pid));
+    release();
+    expect(existsSync(lockFile)).toBe(false);
+    // Nothing is left beside it (the pid is written aside, then linked).
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  // Regression: `holder !== process.pid` treated this process's own lock as stale, so a second open succeeded.
+  it("refuses a second lock of a directory this process holds, naming it", () => {
+    const release = lockDirectory(dir);
+    expect(() => lockDirectory(dir)).toThrow(
+      expect.objectContaining({ code: "pglite_directory_in_use", dataDir: dir }),
+    );
+    // The same directory through another path (a symlink) is the same directory.
+    const alias = `${dir}-alias`;
+    symlinkSync(dir, alias);
+    try {
+      expect(() => lockDirectory(alias)).toThrow(expect.objectContaining({ holder: process.pid }));
+    } finally {
+      rmSync(alias);
+    }
+    release();
+    lockDirectory(dir)();
+  });
+
+  it("refuses a directory a live process holds, naming that process", () => {
+    writeFileSync(lockFile, String(process.ppid));
+    expect(() => lockDirectory(dir)).toThrow(
+      expect.objectContaining({ code: "pglite_directory_in_use", holder: process.ppid }),
+    );
+    expect(held()).toBe(String(process.ppid));
+  });
+
+  it("takes over a lock left by a dead process", () => {
+    writeFileSync(lockFile, String(DEAD_PID));
+    const release = lockDirectory(dir);
+    expect(held()).toBe(String(process.pid));
+    release();
+  });
+
+  it("takes over a lock naming this pid that this process does not hold (an earlier process with the same pid)", () => {
+    writeFileSync(lockFile, String(process.pid));
+    const release = lockDirectory(dir);
+    expect(held()).toBe(String(process.pid));
+    release();
+  });
+
+  // Regression: a lock file read before its pid was written parsed as pid 0, "in use by process 0".
+  it("takes over a lock file holding no pid rather than naming process 0", () => {
+    writeFileSync(lockFile, "");
+    lockDirectory(dir)();
+    writeFileSync(lockFile, "not a pid");
+    lockDirectory(dir)();
+  });
+
+  // Regression: closing either of two copies deleted the lock, whoever held it by then.
+  it("leaves the lock file alone on release when another process has taken it since", () => {
+    const release = lockDirectory(dir);
+    writeFileSync(lockFile, String(process.ppid));
+    release();
+    expect(held()).toBe(String(process.ppid));
+  });
+
+  it("releases once: a second release does not drop a later lock", () => {
+    const release = lockDirectory(dir);
+    release();
+    const again = lockDirectory(dir);
+    release();
+    expect(held()).toBe(String(process.pid));
+    expect(() => lockDirectory(dir)).toThrow(expect.objectContaining({ code: "pglite_directory_in_use" }));
+    again();
+  });
+});
+
+describe("openPglite", () => {
+  it("refuses to open a directory this process is opening, and unlocks when opening fails", async () => {
+    const stop = new Error("stop before initdb");
+    let second: Promise<unknown> | undefined;
+    await expect(
+      openPglite(dir, {
+        onInitialise: () => {
+          second = openPglite(dir);
+          // Handled below; keep the rejection from being reported as unhandled meanwhile.
+          second.catch(() => {});
+          throw stop;
+        },
+      }),
+    ).rejects.toBe(stop);
+    await expect(second).rejects.toMatchObject({ code: "pglite_directory_in_use", dataDir: dir, holder: process.pid });
+    expect(existsSync(lockFile)).toBe(false);
+  });
+});

@@ -38,6 +38,7 @@ const IPV6_RANGES: readonly Range[] = [
   ["::", 128, "unspecified"], // RFC 4291 §2.5.2
   ["::1", 128, "loopback"], // RFC 4291 §2.5.3
   ["::ffff:0:0", 96, "ipv4_mapped"], // RFC 4291 §2.5.5.2
+  ["::ffff:0:0:0", 96, "ipv4_mapped"], // RFC 6145 / RFC 7915 §2 IPv4-translated (SIIT): an IPv4 address too
   ["::", 96, "reserved"], // RFC 4291 §2.5.5.1 deprecated IPv4-compatible
   ["64:ff9b:1::", 48, "reserved"], // RFC 8215 local-use NAT64
   ["100::", 64, "reserved"], // RFC 6666 discard-only

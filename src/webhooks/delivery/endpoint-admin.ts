@@ -4,7 +4,7 @@ import { generateSecret as defaultGenerateSecret } from "../signing/standard-key
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
 import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
-import type { CreateEndpointInput, UpdateEndpointInput } from "./endpoint-schema";
+import { type CreateEndpointInput, MAX_RATE_LIMIT, MIN_RATE_LIMIT, type UpdateEndpointInput } from "./endpoint-schema";
 import type { EndpointPatch, EndpointStore } from "./endpoint-store";
 import type { DeliveryStatus } from "./state-machine";
 import { transition } from "./state-machine";
@@ -65,7 +65,11 @@ export interface EndpointAdmin {
   /** Disables an endpoint with a reason (`manual`, `gone`, `failing`). */
   disable(id: string, reason: DisabledReason): Promise<WebhookEndpoint | undefined>;
   delete(id: string): Promise<boolean>;
-  /** Adds a new secret; the old ones keep signing for `graceMs`. */
+  /**
+   * Adds a new secret, atomically (two rotations at once both keep theirs); the old ones keep signing for `graceMs`
+   * (a finite number of 0 or more, else a TypeError). At most 10 secrets are kept: the new one and the 9 that expire
+   * last.
+   */
   rotateSecret(id: string, graceMs?: number): Promise<AdminResult<WebhookEndpoint>>;
   /** Retries one delivery now, with a fresh schedule. */
   retry(endpointId: string, deliveryId: string): Promise<AdminResult<DeliveryRecord>>;
@@ -95,6 +99,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   );
   if (typeof endpoints?.create !== "function")
     throw new TypeError("createEndpointAdmin: endpoints must be an EndpointStore.");
+  // Checked here rather than at the first rotation: a store written before updateSecrets joined the interface.
+  if (typeof endpoints.updateSecrets !== "function") {
+    throw new TypeError(
+      "createEndpointAdmin: endpoints must be an EndpointStore with updateSecrets(id, next) (atomic secret rotation).",
+    );
+  }
   if (typeof queue?.publish !== "function") throw new TypeError("createEndpointAdmin: queue must be a DeliveryQueue.");
   const resolve = options.resolve;
   if (resolve !== false && typeof resolve !== "function") {
@@ -140,8 +150,16 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     };
   }
 
+  // The schemas refuse these; a caller handing the admin unvalidated input would otherwise store a rate the pacer
+  // refuses on every admission, holding the endpoint's deliveries for good.
+  function checkRate(owner: string, rate: number | null | undefined): void {
+    if (rate === undefined || rate === null || (rate >= MIN_RATE_LIMIT && rate <= MAX_RATE_LIMIT)) return;
+    throw new TypeError(`${owner}: rate_limit must be from 1/86400 to ${MAX_RATE_LIMIT} per second, got ${rate}.`);
+  }
+
   return {
     async create(input) {
+      checkRate("EndpointAdmin.create", input.rate_limit);
       const unknownType = checkTypes(input.enabled_events);
       if (unknownType !== undefined) return unknownType;
       const checked = await checkUrl(input.url);
@@ -155,7 +173,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         disabledReason: null,
         disabledAt: null,
         description: input.description ?? "",
-        metadata: input.metadata ?? {},
+        // A copy: the caller's object stays the caller's.
+        metadata: { ...input.metadata },
         rateLimit: input.rate_limit ?? null,
         failingSince: null,
         createdAt: now(),
@@ -166,6 +185,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     get: (id) => endpoints.get(id),
     list: (listOptions) => endpoints.list(listOptions),
     async update(id, input) {
+      checkRate("EndpointAdmin.update", input.rate_limit);
       const current = await endpoints.get(id);
       if (current === undefined) return { ok: false, code: "endpoint_not_found" };
       const patch: { -readonly [K in keyof EndpointPatch]: EndpointPatch[K] } = {};
@@ -180,7 +200,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         patch.enabledEvents = [...new Set(input.enabled_events)];
       }
       if (input.description !== undefined) patch.description = input.description;
-      if (input.metadata !== undefined) patch.metadata = input.metadata;
+      if (input.metadata !== undefined) patch.metadata = { ...input.metadata };
       if (input.rate_limit !== undefined) patch.rateLimit = input.rate_limit;
       const reEnabled = input.status === "enabled" && current.status === "disabled";
       if (input.status === "disabled" && current.status === "enabled") {
@@ -196,10 +216,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     disable: (id, reason) => endpoints.update(id, { status: "disabled", disabledReason: reason, disabledAt: now() }),
     delete: (id) => endpoints.delete(id),
     async rotateSecret(id, graceMs = graceDefault) {
-      const current = await endpoints.get(id);
-      if (current === undefined) return { ok: false, code: "endpoint_not_found" };
-      const secrets = rotateSecrets(current.secrets, newSecret(), now(), graceMs);
-      const updated = await endpoints.update(id, { secrets });
+      // NaN or a negative grace would expire the old secrets at once while the rotation reports success.
+      const grace = nonNegativeNumber("EndpointAdmin.rotateSecret", "graceMs", graceMs, "milliseconds");
+      const secret = newSecret();
+      const at = now();
+      // In the store, atomically: a read here and a write later would lose a concurrent rotation's secret.
+      const updated = await endpoints.updateSecrets(id, (current) => rotateSecrets(current, secret, at, grace));
       return updated === undefined ? { ok: false, code: "endpoint_not_found" } : { ok: true, value: updated };
     },
     async retry(endpointId, deliveryId) {

@@ -1,11 +1,17 @@
 import { z } from "zod";
-import { json } from "../../http/message";
+import { parseMediaType } from "../../http/media-type";
+import { type HttpResponse, json, type ResponseHeaders } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
+import { validationProblem } from "../../http/validation";
+import { MERGE_PATCH_CONTENT_TYPE } from "../../routing/merge-patch";
 import type { ResourceBuilder } from "../../routing/resource";
 import type { Router } from "../../routing/router";
 import type { Middleware } from "../../routing/types";
 import { type ApiKeyCheck, requireApiKey } from "./api-key";
-import { type AdminResult, createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
+import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
+import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
+import { attemptsQuery, deliveriesQuery, listQuery, replayBody, replayQuery } from "./endpoint-api-query";
+import { mergeEndpointPatch } from "./endpoint-merge-patch";
 import {
   attemptJson,
   attemptJsonSchema,
@@ -14,11 +20,11 @@ import {
   deliveryJsonSchema,
   endpointJson,
   endpointJsonSchema,
+  endpointPatchSchema,
   listJsonSchema,
+  type UpdateEndpointInput,
   updateEndpointSchema,
 } from "./endpoint-schema";
-import { sinceBodySchema, sinceQuerySchema } from "./since";
-import { DELIVERY_STATUSES } from "./state-machine";
 
 /** Options of {@link declareEndpointApi}. */
 export interface EndpointApiOptions extends EndpointAdminOptions {
@@ -34,53 +40,29 @@ export interface EndpointApiOptions extends EndpointAdminOptions {
 const PRINTABLE_ID = /^[\x21-\x7e]{1,255}$/;
 const known = (id: string): boolean => PRINTABLE_ID.test(id);
 
-const limit = z
-  .string()
-  .regex(/^\d{1,3}$/, "Expected an integer from 1 to 100.")
-  .transform(Number)
-  .pipe(z.number().int().min(1).max(100))
-  .optional();
-const listQuery = z.object({ limit, starting_after: z.string().max(255).optional() });
-const deliveriesQuery = z.object({ limit, status: z.enum(DELIVERY_STATUSES).optional(), since: sinceQuerySchema });
-const attemptsQuery = z.object({ limit, delivery_id: z.string().max(255).optional() });
-const replayBody = z.object({ since: sinceBodySchema }).optional();
-const replayQuery = z.object({ since: sinceQuerySchema });
 const replayJson = z.object({ object: z.literal("replay"), replayed: z.number().int() }).meta({ id: "WebhookReplay" });
 const deletedJson = z
   .object({ id: z.string(), object: z.literal("webhook_endpoint"), deleted: z.literal(true) })
   .meta({ id: "DeletedWebhookEndpoint" });
 
-function notFound(what: "endpoint" | "delivery"): HttpProblem {
-  return new HttpProblem({ status: 404, code: `${what}_not_found`, detail: `No such ${what}.` });
+// RFC 9111 §5.2.2.5: a response carrying a signing secret is stored by no cache, shared or private.
+const NO_STORE: ResponseHeaders = { "cache-control": "no-store" };
+const NO_STORE_HEADER = {
+  "Cache-Control": { description: "no-store: the body carries the signing secret.", schema: { const: "no-store" } },
+};
+
+// RFC 9110 §8.7: Content-Location would say this body is what a GET of the endpoint answers, but only this answer
+// shows the secret.
+function withoutContentLocation(response: HttpResponse): HttpResponse {
+  const headers: ResponseHeaders = {};
+  for (const [name, value] of Object.entries(response.headers)) if (name !== "content-location") headers[name] = value;
+  return { ...response, headers };
 }
 
-function refusal(result: Extract<AdminResult<unknown>, { ok: false }>): HttpProblem {
-  if (result.code === "unknown_event_type") {
-    const pointer = `/enabled_events/${result.index}`;
-    return new HttpProblem({
-      status: 422,
-      code: result.code,
-      detail: result.detail,
-      extensions: { errors: [{ pointer, in: "body", code: result.code, message: result.detail }] },
-    });
-  }
-  if (!("detail" in result)) {
-    if (result.code === "endpoint_not_found") return notFound("endpoint");
-    if (result.code === "delivery_not_found") return notFound("delivery");
-    return new HttpProblem({ status: 409, code: "not_retryable", detail: "The delivery is delivered or in flight." });
-  }
-  return new HttpProblem({
-    status: 422,
-    code: result.code,
-    detail: result.detail,
-    extensions: { errors: [{ pointer: "/url", in: "body", code: result.code, message: result.detail }] },
-  });
-}
-
-function unwrap<T>(result: AdminResult<T>): T {
-  if (!result.ok) throw refusal(result);
-  return result.value;
-}
+const isMergePatch = (contentType: string | undefined): boolean => {
+  const media = parseMediaType(contentType ?? "");
+  return media?.type === "application" && media.subtype === "merge-patch+json";
+};
 
 /**
  * Declares the webhook endpoint API on a router, Stripe's shape under `basePath`: `POST /` create (201, the secret
@@ -88,6 +70,8 @@ function unwrap<T>(result: AdminResult<T>): T {
  * `POST /{endpoint_id}/replay` (202), `GET /{endpoint_id}/deliveries[/{delivery_id}]`,
  * `POST /{endpoint_id}/deliveries/{delivery_id}/retry` (202), `GET /{endpoint_id}/attempts`. Every operation needs
  * `Authorization: Bearer <secret API key>`; 404, 405, HEAD, OPTIONS, validation and OpenAPI come from the router.
+ * There is no tenant scoping: every key `apiKeys` admits reaches every endpoint, its deliveries and its secret
+ * rotation; give tenants their own routes over {@link createEndpointAdmin} instead (docs/webhooks-providers.md).
  * @returns the router, for chaining.
  * @example
  * const router = createRouter();
@@ -107,19 +91,48 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
   const declare = (endpoints: ResourceBuilder<`${string}/{endpoint_id}`>) => {
     endpoints.use(requireApiKey(options.apiKeys), ...(options.use ?? []));
     endpoints.create(
-      { body: createEndpointSchema, form: true, response: endpointJsonSchema, tags, summary: "Register an endpoint" },
+      {
+        body: createEndpointSchema,
+        form: true,
+        response: endpointJsonSchema,
+        responses: {
+          201: {
+            description: "Created: the endpoint, with its signing secret (shown this once).",
+            schema: endpointJsonSchema,
+            headers: {
+              Location: {
+                description: "The new endpoint's path.",
+                schema: { type: "string", format: "uri-reference" },
+              },
+              ...NO_STORE_HEADER,
+            },
+          },
+        },
+        tags,
+        summary: "Register an endpoint",
+      },
       async ({ body, created }) => {
         const endpoint = unwrap(await admin.create(body));
-        return created(endpoint.id, endpointJson(endpoint, true));
+        return withoutContentLocation(created(endpoint.id, endpointJson(endpoint, true), NO_STORE));
       },
     );
     endpoints.list(
-      { query: listQuery, response: listJsonSchema(endpointJsonSchema), tags, summary: "List endpoints" },
+      {
+        query: listQuery,
+        response: listJsonSchema(endpointJsonSchema),
+        responses: { 400: { description: "A query parameter is refused, or starting_after names no endpoint." } },
+        tags,
+        summary: "List endpoints",
+      },
       async ({ query }) => {
         const size = query.limit ?? 10;
         const after = query.starting_after;
-        const page =
-          after !== undefined && !known(after) ? [] : await admin.list({ limit: size + 1, startingAfter: after });
+        if (after !== undefined && !known(after)) throw invalidCursor("endpoint", after);
+        const page = await admin.list({ limit: size + 1, startingAfter: after });
+        // An empty page after a cursor is the end of the list only if the cursor's endpoint still exists.
+        if (page.length === 0 && after !== undefined && (await admin.get(after)) === undefined) {
+          throw invalidCursor("endpoint", after);
+        }
         const data = page.slice(0, size).map((endpoint) => endpointJson(endpoint));
         return json(200, { object: "list", data, has_more: page.length > size });
       },
@@ -127,16 +140,44 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
     endpoints.read({ response: endpointJsonSchema, tags, summary: "Get an endpoint" }, async ({ params }) =>
       json(200, endpointJson(await find(params.endpoint_id))),
     );
-    const update = { body: updateEndpointSchema, form: true, response: endpointJsonSchema, tags };
-    for (const [method, name] of [
-      ["POST", "update"],
-      ["PATCH", "patch"],
-    ] as const) {
-      endpoints.route(method, "", name, { ...update, summary: "Update an endpoint" }, async ({ params, body }) => {
+    endpoints.route(
+      "POST",
+      "",
+      "update",
+      { body: updateEndpointSchema, form: true, response: endpointJsonSchema, tags, summary: "Update an endpoint" },
+      async ({ params, body }) => {
         const endpoint = await find(params.endpoint_id);
         return json(200, endpointJson(unwrap(await admin.update(endpoint.id, body))));
-      });
-    }
+      },
+    );
+    endpoints.route(
+      "PATCH",
+      "",
+      "patch",
+      {
+        body: endpointPatchSchema,
+        form: true,
+        response: endpointJsonSchema,
+        tags,
+        summary: "Update an endpoint",
+        description: `With Content-Type ${MERGE_PATCH_CONTENT_TYPE}, a JSON Merge Patch (RFC 7396): metadata merges key by key and a member set to null is removed (a metadata key; description back to "", rate_limit lifted). With application/json or a form, the fields given replace the stored ones, as POST does (no null).`,
+      },
+      async ({ params, body, request }) => {
+        const endpoint = await find(params.endpoint_id);
+        let input: UpdateEndpointInput;
+        if (isMergePatch(request.headers["content-type"])) {
+          // RFC 7396 §2: applied to the current representation, then validated as a whole.
+          const merged = mergeEndpointPatch(endpoint, body);
+          if (!merged.ok) throw validationProblem(merged.error);
+          input = merged.input;
+        } else {
+          const parsed = updateEndpointSchema.safeParse(body);
+          if (!parsed.success) throw validationProblem(parsed.error);
+          input = parsed.data;
+        }
+        return json(200, endpointJson(unwrap(await admin.update(endpoint.id, input))));
+      },
+    );
     endpoints.route(
       "DELETE",
       "",
@@ -151,10 +192,21 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
     endpoints.action(
       "POST",
       "rotate_secret",
-      { response: endpointJsonSchema, tags, summary: "Rotate the signing secret" },
+      {
+        response: endpointJsonSchema,
+        responses: {
+          200: {
+            description: "The endpoint, with its new signing secret (shown this once).",
+            schema: endpointJsonSchema,
+            headers: NO_STORE_HEADER,
+          },
+        },
+        tags,
+        summary: "Rotate the signing secret",
+      },
       async ({ params }) => {
         const endpoint = await find(params.endpoint_id);
-        return json(200, endpointJson(unwrap(await admin.rotateSecret(endpoint.id)), true));
+        return json(200, endpointJson(unwrap(await admin.rotateSecret(endpoint.id)), true), NO_STORE);
       },
     );
     endpoints.action(
@@ -192,6 +244,10 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         response: listJsonSchema(attemptJsonSchema),
         tags,
         summary: "The delivery log, newest first",
+        // The attempt log takes no position to read on from (DeliveryQueue.attempts): a delivery's own lines are the
+        // way past the newest 100.
+        description:
+          "The newest lines, up to limit; has_more says there are older ones. The log has no cursor: to read further, page through the deliveries (which take starting_after) and ask for each one's lines with delivery_id.",
       },
       async ({ params, query }) => {
         const endpoint = await find(params.endpoint_id);
@@ -209,17 +265,25 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         {
           query: deliveriesQuery,
           response: listJsonSchema(deliveryJsonSchema),
+          responses: { 400: { description: "A query parameter is refused, or starting_after names no delivery." } },
           tags,
-          summary: "The endpoint's deliveries",
+          summary: "The endpoint's deliveries, newest first",
         },
         async ({ params, query }) => {
           const endpoint = await find(params.endpoint_id);
           const size = query.limit ?? 10;
+          const after = query.starting_after;
+          if (after !== undefined && !known(after)) throw invalidCursor("delivery", after);
           const list = await queue.list(endpoint.id, {
             limit: size + 1,
             status: query.status === undefined ? undefined : [query.status],
             since: query.since,
+            startingAfter: after,
           });
+          // The queue gives an empty page for a cursor that is not one of the endpoint's deliveries (or was forgotten).
+          if (list.length === 0 && after !== undefined && (await queue.get(after))?.endpointId !== endpoint.id) {
+            throw invalidCursor("delivery", after);
+          }
           return json(200, {
             object: "list",
             data: list.slice(0, size).map(deliveryJson),

@@ -10,11 +10,56 @@ const eventList = z.preprocess(
   (value) => (typeof value === "string" ? [value] : value),
   z.array(eventPatternSchema).min(1).max(256),
 );
+/**
+ * The slowest `rate_limit` an endpoint may ask for: one delivery a day, in deliveries per second. The pacer turns a
+ * rate into a whole number of deliveries per period of whole milliseconds; far below this (1e-300 per second) it has
+ * no such period and refuses the rate on every admission, which would hold the endpoint's deliveries for good.
+ */
+export const MIN_RATE_LIMIT = 1 / 86_400;
+/** The fastest `rate_limit` an endpoint may ask for, in deliveries per second. */
+export const MAX_RATE_LIMIT = 100_000;
+/** The most `metadata` keys an endpoint keeps (Stripe's limit, as are the key and value lengths). */
+export const MAX_METADATA_KEYS = 50;
+/** The longest `metadata` key, in UTF-16 code units. */
+export const MAX_METADATA_KEY_LENGTH = 40;
+/** The longest `metadata` value, in UTF-16 code units. */
+export const MAX_METADATA_VALUE_LENGTH = 500;
+
 const rateLimit = z.preprocess(
   (value) => (value === "" ? null : typeof value === "string" ? Number(value) : value),
-  z.number().positive().max(100_000).nullable(),
+  z
+    .number()
+    .min(MIN_RATE_LIMIT, "rate_limit must be at least one delivery per day (1/86400 per second).")
+    .max(MAX_RATE_LIMIT)
+    .nullable(),
 );
-const metadata = z.record(z.string().min(1).max(40), z.string().max(500));
+// Keys a plain object treats as more than data: zod skips a "__proto__" key without a word (assigning it would set
+// the prototype), and the other two shadow what every object inherits. Refused, never silently dropped.
+const RESERVED_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
+const RESERVED = "__proto__, constructor and prototype are reserved metadata keys.";
+const metadataKey = z
+  .string()
+  .min(1)
+  .max(MAX_METADATA_KEY_LENGTH)
+  .refine((key) => !RESERVED_KEYS.includes(key), { message: RESERVED });
+const metadataValue = z.string().max(MAX_METADATA_VALUE_LENGTH);
+// Before the record sees it: the record never hands "__proto__" to the key schema.
+const metadataRecord = <V extends z.ZodType>(value: V) =>
+  z.preprocess(
+    (input, ctx) => {
+      if (input !== null && typeof input === "object" && Object.hasOwn(input, "__proto__")) {
+        ctx.addIssue({ code: "custom", path: ["__proto__"], input, message: RESERVED });
+      }
+      return input;
+    },
+    z
+      .record(metadataKey, value)
+      .refine((record) => Object.keys(record).length <= MAX_METADATA_KEYS, {
+        message: `metadata has at most ${MAX_METADATA_KEYS} keys.`,
+      })
+      .meta({ maxProperties: MAX_METADATA_KEYS }),
+  );
+const metadata = metadataRecord(metadataValue);
 
 /** Body of `POST /v1/webhook_endpoints` (JSON or form; `enabled_events[]` repeated). */
 export const createEndpointSchema = z.strictObject({
@@ -31,6 +76,20 @@ export const updateEndpointSchema = z.strictObject({
   enabled_events: eventList.optional(),
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
+  rate_limit: rateLimit.optional(),
+  status: z.enum(["enabled", "disabled"]).optional(),
+});
+
+/**
+ * Body of `PATCH /v1/webhook_endpoints/:id`: the fields of {@link updateEndpointSchema}, where a JSON Merge Patch
+ * (RFC 7396 §2) may also send `null`: a metadata key set to null is removed, `metadata: null` removes them all,
+ * `description: null` empties it and `rate_limit: null` lifts the limit.
+ */
+export const endpointPatchSchema = z.strictObject({
+  url: z.string().min(1).max(2048).optional(),
+  enabled_events: eventList.optional(),
+  description: z.string().max(512).nullable().optional(),
+  metadata: metadataRecord(metadataValue.nullable()).nullable().optional(),
   rate_limit: rateLimit.optional(),
   status: z.enum(["enabled", "disabled"]).optional(),
 });

@@ -1,4 +1,4 @@
-import type { WebhookEndpoint } from "./endpoint";
+import type { EndpointSecret, WebhookEndpoint } from "./endpoint";
 
 /** Fields of an endpoint that can change after creation. */
 export type EndpointPatch = Partial<Omit<WebhookEndpoint, "id" | "createdAt">>;
@@ -6,21 +6,35 @@ export type EndpointPatch = Partial<Omit<WebhookEndpoint, "id" | "createdAt">>;
 /** Paging of {@link EndpointStore.list}: oldest first, after the cursor. */
 export interface EndpointListOptions {
   limit: number;
-  /** Id of the last endpoint of the previous page. */
+  /** Id of the last endpoint of the previous page; one that names no endpoint (deleted) gives an empty page. */
   startingAfter?: string | undefined;
 }
 
 /**
  * Where endpoints live. Implementations: `createMemoryEndpointStore` (rest-webhooks/webhooks/delivery/memory) and
  * `createPostgresEndpointStore` (rest-webhooks/webhooks/delivery/postgres); both pass the same contract suite.
+ * A store keeps copies: changing an object after handing it to `create` or `update` changes nothing stored.
  */
 export interface EndpointStore {
   create(endpoint: WebhookEndpoint): Promise<void>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
-  /** Oldest first (creation time, then id). */
+  /**
+   * Oldest first (creation time, then id). A `startingAfter` that names no endpoint gives an empty page: the
+   * endpoint API tells that apart from the end of the list (400 `invalid_cursor`).
+   */
   list(options: EndpointListOptions): Promise<WebhookEndpoint[]>;
-  /** Applies the patch; `undefined` when there is no such endpoint. */
+  /** Applies the patch (an `undefined` field is left as it is); `undefined` when there is no such endpoint. */
   update(id: string, patch: EndpointPatch): Promise<WebhookEndpoint | undefined>;
+  /**
+   * Replaces the endpoint's secrets with `next(current secrets)` atomically: no other write of the secrets lands
+   * between what `next` was given and what is stored, so two concurrent rotations both keep their secret. `next` is
+   * pure and may be called more than once (PostgreSQL compares and sets, and tries again when the secrets changed).
+   * @returns the endpoint as stored, `undefined` when there is no such endpoint.
+   */
+  updateSecrets(
+    id: string,
+    next: (current: readonly EndpointSecret[]) => readonly EndpointSecret[],
+  ): Promise<WebhookEndpoint | undefined>;
   delete(id: string): Promise<boolean>;
   /** Enabled endpoints with a pattern matching `eventType`. */
   subscribed(eventType: string): Promise<WebhookEndpoint[]>;

@@ -33,16 +33,24 @@ export interface WebhookEndpoint {
   readonly createdAt: number;
 }
 
-/** The secrets that sign an attempt at `now`: the current one and any still in its grace period. */
+/**
+ * The most secrets an endpoint keeps, and signs with: Standard Webhooks verifiers (ours included,
+ * `MAX_SIGNATURES_PER_VERSION` in signing/standard-webhooks.ts) refuse a header with more than 10 signatures of one
+ * version, so an 11th secret would make every delivery fail verification.
+ */
+export const MAX_ENDPOINT_SECRETS = 10;
+
+/** The secrets that sign an attempt at `now`: the current one and any still in its grace period (at most 10). */
 export function activeSecrets(endpoint: Pick<WebhookEndpoint, "secrets">, now: number): string[] {
-  const out: string[] = [];
-  for (const entry of endpoint.secrets) if (entry.expiresAt === null || entry.expiresAt > now) out.push(entry.secret);
-  return out;
+  const active = endpoint.secrets.filter((entry) => entry.expiresAt === null || entry.expiresAt > now);
+  // An endpoint stored before rotation kept at most 10 may hold more: its deliveries must still verify.
+  return expiringLast(active, MAX_ENDPOINT_SECRETS).map((entry) => entry.secret);
 }
 
 /**
  * The secret list after a rotation: the new secret becomes current; the previous ones keep signing for `graceMs`
- * (0 = drop them now); already-expired ones are dropped.
+ * (0 = drop them now); already-expired ones are dropped, and so are the ones that expire soonest past
+ * {@link MAX_ENDPOINT_SECRETS} in all (the new one and the 9 that expire last stay).
  */
 export function rotateSecrets(
   secrets: readonly EndpointSecret[],
@@ -55,6 +63,20 @@ export function rotateSecrets(
     const expiresAt = Math.min(entry.expiresAt ?? Number.POSITIVE_INFINITY, now + graceMs);
     if (expiresAt > now) kept.push({ secret: entry.secret, expiresAt });
   }
-  kept.push({ secret, expiresAt: null });
-  return kept;
+  const out = expiringLast(kept, MAX_ENDPOINT_SECRETS - 1);
+  out.push({ secret, expiresAt: null });
+  return out;
+}
+
+// The `max` entries that expire last (`null`, never, is last of all; a tie keeps the newer), in their order.
+function expiringLast(entries: readonly EndpointSecret[], max: number): EndpointSecret[] {
+  if (entries.length <= max) return entries.slice();
+  const end = (entry: EndpointSecret) => entry.expiresAt ?? Number.POSITIVE_INFINITY;
+  const keep = entries
+    .map((entry, index) => ({ entry, index }))
+    .sort((a, b) => end(b.entry) - end(a.entry) || b.index - a.index)
+    .slice(0, max)
+    .map((kept) => kept.index)
+    .sort((a, b) => a - b);
+  return keep.map((index) => entries[index] as EndpointSecret);
 }

@@ -50,22 +50,41 @@ export interface CompiledUrlPolicy {
   readonly ranges: readonly { network: Uint8Array; bits: number }[];
 }
 
-/** Compiles a policy; throws TypeError on a malformed allow-list entry (programmer error). */
+// RFC 4632 §3.1 / RFC 4291 §2.3: the prefix length is a decimal number of bits, 0 to 32 (IPv4) or 128 (IPv6).
+const PREFIX_LENGTH = /^\d{1,3}$/;
+
+/**
+ * Compiles a policy; throws TypeError on a malformed allow-list entry (programmer error). Fails closed: an entry that
+ * is not exactly an address, `address/bits` with bits a decimal within the family's range, or a host name is refused,
+ * never read as something wider (`10.0.0.0/` is not `10.0.0.0/0`, which would allow every address).
+ */
 export function compileUrlPolicy(policy: UrlPolicy | CompiledUrlPolicy = {}): CompiledUrlPolicy {
   if ("ranges" in policy) return policy;
   const hosts = new Set<string>();
   const ranges: { network: Uint8Array; bits: number }[] = [];
   for (const entry of policy.allow ?? []) {
-    const [address = "", prefix] = entry.split("/");
+    if (typeof entry !== "string" || entry === "") {
+      throw new TypeError(
+        `UrlPolicy.allow: an entry must be an address, a CIDR range or a host name, got ${JSON.stringify(entry)}.`,
+      );
+    }
+    const slash = entry.indexOf("/");
+    const address = slash === -1 ? entry : entry.slice(0, slash);
+    const prefix = slash === -1 ? undefined : entry.slice(slash + 1);
     const network = parseIp(address);
     if (network === undefined) {
       if (prefix !== undefined) throw new TypeError(`Invalid CIDR in UrlPolicy.allow: ${entry}`);
       hosts.add(normalizeHost(entry));
       continue;
     }
+    if (prefix !== undefined && !PREFIX_LENGTH.test(prefix)) {
+      throw new TypeError(
+        `Invalid prefix length in UrlPolicy.allow: ${entry} (expected 0 to ${network.length * 8} after one "/")`,
+      );
+    }
     const bits = prefix === undefined ? network.length * 8 : Number(prefix);
-    if (!Number.isInteger(bits) || bits < 0 || bits > network.length * 8) {
-      throw new TypeError(`Invalid prefix length in UrlPolicy.allow: ${entry}`);
+    if (bits > network.length * 8) {
+      throw new TypeError(`Invalid prefix length in UrlPolicy.allow: ${entry} (expected 0 to ${network.length * 8})`);
     }
     ranges.push({ network, bits });
   }

@@ -320,6 +320,180 @@ describe("webhook endpoint API", () => {
     });
   });
 
+  describe("paging", () => {
+    const ids = (res: HttpResponse) => parse(res).data.map((item: { id: string }) => item.id);
+
+    it("answers 400 invalid_cursor for a starting_after whose endpoint was deleted (regression: an empty last page)", async () => {
+      const made = [await create(), await create(), await create()];
+      const first = await handler(req("GET", "/v1/webhook_endpoints?limit=2"));
+      expect(ids(first)).toEqual([made[0]?.id, made[1]?.id]);
+      await handler(req("DELETE", `/v1/webhook_endpoints/${made[1]?.id}`));
+      for (const after of [made[1]?.id, "we_never", "we%20x"]) {
+        const res = await handler(req("GET", `/v1/webhook_endpoints?limit=2&starting_after=${after}`));
+        expect(res.status, after).toBe(400);
+        expect(parse(res)).toMatchObject({ code: "invalid_cursor", parameter: "starting_after" });
+      }
+      // The end of the list after a cursor that exists is an empty page, not an error.
+      const end = parse(await handler(req("GET", `/v1/webhook_endpoints?starting_after=${made[2]?.id}`)));
+      expect(end).toMatchObject({ data: [], has_more: false });
+    });
+
+    it("pages through an endpoint's deliveries with starting_after (regression: has_more with no cursor)", async () => {
+      const e = await create();
+      const published: string[] = [];
+      for (let i = 0; i < 25; i++) {
+        const event = createEvent({ type: "order.created", data: { i }, now: now + i });
+        published.push(...(await queue.publish(event, { now: now + i })).deliveryIds);
+      }
+      const seen: string[] = [];
+      let after = "";
+      for (;;) {
+        const res = await handler(
+          req("GET", `/v1/webhook_endpoints/${e.id}/deliveries?limit=10${after && `&starting_after=${after}`}`),
+        );
+        expect(res.status).toBe(200);
+        seen.push(...ids(res));
+        if (!parse(res).has_more) break;
+        after = seen.at(-1) as string;
+      }
+      expect(seen).toEqual(published.slice().reverse());
+    });
+
+    it("answers 400 invalid_cursor for a delivery cursor that is not one of the endpoint's", async () => {
+      const e = await create();
+      const other = await create();
+      const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { now });
+      const theirs = (await queue.list(other.id)).map((d) => d.id);
+      expect(deliveryIds).toContain(theirs[0]);
+      for (const after of [theirs[0], "dlv_never"]) {
+        const res = await handler(req("GET", `/v1/webhook_endpoints/${e.id}/deliveries?starting_after=${after}`));
+        expect(res.status, after).toBe(400);
+        expect(parse(res).code).toBe("invalid_cursor");
+      }
+    });
+
+    it("documents starting_after on both lists, and the attempt log's lack of one", () => {
+      const api = declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false });
+      const doc = api.openapi({ title: "t", version: "1" }) as ReturnType<typeof parse>;
+      const names = (path: string) =>
+        doc.paths[path].get.parameters.map((parameter: { name: string }) => parameter.name);
+      expect(names("/v1/webhook_endpoints")).toContain("starting_after");
+      expect(names("/v1/webhook_endpoints/{endpoint_id}/deliveries")).toContain("starting_after");
+      const attempts = doc.paths["/v1/webhook_endpoints/{endpoint_id}/attempts"].get;
+      expect(attempts.parameters.map((parameter: { name: string }) => parameter.name)).not.toContain("starting_after");
+      expect(attempts.description).toContain("delivery_id");
+    });
+  });
+
+  describe("responses that carry the signing secret", () => {
+    it("are sent with Cache-Control: no-store, and the 201 claims no Content-Location (RFC 9111 §5.2.2.5, RFC 9110 §8.7)", async () => {
+      const created = await handler(
+        req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"] }),
+      );
+      expect(created.status).toBe(201);
+      expect(parse(created).secret).toMatch(/^whsec_/);
+      expect(created.headers["cache-control"]).toBe("no-store");
+      expect(created.headers.location).toBe(`/v1/webhook_endpoints/${parse(created).id}`);
+      expect(created.headers["content-location"]).toBeUndefined();
+      const rotated = await handler(req("POST", `/v1/webhook_endpoints/${parse(created).id}/rotate_secret`));
+      expect(parse(rotated).secret).toMatch(/^whsec_/);
+      expect(rotated.headers["cache-control"]).toBe("no-store");
+      const read = await handler(req("GET", `/v1/webhook_endpoints/${parse(created).id}`));
+      expect(parse(read).secret).toBeUndefined();
+    });
+  });
+
+  describe("PATCH", () => {
+    const mergePatch = { "content-type": "application/merge-patch+json" };
+    const patch = (id: string, body: object, headers: Record<string, string> = mergePatch) =>
+      handler(req("PATCH", `/v1/webhook_endpoints/${id}`, body, headers));
+    const createWith = async (body: object) =>
+      parse(
+        await handler(
+          req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"], ...body }),
+        ),
+      );
+
+    it("applies a merge patch to the current endpoint: metadata merges, null removes (RFC 7396 §2; regression: replaced wholesale, null refused)", async () => {
+      const e = await createWith({ metadata: { a: "1", b: "2" }, description: "d", rate_limit: 5 });
+      const merged = await patch(e.id, { metadata: { c: "3", a: null } });
+      expect(merged.status).toBe(200);
+      expect(parse(merged).metadata).toEqual({ b: "2", c: "3" });
+      const cleared = parse(await patch(e.id, { description: null, rate_limit: null, metadata: null }));
+      expect(cleared).toMatchObject({ description: "", rate_limit: null, metadata: {} });
+      expect((await endpoints.get(e.id))?.metadata).toEqual({});
+    });
+
+    it("refuses a merge patch that removes what an endpoint must have, or leaves too many metadata keys", async () => {
+      const e = await createWith({});
+      for (const body of [{ url: null }, { enabled_events: null }, { status: null }]) {
+        const res = await patch(e.id, body);
+        expect(res.status, JSON.stringify(body)).toBe(422);
+        expect(parse(res).errors[0].pointer).toBe(`/${Object.keys(body)[0]}`);
+      }
+      const full = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));
+      expect((await patch(e.id, { metadata: full })).status).toBe(200);
+      const over = await patch(e.id, { metadata: { one_more: "v" } });
+      expect(over.status).toBe(422);
+      expect(parse(over).errors[0].pointer).toBe("/metadata");
+    });
+
+    it("does not check (and resolve) the URL again when the merge patch leaves it alone", async () => {
+      const looked: string[] = [];
+      const resolving = answered(
+        declareEndpointApi(createRouter(), {
+          endpoints,
+          queue,
+          apiKeys: [KEY],
+          resolve: async (host) => {
+            looked.push(host);
+            return [{ address: "93.184.216.34", family: 4 }];
+          },
+        }).handler(),
+      );
+      const e = parse(
+        await resolving(req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"] })),
+      );
+      expect(looked).toEqual(["a.example"]);
+      const res = await resolving(req("PATCH", `/v1/webhook_endpoints/${e.id}`, { description: "x" }, mergePatch));
+      expect(parse(res).description).toBe("x");
+      expect(looked).toEqual(["a.example"]);
+    });
+
+    it("with application/json, still replaces the fields given, as POST does, and refuses null", async () => {
+      const e = await createWith({ metadata: { a: "1" } });
+      const json = { "content-type": "application/json" };
+      expect(parse(await patch(e.id, { metadata: { c: "3" } }, json)).metadata).toEqual({ c: "3" });
+      expect((await patch(e.id, { metadata: { c: null } }, json)).status).toBe(422);
+      expect((await patch(e.id, { description: null }, json)).status).toBe(422);
+    });
+  });
+
+  describe("refused at registration", () => {
+    it.each([
+      [{ rate_limit: 1e-300 }, "/rate_limit"],
+      [{ rate_limit: 1e-9 }, "/rate_limit"],
+      [{ metadata: Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, "v"])) }, "/metadata"],
+    ])("%j → 422 at %s (regression: accepted)", async (body, pointer) => {
+      const res = await handler(
+        req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"], ...body }),
+      );
+      expect(res.status).toBe(422);
+      expect(parse(res).errors[0].pointer).toBe(pointer);
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    });
+
+    it("a __proto__ metadata key → 422, not dropped while the create succeeds (regression)", async () => {
+      const res = await handler({
+        ...req("POST", "/v1/webhook_endpoints", {}),
+        body: enc.encode('{"url":"https://a.example/h","enabled_events":["*"],"metadata":{"__proto__":"x","k":"v"}}'),
+      });
+      expect(res.status).toBe(422);
+      expect(parse(res).errors[0].pointer).toBe("/metadata/__proto__");
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    });
+  });
+
   it("answers HEAD as GET (RFC 9110 §9.3.2)", async () => {
     const e = (await create()) as { id: string };
     for (const path of [

@@ -183,6 +183,64 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await f.endpoints.recordOutcome("we_missing", true, 30)).toBeUndefined();
       await f.endpoints.delete(e.id);
     });
+
+    it("updates the secrets atomically: concurrent rotations each keep theirs (regression: a read-modify-write lost one)", async () => {
+      const e = endpointFixture();
+      await f.endpoints.create(e);
+      const added = Array.from({ length: 8 }, (_, i) => `whsec_concurrent_${i}`);
+      const results = await Promise.all(
+        added.map((secret) => f.endpoints.updateSecrets(e.id, (current) => [...current, { secret, expiresAt: null }])),
+      );
+      for (const [i, result] of results.entries()) expect(result?.secrets.map((s) => s.secret)).toContain(added[i]);
+      const stored = (await f.endpoints.get(e.id))?.secrets.map((s) => s.secret);
+      expect(stored?.slice().sort()).toEqual([e.secrets[0]?.secret, ...added].sort());
+      expect(await f.endpoints.updateSecrets("we_missing", () => [])).toBeUndefined();
+      await f.endpoints.delete(e.id);
+    });
+
+    it("keeps copies: changing what was handed to create or update, or what get returned, changes nothing stored (regression: the memory store kept metadata by reference)", async () => {
+      const metadata: Record<string, string> = { team: "billing" };
+      const enabledEvents = ["copy.created"];
+      const e = endpointFixture({ metadata, enabledEvents });
+      await f.endpoints.create(e);
+      metadata["team"] = "changed";
+      enabledEvents.push("copy.deleted");
+      const patched: Record<string, string> = { plan: "pro" };
+      await f.endpoints.update(e.id, { metadata: patched });
+      patched["plan"] = "changed";
+      const got = await f.endpoints.get(e.id);
+      try {
+        (got?.metadata as Record<string, string>)["plan"] = "mutated"; // a frozen object throws: also fine
+      } catch {}
+      const stored = await f.endpoints.get(e.id);
+      expect(stored?.metadata).toEqual({ plan: "pro" });
+      expect(stored?.enabledEvents).toEqual(["copy.created"]);
+      await f.endpoints.delete(e.id);
+    });
+
+    it("update leaves a field given as undefined as it is (regression: the memory store wiped it, PostgreSQL skipped it)", async () => {
+      const e = endpointFixture({ description: "kept", metadata: { k: "v" }, rateLimit: 3 });
+      await f.endpoints.create(e);
+      const updated = await f.endpoints.update(e.id, {
+        description: undefined,
+        metadata: undefined,
+        rateLimit: undefined,
+        url: "https://other.example.com/in",
+      });
+      const expected = { description: "kept", metadata: { k: "v" }, rateLimit: 3, url: "https://other.example.com/in" };
+      expect(updated).toMatchObject(expected);
+      expect(await f.endpoints.get(e.id)).toMatchObject(expected);
+      await f.endpoints.delete(e.id);
+    });
+
+    it("lists nothing after a startingAfter that names no endpoint, deleted or never one (the API answers 400 invalid_cursor)", async () => {
+      const made = [endpointFixture(), endpointFixture(), endpointFixture()];
+      for (const e of made) await f.endpoints.create(e);
+      await f.endpoints.delete(made[1]?.id as string);
+      expect(await f.endpoints.list({ limit: 10, startingAfter: made[1]?.id })).toEqual([]);
+      expect(await f.endpoints.list({ limit: 10, startingAfter: "we_never" })).toEqual([]);
+      for (const e of [made[0], made[2]]) await f.endpoints.delete(e?.id as string);
+    });
   });
 
   describe(`${name}: delivery queue contract`, () => {

@@ -27,6 +27,9 @@ const CASES: readonly [string, AddressClass][] = [
   ["::ffff:127.0.0.1", "ipv4_mapped"],
   ["::ffff:8.8.8.8", "ipv4_mapped"],
   ["::ffff:7f00:1", "ipv4_mapped"],
+  // Regression: the IPv4-translated form (SIIT) of 127.0.0.1 was classed public.
+  ["::ffff:0:7f00:1", "ipv4_mapped"],
+  ["::ffff:0:a00:1", "ipv4_mapped"],
   ["64:ff9b::7f00:1", "loopback"],
   ["64:ff9b::8.8.8.8", "public"],
   ["2002:7f00:1::", "reserved"],
@@ -136,5 +139,48 @@ describe("checkEndpointUrl at registration", () => {
   it("a malformed allow-list entry is a programmer error", () => {
     expect(() => compileUrlPolicy({ allow: ["10.0.0.0/33"] })).toThrow(TypeError);
     expect(() => compileUrlPolicy({ allow: ["example.com/8"] })).toThrow(TypeError);
+  });
+
+  // Number("") is 0: "10.0.0.0/" compiled to 10.0.0.0/0 and allowed every IPv4 address, metadata service included.
+  it.each([
+    "10.0.0.0/",
+    "192.168.1.10/",
+    "10.0.0.0/8/8",
+    "10.0.0.0//8",
+    "10.0.0.0/ 8",
+    "10.0.0.0/+8",
+    "10.0.0.0/8.0",
+    "10.0.0.0/0x8",
+    "10.0.0.0/1e1",
+    "10.0.0.0/0008",
+    "10.0.0.0/-0",
+    "/8",
+    "fd00::/",
+    "fd00::/129",
+    "fd00::/ 8",
+    "fd00::/8/",
+    "",
+  ])(
+    "refuses the allow-list entry %j, naming it, rather than read it wider (regression: an empty prefix opened every address)",
+    (entry) => {
+      expect(() => compileUrlPolicy({ allow: [entry] })).toThrow(TypeError);
+      if (entry !== "") expect(() => compileUrlPolicy({ allow: [entry] })).toThrow(entry);
+    },
+  );
+
+  it("refuses an allow-list entry that is not a string", () => {
+    expect(() => compileUrlPolicy({ allow: [8 as unknown as string] })).toThrow(TypeError);
+  });
+
+  it.each([
+    ["10.0.0.0/8", 8],
+    ["10.0.0.0/08", 8],
+    ["0.0.0.0/0", 0],
+    ["127.0.0.1", 32],
+    ["fd00::/8", 8],
+    ["::1/128", 128],
+    ["::1", 128],
+  ])("reads %s as a prefix of %d bits", (entry, bits) => {
+    expect(compileUrlPolicy({ allow: [entry] }).ranges.map((range) => range.bits)).toEqual([bits]);
   });
 });

@@ -1,10 +1,35 @@
 import { nonNegativeInteger } from "../../../options/number-option";
 import type { WebhookEndpoint } from "../endpoint";
-import type { EndpointStore } from "../endpoint-store";
+import type { EndpointPatch, EndpointStore } from "../endpoint-store";
 import { subscribesTo } from "../event-type";
 
 /** Event types whose subscribers are kept at once (cleared whole when full). */
 const MAX_CACHED_TYPES = 1_024;
+
+// The fields `update` writes, as the PostgreSQL store's columns: any other key of a patch is ignored there too.
+const PATCHABLE: Record<keyof EndpointPatch, true> = {
+  url: true,
+  enabledEvents: true,
+  secrets: true,
+  status: true,
+  disabledReason: true,
+  disabledAt: true,
+  description: true,
+  metadata: true,
+  rateLimit: true,
+  failingSince: true,
+};
+
+// A frozen copy down to the leaves: the caller keeps its objects, and what `get` returns cannot change the store.
+function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
+  return Object.freeze({
+    ...endpoint,
+    enabledEvents: Object.freeze([...endpoint.enabledEvents]),
+    secrets: Object.freeze(endpoint.secrets.map((entry) => Object.freeze({ ...entry }))),
+    // fromEntries defines its keys: a "__proto__" key stays data, as it does in PostgreSQL's jsonb.
+    metadata: Object.freeze(Object.fromEntries(Object.entries(endpoint.metadata))),
+  });
+}
 
 /**
  * An in-memory {@link EndpointStore} (the embedded default; lost on restart).
@@ -23,7 +48,7 @@ export function createMemoryEndpointStore(): EndpointStore {
   return {
     async create(endpoint) {
       if (byId.has(endpoint.id)) throw new TypeError(`Endpoint ${endpoint.id} already exists.`);
-      put(Object.freeze({ ...endpoint }));
+      put(frozen(endpoint));
     },
     async get(id) {
       return byId.get(id);
@@ -46,9 +71,21 @@ export function createMemoryEndpointStore(): EndpointStore {
     async update(id, patch) {
       const current = byId.get(id);
       if (current === undefined) return undefined;
-      const next = Object.freeze({ ...current, ...patch, id, createdAt: current.createdAt });
-      put(next);
-      return next;
+      const next: Record<string, unknown> = { ...current };
+      // As PostgreSQL does: an undefined field is left as it is, and only patchable fields are written.
+      for (const [key, value] of Object.entries(patch))
+        if (value !== undefined && Object.hasOwn(PATCHABLE, key)) next[key] = value;
+      const stored = frozen(next as unknown as WebhookEndpoint);
+      put(stored);
+      return stored;
+    },
+    async updateSecrets(id, next) {
+      // No await between the read and the write: nothing else runs in between.
+      const current = byId.get(id);
+      if (current === undefined) return undefined;
+      const stored = frozen({ ...current, secrets: next(current.secrets) });
+      put(stored);
+      return stored;
     },
     async delete(id) {
       subscribers.clear();

@@ -82,8 +82,9 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       const sets: string[] = [];
       const values: unknown[] = [id];
       for (const [key, value] of Object.entries(patch)) {
+        // Own keys only: "constructor" or "toString" in a patch names no column.
+        if (value === undefined || !Object.hasOwn(COLUMNS, key)) continue;
         const column = COLUMNS[key as keyof EndpointPatch];
-        if (column === undefined || value === undefined) continue;
         values.push((column[2] as (v: unknown) => unknown)(value));
         sets.push(`${column[0]} = ${column[1](`$${values.length}`)}`);
       }
@@ -95,6 +96,23 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
               values,
             );
       return rows[0] === undefined ? undefined : toEndpoint(rows[0]);
+    },
+    async updateSecrets(id, next) {
+      // Compare and set: the write lands only on the secrets `next` saw (jsonb equality, compared with the exact text
+      // read), else it reads again. Each miss means another write of the secrets landed, so the writers progress.
+      for (;;) {
+        const read = await client.query(`SELECT secrets::text AS seen, ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`, [
+          id,
+        ]);
+        const row = read.rows[0] as { seen: string } | undefined;
+        if (row === undefined) return undefined;
+        const secrets = next(toEndpoint(row).secrets);
+        const { rows } = await client.query(
+          `UPDATE ${E} SET secrets = $2::jsonb WHERE id = $1 AND secrets = $3::jsonb RETURNING ${ENDPOINT_COLUMNS}`,
+          [id, JSON.stringify(secrets), row.seen],
+        );
+        if (rows[0] !== undefined) return toEndpoint(rows[0]);
+      }
     },
     async delete(id) {
       return affected(await client.query(`DELETE FROM ${E} WHERE id = $1`, [id])) > 0;

@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { sinceBodySchema, sinceQuerySchema } from "./since";
+import { DELIVERY_STATUSES } from "./state-machine";
+
+// The query and body schemas of the endpoint API's operations (beside the endpoint's own, in endpoint-schema.ts).
+
+const limit = z
+  .string()
+  .regex(/^\d{1,3}$/, "Expected an integer from 1 to 100.")
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(100))
+  .optional();
+const startingAfter = (what: string) =>
+  z
+    .string()
+    .max(255)
+    .optional()
+    .meta({
+      description: `The id of the last ${what} of the previous page: the page after it. One that names no ${what} (deleted, or forgotten) is a 400 invalid_cursor, never a shorter list.`,
+    });
+export const listQuery = z.object({ limit, starting_after: startingAfter("endpoint") });
+export const deliveriesQuery = z.object({
+  limit,
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  since: sinceQuerySchema,
+  starting_after: startingAfter("delivery"),
+});
+export const attemptsQuery = z.object({ limit, delivery_id: z.string().max(255).optional() });
+export const replayBody = z.object({ since: sinceBodySchema }).optional();
+export const replayQuery = z.object({ since: sinceQuerySchema });

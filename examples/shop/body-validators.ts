@@ -1,5 +1,11 @@
-import { conditional, etagFromBody, formatLastModified } from "rest-webhooks/caching";
-import { describeMiddleware, type Handler, type HttpRequest, withMethod } from "rest-webhooks/http";
+import { conditional, etagFromBody, settledLastModified } from "rest-webhooks/caching";
+import {
+  describeMiddleware,
+  type Handler,
+  type HttpRequest,
+  type ResponseHeaders,
+  withMethod,
+} from "rest-webhooks/http";
 import type { Middleware } from "rest-webhooks/routing";
 
 /** Options of {@link revalidated}. */
@@ -19,7 +25,7 @@ function urlOf(request: HttpRequest): string {
 /**
  * Makes reads whose data carries no version conditional: a strong ETag of the body bytes (RFC 9110 §8.8.3),
  * Last-Modified the time this process first served those bytes at that URL (§8.8.2: the origin's best
- * estimate; never later than the real change was seen), Cache-Control, and 304 for matching validators through
+ * estimate; never later than the real change was seen), once that second is over, Cache-Control, and 304 for matching validators through
  * the caching module's `conditional()`. HEAD is answered as GET, so its headers are GET's (§9.3.2). Other methods
  * pass through untouched.
  * @example declareEndpointApi(router, { …, use: [revalidated({ now, cacheControl: "private, no-cache" })] })
@@ -59,12 +65,10 @@ function revalidatedReads(handler: Handler, options: RevalidatedOptions): Handle
       firstSeen.set(url, seen);
       if (firstSeen.size > capacity) firstSeen.delete(firstSeen.keys().next().value as string);
     }
-    const headers = {
-      ...response.headers,
-      etag,
-      "last-modified": formatLastModified(seen.at, now),
-      "cache-control": options.cacheControl,
-    };
+    const headers: ResponseHeaders = { ...response.headers, etag, "cache-control": options.cacheControl };
+    // Once the second these bytes were first seen is over: a date sent within it would hide a change made in it.
+    const lastModified = settledLastModified(seen.at, now);
+    if (lastModified !== undefined) headers["last-modified"] = lastModified;
     return { ...response, headers };
   };
   return conditional({ now: options.now })(annotate);

@@ -2,12 +2,21 @@ import {
   etagFromVersion,
   evaluatePreconditions,
   formatCacheControl,
-  formatLastModified,
   preconditionProblem,
   preconditionResponse,
+  settledLastModified,
   type Validators,
 } from "rest-webhooks/caching";
-import { type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "rest-webhooks/http";
+import {
+  type DescribedHeader,
+  describeMiddleware,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  json,
+  type ResponseHeaders,
+} from "rest-webhooks/http";
+import type { Middleware } from "rest-webhooks/routing";
 
 /** What the caching headers are computed from: a stored record's version and modification time. */
 export interface Versioned {
@@ -28,13 +37,16 @@ export function validatorsOf(record: Versioned, now: number): Validators {
   return { etag: etagFromVersion(record.version, { weak: false }), lastModified: Math.min(record.updatedAt, now) };
 }
 
-/** ETag, Last-Modified (never after now, RFC 9110 §8.8.2.1) and Cache-Control for a record's representation. */
+/**
+ * ETag, Last-Modified and Cache-Control for a record's representation. Last-Modified goes out once the second of the
+ * change is over (`settledLastModified`): a date sent within that second would hide a second change made in it.
+ */
 export function cachingHeaders(record: Versioned, now: number): ResponseHeaders {
-  return {
-    etag: etagFromVersion(record.version, { weak: false }),
-    "last-modified": formatLastModified(record.updatedAt, now),
-    "cache-control": CACHE_CONTROL,
-  };
+  const headers: ResponseHeaders = { etag: etagFromVersion(record.version, { weak: false }) };
+  const lastModified = settledLastModified(record.updatedAt, now);
+  if (lastModified !== undefined) headers["last-modified"] = lastModified;
+  headers["cache-control"] = CACHE_CONTROL;
+  return headers;
 }
 
 /** Cache-Control for representations whose validators are computed from the body (lists). */
@@ -66,3 +78,69 @@ export function assertPreconditions(request: HttpRequest, record: Versioned, now
   const problem = preconditionProblem(evaluatePreconditions(request, validatorsOf(record, now)));
   if (problem !== undefined) throw problem;
 }
+
+const READS = ["GET", "HEAD"];
+
+const ETAG: DescribedHeader = { description: "The record's version, as a strong entity tag (RFC 9110 §8.8.3)." };
+const CACHE_CONTROL_HEADER: DescribedHeader = {
+  description: "`private, no-cache`: only the client stores it, and revalidates it.",
+};
+
+/**
+ * The headers {@link cachingHeaders} sends, as OpenAPI response headers: for the `responses` of an operation that
+ * answers with them (a create's 201, a replace's 200).
+ */
+export const CACHING_HEADERS: Readonly<Record<string, DescribedHeader>> = {
+  ETag: ETAG,
+  "Last-Modified": {
+    description:
+      "When the record last changed, never after now (RFC 9110 §8.8.2); sent once that second is over, so that no " +
+      "two versions carry one date.",
+  },
+  "Cache-Control": CACHE_CONTROL_HEADER,
+};
+
+/**
+ * What {@link conditionalRead} reads and answers, riding on a middleware that changes nothing: an operation that
+ * answers with `conditionalRead` mounts it (`use: [conditionalReadDescribed]`), and `/openapi.json` lists the
+ * precondition headers it evaluates (RFC 9110 §13.1), its validators on the 200, and its 304 (§15.4.5: the ETag and
+ * Cache-Control the 200 would carry) and 412.
+ */
+export const conditionalReadDescribed: Middleware = describeMiddleware((next: Handler) => next, {
+  requestHeaders: {
+    "If-None-Match": { description: "Answer 304 when one of these ETags is current.", methods: READS },
+    "If-Modified-Since": {
+      description: "Answer 304 when not modified since (ignored with If-None-Match).",
+      methods: READS,
+    },
+    "If-Match": { description: "Answer only when one of these ETags is current (else 412).", methods: READS },
+    "If-Unmodified-Since": { description: "Answer only when not modified since (else 412).", methods: READS },
+  },
+  successHeaders: CACHING_HEADERS,
+  responses: {
+    304: {
+      description: "Not Modified: the client's copy (If-None-Match, If-Modified-Since) is current.",
+      problem: false,
+      methods: READS,
+      headers: { ETag: ETAG, "Cache-Control": CACHE_CONTROL_HEADER },
+    },
+    412: { description: "If-Match or If-Unmodified-Since does not hold.", methods: READS },
+  },
+});
+
+const WRITES = ["PUT", "PATCH", "DELETE"];
+
+/**
+ * What {@link assertPreconditions} reads, riding on a middleware that changes nothing: a write that calls it mounts
+ * it (`use: [conditionalWriteDescribed]`), and `/openapi.json` lists If-Match and If-Unmodified-Since (RFC 9110
+ * §13.1.1, §13.1.4). The 412 itself is in the operation's `responses` (CONDITIONAL_WRITE).
+ */
+export const conditionalWriteDescribed: Middleware = describeMiddleware((next: Handler) => next, {
+  requestHeaders: {
+    "If-Match": { description: "Change it only when one of these ETags is current (else 412).", methods: WRITES },
+    "If-Unmodified-Since": {
+      description: "Change it only when not modified since (else 412; ignored with If-Match).",
+      methods: WRITES,
+    },
+  },
+});

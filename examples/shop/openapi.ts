@@ -53,7 +53,13 @@ export function declareOpenApi(router: Router, now: () => number): void {
   router.route(
     "GET",
     "/openapi.json",
-    { name: "openapi", summary: "This API's OpenAPI 3.1 description", use: [conditional({ now })] },
+    {
+      name: "openapi",
+      summary: "This API's OpenAPI 3.1 description",
+      use: [conditional({ now })],
+      // Merged over the router's 200; conditional() adds ETag and Last-Modified.
+      responses: { 200: { headers: { "Cache-Control": { description: "`public, max-age=300`." } } } },
+    },
     serve,
   );
 }

@@ -1,4 +1,4 @@
-import { formatLastModified } from "rest-webhooks/caching";
+import { settledLastModified } from "rest-webhooks/caching";
 import { type HttpResponse, json, type ResponseHeaders } from "rest-webhooks/http";
 import type { Router } from "rest-webhooks/routing";
 import type { z } from "zod";
@@ -41,7 +41,9 @@ export async function answerOrderList(
   const rows = await source.page({ status: query.status, afterSeq, limit: query.limit + 1 });
   const { items, next } = cutPage(rows, query.limit);
   const headers: ResponseHeaders = { ...extraHeaders, "cache-control": LIST_CACHE_CONTROL };
-  if (source.changedAt !== undefined) headers["last-modified"] = formatLastModified(source.changedAt, ctx.now());
+  // Once the second of the last change is over: a date sent within it would hide another change made in it.
+  const lastModified = source.changedAt === undefined ? undefined : settledLastModified(source.changedAt, ctx.now());
+  if (lastModified !== undefined) headers["last-modified"] = lastModified;
   // RFC 8288: the next page, as a link the client follows without building URLs itself.
   if (next !== undefined) headers.link = nextLink(path, { status: query.status, limit: query.limit, cursor: next });
   return json(200, items.map(orderJson), headers);

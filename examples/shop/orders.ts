@@ -4,7 +4,13 @@ import type { z } from "zod";
 import { notFound, type ShopContext } from "./context";
 import { CONDITIONAL_READ, CONDITIONAL_WRITE, ORDER_CONFLICT, ORDER_PAGE } from "./declared-responses";
 import { orderChangeType, orderEvent } from "./events";
-import { assertPreconditions, cachingHeaders, conditionalRead } from "./http-caching";
+import {
+  assertPreconditions,
+  cachingHeaders,
+  conditionalRead,
+  conditionalReadDescribed,
+  conditionalWriteDescribed,
+} from "./http-caching";
 import { answerOrderList } from "./order-lists";
 import { checkTransition, itemsEditable } from "./order-status";
 import { orderJson, orderTotal, sameItems } from "./representations";
@@ -121,6 +127,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: OrderParams,
       response: Order,
       responses: CONDITIONAL_READ,
+      use: [conditionalReadDescribed],
       summary: "Get an order (304 / 412 for conditional requests)",
     },
     async ({ params, request }) => {
@@ -136,6 +143,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       body: OrderState,
       response: Order,
       responses: { ...CONDITIONAL_WRITE, ...ORDER_CONFLICT },
+      use: [conditionalWriteDescribed],
       summary: "Replace an order's status and items (transitions enforced; If-Match honoured)",
     },
     ({ params, body, request }) => change(request, params, () => body),
@@ -147,6 +155,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       body: OrderState,
       response: Order,
       responses: { ...CONDITIONAL_WRITE, ...ORDER_CONFLICT },
+      use: [conditionalWriteDescribed],
       summary: "Update an order with a JSON Merge Patch (transitions enforced; If-Match honoured)",
     },
     ({ params, merge, request }) =>
@@ -154,7 +163,12 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
   );
 
   orders.remove(
-    { params: OrderParams, responses: CONDITIONAL_WRITE, summary: "Delete an order (If-Match honoured)" },
+    {
+      params: OrderParams,
+      responses: CONDITIONAL_WRITE,
+      use: [conditionalWriteDescribed],
+      summary: "Delete an order (If-Match honoured)",
+    },
     ({ params, request }) =>
       ctx.write(request, async (tx) => {
         const current = await tx.getOrder(params.user_id, params.order_id);

@@ -4,7 +4,13 @@ import { type Authorize, authenticate, forbidden, mayAccessUser } from "./auth";
 import { notFound, type ShopContext } from "./context";
 import { CONDITIONAL_READ, CONDITIONAL_WRITE } from "./declared-responses";
 import { userEvent } from "./events";
-import { assertPreconditions, cachingHeaders, conditionalRead } from "./http-caching";
+import {
+  assertPreconditions,
+  cachingHeaders,
+  conditionalRead,
+  conditionalReadDescribed,
+  conditionalWriteDescribed,
+} from "./http-caching";
 import { declareOrders } from "./orders";
 import { userJson } from "./representations";
 import { User, UserInput, UserParams } from "./schemas";
@@ -53,6 +59,7 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
         params: UserParams,
         response: User,
         responses: CONDITIONAL_READ,
+        use: [conditionalReadDescribed],
         summary: "Get a user (304 / 412 for conditional requests)",
       },
       async ({ params, request }) => {
@@ -68,6 +75,7 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
         body: UserInput,
         response: User,
         responses: CONDITIONAL_WRITE,
+        use: [conditionalWriteDescribed],
         summary: "Replace a user's name and tier",
       },
       async ({ params, body, request }) => {
@@ -78,7 +86,13 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
           assertPreconditions(request, current, now);
           // RFC 9110 §9.3.4: PUT sets the sent state; sending the current one changes nothing.
           if (current.name === body.name && current.tier === body.tier) return current;
-          const next: UserRecord = { ...current, ...body, version: current.version + 1, updatedAt: now };
+          // RFC 9110 §8.8.2: Last-Modified never moves back, even from an instance whose clock is behind.
+          const next: UserRecord = {
+            ...current,
+            ...body,
+            version: current.version + 1,
+            updatedAt: Math.max(now, current.updatedAt),
+          };
           await tx.putUser(next);
           await tx.publish(userEvent("user.updated", next, now));
           return next;

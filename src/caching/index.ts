@@ -29,7 +29,7 @@ export {
 } from "./etag-generate";
 export { formatHttpDate, type ParseHttpDateOptions, parseHttpDate } from "./http-date";
 export { evaluateIfRange, type IfRangeOptions } from "./if-range";
-export { formatLastModified } from "./last-modified";
+export { formatLastModified, settledLastModified } from "./last-modified";
 export { notModifiedHeaders } from "./not-modified";
 export {
   type ConditionalRequest,

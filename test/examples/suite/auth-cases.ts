@@ -30,6 +30,11 @@ export function authCases(shop: () => RunningShop): void {
       () => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("admin").sign(new Uint8Array(32).fill(7)),
     ],
     [
+      "has no expiry (regression: a token without exp never expired)",
+      (s) =>
+        new SignJWT({ scope: "admin" }).setProtectedHeader({ alg: "HS256" }).setSubject("admin").sign(secretKey(s)),
+    ],
+    [
       "has expired",
       (s) =>
         new SignJWT({ scope: "admin" })

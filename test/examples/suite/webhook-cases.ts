@@ -53,6 +53,9 @@ export function webhookCases(shop: () => RunningShop): void {
       `/v1/webhook_endpoints/${endpointId}`,
       `/v1/webhook_endpoints/${endpointId}/deliveries`,
     ];
+    // Last-Modified is when these bytes were first served, sent once that second is over (settledLastModified).
+    for (const path of reads) await admin("GET", path);
+    shop().advanceClock(1_000);
     for (const path of reads) {
       const read = await admin("GET", path);
       expect(read.status, path).toBe(200);

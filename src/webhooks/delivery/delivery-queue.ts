@@ -62,6 +62,7 @@ export interface DeliveryListOptions {
 export interface ClaimOptions {
   limit: number;
   now: number;
+  /** How long the claim holds, ms: at least 1 (a shorter lease would end as it starts; a `TypeError`). */
   leaseMs: number;
   /** At most this many deliveries of any one endpoint in this claim. @default limit */
   perEndpoint?: number | undefined;

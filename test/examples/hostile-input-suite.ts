@@ -315,7 +315,11 @@ export function hostileInputSuite(open: () => Promise<StorageUnderTest>): void {
       { path: "/orders", token: "admin", params: ["status", "limit", "cursor"] },
       { path: "/v1/webhook_endpoints", token: "api", params: ["limit", "starting_after"] },
       { path: `/v1/webhook_endpoints/${ids.endpoint}/deliveries`, token: "api", params: ["limit", "status", "since"] },
-      { path: `/v1/webhook_endpoints/${ids.endpoint}/attempts`, token: "api", params: ["limit", "delivery_id"] },
+      {
+        path: `/v1/webhook_endpoints/${ids.endpoint}/attempts`,
+        token: "api",
+        params: ["limit", "delivery_id", "starting_after"],
+      },
     ];
 
     it("answers every list and parameter with every hostile value, and an unknown or hostile name", async () => {

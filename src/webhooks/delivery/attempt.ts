@@ -53,8 +53,13 @@ export type AttemptResult =
       durationMs: number;
     };
 
-/** One line of an endpoint's delivery log. */
-export interface AttemptRecord {
+/**
+ * One line of an endpoint's delivery log as the worker hands it to `DeliveryQueue.complete`: an
+ * {@link AttemptRecord} before the queue has given it its id. The worker's events carry this too (`complete` hands no
+ * id back).
+ * @see AttemptRecord
+ */
+export interface AttemptInput {
   deliveryId: string;
   endpointId: string;
   eventId: string;
@@ -68,6 +73,15 @@ export interface AttemptRecord {
   errorKind: DeliveryErrorKind | null;
   /** The first bytes of the response body, or the error message. */
   response: string | null;
+}
+
+/** One line of an endpoint's delivery log, as `DeliveryQueue.attempts` reads it back. */
+export interface AttemptRecord extends AttemptInput {
+  /**
+   * Given by the queue as it stores the line, opaque: the position to page on from (`startingAfter`). A newer line
+   * has a greater id in the queue's own order (not necessarily in string order).
+   */
+  id: string;
 }
 
 /** Whether a status is a success: RFC 9110 §15.3 (2xx). Redirects are not followed and count as failures. */

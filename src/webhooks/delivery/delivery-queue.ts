@@ -1,5 +1,5 @@
 import type { RateLimitStore } from "../../ratelimit/store";
-import type { AttemptRecord } from "./attempt";
+import type { AttemptInput, AttemptRecord } from "./attempt";
 import type { CircuitBoard } from "./circuit-board";
 import type { WebhookEvent } from "./event";
 import type { DeliveryState, DeliveryStatus } from "./state-machine";
@@ -58,6 +58,21 @@ export interface DeliveryListOptions {
   startingAfter?: string | undefined;
 }
 
+/** What {@link DeliveryQueue.attempts} reads: an endpoint's log lines, or one delivery's. */
+export interface AttemptsQuery {
+  endpointId: string;
+  /** Only this delivery's lines. */
+  deliveryId?: string | undefined;
+  /** @default 100 */
+  limit?: number | undefined;
+  /**
+   * Only the lines older than this one (the lines after it, newest first): pass the last id of the previous page to
+   * read on. The queue compares ids, so this works after that line itself was trimmed or purged. An id this queue
+   * could not have given (malformed) is a `TypeError`.
+   */
+  startingAfter?: string | undefined;
+}
+
 /** Options of {@link DeliveryQueue.claim}. */
 export interface ClaimOptions {
   limit: number;
@@ -93,10 +108,11 @@ export interface DeliveryQueue {
   renew(claims: readonly ClaimedDelivery[], now: number, leaseMs: number): Promise<string[]>;
   /**
    * Stores the state after an attempt (and its log line) if the lease is still held; `false` when it was lost
-   * (the log line is kept either way). A state no queue can store (a time outside the years 1 to 275760, a scheduled
-   * delivery without a due time) is a TypeError, and nothing is stored.
+   * (the log line is kept either way). The queue gives the line its id, greater than every id it gave before. A
+   * state no queue can store (a time outside the years 1 to 275760, a scheduled delivery without a due time) is a
+   * TypeError, and nothing is stored.
    */
-  complete(claim: ClaimedDelivery, state: DeliveryState, attempt?: AttemptRecord): Promise<boolean>;
+  complete(claim: ClaimedDelivery, state: DeliveryState, attempt?: AttemptInput): Promise<boolean>;
   /** Replaces the state if the delivery is still in one of `from` and not leased at `now` (manual actions). */
   update(id: string, from: readonly DeliveryStatus[], state: DeliveryState, now?: number): Promise<boolean>;
   /** Epoch ms of the earliest scheduled delivery (leased ones included at their lease end), if any. */
@@ -104,12 +120,8 @@ export interface DeliveryQueue {
   get(id: string): Promise<DeliveryRecord | undefined>;
   /** An endpoint's deliveries, newest first, page by page (`startingAfter`). */
   list(endpointId: string, options?: DeliveryListOptions): Promise<DeliveryRecord[]>;
-  /** The delivery log: attempts of an endpoint (or of one delivery), newest first. */
-  attempts(query: {
-    endpointId: string;
-    deliveryId?: string | undefined;
-    limit?: number | undefined;
-  }): Promise<AttemptRecord[]>;
+  /** The delivery log: attempts of an endpoint (or of one delivery), newest first, page by page (`startingAfter`). */
+  attempts(query: AttemptsQuery): Promise<AttemptRecord[]>;
   /**
    * Where every worker on this queue keeps the per-endpoint rate limits, when the queue has a shared place for them
    * (the PostgreSQL queue: its own database), so N worker processes together send at most an endpoint's rate. The

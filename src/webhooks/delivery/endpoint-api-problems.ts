@@ -9,15 +9,19 @@ export function notFound(what: "endpoint" | "delivery"): HttpProblem {
 }
 
 /**
- * 400 `invalid_cursor`: `starting_after` names no record of the list. The ids are random and the lists are in
- * creation order, so a page cannot be placed after an id whose record is gone: refused rather than answered with an
- * empty page that would end the client's walk early.
+ * 400 `invalid_cursor`: `starting_after` names no record of the list. The ids of endpoints and deliveries are random
+ * and their lists are in creation order, so a page cannot be placed after an id whose record is gone: refused rather
+ * than answered with an empty page that would end the client's walk early. The attempt log's ids are ordered, so only
+ * one that is no line id at all (the queue's `TypeError`) is refused there.
  */
-export function invalidCursor(what: "endpoint" | "delivery", id: string): HttpProblem {
+export function invalidCursor(what: "endpoint" | "delivery" | "attempt", id: string): HttpProblem {
   return new HttpProblem({
     status: 400,
     code: "invalid_cursor",
-    detail: `starting_after names no ${what} of this list (deleted, or never one): list again from the start.`,
+    detail:
+      what === "attempt"
+        ? "starting_after is not the id of a line of the delivery log: list again from the start."
+        : `starting_after names no ${what} of this list (deleted, or never one): list again from the start.`,
     extensions: { parameter: "starting_after", value: id },
   });
 }

@@ -25,6 +25,13 @@ export const deliveriesQuery = z.object({
   since: sinceQuerySchema,
   starting_after: startingAfter("delivery"),
 });
-export const attemptsQuery = z.object({ limit, delivery_id: z.string().max(255).optional() });
+export const attemptsQuery = z.object({
+  limit,
+  delivery_id: z.string().max(255).optional(),
+  starting_after: z.string().max(255).optional().meta({
+    description:
+      "The id of the last line of the previous page: the lines older than it, even once that line itself is no longer kept. One that is no line id at all is a 400 invalid_cursor.",
+  }),
+});
 export const replayBody = z.object({ since: sinceBodySchema }).optional();
 export const replayQuery = z.object({ since: sinceQuerySchema });

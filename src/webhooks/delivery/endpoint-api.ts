@@ -8,6 +8,7 @@ import type { ResourceBuilder } from "../../routing/resource";
 import type { Router } from "../../routing/router";
 import type { Middleware } from "../../routing/types";
 import { type ApiKeyCheck, requireApiKey } from "./api-key";
+import type { AttemptRecord } from "./attempt";
 import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
 import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
 import { attemptsQuery, deliveriesQuery, listQuery, replayBody, replayQuery } from "./endpoint-api-query";
@@ -242,21 +243,29 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       {
         query: attemptsQuery,
         response: listJsonSchema(attemptJsonSchema),
+        responses: { 400: { description: "A query parameter is refused, or starting_after is no line id." } },
         tags,
         summary: "The delivery log, newest first",
-        // The attempt log takes no position to read on from (DeliveryQueue.attempts): a delivery's own lines are the
-        // way past the newest 100.
         description:
-          "The newest lines, up to limit; has_more says there are older ones. The log has no cursor: to read further, page through the deliveries (which take starting_after) and ask for each one's lines with delivery_id.",
+          "The newest lines (of one delivery, with delivery_id), up to limit; has_more says there are older ones. To read them, pass the id of the page's last line as starting_after, with the same delivery_id.",
       },
       async ({ params, query }) => {
         const endpoint = await find(params.endpoint_id);
         const size = query.limit ?? 10;
         const deliveryId = query.delivery_id;
-        const log =
-          deliveryId !== undefined && !known(deliveryId)
-            ? []
-            : await queue.attempts({ endpointId: endpoint.id, deliveryId, limit: size + 1 });
+        const after = query.starting_after;
+        if (after !== undefined && !known(after)) throw invalidCursor("attempt", after);
+        if (deliveryId !== undefined && !known(deliveryId))
+          return json(200, { object: "list", data: [], has_more: false });
+        let log: AttemptRecord[];
+        try {
+          log = await queue.attempts({ endpointId: endpoint.id, deliveryId, limit: size + 1, startingAfter: after });
+        } catch (error) {
+          // DeliveryQueue.attempts: a startingAfter the queue could not have given is a TypeError (the other
+          // arguments are checked above), whatever the queue's id format.
+          if (after !== undefined && error instanceof TypeError) throw invalidCursor("attempt", after);
+          throw error;
+        }
         return json(200, { object: "list", data: log.slice(0, size).map(attemptJson), has_more: log.length > size });
       },
     );

@@ -140,6 +140,9 @@ export const deliveryJsonSchema = z
 /** The public JSON of one attempt in the delivery log. */
 export const attemptJsonSchema = z
   .object({
+    id: z.string().meta({
+      description: "The line's id, given by the queue: the starting_after of the page of older lines.",
+    }),
     object: z.literal("webhook_attempt"),
     delivery_id: z.string(),
     event_id: z.string(),
@@ -200,6 +203,7 @@ export function deliveryJson(delivery: DeliveryRecord): z.input<typeof deliveryJ
 /** The public JSON of one attempt. */
 export function attemptJson(attempt: AttemptRecord): z.input<typeof attemptJsonSchema> {
   return {
+    id: attempt.id,
     object: "webhook_attempt",
     delivery_id: attempt.deliveryId,
     event_id: attempt.eventId,

@@ -15,12 +15,13 @@ export {
 } from "../retry/backoff";
 export type { AddressClass } from "./address-class";
 export type { ApiKeyCheck } from "./api-key";
-export type { AttemptRecord, AttemptResult, DeliveryErrorKind } from "./attempt";
+export type { AttemptInput, AttemptRecord, AttemptResult, DeliveryErrorKind } from "./attempt";
 export { DELIVERY_ERROR_KINDS } from "./attempt";
 export type { CircuitBoard } from "./circuit-board";
 export type { CircuitConfig } from "./circuit-breaker";
 export { DELIVERY_DEFAULTS } from "./defaults";
 export type {
+  AttemptsQuery,
   ClaimedDelivery,
   ClaimOptions,
   DeliveryListOptions,

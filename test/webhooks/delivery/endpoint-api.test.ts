@@ -219,6 +219,7 @@ describe("webhook endpoint API", () => {
     expect(deliveries.data[0]).toMatchObject({ id, status: "exhausted", last_status: 500 });
     const log = parse(await handler(req("GET", `/v1/webhook_endpoints/${e.id}/attempts`)));
     expect(log.data[0]).toMatchObject({
+      id: (await queue.attempts({ endpointId: e.id }))[0]?.id,
       delivery_id: id,
       status: 500,
       error_kind: "http_status",
@@ -372,16 +373,74 @@ describe("webhook endpoint API", () => {
       }
     });
 
-    it("documents starting_after on both lists, and the attempt log's lack of one", () => {
+    // Logs `count` attempts of a new delivery to `endpointId` (every claim put back as it was, due again at once).
+    async function logAttempts(endpointId: string, count: number): Promise<string> {
+      const [deliveryId] = (await queue.publish(createEvent({ type: "order.created", data: {} }), { now })).deliveryIds;
+      for (let n = 1; n <= count; n++) {
+        for (const claim of await queue.claim({ limit: 100, now, leaseMs: 1_000 })) {
+          if (claim.id !== deliveryId) await queue.complete(claim, claim.state);
+          else {
+            const line = { deliveryId: claim.id, endpointId, eventId: claim.eventId, attempt: n, startedAt: now + n };
+            const outcome = { durationMs: 1, status: 503, errorKind: "http_status", response: `r${n}` } as const;
+            await queue.complete(claim, claim.state, { ...line, ...outcome });
+          }
+        }
+      }
+      return deliveryId as string;
+    }
+
+    it("pages through the attempt log with starting_after, the whole log and one delivery's (regression: has_more with no cursor)", async () => {
+      const e = await create();
+      const first = await logAttempts(e.id, 12);
+      await logAttempts(e.id, 13);
+      const walk = async (query: string) => {
+        const seen: string[] = [];
+        let after = "";
+        for (;;) {
+          const res = await handler(
+            req("GET", `/v1/webhook_endpoints/${e.id}/attempts?limit=10${query}${after && `&starting_after=${after}`}`),
+          );
+          expect(res.status).toBe(200);
+          seen.push(...ids(res));
+          if (!parse(res).has_more) return seen;
+          after = seen.at(-1) as string;
+        }
+      };
+      const all = (await queue.attempts({ endpointId: e.id })).map((line) => line.id);
+      expect(all).toHaveLength(25);
+      expect(await walk("")).toEqual(all);
+      const mine = (await queue.attempts({ endpointId: e.id, deliveryId: first })).map((line) => line.id);
+      expect(mine).toHaveLength(12);
+      expect(await walk(`&delivery_id=${first}`)).toEqual(mine);
+    });
+
+    it("answers 400 invalid_cursor for an attempt cursor that is no line id, and an empty page after the oldest line", async () => {
+      const e = await create();
+      await logAttempts(e.id, 2);
+      for (const after of ["att_x", "dlv_1", "att_0", "we%20x"]) {
+        const res = await handler(req("GET", `/v1/webhook_endpoints/${e.id}/attempts?starting_after=${after}`));
+        expect(res.status, after).toBe(400);
+        expect(parse(res)).toMatchObject({ code: "invalid_cursor", parameter: "starting_after" });
+      }
+      const [oldest] = (await queue.attempts({ endpointId: e.id })).slice(-1);
+      const end = parse(
+        await handler(req("GET", `/v1/webhook_endpoints/${e.id}/attempts?starting_after=${oldest?.id}`)),
+      );
+      expect(end).toMatchObject({ data: [], has_more: false });
+    });
+
+    it("documents starting_after on the three lists, and how to page the attempt log", () => {
       const api = declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false });
       const doc = api.openapi({ title: "t", version: "1" }) as ReturnType<typeof parse>;
       const names = (path: string) =>
         doc.paths[path].get.parameters.map((parameter: { name: string }) => parameter.name);
       expect(names("/v1/webhook_endpoints")).toContain("starting_after");
       expect(names("/v1/webhook_endpoints/{endpoint_id}/deliveries")).toContain("starting_after");
+      expect(names("/v1/webhook_endpoints/{endpoint_id}/attempts")).toContain("starting_after");
       const attempts = doc.paths["/v1/webhook_endpoints/{endpoint_id}/attempts"].get;
-      expect(attempts.parameters.map((parameter: { name: string }) => parameter.name)).not.toContain("starting_after");
-      expect(attempts.description).toContain("delivery_id");
+      expect(attempts.description).toContain("starting_after");
+      expect(attempts.responses["400"]).toBeDefined();
+      expect(doc.components.schemas.WebhookAttempt.required).toContain("id");
     });
   });
 

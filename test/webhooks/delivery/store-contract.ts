@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AttemptRecord } from "../../../src/webhooks/delivery/attempt";
+import type { AttemptInput } from "../../../src/webhooks/delivery/attempt";
 import { DELIVERY_DEFAULTS } from "../../../src/webhooks/delivery/defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
@@ -442,7 +442,7 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       const retaken = await f.queue.claim({ limit: 10, now: T0 + 1_500, leaseMs: 1_000 });
       const stale = new Set(retaken.map((r) => r.id));
       const ok = { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } } as const;
-      const line = (claim: (typeof first)[number], n: number): AttemptRecord => ({
+      const line = (claim: (typeof first)[number], n: number): AttemptInput => ({
         deliveryId: claim.id,
         endpointId: c.id,
         eventId: claim.eventId,
@@ -482,7 +482,7 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
           random: () => 0.5,
         },
       ).state;
-      const line: AttemptRecord = {
+      const line: AttemptInput = {
         deliveryId: id!,
         endpointId: a.id,
         eventId: event.id,
@@ -495,7 +495,7 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       };
       expect(await f.queue.complete(claim!, failed, line)).toBe(true);
       expect(await f.queue.nextDueAt()).toBe(T0 + 10 + 5_000);
-      expect(await f.queue.attempts({ endpointId: a.id })).toEqual([line]);
+      expect(await f.queue.attempts({ endpointId: a.id })).toEqual([{ ...line, id: expect.any(String) }]);
       expect(await f.queue.attempts({ endpointId: a.id, deliveryId: "dlv_other" })).toEqual([]);
       expect((await f.queue.list(a.id, { status: ["failed"] })).map((d) => d.id)).toEqual([id]);
       // Park it as exhausted, then a manual retry revives it now.
@@ -619,6 +619,114 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await f.queue.list(e.id, { startingAfter: foreign })).toEqual([]);
       await deliverAll(T0 + 10_000);
       for (const x of [e, other]) await f.endpoints.delete(x.id);
+    });
+
+    describe("the attempt log, page by page (startingAfter)", () => {
+      let e: WebhookEndpoint;
+      // The delivery ids, and every line's response ("r1" the oldest) with its id, oldest first.
+      let deliveries: [string, string];
+      const lines: { id: string; response: string; deliveryId: string }[] = [];
+      const responses = (page: readonly { response: string | null }[]) => page.map((line) => line.response);
+      const idOf = (response: string) => lines.find((line) => line.response === response)?.id as string;
+
+      beforeAll(async () => {
+        e = endpointFixture({ enabledEvents: ["log.created"] });
+        await f.endpoints.create(e);
+        const published: string[] = [];
+        for (let i = 0; i < 2; i++) {
+          published.push(
+            ...(await f.queue.publish(createEvent({ type: "log.created", data: { i } }), { now: T0 })).deliveryIds,
+          );
+        }
+        deliveries = published as [string, string];
+        // Four rounds of two attempts, each claim put back as it was (due again at once): r1 (first delivery), r2
+        // (second), r3 (first), … r8 (second).
+        let n = 0;
+        for (let round = 0; round < 4; round++) {
+          const claimed = await f.queue.claim({ limit: 100, now: T0, leaseMs: 1_000 });
+          for (const other of claimed) if (other.endpointId !== e.id) await f.queue.complete(other, other.state);
+          const claims = claimed.filter((c) => c.endpointId === e.id);
+          claims.sort((x, y) => deliveries.indexOf(x.id) - deliveries.indexOf(y.id));
+          expect(claims.map((c) => c.id)).toEqual(deliveries);
+          for (const claim of claims) {
+            n++;
+            const line: AttemptInput = {
+              deliveryId: claim.id,
+              endpointId: e.id,
+              eventId: claim.eventId,
+              attempt: round + 1,
+              startedAt: T0 + n,
+              durationMs: 1,
+              status: 503,
+              errorKind: "http_status",
+              response: `r${n}`,
+            };
+            // An id on the input is not the queue's: the queue gives its own.
+            expect(
+              await f.queue.complete(claim, claim.state, n === 1 ? ({ ...line, id: "mine" } as AttemptInput) : line),
+            ).toBe(true);
+          }
+        }
+        for (const line of (await f.queue.attempts({ endpointId: e.id })).reverse()) {
+          lines.push({ id: line.id, response: line.response as string, deliveryId: line.deliveryId });
+        }
+      });
+      afterAll(async () => {
+        await deliverAll(T0);
+        await f.endpoints.delete(e.id);
+      });
+
+      it("gives every line an id of its own", () => {
+        expect(responses(lines)).toEqual(["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"]);
+        expect(new Set(lines.map((line) => line.id)).size).toBe(8);
+        for (const line of lines) expect(typeof line.id === "string" && line.id !== "mine").toBe(true);
+      });
+
+      // Pages of `limit` from the start, each after the last line of the one before, until a short page.
+      async function walk(query: { deliveryId?: string; limit: number }): Promise<(string | null)[][]> {
+        const pages: (string | null)[][] = [];
+        let after: string | undefined;
+        for (let n = 0; n < 10; n++) {
+          const page = await f.queue.attempts({ endpointId: e.id, ...query, startingAfter: after });
+          pages.push(responses(page));
+          if (page.length < query.limit) break;
+          after = page.at(-1)?.id;
+        }
+        return pages;
+      }
+
+      it("pages the endpoint's log to the end, newest first", async () => {
+        expect(await walk({ limit: 3 })).toEqual([
+          ["r8", "r7", "r6"],
+          ["r5", "r4", "r3"],
+          ["r2", "r1"],
+        ]);
+        // A page that ends on the oldest line: the next one is empty.
+        expect(await walk({ limit: 4 })).toEqual([["r8", "r7", "r6", "r5"], ["r4", "r3", "r2", "r1"], []]);
+      });
+
+      it("pages one delivery's lines to the end, and places a page after any line of the log", async () => {
+        expect(await walk({ deliveryId: deliveries[0], limit: 2 })).toEqual([["r7", "r5"], ["r3", "r1"], []]);
+        expect(await walk({ deliveryId: deliveries[1], limit: 3 })).toEqual([["r8", "r6", "r4"], ["r2"]]);
+        // After a line of the other delivery: this one's older lines.
+        const page = await f.queue.attempts({ endpointId: e.id, deliveryId: deliveries[0], startingAfter: idOf("r6") });
+        expect(responses(page)).toEqual(["r5", "r3", "r1"]);
+        expect(
+          await f.queue.attempts({ endpointId: e.id, deliveryId: "dlv_other", startingAfter: idOf("r6") }),
+        ).toEqual([]);
+      });
+
+      it("refuses a startingAfter that no line could have as its id, in every queue alike", async () => {
+        const malformed = ["", "r1", "att_", "att_x", "att_0", "att_01", "att_1 ", "att_9223372036854775808", 42, null];
+        for (const startingAfter of malformed) {
+          const query = { endpointId: e.id, startingAfter: startingAfter as string };
+          await expect(f.queue.attempts(query), String(startingAfter)).rejects.toThrow(TypeError);
+          await expect(f.queue.attempts(query), String(startingAfter)).rejects.toThrow(/startingAfter/);
+        }
+        // Well formed but past every line given so far: every line is older.
+        const page = await f.queue.attempts({ endpointId: e.id, limit: 2, startingAfter: "att_9223372036854775807" });
+        expect(responses(page)).toEqual(["r8", "r7"]);
+      });
     });
 
     it("refuses a state no clock can hold in complete and update alike (regression: PostgreSQL failed 'timestamp out of range', memory kept it)", async () => {

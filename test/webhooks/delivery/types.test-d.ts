@@ -6,7 +6,10 @@ import { createRouter, type Router } from "../../../src/routing/index";
 import { createWebhookProcessor } from "../../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../../src/webhooks/consumer/memory/index";
 import {
+  type AttemptInput,
+  type AttemptRecord,
   type AttemptResult,
+  type AttemptsQuery,
   checkEndpointUrl,
   type DeliveryEffect,
   type DeliveryQueue,
@@ -31,6 +34,20 @@ describe("public types of the delivery engine", () => {
     expectTypeOf<PostgresDeliveryQueue>().toExtend<DeliveryQueue>();
     expectTypeOf<PostgresDeliveryQueue["withClient"]>().parameter(0).toEqualTypeOf<SqlClient>();
     expectTypeOf(createPostgresDeliveryQueue).parameter(0).toHaveProperty("client");
+  });
+
+  it("the queue gives attempt log lines their ids: the worker's input has none, the log's records do", () => {
+    expectTypeOf<AttemptRecord["id"]>().toEqualTypeOf<string>();
+    expectTypeOf<AttemptRecord>().toExtend<AttemptInput>();
+    expectTypeOf<AttemptInput>().not.toHaveProperty("id");
+    expectTypeOf<DeliveryQueue["complete"]>().parameter(2).toEqualTypeOf<AttemptInput | undefined>();
+    expectTypeOf<DeliveryQueue["attempts"]>().returns.resolves.toEqualTypeOf<AttemptRecord[]>();
+    expectTypeOf<AttemptsQuery["startingAfter"]>().toEqualTypeOf<string | undefined>();
+    const line = { deliveryId: "d", endpointId: "e", eventId: "v", attempt: 1, startedAt: 0, durationMs: 1 };
+    const input: AttemptInput = { ...line, status: 200, errorKind: null, response: null };
+    // @ts-expect-error a record needs the id its queue gave it
+    const record: AttemptRecord = input;
+    expectTypeOf(record).toEqualTypeOf<AttemptRecord>();
   });
 
   it("transition is a pure function of plain values", () => {

@@ -2,11 +2,13 @@ import { nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
-import type { AttemptRecord } from "../attempt";
+import type { AttemptInput, AttemptRecord } from "../attempt";
+import { attemptId } from "../attempt-id";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
 import {
+  attemptsStartingAfter,
   checkClaimOptions,
   checkLease,
   checkPublishOptions,
@@ -61,10 +63,17 @@ interface EndpointLine extends DueItem {
   servedAt: number;
 }
 
+/** A line of the attempt log, with its number in the queue-wide sequence (its id's). */
+interface LogLine {
+  readonly seq: number;
+  readonly record: AttemptRecord;
+}
+
 interface EndpointEntry {
   /** Its deliveries, oldest first (forgotten ones are removed lazily). */
   deliveries: Entry[];
-  log: AttemptRecord[];
+  /** Its attempt log, oldest first: so in `seq` order. */
+  log: LogLine[];
 }
 
 // Where a kept delivery is in its endpoint's list: by publication order (`seq`), which the list is in.
@@ -78,6 +87,32 @@ function positionOf(deliveries: readonly Entry[], entry: Entry): number {
   }
   return low;
 }
+
+// How many lines of the log are older than line `seq` (the log is in `seq` order), whether that line is kept or not.
+function linesBefore(log: readonly LogLine[], seq: number): number {
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((log[middle] as LogLine).seq < seq) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+// A copy of the fields the log holds: an `id` (or anything else) on the input is not the queue's.
+const logRecord = (id: string, attempt: AttemptInput): AttemptRecord => ({
+  id,
+  deliveryId: attempt.deliveryId,
+  endpointId: attempt.endpointId,
+  eventId: attempt.eventId,
+  attempt: attempt.attempt,
+  startedAt: attempt.startedAt,
+  durationMs: attempt.durationMs,
+  status: attempt.status,
+  errorKind: attempt.errorKind,
+  response: attempt.response,
+});
 
 const toRecord = (entry: Entry): DeliveryRecord => ({
   id: entry.id,
@@ -140,6 +175,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   // The workers of this process on this queue share their circuits.
   const circuits = createMemoryCircuitBoard();
   let published = 0;
+  // The attempt log's sequence, queue-wide (as PostgreSQL's bigserial): the last number given.
+  let logged = 0;
 
   const notify = () => {
     for (const listener of listeners) listener();
@@ -306,7 +343,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const entry = find(claim.id);
       if (attempt !== undefined) {
         const log = endpointEntry(claim.endpointId).log;
-        log.push(attempt);
+        const seq = ++logged;
+        log.push({ seq, record: logRecord(attemptId(seq), attempt) });
         if (log.length > logLimit * 1.25) log.splice(0, log.length - logLimit);
       }
       if (entry === undefined || entry.leaseToken !== claim.leaseToken) return false;
@@ -350,12 +388,16 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       }
       return out;
     },
-    async attempts({ endpointId, deliveryId, limit = 100 }) {
+    async attempts(query) {
+      const { endpointId, deliveryId, limit = 100 } = query;
       nonNegativeInteger("DeliveryQueue.attempts", "limit", limit);
+      const after = attemptsStartingAfter(query);
       const log = byEndpoint.get(endpointId)?.log ?? [];
       const out: AttemptRecord[] = [];
-      for (let i = log.length - 1; i >= 0 && out.length < limit; i--) {
-        const line = log[i] as AttemptRecord;
+      // Past the largest safe integer Number() rounds, but every line this counter numbered is below it anyway.
+      const from = after === undefined ? log.length : linesBefore(log, Number(after));
+      for (let i = from - 1; i >= 0 && out.length < limit; i--) {
+        const line = (log[i] as LogLine).record;
         if (deliveryId === undefined || line.deliveryId === deliveryId) out.push(line);
       }
       return out;

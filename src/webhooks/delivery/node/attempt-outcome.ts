@@ -1,4 +1,4 @@
-import type { AttemptRecord, AttemptResult } from "../attempt";
+import type { AttemptInput, AttemptResult } from "../attempt";
 import { circuitRecord } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
 import type { DeliveryRequest } from "../delivery-request";
@@ -74,7 +74,7 @@ export function decideOutcome(
 export async function storeOutcome(settings: WorkerSettings, lines: EndpointLines, outcome: Outcome): Promise<void> {
   const { outgoing, result, next, finishedAt } = outcome;
   const { claim, line } = outgoing;
-  const attempt: AttemptRecord = {
+  const attempt: AttemptInput = {
     deliveryId: claim.id,
     endpointId: claim.endpointId,
     eventId: claim.eventId,

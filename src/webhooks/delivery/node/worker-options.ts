@@ -1,7 +1,7 @@
 import { nonNegativeNumber, positiveInteger, positiveNumber } from "../../../options/number-option";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
 import type { RetryPolicy } from "../../retry/backoff";
-import type { AttemptRecord } from "../attempt";
+import type { AttemptInput } from "../attempt";
 import type { CircuitBoard } from "../circuit-board";
 import { type CircuitConfig, defaultCircuitConfig } from "../circuit-breaker";
 import { DELIVERY_DEFAULTS } from "../defaults";
@@ -16,11 +16,11 @@ export type DeliveryWorkerEvent =
   | {
       type: "delivery.delivered" | "delivery.failed" | "delivery.exhausted";
       delivery: DeliveryRecord;
-      attempt?: AttemptRecord | undefined;
+      attempt?: AttemptInput | undefined;
     }
   | { type: "endpoint.disabled"; endpointId: string; reason: DisabledReason }
-  /** Every stored attempt (its log line), whatever the outcome: what tracing and metrics read. */
-  | { type: "attempt"; delivery: DeliveryRecord; attempt: AttemptRecord }
+  /** Every stored attempt (its log line, less the id the queue gave it), whatever the outcome: for tracing, metrics. */
+  | { type: "attempt"; delivery: DeliveryRecord; attempt: AttemptInput }
   /** An endpoint's circuit changed status after an attempt's outcome. */
   | { type: "circuit"; endpointId: string; status: "open" | "half_open" | "closed" }
   | { type: "error"; error: unknown };

@@ -1,6 +1,6 @@
 import type { SqlResult } from "../../../postgres/sql-client";
 import { timestampOf } from "../../../postgres/sql-time";
-import type { AttemptRecord } from "../attempt";
+import type { AttemptInput } from "../attempt";
 import type { ClaimedDelivery } from "../delivery-queue";
 import type { DeliveryState } from "../state-machine";
 import type { DeliveryTables } from "./delivery-tables";
@@ -10,7 +10,7 @@ import { reachOf } from "./reach";
 export interface Completion {
   readonly claim: ClaimedDelivery;
   readonly state: DeliveryState;
-  readonly attempt: AttemptRecord | undefined;
+  readonly attempt: AttemptInput | undefined;
   /** When it was stored, on the queue's clock (epoch ms): a terminal state's end. */
   readonly at: number;
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { decodeRow } from "../../../postgres/rows";
 import { epochMsOf } from "../../../postgres/sql-time";
 import { type AttemptRecord, DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "../attempt";
+import { attemptId } from "../attempt-id";
 import type { DeliveryRecord } from "../delivery-queue";
 import type { WebhookEndpoint } from "../endpoint";
 import { WebhookDeliveryError } from "../errors";
@@ -36,8 +37,8 @@ export const ENDPOINT_COLUMNS = `id, url, enabled_events, secrets, status, disab
   ${epochMsOf("disabled_at")} AS disabled_at, description, metadata, rate_limit, ${epochMsOf("failing_since")} AS failing_since,
   ${epochMsOf("created_at")} AS created_at`;
 
-/** The columns every attempt-log read selects. */
-export const ATTEMPT_COLUMNS = `delivery_id, endpoint_id, event_id, attempt, ${epochMsOf("started_at")} AS started_at,
+/** The columns every attempt-log read selects; `seq` as text, as a bigint may pass 2^53. */
+export const ATTEMPT_COLUMNS = `seq::text AS seq, delivery_id, endpoint_id, event_id, attempt, ${epochMsOf("started_at")} AS started_at,
   duration_ms, status, error_kind, response`;
 
 const deliveryRow = z.object({
@@ -73,6 +74,7 @@ const endpointRow = z.object({
 });
 
 const attemptRow = z.object({
+  seq: z.string(),
   delivery_id: z.string(),
   endpoint_id: z.string(),
   event_id: z.string(),
@@ -133,6 +135,7 @@ export function toEndpoint(row: unknown): WebhookEndpoint {
 export function toAttempt(row: unknown): AttemptRecord {
   const r = decodeRow(attemptRow, row, invalid("webhook_attempts"));
   return {
+    id: attemptId(r.seq),
     deliveryId: r.delivery_id,
     endpointId: r.endpoint_id,
     eventId: r.event_id,

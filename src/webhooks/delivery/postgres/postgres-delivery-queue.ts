@@ -18,6 +18,7 @@ import type { CircuitBoard } from "../circuit-board";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import {
+  attemptsStartingAfter,
   checkClaimOptions,
   checkLease,
   checkPublishOptions,
@@ -417,20 +418,28 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       );
       return rows.map(toDelivery);
     },
-    async attempts({ endpointId, deliveryId, limit = 100 }) {
+    async attempts(query) {
+      const { endpointId, deliveryId, limit = 100 } = query;
       nonNegativeInteger("DeliveryQueue.attempts", "limit", limit);
-      // Two statements, so that each has a plan on its own index: one delivery's lines by the delivery index
-      // (migration delivery@8), the endpoint's by the endpoint's.
-      const { rows } =
-        deliveryId === undefined
-          ? await client.query(
-              `SELECT ${ATTEMPT_COLUMNS} FROM ${A} WHERE endpoint_id = $1 ORDER BY seq DESC LIMIT $2`,
-              [endpointId, limit],
-            )
-          : await client.query(
-              `SELECT ${ATTEMPT_COLUMNS} FROM ${A} WHERE delivery_id = $2 AND endpoint_id = $1 ORDER BY seq DESC LIMIT $3`,
-              [endpointId, deliveryId, limit],
-            );
+      const after = attemptsStartingAfter(query);
+      // Separate statements, so that each has a plan on its own index: one delivery's lines by the delivery index
+      // (migration delivery@8), the endpoint's by the endpoint's; the cursor is a bound on `seq` in either, which
+      // needs no row of its own (a purged line still places the page).
+      const values: unknown[] = [endpointId, limit];
+      let where = "endpoint_id = $1";
+      if (deliveryId !== undefined) {
+        values.push(deliveryId);
+        where = `delivery_id = $${values.length} AND ${where}`;
+      }
+      if (after !== undefined) {
+        // As text: a bigint past 2^53 would lose digits as a JavaScript number.
+        values.push(after);
+        where += ` AND seq < $${values.length}::bigint`;
+      }
+      const { rows } = await client.query(
+        `SELECT ${ATTEMPT_COLUMNS} FROM ${A} WHERE ${where} ORDER BY seq DESC LIMIT $2`,
+        values,
+      );
       return rows.map(toAttempt);
     },
   };

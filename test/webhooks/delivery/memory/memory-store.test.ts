@@ -169,6 +169,44 @@ describe("memory queue", () => {
     });
   });
 
+  it("pages the attempt log after a line trimmed past logLimit: the lines older than it, none of the newer", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints, logLimit: 4 });
+    const endpoint = endpointFixture();
+    await endpoints.create(endpoint);
+    await queue.publish(createEvent({ type: "r.created", data: {} }), { now: 0 });
+    let n = 0;
+    // One more line: the delivery claimed and put back as it was, due again at once.
+    const log = async () => {
+      const [claim] = await queue.claim({ limit: 1, now: 0, leaseMs: 10 });
+      if (claim === undefined) throw new Error("not due");
+      n++;
+      const line = { deliveryId: claim.id, endpointId: endpoint.id, eventId: claim.eventId, attempt: n };
+      const outcome = {
+        startedAt: n,
+        durationMs: 1,
+        status: 503,
+        errorKind: "http_status",
+        response: `r${n}`,
+      } as const;
+      await queue.complete(claim, claim.state, { ...line, ...outcome });
+    };
+    const responses = async (startingAfter?: string) =>
+      (await queue.attempts({ endpointId: endpoint.id, startingAfter })).map((line) => line.response);
+    for (let i = 0; i < 4; i++) await log();
+    const [, r3, r2] = await queue.attempts({ endpointId: endpoint.id });
+    expect(await responses(r3?.id)).toEqual(["r2", "r1"]);
+    // Past 1.25 × logLimit the oldest go: r1 and r2.
+    await log();
+    await log();
+    expect(await responses()).toEqual(["r6", "r5", "r4", "r3"]);
+    expect(await responses(r3?.id)).toEqual([]);
+    // The cursor's own line is gone: still placed by its id, so not the newest lines again.
+    expect(await responses(r2?.id)).toEqual([]);
+    const [, r5] = await queue.attempts({ endpointId: endpoint.id });
+    expect(await responses(r5?.id)).toEqual(["r4", "r3"]);
+  });
+
   it("tells subscribers when something may be due sooner", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });

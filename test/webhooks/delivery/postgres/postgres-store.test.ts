@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, migrationSql, type SqlDatabase, transaction } from "../../../../src/postgres/index";
+import type { AttemptRecord } from "../../../../src/webhooks/delivery/attempt";
 import type { ClaimedDelivery } from "../../../../src/webhooks/delivery/delivery-queue";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import {
@@ -270,6 +271,7 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
       };
       return {
         queue,
+        endpoint,
         count,
         attemptMany,
         at: (ms: number) => {
@@ -323,6 +325,35 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
         await t.attemptMany(64);
         expect(await t.queue.get(parked)).toBeUndefined();
         expect(await t.count("webhook_deliveries")).toBe(126);
+      } finally {
+        await t.drop();
+      }
+    });
+
+    it("pages the attempt log after a line the retention deleted: placed by its id, the older lines still kept", async () => {
+      const t = await setup();
+      try {
+        t.at(T0 + 8 * DAY);
+        await t.attemptMany(1); // line 1, still young at the purge below
+        t.at(T0);
+        await t.attemptMany(9); // lines 2 to 10, old by then
+        const before = await t.queue.attempts({ endpointId: t.endpoint.id });
+        expect(before).toHaveLength(10);
+        const [line5, line1] = [before[5], before[9]] as [AttemptRecord, AttemptRecord];
+        t.at(T0 + 8 * DAY);
+        await t.attemptMany(54); // 64 outcomes stored: a purge, deleting the lines started at T0
+        expect(await t.count("webhook_attempts")).toBe(55);
+        expect(await t.count("webhook_attempts", `'att_' || seq = '${line5.id}'`)).toBe(0);
+        const page = await t.queue.attempts({ endpointId: t.endpoint.id, startingAfter: line5.id });
+        expect(page.map((line) => line.id)).toEqual([line1.id]);
+        const [newest] = await t.queue.attempts({ endpointId: t.endpoint.id, limit: 1 });
+        expect(
+          await t.queue.attempts({
+            endpointId: t.endpoint.id,
+            deliveryId: newest?.deliveryId,
+            startingAfter: line5.id,
+          }),
+        ).toEqual([]);
       } finally {
         await t.drop();
       }

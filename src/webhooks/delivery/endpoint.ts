@@ -42,8 +42,11 @@ export const MAX_ENDPOINT_SECRETS = 10;
 
 /** The secrets that sign an attempt at `now`: the current one and any still in its grace period (at most 10). */
 export function activeSecrets(endpoint: Pick<WebhookEndpoint, "secrets">, now: number): string[] {
-  const active = endpoint.secrets.filter((entry) => entry.expiresAt === null || entry.expiresAt > now);
+  const out: string[] = [];
+  for (const entry of endpoint.secrets) if (entry.expiresAt === null || entry.expiresAt > now) out.push(entry.secret);
+  if (out.length <= MAX_ENDPOINT_SECRETS) return out;
   // An endpoint stored before rotation kept at most 10 may hold more: its deliveries must still verify.
+  const active = endpoint.secrets.filter((entry) => entry.expiresAt === null || entry.expiresAt > now);
   return expiringLast(active, MAX_ENDPOINT_SECRETS).map((entry) => entry.secret);
 }
 

@@ -63,10 +63,13 @@ interface EndpointLine extends DueItem {
   servedAt: number;
 }
 
-/** A line of the attempt log, with its number in the queue-wide sequence (its id's). */
+/**
+ * A line of the attempt log, with its number in the queue-wide sequence (its id's). The record with its id is built
+ * when the log is read, which is rare: storing one costs each attempt one small object.
+ */
 interface LogLine {
   readonly seq: number;
-  readonly record: AttemptRecord;
+  readonly attempt: AttemptInput;
 }
 
 interface EndpointEntry {
@@ -343,8 +346,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const entry = find(claim.id);
       if (attempt !== undefined) {
         const log = endpointEntry(claim.endpointId).log;
-        const seq = ++logged;
-        log.push({ seq, record: logRecord(attemptId(seq), attempt) });
+        log.push({ seq: ++logged, attempt });
         if (log.length > logLimit * 1.25) log.splice(0, log.length - logLimit);
       }
       if (entry === undefined || entry.leaseToken !== claim.leaseToken) return false;
@@ -397,8 +399,10 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       // Past the largest safe integer Number() rounds, but every line this counter numbered is below it anyway.
       const from = after === undefined ? log.length : linesBefore(log, Number(after));
       for (let i = from - 1; i >= 0 && out.length < limit; i--) {
-        const line = (log[i] as LogLine).record;
-        if (deliveryId === undefined || line.deliveryId === deliveryId) out.push(line);
+        const line = log[i] as LogLine;
+        if (deliveryId === undefined || line.attempt.deliveryId === deliveryId) {
+          out.push(logRecord(attemptId(line.seq), line.attempt));
+        }
       }
       return out;
     },

@@ -13,6 +13,11 @@ function isDoubleDot(segment: string): boolean {
   return lower === ".%2e" || lower === "%2e." || lower === "%2e%2e";
 }
 
+/** Whether `segment` is one a URL parser removes: ".", "..", or either with dots spelled `%2e` (any case). */
+export function isDotSegment(segment: string): boolean {
+  return isSingleDot(segment) || isDoubleDot(segment);
+}
+
 // Whether some segment of `path` is a dot-segment, found without splitting: a path with "%20" or "/.well-known" in it
 // passes the quick check in removeDotSegments and would otherwise pay for an array per request.
 function hasDotSegment(path: string): boolean {
@@ -24,7 +29,7 @@ function hasDotSegment(path: string): boolean {
     // A dot-segment is 1 to 6 characters and starts with "." or "%".
     if ((first === 0x2e || first === 0x25) && end - start <= 6) {
       const segment = path.slice(start, end);
-      if (isSingleDot(segment) || isDoubleDot(segment)) return true;
+      if (isDotSegment(segment)) return true;
     }
     start = end + 1;
   }

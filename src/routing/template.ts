@@ -1,3 +1,4 @@
+import { isDotSegment } from "../http/dot-segments";
 import type { CompositePart, CompositePattern } from "./composite";
 import { RoutingError } from "./errors";
 
@@ -103,7 +104,7 @@ export function parseTemplate(template: string): ParsedTemplate {
     const last = index === parts.length - 1;
     if (part === "") throw invalid(template, "it contains an empty segment");
     // RFC 3986 §5.2.4: clients remove "." and ".." segments (WHATWG URL too, as %2E), so no request can reach one.
-    if (/^(?:\.|%2e){1,2}$/i.test(part)) throw invalid(template, `"${part}" is a dot-segment, which clients remove`);
+    if (isDotSegment(part)) throw invalid(template, `"${part}" is a dot-segment, which clients remove`);
     if (part === "*") {
       if (!last) throw invalid(template, "a wildcard can only be the last segment");
       segments.push({ kind: "wildcard", name: "*" });

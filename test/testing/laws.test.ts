@@ -275,6 +275,43 @@ describe("resource laws", () => {
     await expect(fc.assert(law, { numRuns: 5 })).rejects.toThrow(TypeError);
   });
 
+  // Regression: fast-check gives one uuid twice (and the same ones again in another process with the same seed), and
+  // a key met again replayed an earlier run's resource: "2 POSTs with one key changed the collection from 156 to 156".
+  it("the Idempotency-Key laws never send a key an earlier run or process sent", async () => {
+    const keys: string[] = [];
+    const server = thingServer();
+    const target = fromHandler((request) => {
+      if (request.method === "POST") keys.push(String(request.headers["idempotency-key"]));
+      return server(request);
+    });
+    for (let process = 0; process < 2; process++) {
+      await fc.assert(idempotencyKeyReplays(target, spec), { numRuns: 30, seed: SEED });
+      await fc.assert(idempotencyKeyMismatch(target, spec), { numRuns: 30, seed: SEED });
+    }
+    // One key per run, sent once per POST of that run.
+    const runs = new Set(keys);
+    expect(runs.size).toBeGreaterThanOrEqual(120);
+    expect(keys.every((key) => /^"[0-9a-f-]{36}\.[0-9a-f-]{36}\.\d+"$/.test(key))).toBe(true);
+  });
+
+  // Regression: a server sending Last-Modified once the second of the change is over failed when that second ended
+  // between GET and HEAD.
+  it("headMatchesGet accepts a field that changed with time, as a later GET sends it too", async () => {
+    let requests = 0;
+    const server = thingServer();
+    // From the third request of each run on (GET, then HEAD after the create), the field is there.
+    const target = fromHandler(async (request) => {
+      const response = await server(request);
+      if (request.method === "POST") requests = 0;
+      if (++requests < 3) return response;
+      return { ...response, headers: { ...response.headers, "last-modified": "Sun, 29 Nov 2026 07:13:22 GMT" } };
+    });
+    await fc.assert(headMatchesGet(target, spec), { numRuns: 20, seed: SEED });
+    // A field HEAD alone sends still fails it.
+    const details = await expectViolation(headMatchesGet(broken({ headAddsHeader: true }), spec));
+    expect(details.violation.reason).toMatch(/header x-head-only: GET sent null, HEAD sent 1/);
+  });
+
   describe("each broken server fails the matching law, with a shrunk counterexample", () => {
     const cases: {
       broken: string;

@@ -7,6 +7,18 @@ import { LAW_NAMES } from "./names";
 
 const key = fc.uuid().map((id) => `"${id}"`);
 
+/**
+ * The Idempotency-Key of each run of one law. fast-check may give one uuid twice (its bias toward small values, and
+ * shrinking), and a server keeps a key's first answer for hours, across processes: a key met again would replay an
+ * earlier run's resource (or answer 422 to another body). So each key also carries this law's nonce and the run's
+ * number, inside the quotes of the generated key (an sf-string); the uuid stays the part fast-check shrinks.
+ */
+function freshKeys(): (key: string) => string {
+  const nonce = crypto.randomUUID();
+  let run = 0;
+  return (key) => `${key.slice(0, -1)}.${nonce}.${++run}"`;
+}
+
 // Two values of an arbitrary with two values are equal 100 times in a row with a chance of 2^-100.
 const MAX_SAME_BODIES = 100;
 
@@ -17,9 +29,10 @@ const MAX_SAME_BODIES = 100;
  */
 export function idempotencyKeyReplays(target: Target, spec: ResourceSpec) {
   const law = LAW_NAMES.idempotencyKeyReplays;
-  return fc.asyncProperty(spec.createBody, key, fc.integer({ min: 2, max: 4 }), async (body, idempotencyKey, times) => {
+  const fresh = freshKeys();
+  return fc.asyncProperty(spec.createBody, key, fc.integer({ min: 2, max: 4 }), async (body, generated, times) => {
     const t: Transcript = begin(target);
-    const headers = specHeaders(spec, { "idempotency-key": idempotencyKey });
+    const headers = specHeaders(spec, { "idempotency-key": fresh(generated) });
     const before = await countResources(t, spec, law);
     const first = await t.send({ method: "POST", path: spec.collection, headers, body });
     if (first.status !== 201) t.fail(law, `the first POST answered ${first.status}, expected 201`);
@@ -58,9 +71,10 @@ export function idempotencyKeyMismatch(target: Target, spec: ResourceSpec) {
       `idempotencyKeyMismatch: spec.createBody gave the same body ${MAX_SAME_BODIES} times in a row (${JSON.stringify(body)}): it gives only one value, so no second body differs from the first. Give createBody more than one value, or leave this law out (supports.idempotencyKey: false leaves out both Idempotency-Key laws).`,
     );
   });
-  return fc.asyncProperty(bodies, key, async ([body, other], idempotencyKey) => {
+  const fresh = freshKeys();
+  return fc.asyncProperty(bodies, key, async ([body, other], generated) => {
     const t: Transcript = begin(target);
-    const headers = specHeaders(spec, { "idempotency-key": idempotencyKey });
+    const headers = specHeaders(spec, { "idempotency-key": fresh(generated) });
     const first = await t.send({ method: "POST", path: spec.collection, headers, body });
     if (first.status !== 201) t.fail(law, `the first POST answered ${first.status}, expected 201`);
     const reused = await t.send({ method: "POST", path: spec.collection, headers, body: other });

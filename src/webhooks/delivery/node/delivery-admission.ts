@@ -1,6 +1,7 @@
 import { circuitAllows, closedCircuit } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
 import type { WebhookEndpoint } from "../endpoint";
+import { runnableRate } from "../runnable-rate";
 import { transition } from "../state-machine";
 import type { EndpointLine, EndpointLines } from "./endpoint-lines";
 import { emit, type WorkerSettings } from "./worker-options";
@@ -60,7 +61,7 @@ export async function admit(
     }
   }
   if (endpoint.rateLimit !== null) {
-    const permit = await settings.rateLimiter().acquire(endpoint.id, endpoint.rateLimit, at);
+    const permit = await settings.rateLimiter().acquire(endpoint.id, runnableRate(endpoint.rateLimit), at);
     if (!permit.allowed) return { type: "later", until: permit.retryAtMs };
   }
   return { type: "send", endpoint, probe };

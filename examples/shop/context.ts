@@ -21,7 +21,7 @@ export interface ShopContext {
   readonly verify: Verifier;
   /** Idempotency-Key support for POST (replays, 409 while in flight, 422 on reuse). */
   readonly idempotent: Middleware;
-  /** 304 / 412 for reads whose ETag is computed from the body. */
+  /** 304 / 412 for reads whose ETag is computed from what they send (the order lists: `pageEtag`). */
   readonly conditionalList: Middleware;
 }
 

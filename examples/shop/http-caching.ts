@@ -1,4 +1,5 @@
 import {
+  etagFromBody,
   etagFromVersion,
   evaluatePreconditions,
   formatCacheControl,
@@ -51,6 +52,20 @@ export function cachingHeaders(record: Versioned, now: number): ResponseHeaders 
 
 /** Cache-Control for representations whose validators are computed from the body (lists). */
 export const LIST_CACHE_CONTROL = CACHE_CONTROL;
+
+/**
+ * The strong ETag of a list page: the SHA-1 of its body and of its `Link` field together. A 304 refreshes the
+ * stored header fields it carries and cannot remove one (RFC 9111 §4.3.4), so a tag of the body alone would keep
+ * a cached `rel="next"` to a page that is gone, once the page's items stay and the later ones go. A strong
+ * validator may change with metadata as well as with the content (RFC 9110 §8.8.1); equal tags still mean equal
+ * bytes (§8.8.3).
+ * @param link the page's `Link` field value, or `undefined` when it sends none.
+ * @example pageEtag('[{"id":"ord_1"}]', '</orders?limit=1&cursor=bzE>; rel="next"') // '"…27 characters…"'
+ */
+export function pageEtag(body: string, link: string | undefined): string {
+  // A field value holds no line break (RFC 9110 §5.5), and the body starts with "[": the two cannot run together.
+  return etagFromBody(link === undefined ? body : `${link}\n${body}`);
+}
 
 /**
  * Answers a GET (or HEAD) of a record: evaluates its preconditions first (RFC 9110 §13.2.2), so a 304 or 412

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { authenticate, principalOf } from "./auth";
 import type { ShopContext } from "./context";
 import { ORDER_PAGE } from "./declared-responses";
-import { LIST_CACHE_CONTROL } from "./http-caching";
+import { LIST_CACHE_CONTROL, pageEtag } from "./http-caching";
 import { cutPage, decodeCursor, nextLink } from "./pagination";
 import { orderJson } from "./representations";
 import { OrderList, OrderListQuery } from "./schemas";
@@ -25,9 +25,9 @@ export interface OrderListSource {
 
 /**
  * Answers one page of an order list: a JSON array of at most `limit` orders, oldest first, with
- * `Link: <…>; rel="next"` exactly when there is a next page, Last-Modified from `source.changedAt` and
- * `Cache-Control: private, no-cache`. The ETag is the body's, added by `ctx.conditionalList`, which also
- * answers 304 and HEAD.
+ * `Link: <…>; rel="next"` exactly when there is a next page, an ETag of the body and the link together
+ * ({@link pageEtag}), Last-Modified from `source.changedAt` and `Cache-Control: private, no-cache`.
+ * `ctx.conditionalList` answers 304 and HEAD.
  * @param path the list's own path: the next page's link keeps its filter and page size.
  */
 export async function answerOrderList(
@@ -45,8 +45,13 @@ export async function answerOrderList(
   const lastModified = source.changedAt === undefined ? undefined : settledLastModified(source.changedAt, ctx.now());
   if (lastModified !== undefined) headers["last-modified"] = lastModified;
   // RFC 8288: the next page, as a link the client follows without building URLs itself.
-  if (next !== undefined) headers.link = nextLink(path, { status: query.status, limit: query.limit, cursor: next });
-  return json(200, items.map(orderJson), headers);
+  const link =
+    next === undefined ? undefined : nextLink(path, { status: query.status, limit: query.limit, cursor: next });
+  if (link !== undefined) headers.link = link;
+  const response = json(200, items.map(orderJson), headers);
+  // RFC 9111 §4.3.4: a 304 cannot take back a stored Link, so the tag changes with it, not with the body alone.
+  // Last-Modified needs no such care: the link only changes when an order the list holds does (source.changedAt).
+  return { ...response, headers: { ...response.headers, etag: pageEtag(response.body as string, link) } };
 }
 
 /**

@@ -53,14 +53,15 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
 
 /**
  * The body was read before the adapter (a framework's `c.req.json()`, a logging middleware): its exact bytes are gone,
- * so the request cannot be served as sent. A misconfiguration, not the client's fault: a bare 500, and the cause,
+ * so the request cannot be served as sent. A misconfiguration, not the client's fault: a 500 with its own code, so
+ * logs and dashboards tell it from a handler's crash, a detail that names no internals (RFC 9457 §5), and the cause,
  * which names the fix, for the adapter to report to `onError`.
  */
 function bodyConsumed(request: Request): HttpProblem<HttpProblemCode> {
   return new HttpProblem({
     status: 500,
-    code: "internal_error",
-    detail: "The server could not complete the request.",
+    code: "body_consumed",
+    detail: "The server could not complete the request: the request body was no longer available to it.",
     cause: new TypeError(
       `rest-webhooks/fetch: the body of ${request.method} ${request.url} was already read (request.bodyUsed) or ` +
         "locked before the adapter, so its exact bytes are gone: a webhook signature cannot be checked on them and " +
@@ -106,8 +107,8 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
 
 /**
  * Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit.
- * @returns the request, or the problem to answer with: 413 over the limit, 400 for an unreadable URL or body, and a
- * bare 500 `internal_error` when the body was already read before (`request.bodyUsed`), whose `cause` says so.
+ * @returns the request, or the problem to answer with: 413 over the limit, 400 for an unreadable URL or body, and
+ * 500 `body_consumed` when the body was already read before (`request.bodyUsed`) or locked, whose `cause` says so.
  */
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
   const target = splitAbsoluteTarget(request.url)?.originForm;

@@ -32,6 +32,8 @@ export const HTTP_PROBLEM_CODES = [
   "validation_failed",
   // 500: a handler threw something other than an {@link HttpProblem}; no detail leaks.
   "internal_error",
+  // 500: the Fetch adapter got a Request whose body was read (`bodyUsed`) or locked before it: the app's mistake.
+  "body_consumed",
   // 400: node's HTTP parser refused the request before any handler ran (RFC 9112 §2.2).
   "malformed_request",
   // 431: the request's header section is over node's limit (RFC 6585 §5).

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { adapt, readRequest, sendResponse } from "../../src/fetch";
 import { json } from "../../src/http/message";
+import { HTTP_PROBLEM_CODES } from "../../src/http/problem";
 
 describe("fetch readRequest", () => {
   it.each([
@@ -15,7 +16,7 @@ describe("fetch readRequest", () => {
     expect(read.ok && { path: read.request.path, search: read.request.search }).toStrictEqual({ path, search });
   });
 
-  describe("regression: a body read before the adapter is a 500 naming the cause, not a thrown TypeError", () => {
+  describe("regression: a body read before the adapter is a 500 body_consumed naming the cause, not a thrown TypeError nor a bare internal_error", () => {
     const posted = () =>
       new Request("http://h.test/hook", {
         method: "POST",
@@ -33,18 +34,21 @@ describe("fetch readRequest", () => {
       expect(read.ok).toBe(false);
       if (read.ok) return;
       expect(read.problem.status).toBe(500);
-      expect(read.problem.code).toBe("internal_error");
+      // Its own stable code: operators tell it from a handler's crash (internal_error) by the code alone.
+      expect(read.problem.code).toBe("body_consumed");
+      expect(HTTP_PROBLEM_CODES).toContain(read.problem.code);
       expect(read.problem.cause).toBeInstanceOf(TypeError);
     });
 
-    it("the adapter answers it 500 and reports the cause to onError", async () => {
+    it("the adapter answers it 500 body_consumed and reports the cause to onError", async () => {
       const onError = vi.fn();
       const handler = vi.fn(() => json(200, {}));
       const request = posted();
       await request.json();
       const response = await adapt(handler, { onError })(request);
       expect(response.status).toBe(500);
-      expect(await response.json()).toMatchObject({ code: "internal_error" });
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect(await response.json()).toMatchObject({ status: 500, code: "body_consumed", type: "about:blank" });
       expect(handler).not.toHaveBeenCalled();
       expect(onError).toHaveBeenCalledWith(expect.any(TypeError), undefined);
     });

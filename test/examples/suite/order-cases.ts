@@ -258,7 +258,7 @@ export function orderCases(shop: () => RunningShop): void {
     // Both lists: a JSON array of orders, the next page in a Link header, the same query.
     for (const path of ["/users/{user_id}/orders", "/orders"]) {
       const list = doc.paths[path]?.get as {
-        parameters: { name: string; in: string }[];
+        parameters: { name: string; in: string; schema: unknown }[];
         responses: Record<string, { content: unknown; headers?: Record<string, unknown> }>;
       };
       expect(list.responses["200"]?.content, path).toEqual({
@@ -268,6 +268,13 @@ export function orderCases(shop: () => RunningShop): void {
       expect(Object.keys(list.responses["200"]?.headers ?? {}), path).toEqual(["Link", "ETag", "Last-Modified"]);
       const query = list.parameters.filter((p) => p.in === "query").map((p) => p.name);
       expect(query, path).toEqual(["status", "limit", "cursor"]);
+      // The limit as clients send it: an integer (in decimal digits, the only form the shop takes), bounded.
+      expect(list.parameters.find((p) => p.name === "limit")?.schema, path).toEqual({
+        default: 20,
+        type: "integer",
+        minimum: 1,
+        maximum: 100,
+      });
     }
     expect(doc.components.schemas.OrderList).toEqual({ type: "array", items: { $ref: "#/components/schemas/Order" } });
     const validator = new Validator();

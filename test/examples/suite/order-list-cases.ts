@@ -217,6 +217,26 @@ export function orderListCases(shop: () => RunningShop): void {
     }
   });
 
+  it("takes a limit in plain decimal digits only, on both lists (not what Number() would coerce)", async () => {
+    const user = await newUser();
+    await newOrder(user.id);
+    await newOrder(user.id);
+    const refused = ["0x2", "1e0", "%2B1", "%201", "1%20", "1.0", "01", "0b1", "", "Infinity", "9".repeat(16)];
+    for (const path of [`/users/${user.id}/orders`, "/orders"]) {
+      for (const limit of refused) {
+        const reply = await shop().api("GET", `${path}?limit=${limit}`);
+        expect(reply.status, `${path}?limit=${limit}`).toBe(400);
+        expect(reply.json(), `${path}?limit=${limit}`).toMatchObject({
+          code: "validation_failed",
+          errors: [{ pointer: "/limit", in: "query" }],
+        });
+      }
+      const one = await shop().api("GET", `${path}?limit=1`, path === "/orders" ? { token: user.token } : {});
+      expect(one.json<ListedOrder[]>(), path).toHaveLength(1);
+      expect(nextOf(one), path).toMatch(/[?&]limit=1&/);
+    }
+  });
+
   it("serves /orders with validators, Vary: authorization, HEAD and 304", async () => {
     const a = await newUser();
     await newOrder(a.id);
@@ -247,6 +267,49 @@ export function orderListCases(shop: () => RunningShop): void {
       }
       const stale = await shop().api("GET", "/orders?limit=1", { token, headers: { "if-match": '"stale"' } });
       expect(stale.status).toBe(412);
+    }
+  });
+
+  it("changes the validators when the next page goes or comes though the page's orders stay (RFC 9111 §4.3.4)", async () => {
+    for (const list of ["a user's orders", "/orders"]) {
+      const user = await newUser();
+      // The admin's token (the client's default) for a user's list, the user's own for /orders.
+      const [path, as] =
+        list === "/orders" ? ["/orders?limit=1", { token: user.token }] : [`/users/${user.id}/orders?limit=1`, {}];
+      const kept = await newOrder(user.id);
+      const later = await newOrder(user.id);
+      // Last-Modified goes out once the second of the change is over (settledLastModified).
+      shop().advanceClock(1_000);
+      const before = await shop().api("GET", path, as);
+      expect(nextOf(before), list).toBeDefined();
+      // Cross an HTTP-date second, so that the deletion is visible to If-Modified-Since.
+      shop().advanceClock(2_000);
+      expect((await shop().api("DELETE", `/users/${user.id}/orders/${later}`)).status).toBe(204);
+      // A 304 would leave a cache its stored rel="next" to a page that is gone: it cannot remove a field.
+      const gone = await shop().api("GET", path, {
+        ...as,
+        headers: { "if-none-match": before.headers.get("etag") as string },
+      });
+      expect(gone.status, `${list}: If-None-Match`).toBe(200);
+      expect(gone.text, list).toBe(before.text);
+      expect(gone.headers.get("link"), list).toBeNull();
+      const byDate = await shop().api("GET", path, {
+        ...as,
+        headers: { "if-modified-since": before.headers.get("last-modified") as string },
+      });
+      expect(byDate.status, `${list}: If-Modified-Since`).toBe(200);
+      // And the reverse: a next page that appears is not hidden behind a 304 either.
+      await newOrder(user.id);
+      const back = await shop().api("GET", path, {
+        ...as,
+        headers: { "if-none-match": gone.headers.get("etag") as string },
+      });
+      expect(back.status, `${list}: If-None-Match`).toBe(200);
+      expect(
+        back.json<ListedOrder[]>().map((o) => o.id),
+        list,
+      ).toEqual([kept]);
+      expect(nextOf(back), list).toBeDefined();
     }
   });
 

@@ -249,6 +249,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "verify",
   ],
   "./webhooks/delivery": [
+    "AttemptCursorError",
     "DELIVERY_DEFAULTS",
     "DELIVERY_ERROR_KINDS",
     "DELIVERY_STATUSES",

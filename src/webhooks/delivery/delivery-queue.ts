@@ -68,7 +68,8 @@ export interface AttemptsQuery {
   /**
    * Only the lines older than this one (the lines after it, newest first): pass the last id of the previous page to
    * read on. The queue compares ids, so this works after that line itself was trimmed or purged. An id this queue
-   * could not have given (malformed) is a `TypeError`.
+   * could not have given (malformed) is an `AttemptCursorError` (a `TypeError`, code `invalid_cursor`), which the
+   * endpoint API answers with `400 invalid_cursor`; a queue of your own throws it for such an id, and only for it.
    */
   startingAfter?: string | undefined;
 }

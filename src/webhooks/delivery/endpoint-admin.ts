@@ -60,8 +60,20 @@ export interface EndpointAdmin {
   create(input: CreateEndpointInput): Promise<AdminResult<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
   list(options: { limit: number; startingAfter?: string | undefined }): Promise<WebhookEndpoint[]>;
-  /** Updates fields; re-enabling resumes delivery (deliveries parked while disabled are retried). */
-  update(id: string, input: UpdateEndpointInput): Promise<AdminResult<WebhookEndpoint>>;
+  /**
+   * Updates fields, atomically in the store: a change of status (disabling, re-enabling) is decided on the endpoint
+   * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery (deliveries parked while
+   * disabled are retried). A new `url` is checked (and resolved) before the write, and again when a function's result
+   * names another one.
+   * @param input the fields to change, or a function of the endpoint as stored that returns them (a merge patch
+   *   applied to it): pure, it may be called more than once; when it throws, nothing is written and `update` rejects
+   *   with what it threw.
+   * @example await admin.update(id, (current) => ({ metadata: { ...current.metadata, plan: "pro" } }));
+   */
+  update(
+    id: string,
+    input: UpdateEndpointInput | ((current: WebhookEndpoint) => UpdateEndpointInput),
+  ): Promise<AdminResult<WebhookEndpoint>>;
   /** Disables an endpoint with a reason (`manual`, `gone`, `failing`). */
   disable(id: string, reason: DisabledReason): Promise<WebhookEndpoint | undefined>;
   delete(id: string): Promise<boolean>;
@@ -76,6 +88,12 @@ export interface EndpointAdmin {
   /** Retries every failed or exhausted delivery of an endpoint created at or after `since` (epoch ms). */
   replay(endpointId: string, since: number): Promise<AdminResult<{ replayed: number }>>;
 }
+
+// The outcome of an update's fields applied to the endpoint as stored.
+type UpdateDecision =
+  | { patch: EndpointPatch; reEnabled: boolean }
+  | { refused: Extract<AdminResult<never>, { code: "unknown_event_type" }> }
+  | { unchecked: string };
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
 // Deliveries read per page when retrying many.
@@ -99,10 +117,10 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   );
   if (typeof endpoints?.create !== "function")
     throw new TypeError("createEndpointAdmin: endpoints must be an EndpointStore.");
-  // Checked here rather than at the first rotation: a store written before updateSecrets joined the interface.
-  if (typeof endpoints.updateSecrets !== "function") {
+  // Checked here rather than at the first update: a store written before modify joined the interface.
+  if (typeof endpoints.modify !== "function") {
     throw new TypeError(
-      "createEndpointAdmin: endpoints must be an EndpointStore with updateSecrets(id, next) (atomic secret rotation).",
+      "createEndpointAdmin: endpoints must be an EndpointStore with modify(id, next) (atomic read-modify-write).",
     );
   }
   if (typeof queue?.publish !== "function") throw new TypeError("createEndpointAdmin: queue must be a DeliveryQueue.");
@@ -157,6 +175,37 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     throw new TypeError(`${owner}: rate_limit must be from 1/86400 to ${MAX_RATE_LIMIT} per second, got ${rate}.`);
   }
 
+  // What an update does to the endpoint as stored (pure, so the store may call it again): the patch, and whether it
+  // re-enables; or why nothing is written, a refusal or a URL not checked yet (`checked`: as given → as stored).
+  function decide(
+    current: WebhookEndpoint,
+    fields: UpdateEndpointInput,
+    checked: ReadonlyMap<string, string>,
+  ): UpdateDecision {
+    checkRate("EndpointAdmin.update", fields.rate_limit);
+    const patch: { -readonly [K in keyof EndpointPatch]: EndpointPatch[K] } = {};
+    if (fields.url !== undefined) {
+      const href = checked.get(fields.url);
+      if (href === undefined) return { unchecked: fields.url };
+      patch.url = href;
+    }
+    if (fields.enabled_events !== undefined) {
+      const unknownType = checkTypes(fields.enabled_events);
+      if (unknownType !== undefined) return { refused: unknownType };
+      patch.enabledEvents = [...new Set(fields.enabled_events)];
+    }
+    if (fields.description !== undefined) patch.description = fields.description;
+    if (fields.metadata !== undefined) patch.metadata = { ...fields.metadata };
+    if (fields.rate_limit !== undefined) patch.rateLimit = fields.rate_limit;
+    const reEnabled = fields.status === "enabled" && current.status === "disabled";
+    if (fields.status === "disabled" && current.status === "enabled") {
+      Object.assign(patch, { status: "disabled", disabledReason: "manual", disabledAt: now() });
+    } else if (reEnabled) {
+      Object.assign(patch, { status: "enabled", disabledReason: null, disabledAt: null, failingSince: null });
+    }
+    return { patch, reEnabled };
+  }
+
   return {
     async create(input) {
       checkRate("EndpointAdmin.create", input.rate_limit);
@@ -185,33 +234,30 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     get: (id) => endpoints.get(id),
     list: (listOptions) => endpoints.list(listOptions),
     async update(id, input) {
-      checkRate("EndpointAdmin.update", input.rate_limit);
-      const current = await endpoints.get(id);
-      if (current === undefined) return { ok: false, code: "endpoint_not_found" };
-      const patch: { -readonly [K in keyof EndpointPatch]: EndpointPatch[K] } = {};
-      if (input.url !== undefined) {
-        const checked = await checkUrl(input.url);
-        if (!checked.ok) return checked;
-        patch.url = checked.url.href;
+      const fieldsOf = typeof input === "function" ? input : () => input;
+      // Before any read, as create does: a rate the pacer cannot run is misuse, whatever is stored.
+      if (typeof input !== "function") checkRate("EndpointAdmin.update", input.rate_limit);
+      const checked = new Map<string, string>();
+      for (;;) {
+        const round: { decision?: UpdateDecision } = {};
+        const updated = await endpoints.modify(id, (current) => {
+          // The last call is the one whose patch was written (or that wrote nothing).
+          round.decision = decide(current, fieldsOf(current), checked);
+          return "patch" in round.decision ? round.decision.patch : {};
+        });
+        const { decision } = round;
+        if (updated === undefined || decision === undefined) return { ok: false, code: "endpoint_not_found" };
+        if ("refused" in decision) return decision.refused;
+        if ("unchecked" in decision) {
+          // Resolved outside the store's write; the next round writes it if the endpoint still asks for it.
+          const result = await checkUrl(decision.unchecked);
+          if (!result.ok) return result;
+          checked.set(decision.unchecked, result.url.href);
+          continue;
+        }
+        if (decision.reEnabled) await retryMany(id, ["exhausted"], 0, "endpoint_disabled");
+        return { ok: true, value: updated };
       }
-      if (input.enabled_events !== undefined) {
-        const unknownType = checkTypes(input.enabled_events);
-        if (unknownType !== undefined) return unknownType;
-        patch.enabledEvents = [...new Set(input.enabled_events)];
-      }
-      if (input.description !== undefined) patch.description = input.description;
-      if (input.metadata !== undefined) patch.metadata = { ...input.metadata };
-      if (input.rate_limit !== undefined) patch.rateLimit = input.rate_limit;
-      const reEnabled = input.status === "enabled" && current.status === "disabled";
-      if (input.status === "disabled" && current.status === "enabled") {
-        Object.assign(patch, { status: "disabled", disabledReason: "manual", disabledAt: now() });
-      } else if (reEnabled) {
-        Object.assign(patch, { status: "enabled", disabledReason: null, disabledAt: null, failingSince: null });
-      }
-      const updated = await endpoints.update(id, patch);
-      if (updated === undefined) return { ok: false, code: "endpoint_not_found" };
-      if (reEnabled) await retryMany(id, ["exhausted"], 0, "endpoint_disabled");
-      return { ok: true, value: updated };
     },
     disable: (id, reason) => endpoints.update(id, { status: "disabled", disabledReason: reason, disabledAt: now() }),
     delete: (id) => endpoints.delete(id),
@@ -221,7 +267,9 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       const secret = newSecret();
       const at = now();
       // In the store, atomically: a read here and a write later would lose a concurrent rotation's secret.
-      const updated = await endpoints.updateSecrets(id, (current) => rotateSecrets(current, secret, at, grace));
+      const updated = await endpoints.modify(id, (current) => ({
+        secrets: rotateSecrets(current.secrets, secret, at, grace),
+      }));
       return updated === undefined ? { ok: false, code: "endpoint_not_found" } : { ok: true, value: updated };
     },
     async retry(endpointId, deliveryId) {

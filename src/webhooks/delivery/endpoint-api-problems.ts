@@ -12,7 +12,7 @@ export function notFound(what: "endpoint" | "delivery"): HttpProblem {
  * 400 `invalid_cursor`: `starting_after` names no record of the list. The ids of endpoints and deliveries are random
  * and their lists are in creation order, so a page cannot be placed after an id whose record is gone: refused rather
  * than answered with an empty page that would end the client's walk early. The attempt log's ids are ordered, so only
- * one that is no line id at all (the queue's `TypeError`) is refused there.
+ * one that is no line id at all (the queue's `AttemptCursorError`) is refused there.
  */
 export function invalidCursor(what: "endpoint" | "delivery" | "attempt", id: string): HttpProblem {
   return new HttpProblem({

@@ -9,6 +9,8 @@ import type { Router } from "../../routing/router";
 import type { Middleware } from "../../routing/types";
 import { type ApiKeyCheck, requireApiKey } from "./api-key";
 import type { AttemptRecord } from "./attempt";
+import { AttemptCursorError } from "./attempt-cursor";
+import type { WebhookEndpoint } from "./endpoint";
 import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
 import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
 import { attemptsQuery, deliveriesQuery, listQuery, replayBody, replayQuery } from "./endpoint-api-query";
@@ -165,12 +167,16 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       },
       async ({ params, body, request }) => {
         const endpoint = await find(params.endpoint_id);
-        let input: UpdateEndpointInput;
+        let input: UpdateEndpointInput | ((current: WebhookEndpoint) => UpdateEndpointInput);
         if (isMergePatch(request.headers["content-type"])) {
-          // RFC 7396 §2: applied to the current representation, then validated as a whole.
-          const merged = mergeEndpointPatch(endpoint, body);
-          if (!merged.ok) throw validationProblem(merged.error);
-          input = merged.input;
+          // RFC 7396 §2: applied to the current representation, then validated as a whole. Inside the store's atomic
+          // write, so two patches of different metadata keys both stay; a merged result that is refused writes
+          // nothing, and its problem leaves through admin.update.
+          input = (current) => {
+            const merged = mergeEndpointPatch(current, body);
+            if (!merged.ok) throw validationProblem(merged.error);
+            return merged.input;
+          };
         } else {
           const parsed = updateEndpointSchema.safeParse(body);
           if (!parsed.success) throw validationProblem(parsed.error);
@@ -261,9 +267,9 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         try {
           log = await queue.attempts({ endpointId: endpoint.id, deliveryId, limit: size + 1, startingAfter: after });
         } catch (error) {
-          // DeliveryQueue.attempts: a startingAfter the queue could not have given is a TypeError (the other
-          // arguments are checked above), whatever the queue's id format.
-          if (after !== undefined && error instanceof TypeError) throw invalidCursor("attempt", after);
+          // DeliveryQueue.attempts: a startingAfter the queue cannot place, whatever its id format. Any other error
+          // (a plain TypeError included) is the queue's failure, a 500.
+          if (after !== undefined && error instanceof AttemptCursorError) throw invalidCursor("attempt", after);
           throw error;
         }
         return json(200, { object: "list", data: log.slice(0, size).map(attemptJson), has_more: log.length > size });

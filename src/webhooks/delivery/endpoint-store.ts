@@ -1,4 +1,4 @@
-import type { EndpointSecret, WebhookEndpoint } from "./endpoint";
+import type { WebhookEndpoint } from "./endpoint";
 
 /** Fields of an endpoint that can change after creation. */
 export type EndpointPatch = Partial<Omit<WebhookEndpoint, "id" | "createdAt">>;
@@ -26,15 +26,16 @@ export interface EndpointStore {
   /** Applies the patch (an `undefined` field is left as it is); `undefined` when there is no such endpoint. */
   update(id: string, patch: EndpointPatch): Promise<WebhookEndpoint | undefined>;
   /**
-   * Replaces the endpoint's secrets with `next(current secrets)` atomically: no other write of the secrets lands
-   * between what `next` was given and what is stored, so two concurrent rotations both keep their secret. `next` is
-   * pure and may be called more than once (PostgreSQL compares and sets, and tries again when the secrets changed).
-   * @returns the endpoint as stored, `undefined` when there is no such endpoint.
+   * Applies the patch `next(endpoint as stored)` returns, atomically: no other write of the endpoint lands between
+   * what `next` was given and the write, so two concurrent changes (two rotations, two metadata keys merged) both
+   * stay. The patch follows `update`'s rules: an `undefined` field is left as it is, only the fields of
+   * {@link EndpointPatch} are written, and an empty patch writes nothing. `next` is pure and may be called more than
+   * once (PostgreSQL compares and sets, and calls it again when the endpoint changed in between); when it throws,
+   * nothing is written and `modify` rejects with what it threw.
+   * @returns the endpoint as stored (as read, after an empty patch), `undefined` when there is no such endpoint.
+   * @example await endpoints.modify(id, (current) => ({ metadata: { ...current.metadata, plan: "pro" } }));
    */
-  updateSecrets(
-    id: string,
-    next: (current: readonly EndpointSecret[]) => readonly EndpointSecret[],
-  ): Promise<WebhookEndpoint | undefined>;
+  modify(id: string, next: (current: WebhookEndpoint) => EndpointPatch): Promise<WebhookEndpoint | undefined>;
   delete(id: string): Promise<boolean>;
   /** Enabled endpoints with a pattern matching `eventType`. */
   subscribed(eventType: string): Promise<WebhookEndpoint[]>;

@@ -17,6 +17,7 @@ export type { AddressClass } from "./address-class";
 export type { ApiKeyCheck } from "./api-key";
 export type { AttemptInput, AttemptRecord, AttemptResult, DeliveryErrorKind } from "./attempt";
 export { DELIVERY_ERROR_KINDS } from "./attempt";
+export { AttemptCursorError, type AttemptCursorErrorCode } from "./attempt-cursor";
 export type { CircuitBoard } from "./circuit-board";
 export type { CircuitConfig } from "./circuit-breaker";
 export { DELIVERY_DEFAULTS } from "./defaults";

@@ -1,7 +1,6 @@
 import { finiteNumber, nonNegativeInteger, nonNegativeNumber, positiveNumber } from "../../options/number-option";
 import { DELIVERY_ERROR_KINDS } from "./attempt";
-import { attemptSeq } from "./attempt-id";
-import type { AttemptsQuery, ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
+import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
 import { DELIVERY_STATUSES, type DeliveryState } from "./state-machine";
 import { checkTraceparent } from "./trace-context";
 
@@ -120,18 +119,4 @@ export function listStartingAfter(options: DeliveryListOptions): string | undefi
     throw new TypeError(`DeliveryQueue.list: startingAfter must be a delivery id, got ${String(after)}.`);
   }
   return after;
-}
-
-/**
- * `DeliveryQueue.attempts`'s `startingAfter`, when given: the sequence number (decimal) of the line it names. Refused
- * alike by both queues when no line of theirs could have it, rather than read as "from the start" (a page again).
- */
-export function attemptsStartingAfter(query: AttemptsQuery): string | undefined {
-  const after: unknown = query.startingAfter;
-  if (after === undefined) return undefined;
-  const seq = typeof after === "string" ? attemptSeq(after) : undefined;
-  if (seq === undefined) {
-    throw new TypeError(`DeliveryQueue.attempts: startingAfter must be an attempt id (att_…), got ${String(after)}.`);
-  }
-  return seq;
 }

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { activeSecrets } from "../../../src/webhooks/delivery/endpoint";
+import { activeSecrets, type WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
 import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
+import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import { transition } from "../../../src/webhooks/delivery/state-machine";
 
 const T0 = 1_700_000_000_000;
 
@@ -55,6 +57,90 @@ describe("createEndpointAdmin", () => {
     });
   });
 
+  describe("update, atomic in the store", () => {
+    // An admin whose resolver runs `during` while it resolves a host: a write that lands between a read of the
+    // endpoint and the update's write.
+    function resolving(during: (host: string) => Promise<void>, addresses: Record<string, string> = {}) {
+      const endpoints = createMemoryEndpointStore();
+      const queue = createMemoryDeliveryQueue({ endpoints });
+      const looked: string[] = [];
+      const admin = createEndpointAdmin({
+        endpoints,
+        queue,
+        now: () => T0,
+        resolve: async (host) => {
+          looked.push(host);
+          await during(host);
+          return [{ address: addresses[host] ?? "93.184.216.34", family: 4 }];
+        },
+      });
+      const create = async () => {
+        const created = await admin.create({ url: "https://a.example/in", enabled_events: ["*"] });
+        if (!created.ok) throw new Error(created.code);
+        return created.value;
+      };
+      return { endpoints, queue, admin, looked, create };
+    }
+
+    it("decides re-enabling on the endpoint as stored: a disable that landed after an earlier read is undone, its parked deliveries retried (regression: stayed disabled)", async () => {
+      let id = "";
+      const { endpoints, queue, admin, create } = resolving(async () => {
+        if (id === "") return;
+        await admin.disable(id, "manual");
+        // A worker finds it disabled and parks the delivery.
+        const [claim] = await queue.claim({ limit: 1, now: T0, leaseMs: 1_000 });
+        await queue.complete(claim!, transition(claim!.state, { type: "endpoint_disabled" }, T0).state);
+      });
+      const e = await create();
+      id = e.id;
+      const { deliveryIds } = await queue.publish(createEvent({ type: "order.paid", data: {} }), { now: T0 });
+      const updated = await admin.update(e.id, { url: "https://b.example/in", status: "enabled" });
+      expect(updated).toMatchObject({ ok: true, value: { url: "https://b.example/in", status: "enabled" } });
+      expect(await endpoints.get(e.id)).toMatchObject({ status: "enabled", disabledReason: null });
+      expect((await queue.get(deliveryIds[0]!))?.state).toMatchObject({ status: "pending", attempts: 0 });
+    });
+
+    it("checks again, and never writes, a URL the function names only once the endpoint changed", async () => {
+      let id = "";
+      const { endpoints, admin, looked, create } = resolving(
+        async (host) => {
+          if (id !== "" && host === "b.example") await endpoints.update(id, { description: "moved" });
+        },
+        { "evil.example": "10.0.0.8" },
+      );
+      const e = await create();
+      id = e.id;
+      const to = (current: WebhookEndpoint) => ({
+        url: current.description === "moved" ? "https://evil.example/in" : "https://b.example/in",
+      });
+      expect(await admin.update(e.id, to)).toMatchObject({ ok: false, code: "forbidden_address" });
+      expect(looked).toEqual(["a.example", "b.example", "evil.example"]);
+      expect(await endpoints.get(e.id)).toMatchObject({ url: "https://a.example/in", description: "moved" });
+      // Unchanged since: the URL checked is written.
+      expect(await admin.update(e.id, () => ({ url: "https://c.example/in" }))).toMatchObject({
+        ok: true,
+        value: { url: "https://c.example/in" },
+      });
+      expect(looked.at(-1)).toBe("c.example");
+    });
+
+    it("rejects with what the function threw, writing nothing", async () => {
+      const { endpoints, admin, create } = setup();
+      const e = await create({ team: "a" });
+      const thrown = new Error("refused");
+      await expect(
+        admin.update(e.id, () => {
+          throw thrown;
+        }),
+      ).rejects.toBe(thrown);
+      expect(await endpoints.get(e.id)).toEqual(e);
+      expect(await admin.update("we_missing", () => ({ description: "x" }))).toEqual({
+        ok: false,
+        code: "endpoint_not_found",
+      });
+    });
+  });
+
   it("keeps a copy of the metadata it was given (regression: the memory store shared the caller's object)", async () => {
     const { endpoints, admin, create } = setup();
     const metadata: Record<string, string> = { team: "billing" };
@@ -76,12 +162,10 @@ describe("createEndpointAdmin", () => {
     expect((await endpoints.get(e.id))?.rateLimit).toBeNull();
   });
 
-  it("refuses a store without updateSecrets at construction (an EndpointStore written before it joined the interface)", () => {
+  it("refuses a store without modify at construction (an EndpointStore written before it joined the interface)", () => {
     const { endpoints } = setup();
-    const { updateSecrets: _, ...old } = endpoints;
+    const { modify: _, ...old } = endpoints;
     const queue = createMemoryDeliveryQueue({ endpoints });
-    expect(() => createEndpointAdmin({ endpoints: old as EndpointStore, queue, resolve: false })).toThrow(
-      /updateSecrets/,
-    );
+    expect(() => createEndpointAdmin({ endpoints: old as EndpointStore, queue, resolve: false })).toThrow(/modify/);
   });
 });

@@ -1,11 +1,21 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
 import { isHttpProblem } from "../../../src/http/problem";
+import { migrate } from "../../../src/postgres/index";
 import { createRouter } from "../../../src/routing/index";
+import { AttemptCursorError } from "../../../src/webhooks/delivery/attempt-cursor";
+import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import {
+  createPostgresDeliveryQueue,
+  createPostgresEndpointStore,
+  deliveryMigrations,
+} from "../../../src/webhooks/delivery/postgres/index";
 import { transition } from "../../../src/webhooks/delivery/state-machine";
+import { databases, type OpenDatabase } from "../../support/databases";
+import { uniqueName } from "../../support/services";
 
 const KEY = "sk_test_4eC39HqLyjWDarjtT1zdp7dc";
 const enc = new TextEncoder();
@@ -429,6 +439,50 @@ describe("webhook endpoint API", () => {
       expect(end).toMatchObject({ data: [], has_more: false });
     });
 
+    describe("a queue of your own", () => {
+      // The API over the memory stores, with `attempts` replaced.
+      const over = (attempts: DeliveryQueue["attempts"]) =>
+        answered(
+          declareEndpointApi(createRouter(), {
+            endpoints,
+            queue: { ...queue, attempts },
+            apiKeys: [KEY],
+            resolve: false,
+          }).handler(),
+        );
+
+      it("answers its AttemptCursorError with 400 invalid_cursor, whatever its id format", async () => {
+        const e = await create();
+        const custom = over(async ({ startingAfter }) => {
+          if (startingAfter !== undefined && !startingAfter.startsWith("line-")) {
+            throw new AttemptCursorError(startingAfter);
+          }
+          return [];
+        });
+        const res = await custom(req("GET", `/v1/webhook_endpoints/${e.id}/attempts?starting_after=att_1`));
+        expect(res.status).toBe(400);
+        expect(parse(res)).toMatchObject({ code: "invalid_cursor", parameter: "starting_after", value: "att_1" });
+        const ok = await custom(req("GET", `/v1/webhook_endpoints/${e.id}/attempts?starting_after=line-7`));
+        expect(ok.status).toBe(200);
+      });
+
+      it.each([
+        ["a plain TypeError", new TypeError("Cannot read properties of undefined (reading 'rows')")],
+        ["another error", new Error("connection terminated")],
+      ])(
+        "lets %s through to the adapter's 500, a cursor given or not (regression: any TypeError was 400 invalid_cursor)",
+        async (_name, error) => {
+          const e = await create();
+          const failing = over(async () => {
+            throw error;
+          });
+          for (const query of ["?starting_after=att_1", ""]) {
+            await expect(failing(req("GET", `/v1/webhook_endpoints/${e.id}/attempts${query}`))).rejects.toBe(error);
+          }
+        },
+      );
+    });
+
     it("documents starting_after on the three lists, and how to page the attempt log", () => {
       const api = declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false });
       const doc = api.openapi({ title: "t", version: "1" }) as ReturnType<typeof parse>;
@@ -519,6 +573,27 @@ describe("webhook endpoint API", () => {
       expect(looked).toEqual(["a.example"]);
     });
 
+    it("keeps every key of concurrent merge patches of different metadata keys (regression: each merged into the endpoint it read, the last write won)", async () => {
+      const e = await createWith({ metadata: { kept: "yes" } });
+      const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+      const answers = await Promise.all(keys.map((key) => patch(e.id, { metadata: { [key]: key } })));
+      for (const res of answers) expect(res.status).toBe(200);
+      const expected = { kept: "yes", ...Object.fromEntries(keys.map((key) => [key, key])) };
+      expect((await endpoints.get(e.id))?.metadata).toEqual(expected);
+    });
+
+    it("merges into the endpoint as stored when the write lands, and still answers 422 when that merge is refused", async () => {
+      const e = await createWith({
+        metadata: Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`k${i}`, "v"])),
+      });
+      // Each adds one key to 49: one of them fills the 50, the other's merge has 51 keys.
+      const [a, b] = await Promise.all([patch(e.id, { metadata: { a: "1" } }), patch(e.id, { metadata: { b: "2" } })]);
+      expect([a?.status, b?.status].sort()).toEqual([200, 422]);
+      const refused = parse((a?.status === 422 ? a : b) as HttpResponse);
+      expect(refused).toMatchObject({ code: "validation_failed", errors: [{ pointer: "/metadata" }] });
+      expect(Object.keys((await endpoints.get(e.id))?.metadata ?? {})).toHaveLength(50);
+    });
+
     it("with application/json, still replaces the fields given, as POST does, and refuses null", async () => {
       const e = await createWith({ metadata: { a: "1" } });
       const json = { "content-type": "application/json" };
@@ -569,5 +644,40 @@ describe("webhook endpoint API", () => {
       expect(rest).toStrictEqual(get.headers);
       expect(Number(length)).toBe(new TextEncoder().encode(String(get.body)).byteLength);
     }
+  });
+});
+
+describe.each(databases())("webhook endpoint API on PostgreSQL ($name)", (backend) => {
+  let open: OpenDatabase;
+  let schema: string;
+  let handler: Handler;
+  beforeAll(async () => {
+    open = await backend.open({ max: 6 });
+    schema = uniqueName("whapi").toLowerCase();
+    await migrate(open.db, deliveryMigrations({ schema }));
+    const endpoints = createPostgresEndpointStore({ client: open.db, schema });
+    const queue = createPostgresDeliveryQueue({ client: open.db, schema });
+    handler = answered(
+      declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false }).handler(),
+    );
+  });
+  afterAll(async () => {
+    await open.db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await open.close();
+  });
+
+  it("keeps every key of concurrent merge patches of different metadata keys (regression: the last write won)", async () => {
+    const created = await handler(
+      req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"] }),
+    );
+    const { id } = parse(created);
+    const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    const mergePatch = { "content-type": "application/merge-patch+json" };
+    const answers = await Promise.all(
+      keys.map((key) => handler(req("PATCH", `/v1/webhook_endpoints/${id}`, { metadata: { [key]: key } }, mergePatch))),
+    );
+    for (const res of answers) expect(res.status).toBe(200);
+    const stored = parse(await handler(req("GET", `/v1/webhook_endpoints/${id}`)));
+    expect(stored.metadata).toEqual(Object.fromEntries(keys.map((key) => [key, key])));
   });
 });

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttemptInput } from "../../../src/webhooks/delivery/attempt";
+import { AttemptCursorError } from "../../../src/webhooks/delivery/attempt-cursor";
 import { DELIVERY_DEFAULTS } from "../../../src/webhooks/delivery/defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
-import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
+import type { EndpointPatch, EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { defaultDeliveryConfig, initialDeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
 
@@ -184,18 +185,85 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       await f.endpoints.delete(e.id);
     });
 
-    it("updates the secrets atomically: concurrent rotations each keep theirs (regression: a read-modify-write lost one)", async () => {
-      const e = endpointFixture();
-      await f.endpoints.create(e);
-      const added = Array.from({ length: 8 }, (_, i) => `whsec_concurrent_${i}`);
-      const results = await Promise.all(
-        added.map((secret) => f.endpoints.updateSecrets(e.id, (current) => [...current, { secret, expiresAt: null }])),
-      );
-      for (const [i, result] of results.entries()) expect(result?.secrets.map((s) => s.secret)).toContain(added[i]);
-      const stored = (await f.endpoints.get(e.id))?.secrets.map((s) => s.secret);
-      expect(stored?.slice().sort()).toEqual([e.secrets[0]?.secret, ...added].sort());
-      expect(await f.endpoints.updateSecrets("we_missing", () => [])).toBeUndefined();
-      await f.endpoints.delete(e.id);
+    describe("modify: an atomic read-modify-write", () => {
+      it("rotates the secrets atomically: concurrent rotations each keep theirs (regression: a read-modify-write lost one)", async () => {
+        const e = endpointFixture();
+        await f.endpoints.create(e);
+        const added = Array.from({ length: 8 }, (_, i) => `whsec_concurrent_${i}`);
+        const results = await Promise.all(
+          added.map((secret) =>
+            f.endpoints.modify(e.id, (current) => ({ secrets: [...current.secrets, { secret, expiresAt: null }] })),
+          ),
+        );
+        for (const [i, result] of results.entries()) expect(result?.secrets.map((s) => s.secret)).toContain(added[i]);
+        const stored = (await f.endpoints.get(e.id))?.secrets.map((s) => s.secret);
+        expect(stored?.slice().sort()).toEqual([e.secrets[0]?.secret, ...added].sort());
+        await f.endpoints.delete(e.id);
+      });
+
+      it("keeps every key of 50 concurrent calls each adding its own metadata key (regression: merge patches read {} and the last write won)", async () => {
+        const e = endpointFixture({ metadata: { kept: "yes" } });
+        await f.endpoints.create(e);
+        const keys = Array.from({ length: 50 }, (_, i) => `k${i}`);
+        await Promise.all(
+          keys.map((key) => f.endpoints.modify(e.id, (current) => ({ metadata: { ...current.metadata, [key]: key } }))),
+        );
+        expect((await f.endpoints.get(e.id))?.metadata).toEqual({
+          kept: "yes",
+          ...Object.fromEntries(keys.map((key) => [key, key])),
+        });
+        await f.endpoints.delete(e.id);
+      });
+
+      it("applies the patch as update does: an undefined field left alone, a key that is no field ignored", async () => {
+        const e = endpointFixture({ description: "kept", rateLimit: 3 });
+        await f.endpoints.create(e);
+        const patch = { description: undefined, rateLimit: 4, id: "we_other", createdAt: 1, nothing: "x" };
+        const updated = await f.endpoints.modify(e.id, () => patch as EndpointPatch);
+        expect(updated).toEqual({ ...e, rateLimit: 4 });
+        expect(await f.endpoints.get(e.id)).toEqual({ ...e, rateLimit: 4 });
+        await f.endpoints.delete(e.id);
+      });
+
+      it("writes nothing and rejects with what next threw", async () => {
+        const e = endpointFixture({ description: "before" });
+        await f.endpoints.create(e);
+        const thrown = new Error("refused by next");
+        await expect(
+          f.endpoints.modify(e.id, () => {
+            throw thrown;
+          }),
+        ).rejects.toBe(thrown);
+        // Not an Error: whatever was thrown, as it was.
+        await expect(
+          f.endpoints.modify(e.id, () => {
+            throw "a string";
+          }),
+        ).rejects.toBe("a string");
+        expect(await f.endpoints.get(e.id)).toEqual(e);
+        await f.endpoints.delete(e.id);
+      });
+
+      it("answers undefined for no such endpoint, without calling next", async () => {
+        let called = false;
+        const missing = await f.endpoints.modify("we_missing", () => {
+          called = true;
+          return { description: "x" };
+        });
+        expect(missing).toBeUndefined();
+        expect(called).toBe(false);
+      });
+
+      it("writes nothing for an empty patch and answers the endpoint as read", async () => {
+        const e = endpointFixture({ enabledEvents: ["empty.created"] });
+        await f.endpoints.create(e);
+        const before = await f.endpoints.subscribed("empty.created");
+        expect(await f.endpoints.modify(e.id, () => ({}))).toEqual(e);
+        expect(await f.endpoints.modify(e.id, () => ({ description: undefined }))).toEqual(e);
+        expect(await f.endpoints.get(e.id)).toEqual(e);
+        expect(await f.endpoints.subscribed("empty.created")).toEqual(before);
+        await f.endpoints.delete(e.id);
+      });
     });
 
     it("keeps copies: changing what was handed to create or update, or what get returned, changes nothing stored (regression: the memory store kept metadata by reference)", async () => {
@@ -716,12 +784,18 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
         ).toEqual([]);
       });
 
-      it("refuses a startingAfter that no line could have as its id, in every queue alike", async () => {
+      it("refuses a startingAfter that no line could have as its id with an AttemptCursorError, in every queue alike (the API's 400 invalid_cursor)", async () => {
         const malformed = ["", "r1", "att_", "att_x", "att_0", "att_01", "att_1 ", "att_9223372036854775808", 42, null];
         for (const startingAfter of malformed) {
           const query = { endpointId: e.id, startingAfter: startingAfter as string };
-          await expect(f.queue.attempts(query), String(startingAfter)).rejects.toThrow(TypeError);
-          await expect(f.queue.attempts(query), String(startingAfter)).rejects.toThrow(/startingAfter/);
+          const refused = await f.queue.attempts(query).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          expect(refused, String(startingAfter)).toBeInstanceOf(AttemptCursorError);
+          // Still a TypeError, as it was before it had a class of its own.
+          expect(refused, String(startingAfter)).toBeInstanceOf(TypeError);
+          expect(refused).toMatchObject({ code: "invalid_cursor", startingAfter, message: /startingAfter/ });
         }
         // Well formed but past every line given so far: every line is older.
         const page = await f.queue.attempts({ endpointId: e.id, limit: 2, startingAfter: "att_9223372036854775807" });

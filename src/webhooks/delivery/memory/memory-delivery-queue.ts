@@ -3,12 +3,12 @@ import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import type { AttemptInput, AttemptRecord } from "../attempt";
+import { attemptCursor } from "../attempt-cursor";
 import { attemptId } from "../attempt-id";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
 import {
-  attemptsStartingAfter,
   checkClaimOptions,
   checkLease,
   checkPublishOptions,
@@ -393,7 +393,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     async attempts(query) {
       const { endpointId, deliveryId, limit = 100 } = query;
       nonNegativeInteger("DeliveryQueue.attempts", "limit", limit);
-      const after = attemptsStartingAfter(query);
+      const after = attemptCursor(query);
       const log = byEndpoint.get(endpointId)?.log ?? [];
       const out: AttemptRecord[] = [];
       // Past the largest safe integer Number() rounds, but every line this counter numbered is below it anyway.

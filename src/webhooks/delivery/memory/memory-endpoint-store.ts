@@ -45,6 +45,20 @@ export function createMemoryEndpointStore(): EndpointStore {
     byId.set(endpoint.id, endpoint);
     subscribers.clear();
   };
+  const apply = (current: WebhookEndpoint, patch: EndpointPatch): WebhookEndpoint => {
+    const next: Record<string, unknown> = { ...current };
+    let changed = false;
+    // As PostgreSQL does: an undefined field is left as it is, and only patchable fields are written.
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === undefined || !Object.hasOwn(PATCHABLE, key)) continue;
+      next[key] = value;
+      changed = true;
+    }
+    if (!changed) return current;
+    const stored = frozen(next as unknown as WebhookEndpoint);
+    put(stored);
+    return stored;
+  };
   return {
     async create(endpoint) {
       if (byId.has(endpoint.id)) throw new TypeError(`Endpoint ${endpoint.id} already exists.`);
@@ -70,22 +84,12 @@ export function createMemoryEndpointStore(): EndpointStore {
     },
     async update(id, patch) {
       const current = byId.get(id);
-      if (current === undefined) return undefined;
-      const next: Record<string, unknown> = { ...current };
-      // As PostgreSQL does: an undefined field is left as it is, and only patchable fields are written.
-      for (const [key, value] of Object.entries(patch))
-        if (value !== undefined && Object.hasOwn(PATCHABLE, key)) next[key] = value;
-      const stored = frozen(next as unknown as WebhookEndpoint);
-      put(stored);
-      return stored;
+      return current === undefined ? undefined : apply(current, patch);
     },
-    async updateSecrets(id, next) {
+    async modify(id, next) {
       // No await between the read and the write: nothing else runs in between.
       const current = byId.get(id);
-      if (current === undefined) return undefined;
-      const stored = frozen({ ...current, secrets: next(current.secrets) });
-      put(stored);
-      return stored;
+      return current === undefined ? undefined : apply(current, next(current));
     },
     async delete(id) {
       subscribers.clear();

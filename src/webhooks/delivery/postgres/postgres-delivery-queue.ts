@@ -14,11 +14,11 @@ import {
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
 import { patternsMatching } from "../../event-pattern/event-pattern";
+import { attemptCursor } from "../attempt-cursor";
 import type { CircuitBoard } from "../circuit-board";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import {
-  attemptsStartingAfter,
   checkClaimOptions,
   checkLease,
   checkPublishOptions,
@@ -421,7 +421,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     async attempts(query) {
       const { endpointId, deliveryId, limit = 100 } = query;
       nonNegativeInteger("DeliveryQueue.attempts", "limit", limit);
-      const after = attemptsStartingAfter(query);
+      const after = attemptCursor(query);
       // Separate statements, so that each has a plan on its own index: one delivery's lines by the delivery index
       // (migration delivery@8), the endpoint's by the endpoint's; the cursor is a bound on `seq` in either, which
       // needs no row of its own (a purged line still places the page).

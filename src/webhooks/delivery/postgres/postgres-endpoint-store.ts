@@ -32,6 +32,21 @@ const COLUMNS: Record<
 };
 
 /**
+ * The SET list of a patch, each value pushed onto `values` as the parameter it names: an `undefined` field is left as
+ * it is, and a key that names no column is ignored (own keys only: "constructor" or "toString" names none).
+ */
+function assignments(patch: EndpointPatch, values: unknown[]): string[] {
+  const sets: string[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined || !Object.hasOwn(COLUMNS, key)) continue;
+    const column = COLUMNS[key as keyof EndpointPatch];
+    values.push((column[2] as (v: unknown) => unknown)(value));
+    sets.push(`${column[0]} = ${column[1](`$${values.length}`)}`);
+  }
+  return sets;
+}
+
+/**
  * The PostgreSQL {@link EndpointStore}; create its tables with `migrate(pool, deliveryMigrations())`.
  * @example const endpoints = createPostgresEndpointStore({ client: pool });
  */
@@ -79,15 +94,8 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       return rows.map(toEndpoint);
     },
     async update(id, patch) {
-      const sets: string[] = [];
       const values: unknown[] = [id];
-      for (const [key, value] of Object.entries(patch)) {
-        // Own keys only: "constructor" or "toString" in a patch names no column.
-        if (value === undefined || !Object.hasOwn(COLUMNS, key)) continue;
-        const column = COLUMNS[key as keyof EndpointPatch];
-        values.push((column[2] as (v: unknown) => unknown)(value));
-        sets.push(`${column[0]} = ${column[1](`$${values.length}`)}`);
-      }
+      const sets = assignments(patch, values);
       const { rows } =
         sets.length === 0
           ? await client.query(`SELECT ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`, values)
@@ -97,19 +105,26 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
             );
       return rows[0] === undefined ? undefined : toEndpoint(rows[0]);
     },
-    async updateSecrets(id, next) {
-      // Compare and set: the write lands only on the secrets `next` saw (jsonb equality, compared with the exact text
-      // read), else it reads again. Each miss means another write of the secrets landed, so the writers progress.
+    async modify(id, next) {
+      // Optimistic compare and set on the row version `next` saw, else read again: each miss means another write of
+      // the endpoint landed, so the writers progress. xmin alone stays the same across the updates of one
+      // transaction (a client that is a transaction, written twice in it), ctid does not: together they name one
+      // version.
       for (;;) {
-        const read = await client.query(`SELECT secrets::text AS seen, ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`, [
-          id,
-        ]);
-        const row = read.rows[0] as { seen: string } | undefined;
+        const read = await client.query(
+          `SELECT xmin::text AS seen_xmin, ctid::text AS seen_ctid, ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`,
+          [id],
+        );
+        const row = read.rows[0] as { seen_xmin: string; seen_ctid: string } | undefined;
         if (row === undefined) return undefined;
-        const secrets = next(toEndpoint(row).secrets);
+        const current = toEndpoint(row);
+        const values: unknown[] = [id, row.seen_xmin, row.seen_ctid];
+        const sets = assignments(next(current), values);
+        if (sets.length === 0) return current;
         const { rows } = await client.query(
-          `UPDATE ${E} SET secrets = $2::jsonb WHERE id = $1 AND secrets = $3::jsonb RETURNING ${ENDPOINT_COLUMNS}`,
-          [id, JSON.stringify(secrets), row.seen],
+          `UPDATE ${E} SET ${sets.join(", ")} WHERE id = $1 AND xmin = $2::xid AND ctid = $3::tid
+           RETURNING ${ENDPOINT_COLUMNS}`,
+          values,
         );
         if (rows[0] !== undefined) return toEndpoint(rows[0]);
       }

@@ -207,6 +207,17 @@ describe("memory queue", () => {
     expect(await responses(r5?.id)).toEqual(["r4", "r3"]);
   });
 
+  it("modify writes nothing for an empty patch: the stored object stays the one read", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const e = endpointFixture();
+    await endpoints.create(e);
+    const before = await endpoints.get(e.id);
+    expect(await endpoints.modify(e.id, () => ({ description: undefined }))).toBe(before);
+    expect(await endpoints.get(e.id)).toBe(before);
+    await endpoints.modify(e.id, () => ({ description: "written" }));
+    expect(await endpoints.get(e.id)).not.toBe(before);
+  });
+
   it("tells subscribers when something may be due sooner", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });

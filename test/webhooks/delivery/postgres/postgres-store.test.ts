@@ -376,6 +376,48 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     });
   });
 
+  describe("the endpoint store's modify (compare and set on the row version)", () => {
+    it("writes no row version for an empty patch", async () => {
+      const schema = uniqueName("whq").toLowerCase();
+      try {
+        await migrate(pool, deliveryMigrations({ schema }));
+        const endpoints = createPostgresEndpointStore({ client: pool, schema });
+        const e = endpointFixture();
+        await endpoints.create(e);
+        const version = async () =>
+          (await pool.query(`SELECT xmin::text AS v FROM "${schema}".webhook_endpoints WHERE id = $1`, [e.id])).rows[0];
+        const before = await version();
+        expect(await endpoints.modify(e.id, () => ({ description: undefined }))).toEqual(e);
+        expect(await version()).toEqual(before);
+        await endpoints.modify(e.id, () => ({ description: "written" }));
+        expect(await version()).not.toEqual(before);
+      } finally {
+        await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      }
+    });
+
+    it("keeps every change made at once on one transaction's connection after a write in it (regression: xmin alone is the transaction's after its first write)", async () => {
+      const schema = uniqueName("whq").toLowerCase();
+      try {
+        await migrate(pool, deliveryMigrations({ schema }));
+        const e = endpointFixture();
+        await createPostgresEndpointStore({ client: pool, schema }).create(e);
+        const keys = ["a", "b", "c", "d"];
+        await transaction(pool, async (tx) => {
+          const endpoints = createPostgresEndpointStore({ client: tx, schema });
+          await endpoints.update(e.id, { description: "written in the transaction" });
+          await Promise.all(
+            keys.map((key) => endpoints.modify(e.id, (current) => ({ metadata: { ...current.metadata, [key]: key } }))),
+          );
+        });
+        const stored = await createPostgresEndpointStore({ client: pool, schema }).get(e.id);
+        expect(stored?.metadata).toEqual({ a: "a", b: "b", c: "c", d: "d" });
+      } finally {
+        await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      }
+    });
+  });
+
   it("reads one delivery's attempts by its own index, not back through the endpoint's whole log", async () => {
     const schema = uniqueName("whq").toLowerCase();
     try {

@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { parseMediaType } from "../../http/media-type";
-import { type HttpResponse, json, type ResponseHeaders } from "../../http/message";
+import { type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { validationProblem } from "../../http/validation";
+import { type IdempotencyOptions, idempotency } from "../../idempotency/middleware";
 import { MERGE_PATCH_CONTENT_TYPE } from "../../routing/merge-patch";
 import type { ResourceBuilder } from "../../routing/resource";
 import type { Router } from "../../routing/router";
@@ -37,7 +39,23 @@ export interface EndpointApiOptions extends EndpointAdminOptions {
   basePath?: string;
   /** Middleware around every operation of the API, inside the API-key check (e.g. caching headers on reads). */
   use?: readonly Middleware[];
+  /**
+   * Makes the API's POST and PATCH operations retry-safe with an `Idempotency-Key` header (IETF
+   * draft-ietf-httpapi-idempotency-key-header): a retry with the same key and body gets the first response again
+   * (`Idempotent-Replayed: true`) instead of registering a second endpoint, rotating the secret twice or queuing a
+   * replay again; the same key with another body is a 422. Keys are scoped per API key (`identify` defaults to a
+   * SHA-256 of the `Authorization` field). The store keeps each response for `ttlMs` (24 h by default), the signing
+   * secret shown by a creation or a rotation included: give it a store you trust with secrets.
+   * @default none: a POST runs every time it is sent, whatever its Idempotency-Key
+   */
+  idempotency?: Omit<IdempotencyOptions, "identify"> & { identify?: IdempotencyOptions["identify"] };
 }
+
+// The API key as the caller of an idempotency key: checked by requireApiKey before, and never kept as it is.
+const apiKeyCaller = (request: HttpRequest): string =>
+  createHash("sha256")
+    .update(request.headers.authorization ?? "")
+    .digest("base64url");
 
 // Ids are printable ASCII: anything else names nothing, and is never handed to a store (PostgreSQL refuses NUL).
 const PRINTABLE_ID = /^[\x21-\x7e]{1,255}$/;
@@ -92,7 +110,11 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
     return endpoint;
   };
   const declare = (endpoints: ResourceBuilder<`${string}/{endpoint_id}`>) => {
-    endpoints.use(requireApiKey(options.apiKeys), ...(options.use ?? []));
+    // Inside the key check: a request without a valid key neither takes nor replays an idempotency key.
+    const retrySafe =
+      options.idempotency &&
+      idempotency({ ...options.idempotency, identify: options.idempotency.identify ?? apiKeyCaller });
+    endpoints.use(requireApiKey(options.apiKeys), ...(retrySafe ? [retrySafe] : []), ...(options.use ?? []));
     endpoints.create(
       {
         body: createEndpointSchema,

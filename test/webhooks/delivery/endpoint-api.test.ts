@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
 import { isHttpProblem } from "../../../src/http/problem";
+import { MemoryIdempotencyStore } from "../../../src/idempotency/memory/index";
 import { migrate } from "../../../src/postgres/index";
 import { createRouter } from "../../../src/routing/index";
 import { AttemptCursorError } from "../../../src/webhooks/delivery/attempt-cursor";
@@ -679,5 +680,95 @@ describe.each(databases())("webhook endpoint API on PostgreSQL ($name)", (backen
     for (const res of answers) expect(res.status).toBe(200);
     const stored = parse(await handler(req("GET", `/v1/webhook_endpoints/${id}`)));
     expect(stored.metadata).toEqual(Object.fromEntries(keys.map((key) => [key, key])));
+  });
+});
+
+describe("webhook endpoint API with Idempotency-Key (the idempotency option)", () => {
+  const OTHER = "sk_test_other_key_0123456789";
+  const api = (withIdempotency: boolean) => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const handler = answered(
+      declareEndpointApi(createRouter(), {
+        endpoints,
+        queue,
+        apiKeys: [KEY, OTHER],
+        resolve: false,
+        ...(withIdempotency ? { idempotency: { store: new MemoryIdempotencyStore() } } : {}),
+      }).handler(),
+    );
+    return { handler, endpoints };
+  };
+  const body = { url: "https://a.example/h", enabled_events: ["*"] };
+  const keyed = (key: string, extra: Record<string, string> = {}) => ({ "idempotency-key": `"${key}"`, ...extra });
+  // A replay's body is the stored bytes.
+  const read = (res: HttpResponse) =>
+    JSON.parse(typeof res.body === "string" ? res.body : new TextDecoder().decode(res.body as Uint8Array));
+  const count = async (endpoints: ReturnType<typeof createMemoryEndpointStore>) =>
+    (await endpoints.list({ limit: 100 })).length;
+
+  it("registers one endpoint for a retried creation, and replays the first answer, secret included", async () => {
+    const { handler, endpoints } = api(true);
+    const first = await handler(req("POST", "/v1/webhook_endpoints", body, keyed("create-1")));
+    const retry = await handler(req("POST", "/v1/webhook_endpoints", body, keyed("create-1")));
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.headers["idempotent-replayed"]).toBe("true");
+    expect(read(retry)).toEqual(read(first));
+    expect(retry.headers["cache-control"]).toBe("no-store");
+    expect(await count(endpoints)).toBe(1);
+  });
+
+  it("refuses the same key with another body (422), and scopes keys per API key", async () => {
+    const { handler, endpoints } = api(true);
+    await handler(req("POST", "/v1/webhook_endpoints", body, keyed("k")));
+    const reused = await handler(
+      req("POST", "/v1/webhook_endpoints", { ...body, url: "https://b.example/h" }, keyed("k")),
+    );
+    expect(reused.status).toBe(422);
+    const otherCaller = await handler(
+      req("POST", "/v1/webhook_endpoints", body, keyed("k", { authorization: `Bearer ${OTHER}` })),
+    );
+    expect(otherCaller.status).toBe(201);
+    expect(otherCaller.headers["idempotent-replayed"]).toBeUndefined();
+    expect(await count(endpoints)).toBe(2);
+  });
+
+  it("rotates a secret once for a retried rotation", async () => {
+    const { handler, endpoints } = api(true);
+    const { id } = parse(await handler(req("POST", "/v1/webhook_endpoints", body)));
+    const first = await handler(req("POST", `/v1/webhook_endpoints/${id}/rotate_secret`, undefined, keyed("rot")));
+    const retry = await handler(req("POST", `/v1/webhook_endpoints/${id}/rotate_secret`, undefined, keyed("rot")));
+    expect(read(retry).secret).toBe(read(first).secret);
+    expect((await endpoints.get(id))?.secrets).toHaveLength(2);
+  });
+
+  it("takes no key for a request without a valid API key", async () => {
+    const { handler, endpoints } = api(true);
+    const denied = await handler(req("POST", "/v1/webhook_endpoints", body, keyed("k", { authorization: "Bearer x" })));
+    expect(denied.status).toBe(401);
+    expect((await handler(req("POST", "/v1/webhook_endpoints", body, keyed("k")))).headers["idempotent-replayed"]).toBe(
+      undefined,
+    );
+    expect(await count(endpoints)).toBe(1);
+  });
+
+  it("declares Idempotency-Key on the POST operations in OpenAPI", async () => {
+    const router = declareEndpointApi(createRouter(), {
+      endpoints: createMemoryEndpointStore(),
+      queue: createMemoryDeliveryQueue({ endpoints: createMemoryEndpointStore() }),
+      apiKeys: [KEY],
+      resolve: false,
+      idempotency: { store: new MemoryIdempotencyStore() },
+    });
+    const doc = JSON.stringify(router.openapi({ title: "t", version: "1" }).paths["/v1/webhook_endpoints"]?.post);
+    expect(doc.toLowerCase()).toContain("idempotency-key");
+  });
+
+  it("without the option, every POST runs: two endpoints for one key", async () => {
+    const { handler, endpoints } = api(false);
+    await handler(req("POST", "/v1/webhook_endpoints", body, keyed("k")));
+    await handler(req("POST", "/v1/webhook_endpoints", body, keyed("k")));
+    expect(await count(endpoints)).toBe(2);
   });
 });

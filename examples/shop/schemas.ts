@@ -1,3 +1,4 @@
+import { queryInteger } from "rest-webhooks/routing";
 import { z } from "zod";
 import { ORDER_STATUSES } from "./order-status";
 
@@ -57,24 +58,10 @@ export const OrderList = z.array(Order).meta({ id: "OrderList" });
 export const UserParams = z.object({ user_id: z.string().min(1).max(64) });
 export const OrderParams = z.object({ user_id: z.string().min(1).max(64), order_id: z.string().min(1).max(64) });
 
-// Canonical decimal: no sign, no leading zero, at most 15 digits (a safe integer).
-const DECIMAL = /^(?:0|[1-9][0-9]{0,14})$/;
-
-/**
- * A query parameter holding an integer in plain decimal digits: `schema` gets the number when the text is such
- * digits, else the text itself, which it refuses (the router's 400 `validation_failed`). `z.coerce.number()` would
- * take `0x10`, `1e1`, `+10`, ` 10 `, `10.0` and `""` (as 0) too. Preprocessed rather than piped from a string schema,
- * so OpenAPI shows the integer clients send, with its bounds and default.
- * @param schema an integer schema; a default goes on it, not on the result (zod's JSON Schema drops it there).
- */
-function decimalQuery<T extends z.ZodType>(schema: T) {
-  return z.preprocess((value) => (typeof value === "string" && DECIMAL.test(value) ? Number(value) : value), schema);
-}
-
 /** The query of both order lists (a user's, and `/orders`): any other parameter is a 400. */
 export const OrderListQuery = z.object({
   status: OrderStatusSchema.optional(),
-  limit: decimalQuery(
+  limit: queryInteger(
     z.int({ error: "Expected an integer from 1 to 100, in decimal digits." }).min(1).max(100).default(20),
   ),
   cursor: z

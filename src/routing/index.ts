@@ -16,6 +16,7 @@ export {
   type WebhookCatalog,
 } from "./openapi";
 export { type RouteMatch, routeOf } from "./operation";
+export { queryInteger } from "./query-integer";
 export { type CollectionTemplate, ResourceBuilder } from "./resource";
 export { createRouter, Router } from "./router";
 export { type ParsedTemplate, type PathParams, parseTemplate, type TemplateSegment } from "./template";

@@ -163,6 +163,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "mergePatch",
     "openApiDocument",
     "parseTemplate",
+    "queryInteger",
     "routeOf",
   ],
   "./caching": [

@@ -1,15 +1,13 @@
 import { z } from "zod";
+import { queryInteger } from "../../routing/query-integer";
 import { sinceBodySchema, sinceQuerySchema } from "./since";
 import { DELIVERY_STATUSES } from "./state-machine";
 
 // The query and body schemas of the endpoint API's operations (beside the endpoint's own, in endpoint-schema.ts).
 
-const limit = z
-  .string()
-  .regex(/^\d{1,3}$/, "Expected an integer from 1 to 100.")
-  .transform(Number)
-  .pipe(z.number().int().min(1).max(100))
-  .optional();
+const limit = queryInteger(
+  z.int({ error: "Expected an integer from 1 to 100, in decimal digits." }).min(1).max(100).default(10),
+);
 const startingAfter = (what: string) =>
   z
     .string()

@@ -150,7 +150,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         summary: "List endpoints",
       },
       async ({ query }) => {
-        const size = query.limit ?? 10;
+        const size = query.limit;
         const after = query.starting_after;
         if (after !== undefined && !known(after)) throw invalidCursor("endpoint", after);
         const page = await admin.list({ limit: size + 1, startingAfter: after });
@@ -279,7 +279,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       },
       async ({ params, query }) => {
         const endpoint = await find(params.endpoint_id);
-        const size = query.limit ?? 10;
+        const size = query.limit;
         const deliveryId = query.delivery_id;
         const after = query.starting_after;
         if (after !== undefined && !known(after)) throw invalidCursor("attempt", after);
@@ -308,7 +308,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         },
         async ({ params, query }) => {
           const endpoint = await find(params.endpoint_id);
-          const size = query.limit ?? 10;
+          const size = query.limit;
           const after = query.starting_after;
           if (after !== undefined && !known(after)) throw invalidCursor("delivery", after);
           const list = await queue.list(endpoint.id, {

@@ -307,6 +307,9 @@ describe("webhook endpoint API", () => {
       ["since=soon", 400],
       ["limit=1e3", 400],
       ["limit=101", 400],
+      // One page, one URL (regression: leading zeros were read as decimal).
+      ["limit=010", 400],
+      ["limit=", 400],
       ["status=lost", 400],
       ["filter=x", 400],
     ])("deliveries?%s → %d", async (query, status) => {

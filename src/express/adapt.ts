@@ -1,15 +1,12 @@
 import type { ServerResponse } from "node:http";
 import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
-import { guardedReporter } from "../http/guarded-report";
 import type { Handler } from "../http/message";
-import { internalErrorResponse } from "../http/problem";
 import { nodeDispatcher } from "../node/adapt";
 import { mountable } from "../node/mount";
-import { NodeRequest } from "../node/request";
-import { sendOrDestroy } from "../node/response";
+import type { ConsumedCause } from "../node/request";
 import type { Router } from "../routing/router";
 import { type ExpressRequest, expressBody } from "./body";
-import { ExpressIntegrationError } from "./errors";
+import { bodyConsumedError } from "./errors";
 
 /**
  * An Express middleware, typed structurally: Express's `req`/`res` are node's with more on them, so it mounts
@@ -24,9 +21,10 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * handler answers every request that reaches it. Paths are as Express gives them: relative to the mount point
  * (`app.use("/api", adapt(router))` sees `/users` for `/api/users`).
  *
- * The body is read raw by the adapter. After `express.raw()` the bytes it read are used; after a parser that
- * consumed the stream (`express.json()`, ...) the request fails with a bare 500 problem and `onError` gets an
- * {@link ExpressIntegrationError} (`body_consumed`) saying where to mount instead.
+ * The body is read raw by the adapter. After `express.raw()` the bytes it read are used; after a parser or
+ * middleware that consumed the stream (`express.json()`, ...) the request fails with the node and Fetch adapters'
+ * 500 `body_consumed` problem, and `onError` gets its cause, an `ExpressIntegrationError` (`body_consumed`)
+ * saying where to mount instead.
  * @param app a handler, or a router (compiled now: declaration errors surface at start-up).
  * @param options the node adapter's options (`bodyLimit`, `onError`).
  * @example
@@ -39,19 +37,12 @@ export function adapt(app: Handler | Router, options: AdapterOptions = {}): Expr
   const { handler, answers } = mountable(app, "rest-webhooks/express adapt");
   const dispatch = nodeDispatcher(handler, options);
   const limit = bodyLimitOf(options, "rest-webhooks/express adapt");
-  const onError = guardedReporter(options);
+  const consumed: ConsumedCause = (req) => bodyConsumedError(req.method ?? "GET", req.url ?? "/", limit);
   return (req, res, next) => {
     if (!answers(req.method ?? "GET", req.url ?? "/")) {
       next();
       return;
     }
-    const body = expressBody(req, limit);
-    if (body instanceof ExpressIntegrationError) {
-      // The request as far as it can be told (its body is gone), so `onError` can say which route.
-      onError(body, new NodeRequest(req, new Uint8Array(0), res));
-      sendOrDestroy(res, internalErrorResponse());
-      return;
-    }
-    dispatch(req, res, body);
+    dispatch(req, res, expressBody(req, limit, consumed));
   };
 }

@@ -2,8 +2,8 @@
 export type ExpressIntegrationErrorCode = "body_consumed";
 
 /**
- * A misconfigured Express app, reported to `onError` (the client gets a bare 500 problem): the message
- * says what to change.
+ * A misconfigured Express app, reported to `onError` (the client gets a 500 problem of the same code, whose
+ * `cause` it is): the message says what to change.
  */
 export class ExpressIntegrationError extends Error {
   override readonly name = "ExpressIntegrationError";
@@ -16,16 +16,17 @@ export class ExpressIntegrationError extends Error {
 }
 
 /**
- * The body was read by a parser mounted before us; the message names the fix. `express.raw()` is shown with the
- * adapter's `limit`: its own default (100 kB) would refuse, with Express's HTML 413, bodies the adapter accepts.
+ * The body was read by a parser or middleware mounted before us; the message names the fix. `express.raw()` is shown
+ * with the adapter's `limit`: its own default (100 kB) would refuse, with Express's HTML 413, bodies the adapter
+ * accepts.
  */
-export function bodyConsumed(method: string, target: string, limit: number): ExpressIntegrationError {
+export function bodyConsumedError(method: string, target: string, limit: number): ExpressIntegrationError {
   return new ExpressIntegrationError(
     "body_consumed",
     `rest-webhooks/express: the body of ${method} ${target} was already read by a middleware mounted before this one ` +
-      "(express.json(), express.urlencoded() or express.text()), so its exact bytes are gone: a webhook signature " +
-      "cannot be checked on them and the body readers cannot see them. Mount rest-webhooks before the body parser " +
-      '(app.use("/webhooks", webhookConsumer(...)) above app.use(express.json())), or put ' +
+      "(express.json(), express.urlencoded(), express.text(), or one reading req itself), so its exact bytes are " +
+      "gone: a webhook signature cannot be checked on them and the body readers cannot see them. Mount rest-webhooks " +
+      'before the body parser (app.use("/webhooks", webhookConsumer(...)) above app.use(express.json())), or put ' +
       `express.raw({ type: "*/*", limit: ${limit} }) in front of it on this path (the limit is this adapter's bodyLimit).`,
   );
 }

@@ -5,7 +5,7 @@ import type { Handler } from "../http/message";
 import { nodeDispatcher } from "../node/adapt";
 import { consumerAdapterOptions } from "../node/consumer-adapter-options";
 import { type Mounted, mountable } from "../node/mount";
-import { startBody } from "../node/request";
+import { type ConsumedCause, startBody } from "../node/request";
 import type { Router } from "../routing/router";
 import { createWebhookConsumer, type WebhookConsumerOptions } from "../webhooks/consumer/consumer-handler";
 
@@ -56,6 +56,16 @@ function copyReplyHeaders(reply: FastifyReply, res: ServerResponse): void {
   }
 }
 
+// The cause of the node adapter's 500 body_consumed when a hook read `request.raw` before the route's handler.
+const fastifyConsumedCause: ConsumedCause = (req) =>
+  new TypeError(
+    `rest-webhooks/fastify: the body of ${req.method} ${req.url} was already read from request.raw before the ` +
+      "plugin's route (by an onRequest, preParsing, preValidation or preHandler hook, or a stream a preParsing hook " +
+      "piped it into), so its exact bytes are gone: a webhook signature cannot be checked on them and the body " +
+      "readers cannot see them. The plugin reads request.raw itself and never a preParsing hook's payload: leave " +
+      "request.raw unread in hooks that run for these routes.",
+  );
+
 // The path Fastify registers `url` at in this context (lib/route.js: one "/" between prefix and path).
 function fullPath(prefix: string, url: string): string {
   return prefix.endsWith("/") && url.startsWith("/") ? prefix + url.slice(1) : prefix + url;
@@ -82,7 +92,7 @@ function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOp
     // The node adapter writes the response; Fastify must not touch it.
     reply.hijack();
     copyReplyHeaders(reply, reply.raw);
-    dispatch(req, reply.raw, startBody(req, limit));
+    dispatch(req, reply.raw, startBody(req, limit, fastifyConsumedCause));
   };
   for (const url of urls) {
     const path = fullPath(fastify.prefix, url);

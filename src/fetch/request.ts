@@ -1,6 +1,7 @@
 import {
   type AdapterOptions,
   badRequestTarget,
+  bodyConsumed,
   bodyLimitOf,
   bodyTooLarge,
   contentLength,
@@ -52,28 +53,21 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
 }
 
 /**
- * The body was read before the adapter (a framework's `c.req.json()`, a logging middleware): its exact bytes are gone,
- * so the request cannot be served as sent. A misconfiguration, not the client's fault: a 500 with its own code, so
- * logs and dashboards tell it from a handler's crash, a detail that names no internals (RFC 9457 §5), and the cause,
- * which names the fix, for the adapter to report to `onError`.
+ * The `cause` of the 500 `body_consumed` ({@link bodyConsumed}) for a body read before the adapter (a framework's
+ * `c.req.json()`, a logging middleware): it names the fix, for the adapter to report to `onError`.
  */
-function bodyConsumed(request: Request): HttpProblem<HttpProblemCode> {
-  return new HttpProblem({
-    status: 500,
-    code: "body_consumed",
-    detail: "The server could not complete the request: the request body was no longer available to it.",
-    cause: new TypeError(
-      `rest-webhooks/fetch: the body of ${request.method} ${request.url} was already read (request.bodyUsed) or ` +
-        "locked before the adapter, so its exact bytes are gone: a webhook signature cannot be checked on them and " +
-        "the body readers cannot see them. Hand the adapter the untouched Request (in Hono, c.req.raw without " +
-        "calling c.req.json() or a validator first), or a clone made before the body was read (request.clone()).",
-    ),
-  });
+function consumedCause(request: Request): TypeError {
+  return new TypeError(
+    `rest-webhooks/fetch: the body of ${request.method} ${request.url} was already read (request.bodyUsed) or ` +
+      "locked before the adapter, so its exact bytes are gone: a webhook signature cannot be checked on them and " +
+      "the body readers cannot see them. Hand the adapter the untouched Request (in Hono, c.req.raw without " +
+      "calling c.req.json() or a validator first), or a clone made before the body was read (request.clone()).",
+  );
 }
 
 async function readBody(request: Request, limit: number): Promise<Uint8Array | HttpProblem<HttpProblemCode>> {
   if (request.body === null) return EMPTY;
-  if (request.bodyUsed || request.body.locked) return bodyConsumed(request);
+  if (request.bodyUsed || request.body.locked) return bodyConsumed(consumedCause(request));
   const declared = contentLength(request.headers.get("content-length") ?? undefined);
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) {

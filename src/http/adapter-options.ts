@@ -55,6 +55,25 @@ export function bodyTooLarge(limit: number): HttpProblem<HttpProblemCode> {
   });
 }
 
+/**
+ * The 500 problem for a request whose body was read before the adapter (a framework's body parser, a middleware, a
+ * hook): its exact bytes are gone, so the request cannot be served as sent. A misconfiguration, not the client's
+ * fault: its own code, so logs tell it from a handler's crash (`internal_error`), and a detail that names nothing
+ * internal (RFC 9457 §5). Every adapter answers it the same; only `cause`, which the adapter reports to `onError` and
+ * never serialises, differs: it names the adapter and what to change.
+ * @param cause the error for `onError`, naming the adapter, the request and the fix.
+ * @example bodyConsumed(new TypeError("rest-webhooks/node: the body of POST /hook was already read ..."))
+ * @see docs/adapters.md, "What the adapters guarantee"
+ */
+export function bodyConsumed(cause: Error): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 500,
+    code: "body_consumed",
+    detail: "The server could not complete the request: the request body was no longer available to it.",
+    cause,
+  });
+}
+
 /** The 400 problem for a request target the adapter cannot parse. */
 export function badRequestTarget(detail: string): HttpProblem<HttpProblemCode> {
   return new HttpProblem({ status: 400, code: "bad_request_target", detail });

@@ -32,7 +32,7 @@ export const HTTP_PROBLEM_CODES = [
   "validation_failed",
   // 500: a handler threw something other than an {@link HttpProblem}; no detail leaks.
   "internal_error",
-  // 500: the Fetch adapter got a Request whose body was read (`bodyUsed`) or locked before it: the app's mistake.
+  // 500: an adapter got a request whose body was read before it (a body parser, a middleware, a hook): the app's mistake.
   "body_consumed",
   // 400: node's HTTP parser refused the request before any handler ran (RFC 9112 §2.2).
   "malformed_request",

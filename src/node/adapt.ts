@@ -11,6 +11,8 @@ import { type BodyRead, type BodyStart, NodeRequest, readBody } from "./request"
 import { sendOrDestroy, sendResponse } from "./response";
 import { type NodeAdapterOptions, serverLimits } from "./server-limits";
 
+const EMPTY = new Uint8Array(0);
+
 /** A node:http `request` listener. */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -22,8 +24,17 @@ function bodyAnswerer(
   const onError = guardedReporter(options);
   const bounds = serverLimits(options.limits);
   const refuse = (req: IncomingMessage, res: ServerResponse, problem: HttpProblem) => {
-    if (problem.status === 413) sendAndLinger(req, res, problem.toResponse(), bounds);
-    else sendOrDestroy(res, problem.toResponse());
+    if (problem.status === 413) return sendAndLinger(req, res, problem.toResponse(), bounds);
+    if (problem.status >= 500) {
+      // A 500 here is the app's mistake (a body read before the adapter): its cause says what to change. The request
+      // as far as it can be told (its body is gone), so `onError` can say which route.
+      onError(problem.cause ?? problem, new NodeRequest(req, EMPTY, res));
+      // RFC 9112 §9.3: a server MUST read the entire request body or close the connection. The rest of a body read
+      // in part and left paused would stall the connection's next request: discarded, as node:http does when nobody
+      // reads a body.
+      req.resume();
+    }
+    sendOrDestroy(res, problem.toResponse());
   };
 
   const failed = (res: ServerResponse, request: NodeRequest | undefined, error: unknown) => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   type AdapterOptions,
+  bodyConsumed,
   bodyLimitOf,
   bodyTooLarge,
   contentLength,
@@ -95,17 +96,37 @@ function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
   });
 }
 
-/** A body read to its end: the bytes, or the 413/400 problem that ended the reading. */
+/** A body read to its end: the bytes, or the 413/400/500 problem that ended the reading. */
 export type BodyRead = Uint8Array | HttpProblem<HttpProblemCode>;
 
-/** A body as {@link startBody} starts it: the bytes, a 413/400 problem, or a promise of either. */
+/** A body as {@link startBody} starts it: the bytes, a 413/400/500 problem, or a promise of either. */
 export type BodyStart = BodyRead | Promise<BodyRead>;
 
-// The body when it is known before reading: none, or already over the limit by its declared length.
-function knownBody(req: IncomingMessage, limit: number): BodyRead | undefined {
+/**
+ * The `cause` of the 500 `body_consumed` for a request whose body was read before the adapter: it names the
+ * integration and what to change, for `onError`. Each integration (node, Express, Fastify) has its own.
+ */
+export type ConsumedCause = (req: IncomingMessage) => Error;
+
+/** The node adapter's {@link ConsumedCause}: a listener called after something read the stream. */
+const nodeConsumedCause: ConsumedCause = (req) =>
+  new TypeError(
+    `rest-webhooks/node: the body of ${req.method} ${req.url} was already read before the adapter (by a body ` +
+      'parser, a middleware or your own listener: req.on("data"), req.resume(), for await, pipe), so its exact bytes ' +
+      "are gone: a webhook signature cannot be checked on them and the body readers cannot see them. Call the " +
+      "adapter's listener with the request before anything reads its body.",
+  );
+
+// The body when it is known before reading: none, already read by someone else, or over the limit by its declared
+// length. Only a request with a body pays for the stream-state reads below.
+function knownBody(req: IncomingMessage, limit: number, consumed: ConsumedCause): BodyRead | undefined {
   const declared = contentLength(req.headers["content-length"]);
-  // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body.
+  // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body, whoever drained the stream.
   if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;
+  // Bytes of it went to another reader ('data' emitted, or read()): the 'end' it would wait for may be long past.
+  if (req.readableDidRead) return bodyConsumed(consumed(req));
+  // Ended with no byte ever read: an empty chunked body someone drained; nothing of it is lost.
+  if (req.readableEnded) return EMPTY;
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
   return undefined;
@@ -113,10 +134,11 @@ function knownBody(req: IncomingMessage, limit: number): BodyRead | undefined {
 
 /**
  * Starts reading the body: the bytes at once when there is no body (the hot path stays synchronous),
- * a 413 at once when the declared length is over the limit, else a promise.
+ * a 413 at once when the declared length is over the limit, a 500 `body_consumed` at once when something read the
+ * stream before (its cause from `consumed`, the node adapter's by default), else a promise.
  */
-export function startBody(req: IncomingMessage, limit: number): BodyStart {
-  return knownBody(req, limit) ?? new Promise((resolve) => new BodyReader(req, limit, resolve));
+export function startBody(req: IncomingMessage, limit: number, consumed: ConsumedCause = nodeConsumedCause): BodyStart {
+  return knownBody(req, limit, consumed) ?? new Promise((resolve) => new BodyReader(req, limit, resolve));
 }
 
 /**
@@ -125,7 +147,7 @@ export function startBody(req: IncomingMessage, limit: number): BodyStart {
  * microtask (bench/consumer, bench/shop POST).
  */
 export function readBody(req: IncomingMessage, limit: number, done: (read: BodyRead) => void): void {
-  const known = knownBody(req, limit);
+  const known = knownBody(req, limit, nodeConsumedCause);
   if (known === undefined) new BodyReader(req, limit, done);
   else done(known);
 }
@@ -158,6 +180,8 @@ class BodyReader {
     req.on("end", this.#onEnd);
     req.on("error", this.#onError);
     req.on("close", this.#onClose);
+    // A stream paused before the adapter (req.pause() with nothing read) would not flow for a 'data' listener alone.
+    if (req.readableFlowing === false) req.resume();
   }
 
   #data(chunk: Buffer): void {
@@ -188,6 +212,8 @@ class BodyReader {
 
 /**
  * Turns a node:http request into an {@link HttpRequest}, reading the body up to the limit.
+ * @returns the request, or the problem to answer with: 413 over the limit, 400 for a body that could not be read, and
+ * 500 `body_consumed` when something read the body before (`req.readableDidRead`), whose `cause` says so.
  * @param res when given, the request's `signal` aborts if the client goes away before the response ends.
  */
 export async function readRequest(

@@ -1,9 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import express, { type Express } from "express";
+import express, { type Express, type RequestHandler } from "express";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt, ExpressIntegrationError, webhookConsumer } from "../../src/express";
 import { DEFAULT_BODY_LIMIT, json } from "../../src/http";
+import { bodyConsumed } from "../../src/http/adapter-options";
 import { createRouter } from "../../src/routing";
 import { expectedPayload, webhookFixture } from "../support/signed-webhook";
 
@@ -82,6 +83,38 @@ describe("rest-webhooks/express", () => {
       expect((await fetch(`${await listen(app)}/items`)).status).toBe(200);
     });
 
+    describe("regression: a body a middleware of the app read itself (no parser, req.body unset) is answered at once", () => {
+      const readAll: RequestHandler = (req, _res, next) => {
+        req.on("data", () => undefined);
+        req.on("end", () => next());
+      };
+      const readPart: RequestHandler = (req, _res, next) => {
+        req.once("data", () => {
+          req.pause();
+          next();
+        });
+      };
+      it.each([
+        ["read to its end", readAll, "{}"],
+        ["read in part, then paused (it hung, waiting for the rest)", readPart, "x".repeat(200_000)],
+      ])("%s: 500 body_consumed, onError an ExpressIntegrationError", async (_, before, body) => {
+        const onError = vi.fn();
+        const app = express().use(before).use(adapt(router(), { onError }));
+        const response = await fetch(`${await listen(app)}/items`, {
+          method: "POST",
+          body,
+          signal: AbortSignal.timeout(1_000),
+        });
+        expect(response.status).toBe(500);
+        expect(await response.json()).toStrictEqual(bodyConsumed(new TypeError()).toJSON());
+        expect(onError).toHaveBeenCalledTimes(1);
+        const [error, request] = onError.mock.calls[0] as [unknown, { path: string }];
+        expect(error).toBeInstanceOf(ExpressIntegrationError);
+        expect(error).toMatchObject({ code: "body_consumed" });
+        expect(request.path).toBe("/items");
+      });
+    });
+
     it("refuses a plain object as app with a TypeError", () => {
       expect(() => adapt({} as never)).toThrow(TypeError);
     });
@@ -106,7 +139,7 @@ describe("rest-webhooks/express", () => {
       expect(await echo.json()).toStrictEqual({ a: 1 });
     });
 
-    it("mounted after express.json(): a 500 and body_consumed saying what to change, never a signature failure", async () => {
+    it("regression: mounted after express.json(): the 500 body_consumed problem of the other adapters (not a bare internal_error), its cause saying what to change, never a signature failure", async () => {
       const fixture = webhookFixture();
       const onError = vi.fn();
       const app = express()
@@ -115,7 +148,8 @@ describe("rest-webhooks/express", () => {
       const { body, headers } = fixture.delivery("msg_parsed");
       const response = await fetch(`${await listen(app)}/webhooks`, { method: "POST", body, headers });
       expect(response.status).toBe(500);
-      expect(await response.json()).toMatchObject({ status: 500, code: "internal_error" });
+      // The document the node and Fetch adapters send for the same mistake (one factory).
+      expect(await response.json()).toStrictEqual(bodyConsumed(new TypeError()).toJSON());
       expect(onError).toHaveBeenCalledTimes(1);
       const [error, request] = onError.mock.calls[0] as [unknown, { path: string }];
       expect(error).toBeInstanceOf(ExpressIntegrationError);

@@ -1,7 +1,9 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import { Readable } from "node:stream";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { restWebhooks, webhookConsumer } from "../../src/fastify";
 import { HttpProblem, type HttpRequest, json } from "../../src/http";
+import { bodyConsumed } from "../../src/http/adapter-options";
 import { sendResponse } from "../../src/node";
 import { createRouter } from "../../src/routing";
 import { expectedPayload, webhookFixture } from "../support/signed-webhook";
@@ -161,6 +163,48 @@ describe("rest-webhooks/fastify", () => {
       const base = await listen(app);
       expect(await (await fetch(`${base}/api`)).json()).toStrictEqual({ path: "/api" });
       expect(await (await fetch(`${base}/api/items`)).json()).toStrictEqual({ path: "/api/items" });
+    });
+  });
+
+  describe("regression: a body a hook read from request.raw is answered 500 body_consumed, not left hanging", () => {
+    const drain = async (request: FastifyRequest) => {
+      for await (const _ of request.raw);
+    };
+    it.each([
+      ["onRequest", (app: FastifyInstance) => app.addHook("onRequest", drain)],
+      ["preParsing", (app: FastifyInstance) => app.addHook("preParsing", drain)],
+      ["preHandler", (app: FastifyInstance) => app.addHook("preHandler", drain)],
+      [
+        "preParsing, returning a stream of its own (the plugin reads request.raw, not the payload)",
+        (app: FastifyInstance) =>
+          app.addHook("preParsing", async (request) => {
+            const chunks: Buffer[] = [];
+            for await (const chunk of request.raw) chunks.push(chunk as Buffer);
+            return Readable.from([Buffer.concat(chunks)]);
+          }),
+      ],
+    ])("%s", async (_, hook) => {
+      const onError = vi.fn();
+      const handler = vi.fn(() => json(200, {}));
+      const app = Fastify();
+      await app.register(async (scope) => {
+        hook(scope);
+        await scope.register(restWebhooks, { handler, onError });
+      });
+      const response = await fetch(`${await listen(app)}/hook`, {
+        method: "POST",
+        body: '{"a":1}',
+        headers: { "content-type": "application/json" },
+        signal: AbortSignal.timeout(1_000),
+      });
+      expect(response.status).toBe(500);
+      // The document the node, Express and Fetch adapters send for the same mistake (one factory).
+      expect(await response.json()).toStrictEqual(bodyConsumed(new TypeError()).toJSON());
+      expect(handler).not.toHaveBeenCalled();
+      expect(onError).toHaveBeenCalledTimes(1);
+      const [error, request] = onError.mock.calls[0] as [unknown, { path: string }];
+      expect(error).toBeInstanceOf(TypeError);
+      expect(request.path).toBe("/hook");
     });
   });
 

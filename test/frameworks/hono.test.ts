@@ -1,7 +1,9 @@
 import { Hono } from "hono";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createHonoApp } from "../../examples/frameworks/hono";
 import { adapt } from "../../src/fetch";
+import { bodyConsumed } from "../../src/http/adapter-options";
+import { json } from "../../src/http/message";
 import { Router } from "../../src/routing";
 import { type AdapterHarness, adapterContract } from "../http/adapter-contract";
 import { fetchSender } from "../support/fetch-client";
@@ -12,6 +14,31 @@ adapterContract("hono", async (app, options): Promise<AdapterHarness> => {
   const serve = adapt(app instanceof Router ? app.handler() : app, options);
   const hono = new Hono().all("*", (c) => serve(c.req.raw));
   return { send: fetchSender((request) => hono.request(request)), close: async () => undefined };
+});
+
+describe("the Fetch adapter behind Hono: a body read before it (docs/adapters.md, Hono)", () => {
+  it("regression: after c.req.json() in a middleware, answers 500 body_consumed and reports the cause to onError", async () => {
+    const onError = vi.fn();
+    const handler = vi.fn(() => json(200, {}));
+    const serve = adapt(handler, { onError });
+    const hono = new Hono()
+      .use(async (c, next) => {
+        await c.req.json();
+        await next();
+      })
+      .all("*", (c) => serve(c.req.raw));
+    const response = await hono.request("/hook", {
+      method: "POST",
+      body: '{"a":1}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(response.status).toBe(500);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    // The document the node, Express and Fastify adapters send for the same mistake (one factory).
+    expect(await response.json()).toStrictEqual(bodyConsumed(new TypeError()).toJSON());
+    expect(handler).not.toHaveBeenCalled();
+    expect(onError).toHaveBeenCalledWith(expect.any(TypeError), undefined);
+  });
 });
 
 describe("the Hono example", () => {

@@ -1,0 +1,159 @@
+import { Agent, createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { bodyConsumed } from "../../src/http/adapter-options";
+import { json } from "../../src/http/message";
+import { adapt, readRequest, sendResponse } from "../../src/node";
+import type { ContractRequest, ContractResponse } from "../http/adapter-contract";
+import { send } from "../support/node-client";
+
+const servers: Server[] = [];
+const agents: Agent[] = [];
+afterAll(async () => {
+  for (const agent of agents) agent.destroy();
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** What the app does with the request before it calls the adapter's listener, then `go` calls it. */
+type Before = (req: IncomingMessage, go: () => void) => void;
+
+const drainThen =
+  (later: boolean): Before =>
+  (req, go) => {
+    req.on("data", () => undefined);
+    req.on("end", () => (later ? setTimeout(go, 10) : go()));
+  };
+const readAllInEnd = drainThen(false);
+const readAllThenLater = drainThen(true);
+const forAwait: Before = (req, go) => {
+  void (async () => {
+    for await (const _ of req);
+    go();
+  })();
+};
+const readPartPaused: Before = (req, go) => {
+  req.once("data", () => {
+    req.pause();
+    setTimeout(go, 10);
+  });
+};
+const readPartFlowing: Before = (req, go) => {
+  const first = () => {
+    req.off("data", first); // the stream flows on: the rest goes to nobody
+    setTimeout(go, 10);
+  };
+  req.on("data", first);
+};
+const pausedUnread: Before = (req, go) => {
+  req.pause();
+  setTimeout(go, 10);
+};
+
+/**
+ * A server whose own listener runs `before`, then the adapter's on `/hook` (other paths go straight to the adapter).
+ * Each exchange gives up after a second: a hang fails the test, never the suite.
+ */
+async function serve(before: Before) {
+  const onError = vi.fn();
+  const handler = vi.fn((request: { body: Uint8Array }) => json(200, { bytes: request.body.byteLength }));
+  const listener = adapt(handler, { onError });
+  const server = createHttpServer((req, res) =>
+    req.url === "/hook" ? before(req, () => listener(req, res)) : listener(req, res),
+  );
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  // One keep-alive connection: a request left unfinished on it would stall the next one.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  agents.push(agent);
+  const exchange = (spec: ContractRequest): Promise<ContractResponse> =>
+    send(port, agent, { ...spec, signal: AbortSignal.timeout(1_000) });
+  return { exchange, onError, handler };
+}
+
+const parsed = (response: ContractResponse) => JSON.parse(response.body.toString()) as unknown;
+const post = (body: string, headers: Record<string, string> = {}): ContractRequest => ({
+  method: "POST",
+  path: "/hook",
+  headers,
+  body,
+});
+
+describe("node adapter: a body read before the listener", () => {
+  describe("regression: answered 500 body_consumed with the cause to onError, never left waiting for an 'end' that already fired", () => {
+    it.each([
+      ["read to its end, the listener called from 'end'", readAllInEnd, post('{"a":1}')],
+      ["read to its end, the listener called later", readAllThenLater, post('{"a":1}')],
+      ["read with for await", forAwait, post('{"a":1}')],
+      ["chunked, read to its end", readAllThenLater, post('{"a":1}', { "transfer-encoding": "chunked" })],
+      ["read in part, then paused", readPartPaused, post("x".repeat(200_000))],
+      ["read in part, the rest flowing to nobody", readPartFlowing, post("x".repeat(200_000))],
+    ])("a body %s", async (_, before, request) => {
+      const { exchange, onError, handler } = await serve(before);
+      const response = await exchange(request);
+      expect(response.status).toBe(500);
+      expect(response.headers["content-type"]).toBe("application/problem+json");
+      // The document the Fetch adapter sends for the same mistake (one factory).
+      expect(parsed(response)).toStrictEqual(bodyConsumed(new TypeError()).toJSON());
+      expect(handler).not.toHaveBeenCalled();
+      expect(onError).toHaveBeenCalledTimes(1);
+      const [error, seen] = onError.mock.calls[0] as [unknown, { path: string; body: Uint8Array }];
+      expect(error).toBeInstanceOf(TypeError);
+      expect(seen.path).toBe("/hook");
+      expect(seen.body.byteLength).toBe(0);
+      // RFC 9112 §9.3: what was left of the body is read off, so the connection serves its next request.
+      expect(parsed(await exchange({ method: "POST", path: "/next", body: "abc" }))).toStrictEqual({ bytes: 3 });
+    });
+  });
+
+  describe("a request with no body bytes is served, whoever drained it first (RFC 9112 §6.3)", () => {
+    it.each([
+      ["GET", { method: "GET", path: "/hook" }],
+      ["POST with Content-Length: 0", post("", { "content-length": "0" })],
+      ["POST with an empty chunked body", post("", { "transfer-encoding": "chunked" })],
+    ])("%s, drained before the listener", async (_, request) => {
+      const { exchange, onError } = await serve(readAllThenLater);
+      const response = await exchange(request as ContractRequest);
+      expect(response.status).toBe(200);
+      expect(parsed(response)).toStrictEqual({ bytes: 0 });
+      expect(onError).not.toHaveBeenCalled();
+    });
+
+    it.each([
+      ["GET", { method: "GET", path: "/hook" }],
+      ["POST with Content-Length: 0", post("", { "content-length": "0" })],
+    ])("%s, untouched, called later", async (_, request) => {
+      const { exchange } = await serve((_req, go) => setTimeout(go, 10));
+      expect(parsed(await exchange(request as ContractRequest))).toStrictEqual({ bytes: 0 });
+    });
+  });
+
+  it("regression: reads a body paused before the listener but never read (a 'data' listener alone does not resume it)", async () => {
+    const { exchange, onError } = await serve(pausedUnread);
+    expect(parsed(await exchange(post("hello")))).toStrictEqual({ bytes: 5 });
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it("readRequest gives the same problem, with the cause", async () => {
+    let cause: unknown;
+    const server = createHttpServer((req, res) =>
+      readAllThenLater(req, async () => {
+        const read = await readRequest(req, {}, res);
+        if (!read.ok) cause = read.problem.cause;
+        sendResponse(res, read.ok ? json(200, {}) : read.problem.toResponse());
+      }),
+    );
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const agent = new Agent();
+    agents.push(agent);
+    const { port } = server.address() as AddressInfo;
+    const response = await send(port, agent, { ...post("{}"), signal: AbortSignal.timeout(1_000) });
+    expect(response.status).toBe(500);
+    expect(parsed(response)).toMatchObject({ code: "body_consumed" });
+    expect(cause).toBeInstanceOf(TypeError);
+  });
+});

@@ -26,11 +26,12 @@ export interface SnippetDiagnostic {
   readonly message: string;
 }
 
-const FENCE = /^(`{3,}|~{3,})\s*(ts|typescript)\b(.*)$/;
+// Indented too: a block inside a list item (CommonMark §5.2) is a block of the docs like any other.
+const FENCE = /^( *)(`{3,}|~{3,})\s*(ts|typescript)\b(.*)$/;
 
 // CommonMark §4.5: a closing fence is at least as long as the opening one, of the same character, with no info string.
 function closes(line: string, fence: string): boolean {
-  const match = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
+  const match = /^ *(`{3,}|~{3,})\s*$/.exec(line);
   return match !== null && (match[1] as string)[0] === fence[0] && (match[1] as string).length >= fence.length;
 }
 
@@ -42,14 +43,19 @@ export function extractSnippets(doc: string, markdown: string): Snippet[] {
     const open = FENCE.exec(lines[i] as string);
     if (open === null) {
       // Skip other fenced blocks whole, so a ```ts inside them is not taken for a block.
-      const other = /^(`{3,}|~{3,})/.exec(lines[i] as string);
+      const other = /^ *(`{3,}|~{3,})/.exec(lines[i] as string);
       if (other) for (i++; i < lines.length && !closes(lines[i] as string, other[1] as string); i++);
       continue;
     }
     const body: string[] = [];
     const start = i + 2;
-    for (i++; i < lines.length && !closes(lines[i] as string, open[1] as string); i++) body.push(lines[i] as string);
-    snippets.push({ doc, line: start, code: body.join("\n"), runnable: /\brunnable\b/.test(open[3] ?? "") });
+    // The fence's own indentation is the block's (CommonMark §4.5), taken off each line that has it.
+    const indent = open[1] as string;
+    for (i++; i < lines.length && !closes(lines[i] as string, open[2] as string); i++) {
+      const line = lines[i] as string;
+      body.push(line.startsWith(indent) ? line.slice(indent.length) : line.trimStart());
+    }
+    snippets.push({ doc, line: start, code: body.join("\n"), runnable: /\brunnable\b/.test(open[4] ?? "") });
   }
   return snippets;
 }

@@ -23,11 +23,12 @@ function urlOf(request: HttpRequest): string {
 }
 
 /**
- * Makes reads whose data carries no version conditional: a strong ETag of the body bytes (RFC 9110 §8.8.3),
- * Last-Modified the time this process first served those bytes at that URL (§8.8.2: the origin's best
- * estimate; never later than the real change was seen), once that second is over, Cache-Control, and 304 for matching validators through
- * the caching module's `conditional()`. HEAD is answered as GET, so its headers are GET's (§9.3.2). Other methods
- * pass through untouched.
+ * Makes reads whose data carries no version conditional: a strong ETag of the body bytes (RFC 9110 §8.8.3), or the
+ * one the handler set (the endpoint API tags its endpoint itself, and checks writes against that tag: the two must
+ * agree), Last-Modified the time this process first served those bytes at that URL (§8.8.2: the origin's best
+ * estimate; never later than the real change was seen), once that second is over, Cache-Control, and 304 for matching
+ * validators through the caching module's `conditional()`. A 304 the handler answers itself gets the Cache-Control
+ * too (§15.4.5). HEAD is answered as GET, so its headers are GET's (§9.3.2). Other methods pass through untouched.
  * @example declareEndpointApi(router, { …, use: [revalidated({ now, cacheControl: "private, no-cache" })] })
  */
 export function revalidated(options: RevalidatedOptions): Middleware {
@@ -54,8 +55,13 @@ function revalidatedReads(handler: Handler, options: RevalidatedOptions): Handle
   const firstSeen = new Map<string, { etag: string; at: number }>();
   const annotate: Handler = async (request) => {
     const response = await handler(request.method === "HEAD" ? withMethod(request, "GET") : request);
+    // RFC 9110 §15.4.5: a 304 carries the Cache-Control the 200 would have.
+    if (response.status === 304)
+      return { ...response, headers: { ...response.headers, "cache-control": options.cacheControl } };
     if (response.status !== 200 || response.body == null) return response;
-    const etag = etagFromBody(response.body);
+    // The handler's own tag when it set one (the library's handlers name fields in lower case).
+    const own = response.headers.etag;
+    const etag = typeof own === "string" ? own : etagFromBody(response.body);
     const url = urlOf(request);
     const now = options.now();
     let seen = firstSeen.get(url);

@@ -43,6 +43,7 @@ export function urlPolicy(allowInsecure: boolean): UrlPolicy {
  * Declares the endpoint API on the router (one call: its routes, validation, 404/405 and OpenAPI come from the
  * router) and creates the delivery worker over the shop's storage, unless `deliver` is false. Reads carry an ETag of
  * the body, Last-Modified, `Cache-Control: private, no-cache` and answer 304 (the records carry no version to tag).
+ * An endpoint's ETag is the API's own, which its PATCH, POST and DELETE check If-Match against (412 when stale).
  */
 export function declareWebhooks(router: Router, options: ShopWebhooksOptions): ShopWebhooks {
   const { storage } = options;

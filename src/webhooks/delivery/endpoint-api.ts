@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { conditional } from "../../caching/conditional-handler";
 import { parseMediaType } from "../../http/media-type";
 import { type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
@@ -14,6 +15,12 @@ import type { AttemptRecord } from "./attempt";
 import { AttemptCursorError } from "./attempt-cursor";
 import type { WebhookEndpoint } from "./endpoint";
 import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
+import {
+  assertPreconditions,
+  conditionalUpdate,
+  conditionalWriteDescribed,
+  endpointResponse,
+} from "./endpoint-api-preconditions";
 import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
 import { attemptsQuery, deliveriesQuery, listQuery, replayBody, replayQuery } from "./endpoint-api-query";
 import { mergeEndpointPatch } from "./endpoint-merge-patch";
@@ -91,6 +98,9 @@ const isMergePatch = (contentType: string | undefined): boolean => {
  * `POST /{endpoint_id}/replay` (202), `GET /{endpoint_id}/deliveries[/{delivery_id}]`,
  * `POST /{endpoint_id}/deliveries/{delivery_id}/retry` (202), `GET /{endpoint_id}/attempts`. Every operation needs
  * `Authorization: Bearer <secret API key>`; 404, 405, HEAD, OPTIONS, validation and OpenAPI come from the router.
+ * The endpoint resource is conditional (RFC 9110 §13): its GET and the 200 of its updates carry a strong ETag, a GET
+ * answers 304 to a matching If-None-Match, and `PATCH`, `POST` and `DELETE /{endpoint_id}` answer 412 to an If-Match
+ * or If-None-Match that does not hold for the endpoint as stored, changing nothing.
  * There is no tenant scoping: every key `apiKeys` admits reaches every endpoint, its deliveries and its secret
  * rotation; give tenants their own routes over {@link createEndpointAdmin} instead (docs/webhooks-providers.md).
  * @returns the router, for chaining.
@@ -162,17 +172,27 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         return json(200, { object: "list", data, has_more: page.length > size });
       },
     );
-    endpoints.read({ response: endpointJsonSchema, tags, summary: "Get an endpoint" }, async ({ params }) =>
-      json(200, endpointJson(await find(params.endpoint_id))),
+    endpoints.read(
+      // conditional() evaluates against the ETag endpointResponse sets; a thrown 404 passes it (RFC 9110 §13.2.1).
+      { response: endpointJsonSchema, tags, summary: "Get an endpoint", use: [conditional({ now: options.now })] },
+      async ({ params }) => endpointResponse(await find(params.endpoint_id)),
     );
     endpoints.route(
       "POST",
       "",
       "update",
-      { body: updateEndpointSchema, form: true, response: endpointJsonSchema, tags, summary: "Update an endpoint" },
-      async ({ params, body }) => {
+      {
+        body: updateEndpointSchema,
+        form: true,
+        response: endpointJsonSchema,
+        tags,
+        summary: "Update an endpoint",
+        use: [conditionalWriteDescribed],
+      },
+      async ({ params, body, request }) => {
+        // Found first: a missing endpoint is a 404 whatever its preconditions (RFC 9110 §13.2.1).
         const endpoint = await find(params.endpoint_id);
-        return json(200, endpointJson(unwrap(await admin.update(endpoint.id, body))));
+        return endpointResponse(unwrap(await admin.update(endpoint.id, conditionalUpdate(request, body))));
       },
     );
     endpoints.route(
@@ -185,6 +205,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         response: endpointJsonSchema,
         tags,
         summary: "Update an endpoint",
+        use: [conditionalWriteDescribed],
         description: `With Content-Type ${MERGE_PATCH_CONTENT_TYPE}, a JSON Merge Patch (RFC 7396): metadata merges key by key and a member set to null is removed (a metadata key; description back to "", rate_limit lifted). With application/json or a form, the fields given replace the stored ones, as POST does (no null).`,
       },
       async ({ params, body, request }) => {
@@ -204,16 +225,18 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
           if (!parsed.success) throw validationProblem(parsed.error);
           input = parsed.data;
         }
-        return json(200, endpointJson(unwrap(await admin.update(endpoint.id, input))));
+        return endpointResponse(unwrap(await admin.update(endpoint.id, conditionalUpdate(request, input))));
       },
     );
     endpoints.route(
       "DELETE",
       "",
       "remove",
-      { response: deletedJson, tags, summary: "Delete an endpoint" },
-      async ({ params }) => {
+      { response: deletedJson, tags, summary: "Delete an endpoint", use: [conditionalWriteDescribed] },
+      async ({ params, request }) => {
         const endpoint = await find(params.endpoint_id);
+        // Two steps: the store has no conditional delete, so a write landing between the check and the delete is lost.
+        assertPreconditions(request, endpoint);
         if (!(await admin.delete(endpoint.id))) throw notFound("endpoint");
         return json(200, { id: endpoint.id, object: "webhook_endpoint", deleted: true });
       },

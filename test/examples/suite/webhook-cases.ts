@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { eventually, type Receiver, type RunningShop, startReceiver } from "../shop-harness";
 
 const ITEMS = [{ sku: "HOOK", quantity: 1, unit_price: 100 }];
+const FORM = "application/x-www-form-urlencoded";
 
 /** The endpoint API (API key, form bodies, secrets), signed deliveries, the delivery log and manual retry. */
 export function webhookCases(shop: () => RunningShop): void {
@@ -94,6 +95,47 @@ export function webhookCases(shop: () => RunningShop): void {
     // Without the API key a read is still refused, validators or not.
     const anonymous = await shop().api("GET", item, { token: undefined, headers: { "if-none-match": before } });
     expect(anonymous.status).toBe(401);
+  });
+
+  it("refuses a write of an endpoint whose If-Match its GET no longer sends: 412, nothing stored (regression: a lost update)", async () => {
+    const key = shop().config.apiKey;
+    const send = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+      shop().api(method, path, {
+        token: key,
+        ...(body === undefined ? { headers } : { body, headers: { "content-type": FORM, ...headers } }),
+      });
+    const created = await send(
+      "POST",
+      "/v1/webhook_endpoints",
+      {},
+      `url=${encodeURIComponent(receiver.url)}&enabled_events[]=none.*`,
+    );
+    const item = `/v1/webhook_endpoints/${created.json<{ id: string }>().id}`;
+    // Client A reads; client B changes the endpoint: A's tag is stale.
+    const stale = (await send("GET", item)).headers.get("etag") as string;
+    const byB = await shop().api("PATCH", item, {
+      token: key,
+      body: { description: "changed by B" },
+      headers: { "content-type": "application/merge-patch+json", "if-match": stale },
+    });
+    expect(byB.status).toBe(200);
+    const byA = await shop().api("PATCH", item, {
+      token: key,
+      body: { description: "A overwrites B" },
+      headers: { "content-type": "application/merge-patch+json", "if-match": stale },
+    });
+    expect(byA.status).toBe(412);
+    expect(byA.json()).toMatchObject({ code: "precondition_failed", failed: "if-match" });
+    expect((await send("POST", item, { "if-match": stale }, "description=A%20again")).status).toBe(412);
+    expect((await send("DELETE", item, { "if-match": '"made-up"' })).status).toBe(412);
+    const kept = await send("GET", item);
+    expect(kept.json().description).toBe("changed by B");
+    // The API's tag and the shop's caching middleware agree: B's 200 tagged what a GET now sends.
+    const current = kept.headers.get("etag") as string;
+    expect(byB.headers.get("etag")).toBe(current);
+    expect(current).not.toBe(stale);
+    expect((await send("DELETE", item, { "if-match": current })).status).toBe(200);
+    expect((await send("GET", item)).status).toBe(404);
   });
 
   it("publishes every event type, delivered with signatures the standardwebhooks package verifies", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { etagFromBody } from "../../../src/caching/index";
 import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
 import { isHttpProblem } from "../../../src/http/problem";
 import { MemoryIdempotencyStore } from "../../../src/idempotency/memory/index";
@@ -632,6 +633,134 @@ describe("webhook endpoint API", () => {
     });
   });
 
+  describe("conditional requests on an endpoint (RFC 9110 §13; regression: writes ignored If-Match, a lost update)", () => {
+    const mergePatch = { "content-type": "application/merge-patch+json" };
+    const item = (id: string) => `/v1/webhook_endpoints/${id}`;
+    const etagOf = (res: HttpResponse) => res.headers.etag as string;
+    const read = async (id: string) => etagOf(await handler(req("GET", item(id))));
+    // The three writes of the endpoint resource, each changing what a GET shows (DELETE removes it).
+    const writes: [string, (id: string, headers: Record<string, string>) => HttpResponse | Promise<HttpResponse>][] = [
+      [
+        "PATCH",
+        (id, headers) => handler(req("PATCH", item(id), { description: "patched" }, { ...mergePatch, ...headers })),
+      ],
+      ["POST", (id, headers) => handler(req("POST", item(id), "description=posted", headers))],
+      ["DELETE", (id, headers) => handler(req("DELETE", item(id), undefined, headers))],
+    ];
+
+    it("GET sends a strong ETag of the body it sends, and answers 304 to a matching If-None-Match", async () => {
+      const e = await create();
+      const got = await handler(req("GET", item(e.id)));
+      expect(got.status).toBe(200);
+      expect(parse(got).secret).toBeUndefined();
+      expect(etagOf(got)).toBe(etagFromBody(String(got.body)));
+      for (const method of ["GET", "HEAD"]) {
+        const revalidated = await handler(req(method, item(e.id), undefined, { "if-none-match": etagOf(got) }));
+        expect(revalidated.status, method).toBe(304);
+        expect(revalidated.body ?? null, method).toBeNull();
+        expect(revalidated.headers.etag, method).toBe(etagOf(got));
+      }
+      expect((await handler(req("GET", item(e.id), undefined, { "if-none-match": '"other"' }))).status).toBe(200);
+    });
+
+    describe.each(writes)("%s /{endpoint_id}", (method, write) => {
+      it("a stale If-Match → 412 precondition_failed, nothing changed", async () => {
+        const e = await create();
+        const stale = await read(e.id);
+        // Another client changes the endpoint: the first one's tag is stale.
+        expect((await handler(req("PATCH", item(e.id), { description: "by B" }, mergePatch))).status).toBe(200);
+        const before = await endpoints.get(e.id);
+        for (const ifMatch of [stale, '"made-up"', `W/${stale}`]) {
+          const res = await write(e.id, { "if-match": ifMatch });
+          expect(res.status, ifMatch).toBe(412);
+          expect(parse(res), ifMatch).toMatchObject({ code: "precondition_failed", failed: "if-match" });
+        }
+        expect(await endpoints.get(e.id)).toEqual(before);
+      });
+
+      it("the current If-Match, or If-Match: * → 200", async () => {
+        for (const ifMatch of ["current", "*"]) {
+          const e = await create();
+          const current = await read(e.id);
+          expect(current).toMatch(/^"[\w-]{27}"$/);
+          const res = await write(e.id, { "if-match": ifMatch === "current" ? current : "*" });
+          expect(res.status, ifMatch).toBe(200);
+          if (method === "DELETE") expect(await endpoints.get(e.id), ifMatch).toBeUndefined();
+          else expect(parse(res).description, ifMatch).toMatch(/^(patched|posted)$/);
+        }
+      });
+
+      it("If-None-Match: * or the current tag → 412; another tag → 200", async () => {
+        const e = await create();
+        const current = await read(e.id);
+        for (const ifNoneMatch of ["*", current]) {
+          const res = await write(e.id, { "if-none-match": ifNoneMatch });
+          expect(res.status, ifNoneMatch).toBe(412);
+          expect(parse(res).failed).toBe("if-none-match");
+        }
+        expect((await write(e.id, { "if-none-match": '"other"' })).status).toBe(200);
+      });
+
+      it("ignores If-Unmodified-Since: the endpoint has no modification date (RFC 9110 §13.1.4)", async () => {
+        const e = await create();
+        expect((await write(e.id, { "if-unmodified-since": "Thu, 01 Jan 1970 00:00:00 GMT" })).status).toBe(200);
+      });
+
+      it("a missing endpoint is still a 404, whatever its preconditions (RFC 9110 §13.2.1)", async () => {
+        for (const ifMatch of ["*", '"x"']) {
+          expect((await write("we_missing", { "if-match": ifMatch })).status, ifMatch).toBe(404);
+        }
+      });
+    });
+
+    it("the ETag of a write's 200 is the one GET then sends, and the next If-Match", async () => {
+      const e = await create();
+      const patched = await handler(
+        req("PATCH", item(e.id), { metadata: { zz: "1", a: "2" } }, { ...mergePatch, "if-match": await read(e.id) }),
+      );
+      expect(patched.status).toBe(200);
+      expect(etagOf(patched)).toBe(etagFromBody(String(patched.body)));
+      expect(etagOf(patched)).toBe(await read(e.id));
+      const posted = await handler(req("POST", item(e.id), "description=next", { "if-match": etagOf(patched) }));
+      expect(posted.status).toBe(200);
+      expect(etagOf(posted)).toBe(await read(e.id));
+    });
+
+    it("of concurrent PATCHes with the same current If-Match, exactly one is applied; the others get 412", async () => {
+      const e = await create();
+      const current = await read(e.id);
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          handler(req("PATCH", item(e.id), { description: `writer ${i}` }, { ...mergePatch, "if-match": current })),
+        ),
+      );
+      const statuses = answers.map((res) => res.status).sort();
+      expect(statuses).toEqual([200, ...Array.from({ length: 9 }, () => 412)]);
+      const winner = answers.find((res) => res.status === 200) as HttpResponse;
+      expect((await endpoints.get(e.id))?.description).toBe(parse(winner).description);
+    });
+
+    it("declares ETag and 304 on the read, If-Match and 412 on the writes, in OpenAPI", () => {
+      const api = declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false });
+      const doc = api.openapi({ title: "t", version: "1" }) as ReturnType<typeof parse>;
+      const operations = doc.paths["/v1/webhook_endpoints/{endpoint_id}"];
+      const headerNames = (operation: { parameters: { in: string; name: string }[] }) =>
+        operation.parameters.filter((p) => p.in === "header").map((p) => p.name);
+      expect(operations.get.responses["200"].headers.ETag).toBeDefined();
+      expect(operations.get.responses["304"]).toBeDefined();
+      expect(headerNames(operations.get)).toContain("If-None-Match");
+      for (const method of ["post", "patch", "delete"]) {
+        expect(operations[method].responses["412"], method).toBeDefined();
+        expect(headerNames(operations[method]), method).toEqual(expect.arrayContaining(["If-Match", "If-None-Match"]));
+      }
+      expect(operations.patch.responses["200"].headers.ETag).toBeDefined();
+      expect(operations.post.responses["200"].headers.ETag).toBeDefined();
+      // The actions are POSTs to other resources: not conditional.
+      const rotate = doc.paths["/v1/webhook_endpoints/{endpoint_id}/rotate_secret"].post;
+      expect(headerNames(rotate)).not.toContain("If-Match");
+    });
+  });
+
   it("answers HEAD as GET (RFC 9110 §9.3.2)", async () => {
     const e = (await create()) as { id: string };
     for (const path of [
@@ -683,6 +812,35 @@ describe.each(databases())("webhook endpoint API on PostgreSQL ($name)", (backen
     for (const res of answers) expect(res.status).toBe(200);
     const stored = parse(await handler(req("GET", `/v1/webhook_endpoints/${id}`)));
     expect(stored.metadata).toEqual(Object.fromEntries(keys.map((key) => [key, key])));
+  });
+  it("of concurrent PATCHes with the same current If-Match, exactly one is applied; its ETag is the one GET sends", async () => {
+    const { id } = parse(
+      await handler(req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"] })),
+    );
+    const item = `/v1/webhook_endpoints/${id}`;
+    const current = (await handler(req("GET", item))).headers.etag as string;
+    // Keys jsonb stores in another order than sent: the tags agree since both answers are read back from the row.
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        handler(
+          req(
+            "PATCH",
+            item,
+            { metadata: { zz: String(i), a: "1" } },
+            { "content-type": "application/merge-patch+json", "if-match": current },
+          ),
+        ),
+      ),
+    );
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 412, 412, 412, 412, 412]);
+    const winner = answers.find((res) => res.status === 200) as HttpResponse;
+    const got = await handler(req("GET", item));
+    expect(parse(got).metadata).toEqual(parse(winner).metadata);
+    expect(got.headers.etag).toBe(winner.headers.etag);
+    expect((await handler(req("DELETE", item, undefined, { "if-match": current }))).status).toBe(412);
+    expect((await handler(req("DELETE", item, undefined, { "if-match": got.headers.etag as string }))).status).toBe(
+      200,
+    );
   });
 });
 

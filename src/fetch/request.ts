@@ -105,6 +105,8 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
  * 500 `body_consumed` when the body was already read before (`request.bodyUsed`) or locked, whose `cause` says so.
  */
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
+  // No authority check (isAuthority, as the node adapter makes): the runtime's URL parser refused an invalid one
+  // before this Request existed.
   const target = splitAbsoluteTarget(request.url)?.originForm;
   if (target === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };
   const body = await readBody(request, bodyLimitOf(options, "readRequest"));

@@ -12,7 +12,8 @@ export const HTTP_PROBLEM_CODES = [
   "body_too_large",
   // 400: the body could not be read (the client went away, or the stream failed).
   "body_read_failed",
-  // 400: the Fetch adapter could not parse the request URL.
+  // 400: the Fetch adapter could not parse the request URL, or the node adapter got an absolute-form target whose
+  // authority is not RFC 3986's (RFC 9112 §3.2.2), such as http://[::1/a or http://x:99999/a.
   "bad_request_target",
   // 400: a JSON or form body was expected and the body is empty.
   "body_required",
@@ -40,6 +41,16 @@ export const HTTP_PROBLEM_CODES = [
   "headers_too_large",
   // 408: the request was not received in time (RFC 9110 §15.5.9).
   "request_timeout",
+  // 400: an HTTP/1.1 request without Host, or a request with more than one Host or an invalid one (RFC 9112 §3.2).
+  "invalid_host",
+  // 417: an Expect other than 100-continue, which the server cannot meet (RFC 9110 §10.1.1, §15.5.18).
+  "expectation_failed",
+  // 501: a method the server does not implement for any resource: CONNECT, as it is no proxy (RFC 9110 §9.3.6, §15.6.2).
+  "method_not_implemented",
+  // 501: a request transfer coding other than chunked, which the server cannot decode (RFC 9112 §6.1).
+  "unsupported_transfer_coding",
+  // 505: a request line with an HTTP major version other than 1 (RFC 9110 §15.6.6).
+  "http_version_not_supported",
 ] as const;
 
 /** A stable `code` of a problem created by `rest-webhooks/http` or an adapter. */
@@ -96,6 +107,7 @@ const REASONS: Record<number, string> = {
   412: "Precondition Failed",
   413: "Content Too Large",
   415: "Unsupported Media Type",
+  417: "Expectation Failed",
   422: "Unprocessable Content",
   428: "Precondition Required",
   429: "Too Many Requests",
@@ -105,6 +117,7 @@ const REASONS: Record<number, string> = {
   502: "Bad Gateway",
   503: "Service Unavailable",
   504: "Gateway Timeout",
+  505: "HTTP Version Not Supported",
 };
 
 /** The RFC 9110 §15 reason phrase for `status`, or a generic one. */

@@ -1,5 +1,7 @@
 /** An absolute-form request-target or URL, split as a server reads it (RFC 9112 §3.2.2). */
 export interface AbsoluteTarget {
+  /** The authority as sent, userinfo included: what {@link isAuthority} checks (RFC 3986 §3.2). */
+  readonly authority: string;
   /**
    * The host (and port) as a Host header carries it: the authority without a userinfo (RFC 9110 §4.2.4: deprecated,
    * and never part of Host); `undefined` when the authority is empty.
@@ -28,7 +30,75 @@ export function splitAbsoluteTarget(url: string): AbsoluteTarget | undefined {
   const authority = url.slice(start, path);
   const host = authority.slice(authority.lastIndexOf("@") + 1);
   return {
+    authority,
     host: host === "" ? undefined : host,
     originForm: `${path === query ? "/" : url.slice(path, query)}${url.slice(query, end)}`,
   };
+}
+
+// RFC 3986 §3.2.2: reg-name = *( unreserved / pct-encoded / sub-delims ); every IPv4address is one as well.
+const REG_NAME = /^(?:[\w\-.~!$&'()*+,;=]|%[\dA-Fa-f]{2})*$/;
+// The Host of nearly every request, checked by one expression (createServer checks every request's): a reg-name
+// without "%", and a port below 10000 if any.
+const PLAIN_HOST = /^[\w\-.~!$&'()*+,;=]*(?::\d{0,4})?$/;
+// RFC 3986 §3.2.2: IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
+const IP_FUTURE = /^v[\dA-Fa-f]+\.[\w\-.~!$&'()*+,;=:]+$/i;
+// RFC 3986 §3.2.2: h16 = 1*4HEXDIG.
+const H16 = /^[\dA-Fa-f]{1,4}$/;
+// RFC 3986 §3.2.2: IPv4address = dec-octet "." dec-octet "." dec-octet "." dec-octet, each 0..255 without a leading 0.
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+// RFC 3986 §3.2.2 IPv6address: eight h16 pieces, the last two of which may be an IPv4address (ls32), and "::" once
+// in place of one or more of them.
+function isIPv6(address: string): boolean {
+  const elision = address.indexOf("::");
+  if (elision !== address.lastIndexOf("::")) return false;
+  const pieces = (part: string) => (part === "" ? [] : part.split(":"));
+  const head = pieces(elision === -1 ? address : address.slice(0, elision));
+  const tail = elision === -1 ? [] : pieces(address.slice(elision + 2));
+  // ls32 is the address's last piece: after "::" when there is one.
+  const last = elision === -1 ? head : tail;
+  let count = head.length + tail.length;
+  if (last.length > 0 && (last[last.length - 1] as string).includes(".")) {
+    if (!IPV4.test(last.pop() as string)) return false;
+    count++;
+  }
+  for (const piece of head) if (!H16.test(piece)) return false;
+  for (const piece of tail) if (!H16.test(piece)) return false;
+  return elision === -1 ? count === 8 : count <= 7;
+}
+
+// RFC 3986 §3.2.2: host = IP-literal / IPv4address / reg-name; IP-literal = "[" ( IPv6address / IPvFuture ) "]".
+function isUriHost(host: string): boolean {
+  if (host.charCodeAt(0) !== 0x5b /* [ */) return REG_NAME.test(host);
+  if (!host.endsWith("]")) return false;
+  const literal = host.slice(1, -1);
+  return isIPv6(literal) || IP_FUTURE.test(literal);
+}
+
+// RFC 3986 §3.2.3: port = *DIGIT; above 65535 it names no TCP port (RFC 9293 §3.1), and a URL parser refuses it.
+const isPort = (port: string) => /^\d*$/.test(port) && (port.length < 5 || Number(port) <= 65_535);
+
+/**
+ * Whether `value` is a valid Host field value: uri-host [ ":" port ] (RFC 9110 §7.2), with no userinfo; empty is
+ * valid (a target URI without an authority). A server MUST answer 400 to a request whose Host is not (RFC 9112 §3.2).
+ */
+export function isHostValue(value: string): boolean {
+  if (PLAIN_HOST.test(value)) return true;
+  // The port follows the last ":" that is not inside an IP-literal's brackets.
+  const colon = value.lastIndexOf(":");
+  if (colon === -1 || colon < value.lastIndexOf("]")) return isUriHost(value);
+  return isUriHost(value.slice(0, colon)) && isPort(value.slice(colon + 1));
+}
+
+/**
+ * Whether `authority`, [ userinfo "@" ] host [ ":" port ] (RFC 3986 §3.2), names a host and port: the part after the
+ * last "@" is checked as {@link isHostValue}. The userinfo is not: it is dropped (RFC 9110 §4.2.4), and a URL parser
+ * percent-encodes what RFC 3986 would refuse there (`a@b@c`) rather than refuse the URL. Only an
+ * absolute-form target needs the check: an origin-form one has no authority, and a Fetch `Request`'s URL was parsed
+ * by the runtime.
+ * @example isAuthority("shop.example:8443") // true; isAuthority("[::1") and isAuthority("x:99999") are false
+ */
+export function isAuthority(authority: string): boolean {
+  return isHostValue(authority.slice(authority.lastIndexOf("@") + 1));
 }

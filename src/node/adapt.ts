@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { bodyLimitOf, contentLength } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
 import { guardedReporter } from "../http/guarded-report";
@@ -7,7 +8,8 @@ import { HttpProblem, internalErrorResponse, isHttpProblem } from "../http/probl
 import { isThenable } from "../http/thenable";
 import { answerClientError } from "./client-error";
 import { sendAndLinger } from "./linger";
-import { type BodyRead, type BodyStart, NodeRequest, readBody } from "./request";
+import { answerConnect, expectationFailed, messageProblem } from "./protocol";
+import { type BodyRead, type BodyStart, NodeRequest, readBody, targetProblem } from "./request";
 import { sendOrDestroy, sendResponse } from "./response";
 import { type NodeAdapterOptions, serverLimits } from "./server-limits";
 
@@ -24,7 +26,8 @@ function bodyAnswerer(
   const onError = guardedReporter(options);
   const bounds = serverLimits(options.limits);
   const refuse = (req: IncomingMessage, res: ServerResponse, problem: HttpProblem) => {
-    if (problem.status === 413) return sendAndLinger(req, res, problem.toResponse(), bounds);
+    // A body refused unread (413, 501 for its transfer coding): the connection closes once the client stops sending.
+    if (problem.headers.connection === "close") return sendAndLinger(req, res, problem.toResponse(), bounds);
     if (problem.status >= 500) {
       // A 500 here is the app's mistake (a body read before the adapter): its cause says what to change. The request
       // as far as it can be told (its body is gone), so `onError` can say which route.
@@ -87,8 +90,11 @@ function bodyAnswerer(
   };
 
   return (req, res, read) => {
-    if (read instanceof HttpProblem) refuse(req, res, read);
-    else run(req, res, read);
+    if (read instanceof HttpProblem) return refuse(req, res, read);
+    // After the body, whole: the connection stays usable.
+    const target = targetProblem(req.url ?? "/");
+    if (target === undefined) run(req, res, read);
+    else sendOrDestroy(res, target.toResponse());
   };
 }
 
@@ -128,6 +134,10 @@ export function adapt(handler: Handler, options: NodeAdapterOptions = {}): Reque
  * (RFC 9110 §5.3), `Expect: 100-continue` with a declared body over the limit gets the 413 instead
  * of the 100 (RFC 9110 §10.1.1), so the client never sends it, and a request node's parser refuses
  * (an invalid method token, a malformed header) gets a problem document ({@link answerClientError}).
+ * So do the requests node:http would answer with a bare status or no answer at all, each with `Connection: close`:
+ * an HTTP/1.1 request without Host, or any with a repeated or invalid Host (400 `invalid_host`, RFC 9112 §3.2), an
+ * `Expect` other than 100-continue (417 `expectation_failed`, RFC 9110 §10.1.1), CONNECT (501
+ * `method_not_implemented`, RFC 9110 §9.3.6) and an HTTP version other than 1.x (505 `http_version_not_supported`).
  * Time-outs are on by default ({@link DEFAULT_SERVER_LIMITS}): an idle keep-alive connection closes after 5 s, a
  * connection that has not sent a whole header section after 10 s and a request whose body has not ended after 30 s
  * get a 408 problem and are closed.
@@ -138,21 +148,40 @@ export function createServer(handler: Handler, options: NodeAdapterOptions = {})
   const limits = serverLimits(options.limits);
   const limit = bodyLimitOf(options, "createServer");
   const listener = adapt(handler, options);
+  const refuse = (req: IncomingMessage, res: ServerResponse, problem: HttpProblem) =>
+    sendAndLinger(req, res, problem.toResponse(), limits);
+  const serve: RequestListener = (req, res) => {
+    const problem = messageProblem(req);
+    if (problem === undefined) listener(req, res);
+    else refuse(req, res, problem);
+  };
   const server = createHttpServer(
     {
       joinDuplicateHeaders: true,
+      // node's own check answers a bare 400: messageProblem answers it, and a repeated or invalid Host too.
+      requireHostHeader: false,
       keepAliveTimeout: limits.idleMs,
       headersTimeout: limits.headersMs,
       requestTimeout: limits.requestMs,
       connectionsCheckingInterval: limits.checkIntervalMs,
     },
-    listener,
+    serve,
   );
   server.on("clientError", answerClientError);
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    // Refused before the 100: the client never sends the body.
+    const problem = messageProblem(req);
+    if (problem !== undefined) return refuse(req, res, problem);
     const declared = contentLength(req.headers["content-length"]);
     if (declared === undefined || Number.isNaN(declared) || declared <= limit) res.writeContinue();
     listener(req, res);
   });
+  // Without this listener node:http answers a bare 417.
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) =>
+    refuse(req, res, messageProblem(req) ?? expectationFailed()),
+  );
+  // Without this listener node:http destroys the socket of a CONNECT unanswered. An Upgrade request needs none: with
+  // no 'upgrade' listener node:http serves it as a plain request (RFC 9110 §7.8: a server MAY ignore Upgrade).
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => answerConnect(socket, limits));
   return server;
 }

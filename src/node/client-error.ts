@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import type { HttpProblemCode } from "../http/problem";
-import { HttpProblem, reasonPhrase } from "../http/problem";
+import { HttpProblem, PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
 
 // Node's parser error codes (llhttp's HPE_*, plus node's own time-outs) mapped to the answer the
 // client can act on; anything else is a plain malformed request (RFC 9112 §2.2).
@@ -22,6 +22,9 @@ function problemFor(code: string | undefined): HttpProblem<HttpProblemCode> {
   });
 }
 
+const responseStarted = (socket: Duplex) =>
+  (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent === true;
+
 /**
  * Answers a request node's HTTP parser refused (`server.on("clientError")`) with a problem document
  * instead of node's bare `400 Bad Request`, then closes the connection: after a framing error the
@@ -31,16 +34,25 @@ function problemFor(code: string | undefined): HttpProblem<HttpProblemCode> {
  * @example server.on("clientError", answerClientError)
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // A reset connection, or one that already has a response in flight, gets nothing more.
-  if (error.code === "ECONNRESET" || !socket.writable) {
+  // A reset connection, or one that already has a response in flight, gets nothing more: a second response after the
+  // first one's bytes (a 413 sent before a chunk turned out malformed) would be garbage to the client. The same check
+  // as node:http's own (its in-flight response on `_httpMessage`).
+  if (error.code === "ECONNRESET" || !socket.writable || responseStarted(socket)) {
     socket.destroy();
     return;
   }
-  const problem = problemFor(error.code);
+  endWithProblem(socket, problemFor(error.code));
+}
+
+/**
+ * Writes `problem` as a whole HTTP/1.1 response on a socket node:http no longer answers on (after a parser error, or a
+ * CONNECT it handed over), and ends the socket's writing side: `Connection: close`.
+ */
+export function endWithProblem(socket: Duplex, problem: HttpProblem): void {
   const body = JSON.stringify(problem.toJSON());
   socket.end(
     `HTTP/1.1 ${problem.status} ${reasonPhrase(problem.status)}\r\n` +
-      `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `content-type: ${PROBLEM_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `connection: close\r\n\r\n${body}`,
   );
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   type AdapterOptions,
+  badRequestTarget,
   bodyConsumed,
   bodyLimitOf,
   bodyTooLarge,
@@ -11,7 +12,7 @@ import { parseQuery } from "../http/body";
 import { removeDotSegments } from "../http/dot-segments";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
-import { splitAbsoluteTarget } from "../http/request-target";
+import { isAuthority, splitAbsoluteTarget } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
 
@@ -22,6 +23,19 @@ const isAbsoluteForm = (target: string) => target.charCodeAt(0) !== 0x2f /* / */
 function withoutFragment(target: string): string {
   const hash = target.indexOf("#");
   return hash === -1 ? target : target.slice(0, hash);
+}
+
+/**
+ * The 400 `bad_request_target` for a request target no resource has: an absolute-form one whose authority is not RFC
+ * 3986's (`http://[::1/a`, `http://x:99999/a`), which would otherwise be routed by its path alone. node's parser has
+ * already refused other malformed targets; an origin-form one, the common case, has no authority and pays nothing.
+ * The Fetch adapter has no such check to make: a `Request`'s URL is one the runtime's URL parser accepted.
+ */
+export function targetProblem(raw: string): HttpProblem<HttpProblemCode> | undefined {
+  if (!isAbsoluteForm(raw)) return undefined;
+  const absolute = splitAbsoluteTarget(raw);
+  if (absolute !== undefined && isAuthority(absolute.authority)) return undefined;
+  return badRequestTarget("The request target is not a valid absolute-URI: its authority is not RFC 3986's.");
 }
 
 /**
@@ -96,10 +110,10 @@ function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
   });
 }
 
-/** A body read to its end: the bytes, or the 413/400/500 problem that ended the reading. */
+/** A body read to its end: the bytes, or the 413/400/501/500 problem that ended the reading. */
 export type BodyRead = Uint8Array | HttpProblem<HttpProblemCode>;
 
-/** A body as {@link startBody} starts it: the bytes, a 413/400/500 problem, or a promise of either. */
+/** A body as {@link startBody} starts it: the bytes, a 413/400/501/500 problem, or a promise of either. */
 export type BodyStart = BodyRead | Promise<BodyRead>;
 
 /**
@@ -117,12 +131,37 @@ const nodeConsumedCause: ConsumedCause = (req) =>
       "adapter's listener with the request before anything reads its body.",
   );
 
-// The body when it is known before reading: none, already read by someone else, or over the limit by its declared
-// length. Only a request with a body pays for the stream-state reads below.
+// RFC 9112 §6.1: a coding applied before the final chunked one (gzip, chunked), which node's parser frames by the
+// chunks and does not decode. A final coding other than chunked is a framing error node's parser refuses itself, once
+// the headers are through (400, §6.3): not answered here, or two answers would go out. RFC 9110 §5.6.1: empty list
+// elements do not count.
+function undecodedCoding(codings: string): boolean {
+  const list = codings
+    .split(",")
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== "");
+  return list.at(-1) === "chunked" && list.some((coding) => coding !== "chunked");
+}
+
+// RFC 9112 §6.1: a server that receives a transfer coding it does not understand SHOULD answer 501; the bytes a
+// handler would get are still coded (gzip, chunked: gzip).
+function unsupportedTransferCoding(): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 501,
+    code: "unsupported_transfer_coding",
+    detail: "The server decodes no request transfer coding but chunked (RFC 9112 §6.1).",
+    headers: { connection: "close" },
+  });
+}
+
+// The body when it is known before reading: none, coded in a way it cannot be read, already read by someone else, or
+// over the limit by its declared length. Only a request with a body pays for the stream-state reads below.
 function knownBody(req: IncomingMessage, limit: number, consumed: ConsumedCause): BodyRead | undefined {
   const declared = contentLength(req.headers["content-length"]);
+  const codings = req.headers["transfer-encoding"];
   // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body, whoever drained the stream.
-  if (declared === 0 || (declared === undefined && req.headers["transfer-encoding"] === undefined)) return EMPTY;
+  if (declared === 0 || (declared === undefined && codings === undefined)) return EMPTY;
+  if (codings !== undefined && undecodedCoding(codings)) return unsupportedTransferCoding();
   // Bytes of it went to another reader ('data' emitted, or read()): the 'end' it would wait for may be long past.
   if (req.readableDidRead) return bodyConsumed(consumed(req));
   // Ended with no byte ever read: an empty chunked body someone drained; nothing of it is lost.
@@ -134,8 +173,9 @@ function knownBody(req: IncomingMessage, limit: number, consumed: ConsumedCause)
 
 /**
  * Starts reading the body: the bytes at once when there is no body (the hot path stays synchronous),
- * a 413 at once when the declared length is over the limit, a 500 `body_consumed` at once when something read the
- * stream before (its cause from `consumed`, the node adapter's by default), else a promise.
+ * a 413 at once when the declared length is over the limit, a 501 at once for a transfer coding other than chunked,
+ * a 500 `body_consumed` at once when something read the stream before (its cause from `consumed`, the node adapter's
+ * by default), else a promise.
  */
 export function startBody(req: IncomingMessage, limit: number, consumed: ConsumedCause = nodeConsumedCause): BodyStart {
   return knownBody(req, limit, consumed) ?? new Promise((resolve) => new BodyReader(req, limit, resolve));
@@ -212,8 +252,9 @@ class BodyReader {
 
 /**
  * Turns a node:http request into an {@link HttpRequest}, reading the body up to the limit.
- * @returns the request, or the problem to answer with: 413 over the limit, 400 for a body that could not be read, and
- * 500 `body_consumed` when something read the body before (`req.readableDidRead`), whose `cause` says so.
+ * @returns the request, or the problem to answer with: 413 over the limit, 400 for an absolute-form target with an
+ * invalid authority or a body that could not be read, 501 for a transfer coding other than chunked, and 500
+ * `body_consumed` when something read the body before (`req.readableDidRead`), whose `cause` says so.
  * @param res when given, the request's `signal` aborts if the client goes away before the response ends.
  */
 export async function readRequest(
@@ -221,7 +262,10 @@ export async function readRequest(
   options: AdapterOptions = {},
   res?: ServerResponse,
 ): Promise<ReadRequestResult> {
-  const body = await startBody(req, bodyLimitOf(options, "readRequest"));
+  const limit = bodyLimitOf(options, "readRequest");
+  const refused = targetProblem(req.url ?? "/");
+  if (refused !== undefined) return { ok: false, problem: refused };
+  const body = await startBody(req, limit);
   if (body instanceof HttpProblem) return { ok: false, problem: body };
   return { ok: true, request: new NodeRequest(req, body, res) };
 }

@@ -81,3 +81,14 @@ describe("fetch sendResponse", () => {
     expect(response.headers.getSetCookie()).toStrictEqual(["a=1", "b=2"]);
   });
 });
+
+describe("absolute-form targets the node adapter refuses for their authority (RFC 9112 §3.2.2, RFC 3986 §3.2)", () => {
+  // The node adapter answers these 400 bad_request_target (test/node/request.test.ts); a Fetch runtime's URL parser
+  // refuses them before any Request exists, so neither adapter routes them by their path.
+  it.each(["http://[::1/orders", "https://x:99999/orders", "http://%zz/orders", "http://[1:2:3:4:5:6:7:8:9]/orders"])(
+    "no Fetch Request can carry %s",
+    (url) => {
+      expect(() => new Request(url)).toThrow(TypeError);
+    },
+  );
+});

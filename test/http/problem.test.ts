@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { badRequestTarget, bodyTooLarge } from "../../src/http/adapter-options";
@@ -118,6 +120,8 @@ describe("problem details (RFC 9457)", () => {
   it.each([
     [413, "Content Too Large"],
     [422, "Unprocessable Content"],
+    [417, "Expectation Failed"],
+    [505, "HTTP Version Not Supported"],
     [418, "Client Error"],
     [599, "Server Error"],
   ])("names status %i %j (RFC 9110 §15)", (status, phrase) => {
@@ -156,5 +160,11 @@ describe("HTTP_PROBLEM_CODES: the codes of rest-webhooks/http and the adapters (
 
   it("has no duplicates", () => {
     expect(new Set(HTTP_PROBLEM_CODES).size).toBe(HTTP_PROBLEM_CODES.length);
+  });
+
+  it("regression: each has a row in docs/http.md's table of codes (malformed_request, headers_too_large and request_timeout had none)", () => {
+    const docs = readFileSync(fileURLToPath(new URL("../../docs/http.md", import.meta.url)), "utf8");
+    const rows = new Set([...docs.matchAll(/^\| `([a-z_]+)` \| \d{3}/gm)].map((match) => match[1]));
+    expect(HTTP_PROBLEM_CODES.filter((code) => !rows.has(code))).toStrictEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { type AddressInfo, connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { json } from "../../src/http/message";
 import { createServer, readRequest, sendResponse } from "../../src/node";
+import { exchange, statusLines } from "./raw-exchange";
 
 const servers: Server[] = [];
 afterAll(async () => {
@@ -147,6 +148,16 @@ describe("requests node's parser refuses (clientError)", () => {
     const { statusLine, problem } = statusAndProblem(raw);
     expect(statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
     expect(problem).toMatchObject({ status: 431, code: "headers_too_large" });
+  });
+
+  it("regression: a parser error after a response went out (a 413, then a malformed chunk) got a second response on the same connection", async () => {
+    const port = await listen(createServer(() => json(200, {}), { bodyLimit: 4 }));
+    const { received, closed } = await exchange(
+      port,
+      "POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n8\r\n12345678\r\nzz\r\n",
+    );
+    expect(statusLines(received)).toStrictEqual(["HTTP/1.1 413 Payload Too Large"]);
+    expect(closed).toBe(true);
   });
 
   it("keeps serving other connections afterwards", async () => {

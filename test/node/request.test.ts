@@ -2,10 +2,11 @@ import { Agent, createServer as createHttpServer, type IncomingMessage, type Ser
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { bodyConsumed } from "../../src/http/adapter-options";
-import { json } from "../../src/http/message";
-import { adapt, readRequest, sendResponse } from "../../src/node";
+import { type Handler, json } from "../../src/http/message";
+import { adapt, createServer, readRequest, sendResponse } from "../../src/node";
 import type { ContractRequest, ContractResponse } from "../http/adapter-contract";
 import { send } from "../support/node-client";
+import { exchange, firstResponse, listen, statusLines } from "./raw-exchange";
 
 const servers: Server[] = [];
 const agents: Agent[] = [];
@@ -155,5 +156,88 @@ describe("node adapter: a body read before the listener", () => {
     expect(response.status).toBe(500);
     expect(parsed(response)).toMatchObject({ code: "body_consumed" });
     expect(cause).toBeInstanceOf(TypeError);
+  });
+});
+
+describe("what the adapter refuses of the message itself, on node's own server and on createServer", () => {
+  /** The same handler behind `adapt` on a bare node:http server, behind `createServer`, and behind `readRequest`. */
+  const variants = {
+    adapt: (handler: Handler) => createHttpServer(adapt(handler)),
+    createServer: (handler: Handler) => createServer(handler),
+    readRequest: (handler: Handler) =>
+      createHttpServer(async (req, res) => {
+        const read = await readRequest(req, {}, res);
+        sendResponse(res, read.ok ? await handler(read.request) : read.problem.toResponse());
+      }),
+  };
+  const start = async (variant: keyof typeof variants) => {
+    const seen: string[] = [];
+    const server = variants[variant]((request) => {
+      seen.push(`${request.method} ${request.path}`);
+      return json(200, { body: new TextDecoder().decode(request.body) });
+    });
+    return { port: await listen(servers, server), seen };
+  };
+
+  describe.each(Object.keys(variants) as (keyof typeof variants)[])("%s", (variant) => {
+    describe("transfer codings (RFC 9112 §6.1: 501 for one the server does not understand)", () => {
+      it.each([
+        ["regression: gzip, chunked handed the handler the still-gzipped bytes", "gzip, chunked"],
+        ["one coding per field line", "gzip\r\nTransfer-Encoding: chunked"],
+        ["identity (no longer a transfer coding, RFC 9112 §7)", "identity, chunked"],
+      ])("%s", async (_, codings) => {
+        const { port, seen } = await start(variant);
+        const reply = await exchange(
+          port,
+          `POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ${codings}\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+        );
+        expect(statusLines(reply.received)).toHaveLength(1);
+        const { status, head, body } = firstResponse(reply.received);
+        expect({ status, body }).toMatchObject({ status: 501, body: { code: "unsupported_transfer_coding" } });
+        expect(head).toContain("connection: close");
+        expect(reply.closed).toBe(true);
+        expect(seen).toStrictEqual([]);
+      });
+
+      it.each([
+        ["chunked", "chunked"],
+        ["chunked in capitals", "CHUNKED"],
+        ["chunked after an empty list element (RFC 9110 §5.6.1)", ", chunked"],
+      ])("reads the body of %s", async (_, codings) => {
+        const { port, seen } = await start(variant);
+        const reply = await exchange(
+          port,
+          `POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ${codings}\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+        );
+        expect(firstResponse(reply.received)).toMatchObject({ status: 200, body: { body: "abc" } });
+        expect(seen).toStrictEqual(["POST /a"]);
+      });
+    });
+
+    describe("absolute-form targets (RFC 9112 §3.2.2; RFC 3986 §3.2: the authority)", () => {
+      it.each([
+        ["regression: an unclosed IP-literal was routed to /orders", "http://[::1/orders"],
+        ["regression: a port above 65535 was routed to /orders", "https://x:99999/orders"],
+        ["a malformed percent-encoding in the host", "http://%zz/orders"],
+        ["an IPv6 address of nine pieces", "http://[1:2:3:4:5:6:7:8:9]/orders"],
+      ])("%s: 400 bad_request_target", async (_, target) => {
+        const { port, seen } = await start(variant);
+        const reply = await exchange(port, `GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);
+        expect(statusLines(reply.received)).toHaveLength(1);
+        const { status, body } = firstResponse(reply.received);
+        expect({ status, body }).toMatchObject({ status: 400, body: { code: "bad_request_target" } });
+        expect(seen).toStrictEqual([]);
+      });
+
+      it("keeps the connection: the next request on it is served", async () => {
+        const { port, seen } = await start(variant);
+        const reply = await exchange(
+          port,
+          "GET http://[::1/orders HTTP/1.1\r\nHost: a\r\n\r\nGET http://[::1]:8080/orders HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        );
+        expect(statusLines(reply.received)).toStrictEqual(["HTTP/1.1 400 Bad Request", "HTTP/1.1 200 OK"]);
+        expect(seen).toStrictEqual(["GET /orders"]);
+      });
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { inPrefix, parseIp } from "./ip-address";
+import { inPrefix, parseIp } from "../../http/ip-address";
 
 /** The kind of network an IP address belongs to; only `public` may be reached by default. */
 export type AddressClass =

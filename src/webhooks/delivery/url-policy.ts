@@ -1,5 +1,5 @@
+import { inPrefix, parseIp } from "../../http/ip-address";
 import { type AddressClass, classifyAddressBytes } from "./address-class";
-import { inPrefix, parseIp } from "./ip-address";
 
 // Said with every refusal a developer meets on a laptop: how the server's operator allows local URLs.
 const LOCAL_HINT =

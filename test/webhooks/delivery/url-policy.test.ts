@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { parseIp } from "../../../src/http/ip-address";
 import { type AddressClass, classifyAddress } from "../../../src/webhooks/delivery/address-class";
-import { parseIp } from "../../../src/webhooks/delivery/ip-address";
 import { checkEndpointUrl, compileUrlPolicy } from "../../../src/webhooks/delivery/url-policy";
 
 const CASES: readonly [string, AddressClass][] = [

@@ -1,11 +1,11 @@
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher as UndiciDispatcher } from "undici";
+import { parseIp } from "../../../http/ip-address";
 import { nonNegativeInteger, positiveNumber } from "../../../options/number-option";
 import type { AttemptResult } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryRequest } from "../delivery-request";
-import { parseIp } from "../ip-address";
 import { parseRetryAfter } from "../retry-after";
 import {
   bareHost,

@@ -1,4 +1,4 @@
-/** Parsing of IP address literals into bytes, for the SSRF checks. Internal. */
+/** Parsing of IP address literals into bytes, for the SSRF checks and the request-target checks. Internal. */
 
 /** Parses a dotted-quad IPv4 address (four decimal octets, no leading zeros) into 4 bytes. */
 export function parseIPv4(text: string): Uint8Array | undefined {

@@ -198,6 +198,7 @@ describe.each([
       metadata: {},
       rateLimit: null,
       failingSince: null,
+      tenant: null,
       createdAt: Date.now(),
     });
     const queue = createMemoryDeliveryQueue({ endpoints });

@@ -37,6 +37,12 @@ export interface PublishOptions {
    * `tracedPublish` in `rest-webhooks/otel` passes the active span's.
    */
   traceparent?: string | undefined;
+  /**
+   * The tenant the event belongs to: it reaches only that tenant's subscribed endpoints. Without it, the event reaches
+   * only endpoints without a tenant (the operator's own), never a tenant's. 1 to 255 printable ASCII characters, else
+   * a TypeError.
+   */
+  tenant?: string | undefined;
 }
 
 /** The outcome of publishing: the deliveries created (none when no endpoint subscribes, or already published). */
@@ -94,7 +100,10 @@ export interface ClaimOptions {
  * your transaction: the transactional outbox); one shared contract suite.
  */
 export interface DeliveryQueue {
-  /** Fans the event out to every enabled endpoint subscribed to its type; publishing the same event id twice is a no-op. */
+  /**
+   * Fans the event out to every enabled endpoint of its tenant (`options.tenant`; none: the endpoints without one)
+   * subscribed to its type; publishing the same event id twice is a no-op.
+   */
   publish(event: WebhookEvent, options?: PublishOptions): Promise<PublishResult>;
   /**
    * Claims up to `limit` due deliveries, fairly between endpoints: endpoints with due work take turns, each giving at

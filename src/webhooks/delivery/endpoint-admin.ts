@@ -8,6 +8,7 @@ import { type CreateEndpointInput, MAX_RATE_LIMIT, MIN_RATE_LIMIT, type UpdateEn
 import type { EndpointPatch, EndpointStore } from "./endpoint-store";
 import type { DeliveryStatus } from "./state-machine";
 import { transition } from "./state-machine";
+import { checkTenant } from "./tenant";
 import {
   type CompiledUrlPolicy,
   checkEndpointUrl,
@@ -55,11 +56,24 @@ export type AdminResult<T> =
   | { ok: false; code: "unknown_event_type"; detail: string; index: number }
   | ({ ok: false } & UrlRefusal);
 
+/** What {@link EndpointAdmin.list} reads: a page of endpoints, oldest first. */
+export interface EndpointListQuery {
+  limit: number;
+  /** Id of the last endpoint of the previous page. */
+  startingAfter?: string | undefined;
+  /** Only this tenant's endpoints; `null`: only those without a tenant. @default every endpoint */
+  tenant?: string | null | undefined;
+}
+
 /** Endpoint management on plain values; the endpoint API (`declareEndpointApi`) is a thin layer over it. */
 export interface EndpointAdmin {
-  create(input: CreateEndpointInput): Promise<AdminResult<WebhookEndpoint>>;
+  /**
+   * Registers an endpoint, owned by `owner.tenant` when given (1 to 255 printable ASCII characters, else a
+   * TypeError): it then receives only the events published for that tenant. Without, it is the operator's own.
+   */
+  create(input: CreateEndpointInput, owner?: { tenant?: string | undefined }): Promise<AdminResult<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
-  list(options: { limit: number; startingAfter?: string | undefined }): Promise<WebhookEndpoint[]>;
+  list(query: EndpointListQuery): Promise<WebhookEndpoint[]>;
   /**
    * Updates fields, atomically in the store: a change of status (disabling, re-enabling) is decided on the endpoint
    * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery (deliveries parked while
@@ -207,7 +221,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   }
 
   return {
-    async create(input) {
+    async create(input, owner) {
+      const tenant = checkTenant("EndpointAdmin.create", owner?.tenant) ?? null;
       checkRate("EndpointAdmin.create", input.rate_limit);
       const unknownType = checkTypes(input.enabled_events);
       if (unknownType !== undefined) return unknownType;
@@ -227,12 +242,16 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         rateLimit: input.rate_limit ?? null,
         failingSince: null,
         createdAt: now(),
+        tenant,
       };
       await endpoints.create(endpoint);
       return { ok: true, value: endpoint };
     },
     get: (id) => endpoints.get(id),
-    list: (listOptions) => endpoints.list(listOptions),
+    list: (query) => {
+      if (query.tenant !== null) checkTenant("EndpointAdmin.list", query.tenant);
+      return endpoints.list(query);
+    },
     async update(id, input) {
       const fieldsOf = typeof input === "function" ? input : () => input;
       // Before any read, as create does: a rate the pacer cannot run is misuse, whatever is stored.

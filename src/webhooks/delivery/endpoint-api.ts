@@ -23,6 +23,7 @@ import {
 } from "./endpoint-api-preconditions";
 import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
 import { attemptsQuery, deliveriesQuery, listQuery, replayBody, replayQuery } from "./endpoint-api-query";
+import { type TenantOf, tenantScope } from "./endpoint-api-tenant";
 import { mergeEndpointPatch } from "./endpoint-merge-patch";
 import {
   attemptJson,
@@ -50,18 +51,35 @@ export interface EndpointApiOptions extends EndpointAdminOptions {
    * Makes the API's POST and PATCH operations retry-safe with an `Idempotency-Key` header (IETF
    * draft-ietf-httpapi-idempotency-key-header): a retry with the same key and body gets the first response again
    * (`Idempotent-Replayed: true`) instead of registering a second endpoint, rotating the secret twice or queuing a
-   * replay again; the same key with another body is a 422. Keys are scoped per API key (`identify` defaults to a
-   * SHA-256 of the `Authorization` field). The store keeps each response for `ttlMs` (24 h by default), the signing
+   * replay again; the same key with another body is a 422. Keys are scoped per API key and tenant (`identify`
+   * defaults to a SHA-256 of the `Authorization` field and the request's tenant; one of your own must tell tenants
+   * apart too). The store keeps each response for `ttlMs` (24 h by default), the signing
    * secret shown by a creation or a rotation included: give it a store you trust with secrets.
    * @default none: a POST runs every time it is sent, whatever its Idempotency-Key
    */
   idempotency?: Omit<IdempotencyOptions, "identify"> & { identify?: IdempotencyOptions["identify"] };
+  /**
+   * The tenant a request acts for, when tenants manage their own endpoints: from your authentication (the API key's
+   * owner, a session), never from a field the caller writes freely. Called after the API-key check. A tenant scopes
+   * the request: it creates endpoints of that tenant, lists only its own, and another tenant's endpoint (with its
+   * deliveries and log) is a 404, as one that does not exist. `undefined` is the operator: every endpoint, and new
+   * ones without a tenant. Throw an `HttpProblem` to refuse a request (a 403); a value that cannot name a tenant is a
+   * TypeError (a 500).
+   * @default every request is the operator's
+   * @example tenant: async (request) => (await accounts.byApiKey(bearer(request)))?.id
+   */
+  tenant?: TenantOf;
 }
 
-// The API key as the caller of an idempotency key: checked by requireApiKey before, and never kept as it is.
-const apiKeyCaller = (request: HttpRequest): string =>
+// The caller of an idempotency key: the API key (checked by requireApiKey before, and never kept as it is) and the
+// tenant it acts for, so two tenants sharing a key (a session naming the tenant) never replay each other's answers.
+// A field value has no line feed (RFC 9110 §5.5), so the two cannot run into each other; the operator's hash is
+// the key's alone, as before tenants.
+const callerOf = (request: HttpRequest, tenant: string | undefined): string =>
   createHash("sha256")
-    .update(request.headers.authorization ?? "")
+    .update(
+      tenant === undefined ? (request.headers.authorization ?? "") : `${request.headers.authorization}\n${tenant}`,
+    )
     .digest("base64url");
 
 // Ids are printable ASCII: anything else names nothing, and is never handed to a store (PostgreSQL refuses NUL).
@@ -101,8 +119,8 @@ const isMergePatch = (contentType: string | undefined): boolean => {
  * The endpoint resource is conditional (RFC 9110 §13): its GET and the 200 of its updates carry a strong ETag, a GET
  * answers 304 to a matching If-None-Match, and `PATCH`, `POST` and `DELETE /{endpoint_id}` answer 412 to an If-Match
  * or If-None-Match that does not hold for the endpoint as stored, changing nothing.
- * There is no tenant scoping: every key `apiKeys` admits reaches every endpoint, its deliveries and its secret
- * rotation; give tenants their own routes over {@link createEndpointAdmin} instead (docs/webhooks-providers.md).
+ * Without the `tenant` option every key `apiKeys` admits reaches every endpoint, its deliveries and its secret
+ * rotation: an operator's API. With it, each request sees only its tenant's endpoints (docs/webhooks-providers.md).
  * @returns the router, for chaining.
  * @example
  * const router = createRouter();
@@ -114,17 +132,30 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
   const { queue } = options;
   const base = (options.basePath ?? "/v1/webhook_endpoints").replace(/\/+$/, "");
   const tags = ["webhook_endpoints"];
-  const find = async (id: string) => {
+  const { scoped, scope } = tenantScope(options.tenant);
+  const visible = (endpoint: WebhookEndpoint | undefined, tenant: string | undefined): endpoint is WebhookEndpoint =>
+    endpoint !== undefined && (tenant === undefined || endpoint.tenant === tenant);
+  // Another tenant's endpoint is not found, exactly like one that does not exist: its id tells nothing.
+  const find = async (request: HttpRequest, id: string) => {
+    const tenant = await scope(request);
     const endpoint = known(id) ? await admin.get(id) : undefined;
-    if (endpoint === undefined) throw notFound("endpoint");
+    if (!visible(endpoint, tenant)) throw notFound("endpoint");
     return endpoint;
   };
   const declare = (endpoints: ResourceBuilder<`${string}/{endpoint_id}`>) => {
     // Inside the key check: a request without a valid key neither takes nor replays an idempotency key.
     const retrySafe =
       options.idempotency &&
-      idempotency({ ...options.idempotency, identify: options.idempotency.identify ?? apiKeyCaller });
-    endpoints.use(requireApiKey(options.apiKeys), ...(retrySafe ? [retrySafe] : []), ...(options.use ?? []));
+      idempotency({
+        ...options.idempotency,
+        identify: options.idempotency.identify ?? (async (request) => callerOf(request, await scope(request))),
+      });
+    endpoints.use(
+      requireApiKey(options.apiKeys),
+      ...(scoped ? [scoped] : []),
+      ...(retrySafe ? [retrySafe] : []),
+      ...(options.use ?? []),
+    );
     endpoints.create(
       {
         body: createEndpointSchema,
@@ -146,8 +177,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         tags,
         summary: "Register an endpoint",
       },
-      async ({ body, created }) => {
-        const endpoint = unwrap(await admin.create(body));
+      async ({ body, created, request }) => {
+        const endpoint = unwrap(await admin.create(body, { tenant: await scope(request) }));
         return withoutContentLocation(created(endpoint.id, endpointJson(endpoint, true), NO_STORE));
       },
     );
@@ -159,13 +190,15 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         tags,
         summary: "List endpoints",
       },
-      async ({ query }) => {
+      async ({ query, request }) => {
         const size = query.limit;
         const after = query.starting_after;
         if (after !== undefined && !known(after)) throw invalidCursor("endpoint", after);
-        const page = await admin.list({ limit: size + 1, startingAfter: after });
-        // An empty page after a cursor is the end of the list only if the cursor's endpoint still exists.
-        if (page.length === 0 && after !== undefined && (await admin.get(after)) === undefined) {
+        const tenant = await scope(request);
+        const page = await admin.list({ limit: size + 1, startingAfter: after, tenant });
+        // An empty page after a cursor is the end of the list only if the cursor's endpoint still exists (and is one
+        // the caller sees: another tenant's id names none of its endpoints).
+        if (page.length === 0 && after !== undefined && !visible(await admin.get(after), tenant)) {
           throw invalidCursor("endpoint", after);
         }
         const data = page.slice(0, size).map((endpoint) => endpointJson(endpoint));
@@ -175,7 +208,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
     endpoints.read(
       // conditional() evaluates against the ETag endpointResponse sets; a thrown 404 passes it (RFC 9110 §13.2.1).
       { response: endpointJsonSchema, tags, summary: "Get an endpoint", use: [conditional({ now: options.now })] },
-      async ({ params }) => endpointResponse(await find(params.endpoint_id)),
+      async ({ params, request }) => endpointResponse(await find(request, params.endpoint_id)),
     );
     endpoints.route(
       "POST",
@@ -191,7 +224,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       },
       async ({ params, body, request }) => {
         // Found first: a missing endpoint is a 404 whatever its preconditions (RFC 9110 §13.2.1).
-        const endpoint = await find(params.endpoint_id);
+        const endpoint = await find(request, params.endpoint_id);
         return endpointResponse(unwrap(await admin.update(endpoint.id, conditionalUpdate(request, body))));
       },
     );
@@ -209,7 +242,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         description: `With Content-Type ${MERGE_PATCH_CONTENT_TYPE}, a JSON Merge Patch (RFC 7396): metadata merges key by key and a member set to null is removed (a metadata key; description back to "", rate_limit lifted). With application/json or a form, the fields given replace the stored ones, as POST does (no null).`,
       },
       async ({ params, body, request }) => {
-        const endpoint = await find(params.endpoint_id);
+        const endpoint = await find(request, params.endpoint_id);
         let input: UpdateEndpointInput | ((current: WebhookEndpoint) => UpdateEndpointInput);
         if (isMergePatch(request.headers["content-type"])) {
           // RFC 7396 §2: applied to the current representation, then validated as a whole. Inside the store's atomic
@@ -234,7 +267,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       "remove",
       { response: deletedJson, tags, summary: "Delete an endpoint", use: [conditionalWriteDescribed] },
       async ({ params, request }) => {
-        const endpoint = await find(params.endpoint_id);
+        const endpoint = await find(request, params.endpoint_id);
         // Two steps: the store has no conditional delete, so a write landing between the check and the delete is lost.
         assertPreconditions(request, endpoint);
         if (!(await admin.delete(endpoint.id))) throw notFound("endpoint");
@@ -256,8 +289,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         tags,
         summary: "Rotate the signing secret",
       },
-      async ({ params }) => {
-        const endpoint = await find(params.endpoint_id);
+      async ({ params, request }) => {
+        const endpoint = await find(request, params.endpoint_id);
         return json(200, endpointJson(unwrap(await admin.rotateSecret(endpoint.id)), true), NO_STORE);
       },
     );
@@ -273,8 +306,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         tags,
         summary: "Retry every failed delivery since a time (query or body `since`)",
       },
-      async ({ params, query, body }) => {
-        const endpoint = await find(params.endpoint_id);
+      async ({ params, query, body, request }) => {
+        const endpoint = await find(request, params.endpoint_id);
         const since = body?.since ?? query.since;
         if (since === undefined) {
           throw new HttpProblem({
@@ -300,8 +333,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         description:
           "The newest lines (of one delivery, with delivery_id), up to limit; has_more says there are older ones. To read them, pass the id of the page's last line as starting_after, with the same delivery_id.",
       },
-      async ({ params, query }) => {
-        const endpoint = await find(params.endpoint_id);
+      async ({ params, query, request }) => {
+        const endpoint = await find(request, params.endpoint_id);
         const size = query.limit;
         const deliveryId = query.delivery_id;
         const after = query.starting_after;
@@ -329,8 +362,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
           tags,
           summary: "The endpoint's deliveries, newest first",
         },
-        async ({ params, query }) => {
-          const endpoint = await find(params.endpoint_id);
+        async ({ params, query, request }) => {
+          const endpoint = await find(request, params.endpoint_id);
           const size = query.limit;
           const after = query.starting_after;
           if (after !== undefined && !known(after)) throw invalidCursor("delivery", after);
@@ -356,8 +389,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         if (delivery === undefined || delivery.endpointId !== endpointId) throw notFound("delivery");
         return delivery;
       };
-      deliveries.read({ response: deliveryJsonSchema, tags, summary: "One delivery" }, async ({ params }) => {
-        const endpoint = await find(params.endpoint_id);
+      deliveries.read({ response: deliveryJsonSchema, tags, summary: "One delivery" }, async ({ params, request }) => {
+        const endpoint = await find(request, params.endpoint_id);
         return json(200, deliveryJson(await findDelivery(endpoint.id, params.delivery_id)));
       });
       deliveries.action(
@@ -372,8 +405,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
           tags,
           summary: "Retry a delivery now",
         },
-        async ({ params }) => {
-          const endpoint = await find(params.endpoint_id);
+        async ({ params, request }) => {
+          const endpoint = await find(request, params.endpoint_id);
           const delivery = await findDelivery(endpoint.id, params.delivery_id);
           return json(202, deliveryJson(unwrap(await admin.retry(endpoint.id, delivery.id))));
         },

@@ -113,6 +113,9 @@ export const endpointJsonSchema = z
     description: z.string(),
     metadata: z.record(z.string(), z.string()),
     rate_limit: z.number().nullable(),
+    tenant: z.string().nullable().meta({
+      description: "The tenant that owns it (set at creation, never changed); null for the operator's own.",
+    }),
     created_at: dateTime,
     secret: z.string().optional().meta({ description: "The signing secret: only on creation and rotation." }),
   })
@@ -174,6 +177,7 @@ export function endpointJson(endpoint: WebhookEndpoint, withSecret = false): z.i
     description: endpoint.description,
     metadata: endpoint.metadata,
     rate_limit: endpoint.rateLimit,
+    tenant: endpoint.tenant,
     created_at: new Date(endpoint.createdAt).toISOString(),
   };
   if (withSecret) out.secret = endpoint.secrets[endpoint.secrets.length - 1]?.secret;

@@ -1,13 +1,15 @@
 import type { WebhookEndpoint } from "./endpoint";
 
-/** Fields of an endpoint that can change after creation. */
-export type EndpointPatch = Partial<Omit<WebhookEndpoint, "id" | "createdAt">>;
+/** Fields of an endpoint that can change after creation (its tenant cannot). */
+export type EndpointPatch = Partial<Omit<WebhookEndpoint, "id" | "createdAt" | "tenant">>;
 
 /** Paging of {@link EndpointStore.list}: oldest first, after the cursor. */
 export interface EndpointListOptions {
   limit: number;
   /** Id of the last endpoint of the previous page; one that names no endpoint (deleted) gives an empty page. */
   startingAfter?: string | undefined;
+  /** Only this tenant's endpoints; `null`: only those without a tenant. @default every endpoint */
+  tenant?: string | null | undefined;
 }
 
 /**
@@ -37,8 +39,11 @@ export interface EndpointStore {
    */
   modify(id: string, next: (current: WebhookEndpoint) => EndpointPatch): Promise<WebhookEndpoint | undefined>;
   delete(id: string): Promise<boolean>;
-  /** Enabled endpoints with a pattern matching `eventType`. */
-  subscribed(eventType: string): Promise<WebhookEndpoint[]>;
+  /**
+   * Enabled endpoints of `tenant` (`null`: those without a tenant) with a pattern matching `eventType`, oldest first.
+   * An event published for one tenant never reaches another's endpoints, nor the operator's.
+   */
+  subscribed(eventType: string, tenant: string | null): Promise<WebhookEndpoint[]>;
   /**
    * Records an attempt's outcome for the health check and returns the new `failingSince`
    * (`undefined` when there is no such endpoint). A success clears it; a failure sets it if unset.

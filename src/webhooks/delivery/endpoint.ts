@@ -31,6 +31,12 @@ export interface WebhookEndpoint {
   readonly failingSince: number | null;
   /** Epoch ms. */
   readonly createdAt: number;
+  /**
+   * The tenant (customer, account) that owns it: it receives only the events published for that tenant
+   * (`publish(event, { tenant })`). `null`: the operator's own, receiving only events published without a tenant.
+   * Set at creation and never changed.
+   */
+  readonly tenant: string | null;
 }
 
 /**

@@ -33,8 +33,15 @@ export type {
 } from "./delivery-queue";
 export type { DeliveryRequest } from "./delivery-request";
 export type { DisabledReason, EndpointSecret, WebhookEndpoint } from "./endpoint";
-export { type AdminResult, createEndpointAdmin, type EndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
+export {
+  type AdminResult,
+  createEndpointAdmin,
+  type EndpointAdmin,
+  type EndpointAdminOptions,
+  type EndpointListQuery,
+} from "./endpoint-admin";
 export { declareEndpointApi, type EndpointApiOptions } from "./endpoint-api";
+export type { TenantOf } from "./endpoint-api-tenant";
 export type { CreateEndpointInput, UpdateEndpointInput } from "./endpoint-schema";
 export type { EndpointListOptions, EndpointPatch, EndpointStore } from "./endpoint-store";
 export { WebhookDeliveryError, type WebhookDeliveryErrorCode } from "./errors";
@@ -60,6 +67,7 @@ export {
   type Transition,
   transition,
 } from "./state-machine";
+export { isTenant, type Tenant } from "./tenant";
 export {
   checkEndpointUrl,
   type HostResolver,

@@ -2,6 +2,7 @@ import { finiteNumber, nonNegativeInteger, nonNegativeNumber, positiveNumber } f
 import { DELIVERY_ERROR_KINDS } from "./attempt";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
 import { DELIVERY_STATUSES, type DeliveryState } from "./state-machine";
+import { checkTenant } from "./tenant";
 import { checkTraceparent } from "./trace-context";
 
 /*
@@ -36,6 +37,7 @@ export function checkPublishOptions(options: PublishOptions): void {
     nonNegativeNumber("DeliveryQueue.publish", "delayMs", options.delayMs, "milliseconds");
   }
   checkTraceparent(options.traceparent, "publish");
+  checkTenant("DeliveryQueue.publish", options.tenant);
 }
 
 /** The first attempt's due time, `now + delayMs`, once the options are checked: an instant both queues can store. */

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { etagFromBody } from "../../../src/caching/index";
 import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
-import { isHttpProblem } from "../../../src/http/problem";
+import { HttpProblem, isHttpProblem } from "../../../src/http/problem";
 import { MemoryIdempotencyStore } from "../../../src/idempotency/memory/index";
 import { migrate } from "../../../src/postgres/index";
 import { createRouter } from "../../../src/routing/index";
 import { AttemptCursorError } from "../../../src/webhooks/delivery/attempt-cursor";
 import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
-import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api";
+import { declareEndpointApi, type EndpointApiOptions } from "../../../src/webhooks/delivery/endpoint-api";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
 import {
@@ -18,6 +18,7 @@ import {
 import { transition } from "../../../src/webhooks/delivery/state-machine";
 import { databases, type OpenDatabase } from "../../support/databases";
 import { uniqueName } from "../../support/services";
+import { listen } from "../consumer/support";
 
 const KEY = "sk_test_4eC39HqLyjWDarjtT1zdp7dc";
 const enc = new TextEncoder();
@@ -777,6 +778,475 @@ describe("webhook endpoint API", () => {
       expect(rest).toStrictEqual(get.headers);
       expect(Number(length)).toBe(new TextEncoder().encode(String(get.body)).byteLength);
     }
+  });
+
+  describe("tenants", () => {
+    const ACME_KEY = "sk_test_acme_5fQ2x9LwR7bN3kT8";
+    const GLOBEX_KEY = "sk_test_globex_Yh4mC1vZ6pD0sJ2";
+    // Each tenant's API key acts for it; KEY is the operator's (tenant() answers undefined).
+    const owners: Record<string, string> = { [`Bearer ${ACME_KEY}`]: "acme", [`Bearer ${GLOBEX_KEY}`]: "globex" };
+    const as = (key: string) => ({ authorization: `Bearer ${key}` });
+    const base = "/v1/webhook_endpoints";
+    const mergePatch = { "content-type": "application/merge-patch+json" };
+    const scopedApi = (options: Partial<EndpointApiOptions> = {}) =>
+      answered(
+        declareEndpointApi(createRouter(), {
+          endpoints,
+          queue,
+          apiKeys: [KEY, ACME_KEY, GLOBEX_KEY],
+          resolve: false,
+          now: () => now,
+          tenant: (request) => owners[request.headers.authorization ?? ""],
+          ...options,
+        }).handler(),
+      );
+    let api: Handler;
+    beforeEach(() => {
+      api = scopedApi();
+    });
+    const createAs = async (key: string) => {
+      const res = await api(
+        req("POST", base, { url: "https://hooks.example.com/in", enabled_events: ["order.*"] }, as(key)),
+      );
+      expect(res.status).toBe(201);
+      return parse(res);
+    };
+    const ids = (res: HttpResponse) => parse(res).data.map((item: { id: string }) => item.id);
+    // All a client sees of an answer: status, header fields and body.
+    const seen = (res: HttpResponse) => ({ status: res.status, headers: res.headers, body: String(res.body) });
+
+    // A delivery of `endpointId` (published for `tenant`), tried once and exhausted: retry and replay would act on it.
+    async function exhaustedDelivery(endpointId: string, tenant: string): Promise<string> {
+      const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { now, tenant });
+      expect(deliveryIds).toHaveLength(1);
+      const [claim] = await queue.claim({ limit: 1, now, leaseMs: 1_000 });
+      const result = { kind: "response" as const, status: 500, durationMs: 3, body: "down" };
+      const next = transition(claim!.state, { type: "attempt", result }, now);
+      await queue.complete(
+        claim!,
+        { ...next.state, status: "exhausted", nextAttemptAt: null },
+        {
+          deliveryId: claim!.id,
+          endpointId,
+          eventId: claim!.eventId,
+          attempt: 1,
+          startedAt: now,
+          durationMs: 3,
+          status: 500,
+          errorKind: "http_status",
+          response: "down",
+        },
+      );
+      return deliveryIds[0] as string;
+    }
+
+    // Every route under one endpoint: [method, path, body, headers].
+    const routesUnder = (
+      id: string,
+      deliveryId: string,
+    ): [string, string, string | object | undefined, Record<string, string>][] => [
+      ["GET", `${base}/${id}`, undefined, {}],
+      ["POST", `${base}/${id}`, "description=taken", {}],
+      ["PATCH", `${base}/${id}`, { description: "taken" }, { "content-type": "application/json" }],
+      ["PATCH", `${base}/${id}`, { description: "taken" }, mergePatch],
+      ["DELETE", `${base}/${id}`, undefined, {}],
+      ["POST", `${base}/${id}/rotate_secret`, undefined, {}],
+      ["POST", `${base}/${id}/replay?since=0`, undefined, {}],
+      ["GET", `${base}/${id}/deliveries`, undefined, {}],
+      ["GET", `${base}/${id}/deliveries/${deliveryId}`, undefined, {}],
+      ["POST", `${base}/${id}/deliveries/${deliveryId}/retry`, undefined, {}],
+      ["GET", `${base}/${id}/attempts`, undefined, {}],
+    ];
+
+    it("a tenant's POST creates an endpoint of its tenant; the operator's, one without a tenant", async () => {
+      const mine = await createAs(ACME_KEY);
+      expect(mine.tenant).toBe("acme");
+      expect(parse(await api(req("GET", `${base}/${mine.id}`, undefined, as(ACME_KEY)))).tenant).toBe("acme");
+      expect((await endpoints.get(mine.id))?.tenant).toBe("acme");
+      const form = await api(
+        req("POST", base, `url=${encodeURIComponent("https://a.example/h")}&enabled_events[]=*`, as(GLOBEX_KEY)),
+      );
+      expect(form.status).toBe(201);
+      expect(parse(form).tenant).toBe("globex");
+      const operators = await createAs(KEY);
+      expect(operators.tenant).toBeNull();
+      expect((await endpoints.get(operators.id))?.tenant).toBeNull();
+    });
+
+    it("a body field tenant is refused (422): no caller chooses its tenant", async () => {
+      for (const [key, body] of [
+        [ACME_KEY, { tenant: "globex" }],
+        [ACME_KEY, { tenant: "acme" }],
+        [ACME_KEY, { tenant: null }],
+        [KEY, { tenant: "acme" }],
+      ] as const) {
+        const res = await api(
+          req("POST", base, { url: "https://a.example/h", enabled_events: ["*"], ...body }, as(key)),
+        );
+        expect(res.status, JSON.stringify(body)).toBe(422);
+        expect(parse(res).errors.map((e: { pointer: string }) => e.pointer)).toContain("");
+      }
+      const form = await api(
+        req("POST", base, "url=https%3A%2F%2Fa.example%2Fh&enabled_events[]=*&tenant=globex", as(ACME_KEY)),
+      );
+      expect(form.status).toBe(422);
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    });
+
+    it("an update naming tenant is refused (422): an endpoint never changes tenant", async () => {
+      const e = await createAs(ACME_KEY);
+      for (const [method, body, headers] of [
+        ["POST", { tenant: "globex" }, {}],
+        ["POST", "tenant=globex", {}],
+        ["PATCH", { tenant: "globex" }, { "content-type": "application/json" }],
+        ["PATCH", { tenant: "globex" }, mergePatch],
+        ["PATCH", { tenant: null }, mergePatch],
+      ] as const) {
+        const res = await api(req(method, `${base}/${e.id}`, body, { ...as(KEY), ...headers }));
+        expect(res.status, `${method} ${JSON.stringify(body)}`).toBe(422);
+      }
+      expect((await endpoints.get(e.id))?.tenant).toBe("acme");
+    });
+
+    it("another tenant's endpoint is a 404 on every route under it, the same answer as for a missing endpoint, and changes nothing", async () => {
+      const e = await createAs(ACME_KEY);
+      const deliveryId = await exhaustedDelivery(e.id, "acme");
+      const before = {
+        endpoint: await endpoints.get(e.id),
+        delivery: await queue.get(deliveryId),
+        attempts: await queue.attempts({ endpointId: e.id }),
+        json: seen(await api(req("GET", `${base}/${e.id}`, undefined, as(ACME_KEY)))),
+      };
+      expect(before.delivery?.state.status).toBe("exhausted");
+      expect(before.attempts).toHaveLength(1);
+      const theirs = routesUnder(e.id, deliveryId);
+      const missing = routesUnder("we_missing", deliveryId);
+      for (const [i, [method, path, body, headers]] of theirs.entries()) {
+        const res = await api(req(method, path, body, { ...as(GLOBEX_KEY), ...headers }));
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(parse(res).code, `${method} ${path}`).toBe("endpoint_not_found");
+        const [, missingPath, missingBody, missingHeaders] = missing[i]!;
+        const none = await api(req(method, missingPath, missingBody, { ...as(GLOBEX_KEY), ...missingHeaders }));
+        expect(seen(res), `${method} ${path}`).toEqual(seen(none));
+      }
+      expect(await endpoints.get(e.id)).toEqual(before.endpoint);
+      expect(await queue.get(deliveryId)).toEqual(before.delivery);
+      expect(await queue.attempts({ endpointId: e.id })).toEqual(before.attempts);
+      expect(seen(await api(req("GET", `${base}/${e.id}`, undefined, as(ACME_KEY))))).toEqual(before.json);
+    });
+
+    it("the operator's own endpoint is a 404 to a tenant, as a missing one", async () => {
+      const operators = await createAs(KEY);
+      const res = await api(req("GET", `${base}/${operators.id}`, undefined, as(ACME_KEY)));
+      const none = await api(req("GET", `${base}/we_missing`, undefined, as(ACME_KEY)));
+      expect(res.status).toBe(404);
+      expect(seen(res)).toEqual(seen(none));
+    });
+
+    it("a delivery of another tenant's endpoint, asked under one's own endpoint, is a 404 as a missing delivery", async () => {
+      const theirs = await createAs(ACME_KEY);
+      const mine = await createAs(GLOBEX_KEY);
+      const deliveryId = await exhaustedDelivery(theirs.id, "acme");
+      for (const [method, tail] of [
+        ["GET", ""],
+        ["POST", "/retry"],
+      ] as const) {
+        const res = await api(
+          req(method, `${base}/${mine.id}/deliveries/${deliveryId}${tail}`, undefined, as(GLOBEX_KEY)),
+        );
+        const none = await api(
+          req(method, `${base}/${mine.id}/deliveries/dlv_missing${tail}`, undefined, as(GLOBEX_KEY)),
+        );
+        expect(res.status, method).toBe(404);
+        expect(parse(res).code, method).toBe("delivery_not_found");
+        expect(seen(res), method).toEqual(seen(none));
+      }
+      expect((await queue.get(deliveryId))?.state.status).toBe("exhausted");
+    });
+
+    describe("list", () => {
+      // Each key's walk through the list, `limit` a page: the ids, and has_more of each page.
+      const walk = async (key: string, limit: number) => {
+        const seenIds: string[] = [];
+        const hasMore: boolean[] = [];
+        let after = "";
+        for (;;) {
+          const res = await api(
+            req("GET", `${base}?limit=${limit}${after && `&starting_after=${after}`}`, undefined, as(key)),
+          );
+          expect(res.status).toBe(200);
+          seenIds.push(...ids(res));
+          hasMore.push(parse(res).has_more);
+          if (!parse(res).has_more) return { ids: seenIds, hasMore };
+          after = seenIds.at(-1) as string;
+        }
+      };
+      // Interleaved: each tenant's endpoints lie between the others'.
+      const interleaved = async () => {
+        const a1 = await createAs(ACME_KEY);
+        const g1 = await createAs(GLOBEX_KEY);
+        const o1 = await createAs(KEY);
+        const a2 = await createAs(ACME_KEY);
+        const g2 = await createAs(GLOBEX_KEY);
+        const a3 = await createAs(ACME_KEY);
+        return { a1: a1.id, g1: g1.id, o1: o1.id, a2: a2.id, g2: g2.id, a3: a3.id } as Record<string, string>;
+      };
+
+      it("each tenant lists only its own endpoints, page by page, has_more counting only its own", async () => {
+        const { a1, g1, a2, g2, a3 } = await interleaved();
+        expect(await walk(ACME_KEY, 1)).toEqual({ ids: [a1, a2, a3], hasMore: [true, true, false] });
+        expect(await walk(ACME_KEY, 2)).toEqual({ ids: [a1, a2, a3], hasMore: [true, false] });
+        // Exactly its own count: no more to come, whatever other tenants have after it.
+        expect(await walk(ACME_KEY, 3)).toEqual({ ids: [a1, a2, a3], hasMore: [false] });
+        expect(await walk(GLOBEX_KEY, 1)).toEqual({ ids: [g1, g2], hasMore: [true, false] });
+        const page = parse(await api(req("GET", base, undefined, as(GLOBEX_KEY))));
+        expect(page.data.map((e: { tenant: string }) => e.tenant)).toEqual(["globex", "globex"]);
+      });
+
+      it("the operator lists every endpoint, every tenant's and its own", async () => {
+        const { a1, g1, o1, a2, g2, a3 } = await interleaved();
+        expect(await walk(KEY, 4)).toEqual({ ids: [a1, g1, o1, a2, g2, a3], hasMore: [true, false] });
+        const page = parse(await api(req("GET", base, undefined, as(KEY))));
+        expect(page.data.map((e: { tenant: string | null }) => e.tenant)).toEqual([
+          "acme",
+          "globex",
+          null,
+          "acme",
+          "globex",
+          "acme",
+        ]);
+      });
+
+      it("a tenant with no endpoint lists an empty page", async () => {
+        await createAs(ACME_KEY);
+        await createAs(KEY);
+        expect(parse(await api(req("GET", base, undefined, as(GLOBEX_KEY))))).toMatchObject({
+          data: [],
+          has_more: false,
+        });
+      });
+
+      it("a starting_after naming another tenant's endpoint, or the operator's, is 400 invalid_cursor", async () => {
+        const { g1, o1, a3 } = await interleaved();
+        for (const after of [g1, o1]) {
+          const res = await api(req("GET", `${base}?starting_after=${after}`, undefined, as(ACME_KEY)));
+          expect(res.status, after).toBe(400);
+          expect(parse(res)).toMatchObject({ code: "invalid_cursor", parameter: "starting_after", value: after });
+        }
+        // Its own last endpoint: the end of its list.
+        const end = await api(req("GET", `${base}?starting_after=${a3}`, undefined, as(ACME_KEY)));
+        expect(parse(end)).toMatchObject({ data: [], has_more: false });
+        // The operator pages after any endpoint.
+        expect(ids(await api(req("GET", `${base}?starting_after=${g1}&limit=1`, undefined, as(KEY))))).toEqual([o1]);
+      });
+    });
+
+    it("the operator (tenant() answers undefined) reads and changes a tenant's endpoint", async () => {
+      const e = await createAs(ACME_KEY);
+      const deliveryId = await exhaustedDelivery(e.id, "acme");
+      const read = await api(req("GET", `${base}/${e.id}`, undefined, as(KEY)));
+      expect(parse(read)).toMatchObject({ id: e.id, tenant: "acme" });
+      const patched = await api(
+        req("PATCH", `${base}/${e.id}`, { description: "by the operator" }, { ...as(KEY), ...mergePatch }),
+      );
+      expect(parse(patched)).toMatchObject({ description: "by the operator", tenant: "acme" });
+      const rotated = parse(await api(req("POST", `${base}/${e.id}/rotate_secret`, undefined, as(KEY))));
+      expect(rotated.secret).not.toBe(e.secret);
+      expect(ids(await api(req("GET", `${base}/${e.id}/deliveries`, undefined, as(KEY))))).toEqual([deliveryId]);
+      const retried = await api(req("POST", `${base}/${e.id}/deliveries/${deliveryId}/retry`, undefined, as(KEY)));
+      expect(retried.status).toBe(202);
+      // The tenant sees the operator's changes, and still owns the endpoint.
+      const theirs = parse(await api(req("GET", `${base}/${e.id}`, undefined, as(ACME_KEY))));
+      expect(theirs).toMatchObject({ description: "by the operator", tenant: "acme" });
+      expect((await endpoints.get(e.id))?.secrets.at(-1)?.secret).toBe(rotated.secret);
+      expect((await queue.get(deliveryId))?.state.status).toBe("pending");
+      expect((await api(req("DELETE", `${base}/${e.id}`, undefined, as(KEY)))).status).toBe(200);
+      expect(await endpoints.get(e.id)).toBeUndefined();
+    });
+
+    describe("tenant() refusing a request", () => {
+      const SUSPENDED_KEY = "sk_test_suspended_Qe8Rt5Uy2Io";
+      const refusing = () =>
+        scopedApi({
+          apiKeys: [KEY, ACME_KEY, SUSPENDED_KEY],
+          tenant: (request) => {
+            if (request.headers.authorization === `Bearer ${SUSPENDED_KEY}`) {
+              throw new HttpProblem({ status: 403, code: "account_suspended", detail: "The account is suspended." });
+            }
+            return owners[request.headers.authorization ?? ""];
+          },
+        });
+
+      it("answers the HttpProblem tenant() throws, on every route, and writes nothing", async () => {
+        const refused = refusing();
+        const e = await createAs(ACME_KEY);
+        const deliveryId = await exhaustedDelivery(e.id, "acme");
+        const before = { endpoint: await endpoints.get(e.id), delivery: await queue.get(deliveryId) };
+        const routes: [string, string, string | object | undefined, Record<string, string>][] = [
+          ["POST", base, { url: "https://a.example/h", enabled_events: ["*"] }, {}],
+          ["GET", base, undefined, {}],
+          ...routesUnder(e.id, deliveryId),
+        ];
+        for (const [method, path, body, headers] of routes) {
+          const res = await refused(req(method, path, body, { ...as(SUSPENDED_KEY), ...headers }));
+          expect(res.status, `${method} ${path}`).toBe(403);
+          expect(parse(res).code, `${method} ${path}`).toBe("account_suspended");
+        }
+        expect((await endpoints.list({ limit: 10 })).map((endpoint) => endpoint.id)).toEqual([e.id]);
+        expect(await endpoints.get(e.id)).toEqual(before.endpoint);
+        expect(await queue.get(deliveryId)).toEqual(before.delivery);
+      });
+
+      it("answers it for an endpoint id that does not exist too, so a refused caller learns no id (regression: 404 for a missing id, 403 for an existing one)", async () => {
+        const refused = refusing();
+        const e = await createAs(ACME_KEY);
+        const exists = await refused(req("GET", `${base}/${e.id}`, undefined, as(SUSPENDED_KEY)));
+        expect(exists.status).toBe(403);
+        for (const id of ["we_missing", "we%20x"]) {
+          expect(seen(await refused(req("GET", `${base}/${id}`, undefined, as(SUSPENDED_KEY)))), id).toEqual(
+            seen(exists),
+          );
+        }
+      });
+
+      it("answers it before the body and the cursor are checked: a refused caller learns nothing from a 422 or a 400", async () => {
+        const refused = refusing();
+        const e = await createAs(ACME_KEY);
+        const probes: [string, string, string | object | undefined, Record<string, string>][] = [
+          ["POST", base, { url: "https://a.example/h", enabled_events: ["*"], tenant: "acme" }, {}],
+          ["PATCH", `${base}/${e.id}`, { url: null }, mergePatch],
+          ["GET", `${base}?starting_after=we%20x`, undefined, {}],
+          ["GET", `${base}?limit=0`, undefined, {}],
+        ];
+        for (const [method, path, body, headers] of probes) {
+          const res = await refused(req(method, path, body, { ...as(SUSPENDED_KEY), ...headers }));
+          expect(res.status, `${method} ${path}`).toBe(403);
+        }
+        expect((await endpoints.get(e.id))?.url).toBe("https://hooks.example.com/in");
+      });
+    });
+
+    it.each([
+      ["an empty string", ""],
+      ["a space", "a b"],
+    ])("tenant() answering %s is a 500 (a TypeError), and the server keeps serving", async (_name, bad) => {
+      const BAD_KEY = "sk_test_misconfigured_Wq3Er7Ty";
+      const errors: unknown[] = [];
+      const router = declareEndpointApi(createRouter(), {
+        endpoints,
+        queue,
+        apiKeys: [ACME_KEY, BAD_KEY],
+        resolve: false,
+        tenant: (request) => (request.headers.authorization === `Bearer ${BAD_KEY}` ? bad : "acme"),
+      });
+      const server = await listen(router.handler(), { onError: (error) => errors.push(error) });
+      try {
+        const origin = new URL(server.url).origin;
+        const send = (key: string, method = "GET", body?: object, tail = "") =>
+          fetch(`${origin}${base}${tail}`, {
+            method,
+            headers: { ...as(key), ...(body ? { "content-type": "application/json" } : {}) },
+            body: body && JSON.stringify(body),
+          });
+        const body = { url: "https://a.example/h", enabled_events: ["*"] };
+        expect((await send(BAD_KEY)).status).toBe(500);
+        expect((await send(BAD_KEY, "POST", body)).status).toBe(500);
+        // A missing endpoint too: the tenant is decided before anything is looked up.
+        expect((await send(BAD_KEY, "GET", undefined, "/we_missing")).status).toBe(500);
+        expect(errors).toHaveLength(3);
+        for (const error of errors) expect(error).toBeInstanceOf(TypeError);
+        expect(await endpoints.list({ limit: 10 })).toEqual([]);
+        // The same server answers the next request.
+        const created = await send(ACME_KEY, "POST", body);
+        expect(created.status).toBe(201);
+        expect(((await created.json()) as { tenant: string }).tenant).toBe("acme");
+      } finally {
+        await server.close();
+      }
+    });
+
+    it("conditional requests hold under a tenant, and another tenant's If-None-Match gets the 404, never a 304", async () => {
+      const e = await createAs(ACME_KEY);
+      const item = `${base}/${e.id}`;
+      const got = await api(req("GET", item, undefined, as(ACME_KEY)));
+      const etag = got.headers.etag as string;
+      expect(etag).toBe(etagFromBody(String(got.body)));
+      expect((await api(req("GET", item, undefined, { ...as(ACME_KEY), "if-none-match": etag }))).status).toBe(304);
+      const stale = await api(
+        req("PATCH", item, { description: "x" }, { ...as(ACME_KEY), ...mergePatch, "if-match": '"stale"' }),
+      );
+      expect(stale.status).toBe(412);
+      const current = await api(
+        req("PATCH", item, { description: "x" }, { ...as(ACME_KEY), ...mergePatch, "if-match": etag }),
+      );
+      expect(current.status).toBe(200);
+      const probes = [
+        ["GET", undefined, { "if-none-match": current.headers.etag as string }],
+        ["PATCH", { description: "y" }, { ...mergePatch, "if-match": "*" }],
+        ["DELETE", undefined, { "if-match": current.headers.etag as string }],
+      ] as const;
+      for (const [method, body, headers] of probes) {
+        expect((await api(req(method, item, body, { ...as(GLOBEX_KEY), ...headers }))).status, method).toBe(404);
+      }
+      expect((await endpoints.get(e.id))?.description).toBe("x");
+    });
+
+    it("Idempotency-Key under tenants: a retried creation makes one endpoint of the tenant; another tenant's same key makes its own", async () => {
+      const keyed = scopedApi({ idempotency: { store: new MemoryIdempotencyStore() } });
+      const body = { url: "https://a.example/h", enabled_events: ["*"] };
+      const key = { "idempotency-key": '"create-1"' };
+      const first = await keyed(req("POST", base, body, { ...as(ACME_KEY), ...key }));
+      const retry = await keyed(req("POST", base, body, { ...as(ACME_KEY), ...key }));
+      expect(first.status).toBe(201);
+      expect(retry.headers["idempotent-replayed"]).toBe("true");
+      // A replay's body is the stored bytes.
+      expect(JSON.parse(new TextDecoder().decode(retry.body as Uint8Array))).toEqual(parse(first));
+      const other = await keyed(req("POST", base, body, { ...as(GLOBEX_KEY), ...key }));
+      expect(other.status).toBe(201);
+      expect(other.headers["idempotent-replayed"]).toBeUndefined();
+      expect(parse(other)).toMatchObject({ tenant: "globex" });
+      expect(parse(other).id).not.toBe(parse(first).id);
+      const stored = await endpoints.list({ limit: 10 });
+      expect(stored.map((endpoint) => endpoint.tenant)).toEqual(["acme", "globex"]);
+    });
+
+    it("Idempotency-Key under tenants sharing one API key (a session names the tenant): another tenant's same key and body never replays the first tenant's answer, nor its secret", async () => {
+      const shared = scopedApi({
+        idempotency: { store: new MemoryIdempotencyStore() },
+        tenant: (request) => request.headers["x-tenant"],
+      });
+      const body = { url: "https://a.example/h", enabled_events: ["*"] };
+      const send = (tenant: string) =>
+        shared(req("POST", base, body, { ...as(KEY), "x-tenant": tenant, "idempotency-key": '"create-1"' }));
+      const acme = await send("acme");
+      const globex = await send("globex");
+      expect(acme.status).toBe(201);
+      expect(globex.status).toBe(201);
+      expect(globex.headers["idempotent-replayed"]).toBeUndefined();
+      expect(parse(globex)).toMatchObject({ tenant: "globex" });
+      expect(parse(globex).secret).not.toBe(parse(acme).secret);
+      // Each tenant's retry still replays its own answer.
+      const retry = await send("acme");
+      expect(retry.headers["idempotent-replayed"]).toBe("true");
+      expect(JSON.parse(new TextDecoder().decode(retry.body as Uint8Array))).toEqual(parse(acme));
+      expect((await endpoints.list({ limit: 10 })).map((endpoint) => endpoint.tenant)).toEqual(["acme", "globex"]);
+    });
+
+    it("shows tenant, a string or null, in the WebhookEndpoint schema of OpenAPI, and not in the create body", () => {
+      const doc = declareEndpointApi(createRouter(), {
+        endpoints,
+        queue,
+        apiKeys: [KEY],
+        resolve: false,
+        tenant: () => undefined,
+      }).openapi({ title: "t", version: "1" }) as ReturnType<typeof parse>;
+      const schema = doc.components.schemas.WebhookEndpoint;
+      expect(schema.properties.tenant.type).toEqual(["string", "null"]);
+      expect(schema.required).toContain("tenant");
+      const create = doc.paths[base].post.requestBody.content["application/json"].schema;
+      expect(Object.keys(create.properties)).not.toContain("tenant");
+      expect(create.additionalProperties).toBe(false);
+    });
   });
 });
 

@@ -32,6 +32,7 @@ export function endpointFixture(patch: Partial<WebhookEndpoint> = {}): WebhookEn
     rateLimit: null,
     failingSince: null,
     createdAt: 1_000 + seq,
+    tenant: null,
     ...patch,
   };
 }
@@ -138,7 +139,7 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       const other = endpointFixture({ enabledEvents: ["other.created"] });
       const off = endpointFixture({ enabledEvents: ["sub.created"], status: "disabled" });
       for (const e of [exact, resource, other, off]) await f.endpoints.create(e);
-      const found = (await f.endpoints.subscribed("sub.created")).map((e) => e.id);
+      const found = (await f.endpoints.subscribed("sub.created", null)).map((e) => e.id);
       expect(found).toContain(exact.id);
       expect(found).toContain(resource.id);
       expect(found).not.toContain(other.id);
@@ -153,7 +154,7 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       const ours = <T extends { id: string }>(found: readonly T[]) =>
         found.filter((e) => e.id === a.id || e.id === b.id);
       const ids = async () =>
-        ours(await f.endpoints.subscribed("follow.created"))
+        ours(await f.endpoints.subscribed("follow.created", null))
           .map((e) => e.id)
           .sort();
       expect(await ids()).toEqual([]);
@@ -165,14 +166,90 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       await f.endpoints.update(a.id, { status: "disabled" });
       expect(await ids()).toEqual([b.id]);
       // A caller may change the array it got: the next caller's is whole.
-      (await f.endpoints.subscribed("follow.created")).length = 0;
+      (await f.endpoints.subscribed("follow.created", null)).length = 0;
       expect(await ids()).toEqual([b.id]);
-      expect(ours(await f.endpoints.subscribed("follow.created"))[0]?.failingSince).toBeNull();
+      expect(ours(await f.endpoints.subscribed("follow.created", null))[0]?.failingSince).toBeNull();
       await f.endpoints.recordOutcome(b.id, false, 10);
-      expect(ours(await f.endpoints.subscribed("follow.created"))[0]?.failingSince).toBe(10);
+      expect(ours(await f.endpoints.subscribed("follow.created", null))[0]?.failingSince).toBe(10);
       await f.endpoints.delete(b.id);
       expect(await ids()).toEqual([]);
       await f.endpoints.delete(a.id);
+    });
+
+    describe("tenants", () => {
+      it("keeps each endpoint's tenant through every write; a patch naming a tenant changes nothing", async () => {
+        const owned = endpointFixture({ tenant: "acme", enabledEvents: ["keep.created"] });
+        const own = endpointFixture({ enabledEvents: ["keep.created"] });
+        await f.endpoints.create(owned);
+        await f.endpoints.create(own);
+        expect(await f.endpoints.get(owned.id)).toEqual(owned);
+        expect((await f.endpoints.get(own.id))?.tenant).toBeNull();
+        const moved = { description: "moved", tenant: "globex" } as EndpointPatch;
+        expect(await f.endpoints.update(owned.id, moved)).toMatchObject({ description: "moved", tenant: "acme" });
+        expect(await f.endpoints.modify(owned.id, () => moved)).toMatchObject({ tenant: "acme" });
+        await f.endpoints.recordOutcome(owned.id, false, 7);
+        expect(await f.endpoints.get(owned.id)).toMatchObject({ tenant: "acme", failingSince: 7 });
+        expect((await f.endpoints.subscribed("keep.created", "globex")).map((e) => e.id)).toEqual([]);
+        for (const e of [owned, own]) await f.endpoints.delete(e.id);
+      });
+
+      it("lists one tenant's endpoints (null: those without one), page by page; another tenant's cursor gives an empty page", async () => {
+        const tenant = `list_${endpointFixture().id}`;
+        const mine = [endpointFixture({ tenant }), endpointFixture({ tenant }), endpointFixture({ tenant })];
+        const theirs = endpointFixture({ tenant: `${tenant}_other` });
+        const operator = endpointFixture();
+        // Interleaved in creation order: a tenant's page skips the others' endpoints.
+        for (const e of [mine[0], theirs, mine[1], operator, mine[2]] as WebhookEndpoint[]) await f.endpoints.create(e);
+        const ids = (list: readonly WebhookEndpoint[]) => list.map((e) => e.id);
+        expect(ids(await f.endpoints.list({ limit: 10, tenant }))).toEqual(ids(mine));
+        expect(ids(await f.endpoints.list({ limit: 2, tenant }))).toEqual(ids(mine.slice(0, 2)));
+        expect(ids(await f.endpoints.list({ limit: 2, tenant, startingAfter: mine[0]?.id }))).toEqual(
+          ids(mine.slice(1)),
+        );
+        expect(await f.endpoints.list({ limit: 2, tenant, startingAfter: mine[2]?.id })).toEqual([]);
+        expect(await f.endpoints.list({ limit: 10, tenant, startingAfter: theirs.id })).toEqual([]);
+        expect(await f.endpoints.list({ limit: 10, tenant, startingAfter: operator.id })).toEqual([]);
+        expect(await f.endpoints.list({ limit: 10, tenant: `${tenant}_none` })).toEqual([]);
+        const operators = ids(await f.endpoints.list({ limit: 10_000, tenant: null }));
+        expect(operators).toContain(operator.id);
+        expect(operators.some((id) => id === theirs.id || mine.some((e) => e.id === id))).toBe(false);
+        // Without a tenant, every endpoint.
+        const all = ids(await f.endpoints.list({ limit: 10_000 }));
+        for (const e of [...mine, theirs, operator]) expect(all).toContain(e.id);
+        for (const e of [...mine, theirs, operator]) await f.endpoints.delete(e.id);
+      });
+
+      it("finds the subscribers of one tenant only: a tenant's event never reaches another's endpoints or the operator's", async () => {
+        const acme = endpointFixture({ tenant: "acme", enabledEvents: ["split.*"] });
+        const acmeOff = endpointFixture({ tenant: "acme", enabledEvents: ["split.created"], status: "disabled" });
+        const globex = endpointFixture({ tenant: "globex", enabledEvents: ["split.created"] });
+        const operator = endpointFixture({ enabledEvents: ["split.created"] });
+        for (const e of [acme, acmeOff, globex, operator]) await f.endpoints.create(e);
+        const ids = async (tenant: string | null) =>
+          (await f.endpoints.subscribed("split.created", tenant)).map((e) => e.id);
+        expect(await ids("acme")).toEqual([acme.id]);
+        expect(await ids("globex")).toEqual([globex.id]);
+        expect(await ids("initech")).toEqual([]);
+        expect(await ids(null)).toContain(operator.id);
+        expect(await ids(null)).not.toContain(acme.id);
+        // Asked before and after a write of another tenant's endpoint: each tenant's answer follows its own writes.
+        await f.endpoints.update(globex.id, { enabledEvents: ["other.created"] });
+        expect(await ids("globex")).toEqual([]);
+        expect(await ids("acme")).toEqual([acme.id]);
+        await f.endpoints.delete(acme.id);
+        expect(await ids("acme")).toEqual([]);
+        for (const e of [acmeOff, globex, operator]) await f.endpoints.delete(e.id);
+      });
+
+      it("refuses a tenant that cannot name one, storing nothing", async () => {
+        for (const tenant of ["", "a b", "x".repeat(256), "caf\u00e9", "nul\u0000"]) {
+          const e = endpointFixture({ tenant });
+          await expect(f.endpoints.create(e), JSON.stringify(tenant)).rejects.toThrow(
+            "EndpointStore.create: tenant must be 1 to 255 printable ASCII characters",
+          );
+          expect(await f.endpoints.get(e.id)).toBeUndefined();
+        }
+      });
     });
 
     it("records health: a failure sets failingSince once, a success clears it", async () => {
@@ -257,11 +334,11 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       it("writes nothing for an empty patch and answers the endpoint as read", async () => {
         const e = endpointFixture({ enabledEvents: ["empty.created"] });
         await f.endpoints.create(e);
-        const before = await f.endpoints.subscribed("empty.created");
+        const before = await f.endpoints.subscribed("empty.created", null);
         expect(await f.endpoints.modify(e.id, () => ({}))).toEqual(e);
         expect(await f.endpoints.modify(e.id, () => ({ description: undefined }))).toEqual(e);
         expect(await f.endpoints.get(e.id)).toEqual(e);
-        expect(await f.endpoints.subscribed("empty.created")).toEqual(before);
+        expect(await f.endpoints.subscribed("empty.created", null)).toEqual(before);
         await f.endpoints.delete(e.id);
       });
     });
@@ -362,6 +439,35 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
           transition(c.state, { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } }, T0).state,
         );
       }
+    });
+
+    it("publishes an event for a tenant to that tenant's subscribed endpoints only, and one without a tenant to the operator's only", async () => {
+      const acme = endpointFixture({ tenant: "acme", enabledEvents: ["tenant.*"] });
+      const globex = endpointFixture({ tenant: "globex", enabledEvents: ["tenant.created"] });
+      const operator = endpointFixture({ enabledEvents: ["tenant.created"] });
+      for (const e of [acme, globex, operator]) await f.endpoints.create(e);
+      const targets = async (tenant: string | undefined) => {
+        const event = createEvent({ type: "tenant.created", data: { tenant: tenant ?? null }, now: T0 });
+        const { deliveryIds } = await f.queue.publish(event, tenant === undefined ? { now: T0 } : { now: T0, tenant });
+        const records = await Promise.all(deliveryIds.map((id) => f.queue.get(id)));
+        return records.map((record) => record?.endpointId);
+      };
+      expect(await targets("acme")).toEqual([acme.id]);
+      expect(await targets("globex")).toEqual([globex.id]);
+      expect(await targets("initech")).toEqual([]);
+      expect(await targets(undefined)).toEqual([operator.id]);
+      for (const tenant of ["", "a b", "x".repeat(256)]) {
+        const event = createEvent({ type: "tenant.created", data: {}, now: T0 });
+        await expect(f.queue.publish(event, { now: T0, tenant }), JSON.stringify(tenant)).rejects.toThrow(
+          "DeliveryQueue.publish: tenant must be 1 to 255 printable ASCII characters",
+        );
+        expect((await f.queue.publish(event, { now: T0, tenant: "acme" })).deliveryIds).toHaveLength(1);
+      }
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 100, now: T0, leaseMs: 1_000 });
+      expect(claimed).toHaveLength(6);
+      for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
+      for (const e of [acme, globex, operator]) await f.endpoints.delete(e.id);
     });
 
     it("claims fairly between endpoints: a backlog of one endpoint does not hold back another's due delivery (issue 15)", async () => {

@@ -263,7 +263,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const dueAt = publishDueAt(publishOptions, now);
       prune(clock());
       if (eventRefs.has(event.id)) return { deliveryIds: [] };
-      const targets = await endpoints.subscribed(event.type);
+      const targets = await endpoints.subscribed(event.type, publishOptions.tenant ?? null);
       if (targets.length === 0 || eventRefs.has(event.id)) return { deliveryIds: [] };
       const payload = JSON.stringify(event);
       const state = initialDeliveryState(dueAt);

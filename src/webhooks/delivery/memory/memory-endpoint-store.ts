@@ -2,9 +2,12 @@ import { nonNegativeInteger } from "../../../options/number-option";
 import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
 import { subscribesTo } from "../event-type";
+import { checkTenant } from "../tenant";
 
-/** Event types whose subscribers are kept at once (cleared whole when full). */
+/** Event types whose subscribers are kept at once, per tenant (cleared whole when full). */
 const MAX_CACHED_TYPES = 1_024;
+/** Tenants whose subscribers are kept at once (cleared whole when full). */
+const MAX_CACHED_TENANTS = 1_024;
 
 // The fields `update` writes, as the PostgreSQL store's columns: any other key of a patch is ignored there too.
 const PATCHABLE: Record<keyof EndpointPatch, true> = {
@@ -24,6 +27,8 @@ const PATCHABLE: Record<keyof EndpointPatch, true> = {
 function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
   return Object.freeze({
     ...endpoint,
+    // An endpoint built by hand before tenants existed has none.
+    tenant: endpoint.tenant ?? null,
     enabledEvents: Object.freeze([...endpoint.enabledEvents]),
     secrets: Object.freeze(endpoint.secrets.map((entry) => Object.freeze({ ...entry }))),
     // fromEntries defines its keys: a "__proto__" key stays data, as it does in PostgreSQL's jsonb.
@@ -38,12 +43,21 @@ function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
 export function createMemoryEndpointStore(): EndpointStore {
   // Insertion order is creation order, which `list` pages over.
   const byId = new Map<string, WebhookEndpoint>();
-  // The subscribers of each event type asked about since the last write: finding them scans every endpoint (3 ms per
-  // publish at 10,000 endpoints), and endpoints change far less often than events are published. Any write clears it.
-  const subscribers = new Map<string, readonly WebhookEndpoint[]>();
+  // Each tenant's endpoints (`null`: the operator's), in creation order: a tenant's publish and list read only its own.
+  const byTenant = new Map<string | null, Map<string, WebhookEndpoint>>();
+  // The subscribers of each event type asked about since the last write: finding them scans every endpoint of the
+  // tenant (3 ms per publish at 10,000 endpoints), and endpoints change far less often than events are published.
+  // Keyed by tenant, then type; a write clears its tenant's.
+  const subscribers = new Map<string | null, Map<string, readonly WebhookEndpoint[]>>();
   const put = (endpoint: WebhookEndpoint) => {
     byId.set(endpoint.id, endpoint);
-    subscribers.clear();
+    let own = byTenant.get(endpoint.tenant);
+    if (own === undefined) {
+      own = new Map();
+      byTenant.set(endpoint.tenant, own);
+    }
+    own.set(endpoint.id, endpoint);
+    subscribers.delete(endpoint.tenant);
   };
   const apply = (current: WebhookEndpoint, patch: EndpointPatch): WebhookEndpoint => {
     const next: Record<string, unknown> = { ...current };
@@ -62,16 +76,18 @@ export function createMemoryEndpointStore(): EndpointStore {
   return {
     async create(endpoint) {
       if (byId.has(endpoint.id)) throw new TypeError(`Endpoint ${endpoint.id} already exists.`);
+      checkTenant("EndpointStore.create", endpoint.tenant ?? undefined);
       put(frozen(endpoint));
     },
     async get(id) {
       return byId.get(id);
     },
-    async list({ limit, startingAfter }) {
+    async list({ limit, startingAfter, tenant }) {
       nonNegativeInteger("EndpointStore.list", "limit", limit);
       const out: WebhookEndpoint[] = [];
       let started = startingAfter === undefined;
-      for (const endpoint of byId.values()) {
+      const walked = tenant === undefined ? byId : byTenant.get(tenant);
+      for (const endpoint of walked?.values() ?? []) {
         // Before the push: a limit of 0 lists nothing, as PostgreSQL's LIMIT 0 does.
         if (out.length >= limit) break;
         if (!started) {
@@ -92,19 +108,31 @@ export function createMemoryEndpointStore(): EndpointStore {
       return current === undefined ? undefined : apply(current, next(current));
     },
     async delete(id) {
-      subscribers.clear();
-      return byId.delete(id);
+      const endpoint = byId.get(id);
+      if (endpoint === undefined) return false;
+      byId.delete(id);
+      const own = byTenant.get(endpoint.tenant);
+      own?.delete(id);
+      if (own?.size === 0) byTenant.delete(endpoint.tenant);
+      subscribers.delete(endpoint.tenant);
+      return true;
     },
-    async subscribed(eventType) {
-      let found = subscribers.get(eventType);
+    async subscribed(eventType, tenant) {
+      let cached = subscribers.get(tenant);
+      let found = cached?.get(eventType);
       if (found === undefined) {
         const out: WebhookEndpoint[] = [];
-        for (const endpoint of byId.values()) {
+        for (const endpoint of byTenant.get(tenant)?.values() ?? []) {
           if (endpoint.status === "enabled" && subscribesTo(endpoint.enabledEvents, eventType)) out.push(endpoint);
         }
-        // Bounded: a caller asking about ever new types must not grow it without end.
-        if (subscribers.size >= MAX_CACHED_TYPES) subscribers.clear();
-        subscribers.set(eventType, out);
+        // Bounded: callers asking about ever new types or tenants must not grow it without end.
+        if (cached === undefined) {
+          if (subscribers.size >= MAX_CACHED_TENANTS) subscribers.clear();
+          cached = new Map();
+          subscribers.set(tenant, cached);
+        }
+        if (cached.size >= MAX_CACHED_TYPES) cached.clear();
+        cached.set(eventType, out);
         found = out;
       }
       // A copy: the caller may change its array.

@@ -12,7 +12,9 @@ export function codedError(code: string, message: string, cause?: unknown): Erro
   return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
 }
 
-const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
+// ETIMEOUT: node:dns's code for a name server that did not answer in time (dns.TIMEOUT), which systemResolver uses
+// too; ETIMEDOUT, a connection's, is a time-out of the attempt.
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL", "ETIMEOUT"]);
 const RESET_CODES = new Set([
   "ECONNRESET",
   "EPIPE",

@@ -4,5 +4,10 @@
  */
 export { createDeliveryWorker } from "./delivery-worker";
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from "./dispatcher";
-export { systemResolver } from "./system-resolver";
+export {
+  createSystemResolver,
+  SYSTEM_RESOLVER_TIMEOUT_MS,
+  type SystemResolverOptions,
+  systemResolver,
+} from "./system-resolver";
 export type { DeliveryWorker, DeliveryWorkerEvent, DeliveryWorkerOptions } from "./worker-options";

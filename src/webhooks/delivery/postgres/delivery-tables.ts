@@ -147,5 +147,15 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       schema: t.schema,
       statements: [`CREATE INDEX IF NOT EXISTS "webhook_attempts_delivery" ON ${t.attempts} (delivery_id, seq DESC)`],
     },
+    {
+      // The tenant owning each endpoint (NULL: the operator's). A tenant's publish and list read its own endpoints
+      // straight from the index, not every endpoint subscribed to the type. Endpoints stored before have none.
+      id: "delivery@9",
+      schema: t.schema,
+      statements: [
+        `ALTER TABLE ${t.endpoints} ADD COLUMN IF NOT EXISTS tenant text`,
+        `CREATE INDEX IF NOT EXISTS "webhook_endpoints_tenant" ON ${t.endpoints} (tenant, created_at, id)`,
+      ],
+    },
   ];
 }

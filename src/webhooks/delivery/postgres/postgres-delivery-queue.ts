@@ -38,6 +38,7 @@ import {
 } from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
+import { ownedBy } from "./owned-by";
 import { createPostgresCircuitBoard } from "./postgres-circuit-board";
 import { reachOf } from "./reach";
 
@@ -299,24 +300,26 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       // DeliveryQueue.publish: the same event id again is a no-op while any of its deliveries is kept, as in the
       // memory queue, so an endpoint that subscribed in between gets none (one probe of the (event_id, endpoint_id)
       // index). Two publishes of one id at once each keep a pair once (ON CONFLICT).
+      const values: unknown[] = [
+        event.id,
+        event.type,
+        JSON.stringify(event),
+        now,
+        dueAt,
+        patternsMatching(event.type),
+        publishOptions.traceparent ?? null,
+      ];
       const { rows } = await client.query(
         `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
            traceparent)
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
            ${timestampOf("$5")}, $7
          FROM ${E} e WHERE e.status = 'enabled' AND e.enabled_events && $6::text[]
+           AND ${ownedBy(publishOptions.tenant ?? null, values, "e.tenant")}
            AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1)
          ON CONFLICT (event_id, endpoint_id) DO NOTHING
          RETURNING id`,
-        [
-          event.id,
-          event.type,
-          JSON.stringify(event),
-          now,
-          dueAt,
-          patternsMatching(event.type),
-          publishOptions.traceparent ?? null,
-        ],
+        values,
       );
       return { deliveryIds: rows.map((row) => String((row as { id: unknown }).id)) };
     },

@@ -5,8 +5,10 @@ import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { EndpointSecret } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
+import { checkTenant } from "../tenant";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
+import { ownedBy } from "./owned-by";
 
 /** Options of {@link createPostgresEndpointStore}. */
 export interface PostgresEndpointStoreOptions extends DeliveryTablesOptions {
@@ -56,11 +58,12 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
   const { endpoints: E } = deliveryTables(options, "createPostgresEndpointStore");
   return {
     async create(e) {
+      const tenant = checkTenant("EndpointStore.create", e.tenant ?? undefined) ?? null;
       await client.query(
         `INSERT INTO ${E} (id, url, enabled_events, secrets, status, disabled_reason, disabled_at, description,
-           metadata, rate_limit, failing_since, created_at)
+           metadata, rate_limit, failing_since, created_at, tenant)
          VALUES ($1, $2, $3, $4::jsonb, $5, $6, ${timestampOf("$7")}, $8, $9::jsonb, $10, ${timestampOf("$11")},
-           ${timestampOf("$12")})`,
+           ${timestampOf("$12")}, $13)`,
         [
           e.id,
           e.url,
@@ -74,6 +77,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
           e.rateLimit,
           e.failingSince,
           e.createdAt,
+          tenant,
         ],
       );
     },
@@ -81,16 +85,21 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       const { rows } = await client.query(`SELECT ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`, [id]);
       return rows[0] === undefined ? undefined : toEndpoint(rows[0]);
     },
-    async list({ limit, startingAfter }) {
+    async list({ limit, startingAfter, tenant }) {
       nonNegativeInteger("EndpointStore.list", "limit", limit);
-      const { rows } =
-        startingAfter === undefined
-          ? await client.query(`SELECT ${ENDPOINT_COLUMNS} FROM ${E} ORDER BY created_at, id LIMIT $1`, [limit])
-          : await client.query(
-              `SELECT ${ENDPOINT_COLUMNS} FROM ${E} WHERE (created_at, id) > (SELECT created_at, id FROM ${E} WHERE id = $2)
-               ORDER BY created_at, id LIMIT $1`,
-              [limit, startingAfter],
-            );
+      const values: unknown[] = [limit];
+      const owned = tenant === undefined ? [] : [ownedBy(tenant, values)];
+      const conditions = [...owned];
+      if (startingAfter !== undefined) {
+        // A cursor of another tenant names none of this tenant's endpoints: an empty page, as for a deleted one.
+        const cursor = [`id = $${values.push(startingAfter)}`, ...owned].join(" AND ");
+        conditions.push(`(created_at, id) > (SELECT created_at, id FROM ${E} WHERE ${cursor})`);
+      }
+      const where = conditions.length === 0 ? "" : `WHERE ${conditions.join(" AND ")}`;
+      const { rows } = await client.query(
+        `SELECT ${ENDPOINT_COLUMNS} FROM ${E} ${where} ORDER BY created_at, id LIMIT $1`,
+        values,
+      );
       return rows.map(toEndpoint);
     },
     async update(id, patch) {
@@ -132,11 +141,13 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     async delete(id) {
       return affected(await client.query(`DELETE FROM ${E} WHERE id = $1`, [id])) > 0;
     },
-    async subscribed(eventType) {
+    async subscribed(eventType, tenant) {
+      const values: unknown[] = [patternsMatching(eventType)];
       const { rows } = await client.query(
         `SELECT ${ENDPOINT_COLUMNS} FROM ${E} WHERE status = 'enabled' AND enabled_events && $1::text[]
+           AND ${ownedBy(tenant, values)}
          ORDER BY created_at, id`,
-        [patternsMatching(eventType)],
+        values,
       );
       return rows.map(toEndpoint);
     },

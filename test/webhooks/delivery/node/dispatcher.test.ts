@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDispatcher } from "../../../../src/webhooks/delivery/node/dispatcher";
+import { createSystemResolver } from "../../../../src/webhooks/delivery/node/system-resolver";
 import type { HostResolver } from "../../../../src/webhooks/delivery/url-policy";
 import { checkEndpointUrl, checkResolvedEndpointUrl } from "../../../../src/webhooks/delivery/url-policy";
 import { localServer } from "./local-server";
@@ -126,6 +127,16 @@ describe("dispatcher", () => {
     it("an unknown name is a dns error", async () => {
       const dispatcher = createDispatcher({ ...allowLocal, resolve: resolver({}) });
       expect(await dispatcher.dispatch(request("http://nowhere.test/"))).toMatchObject({ errorKind: "dns" });
+      dispatcher.close();
+    });
+
+    it("a name server that does not answer in time is a dns error (systemResolver's ETIMEOUT), not a time-out of the endpoint", async () => {
+      const silent = createSystemResolver({ timeoutMs: 20, lookup: () => new Promise(() => {}) });
+      const dispatcher = createDispatcher({ ...allowLocal, resolve: silent });
+      expect(await dispatcher.dispatch(request("http://slow.test/"))).toMatchObject({
+        kind: "error",
+        errorKind: "dns",
+      });
       dispatcher.close();
     });
   });

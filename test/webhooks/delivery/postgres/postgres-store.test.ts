@@ -68,6 +68,31 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     }
   });
 
+  it("reads an endpoint stored before tenants (migration delivery@9) as the operator's, which keeps getting the events published without a tenant", async () => {
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      const before = deliveryMigrations({ schema }).filter((migration) => migration.id !== "delivery@9");
+      await migrate(pool, before);
+      const old = endpointFixture({ enabledEvents: ["order.created"] });
+      await pool.query(
+        `INSERT INTO "${schema}"."webhook_endpoints" (id, url, enabled_events, secrets, status, created_at)
+         VALUES ($1, $2, $3, $4::jsonb, 'enabled', to_timestamp($5 / 1000.0))`,
+        [old.id, old.url, old.enabledEvents, JSON.stringify(old.secrets), old.createdAt],
+      );
+      expect(await migrate(pool, deliveryMigrations({ schema }))).toEqual([`${schema}:delivery@9`]);
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      expect(await endpoints.get(old.id)).toEqual(old);
+      expect((await endpoints.list({ limit: 10, tenant: null })).map((e) => e.id)).toEqual([old.id]);
+      const event = createEvent({ type: "order.created", data: {} });
+      expect((await queue.publish(event, { tenant: "acme" })).deliveryIds).toEqual([]);
+      const [id] = (await queue.publish(event)).deliveryIds;
+      expect((await queue.get(id as string))?.endpointId).toBe(old.id);
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
+  });
+
   it("two workers claiming at once never get the same delivery (SKIP LOCKED)", async () => {
     const schema = uniqueName("whq").toLowerCase();
     try {

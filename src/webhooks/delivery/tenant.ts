@@ -1,0 +1,19 @@
+/**
+ * A tenant: the customer (account, workspace) that owns an endpoint. Events published for a tenant reach only that
+ * tenant's endpoints; endpoints without one (`null`) are the operator's own, and receive only events published without
+ * a tenant. Like ids, a tenant is 1 to 255 printable ASCII characters (PostgreSQL refuses NUL, and logs stay plain).
+ */
+export type Tenant = string;
+
+const TENANT = /^[\x21-\x7e]{1,255}$/;
+
+/** Whether `value` can name a tenant. */
+export const isTenant = (value: unknown): value is Tenant => typeof value === "string" && TENANT.test(value);
+
+/** `value` when it names a tenant (or is `undefined`, no tenant), else a TypeError naming the option. */
+export function checkTenant(owner: string, value: unknown): Tenant | undefined {
+  if (value === undefined || isTenant(value)) return value;
+  throw new TypeError(
+    `${owner}: tenant must be 1 to 255 printable ASCII characters, got ${typeof value === "string" ? JSON.stringify(value) : typeof value}.`,
+  );
+}

@@ -66,6 +66,7 @@ export const ATTRIBUTES = {
   deliveryId: "webhook.delivery.id",
   eventType: "webhook.event.type",
   eventId: "webhook.event.id",
+  tenant: "webhook.tenant",
   attempt: "webhook.attempt",
   errorKind: "webhook.error.kind",
   nextRetryAt: "webhook.next_retry_at",

@@ -37,6 +37,8 @@ export function tracedPublish(queue: DeliveryQueue, options: TelemetryOptions = 
         [A.messagingMessageId]: event.id,
         [A.eventType]: event.type,
         [A.eventId]: event.id,
+        // Whose endpoints it fans out to: a search by customer finds their events.
+        ...(publishOptions.tenant === undefined ? {} : { [A.tenant]: publishOptions.tenant }),
       },
     });
     // An explicit traceparent from the caller wins: it knows better which span the deliveries belong to.

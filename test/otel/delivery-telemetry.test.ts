@@ -95,6 +95,8 @@ describe("delivery telemetry", () => {
       [ATTRIBUTES.messagingDestination]: "order.created",
       [ATTRIBUTES.messagingBatchCount]: 1,
     });
+    // Published for no tenant: no tenant attribute.
+    expect(published?.attributes).not.toHaveProperty(ATTRIBUTES.tenant);
 
     const [first, second] = attempts;
     expect(first?.attributes).toMatchObject({
@@ -155,6 +157,16 @@ describe("delivery telemetry", () => {
     const own = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     const again = await publish(createEvent({ type: "order.paid", data: {} }), { traceparent: own });
     expect((await queue.get(again.deliveryIds[0] as string))?.traceparent).toBe(own);
+  });
+
+  it("names the tenant an event is published for on its publish span, and passes it on to the queue", async () => {
+    const { queue } = await setup([]);
+    const publish = tracedPublish(queue, { tracer: otel.tracer });
+    // The setup's endpoint is the operator's: an event for a tenant reaches none of it.
+    const { deliveryIds } = await publish(createEvent({ type: "order.paid", data: {} }), { tenant: "acme" });
+    expect(deliveryIds).toEqual([]);
+    const [span] = otel.spans();
+    expect(span?.attributes).toMatchObject({ [ATTRIBUTES.tenant]: "acme", [ATTRIBUTES.messagingBatchCount]: 0 });
   });
 
   it("off means free: with only the API (no SDK registered) no span is recorded and no traceparent is stored", async () => {

@@ -256,6 +256,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "DELIVERY_DEFAULTS",
     "DELIVERY_ERROR_KINDS",
     "DELIVERY_STATUSES",
+    "MAX_ENDPOINTS_PER_TENANT",
     "WebhookDeliveryError",
     "checkEndpointUrl",
     "createEndpointAdmin",

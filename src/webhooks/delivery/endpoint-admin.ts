@@ -8,7 +8,7 @@ import { type CreateEndpointInput, MAX_RATE_LIMIT, MIN_RATE_LIMIT, type UpdateEn
 import type { EndpointPatch, EndpointStore } from "./endpoint-store";
 import type { DeliveryStatus } from "./state-machine";
 import { transition } from "./state-machine";
-import { checkTenant } from "./tenant";
+import { checkTenant, MAX_ENDPOINTS_PER_TENANT, maxPerTenant } from "./tenant";
 import {
   type CompiledUrlPolicy,
   checkEndpointUrl,
@@ -39,6 +39,13 @@ export interface EndpointAdminOptions {
    * `unknown_event_type` (patterns such as `order.*` and `*` are accepted as they are). @default any type
    */
   events?: { has(type: string): boolean; readonly types: readonly string[] };
+  /**
+   * The most endpoints one tenant may have: a creation past it is refused with `too_many_endpoints` (the API: 409),
+   * atomically in the store. Every endpoint a tenant registers multiplies each of its events, so without a limit a
+   * tenant could make one event into thousands of requests (to a victim's URL, too). A positive integer, or
+   * `Infinity`. The operator's endpoints have no limit. @default 16 (Stripe's)
+   */
+  maxEndpointsPerTenant?: number;
   /** How long a rotated-out secret keeps signing, in ms. @default 86_400_000 (24 h) */
   secretGraceMs?: number;
   /** @default Date.now */
@@ -54,6 +61,7 @@ export type AdminResult<T> =
   | { ok: true; value: T }
   | { ok: false; code: "endpoint_not_found" | "delivery_not_found" | "not_retryable" }
   | { ok: false; code: "unknown_event_type"; detail: string; index: number }
+  | { ok: false; code: "too_many_endpoints"; detail: string; limit: number }
   | ({ ok: false } & UrlRefusal);
 
 /** What {@link EndpointAdmin.list} reads: a page of endpoints, oldest first. */
@@ -121,6 +129,11 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   const { endpoints, queue } = options;
   const policy = compileUrlPolicy(options.urlPolicy);
   const now = options.now ?? Date.now;
+  const endpointLimit = maxPerTenant(
+    "createEndpointAdmin",
+    options.maxEndpointsPerTenant ?? MAX_ENDPOINTS_PER_TENANT,
+    "maxEndpointsPerTenant",
+  );
   const newId = options.newId ?? (() => `we_${randomBytes(16).toString("base64url")}`);
   const newSecret = options.generateSecret ?? (() => defaultGenerateSecret());
   const graceDefault = nonNegativeNumber(
@@ -244,7 +257,15 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         createdAt: now(),
         tenant,
       };
-      await endpoints.create(endpoint);
+      // A store of before the limit answers nothing: only `false` is a refusal.
+      if ((await endpoints.create(endpoint, { maxPerTenant: endpointLimit })) === false) {
+        return {
+          ok: false,
+          code: "too_many_endpoints",
+          limit: endpointLimit,
+          detail: `This account has the most webhook endpoints it may have (${endpointLimit}): delete one first.`,
+        };
+      }
       return { ok: true, value: endpoint };
     },
     get: (id) => endpoints.get(id),

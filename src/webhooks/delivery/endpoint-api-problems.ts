@@ -37,6 +37,15 @@ export function refusal(result: Extract<AdminResult<unknown>, { ok: false }>): H
       extensions: { errors: [{ pointer, in: "body", code: result.code, message: result.detail }] },
     });
   }
+  if (result.code === "too_many_endpoints") {
+    // RFC 9110 §15.5.10: the request conflicts with the state of the tenant's endpoints; deleting one resolves it.
+    return new HttpProblem({
+      status: 409,
+      code: result.code,
+      detail: result.detail,
+      extensions: { limit: result.limit },
+    });
+  }
   if (!("detail" in result)) {
     if (result.code === "endpoint_not_found") return notFound("endpoint");
     if (result.code === "delivery_not_found") return notFound("delivery");

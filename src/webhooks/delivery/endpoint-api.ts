@@ -173,6 +173,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
               ...NO_STORE_HEADER,
             },
           },
+          409: { description: "The tenant has the most endpoints it may have (too_many_endpoints): delete one first." },
         },
         tags,
         summary: "Register an endpoint",

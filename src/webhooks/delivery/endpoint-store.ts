@@ -12,13 +12,24 @@ export interface EndpointListOptions {
   tenant?: string | null | undefined;
 }
 
+/** Options of {@link EndpointStore.create}. */
+export interface EndpointCreateOptions {
+  /**
+   * The most endpoints the new endpoint's tenant may have, itself included: at that many, nothing is stored and
+   * `create` answers `false`. Checked and written atomically, so concurrent creations never pass it. Endpoints
+   * without a tenant (the operator's) have no limit. @default no limit
+   */
+  maxPerTenant?: number | undefined;
+}
+
 /**
  * Where endpoints live. Implementations: `createMemoryEndpointStore` (rest-webhooks/webhooks/delivery/memory) and
  * `createPostgresEndpointStore` (rest-webhooks/webhooks/delivery/postgres); both pass the same contract suite.
  * A store keeps copies: changing an object after handing it to `create` or `update` changes nothing stored.
  */
 export interface EndpointStore {
-  create(endpoint: WebhookEndpoint): Promise<void>;
+  /** Stores a new endpoint; `false` when its tenant already has `maxPerTenant` endpoints (nothing stored). */
+  create(endpoint: WebhookEndpoint, options?: EndpointCreateOptions): Promise<boolean>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
   /**
    * Oldest first (creation time, then id). A `startingAfter` that names no endpoint gives an empty page: the

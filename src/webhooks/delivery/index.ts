@@ -43,7 +43,7 @@ export {
 export { declareEndpointApi, type EndpointApiOptions } from "./endpoint-api";
 export type { TenantOf } from "./endpoint-api-tenant";
 export type { CreateEndpointInput, UpdateEndpointInput } from "./endpoint-schema";
-export type { EndpointListOptions, EndpointPatch, EndpointStore } from "./endpoint-store";
+export type { EndpointCreateOptions, EndpointListOptions, EndpointPatch, EndpointStore } from "./endpoint-store";
 export { WebhookDeliveryError, type WebhookDeliveryErrorCode } from "./errors";
 export { type CreateEventInput, createEvent, type WebhookEvent, webhookEventSchema } from "./event";
 export {
@@ -67,7 +67,7 @@ export {
   type Transition,
   transition,
 } from "./state-machine";
-export { isTenant, type Tenant } from "./tenant";
+export { isTenant, MAX_ENDPOINTS_PER_TENANT, type Tenant } from "./tenant";
 export {
   checkEndpointUrl,
   type HostResolver,

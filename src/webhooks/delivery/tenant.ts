@@ -1,3 +1,5 @@
+import { positiveInteger } from "../../options/number-option";
+
 /**
  * A tenant: the customer (account, workspace) that owns an endpoint. Events published for a tenant reach only that
  * tenant's endpoints; endpoints without one (`null`) are the operator's own, and receive only events published without
@@ -16,4 +18,13 @@ export function checkTenant(owner: string, value: unknown): Tenant | undefined {
   throw new TypeError(
     `${owner}: tenant must be 1 to 255 printable ASCII characters, got ${typeof value === "string" ? JSON.stringify(value) : typeof value}.`,
   );
+}
+
+/** The most endpoints one tenant may have by default (Stripe's limit per account); the operator's have none. */
+export const MAX_ENDPOINTS_PER_TENANT = 16;
+
+/** A limit of endpoints per tenant: a positive integer, or `Infinity` (and `undefined`) for none; else a TypeError. */
+export function maxPerTenant(owner: string, value: unknown, name = "maxPerTenant"): number {
+  if (value === undefined || value === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+  return positiveInteger(owner, name, value, "endpoints");
 }

@@ -1232,6 +1232,35 @@ describe("webhook endpoint API", () => {
       expect((await endpoints.list({ limit: 10 })).map((endpoint) => endpoint.tenant)).toEqual(["acme", "globex"]);
     });
 
+    it("keeps each tenant within maxEndpointsPerTenant (16 by default): the next creation is a 409 too_many_endpoints, a deletion frees a place, and the operator has no limit", async () => {
+      const body = { url: "https://a.example/h", enabled_events: ["*"] };
+      const ids: string[] = [];
+      for (let i = 0; i < 16; i++) {
+        const res = await api(req("POST", base, body, as(ACME_KEY)));
+        expect(res.status).toBe(201);
+        ids.push(parse(res).id);
+      }
+      const refused = await api(req("POST", base, body, as(ACME_KEY)));
+      expect(refused.status).toBe(409);
+      expect(refused.headers["content-type"]).toBe("application/problem+json");
+      expect(parse(refused)).toMatchObject({ status: 409, code: "too_many_endpoints", limit: 16 });
+      expect(await endpoints.list({ limit: 100, tenant: "acme" })).toHaveLength(16);
+      // Another tenant has its own room, and the operator none to run out of.
+      expect((await api(req("POST", base, body, as(GLOBEX_KEY)))).status).toBe(201);
+      for (let i = 0; i < 20; i++) expect((await api(req("POST", base, body, as(KEY)))).status).toBe(201);
+      expect((await api(req("DELETE", `${base}/${ids[0]}`, undefined, as(ACME_KEY)))).status).toBe(200);
+      expect((await api(req("POST", base, body, as(ACME_KEY)))).status).toBe(201);
+      expect((await api(req("POST", base, body, as(ACME_KEY)))).status).toBe(409);
+      const two = scopedApi({ maxEndpointsPerTenant: 2 });
+      expect((await two(req("POST", base, body, as(GLOBEX_KEY)))).status).toBe(201);
+      expect((await two(req("POST", base, body, as(GLOBEX_KEY)))).status).toBe(409);
+      for (const maxEndpointsPerTenant of [0, -1, 2.5, Number.NaN]) {
+        expect(() => scopedApi({ maxEndpointsPerTenant }), String(maxEndpointsPerTenant)).toThrow(
+          "createEndpointAdmin: maxEndpointsPerTenant must be a positive integer",
+        );
+      }
+    });
+
     it("shows tenant, a string or null, in the WebhookEndpoint schema of OpenAPI, and not in the create body", () => {
       const doc = declareEndpointApi(createRouter(), {
         endpoints,

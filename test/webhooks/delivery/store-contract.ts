@@ -241,6 +241,47 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
         for (const e of [acmeOff, globex, operator]) await f.endpoints.delete(e.id);
       });
 
+      it("keeps a tenant within maxPerTenant endpoints, atomically: of concurrent creations exactly the room is stored; a deletion frees a place", async () => {
+        const tenant = `limit_${endpointFixture().id}`;
+        const made = Array.from({ length: 12 }, () => endpointFixture({ tenant }));
+        // Another tenant's and the operator's endpoints count for nothing, and have no limit of their own here.
+        for (const e of [endpointFixture({ tenant: `${tenant}_other` }), endpointFixture(), endpointFixture()]) {
+          expect(await f.endpoints.create(e, { maxPerTenant: 1 })).toBe(true);
+        }
+        const created = await Promise.all(made.map((e) => f.endpoints.create(e, { maxPerTenant: 5 })));
+        expect(created.filter(Boolean)).toHaveLength(5);
+        const stored = await f.endpoints.list({ limit: 100, tenant });
+        expect(stored.map((e) => e.id).sort()).toEqual(
+          made
+            .filter((_, i) => created[i])
+            .map((e) => e.id)
+            .sort(),
+        );
+        const refused = made.find((_, i) => !created[i]) as WebhookEndpoint;
+        expect(await f.endpoints.get(refused.id)).toBeUndefined();
+        expect(await f.endpoints.create(refused, { maxPerTenant: 5 })).toBe(false);
+        // Without a limit (the store's default) it is stored; then the limit counts it.
+        const extra = endpointFixture({ tenant });
+        expect(await f.endpoints.create(extra)).toBe(true);
+        expect(await f.endpoints.create(refused, { maxPerTenant: 6 })).toBe(false);
+        expect(await f.endpoints.delete(extra.id)).toBe(true);
+        expect(await f.endpoints.delete(extra.id)).toBe(false);
+        expect(await f.endpoints.create(refused, { maxPerTenant: 6 })).toBe(true);
+        // A failed creation (the id taken) takes no place.
+        await expect(f.endpoints.create({ ...refused }, { maxPerTenant: 100 })).rejects.toThrow();
+        expect(await f.endpoints.create(endpointFixture({ tenant }), { maxPerTenant: 7 })).toBe(true);
+        expect(await f.endpoints.create(endpointFixture({ tenant }), { maxPerTenant: 7 })).toBe(false);
+        for (const limit of [0, -1, 1.5, Number.NaN]) {
+          await expect(f.endpoints.create(endpointFixture({ tenant }), { maxPerTenant: limit })).rejects.toThrow(
+            "EndpointStore.create: maxPerTenant must be a positive integer",
+          );
+        }
+        expect(await f.endpoints.create(endpointFixture({ tenant }), { maxPerTenant: Number.POSITIVE_INFINITY })).toBe(
+          true,
+        );
+        for (const e of await f.endpoints.list({ limit: 100, tenant })) await f.endpoints.delete(e.id);
+      });
+
       it("refuses a tenant that cannot name one, storing nothing", async () => {
         for (const tenant of ["", "a b", "x".repeat(256), "caf\u00e9", "nul\u0000"]) {
           const e = endpointFixture({ tenant });

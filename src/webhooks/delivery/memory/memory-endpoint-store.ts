@@ -2,7 +2,7 @@ import { nonNegativeInteger } from "../../../options/number-option";
 import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
 import { subscribesTo } from "../event-type";
-import { checkTenant } from "../tenant";
+import { checkTenant, maxPerTenant } from "../tenant";
 
 /** Event types whose subscribers are kept at once, per tenant (cleared whole when full). */
 const MAX_CACHED_TYPES = 1_024;
@@ -74,10 +74,14 @@ export function createMemoryEndpointStore(): EndpointStore {
     return stored;
   };
   return {
-    async create(endpoint) {
+    async create(endpoint, options) {
       if (byId.has(endpoint.id)) throw new TypeError(`Endpoint ${endpoint.id} already exists.`);
-      checkTenant("EndpointStore.create", endpoint.tenant ?? undefined);
+      const tenant = checkTenant("EndpointStore.create", endpoint.tenant ?? undefined);
+      const max = maxPerTenant("EndpointStore.create", options?.maxPerTenant);
+      // No await between the count and the write: concurrent creations never pass the limit.
+      if (tenant !== undefined && (byTenant.get(tenant)?.size ?? 0) >= max) return false;
       put(frozen(endpoint));
+      return true;
     },
     async get(id) {
       return byId.get(id);

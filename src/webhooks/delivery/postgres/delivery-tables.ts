@@ -15,6 +15,7 @@ export interface DeliveryTables {
   readonly deliveries: string;
   readonly attempts: string;
   readonly circuits: string;
+  readonly tenants: string;
 }
 
 /** Resolves the table names; a schema that is not a lower-case SQL identifier is a TypeError. */
@@ -26,6 +27,7 @@ export function deliveryTables(options: DeliveryTablesOptions = {}, what = "deli
     deliveries: tableIn(schema, "webhook_deliveries"),
     attempts: tableIn(schema, "webhook_attempts"),
     circuits: tableIn(schema, "webhook_circuits"),
+    tenants: tableIn(schema, "webhook_tenants"),
   };
 }
 
@@ -150,11 +152,17 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
     {
       // The tenant owning each endpoint (NULL: the operator's). A tenant's publish and list read its own endpoints
       // straight from the index, not every endpoint subscribed to the type. Endpoints stored before have none.
+      // webhook_tenants counts each tenant's endpoints, so a creation checks the limit on a row it locks: a count of
+      // the endpoints themselves would be read from a snapshot that misses a concurrent creation.
       id: "delivery@9",
       schema: t.schema,
       statements: [
         `ALTER TABLE ${t.endpoints} ADD COLUMN IF NOT EXISTS tenant text`,
         `CREATE INDEX IF NOT EXISTS "webhook_endpoints_tenant" ON ${t.endpoints} (tenant, created_at, id)`,
+        `CREATE TABLE IF NOT EXISTS ${t.tenants} (
+  tenant text PRIMARY KEY,
+  endpoints integer NOT NULL CHECK (endpoints >= 0)
+)`,
       ],
     },
   ];

@@ -5,7 +5,7 @@ import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { EndpointSecret } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
-import { checkTenant } from "../tenant";
+import { checkTenant, maxPerTenant } from "../tenant";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
 import { ownedBy } from "./owned-by";
@@ -55,31 +55,46 @@ function assignments(patch: EndpointPatch, values: unknown[]): string[] {
 export function createPostgresEndpointStore(options: PostgresEndpointStoreOptions): EndpointStore {
   const { client } = options;
   assertSqlClient(client, "createPostgresEndpointStore");
-  const { endpoints: E } = deliveryTables(options, "createPostgresEndpointStore");
+  const { endpoints: E, tenants: T } = deliveryTables(options, "createPostgresEndpointStore");
   return {
-    async create(e) {
+    async create(e, createOptions) {
       const tenant = checkTenant("EndpointStore.create", e.tenant ?? undefined) ?? null;
-      await client.query(
-        `INSERT INTO ${E} (id, url, enabled_events, secrets, status, disabled_reason, disabled_at, description,
-           metadata, rate_limit, failing_since, created_at, tenant)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6, ${timestampOf("$7")}, $8, $9::jsonb, $10, ${timestampOf("$11")},
-           ${timestampOf("$12")}, $13)`,
-        [
-          e.id,
-          e.url,
-          e.enabledEvents,
-          JSON.stringify(e.secrets),
-          e.status,
-          e.disabledReason,
-          e.disabledAt,
-          e.description,
-          JSON.stringify(e.metadata),
-          e.rateLimit,
-          e.failingSince,
-          e.createdAt,
-          tenant,
-        ],
+      const max = maxPerTenant("EndpointStore.create", createOptions?.maxPerTenant);
+      const values = [
+        e.id,
+        e.url,
+        e.enabledEvents,
+        JSON.stringify(e.secrets),
+        e.status,
+        e.disabledReason,
+        e.disabledAt,
+        e.description,
+        JSON.stringify(e.metadata),
+        e.rateLimit,
+        e.failingSince,
+        e.createdAt,
+        tenant,
+      ];
+      const columns = `id, url, enabled_events, secrets, status, disabled_reason, disabled_at, description, metadata,
+        rate_limit, failing_since, created_at, tenant`;
+      const row = `$1, $2, $3::text[], $4::jsonb, $5, $6, ${timestampOf("$7")}, $8, $9::jsonb, $10::float8,
+        ${timestampOf("$11")}, ${timestampOf("$12")}, $13`;
+      if (tenant === null) {
+        await client.query(`INSERT INTO ${E} (${columns}) VALUES (${row})`, values);
+        return true;
+      }
+      // The tenant's count, taken and raised on its row (locked; a concurrent creation waits, then sees the count
+      // raised), and the endpoint, in one statement: both are written or neither.
+      const result = await client.query(
+        `WITH seat AS (
+           INSERT INTO ${T} AS t (tenant, endpoints) VALUES ($13, 1)
+           ON CONFLICT (tenant) DO UPDATE SET endpoints = t.endpoints + 1 WHERE $14::bigint IS NULL OR t.endpoints < $14
+           RETURNING 1
+         )
+         INSERT INTO ${E} (${columns}) SELECT ${row} FROM seat`,
+        [...values, Number.isFinite(max) ? max : null],
       );
+      return affected(result) > 0;
     },
     async get(id) {
       const { rows } = await client.query(`SELECT ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`, [id]);
@@ -139,7 +154,13 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       }
     },
     async delete(id) {
-      return affected(await client.query(`DELETE FROM ${E} WHERE id = $1`, [id])) > 0;
+      const { rows } = await client.query(
+        `WITH gone AS (DELETE FROM ${E} WHERE id = $1 RETURNING tenant),
+           freed AS (UPDATE ${T} AS t SET endpoints = t.endpoints - 1 FROM gone WHERE t.tenant = gone.tenant)
+         SELECT count(*)::int AS deleted FROM gone`,
+        [id],
+      );
+      return (rows[0] as { deleted: number } | undefined)?.deleted === 1;
     },
     async subscribed(eventType, tenant) {
       const values: unknown[] = [patternsMatching(eventType)];

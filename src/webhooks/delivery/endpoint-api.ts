@@ -11,10 +11,9 @@ import type { ResourceBuilder } from "../../routing/resource";
 import type { Router } from "../../routing/router";
 import type { Middleware } from "../../routing/types";
 import { type ApiKeyCheck, requireApiKey } from "./api-key";
-import type { AttemptRecord } from "./attempt";
-import { AttemptCursorError } from "./attempt-cursor";
 import type { WebhookEndpoint } from "./endpoint";
 import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
+import { declareDeliveryRoutes } from "./endpoint-api-deliveries";
 import {
   assertPreconditions,
   conditionalUpdate,
@@ -22,15 +21,11 @@ import {
   endpointResponse,
 } from "./endpoint-api-preconditions";
 import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
-import { attemptsQuery, deliveriesQuery, listQuery, replayBody, replayQuery } from "./endpoint-api-query";
+import { listQuery, replayBody, replayQuery } from "./endpoint-api-query";
 import { type TenantOf, tenantScope } from "./endpoint-api-tenant";
 import { mergeEndpointPatch } from "./endpoint-merge-patch";
 import {
-  attemptJson,
-  attemptJsonSchema,
   createEndpointSchema,
-  deliveryJson,
-  deliveryJsonSchema,
   endpointJson,
   endpointJsonSchema,
   endpointPatchSchema,
@@ -38,6 +33,7 @@ import {
   type UpdateEndpointInput,
   updateEndpointSchema,
 } from "./endpoint-schema";
+import { isPrintableId as known } from "./printable-id";
 
 /** Options of {@link declareEndpointApi}. */
 export interface EndpointApiOptions extends EndpointAdminOptions {
@@ -81,10 +77,6 @@ const callerOf = (request: HttpRequest, tenant: string | undefined): string =>
       tenant === undefined ? (request.headers.authorization ?? "") : `${request.headers.authorization}\n${tenant}`,
     )
     .digest("base64url");
-
-// Ids are printable ASCII: anything else names nothing, and is never handed to a store (PostgreSQL refuses NUL).
-const PRINTABLE_ID = /^[\x21-\x7e]{1,255}$/;
-const known = (id: string): boolean => PRINTABLE_ID.test(id);
 
 const replayJson = z.object({ object: z.literal("replay"), replayed: z.number().int() }).meta({ id: "WebhookReplay" });
 const deletedJson = z
@@ -321,98 +313,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         return json(202, { object: "replay", replayed });
       },
     );
-    endpoints.route(
-      "GET",
-      "/attempts",
-      "attempts",
-      {
-        query: attemptsQuery,
-        response: listJsonSchema(attemptJsonSchema),
-        responses: { 400: { description: "A query parameter is refused, or starting_after is no line id." } },
-        tags,
-        summary: "The delivery log, newest first",
-        description:
-          "The newest lines (of one delivery, with delivery_id), up to limit; has_more says there are older ones. To read them, pass the id of the page's last line as starting_after, with the same delivery_id.",
-      },
-      async ({ params, query, request }) => {
-        const endpoint = await find(request, params.endpoint_id);
-        const size = query.limit;
-        const deliveryId = query.delivery_id;
-        const after = query.starting_after;
-        if (after !== undefined && !known(after)) throw invalidCursor("attempt", after);
-        if (deliveryId !== undefined && !known(deliveryId))
-          return json(200, { object: "list", data: [], has_more: false });
-        let log: AttemptRecord[];
-        try {
-          log = await queue.attempts({ endpointId: endpoint.id, deliveryId, limit: size + 1, startingAfter: after });
-        } catch (error) {
-          // DeliveryQueue.attempts: a startingAfter the queue cannot place, whatever its id format. Any other error
-          // (a plain TypeError included) is the queue's failure, a 500.
-          if (after !== undefined && error instanceof AttemptCursorError) throw invalidCursor("attempt", after);
-          throw error;
-        }
-        return json(200, { object: "list", data: log.slice(0, size).map(attemptJson), has_more: log.length > size });
-      },
-    );
-    endpoints.resource("/deliveries/{delivery_id}", (deliveries) => {
-      deliveries.list(
-        {
-          query: deliveriesQuery,
-          response: listJsonSchema(deliveryJsonSchema),
-          responses: { 400: { description: "A query parameter is refused, or starting_after names no delivery." } },
-          tags,
-          summary: "The endpoint's deliveries, newest first",
-        },
-        async ({ params, query, request }) => {
-          const endpoint = await find(request, params.endpoint_id);
-          const size = query.limit;
-          const after = query.starting_after;
-          if (after !== undefined && !known(after)) throw invalidCursor("delivery", after);
-          const list = await queue.list(endpoint.id, {
-            limit: size + 1,
-            status: query.status === undefined ? undefined : [query.status],
-            since: query.since,
-            startingAfter: after,
-          });
-          // The queue gives an empty page for a cursor that is not one of the endpoint's deliveries (or was forgotten).
-          if (list.length === 0 && after !== undefined && (await queue.get(after))?.endpointId !== endpoint.id) {
-            throw invalidCursor("delivery", after);
-          }
-          return json(200, {
-            object: "list",
-            data: list.slice(0, size).map(deliveryJson),
-            has_more: list.length > size,
-          });
-        },
-      );
-      const findDelivery = async (endpointId: string, deliveryId: string) => {
-        const delivery = known(deliveryId) ? await queue.get(deliveryId) : undefined;
-        if (delivery === undefined || delivery.endpointId !== endpointId) throw notFound("delivery");
-        return delivery;
-      };
-      deliveries.read({ response: deliveryJsonSchema, tags, summary: "One delivery" }, async ({ params, request }) => {
-        const endpoint = await find(request, params.endpoint_id);
-        return json(200, deliveryJson(await findDelivery(endpoint.id, params.delivery_id)));
-      });
-      deliveries.action(
-        "POST",
-        "retry",
-        {
-          response: deliveryJsonSchema,
-          responses: {
-            202: { description: "Accepted: the delivery is queued for an attempt now.", schema: deliveryJsonSchema },
-            409: { description: "The delivery is delivered or in flight: nothing to retry." },
-          },
-          tags,
-          summary: "Retry a delivery now",
-        },
-        async ({ params, request }) => {
-          const endpoint = await find(request, params.endpoint_id);
-          const delivery = await findDelivery(endpoint.id, params.delivery_id);
-          return json(202, deliveryJson(unwrap(await admin.retry(endpoint.id, delivery.id))));
-        },
-      );
-    });
+    declareDeliveryRoutes(endpoints, { admin, queue, find, tags });
   };
   return router.resource(`${base}/{endpoint_id}`, declare);
 }

@@ -1,4 +1,5 @@
 import { positiveInteger } from "../../options/number-option";
+import { isPrintableId } from "./printable-id";
 
 /**
  * A tenant: the customer (account, workspace) that owns an endpoint. Events published for a tenant reach only that
@@ -7,10 +8,8 @@ import { positiveInteger } from "../../options/number-option";
  */
 export type Tenant = string;
 
-const TENANT = /^[\x21-\x7e]{1,255}$/;
-
 /** Whether `value` can name a tenant. */
-export const isTenant = (value: unknown): value is Tenant => typeof value === "string" && TENANT.test(value);
+export const isTenant = (value: unknown): value is Tenant => isPrintableId(value);
 
 /** `value` when it names a tenant (or is `undefined`, no tenant), else a TypeError naming the option. */
 export function checkTenant(owner: string, value: unknown): Tenant | undefined {

@@ -1,11 +1,13 @@
 import type { HttpRequest } from "../../http/message";
 import { json } from "../../http/message";
 import type { ResourceBuilder } from "../../routing/resource";
+import type { Middleware } from "../../routing/types";
 import type { AttemptRecord } from "./attempt";
 import { AttemptCursorError } from "./attempt-cursor";
 import type { DeliveryQueue } from "./delivery-queue";
 import type { WebhookEndpoint } from "./endpoint";
 import type { EndpointAdmin } from "./endpoint-admin";
+import { taggedJson } from "./endpoint-api-preconditions";
 import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
 import { attemptsQuery, deliveriesQuery } from "./endpoint-api-query";
 import { attemptJson, attemptJsonSchema, deliveryJson, deliveryJsonSchema, listJsonSchema } from "./endpoint-schema";
@@ -18,6 +20,8 @@ export interface DeliveryRoutesContext {
   /** The endpoint the request names, as the caller may see it; else throws the 404. */
   find: (request: HttpRequest, id: string) => Promise<WebhookEndpoint>;
   tags: string[];
+  /** The reads' middleware: a 304 for an If-None-Match matching the ETag of what they answer. */
+  revalidated: Middleware;
 }
 
 /**
@@ -27,7 +31,7 @@ export interface DeliveryRoutesContext {
  */
 export function declareDeliveryRoutes(
   endpoints: ResourceBuilder<`${string}/{endpoint_id}`>,
-  { admin, queue, find, tags }: DeliveryRoutesContext,
+  { admin, queue, find, tags, revalidated }: DeliveryRoutesContext,
 ): void {
   endpoints.route(
     "GET",
@@ -41,6 +45,7 @@ export function declareDeliveryRoutes(
       summary: "The delivery log, newest first",
       description:
         "The newest lines (of one delivery, with delivery_id), up to limit; has_more says there are older ones. To read them, pass the id of the page's last line as starting_after, with the same delivery_id.",
+      use: [revalidated],
     },
     async ({ params, query, request }) => {
       const endpoint = await find(request, params.endpoint_id);
@@ -49,7 +54,7 @@ export function declareDeliveryRoutes(
       const after = query.starting_after;
       if (after !== undefined && !known(after)) throw invalidCursor("attempt", after);
       if (deliveryId !== undefined && !known(deliveryId))
-        return json(200, { object: "list", data: [], has_more: false });
+        return taggedJson({ object: "list", data: [], has_more: false });
       let log: AttemptRecord[];
       try {
         log = await queue.attempts({ endpointId: endpoint.id, deliveryId, limit: size + 1, startingAfter: after });
@@ -59,7 +64,7 @@ export function declareDeliveryRoutes(
         if (after !== undefined && error instanceof AttemptCursorError) throw invalidCursor("attempt", after);
         throw error;
       }
-      return json(200, { object: "list", data: log.slice(0, size).map(attemptJson), has_more: log.length > size });
+      return taggedJson({ object: "list", data: log.slice(0, size).map(attemptJson), has_more: log.length > size });
     },
   );
   endpoints.resource("/deliveries/{delivery_id}", (deliveries) => {
@@ -70,6 +75,7 @@ export function declareDeliveryRoutes(
         responses: { 400: { description: "A query parameter is refused, or starting_after names no delivery." } },
         tags,
         summary: "The endpoint's deliveries, newest first",
+        use: [revalidated],
       },
       async ({ params, query, request }) => {
         const endpoint = await find(request, params.endpoint_id);
@@ -86,7 +92,7 @@ export function declareDeliveryRoutes(
         if (list.length === 0 && after !== undefined && (await queue.get(after))?.endpointId !== endpoint.id) {
           throw invalidCursor("delivery", after);
         }
-        return json(200, {
+        return taggedJson({
           object: "list",
           data: list.slice(0, size).map(deliveryJson),
           has_more: list.length > size,
@@ -98,10 +104,13 @@ export function declareDeliveryRoutes(
       if (delivery === undefined || delivery.endpointId !== endpointId) throw notFound("delivery");
       return delivery;
     };
-    deliveries.read({ response: deliveryJsonSchema, tags, summary: "One delivery" }, async ({ params, request }) => {
-      const endpoint = await find(request, params.endpoint_id);
-      return json(200, deliveryJson(await findDelivery(endpoint.id, params.delivery_id)));
-    });
+    deliveries.read(
+      { response: deliveryJsonSchema, tags, summary: "One delivery", use: [revalidated] },
+      async ({ params, request }) => {
+        const endpoint = await find(request, params.endpoint_id);
+        return taggedJson(deliveryJson(await findDelivery(endpoint.id, params.delivery_id)));
+      },
+    );
     deliveries.action(
       "POST",
       "retry",

@@ -16,7 +16,15 @@ import { endpointJson, type UpdateEndpointInput } from "./endpoint-schema";
  * those bytes. Writes answer with it too, so their tag is the one a GET of the result would send.
  */
 export function endpointResponse(endpoint: WebhookEndpoint): HttpResponse {
-  const response = json(200, endpointJson(endpoint));
+  return taggedJson(endpointJson(endpoint));
+}
+
+/**
+ * A 200 of `body` as JSON with a strong ETag of its bytes (RFC 9110 §8.8.3): what the API's reads answer, so that
+ * `conditional()` answers a matching If-None-Match with a 304 (a list polled for changes costs no body).
+ */
+export function taggedJson(body: unknown): HttpResponse {
+  const response = json(200, body);
   response.headers.etag = etagFromBody(response.body as string);
   return response;
 }

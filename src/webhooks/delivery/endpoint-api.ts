@@ -19,6 +19,7 @@ import {
   conditionalUpdate,
   conditionalWriteDescribed,
   endpointResponse,
+  taggedJson,
 } from "./endpoint-api-preconditions";
 import { invalidCursor, notFound, unwrap } from "./endpoint-api-problems";
 import { listQuery, replayBody, replayQuery } from "./endpoint-api-query";
@@ -134,6 +135,9 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
     if (!visible(endpoint, tenant)) throw notFound("endpoint");
     return endpoint;
   };
+  // The reads answer a matching If-None-Match with a 304: conditional() evaluates against the ETag taggedJson sets,
+  // and a thrown 404 passes it (RFC 9110 §13.2.1).
+  const revalidated = conditional({ now: options.now });
   const declare = (endpoints: ResourceBuilder<`${string}/{endpoint_id}`>) => {
     // Inside the key check: a request without a valid key neither takes nor replays an idempotency key.
     const retrySafe =
@@ -182,6 +186,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         responses: { 400: { description: "A query parameter is refused, or starting_after names no endpoint." } },
         tags,
         summary: "List endpoints",
+        use: [revalidated],
       },
       async ({ query, request }) => {
         const size = query.limit;
@@ -195,12 +200,11 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
           throw invalidCursor("endpoint", after);
         }
         const data = page.slice(0, size).map((endpoint) => endpointJson(endpoint));
-        return json(200, { object: "list", data, has_more: page.length > size });
+        return taggedJson({ object: "list", data, has_more: page.length > size });
       },
     );
     endpoints.read(
-      // conditional() evaluates against the ETag endpointResponse sets; a thrown 404 passes it (RFC 9110 §13.2.1).
-      { response: endpointJsonSchema, tags, summary: "Get an endpoint", use: [conditional({ now: options.now })] },
+      { response: endpointJsonSchema, tags, summary: "Get an endpoint", use: [revalidated] },
       async ({ params, request }) => endpointResponse(await find(request, params.endpoint_id)),
     );
     endpoints.route(
@@ -313,7 +317,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         return json(202, { object: "replay", replayed });
       },
     );
-    declareDeliveryRoutes(endpoints, { admin, queue, find, tags });
+    declareDeliveryRoutes(endpoints, { admin, queue, find, tags, revalidated });
   };
   return router.resource(`${base}/{endpoint_id}`, declare);
 }

@@ -664,6 +664,48 @@ describe("webhook endpoint API", () => {
       expect((await handler(req("GET", item(e.id), undefined, { "if-none-match": '"other"' }))).status).toBe(200);
     });
 
+    it("the lists, a delivery and the delivery log send a strong ETag of their bytes too: a poll that finds nothing new gets a 304, a change a 200 with a new tag", async () => {
+      const e = await create();
+      const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { now });
+      const reads = [
+        "/v1/webhook_endpoints",
+        `${item(e.id)}/deliveries`,
+        `${item(e.id)}/deliveries/${deliveryIds[0]}`,
+        `${item(e.id)}/attempts`,
+        `${item(e.id)}/attempts?delivery_id=dlv_none`,
+      ];
+      const tags = new Map<string, string>();
+      for (const path of reads) {
+        const got = await handler(req("GET", path));
+        expect(got.status, path).toBe(200);
+        expect(etagOf(got), path).toBe(etagFromBody(String(got.body)));
+        tags.set(path, etagOf(got));
+        const polled = await handler(req("GET", path, undefined, { "if-none-match": etagOf(got) }));
+        expect(polled.status, path).toBe(304);
+        expect(polled.body ?? null, path).toBeNull();
+      }
+      // An attempt changes the delivery and the log; a new endpoint, the list.
+      const [claim] = await queue.claim({ limit: 1, now, leaseMs: 1_000 });
+      const result = { kind: "response" as const, status: 500, durationMs: 3 };
+      await queue.complete(claim!, transition(claim!.state, { type: "attempt", result }, now).state, {
+        deliveryId: claim!.id,
+        endpointId: e.id,
+        eventId: claim!.eventId,
+        attempt: 1,
+        startedAt: now,
+        durationMs: 3,
+        status: 500,
+        errorKind: "http_status",
+        response: null,
+      });
+      await create("https://hooks.example.com/other");
+      for (const path of reads.slice(0, 4)) {
+        const changed = await handler(req("GET", path, undefined, { "if-none-match": tags.get(path) as string }));
+        expect(changed.status, path).toBe(200);
+        expect(etagOf(changed), path).not.toBe(tags.get(path));
+      }
+    });
+
     describe.each(writes)("%s /{endpoint_id}", (method, write) => {
       it("a stale If-Match → 412 precondition_failed, nothing changed", async () => {
         const e = await create();

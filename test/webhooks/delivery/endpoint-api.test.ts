@@ -15,7 +15,7 @@ import {
   createPostgresEndpointStore,
   deliveryMigrations,
 } from "../../../src/webhooks/delivery/postgres/index";
-import { transition } from "../../../src/webhooks/delivery/state-machine";
+import { type DeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
 import { databases, type OpenDatabase } from "../../support/databases";
 import { uniqueName } from "../../support/services";
 import { listen } from "../consumer/support";
@@ -57,6 +57,29 @@ function answered(handler: Handler): Handler {
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON documents.
 const parse = (res: HttpResponse) => JSON.parse(String(res.body)) as Record<string, any>;
+
+// Claims the queue's one due delivery and stores one failed attempt of it (a 500 answering "down"), with `state` over
+// the state that attempt leads to.
+async function failOnce(queue: DeliveryQueue, endpointId: string, now: number, state: Partial<DeliveryState> = {}) {
+  const [claim] = await queue.claim({ limit: 1, now, leaseMs: 1_000 });
+  const result = { kind: "response" as const, status: 500, durationMs: 3, body: "down" };
+  const next = transition(claim!.state, { type: "attempt", result }, now);
+  await queue.complete(
+    claim!,
+    { ...next.state, ...state },
+    {
+      deliveryId: claim!.id,
+      endpointId,
+      eventId: claim!.eventId,
+      attempt: 1,
+      startedAt: now,
+      durationMs: 3,
+      status: 500,
+      errorKind: "http_status",
+      response: "down",
+    },
+  );
+}
 
 describe("webhook endpoint API", () => {
   let now: number;
@@ -685,19 +708,7 @@ describe("webhook endpoint API", () => {
         expect(polled.body ?? null, path).toBeNull();
       }
       // An attempt changes the delivery and the log; a new endpoint, the list.
-      const [claim] = await queue.claim({ limit: 1, now, leaseMs: 1_000 });
-      const result = { kind: "response" as const, status: 500, durationMs: 3 };
-      await queue.complete(claim!, transition(claim!.state, { type: "attempt", result }, now).state, {
-        deliveryId: claim!.id,
-        endpointId: e.id,
-        eventId: claim!.eventId,
-        attempt: 1,
-        startedAt: now,
-        durationMs: 3,
-        status: 500,
-        errorKind: "http_status",
-        response: null,
-      });
+      await failOnce(queue, e.id, now);
       await create("https://hooks.example.com/other");
       for (const path of reads.slice(0, 4)) {
         const changed = await handler(req("GET", path, undefined, { "if-none-match": tags.get(path) as string }));
@@ -861,24 +872,7 @@ describe("webhook endpoint API", () => {
     async function exhaustedDelivery(endpointId: string, tenant: string): Promise<string> {
       const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { now, tenant });
       expect(deliveryIds).toHaveLength(1);
-      const [claim] = await queue.claim({ limit: 1, now, leaseMs: 1_000 });
-      const result = { kind: "response" as const, status: 500, durationMs: 3, body: "down" };
-      const next = transition(claim!.state, { type: "attempt", result }, now);
-      await queue.complete(
-        claim!,
-        { ...next.state, status: "exhausted", nextAttemptAt: null },
-        {
-          deliveryId: claim!.id,
-          endpointId,
-          eventId: claim!.eventId,
-          attempt: 1,
-          startedAt: now,
-          durationMs: 3,
-          status: 500,
-          errorKind: "http_status",
-          response: "down",
-        },
-      );
+      await failOnce(queue, endpointId, now, { status: "exhausted", nextAttemptAt: null });
       return deliveryIds[0] as string;
     }
 

@@ -156,7 +156,8 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     async delete(id) {
       const { rows } = await client.query(
         `WITH gone AS (DELETE FROM ${E} WHERE id = $1 RETURNING tenant),
-           freed AS (UPDATE ${T} AS t SET endpoints = t.endpoints - 1 FROM gone WHERE t.tenant = gone.tenant)
+           -- Never below 0: an endpoint written by hand (not through create) was never counted.
+           freed AS (UPDATE ${T} AS t SET endpoints = greatest(t.endpoints - 1, 0) FROM gone WHERE t.tenant = gone.tenant)
          SELECT count(*)::int AS deleted FROM gone`,
         [id],
       );

@@ -88,6 +88,21 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
       expect((await queue.publish(event, { tenant: "acme" })).deliveryIds).toEqual([]);
       const [id] = (await queue.publish(event)).deliveryIds;
       expect((await queue.get(id as string))?.endpointId).toBe(old.id);
+      // An endpoint of a tenant written by hand was never counted: deleting it and a counted one leaves the count at 0,
+      // never below (the table refuses a negative count).
+      const byHand = endpointFixture({ tenant: "acme" });
+      await pool.query(
+        `INSERT INTO "${schema}"."webhook_endpoints" (id, url, enabled_events, secrets, status, created_at, tenant)
+         VALUES ($1, $2, $3, $4::jsonb, 'enabled', now(), 'acme')`,
+        [byHand.id, byHand.url, byHand.enabledEvents, JSON.stringify(byHand.secrets)],
+      );
+      const counted = endpointFixture({ tenant: "acme" });
+      expect(await endpoints.create(counted, { maxPerTenant: 1 })).toBe(true);
+      expect(await endpoints.delete(byHand.id)).toBe(true);
+      expect(await endpoints.delete(counted.id)).toBe(true);
+      const { rows } = await pool.query(`SELECT endpoints FROM "${schema}"."webhook_tenants" WHERE tenant = 'acme'`);
+      expect(rows).toEqual([{ endpoints: 0 }]);
+      expect(await endpoints.create(endpointFixture({ tenant: "acme" }), { maxPerTenant: 1 })).toBe(true);
     } finally {
       await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
     }

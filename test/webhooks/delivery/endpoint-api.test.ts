@@ -812,6 +812,16 @@ describe("webhook endpoint API", () => {
       // The actions are POSTs to other resources: not conditional.
       const rotate = doc.paths["/v1/webhook_endpoints/{endpoint_id}/rotate_secret"].post;
       expect(headerNames(rotate)).not.toContain("If-Match");
+      // The other reads: 304 and If-None-Match too.
+      for (const path of [
+        "/v1/webhook_endpoints",
+        "/v1/webhook_endpoints/{endpoint_id}/deliveries",
+        "/v1/webhook_endpoints/{endpoint_id}/deliveries/{delivery_id}",
+        "/v1/webhook_endpoints/{endpoint_id}/attempts",
+      ]) {
+        expect(doc.paths[path].get.responses["304"], path).toBeDefined();
+        expect(headerNames(doc.paths[path].get), path).toContain("If-None-Match");
+      }
     });
   });
 

@@ -199,6 +199,7 @@ describe.each([
       rateLimit: null,
       failingSince: null,
       tenant: null,
+      allTenants: false,
       createdAt: Date.now(),
     });
     const queue = createMemoryDeliveryQueue({ endpoints });

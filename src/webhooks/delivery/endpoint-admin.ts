@@ -62,6 +62,7 @@ export type AdminResult<T> =
   | { ok: false; code: "endpoint_not_found" | "delivery_not_found" | "not_retryable" }
   | { ok: false; code: "unknown_event_type"; detail: string; index: number }
   | { ok: false; code: "too_many_endpoints"; detail: string; limit: number }
+  | { ok: false; code: "all_tenants_refused"; detail: string }
   | ({ ok: false } & UrlRefusal);
 
 /** What {@link EndpointAdmin.list} reads: a page of endpoints, oldest first. */
@@ -77,7 +78,9 @@ export interface EndpointListQuery {
 export interface EndpointAdmin {
   /**
    * Registers an endpoint, owned by `owner.tenant` when given (1 to 255 printable ASCII characters, else a
-   * TypeError): it then receives only the events published for that tenant. Without, it is the operator's own.
+   * TypeError): it then receives only the events published for that tenant. Without, it is the operator's own, and
+   * with `all_tenants` receives every tenant's events too; a tenant's endpoint asking for that is refused
+   * (`all_tenants_refused`).
    */
   create(input: CreateEndpointInput, owner?: { tenant?: string | undefined }): Promise<AdminResult<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
@@ -237,6 +240,13 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     async create(input, owner) {
       const tenant = checkTenant("EndpointAdmin.create", owner?.tenant) ?? null;
       checkRate("EndpointAdmin.create", input.rate_limit);
+      if (input.all_tenants === true && tenant !== null) {
+        return {
+          ok: false,
+          code: "all_tenants_refused",
+          detail: "Only the operator's endpoints may receive every tenant's events.",
+        };
+      }
       const unknownType = checkTypes(input.enabled_events);
       if (unknownType !== undefined) return unknownType;
       const checked = await checkUrl(input.url);
@@ -256,6 +266,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         failingSince: null,
         createdAt: now(),
         tenant,
+        allTenants: input.all_tenants === true,
       };
       // A store of before the limit answers nothing: only `false` is a refusal.
       if ((await endpoints.create(endpoint, { maxPerTenant: endpointLimit })) === false) {

@@ -46,6 +46,10 @@ export function refusal(result: Extract<AdminResult<unknown>, { ok: false }>): H
       extensions: { limit: result.limit },
     });
   }
+  if (result.code === "all_tenants_refused") {
+    const error = { pointer: "/all_tenants", in: "body", code: result.code, message: result.detail };
+    return new HttpProblem({ status: 422, code: result.code, detail: result.detail, extensions: { errors: [error] } });
+  }
   if (!("detail" in result)) {
     if (result.code === "endpoint_not_found") return notFound("endpoint");
     if (result.code === "delivery_not_found") return notFound("delivery");

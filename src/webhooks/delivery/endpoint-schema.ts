@@ -61,6 +61,9 @@ const metadataRecord = <V extends z.ZodType>(value: V) =>
   );
 const metadata = metadataRecord(metadataValue);
 
+// A form sends `true` and `false` as text.
+const formBoolean = z.preprocess((value) => (value === "true" ? true : value === "false" ? false : value), z.boolean());
+
 /** Body of `POST /v1/webhook_endpoints` (JSON or form; `enabled_events[]` repeated). */
 export const createEndpointSchema = z.strictObject({
   url: z.string().min(1).max(2048),
@@ -68,6 +71,10 @@ export const createEndpointSchema = z.strictObject({
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
   rate_limit: rateLimit.optional(),
+  all_tenants: formBoolean.optional().meta({
+    description:
+      "The operator's endpoints only: receive every tenant's events besides the operator's own (set at creation, never changed).",
+  }),
 });
 
 /** Body of `POST /v1/webhook_endpoints/:id` (every field optional). */
@@ -116,6 +123,7 @@ export const endpointJsonSchema = z
     tenant: z.string().nullable().meta({
       description: "The tenant that owns it (set at creation, never changed); null for the operator's own.",
     }),
+    all_tenants: z.boolean().meta({ description: "An operator's endpoint that receives every tenant's events." }),
     created_at: dateTime,
     secret: z.string().optional().meta({ description: "The signing secret: only on creation and rotation." }),
   })
@@ -178,6 +186,7 @@ export function endpointJson(endpoint: WebhookEndpoint, withSecret = false): z.i
     metadata: endpoint.metadata,
     rate_limit: endpoint.rateLimit,
     tenant: endpoint.tenant,
+    all_tenants: endpoint.allTenants,
     created_at: new Date(endpoint.createdAt).toISOString(),
   };
   if (withSecret) out.secret = endpoint.secrets[endpoint.secrets.length - 1]?.secret;

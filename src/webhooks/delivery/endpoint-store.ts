@@ -1,7 +1,7 @@
 import type { WebhookEndpoint } from "./endpoint";
 
 /** Fields of an endpoint that can change after creation (its tenant cannot). */
-export type EndpointPatch = Partial<Omit<WebhookEndpoint, "id" | "createdAt" | "tenant">>;
+export type EndpointPatch = Partial<Omit<WebhookEndpoint, "id" | "createdAt" | "tenant" | "allTenants">>;
 
 /** Paging of {@link EndpointStore.list}: oldest first, after the cursor. */
 export interface EndpointListOptions {
@@ -51,8 +51,9 @@ export interface EndpointStore {
   modify(id: string, next: (current: WebhookEndpoint) => EndpointPatch): Promise<WebhookEndpoint | undefined>;
   delete(id: string): Promise<boolean>;
   /**
-   * Enabled endpoints of `tenant` (`null`: those without a tenant) with a pattern matching `eventType`, oldest first.
-   * An event published for one tenant never reaches another's endpoints, nor the operator's.
+   * Enabled endpoints with a pattern matching `eventType`, oldest first: those of `tenant` (`null`: those without a
+   * tenant), and the operator's endpoints with `allTenants`. An event published for one tenant never reaches another
+   * tenant's endpoints, nor the operator's others.
    */
   subscribed(eventType: string, tenant: string | null): Promise<WebhookEndpoint[]>;
   /**

@@ -37,6 +37,12 @@ export interface WebhookEndpoint {
    * Set at creation and never changed.
    */
   readonly tenant: string | null;
+  /**
+   * An operator's endpoint (no tenant) that receives every tenant's events besides the operator's own, as Stripe's
+   * Connect endpoints do: an audit trail, a data warehouse. Only the operator's endpoints may; set at creation and
+   * never changed.
+   */
+  readonly allTenants: boolean;
 }
 
 /**

@@ -27,3 +27,12 @@ export function maxPerTenant(owner: string, value: unknown, name = "maxPerTenant
   if (value === undefined || value === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
   return positiveInteger(owner, name, value, "endpoints");
 }
+
+/** A TypeError for an endpoint of a tenant with `allTenants`: only the operator's endpoints receive every tenant's events. */
+export function checkAllTenants(endpoint: { readonly tenant?: string | null; readonly allTenants?: boolean }): void {
+  if (endpoint.allTenants === true && endpoint.tenant != null) {
+    throw new TypeError(
+      "EndpointStore.create: only an endpoint without a tenant (the operator's) may have allTenants.",
+    );
+  }
+}

@@ -22,6 +22,7 @@ const step = fc.record({
   caller: fc.constantFrom(...CALLERS),
   op: fc.constantFrom(
     "create",
+    "createAll",
     "list",
     "listAfter",
     "get",
@@ -60,6 +61,7 @@ describe("the endpoint API's tenant isolation (property)", () => {
         const ownerOf = new Map<string, Caller>();
         const secretsOf = new Map<string, Caller>();
         const deliveryOwner = new Map<string, Caller>();
+        const allTenants = new Set<string>();
         const send = async (caller: Caller, method: string, path: string, body?: unknown) => {
           const response = await app(
             new Request(`${BASE}${path}`, {
@@ -89,6 +91,19 @@ describe("the endpoint API's tenant isolation (property)", () => {
               }
               break;
             }
+            case "createAll": {
+              // An endpoint for every tenant's events: the operator's alone may have one.
+              const body = { url: "https://audit.example.com/in", enabled_events: ["*"], all_tenants: true };
+              answer = await send(caller, "POST", "", body);
+              expect(answer.status).toBe(caller === "operator" ? 201 : 422);
+              if (answer.status === 201) {
+                const created = JSON.parse(answer.text) as { id: string; secret: string };
+                ownerOf.set(created.id, caller);
+                allTenants.add(created.id);
+                secretsOf.set(created.secret, caller);
+              }
+              break;
+            }
             case "list":
               answer = await send(caller, "GET", "?limit=100");
               break;
@@ -112,7 +127,10 @@ describe("the endpoint API's tenant isolation (property)", () => {
             }
             case "delete":
               answer = await send(caller, "DELETE", `/${id}`);
-              if (answer.status === 200) ownerOf.delete(id);
+              if (answer.status === 200) {
+                ownerOf.delete(id);
+                allTenants.delete(id);
+              }
               break;
             case "deliveries":
               answer = await send(caller, "GET", `/${id}/deliveries`);
@@ -128,17 +146,18 @@ describe("the endpoint API's tenant isolation (property)", () => {
               const tenant = caller === "operator" ? undefined : caller;
               const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { tenant });
               for (const deliveryId of deliveryIds) {
-                const delivery = await queue.get(deliveryId);
-                // Every delivery is to an endpoint of the tenant it was published for.
-                expect(ownerOf.get(delivery?.endpointId as string)).toBe(caller);
-                deliveryOwner.set(deliveryId, caller);
+                const endpointId = (await queue.get(deliveryId))?.endpointId as string;
+                // Every delivery is to an endpoint of the tenant it was published for, or to the operator's for all.
+                const owner = ownerOf.get(endpointId) as Caller;
+                if (!allTenants.has(endpointId)) expect(owner).toBe(caller);
+                deliveryOwner.set(deliveryId, owner);
               }
               break;
             }
           }
           if (answer === undefined) continue;
           // Another tenant's endpoint, or the operator's, is not found (a cursor naming it: 400, checked above).
-          if (named !== undefined && !visible && op !== "create" && op !== "list" && op !== "listAfter") {
+          if (named !== undefined && !visible && !["create", "createAll", "list", "listAfter"].includes(op)) {
             expect(answer.status, `${caller} ${op} ${id}`).toBe(404);
             expect(await endpoints.get(id), `${caller} ${op} ${id}`).toEqual(before);
           }
@@ -171,6 +190,16 @@ describe("the endpoint API's tenant isolation (property)", () => {
               { caller: "acme", op: "create", pick: 0 },
               { caller: "acme", op: "publish", pick: 0 },
               { caller: "operator", op: "publish", pick: 0 },
+            ],
+          ],
+          [
+            [
+              { caller: "operator", op: "createAll", pick: 0 },
+              { caller: "acme", op: "create", pick: 0 },
+              { caller: "acme", op: "publish", pick: 0 },
+              { caller: "acme", op: "list", pick: 0 },
+              { caller: "acme", op: "deliveries", pick: 1 },
+              { caller: "globex", op: "publish", pick: 0 },
             ],
           ],
         ],

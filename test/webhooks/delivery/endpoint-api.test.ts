@@ -1307,6 +1307,40 @@ describe("webhook endpoint API", () => {
       }
     });
 
+    it("the operator may register an endpoint for every tenant's events (all_tenants, JSON or form); a tenant may not (422), and no update sets it", async () => {
+      const json = await api(
+        req("POST", base, { url: "https://audit.example/h", enabled_events: ["*"], all_tenants: true }, as(KEY)),
+      );
+      expect(json.status).toBe(201);
+      expect(parse(json)).toMatchObject({ tenant: null, all_tenants: true });
+      const form = await api(
+        req("POST", base, "url=https%3A%2F%2Faudit.example%2Fh&enabled_events=*&all_tenants=true", as(KEY)),
+      );
+      expect(parse(form)).toMatchObject({ all_tenants: true });
+      expect(
+        parse(await api(req("POST", base, { url: "https://a.example/h", enabled_events: ["*"] }, as(KEY)))),
+      ).toMatchObject({
+        all_tenants: false,
+      });
+      const refused = await api(
+        req("POST", base, { url: "https://a.example/h", enabled_events: ["*"], all_tenants: true }, as(ACME_KEY)),
+      );
+      expect(refused.status).toBe(422);
+      expect(parse(refused)).toMatchObject({ code: "all_tenants_refused", errors: [{ pointer: "/all_tenants" }] });
+      expect(await endpoints.list({ limit: 10, tenant: "acme" })).toEqual([]);
+      // A tenant's list never shows the operator's endpoint that receives its events.
+      expect(ids(await api(req("GET", base, undefined, as(ACME_KEY))))).toEqual([]);
+      const id = parse(json).id as string;
+      for (const [method, body, headers] of [
+        ["POST", { all_tenants: false }, {}],
+        ["PATCH", { all_tenants: false }, mergePatch],
+      ] as const) {
+        const res = await api(req(method, `${base}/${id}`, body, { ...as(KEY), ...headers }));
+        expect(res.status, method).toBe(422);
+      }
+      expect((await endpoints.get(id))?.allTenants).toBe(true);
+    });
+
     it("shows tenant, a string or null, in the WebhookEndpoint schema of OpenAPI, and not in the create body", () => {
       const doc = declareEndpointApi(createRouter(), {
         endpoints,

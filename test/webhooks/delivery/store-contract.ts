@@ -33,6 +33,7 @@ export function endpointFixture(patch: Partial<WebhookEndpoint> = {}): WebhookEn
     failingSince: null,
     createdAt: 1_000 + seq,
     tenant: null,
+    allTenants: false,
     ...patch,
   };
 }
@@ -282,6 +283,34 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
         for (const e of await f.endpoints.list({ limit: 100, tenant })) await f.endpoints.delete(e.id);
       });
 
+      it("finds an operator's endpoint with allTenants for every tenant's event and the operator's, oldest first; a tenant's endpoint cannot have it", async () => {
+        const all = endpointFixture({ allTenants: true, enabledEvents: ["every.*"] });
+        const acme = endpointFixture({ tenant: "acme", enabledEvents: ["every.created"] });
+        const operator = endpointFixture({ enabledEvents: ["every.created"] });
+        const allOff = endpointFixture({ allTenants: true, enabledEvents: ["every.created"], status: "disabled" });
+        for (const e of [all, acme, operator, allOff]) await f.endpoints.create(e);
+        expect(await f.endpoints.get(all.id)).toEqual(all);
+        const ids = async (tenant: string | null) =>
+          (await f.endpoints.subscribed("every.created", tenant)).map((e) => e.id);
+        expect(await ids("acme")).toEqual([all.id, acme.id]);
+        expect(await ids("globex")).toEqual([all.id]);
+        expect(await ids(null)).toEqual(expect.arrayContaining([all.id, operator.id]));
+        expect(await ids(null)).not.toContain(acme.id);
+        // A write of the operator's endpoint shows in every tenant's answer.
+        await f.endpoints.update(all.id, { enabledEvents: ["other.created"] });
+        expect(await ids("acme")).toEqual([acme.id]);
+        expect(await ids("globex")).toEqual([]);
+        // allTenants is set at creation only.
+        const patch = { allTenants: true, description: "x" } as EndpointPatch;
+        expect(await f.endpoints.update(operator.id, patch)).toMatchObject({ allTenants: false, description: "x" });
+        const owned = endpointFixture({ tenant: "acme", allTenants: true });
+        await expect(f.endpoints.create(owned)).rejects.toThrow(
+          "only an endpoint without a tenant (the operator's) may have allTenants",
+        );
+        expect(await f.endpoints.get(owned.id)).toBeUndefined();
+        for (const e of [all, acme, operator, allOff]) await f.endpoints.delete(e.id);
+      });
+
       it("refuses a tenant that cannot name one, storing nothing", async () => {
         for (const tenant of ["", "a b", "x".repeat(256), "caf\u00e9", "nul\u0000"]) {
           const e = endpointFixture({ tenant });
@@ -497,6 +526,13 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await targets("globex")).toEqual([globex.id]);
       expect(await targets("initech")).toEqual([]);
       expect(await targets(undefined)).toEqual([operator.id]);
+      // An operator's endpoint with allTenants gets every tenant's events and the operator's.
+      const all = endpointFixture({ allTenants: true, enabledEvents: ["tenant.created"] });
+      await f.endpoints.create(all);
+      expect((await targets("acme")).sort()).toEqual([acme.id, all.id].sort());
+      expect(await targets("initech")).toEqual([all.id]);
+      expect((await targets(undefined)).sort()).toEqual([operator.id, all.id].sort());
+      await f.endpoints.delete(all.id);
       for (const tenant of ["", "a b", "x".repeat(256)]) {
         const event = createEvent({ type: "tenant.created", data: {}, now: T0 });
         await expect(f.queue.publish(event, { now: T0, tenant }), JSON.stringify(tenant)).rejects.toThrow(
@@ -506,7 +542,7 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       }
       // Leave the queue empty for the next case.
       const claimed = await f.queue.claim({ limit: 100, now: T0, leaseMs: 1_000 });
-      expect(claimed).toHaveLength(6);
+      expect(claimed).toHaveLength(11);
       for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
       for (const e of [acme, globex, operator]) await f.endpoints.delete(e.id);
     });

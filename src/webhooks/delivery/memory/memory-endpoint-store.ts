@@ -2,7 +2,7 @@ import { nonNegativeInteger } from "../../../options/number-option";
 import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
 import { subscribesTo } from "../event-type";
-import { checkTenant, maxPerTenant } from "../tenant";
+import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
 
 /** Event types whose subscribers are kept at once, per tenant (cleared whole when full). */
 const MAX_CACHED_TYPES = 1_024;
@@ -29,6 +29,7 @@ function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
     ...endpoint,
     // An endpoint built by hand before tenants existed has none.
     tenant: endpoint.tenant ?? null,
+    allTenants: endpoint.allTenants === true,
     enabledEvents: Object.freeze([...endpoint.enabledEvents]),
     secrets: Object.freeze(endpoint.secrets.map((entry) => Object.freeze({ ...entry }))),
     // fromEntries defines its keys: a "__proto__" key stays data, as it does in PostgreSQL's jsonb.
@@ -47,8 +48,10 @@ export function createMemoryEndpointStore(): EndpointStore {
   const byTenant = new Map<string | null, Map<string, WebhookEndpoint>>();
   // The subscribers of each event type asked about since the last write: finding them scans every endpoint of the
   // tenant (3 ms per publish at 10,000 endpoints), and endpoints change far less often than events are published.
-  // Keyed by tenant, then type; a write clears its tenant's.
+  // Keyed by tenant, then type; a write clears its tenant's, and the operator's (which every tenant's may hold:
+  // endpoints with allTenants) clears them all.
   const subscribers = new Map<string | null, Map<string, readonly WebhookEndpoint[]>>();
+  const forget = (tenant: string | null) => (tenant === null ? subscribers.clear() : subscribers.delete(tenant));
   const put = (endpoint: WebhookEndpoint) => {
     byId.set(endpoint.id, endpoint);
     let own = byTenant.get(endpoint.tenant);
@@ -57,7 +60,7 @@ export function createMemoryEndpointStore(): EndpointStore {
       byTenant.set(endpoint.tenant, own);
     }
     own.set(endpoint.id, endpoint);
-    subscribers.delete(endpoint.tenant);
+    forget(endpoint.tenant);
   };
   const apply = (current: WebhookEndpoint, patch: EndpointPatch): WebhookEndpoint => {
     const next: Record<string, unknown> = { ...current };
@@ -77,6 +80,7 @@ export function createMemoryEndpointStore(): EndpointStore {
     async create(endpoint, options) {
       if (byId.has(endpoint.id)) throw new TypeError(`Endpoint ${endpoint.id} already exists.`);
       const tenant = checkTenant("EndpointStore.create", endpoint.tenant ?? undefined);
+      checkAllTenants(endpoint);
       const max = maxPerTenant("EndpointStore.create", options?.maxPerTenant);
       // No await between the count and the write: concurrent creations never pass the limit.
       if (tenant !== undefined && (byTenant.get(tenant)?.size ?? 0) >= max) return false;
@@ -118,7 +122,7 @@ export function createMemoryEndpointStore(): EndpointStore {
       const own = byTenant.get(endpoint.tenant);
       own?.delete(id);
       if (own?.size === 0) byTenant.delete(endpoint.tenant);
-      subscribers.delete(endpoint.tenant);
+      forget(endpoint.tenant);
       return true;
     },
     async subscribed(eventType, tenant) {
@@ -126,8 +130,15 @@ export function createMemoryEndpointStore(): EndpointStore {
       let found = cached?.get(eventType);
       if (found === undefined) {
         const out: WebhookEndpoint[] = [];
-        for (const endpoint of byTenant.get(tenant)?.values() ?? []) {
-          if (endpoint.status === "enabled" && subscribesTo(endpoint.enabledEvents, eventType)) out.push(endpoint);
+        const receives = (endpoint: WebhookEndpoint) =>
+          endpoint.status === "enabled" && subscribesTo(endpoint.enabledEvents, eventType);
+        for (const endpoint of byTenant.get(tenant)?.values() ?? []) if (receives(endpoint)) out.push(endpoint);
+        if (tenant !== null) {
+          for (const endpoint of byTenant.get(null)?.values() ?? []) {
+            if (endpoint.allTenants && receives(endpoint)) out.push(endpoint);
+          }
+          // Oldest first, as PostgreSQL orders them.
+          out.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
         }
         // Bounded: callers asking about ever new types or tenants must not grow it without end.
         if (cached === undefined) {

@@ -35,7 +35,7 @@ export function deliveryColumns(t = ""): string {
 /** The columns every endpoint read selects, times as epoch ms. */
 export const ENDPOINT_COLUMNS = `id, url, enabled_events, secrets, status, disabled_reason,
   ${epochMsOf("disabled_at")} AS disabled_at, description, metadata, rate_limit, ${epochMsOf("failing_since")} AS failing_since,
-  ${epochMsOf("created_at")} AS created_at, tenant`;
+  ${epochMsOf("created_at")} AS created_at, tenant, all_tenants`;
 
 /** The columns every attempt-log read selects; `seq` as text, as a bigint may pass 2^53. */
 export const ATTEMPT_COLUMNS = `seq::text AS seq, delivery_id, endpoint_id, event_id, attempt, ${epochMsOf("started_at")} AS started_at,
@@ -72,6 +72,7 @@ const endpointRow = z.object({
   failing_since: time.nullable(),
   created_at: time,
   tenant: z.string().nullable(),
+  all_tenants: z.boolean(),
 });
 
 const attemptRow = z.object({
@@ -130,6 +131,7 @@ export function toEndpoint(row: unknown): WebhookEndpoint {
     failingSince: r.failing_since,
     createdAt: r.created_at,
     tenant: r.tenant,
+    allTenants: r.all_tenants,
   };
 }
 

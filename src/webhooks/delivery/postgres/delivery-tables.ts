@@ -158,7 +158,10 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       schema: t.schema,
       statements: [
         `ALTER TABLE ${t.endpoints} ADD COLUMN IF NOT EXISTS tenant text`,
+        `ALTER TABLE ${t.endpoints} ADD COLUMN IF NOT EXISTS all_tenants boolean NOT NULL DEFAULT false`,
         `CREATE INDEX IF NOT EXISTS "webhook_endpoints_tenant" ON ${t.endpoints} (tenant, created_at, id)`,
+        // The operator's endpoints that receive every tenant's events: found beside each tenant's own at each publish.
+        `CREATE INDEX IF NOT EXISTS "webhook_endpoints_all_tenants" ON ${t.endpoints} (created_at, id) WHERE all_tenants`,
         `CREATE TABLE IF NOT EXISTS ${t.tenants} (
   tenant text PRIMARY KEY,
   endpoints integer NOT NULL CHECK (endpoints >= 0)

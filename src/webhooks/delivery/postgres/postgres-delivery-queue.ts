@@ -38,7 +38,7 @@ import {
 } from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
-import { ownedBy } from "./owned-by";
+import { receivingFor } from "./owned-by";
 import { createPostgresCircuitBoard } from "./postgres-circuit-board";
 import { reachOf } from "./reach";
 
@@ -315,7 +315,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
            ${timestampOf("$5")}, $7
          FROM ${E} e WHERE e.status = 'enabled' AND e.enabled_events && $6::text[]
-           AND ${ownedBy(publishOptions.tenant ?? null, values, "e.tenant")}
+           AND ${receivingFor(publishOptions.tenant ?? null, values, "e")}
            AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1)
          ON CONFLICT (event_id, endpoint_id) DO NOTHING
          RETURNING id`,

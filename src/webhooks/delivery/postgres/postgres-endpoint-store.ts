@@ -5,10 +5,10 @@ import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { EndpointSecret } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
-import { checkTenant, maxPerTenant } from "../tenant";
+import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
-import { ownedBy } from "./owned-by";
+import { ownedBy, receivingFor } from "./owned-by";
 
 /** Options of {@link createPostgresEndpointStore}. */
 export interface PostgresEndpointStoreOptions extends DeliveryTablesOptions {
@@ -59,6 +59,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
   return {
     async create(e, createOptions) {
       const tenant = checkTenant("EndpointStore.create", e.tenant ?? undefined) ?? null;
+      checkAllTenants(e);
       const max = maxPerTenant("EndpointStore.create", createOptions?.maxPerTenant);
       const values = [
         e.id,
@@ -74,11 +75,12 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
         e.failingSince,
         e.createdAt,
         tenant,
+        e.allTenants === true,
       ];
       const columns = `id, url, enabled_events, secrets, status, disabled_reason, disabled_at, description, metadata,
-        rate_limit, failing_since, created_at, tenant`;
+        rate_limit, failing_since, created_at, tenant, all_tenants`;
       const row = `$1, $2, $3::text[], $4::jsonb, $5, $6, ${timestampOf("$7")}, $8, $9::jsonb, $10::float8,
-        ${timestampOf("$11")}, ${timestampOf("$12")}, $13`;
+        ${timestampOf("$11")}, ${timestampOf("$12")}, $13, $14::boolean`;
       if (tenant === null) {
         await client.query(`INSERT INTO ${E} (${columns}) VALUES (${row})`, values);
         return true;
@@ -88,7 +90,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       const result = await client.query(
         `WITH seat AS (
            INSERT INTO ${T} AS t (tenant, endpoints) VALUES ($13, 1)
-           ON CONFLICT (tenant) DO UPDATE SET endpoints = t.endpoints + 1 WHERE $14::bigint IS NULL OR t.endpoints < $14
+           ON CONFLICT (tenant) DO UPDATE SET endpoints = t.endpoints + 1 WHERE $15::bigint IS NULL OR t.endpoints < $15
            RETURNING 1
          )
          INSERT INTO ${E} (${columns}) SELECT ${row} FROM seat`,
@@ -167,7 +169,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       const values: unknown[] = [patternsMatching(eventType)];
       const { rows } = await client.query(
         `SELECT ${ENDPOINT_COLUMNS} FROM ${E} WHERE status = 'enabled' AND enabled_events && $1::text[]
-           AND ${ownedBy(tenant, values)}
+           AND ${receivingFor(tenant, values)}
          ORDER BY created_at, id`,
         values,
       );

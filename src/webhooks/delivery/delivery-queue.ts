@@ -38,8 +38,9 @@ export interface PublishOptions {
    */
   traceparent?: string | undefined;
   /**
-   * The tenant the event belongs to: it reaches only that tenant's subscribed endpoints. Without it, the event reaches
-   * only endpoints without a tenant (the operator's own), never a tenant's. 1 to 255 printable ASCII characters, else
+   * The tenant the event belongs to: it reaches only that tenant's subscribed endpoints, and the operator's created
+   * with `allTenants`. Without it, the event reaches only endpoints without a tenant (the operator's own), never a
+   * tenant's. 1 to 255 printable ASCII characters, else
    * a TypeError.
    */
   tenant?: string | undefined;
@@ -102,7 +103,7 @@ export interface ClaimOptions {
 export interface DeliveryQueue {
   /**
    * Fans the event out to every enabled endpoint of its tenant (`options.tenant`; none: the endpoints without one)
-   * subscribed to its type; publishing the same event id twice is a no-op.
+   * subscribed to its type, and to the operator's with `allTenants`; publishing the same event id twice is a no-op.
    */
   publish(event: WebhookEvent, options?: PublishOptions): Promise<PublishResult>;
   /**

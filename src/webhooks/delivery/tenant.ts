@@ -3,8 +3,8 @@ import { isPrintableId } from "./printable-id";
 
 /**
  * A tenant: the customer (account, workspace) that owns an endpoint. Events published for a tenant reach only that
- * tenant's endpoints; endpoints without one (`null`) are the operator's own, and receive only events published without
- * a tenant. Like ids, a tenant is 1 to 255 printable ASCII characters (PostgreSQL refuses NUL, and logs stay plain).
+ * tenant's endpoints (and the operator's created with `allTenants`); endpoints without one (`null`) are the
+ * operator's own, and receive only events published without a tenant unless created with `allTenants`. Like ids, a tenant is 1 to 255 printable ASCII characters (PostgreSQL refuses NUL, and logs stay plain).
  */
 export type Tenant = string;
 

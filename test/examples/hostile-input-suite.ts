@@ -239,7 +239,7 @@ export function hostileInputSuite(open: () => Promise<StorageUnderTest>): void {
       params: 1,
       path: (v: string) => `/v1/webhook_endpoints/${v}`,
     })),
-    ...["rotate_secret", "replay", "attempts", "deliveries"].map((tail) => ({
+    ...["rotate_secret", "replay", "test", "attempts", "deliveries"].map((tail) => ({
       name: `endpoints.${tail}`,
       method: tail === "attempts" || tail === "deliveries" ? "GET" : "POST",
       token: "api" as const,

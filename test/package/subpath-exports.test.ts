@@ -257,6 +257,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "DELIVERY_ERROR_KINDS",
     "DELIVERY_STATUSES",
     "MAX_ENDPOINTS_PER_TENANT",
+    "TEST_EVENT_TYPE",
     "WebhookDeliveryError",
     "checkEndpointUrl",
     "createEndpointAdmin",

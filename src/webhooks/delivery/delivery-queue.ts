@@ -44,6 +44,13 @@ export interface PublishOptions {
    * a TypeError.
    */
   tenant?: string | undefined;
+  /**
+   * Only this endpoint (its id): the event goes to it alone, whatever its `enabledEvents`, if it is enabled and
+   * receives the events of `tenant` (its own, or the operator's, with `allTenants` for a tenant's). For events its
+   * owner asked for, such as a test event (`EndpointAdmin.sendTest`). Anything but 1 to 255 printable ASCII
+   * characters is a TypeError.
+   */
+  endpointId?: string | undefined;
 }
 
 /** The outcome of publishing: the deliveries created (none when no endpoint subscribes, or already published). */
@@ -103,7 +110,8 @@ export interface ClaimOptions {
 export interface DeliveryQueue {
   /**
    * Fans the event out to every enabled endpoint of its tenant (`options.tenant`; none: the endpoints without one)
-   * subscribed to its type, and to the operator's with `allTenants`; publishing the same event id twice is a no-op.
+   * subscribed to its type, and to the operator's with `allTenants` (with `options.endpointId`, to that endpoint
+   * alone); publishing the same event id twice is a no-op.
    */
   publish(event: WebhookEvent, options?: PublishOptions): Promise<PublishResult>;
   /**

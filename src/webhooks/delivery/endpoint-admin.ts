@@ -9,6 +9,7 @@ import type { EndpointPatch, EndpointStore } from "./endpoint-store";
 import type { DeliveryStatus } from "./state-machine";
 import { transition } from "./state-machine";
 import { checkTenant, MAX_ENDPOINTS_PER_TENANT, maxPerTenant } from "./tenant";
+import { testEvent } from "./test-event";
 import {
   type CompiledUrlPolicy,
   checkEndpointUrl,
@@ -59,7 +60,7 @@ export interface EndpointAdminOptions {
 /** The outcome of an admin operation that can be refused. */
 export type AdminResult<T> =
   | { ok: true; value: T }
-  | { ok: false; code: "endpoint_not_found" | "delivery_not_found" | "not_retryable" }
+  | { ok: false; code: "endpoint_not_found" | "delivery_not_found" | "not_retryable" | "endpoint_disabled" }
   | { ok: false; code: "unknown_event_type"; detail: string; index: number }
   | { ok: false; code: "too_many_endpoints"; detail: string; limit: number }
   | { ok: false; code: "all_tenants_refused"; detail: string }
@@ -112,6 +113,13 @@ export interface EndpointAdmin {
   retry(endpointId: string, deliveryId: string): Promise<AdminResult<DeliveryRecord>>;
   /** Retries every failed or exhausted delivery of an endpoint created at or after `since` (epoch ms). */
   replay(endpointId: string, since: number): Promise<AdminResult<{ replayed: number }>>;
+  /**
+   * Sends a test event (`webhook_endpoint.test`, data `{ endpoint_id }`, a fresh event id) to one endpoint, whatever
+   * its `enabled_events`: one delivery, signed, retried and logged like any other, so that its owner can check the
+   * URL, the signature and the handling before real events flow. A disabled endpoint is refused
+   * (`endpoint_disabled`): it would get the delivery only once re-enabled.
+   */
+  sendTest(endpointId: string): Promise<AdminResult<DeliveryRecord>>;
 }
 
 // The outcome of an update's fields applied to the endpoint as stored.
@@ -336,6 +344,22 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     async replay(endpointId, since) {
       if ((await endpoints.get(endpointId)) === undefined) return { ok: false, code: "endpoint_not_found" };
       return { ok: true, value: { replayed: await retryMany(endpointId, REPLAYABLE, since) } };
+    },
+    async sendTest(endpointId) {
+      const endpoint = await endpoints.get(endpointId);
+      if (endpoint === undefined) return { ok: false, code: "endpoint_not_found" };
+      if (endpoint.status !== "enabled") return { ok: false, code: "endpoint_disabled" };
+      const at = now();
+      // To the endpoint alone, and only as its tenant's event: the queue checks again that it is enabled and whose.
+      const { deliveryIds } = await queue.publish(testEvent(endpoint.id, at), {
+        now: at,
+        endpointId: endpoint.id,
+        tenant: endpoint.tenant ?? undefined,
+      });
+      const delivery = deliveryIds[0] === undefined ? undefined : await queue.get(deliveryIds[0]);
+      if (delivery !== undefined) return { ok: true, value: delivery };
+      // Disabled or deleted since it was read.
+      return { ok: false, code: (await endpoints.get(endpointId)) ? "endpoint_disabled" : "endpoint_not_found" };
     },
   };
 }

@@ -52,6 +52,14 @@ export function refusal(result: Extract<AdminResult<unknown>, { ok: false }>): H
   }
   if (!("detail" in result)) {
     if (result.code === "endpoint_not_found") return notFound("endpoint");
+    if (result.code === "endpoint_disabled") {
+      // RFC 9110 §15.5.10: the endpoint's state is the conflict; enabling it resolves it.
+      return new HttpProblem({
+        status: 409,
+        code: result.code,
+        detail: "The endpoint is disabled: enable it to send it events.",
+      });
+    }
     if (result.code === "delivery_not_found") return notFound("delivery");
     return new HttpProblem({ status: 409, code: "not_retryable", detail: "The delivery is delivered or in flight." });
   }

@@ -27,6 +27,8 @@ import { type TenantOf, tenantScope } from "./endpoint-api-tenant";
 import { mergeEndpointPatch } from "./endpoint-merge-patch";
 import {
   createEndpointSchema,
+  deliveryJson,
+  deliveryJsonSchema,
   endpointJson,
   endpointJsonSchema,
   endpointPatchSchema,
@@ -35,6 +37,7 @@ import {
   updateEndpointSchema,
 } from "./endpoint-schema";
 import { isPrintableId as known } from "./printable-id";
+import { TEST_EVENT_TYPE } from "./test-event";
 
 /** Options of {@link declareEndpointApi}. */
 export interface EndpointApiOptions extends EndpointAdminOptions {
@@ -106,7 +109,7 @@ const isMergePatch = (contentType: string | undefined): boolean => {
 /**
  * Declares the webhook endpoint API on a router, Stripe's shape under `basePath`: `POST /` create (201, the secret
  * shown once), `GET /` list, `GET|POST|PATCH|DELETE /{endpoint_id}`, `POST /{endpoint_id}/rotate_secret`,
- * `POST /{endpoint_id}/replay` (202), `GET /{endpoint_id}/deliveries[/{delivery_id}]`,
+ * `POST /{endpoint_id}/replay` (202), `POST /{endpoint_id}/test` (202, a test event), `GET /{endpoint_id}/deliveries[/{delivery_id}]`,
  * `POST /{endpoint_id}/deliveries/{delivery_id}/retry` (202), `GET /{endpoint_id}/attempts`. Every operation needs
  * `Authorization: Bearer <secret API key>`; 404, 405, HEAD, OPTIONS, validation and OpenAPI come from the router.
  * The endpoint resource is conditional (RFC 9110 §13): its GET and the 200 of its updates carry a strong ETag, a GET
@@ -315,6 +318,27 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         }
         const replayed = unwrap(await admin.replay(endpoint.id, since)).replayed;
         return json(202, { object: "replay", replayed });
+      },
+    );
+    endpoints.action(
+      "POST",
+      "test",
+      {
+        response: deliveryJsonSchema,
+        responses: {
+          202: {
+            description: `Accepted: a ${TEST_EVENT_TYPE} event is queued for this endpoint alone, whatever its enabled_events.`,
+            schema: deliveryJsonSchema,
+          },
+          409: { description: "The endpoint is disabled (endpoint_disabled): enable it first." },
+        },
+        tags,
+        summary: "Send a test event",
+        description: `Queues one ${TEST_EVENT_TYPE} event (data: endpoint_id) for the endpoint: signed, retried and logged like any delivery. Follow it with GET /deliveries/{delivery_id} and GET /attempts.`,
+      },
+      async ({ params, request }) => {
+        const endpoint = await find(request, params.endpoint_id);
+        return json(202, deliveryJson(unwrap(await admin.sendTest(endpoint.id))));
       },
     );
     declareDeliveryRoutes(endpoints, { admin, queue, find, tags, revalidated });

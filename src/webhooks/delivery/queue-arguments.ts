@@ -1,6 +1,7 @@
 import { finiteNumber, nonNegativeInteger, nonNegativeNumber, positiveNumber } from "../../options/number-option";
 import { DELIVERY_ERROR_KINDS } from "./attempt";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
+import { isPrintableId } from "./printable-id";
 import { DELIVERY_STATUSES, type DeliveryState } from "./state-machine";
 import { checkTenant } from "./tenant";
 import { checkTraceparent } from "./trace-context";
@@ -30,7 +31,7 @@ function instant(owner: string, name: string, value: unknown): number {
   return value;
 }
 
-/** `DeliveryQueue.publish`'s options: an instant, a delay of 0 or more, a W3C traceparent. */
+/** `DeliveryQueue.publish`'s options: an instant, a delay of 0 or more, a W3C traceparent, a tenant, an endpoint id. */
 export function checkPublishOptions(options: PublishOptions): void {
   if (options.now !== undefined) finiteNumber("DeliveryQueue.publish", "now", options.now, "epoch milliseconds");
   if (options.delayMs !== undefined) {
@@ -38,6 +39,11 @@ export function checkPublishOptions(options: PublishOptions): void {
   }
   checkTraceparent(options.traceparent, "publish");
   checkTenant("DeliveryQueue.publish", options.tenant);
+  if (options.endpointId !== undefined && !isPrintableId(options.endpointId)) {
+    throw new TypeError(
+      "DeliveryQueue.publish: endpointId must be an endpoint id, 1 to 255 printable ASCII characters.",
+    );
+  }
 }
 
 /** The first attempt's due time, `now + delayMs`, once the options are checked: an instant both queues can store. */

@@ -36,3 +36,15 @@ export function checkAllTenants(endpoint: { readonly tenant?: string | null; rea
     );
   }
 }
+
+/**
+ * Whether `endpoint` receives the events published for `tenant` (`null`: published without one): a tenant's events
+ * reach its own endpoints and the operator's with `allTenants`; the operator's reach the operator's endpoints only.
+ */
+export function receivesFor(
+  endpoint: { readonly tenant?: string | null; readonly allTenants?: boolean },
+  tenant: string | null,
+): boolean {
+  const owner = endpoint.tenant ?? null;
+  return owner === tenant || (tenant !== null && owner === null && endpoint.allTenants === true);
+}

@@ -33,6 +33,7 @@ const step = fc.record({
     "deliveries",
     "attempts",
     "replay",
+    "test",
     "publish",
   ),
   pick: fc.nat(),
@@ -141,6 +142,16 @@ describe("the endpoint API's tenant isolation (property)", () => {
             case "replay":
               answer = await send(caller, "POST", `/${id}/replay`, { since: 0 });
               break;
+            case "test": {
+              answer = await send(caller, "POST", `/${id}/test`);
+              if (answer.status === 202) {
+                // A test event is for the endpoint asked about, and its delivery belongs to that endpoint's owner.
+                const delivery = JSON.parse(answer.text) as { id: string; endpoint_id: string };
+                expect(delivery.endpoint_id).toBe(id);
+                deliveryOwner.set(delivery.id, ownerOf.get(id) as Caller);
+              }
+              break;
+            }
             case "publish": {
               // The provider publishes for the caller's tenant (the operator: for no tenant).
               const tenant = caller === "operator" ? undefined : caller;

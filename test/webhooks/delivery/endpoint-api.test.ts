@@ -898,6 +898,7 @@ describe("webhook endpoint API", () => {
       ["DELETE", `${base}/${id}`, undefined, {}],
       ["POST", `${base}/${id}/rotate_secret`, undefined, {}],
       ["POST", `${base}/${id}/replay?since=0`, undefined, {}],
+      ["POST", `${base}/${id}/test`, undefined, {}],
       ["GET", `${base}/${id}/deliveries`, undefined, {}],
       ["GET", `${base}/${id}/deliveries/${deliveryId}`, undefined, {}],
       ["POST", `${base}/${id}/deliveries/${deliveryId}/retry`, undefined, {}],

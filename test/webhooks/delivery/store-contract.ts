@@ -547,6 +547,44 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       for (const e of [acme, globex, operator]) await f.endpoints.delete(e.id);
     });
 
+    it("publishes to one endpoint alone with endpointId, whatever it subscribes to, if it is enabled and receives the tenant's events", async () => {
+      const acme = endpointFixture({ tenant: "acme", enabledEvents: ["other.thing"] });
+      const acmeToo = endpointFixture({ tenant: "acme", enabledEvents: ["*"] });
+      const operator = endpointFixture({ enabledEvents: ["other.thing"] });
+      const all = endpointFixture({ allTenants: true, enabledEvents: ["other.thing"] });
+      const off = endpointFixture({ tenant: "acme", enabledEvents: ["*"], status: "disabled" });
+      for (const e of [acme, acmeToo, operator, all, off]) await f.endpoints.create(e);
+      const sent = async (endpointId: string, tenant?: string) => {
+        const event = createEvent({ type: "only.tested", data: { endpointId }, now: T0 });
+        const { deliveryIds } = await f.queue.publish(event, { now: T0, endpointId, tenant });
+        const records = await Promise.all(deliveryIds.map((id) => f.queue.get(id)));
+        return records.map((record) => [record?.endpointId, record?.eventId === event.id]);
+      };
+      // Not subscribed to the type, and another of the tenant's endpoints subscribed to every type gets nothing.
+      expect(await sent(acme.id, "acme")).toEqual([[acme.id, true]]);
+      expect(await sent(operator.id)).toEqual([[operator.id, true]]);
+      expect(await sent(all.id, "acme")).toEqual([[all.id, true]]);
+      expect(await sent(all.id)).toEqual([[all.id, true]]);
+      // Another tenant's endpoint, the operator's (without allTenants) for a tenant, a tenant's for the operator,
+      // a disabled one, one that does not exist: nothing.
+      expect(await sent(acme.id, "globex")).toEqual([]);
+      expect(await sent(operator.id, "acme")).toEqual([]);
+      expect(await sent(acme.id)).toEqual([]);
+      expect(await sent(off.id, "acme")).toEqual([]);
+      expect(await sent("we_missing", "acme")).toEqual([]);
+      for (const endpointId of ["", "a b", "x".repeat(256)]) {
+        const event = createEvent({ type: "only.tested", data: {}, now: T0 });
+        await expect(f.queue.publish(event, { now: T0, endpointId }), JSON.stringify(endpointId)).rejects.toThrow(
+          "DeliveryQueue.publish: endpointId must be an endpoint id",
+        );
+      }
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 100, now: T0, leaseMs: 1_000 });
+      expect(claimed).toHaveLength(4);
+      for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
+      for (const e of [acme, acmeToo, operator, all, off]) await f.endpoints.delete(e.id);
+    });
+
     it("claims fairly between endpoints: a backlog of one endpoint does not hold back another's due delivery (issue 15)", async () => {
       const busy = endpointFixture({ enabledEvents: ["fair.busy"] });
       const quiet = endpointFixture({ enabledEvents: ["fair.quiet"] });

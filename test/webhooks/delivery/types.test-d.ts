@@ -28,7 +28,7 @@ import { createPostgresDeliveryQueue, type PostgresDeliveryQueue } from "../../.
 
 describe("public types of the delivery engine", () => {
   it("the core queue names no SQL type; the PostgreSQL queue acts inside any client's transaction", () => {
-    expectTypeOf<keyof PublishOptions>().toEqualTypeOf<"now" | "delayMs" | "traceparent" | "tenant">();
+    expectTypeOf<keyof PublishOptions>().toEqualTypeOf<"now" | "delayMs" | "traceparent" | "tenant" | "endpointId">();
     expectTypeOf<pg.Pool>().toExtend<SqlClient>();
     expectTypeOf<pg.PoolClient>().toExtend<SqlClient>();
     expectTypeOf<PostgresDeliveryQueue>().toExtend<DeliveryQueue>();

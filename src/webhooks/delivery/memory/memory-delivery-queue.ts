@@ -18,6 +18,7 @@ import {
   publishDueAt,
 } from "../queue-arguments";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
+import { receivesFor } from "../tenant";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
 
 /** Options of {@link createMemoryDeliveryQueue}. */
@@ -255,6 +256,11 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   }
 
   const find = (id: string): Entry | undefined => byId.get(id);
+  // PublishOptions.endpointId: that endpoint, whatever it subscribes to, if it is enabled and receives the tenant's.
+  const alone = async (id: string, tenant: string | null) => {
+    const endpoint = await endpoints.get(id);
+    return endpoint?.status === "enabled" && receivesFor(endpoint, tenant) ? [endpoint] : [];
+  };
 
   return {
     async publish(event, publishOptions = {}) {
@@ -263,7 +269,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const dueAt = publishDueAt(publishOptions, now);
       prune(clock());
       if (eventRefs.has(event.id)) return { deliveryIds: [] };
-      const targets = await endpoints.subscribed(event.type, publishOptions.tenant ?? null);
+      const tenant = publishOptions.tenant ?? null;
+      const only = publishOptions.endpointId;
+      const targets = only === undefined ? await endpoints.subscribed(event.type, tenant) : await alone(only, tenant);
       if (targets.length === 0 || eventRefs.has(event.id)) return { deliveryIds: [] };
       const payload = JSON.stringify(event);
       const state = initialDeliveryState(dueAt);

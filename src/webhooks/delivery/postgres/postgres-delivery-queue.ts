@@ -306,15 +306,20 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
         JSON.stringify(event),
         now,
         dueAt,
-        patternsMatching(event.type),
         publishOptions.traceparent ?? null,
       ];
+      // PublishOptions.endpointId: that endpoint alone, whatever it subscribes to (still enabled, still the tenant's).
+      const only = publishOptions.endpointId;
+      const reached =
+        only === undefined
+          ? `e.enabled_events && $${values.push(patternsMatching(event.type))}::text[]`
+          : `e.id = $${values.push(only)}`;
       const { rows } = await client.query(
         `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
            traceparent)
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
-           ${timestampOf("$5")}, $7
-         FROM ${E} e WHERE e.status = 'enabled' AND e.enabled_events && $6::text[]
+           ${timestampOf("$5")}, $6
+         FROM ${E} e WHERE e.status = 'enabled' AND ${reached}
            AND ${receivingFor(publishOptions.tenant ?? null, values, "e")}
            AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1)
          ON CONFLICT (event_id, endpoint_id) DO NOTHING

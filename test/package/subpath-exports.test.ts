@@ -273,6 +273,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "matchesEventPattern",
     "scheduleBackoff",
     "standardWebhooksBackoff",
+    "testEventDataSchema",
     "transition",
     "webhookEventSchema",
   ],

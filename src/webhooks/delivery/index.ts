@@ -68,7 +68,7 @@ export {
   transition,
 } from "./state-machine";
 export { isTenant, MAX_ENDPOINTS_PER_TENANT, type Tenant } from "./tenant";
-export { TEST_EVENT_TYPE, type TestEventData } from "./test-event";
+export { TEST_EVENT_TYPE, type TestEventData, testEventDataSchema } from "./test-event";
 export {
   checkEndpointUrl,
   type HostResolver,

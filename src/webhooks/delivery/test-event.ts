@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { createEvent, type WebhookEvent } from "./event";
 
 /**
@@ -8,10 +9,14 @@ import { createEvent, type WebhookEvent } from "./event";
  */
 export const TEST_EVENT_TYPE = "webhook_endpoint.test";
 
-/** The data of a test event: the endpoint it was sent to, and nothing of anyone else's. */
-export interface TestEventData {
-  endpoint_id: string;
-}
+/**
+ * The data of a test event: the endpoint it was sent to, and nothing of anyone else's. Put it in your catalog to have
+ * OpenAPI list the event: `defineEvents({ …, [TEST_EVENT_TYPE]: testEventDataSchema })`.
+ */
+export const testEventDataSchema = z.object({ endpoint_id: z.string() }).meta({ id: "WebhookTestEventData" });
+
+/** The data of a test event. */
+export type TestEventData = z.output<typeof testEventDataSchema>;
 
 /** A new test event for an endpoint (a fresh event id, so each request sends one). */
 export function testEvent(endpointId: string, now: number): WebhookEvent {

@@ -5,6 +5,7 @@
  */
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
 import { isHttpProblem } from "../../../src/http/problem";
 import { MemoryIdempotencyStore } from "../../../src/idempotency/memory/index";
@@ -14,7 +15,7 @@ import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queu
 import { declareEndpointApi, type EndpointApiOptions } from "../../../src/webhooks/delivery/endpoint-api";
 import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
-import { TEST_EVENT_TYPE } from "../../../src/webhooks/delivery/index";
+import { defineEvents, TEST_EVENT_TYPE, testEventDataSchema } from "../../../src/webhooks/delivery/index";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker } from "../../../src/webhooks/delivery/node/index";
 import {
@@ -222,6 +223,25 @@ describe("test events through the API", () => {
     expect(operation?.summary).toBe("Send a test event");
     expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining(["202", "404", "409"]));
     expect(operation?.responses["202"]?.content).toBeDefined();
+  });
+
+  it("testEventDataSchema in a catalog lists the event under OpenAPI's webhooks, and its envelope takes what sendTest sends", async () => {
+    const events = defineEvents({
+      "order.created": z.object({ id: z.string() }),
+      [TEST_EVENT_TYPE]: testEventDataSchema,
+    });
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const router = declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false, events });
+    const doc = router.openapi({ title: "t", version: "1" }, { webhooks: events });
+    expect(Object.keys(doc.webhooks ?? {})).toContain(TEST_EVENT_TYPE);
+    const handler = api({ endpoints, queue }, { events });
+    const e = parse(
+      await handler(req("POST", BASE, KEY, { url: "http://127.0.0.1:9/h", enabled_events: ["order.created"] })),
+    );
+    const sent = parse(await handler(req("POST", `${BASE}/${e.id}/test`, KEY)));
+    const payload = JSON.parse((await queue.get(sent.id))?.payload ?? "null");
+    expect(events.envelope(TEST_EVENT_TYPE).parse(payload).data).toEqual({ endpoint_id: e.id });
   });
 
   it("a test event published by hand is the same: createEvent of the type, to one endpoint", async () => {

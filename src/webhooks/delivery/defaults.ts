@@ -25,6 +25,12 @@ export const DELIVERY_DEFAULTS = {
    * queues can store (PostgreSQL refuses a timestamp past the year 294276, a JavaScript Date past 275760).
    */
   maxRetryDelayMs: 31_536_000_000,
+  /**
+   * Queues: the largest event `publish` takes, in bytes of its JSON (1 MiB). A consumer on this library's defaults
+   * refuses a larger body (413, the adapters' `bodyLimit`), so every delivery of it would fail for days; and each
+   * delivery keeps its own copy.
+   */
+  maxPayloadBytes: 1_048_576,
   /** Per-attempt time-out covering connect, request and response. */
   timeoutMs: 15_000,
   /** The dispatcher reads at most this many bytes of a response. */

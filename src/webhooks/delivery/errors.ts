@@ -2,6 +2,8 @@
 export type WebhookDeliveryErrorCode =
   | "invalid_option"
   | "invalid_event"
+  /** An event larger than the queue's `maxPayloadBytes`. */
+  | "payload_too_large"
   | "invalid_endpoint"
   | "endpoint_not_found"
   | "delivery_not_found"

@@ -1,6 +1,16 @@
-import { finiteNumber, nonNegativeInteger, nonNegativeNumber, positiveNumber } from "../../options/number-option";
+import { Buffer } from "node:buffer";
+import {
+  finiteNumber,
+  nonNegativeInteger,
+  nonNegativeNumber,
+  positiveInteger,
+  positiveNumber,
+} from "../../options/number-option";
 import { DELIVERY_ERROR_KINDS } from "./attempt";
+import { DELIVERY_DEFAULTS } from "./defaults";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
+import { WebhookDeliveryError } from "./errors";
+import type { WebhookEvent } from "./event";
 import { isPrintableId } from "./printable-id";
 import { DELIVERY_STATUSES, type DeliveryState } from "./state-machine";
 import { checkTenant } from "./tenant";
@@ -127,4 +137,27 @@ export function listStartingAfter(options: DeliveryListOptions): string | undefi
     throw new TypeError(`DeliveryQueue.list: startingAfter must be a delivery id, got ${String(after)}.`);
   }
   return after;
+}
+
+/** A queue's `maxPayloadBytes`: a positive integer, or `Infinity` for none. @default DELIVERY_DEFAULTS.maxPayloadBytes */
+export function maxPayloadBytes(owner: string, value: unknown): number {
+  if (value === undefined) return DELIVERY_DEFAULTS.maxPayloadBytes;
+  if (value === Number.POSITIVE_INFINITY) return value;
+  return positiveInteger(owner, "maxPayloadBytes", value, "bytes");
+}
+
+/** The event as every delivery sends it (its JSON), refused with `payload_too_large` past `max` bytes of UTF-8. */
+export function eventPayload(event: WebhookEvent, max: number): string {
+  const payload = JSON.stringify(event);
+  // A UTF-16 code unit is at most 3 bytes of UTF-8, so most payloads need no count.
+  if (payload.length * 3 > max) {
+    const bytes = Buffer.byteLength(payload, "utf8");
+    if (bytes > max) {
+      throw new WebhookDeliveryError(
+        "payload_too_large",
+        `DeliveryQueue.publish: the event ${event.id} is ${bytes} bytes of JSON, over maxPayloadBytes (${max}): send less data (an id the consumer fetches), or raise the queue's limit and the consumers' body limit together.`,
+      );
+    }
+  }
+  return payload;
 }

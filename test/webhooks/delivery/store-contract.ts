@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttemptInput } from "../../../src/webhooks/delivery/attempt";
 import { AttemptCursorError } from "../../../src/webhooks/delivery/attempt-cursor";
@@ -6,6 +7,7 @@ import type { ClaimedDelivery, DeliveryQueue } from "../../../src/webhooks/deliv
 import type { WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
 import type { EndpointPatch, EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
+import { WebhookDeliveryError } from "../../../src/webhooks/delivery/errors";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { defaultDeliveryConfig, initialDeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
 
@@ -583,6 +585,36 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(claimed).toHaveLength(4);
       for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
       for (const e of [acme, acmeToo, operator, all, off]) await f.endpoints.delete(e.id);
+    });
+
+    it("refuses an event over maxPayloadBytes (1 MiB of JSON by default) with payload_too_large, queuing nothing; one of exactly 1 MiB is queued", async () => {
+      const e = endpointFixture({ enabledEvents: ["big.*"] });
+      await f.endpoints.create(e);
+      const limit = DELIVERY_DEFAULTS.maxPayloadBytes;
+      // An event whose JSON is `bytes` long: a string of "x" and `wide` two-byte characters.
+      const sized = (bytes: number, wide = 0) => {
+        const shell = Buffer.byteLength(JSON.stringify(createEvent({ type: "big.sized", data: { s: "" }, now: T0 })));
+        return createEvent({
+          type: "big.sized",
+          data: { s: "é".repeat(wide) + "x".repeat(bytes - shell - 2 * wide) },
+          now: T0,
+        });
+      };
+      expect(Buffer.byteLength(JSON.stringify(sized(limit + 1)))).toBe(limit + 1);
+      const refused = f.queue.publish(sized(limit + 1), { now: T0 });
+      await expect(refused).rejects.toBeInstanceOf(WebhookDeliveryError);
+      await expect(f.queue.publish(sized(limit + 1, 1_000), { now: T0 })).rejects.toMatchObject({
+        code: "payload_too_large",
+      });
+      expect(await f.queue.list(e.id)).toEqual([]);
+      // Counted in bytes, not characters: 400,000 two-byte characters are 800,000 bytes, under the limit.
+      expect((await f.queue.publish(sized(limit, 400_000), { now: T0 })).deliveryIds).toHaveLength(1);
+      expect((await f.queue.publish(sized(limit), { now: T0 })).deliveryIds).toHaveLength(1);
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 });
+      expect(claimed).toHaveLength(2);
+      for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
+      await f.endpoints.delete(e.id);
     });
 
     it("claims fairly between endpoints: a backlog of one endpoint does not hold back another's due delivery (issue 15)", async () => {

@@ -13,8 +13,10 @@ import {
   checkLease,
   checkPublishOptions,
   checkState,
+  eventPayload,
   listSince,
   listStartingAfter,
+  maxPayloadBytes,
   publishDueAt,
 } from "../queue-arguments";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
@@ -32,6 +34,12 @@ export interface MemoryDeliveryQueueOptions {
   retainTerminal?: number;
   /** How long a terminal delivery is kept after it ended, in ms. @default 604_800_000 (7 days) */
   retainTerminalMs?: number;
+  /**
+   * The largest event `publish` takes, in bytes of its JSON; a larger one is refused (`WebhookDeliveryError`
+   * `payload_too_large`) and nothing is queued. A positive integer, or `Infinity`. @default 1_048_576 (1 MiB, the
+   * consumer adapters' default body limit)
+   */
+  maxPayloadBytes?: number;
   /** Attempt log lines kept per endpoint. @default 1_000 */
   logLimit?: number;
   /** The clock of the retention (when a delivery ended, when it is forgotten), epoch ms. @default Date.now */
@@ -163,6 +171,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   const retain = nonNegative(options.retainTerminal ?? DELIVERY_DEFAULTS.retainTerminal, "retainTerminal");
   const retainMs = nonNegative(options.retainTerminalMs ?? DELIVERY_DEFAULTS.retainTerminalMs, "retainTerminalMs");
   const logLimit = nonNegative(options.logLimit ?? 1_000, "logLimit");
+  const maxPayload = maxPayloadBytes("createMemoryDeliveryQueue", options.maxPayloadBytes);
   const clock = options.now ?? Date.now;
   const byId = new Map<string, Entry>();
   // How many deliveries of each event are still kept: publishing an event id again is a no-op while any is.
@@ -267,13 +276,13 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const now = publishOptions.now ?? Date.now();
       checkPublishOptions(publishOptions);
       const dueAt = publishDueAt(publishOptions, now);
+      const payload = eventPayload(event, maxPayload);
       prune(clock());
       if (eventRefs.has(event.id)) return { deliveryIds: [] };
       const tenant = publishOptions.tenant ?? null;
       const only = publishOptions.endpointId;
       const targets = only === undefined ? await endpoints.subscribed(event.type, tenant) : await alone(only, tenant);
       if (targets.length === 0 || eventRefs.has(event.id)) return { deliveryIds: [] };
-      const payload = JSON.stringify(event);
       const state = initialDeliveryState(dueAt);
       eventRefs.set(event.id, targets.length);
       const deliveryIds: string[] = [];

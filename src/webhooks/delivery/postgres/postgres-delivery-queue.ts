@@ -23,8 +23,10 @@ import {
   checkLease,
   checkPublishOptions,
   checkState,
+  eventPayload,
   listSince,
   listStartingAfter,
+  maxPayloadBytes,
   publishDueAt,
 } from "../queue-arguments";
 import type { DeliveryState } from "../state-machine";
@@ -58,6 +60,12 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
    * @default 604_800_000 (7 days, as the memory queue)
    */
   retainTerminalMs?: number;
+  /**
+   * The largest event `publish` takes, in bytes of its JSON; a larger one is refused (`WebhookDeliveryError`
+   * `payload_too_large`) and nothing is inserted. A positive integer, or `Infinity`. @default 1_048_576 (1 MiB, the
+   * consumer adapters' default body limit)
+   */
+  maxPayloadBytes?: number;
   /** The clock of the retention (when a delivery ended, what is old enough to delete), epoch ms. @default Date.now */
   now?: () => number;
 }
@@ -247,6 +255,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     throw new TypeError(`createPostgresDeliveryQueue: retainTerminalMs must be a non-negative number, got ${retainMs}`);
   }
   const clock = options.now ?? Date.now;
+  const maxPayload = maxPayloadBytes("createPostgresDeliveryQueue", options.maxPayloadBytes);
   let storedSincePurge = 0;
   // After a batch is committed: the expired rows of the last endpoint it stored for, every PURGE_EVERY outcomes.
   // Deliveries ended on the queue's clock (as in the memory queue); log lines are dated by the worker that wrote them,
@@ -303,7 +312,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       const values: unknown[] = [
         event.id,
         event.type,
-        JSON.stringify(event),
+        eventPayload(event, maxPayload),
         now,
         dueAt,
         publishOptions.traceparent ?? null,

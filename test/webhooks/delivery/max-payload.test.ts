@@ -1,0 +1,63 @@
+/** `maxPayloadBytes` of both queues: checked at construction, and the limit publish keeps (the default is in the contract). */
+import { afterEach, describe, expect, it } from "vitest";
+import { migrate } from "../../../src/postgres/index";
+import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
+import { createEvent } from "../../../src/webhooks/delivery/event";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import {
+  createPostgresDeliveryQueue,
+  createPostgresEndpointStore,
+  deliveryMigrations,
+} from "../../../src/webhooks/delivery/postgres/index";
+import { databases } from "../../support/databases";
+import { uniqueName } from "../../support/services";
+import { endpointFixture } from "./store-contract";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+type Make = (maxPayloadBytes: unknown) => Promise<DeliveryQueue>;
+
+const queues: [string, Make][] = [
+  [
+    "memory",
+    async (maxPayloadBytes) => {
+      const endpoints = createMemoryEndpointStore();
+      await endpoints.create(endpointFixture({ enabledEvents: ["*"] }));
+      return createMemoryDeliveryQueue({ endpoints, maxPayloadBytes: maxPayloadBytes as number });
+    },
+  ],
+  ...databases().map((backend): [string, Make] => [
+    backend.name,
+    async (maxPayloadBytes) => {
+      const open = await backend.open({ max: 2 });
+      const schema = uniqueName("wh_max_payload").toLowerCase();
+      cleanups.push(async () => {
+        await open.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await open.close();
+      });
+      await migrate(open.db, deliveryMigrations({ schema }));
+      await createPostgresEndpointStore({ client: open.db, schema }).create(endpointFixture({ enabledEvents: ["*"] }));
+      return createPostgresDeliveryQueue({ client: open.db, schema, maxPayloadBytes: maxPayloadBytes as number });
+    },
+  ]),
+];
+
+describe.each(queues)("maxPayloadBytes (%s)", (_name, make) => {
+  it.each([0, -1, 1.5, Number.NaN, "1024"])("refuses %s at construction, naming the option", async (value) => {
+    await expect(make(value)).rejects.toThrow(/maxPayloadBytes/);
+  });
+
+  it("keeps the limit given: an event one byte over is refused, one at it queued; Infinity takes any size", async () => {
+    const small = await make(100);
+    const shell = JSON.stringify(createEvent({ type: "a.b", data: { s: "" }, id: "evt_1", now: 0 })).length;
+    const sized = (bytes: number, id: string) =>
+      createEvent({ type: "a.b", data: { s: "x".repeat(bytes - shell) }, id, now: 0 });
+    await expect(small.publish(sized(101, "evt_1"))).rejects.toMatchObject({ code: "payload_too_large" });
+    expect((await small.publish(sized(100, "evt_2"))).deliveryIds).toHaveLength(1);
+    const any = await make(Number.POSITIVE_INFINITY);
+    expect((await any.publish(sized(2_000_000, "evt_3"))).deliveryIds).toHaveLength(1);
+  });
+});

@@ -70,7 +70,8 @@ export async function benchPostgres(
     check(changed(await database.raw(insert, ["check", "fp", "t"])) === 1, "raw INSERT");
     check(changed(await database.raw(update, ["check", response.status, headers, body, "t"])) === 1, "raw UPDATE");
 
-    const fp = "fingerprint-of-43-characters-xxxxxxxxxxxxx";
+    // As long as the middleware's ("v2." and 43 base64url characters).
+    const fp = "v2.fingerprint-of-46-characters-xxxxxxxxxxxxxx";
     const {
       ours: o,
       theirs: r,

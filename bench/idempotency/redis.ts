@@ -14,8 +14,8 @@ import { beginComplete, check, checkStore, compare, rate } from "./measure";
 // KEYS[1] = key, ARGV[1] = the lease value, ARGV[2] = the response, ARGV[3] = TTL (ms).
 export const CAS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return 0`;
 export const CAS_SHA = createHash("sha1").update(CAS).digest("hex");
-// A request fingerprint as the middleware makes it: base64url of a SHA-256, 43 characters.
-export const FINGERPRINT = createHash("sha256").update("POST /orders").digest("base64url");
+// A request fingerprint as the middleware makes it: "v2." and the base64url of a SHA-256, 46 characters.
+export const FINGERPRINT = `v2.${createHash("sha256").update("POST /orders").digest("base64url")}`;
 
 /** The value a raw complete writes: what a replay needs, as the store's record holds it (see benchRedis). */
 export const rawCompleted = (response: StoredResponse): Buffer =>

@@ -4,8 +4,8 @@ import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
 import { isThenable } from "../http/thenable";
 import { positiveInteger } from "../options/number-option";
-import { decide, type Lease } from "./decision";
-import { requestFingerprint, scopedKey } from "./fingerprint";
+import { decide, type Lease, needsLegacyFingerprint } from "./decision";
+import { type FingerprintInput, legacyRequestFingerprint, requestFingerprint, scopedKey } from "./fingerprint";
 import { parseIdempotencyKey } from "./key";
 import { keyInUse, keyInvalid, keyMissing, keyReused } from "./problems";
 import type { IdempotencyStore } from "./store";
@@ -115,7 +115,8 @@ export function logStoreError(error: unknown): void {
  * (draft-ietf-httpapi-idempotency-key-header, with Stripe's `Idempotent-Replayed`).
  *
  * The first request with a key runs the handler under a lease; its response is stored and
- * replayed byte for byte to later requests with the same key, caller and fingerprint. A request
+ * replayed byte for byte to later requests with the same key, caller and fingerprint (method,
+ * target, body, Content-Type and Content-Encoding: {@link requestFingerprint}). A request
  * arriving while the first runs gets 409; one reusing the key for another request gets 422.
  *
  * @example
@@ -192,11 +193,21 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     const caller = await identify(request);
     if (typeof caller !== "string") throw new TypeError("idempotency: identify must return a string");
     const target = request.search.length > 0 ? `${request.path}?${request.search}` : request.path;
-    const fingerprint = requestFingerprint({ method: request.method, target, caller, body: request.body });
+    const input: FingerprintInput = {
+      method: request.method,
+      target,
+      caller,
+      body: request.body,
+      contentType: request.headers["content-type"],
+      contentEncoding: request.headers["content-encoding"],
+    };
+    const fingerprint = requestFingerprint(input);
     const key = scopedKey(caller, parsed.key);
     const store = storeOf(request);
     const begun = store.begin(key, fingerprint, leaseMs);
-    const decision = decide(key, fingerprint, isThenable(begun) ? await begun : begun);
+    const found = isThenable(begun) ? await begun : begun;
+    const legacy = needsLegacyFingerprint(found) ? legacyRequestFingerprint(input) : undefined;
+    const decision = decide(key, fingerprint, found, legacy);
     switch (decision.kind) {
       case "execute":
         return execute(handler, request, store, decision.lease);

@@ -39,7 +39,8 @@ export interface IdempotencyStore {
    * for `leaseMs` and returns `acquired` with a new lease token; otherwise returns the live record.
    *
    * @param key the scoped store key (`scopedKey(caller, key)`).
-   * @param fingerprint the request's fingerprint, kept with the record for the 422 check.
+   * @param fingerprint the request's fingerprint, kept with the record for the 422 check and returned exactly as
+   *   given: a store reads no length or form into it (`requestFingerprint` makes 46 ASCII characters, 0.1 made 43).
    * @param leaseMs how long the lease holds before a retry may take the key over: a positive integer of milliseconds.
    * @throws TypeError when `leaseMs` is not a positive integer (0, negative, fractional, NaN, Infinity).
    * @example

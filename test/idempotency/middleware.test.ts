@@ -5,8 +5,12 @@ import {
   type IdempotencyStore,
   idempotency,
   MemoryIdempotencyStore,
+  scopedKey,
 } from "../../src/idempotency";
+import { legacyRequestFingerprint } from "../../src/idempotency/fingerprint";
 import { bodyText, deferred, fakeClock, problemCode, request } from "./support";
+
+const enc = (text: string) => new TextEncoder().encode(text);
 
 function setup(
   options: Partial<IdempotencyOptions> = {},
@@ -136,6 +140,114 @@ describe("idempotency middleware", () => {
       const other = await handle(request({ key: '"k"', caller: "acct_2" }));
       expect(other.headers["idempotent-replayed"]).toBeUndefined();
       expect(runs()).toBe(2);
+    });
+  });
+
+  describe("what the fingerprint covers", () => {
+    // Regression: a JSON body sent without Content-Type got a 415 that was stored under the key; the client fixed the
+    // header and retried with the same key and bytes, and was replayed the 415 for 24 h instead of told (422) that
+    // the key belonged to another request. RFC 9110 §8.3: the media type is part of what the body means.
+    it("answers 422 to a retry that adds the missing Content-Type after a stored 415", async () => {
+      let runs = 0;
+      const handle = idempotency({ store: new MemoryIdempotencyStore(), identify: () => "acct_1" })((req) => {
+        runs++;
+        return req.headers["content-type"] === "application/json"
+          ? json(201, { id: "ord_1" })
+          : json(415, { code: "unsupported_media_type" });
+      });
+      const unlabelled = await handle(request({ key: '"k"', headers: { "content-type": undefined } }));
+      expect(unlabelled.status).toBe(415);
+      const fixed = await handle(request({ key: '"k"' }));
+      expect(fixed.status).toBe(422);
+      expect(problemCode(fixed.body)).toBe("idempotency_key_reused");
+      // The first request, sent again unchanged, still gets its own stored answer.
+      const again = await handle(request({ key: '"k"', headers: { "content-type": undefined } }));
+      expect(again.status).toBe(415);
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(runs).toBe(1);
+    });
+
+    it.each([
+      ["another Content-Type", { "content-type": "text/plain" }],
+      ["Content-Type parameters added", { "content-type": "application/json; charset=utf-8" }],
+      ["Content-Type left out", { "content-type": undefined }],
+      ["an empty Content-Type", { "content-type": "" }],
+      ["a Content-Encoding", { "content-encoding": "gzip" }],
+    ])("answers 422 when the key is reused with %s", async (_, headers) => {
+      const { handle, runs } = setup();
+      await handle(request({ key: '"k"' }));
+      const reused = await handle(request({ key: '"k"', headers }));
+      expect(reused.status).toBe(422);
+      expect(problemCode(reused.body)).toBe("idempotency_key_reused");
+      expect(runs()).toBe(1);
+    });
+
+    it("tells a request without Content-Type from one with an empty Content-Type", async () => {
+      const { handle, runs } = setup();
+      await handle(request({ key: '"k"', headers: { "content-type": undefined } }));
+      expect((await handle(request({ key: '"k"', headers: { "content-type": "" } }))).status).toBe(422);
+      expect(runs()).toBe(1);
+    });
+
+    it("replays a retry with the same Content-Type and Content-Encoding; other fields do not count", async () => {
+      const { handle, runs } = setup();
+      const labelled = { "content-type": "application/json", "content-encoding": "gzip" };
+      await handle(request({ key: '"k"', headers: { ...labelled, "user-agent": "sdk/1" } }));
+      const retry = await handle(request({ key: '"k"', headers: { ...labelled, "user-agent": "sdk/1 (retry 2)" } }));
+      expect(retry.headers["idempotent-replayed"]).toBe("true");
+      expect(runs()).toBe(1);
+    });
+  });
+
+  // 0.1 stored fingerprints of method, target, caller and body only (43 characters, no "v2." prefix). A retry that
+  // finds such a record after the upgrade is compared with its own fingerprint in that form.
+  describe("records written by 0.1 (the legacy fingerprint)", () => {
+    const body = '{"sku":"a"}';
+    const legacy = (text = body) =>
+      legacyRequestFingerprint({ method: "POST", target: "/orders", caller: "anonymous", body: enc(text) });
+    const stored = { status: 201, headers: { "content-type": "application/json" }, body: enc('{"order":0}') };
+
+    function withLegacyRecord(complete: boolean) {
+      const s = setup();
+      const key = scopedKey("anonymous", "k");
+      const found = s.store.begin(key, legacy(), 60_000);
+      if (found.kind !== "acquired") throw new Error(found.kind);
+      if (complete) s.store.complete(key, found.leaseToken, stored, 86_400_000);
+      return s;
+    }
+
+    it("replays a completed record to the same request", async () => {
+      const { handle, runs } = withLegacyRecord(true);
+      const replay = await handle(request({ key: '"k"', body }));
+      expect(replay.status).toBe(201);
+      expect(replay.headers["idempotent-replayed"]).toBe("true");
+      expect(bodyText(replay.body)).toBe('{"order":0}');
+      expect(runs()).toBe(0);
+    });
+
+    it("replays it whatever the Content-Type, as 0.1 did: its fingerprint never covered the field", async () => {
+      const { handle, runs } = withLegacyRecord(true);
+      const replay = await handle(request({ key: '"k"', body, headers: { "content-type": "text/plain" } }));
+      expect(replay.headers["idempotent-replayed"]).toBe("true");
+      expect(runs()).toBe(0);
+    });
+
+    it("answers 422 to another request, and 409 to the same one while the record is in progress", async () => {
+      const completed = withLegacyRecord(true);
+      expect((await completed.handle(request({ key: '"k"', body: '{"sku":"b"}' }))).status).toBe(422);
+      const leased = withLegacyRecord(false);
+      expect((await leased.handle(request({ key: '"k"', body }))).status).toBe(409);
+      expect((await leased.handle(request({ key: '"k"', body: '{"sku":"b"}' }))).status).toBe(422);
+      expect(completed.runs() + leased.runs()).toBe(0);
+    });
+
+    it("files the handler's answer under the current fingerprint once the record has expired", async () => {
+      const { handle, runs, store, clock } = withLegacyRecord(true);
+      clock.advance(86_400_000);
+      expect((await handle(request({ key: '"k"', body }))).headers["idempotent-replayed"]).toBeUndefined();
+      expect(runs()).toBe(1);
+      const found = store.begin(scopedKey("anonymous", "k"), "probe", 60_000);
+      expect(found.kind === "completed" && found.fingerprint.startsWith("v2.")).toBe(true);
     });
   });
 

@@ -1,11 +1,14 @@
 import { Redis } from "ioredis";
 import { Redis as Redis5 } from "ioredis-5";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IdempotencyError } from "../../src/idempotency";
+import { json } from "../../src/http";
+import { IdempotencyError, idempotency, scopedKey } from "../../src/idempotency";
+import { legacyRequestFingerprint } from "../../src/idempotency/fingerprint";
 import type { RedisScriptClient } from "../../src/idempotency/redis";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
 import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { describeStoreContract } from "./store-contract";
+import { bodyText, request } from "./support";
 
 const prefix = `${uniqueName("idem_redis")}:`;
 const ioredis6 = (url: string, options: object) => new Redis(url, options);
@@ -293,6 +296,31 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       const found = await store.begin("v01-done", "fp-old", 5000);
       expect(found).toMatchObject({ kind: "completed", fingerprint: "fp-old", response: { status: 201 } });
       expect(found.kind === "completed" && Buffer.from(found.response.body).toString()).toBe("body");
+    });
+
+    it("answers retries of requests 0.1 recorded as 0.1 did: 409 while its lease runs, then the replay", async () => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      const handle = idempotency({ store, identify: () => "acct_1" })(() => json(500, {}));
+      const body = '{"sku":"a"}';
+      const fingerprint = legacyRequestFingerprint({
+        method: "POST",
+        target: "/orders",
+        caller: "acct_1",
+        body: new TextEncoder().encode(body),
+      });
+      const uuid = "0b6f3c2e-3d4f-4a5b-8c7d-9e0f1a2b3c4d";
+      // The values as 0.1 laid them out: a lease with a UUID nonce, then a completed record.
+      await client.set(`${prefix}${scopedKey("acct_1", "v01-lease")}`, `p${uuid}${fingerprint}`, "PX", 5000);
+      expect((await handle(request({ key: "v01-lease", body }))).status).toBe(409);
+      expect((await handle(request({ key: "v01-lease", body: "{}" }))).status).toBe(422);
+      const meta = JSON.stringify({ s: 201, h: { location: "/o/1" } });
+      const done = `c${fingerprint.length}:${fingerprint}${meta.length}:${meta}{"id":1}`;
+      await client.set(`${prefix}${scopedKey("acct_1", "v01-done")}`, done, "PX", 5000);
+      const replay = await handle(request({ key: "v01-done", body }));
+      expect(replay.status).toBe(201);
+      expect(replay.headers).toMatchObject({ location: "/o/1", "idempotent-replayed": "true" });
+      expect(bodyText(replay.body)).toBe('{"id":1}');
+      expect((await handle(request({ key: "v01-done", body: "{}" }))).status).toBe(422);
     });
 
     it("refuses a bad leaseMs or ttlMs before sending any command", async () => {

@@ -3,7 +3,17 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { IdempotencyStore, StoredResponse } from "../../src/idempotency";
+import { json } from "../../src/http";
+import {
+  type FingerprintInput,
+  type IdempotencyStore,
+  idempotency,
+  requestFingerprint,
+  type StoredResponse,
+  scopedKey,
+} from "../../src/idempotency";
+import { legacyRequestFingerprint } from "../../src/idempotency/fingerprint";
+import { bodyText, request } from "./support";
 
 /** A store under test and the way to move its clock forward. */
 export interface StoreHarness {
@@ -234,6 +244,43 @@ export function describeStoreContract(
         expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("completed");
         await h.advance(ttlMs + 60);
         expect((await store.begin(k, "fp-3", HOLD_MS)).kind).toBe("acquired");
+      });
+    });
+
+    // A store keeps the fingerprint it was given as it was given: both the current form ("v2." and 43 characters) and
+    // the one 0.1 wrote (43 characters), which records still hold for one TTL after an upgrade.
+    describe("fingerprints", () => {
+      const body = '{"sku":"a"}';
+      const input: FingerprintInput = {
+        method: "POST",
+        target: "/orders",
+        caller: "acct_1",
+        body: new TextEncoder().encode(body),
+        contentType: "application/json",
+      };
+
+      it("returns both fingerprint forms exactly, in progress and completed", async () => {
+        for (const fingerprint of [requestFingerprint(input), legacyRequestFingerprint(input)]) {
+          const k = key();
+          const token = await acquire(k, fingerprint);
+          expect(await store.begin(k, "fp-other", HOLD_MS)).toMatchObject({ kind: "in-progress", fingerprint });
+          expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
+          expect(await store.begin(k, "fp-other", HOLD_MS)).toMatchObject({ kind: "completed", fingerprint });
+        }
+      });
+
+      it("serves the middleware a record under 0.1's fingerprint: the same request replayed, another 422", async () => {
+        const idempotencyKey = key();
+        const scoped = scopedKey(input.caller, idempotencyKey);
+        await store.complete(scoped, await acquire(scoped, legacyRequestFingerprint(input)), response, KEEP_MS);
+        let runs = 0;
+        const handle = idempotency({ store, identify: () => input.caller })(() => json(201, { run: ++runs }));
+        const replay = await handle(request({ key: idempotencyKey, body }));
+        expect(replay.status).toBe(201);
+        expect(replay.headers["idempotent-replayed"]).toBe("true");
+        expect(bodyText(replay.body)).toBe('{"id":1}');
+        expect((await handle(request({ key: idempotencyKey, body: '{"sku":"b"}' }))).status).toBe(422);
+        expect(runs).toBe(0);
       });
     });
 

@@ -14,7 +14,7 @@ export function fakeClock(start = 1_700_000_000_000) {
   };
 }
 
-/** Builds an {@link HttpRequest}. */
+/** Builds an {@link HttpRequest}, with `Content-Type: application/json` unless `headers` leaves it `undefined`. */
 export function request(init: {
   method?: string;
   path?: string;
@@ -22,9 +22,13 @@ export function request(init: {
   key?: string;
   caller?: string;
   body?: string;
-  headers?: Record<string, string>;
+  /** Header fields; one given as `undefined` is left out. */
+  headers?: Record<string, string | undefined>;
 }): HttpRequest {
-  const headers: Record<string, string> = { "content-type": "application/json", ...init.headers };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries({ "content-type": "application/json", ...init.headers })) {
+    if (value !== undefined) headers[name] = value;
+  }
   if (init.key !== undefined) headers["idempotency-key"] = init.key;
   if (init.caller !== undefined) headers["x-account"] = init.caller;
   return {

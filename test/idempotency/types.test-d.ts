@@ -8,10 +8,13 @@ import type { Handler } from "../../src/http";
 import {
   type BeginResult,
   type Decision,
+  decide,
+  type FingerprintInput,
   type IdempotencyErrorCode,
   type IdempotencyStore,
   idempotency,
   MemoryIdempotencyStore,
+  requestFingerprint,
 } from "../../src/idempotency";
 import type { PostgresIdempotencyStore } from "../../src/idempotency/postgres";
 import { RedisIdempotencyStore, type RedisScriptClient, type RedisStoreClient } from "../../src/idempotency/redis";
@@ -54,6 +57,17 @@ describe("idempotency types", () => {
     expectTypeOf<"idempotency_key_in_use">().toMatchTypeOf<IdempotencyErrorCode>();
     // @ts-expect-error identify is required: keys must be scoped per caller
     idempotency({ store: new MemoryIdempotencyStore() });
+  });
+
+  it("fingerprints the two fields only when given, and decides with or without the legacy fingerprint", () => {
+    expectTypeOf<FingerprintInput["contentType"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<FingerprintInput["contentEncoding"]>().toEqualTypeOf<string | undefined>();
+    requestFingerprint({ method: "POST", target: "/", caller: "a", body: new Uint8Array(0) });
+    const found: BeginResult = { kind: "acquired", leaseToken: "t" };
+    expectTypeOf(decide("key", "v2.fp", found)).toEqualTypeOf<Decision>();
+    expectTypeOf(decide("key", "v2.fp", found, "legacy-fp")).toEqualTypeOf<Decision>();
+    // @ts-expect-error the legacy fingerprint is a string
+    decide("key", "v2.fp", found, 1);
   });
 
   it("takes the protected methods as a list or a test", () => {

@@ -5,6 +5,7 @@ import { DELIVERY_DEFAULTS } from "./defaults";
 import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
 import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
 import { type CreateEndpointInput, MAX_RATE_LIMIT, MIN_RATE_LIMIT, type UpdateEndpointInput } from "./endpoint-schema";
+import { ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import type { EndpointPatch, EndpointStore } from "./endpoint-store";
 import type { DeliveryStatus } from "./state-machine";
 import { transition } from "./state-machine";
@@ -75,6 +76,14 @@ export interface EndpointListQuery {
   tenant?: string | null | undefined;
 }
 
+/** Options of {@link EndpointAdmin.rotateSecret}. */
+export interface RotateSecretOptions {
+  /** How long the secrets in use keep signing, ms. @default the admin's `secretGraceMs` (24 h) */
+  graceMs?: number;
+  /** The new secret: `whsec_` and the base64 of 24 to 64 bytes, else a TypeError. @default a generated one */
+  secret?: string;
+}
+
 /** Endpoint management on plain values; the endpoint API (`declareEndpointApi`) is a thin layer over it. */
 export interface EndpointAdmin {
   /**
@@ -104,11 +113,11 @@ export interface EndpointAdmin {
   disable(id: string, reason: DisabledReason): Promise<WebhookEndpoint | undefined>;
   delete(id: string): Promise<boolean>;
   /**
-   * Adds a new secret, atomically (two rotations at once both keep theirs); the old ones keep signing for `graceMs`
-   * (a finite number of 0 or more, else a TypeError). At most 10 secrets are kept: the new one and the 9 that expire
-   * last.
+   * Adds a new secret, atomically (two rotations at once both keep theirs): `options.secret` (e.g. one another sender
+   * gave the consumer), else a generated one. The old ones keep signing for `options.graceMs` (a finite number of 0
+   * or more, else a TypeError). At most 10 secrets are kept: the new one and the 9 that expire last.
    */
-  rotateSecret(id: string, graceMs?: number): Promise<AdminResult<WebhookEndpoint>>;
+  rotateSecret(id: string, options?: RotateSecretOptions): Promise<AdminResult<WebhookEndpoint>>;
   /** Retries one delivery now, with a fresh schedule. */
   retry(endpointId: string, deliveryId: string): Promise<AdminResult<DeliveryRecord>>;
   /** Retries every failed or exhausted delivery of an endpoint created at or after `since` (epoch ms). */
@@ -244,6 +253,11 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     return { patch, reEnabled };
   }
 
+  // A secret given by the caller: one the API's schema already checked, or misuse of the admin.
+  function checkSecret(owner: string, secret: unknown): void {
+    if (secret !== undefined && !isEndpointSecret(secret)) throw new TypeError(`${owner}: ${ENDPOINT_SECRET_RULE}`);
+  }
+
   return {
     async create(input, owner) {
       const tenant = checkTenant("EndpointAdmin.create", owner?.tenant) ?? null;
@@ -255,6 +269,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
           detail: "Only the operator's endpoints may receive every tenant's events.",
         };
       }
+      checkSecret("EndpointAdmin.create", input.secret);
       const unknownType = checkTypes(input.enabled_events);
       if (unknownType !== undefined) return unknownType;
       const checked = await checkUrl(input.url);
@@ -263,7 +278,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         id: newId(),
         url: checked.url.href,
         enabledEvents: [...new Set(input.enabled_events)],
-        secrets: [{ secret: newSecret(), expiresAt: null }],
+        secrets: [{ secret: input.secret ?? newSecret(), expiresAt: null }],
         status: "enabled",
         disabledReason: null,
         disabledAt: null,
@@ -320,10 +335,16 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     },
     disable: (id, reason) => endpoints.update(id, { status: "disabled", disabledReason: reason, disabledAt: now() }),
     delete: (id) => endpoints.delete(id),
-    async rotateSecret(id, graceMs = graceDefault) {
+    async rotateSecret(id, options = {}) {
       // NaN or a negative grace would expire the old secrets at once while the rotation reports success.
-      const grace = nonNegativeNumber("EndpointAdmin.rotateSecret", "graceMs", graceMs, "milliseconds");
-      const secret = newSecret();
+      const grace = nonNegativeNumber(
+        "EndpointAdmin.rotateSecret",
+        "graceMs",
+        options.graceMs ?? graceDefault,
+        "milliseconds",
+      );
+      checkSecret("EndpointAdmin.rotateSecret", options.secret);
+      const secret = options.secret ?? newSecret();
       const at = now();
       // In the store, atomically: a read here and a write later would lose a concurrent rotation's secret.
       const updated = await endpoints.modify(id, (current) => ({

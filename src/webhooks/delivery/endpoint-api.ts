@@ -33,6 +33,7 @@ import {
   endpointJsonSchema,
   endpointPatchSchema,
   listJsonSchema,
+  rotateSecretBody,
   type UpdateEndpointInput,
   updateEndpointSchema,
 } from "./endpoint-schema";
@@ -278,6 +279,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       "POST",
       "rotate_secret",
       {
+        body: rotateSecretBody,
+        form: true,
         response: endpointJsonSchema,
         responses: {
           200: {
@@ -289,9 +292,10 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         tags,
         summary: "Rotate the signing secret",
       },
-      async ({ params, request }) => {
+      async ({ params, body, request }) => {
         const endpoint = await find(request, params.endpoint_id);
-        return json(200, endpointJson(unwrap(await admin.rotateSecret(endpoint.id)), true), NO_STORE);
+        const rotated = await admin.rotateSecret(endpoint.id, { secret: body?.secret });
+        return json(200, endpointJson(unwrap(rotated), true), NO_STORE);
       },
     );
     endpoints.action(

@@ -3,6 +3,7 @@ import type { AttemptRecord } from "./attempt";
 import { DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "./attempt";
 import type { DeliveryRecord } from "./delivery-queue";
 import type { WebhookEndpoint } from "./endpoint";
+import { ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import { eventPatternSchema } from "./event-type";
 
 // A form sends `enabled_events=x` once as a string; treat it as a one-item list.
@@ -64,6 +65,14 @@ const metadata = metadataRecord(metadataValue);
 // A form sends `true` and `false` as text.
 const formBoolean = z.preprocess((value) => (value === "true" ? true : value === "false" ? false : value), z.boolean());
 
+const secret = z.string().refine(isEndpointSecret, ENDPOINT_SECRET_RULE).meta({
+  description:
+    "The signing secret to use instead of a new one, e.g. the one another sender gave the consumer: whsec_ and the base64 of 24 to 64 bytes.",
+});
+
+/** Body of `POST /v1/webhook_endpoints/:id/rotate_secret`: none, or the new secret to use (else one is generated). */
+export const rotateSecretBody = z.strictObject({ secret: secret.optional() }).optional();
+
 /** Body of `POST /v1/webhook_endpoints` (JSON or form; `enabled_events[]` repeated). */
 export const createEndpointSchema = z.strictObject({
   url: z.string().min(1).max(2048),
@@ -71,6 +80,7 @@ export const createEndpointSchema = z.strictObject({
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
   rate_limit: rateLimit.optional(),
+  secret: secret.optional(),
   all_tenants: formBoolean.optional().meta({
     description:
       "The operator's endpoints only: receive every tenant's events besides the operator's own (set at creation, never changed).",

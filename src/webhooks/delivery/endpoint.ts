@@ -65,7 +65,8 @@ export function activeSecrets(endpoint: Pick<WebhookEndpoint, "secrets">, now: n
 /**
  * The secret list after a rotation: the new secret becomes current; the previous ones keep signing for `graceMs`
  * (0 = drop them now); already-expired ones are dropped, and so are the ones that expire soonest past
- * {@link MAX_ENDPOINT_SECRETS} in all (the new one and the 9 that expire last stay).
+ * {@link MAX_ENDPOINT_SECRETS} in all (the new one and the 9 that expire last stay). A secret still in the list that is
+ * given again becomes the current one, listed once.
  */
 export function rotateSecrets(
   secrets: readonly EndpointSecret[],
@@ -75,6 +76,7 @@ export function rotateSecrets(
 ): EndpointSecret[] {
   const kept: EndpointSecret[] = [];
   for (const entry of secrets) {
+    if (entry.secret === secret) continue;
     const expiresAt = Math.min(entry.expiresAt ?? Number.POSITIVE_INFINITY, now + graceMs);
     if (expiresAt > now) kept.push({ secret: entry.secret, expiresAt });
   }

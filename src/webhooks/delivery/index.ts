@@ -39,6 +39,7 @@ export {
   type EndpointAdmin,
   type EndpointAdminOptions,
   type EndpointListQuery,
+  type RotateSecretOptions,
 } from "./endpoint-admin";
 export { declareEndpointApi, type EndpointApiOptions } from "./endpoint-api";
 export type { TenantOf } from "./endpoint-api-tenant";

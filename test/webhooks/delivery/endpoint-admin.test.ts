@@ -46,7 +46,7 @@ describe("createEndpointAdmin", () => {
       async (graceMs) => {
         const { endpoints, admin, create } = setup();
         const e = await create();
-        await expect(admin.rotateSecret(e.id, graceMs)).rejects.toThrow(/rotateSecret: graceMs must be/);
+        await expect(admin.rotateSecret(e.id, { graceMs })).rejects.toThrow(/rotateSecret: graceMs must be/);
         expect((await endpoints.get(e.id))?.secrets).toEqual(e.secrets);
       },
     );
@@ -54,6 +54,39 @@ describe("createEndpointAdmin", () => {
     it("answers endpoint_not_found for no such endpoint", async () => {
       const { admin } = setup();
       expect(await admin.rotateSecret("we_missing")).toEqual({ ok: false, code: "endpoint_not_found" });
+    });
+
+    it("rotates to a secret given (kept from another sender): it signs from now, the old one through the grace period; given again, it is listed once", async () => {
+      const { endpoints, admin, create } = setup();
+      const e = await create();
+      const given = `whsec_${Buffer.alloc(24, 1).toString("base64")}`;
+      const rotated = await admin.rotateSecret(e.id, { secret: given, graceMs: 1_000 });
+      if (!rotated.ok) throw new Error(rotated.code);
+      expect(rotated.value.secrets.map((s) => s.secret)).toEqual([e.secrets[0]?.secret, given]);
+      expect(activeSecrets(rotated.value, T0 + 1_000)).toEqual([given]);
+      const again = await admin.rotateSecret(e.id, { secret: given });
+      if (!again.ok) throw new Error(again.code);
+      expect(again.value.secrets.filter((s) => s.secret === given)).toEqual([{ secret: given, expiresAt: null }]);
+      expect((await endpoints.get(e.id))?.secrets).toEqual(again.value.secrets);
+    });
+
+    it.each([
+      "whsec_short",
+      `whsec_${Buffer.alloc(23).toString("base64")}`,
+      `whsec_${Buffer.alloc(65).toString("base64")}`,
+      `${Buffer.alloc(32).toString("base64")}`,
+      `whsk_${Buffer.alloc(32).toString("base64")}`,
+      `whsec_${Buffer.alloc(32).toString("base64")}\n`,
+      // Stray bits in the last character: not the canonical text of any bytes.
+      `whsec_${Buffer.alloc(32).toString("base64").slice(0, 42)}B=`,
+    ])("refuses the secret %j with a TypeError, keeping the old one (create too)", async (secret) => {
+      const { endpoints, admin, create } = setup();
+      const e = await create();
+      await expect(admin.rotateSecret(e.id, { secret })).rejects.toThrow(/rotateSecret: secret must be whsec_/);
+      expect((await endpoints.get(e.id))?.secrets).toEqual(e.secrets);
+      await expect(admin.create({ url: "https://a.example/h", enabled_events: ["*"], secret })).rejects.toThrow(
+        /create: secret must be whsec_/,
+      );
     });
   });
 

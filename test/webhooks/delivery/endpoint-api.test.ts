@@ -221,6 +221,66 @@ describe("webhook endpoint API", () => {
     expect(stored?.secrets[0]?.expiresAt).toBe(now + 86_400_000);
   });
 
+  describe("a signing secret given by the caller (kept from another sender)", () => {
+    const given = `whsec_${Buffer.alloc(32, 9).toString("base64")}`;
+    const other = `whsec_${Buffer.alloc(24, 3).toString("base64").replace(/=+$/, "")}`;
+
+    it("is the new endpoint's secret, in JSON or a form, shown once as a generated one is", async () => {
+      const json = await handler(
+        req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"], secret: given }),
+      );
+      expect(json.status).toBe(201);
+      expect(json.headers["cache-control"]).toBe("no-store");
+      expect(parse(json).secret).toBe(given);
+      expect((await endpoints.get(parse(json).id))?.secrets).toEqual([{ secret: given, expiresAt: null }]);
+      const form = await handler(
+        req(
+          "POST",
+          "/v1/webhook_endpoints",
+          `url=https%3A%2F%2Fa.example%2Fh&enabled_events=*&secret=${encodeURIComponent(other)}`,
+        ),
+      );
+      expect(parse(form).secret).toBe(other);
+      expect(parse(await handler(req("GET", `/v1/webhook_endpoints/${parse(form).id}`))).secret).toBeUndefined();
+    });
+
+    it("is the rotation's new secret (JSON or form); without a body one is generated", async () => {
+      const e = await create();
+      const rotated = await handler(req("POST", `/v1/webhook_endpoints/${e.id}/rotate_secret`, { secret: given }));
+      expect(rotated.status).toBe(200);
+      expect(parse(rotated).secret).toBe(given);
+      const byForm = await handler(
+        req("POST", `/v1/webhook_endpoints/${e.id}/rotate_secret`, `secret=${encodeURIComponent(other)}`),
+      );
+      expect(parse(byForm).secret).toBe(other);
+      expect((await endpoints.get(e.id))?.secrets.map((s) => s.secret)).toEqual([e.secret, given, other]);
+    });
+
+    it.each([
+      ["too short", `whsec_${Buffer.alloc(16).toString("base64")}`],
+      ["no prefix", Buffer.alloc(32).toString("base64")],
+      ["not base64", "whsec_not base64 at all, clearly!!"],
+      ["a number", 42],
+    ])("is refused when %s: 422 pointing at /secret, nothing created or rotated", async (_name, secret) => {
+      const created = await handler(
+        req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"], secret }),
+      );
+      expect(created.status).toBe(422);
+      expect(parse(created).errors.map((e: { pointer: string }) => e.pointer)).toEqual(["/secret"]);
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+      const e = await create();
+      const rotated = await handler(req("POST", `/v1/webhook_endpoints/${e.id}/rotate_secret`, { secret }));
+      expect(rotated.status).toBe(422);
+      expect((await endpoints.get(e.id))?.secrets.map((s) => s.secret)).toEqual([e.secret]);
+    });
+
+    it("a rotation body with another field is refused (422)", async () => {
+      const e = await create();
+      const res = await handler(req("POST", `/v1/webhook_endpoints/${e.id}/rotate_secret`, { grace_ms: 0 }));
+      expect(res.status).toBe(422);
+    });
+  });
+
   it("deletes", async () => {
     const e = await create();
     expect(parse(await handler(req("DELETE", `/v1/webhook_endpoints/${e.id}`)))).toMatchObject({ deleted: true });

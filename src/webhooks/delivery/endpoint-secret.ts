@@ -1,0 +1,28 @@
+import { Buffer } from "node:buffer";
+import { SECRET_PREFIX } from "../signing/standard-keys";
+
+// Standard Webhooks, "Signature scheme": a symmetric secret is `whsec_` and the base64 of 24 to 64 bytes.
+const MIN_BYTES = 24;
+const MAX_BYTES = 64;
+const SECRET = /^whsec_([A-Za-z0-9+/]+)(={0,2})$/;
+
+/**
+ * Whether `value` is a signing secret an endpoint may be given (`secret` at creation or rotation, to keep the one
+ * another sender gave the consumer, as Svix's import does): `whsec_` and the canonical base64 of 24 to 64 bytes,
+ * padded or not. Decoded without the signing module's cache: the value comes from a request.
+ */
+export function isEndpointSecret(value: unknown): value is string {
+  if (typeof value !== "string" || value.length > SECRET_PREFIX.length + 88) return false;
+  const match = SECRET.exec(value);
+  if (match === null) return false;
+  const text = match[1] as string;
+  const bytes = Buffer.from(text, "base64");
+  if (bytes.length < MIN_BYTES || bytes.length > MAX_BYTES) return false;
+  // Canonical: the bytes encode to the same text (no stray bits in the last character, padding that fits).
+  const encoded = bytes.toString("base64");
+  return match[2] === "" ? encoded.replace(/=+$/, "") === text : encoded === text + match[2];
+}
+
+/** The message of a refused secret, for the API's 422 and the admin's TypeError. */
+export const ENDPOINT_SECRET_RULE =
+  "secret must be whsec_ and the base64 of 24 to 64 bytes (a Standard Webhooks secret).";

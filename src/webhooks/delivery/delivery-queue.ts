@@ -63,6 +63,8 @@ export interface DeliveryListOptions {
   status?: readonly DeliveryStatus[] | undefined;
   /** Only deliveries created at or after this epoch ms. */
   since?: number | undefined;
+  /** Only the delivery of this event (an endpoint has at most one per event): "did this event reach them?" */
+  eventId?: string | undefined;
   /** @default 100 */
   limit?: number | undefined;
   /**

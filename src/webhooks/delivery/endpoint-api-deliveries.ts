@@ -82,7 +82,12 @@ export function declareDeliveryRoutes(
         const size = query.limit;
         const after = query.starting_after;
         if (after !== undefined && !known(after)) throw invalidCursor("delivery", after);
+        // An id no event can have finds nothing, without a look-up (as an unknown delivery_id of the log).
+        if (query.event_id !== undefined && !known(query.event_id)) {
+          return taggedJson({ object: "list", data: [], has_more: false });
+        }
         const list = await queue.list(endpoint.id, {
+          eventId: query.event_id,
           limit: size + 1,
           status: query.status === undefined ? undefined : [query.status],
           since: query.since,

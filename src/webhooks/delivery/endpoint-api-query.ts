@@ -21,6 +21,9 @@ export const deliveriesQuery = z.object({
   limit,
   status: z.enum(DELIVERY_STATUSES).optional(),
   since: sinceQuerySchema,
+  event_id: z.string().max(255).optional().meta({
+    description: "Only the delivery of this event (at most one): whether, and how, an event reached the endpoint.",
+  }),
   starting_after: startingAfter("delivery"),
 });
 export const attemptsQuery = z.object({

@@ -139,6 +139,15 @@ export function listStartingAfter(options: DeliveryListOptions): string | undefi
   return after;
 }
 
+/** `DeliveryQueue.list`'s `eventId`, when given: an event id (a string). */
+export function listEventId(options: DeliveryListOptions): string | undefined {
+  const eventId = options.eventId;
+  if (eventId !== undefined && typeof eventId !== "string") {
+    throw new TypeError(`DeliveryQueue.list: eventId must be an event id, got ${String(eventId)}.`);
+  }
+  return eventId;
+}
+
 /** A queue's `maxPayloadBytes`: a positive integer, or `Infinity` for none. @default DELIVERY_DEFAULTS.maxPayloadBytes */
 export function maxPayloadBytes(owner: string, value: unknown): number {
   if (value === undefined) return DELIVERY_DEFAULTS.maxPayloadBytes;

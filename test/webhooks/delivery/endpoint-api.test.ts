@@ -344,6 +344,27 @@ describe("webhook endpoint API", () => {
     expect((await handler(req("POST", `/v1/webhook_endpoints/${e.id}/replay`, { since: "soon" }))).status).toBe(422);
   });
 
+  it("finds an endpoint's delivery of one event with event_id: one, or an empty list", async () => {
+    const e = await create();
+    const other = await create("https://other.example.com/in");
+    const published = [0, 1].map(() => createEvent({ type: "order.created", data: {} }));
+    for (const event of published) await queue.publish(event, { now });
+    const list = (id: string, eventId: string) =>
+      handler(req("GET", `/v1/webhook_endpoints/${id}/deliveries?event_id=${encodeURIComponent(eventId)}`));
+    const found = parse(await list(e.id, published[1]!.id));
+    expect(found.data.map((d: { event_id: string; endpoint_id: string }) => [d.event_id, d.endpoint_id])).toEqual([
+      [published[1]!.id, e.id],
+    ]);
+    expect(found.has_more).toBe(false);
+    expect(parse(await list(other.id, published[1]!.id)).data).toHaveLength(1);
+    for (const eventId of ["evt_none", "evt with spaces", "x".repeat(255)]) {
+      const res = await list(e.id, eventId);
+      expect(res.status).toBe(200);
+      expect(parse(res).data).toEqual([]);
+    }
+    expect((await list(e.id, "x".repeat(256))).status).toBe(400);
+  });
+
   it("404 and 405 problems", async () => {
     expect((await handler(req("GET", "/v1/webhook_endpoints/we_missing"))).status).toBe(404);
     expect((await handler(req("GET", "/v1/webhook_endpoints/we_missing/deliveries"))).status).toBe(404);

@@ -587,6 +587,31 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       for (const e of [acme, acmeToo, operator, all, off]) await f.endpoints.delete(e.id);
     });
 
+    it("lists an endpoint's delivery of one event with eventId, beside status and since; another endpoint's event, or none, gives an empty page", async () => {
+      const mine = endpointFixture({ enabledEvents: ["find.*"] });
+      const theirs = endpointFixture({ enabledEvents: ["find.*"] });
+      for (const e of [mine, theirs]) await f.endpoints.create(e);
+      const events = [0, 1, 2].map((i) => createEvent({ type: "find.me", data: { i }, now: T0 + i }));
+      for (const [i, event] of events.entries()) await f.queue.publish(event, { now: T0 + i });
+      const only = createEvent({ type: "find.me", data: {}, now: T0 });
+      await f.queue.publish(only, { now: T0 + 5, endpointId: theirs.id });
+      const found = await f.queue.list(mine.id, { eventId: events[1]?.id });
+      expect(found.map((d) => [d.eventId, d.endpointId])).toEqual([[events[1]?.id, mine.id]]);
+      expect(await f.queue.list(mine.id, { eventId: only.id })).toEqual([]);
+      expect(await f.queue.list(mine.id, { eventId: "evt_none" })).toEqual([]);
+      expect(await f.queue.list(mine.id, { eventId: events[1]?.id, status: ["delivered"] })).toEqual([]);
+      expect(await f.queue.list(mine.id, { eventId: events[0]?.id, since: T0 + 1 })).toEqual([]);
+      expect(await f.queue.list(mine.id, { eventId: events[1]?.id, startingAfter: found[0]?.id })).toEqual([]);
+      await expect(f.queue.list(mine.id, { eventId: 7 as unknown as string })).rejects.toThrow(
+        /DeliveryQueue.list: eventId must be an event id/,
+      );
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 10, now: T0 + 10, leaseMs: 1_000 });
+      expect(claimed).toHaveLength(7);
+      for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0 + 10).state);
+      for (const e of [mine, theirs]) await f.endpoints.delete(e.id);
+    });
+
     it("refuses an event over maxPayloadBytes (1 MiB of JSON by default) with payload_too_large, queuing nothing; one of exactly 1 MiB is queued", async () => {
       const e = endpointFixture({ enabledEvents: ["big.*"] });
       await f.endpoints.create(e);

@@ -14,6 +14,7 @@ import {
   checkPublishOptions,
   checkState,
   eventPayload,
+  listEventId,
   listSince,
   listStartingAfter,
   maxPayloadBytes,
@@ -392,6 +393,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const since = listSince(listOptions);
       const out: DeliveryRecord[] = [];
       const after = listStartingAfter(listOptions);
+      const eventId = listEventId(listOptions);
       let from = deliveries.length - 1;
       if (after !== undefined) {
         const cursor = find(after);
@@ -403,6 +405,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
         if (byId.get(entry.id) !== entry) continue;
         if (since !== undefined && entry.createdAt < since) break;
         if (listOptions.status !== undefined && !listOptions.status.includes(entry.state.status)) continue;
+        if (eventId !== undefined && entry.eventId !== eventId) continue;
         out.push(toRecord(entry));
       }
       return out;

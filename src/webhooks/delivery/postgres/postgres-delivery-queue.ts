@@ -24,6 +24,7 @@ import {
   checkPublishOptions,
   checkState,
   eventPayload,
+  listEventId,
   listSince,
   listStartingAfter,
   maxPayloadBytes,
@@ -423,15 +424,25 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
       const since = listSince(listOptions) ?? null;
       const after = listStartingAfter(listOptions);
+      const eventId = listEventId(listOptions);
+      const values: unknown[] = [
+        endpointId,
+        listOptions.status === undefined ? null : [...listOptions.status],
+        since,
+        limit,
+        after ?? null,
+      ];
+      // One event's delivery through the (event_id, endpoint_id) index, in a statement of its own.
+      const ofEvent = eventId === undefined ? "" : `AND event_id = $${values.push(eventId)}`;
       // After the cursor in the list's order, (created_at, id) descending; a cursor that is not one of the
       // endpoint's deliveries matches no row, so the page is empty.
       const { rows } = await client.query(
-        `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1
+        `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1 ${ofEvent}
            AND ($2::text[] IS NULL OR status = ANY($2::text[]))
            AND ($3::float8 IS NULL OR created_at >= ${timestampOf("$3")})
            AND ($5::text IS NULL OR (created_at, id) < (SELECT c.created_at, c.id FROM ${D} c WHERE c.id = $5 AND c.endpoint_id = $1))
          ORDER BY created_at DESC, id DESC LIMIT $4`,
-        [endpointId, listOptions.status === undefined ? null : [...listOptions.status], since, limit, after ?? null],
+        values,
       );
       return rows.map(toDelivery);
     },

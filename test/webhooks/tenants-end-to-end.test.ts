@@ -7,22 +7,14 @@
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrate } from "../../src/postgres/index";
 import type { DeliveryQueue } from "../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
-import type { EndpointStore } from "../../src/webhooks/delivery/endpoint-store";
 import { createEvent, type WebhookEvent } from "../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
-import { createDeliveryWorker } from "../../src/webhooks/delivery/node/index";
-import {
-  createPostgresDeliveryQueue,
-  createPostgresEndpointStore,
-  deliveryMigrations,
-} from "../../src/webhooks/delivery/postgres/index";
 import { matchesEventPattern } from "../../src/webhooks/event-pattern/event-pattern";
 import { type Backend, databases } from "../support/databases";
-import { uniqueName } from "../support/services";
+import { type DeliveryStores, deliverAll, postgresDeliveryStores } from "./delivery/delivery-stores";
 import { localServer } from "./delivery/node/local-server";
 import { endpointFixture } from "./delivery/store-contract";
 
@@ -31,29 +23,13 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-interface Stores {
-  endpoints: EndpointStore;
-  queue: DeliveryQueue;
-}
-
-async function memoryStores(): Promise<Stores> {
+async function memoryStores(): Promise<DeliveryStores> {
   const endpoints = createMemoryEndpointStore();
   return { endpoints, queue: createMemoryDeliveryQueue({ endpoints }) };
 }
 
-async function postgresStores(backend: Backend): Promise<Stores> {
-  const open = await backend.open({ max: 6 });
-  const schema = uniqueName("wh_tenants").toLowerCase();
-  cleanups.push(async () => {
-    await open.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await open.close();
-  });
-  await migrate(open.db, deliveryMigrations({ schema }));
-  return {
-    endpoints: createPostgresEndpointStore({ client: open.db, schema }),
-    queue: createPostgresDeliveryQueue({ client: open.db, schema }),
-  };
-}
+const postgresStores = (backend: Backend): Promise<DeliveryStores> =>
+  postgresDeliveryStores(backend, cleanups, { prefix: "wh_tenants", max: 6 });
 
 const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"] };
 // The three owners: two tenants and the operator (no tenant).
@@ -65,7 +41,7 @@ const OWNERS = [
 type Owner = (typeof OWNERS)[number]["name"];
 
 // One endpoint per owner, subscribed to order.*, each at its own URL; through the admin, as the API registers them.
-async function register(stores: Stores, urlOf: (owner: Owner) => string) {
+async function register(stores: DeliveryStores, urlOf: (owner: Owner) => string) {
   const admin = createEndpointAdmin({ ...stores, urlPolicy, resolve: false });
   const registered = {} as Record<Owner, WebhookEndpoint>;
   for (const { name, tenant } of OWNERS) {
@@ -123,17 +99,7 @@ describe.each([
     }
     const registered = await register(stores, (owner) => receivers[owner].url);
     const published = await publishAll(stores.queue);
-    const worker = createDeliveryWorker({
-      ...stores,
-      dispatcher: { urlPolicy, timeoutMs: 10_000 },
-      // No second chance: a delivery to the wrong receiver, or none, shows as it is.
-      retry: () => undefined,
-      circuit: false,
-      endpointCacheMs: 0,
-    });
-    cleanups.push(() => worker.stop());
-    worker.start();
-    await worker.drained();
+    await deliverAll(stores, cleanups);
     for (const { name } of OWNERS) {
       const verifier = new Webhook(registered[name].secrets[0]?.secret as string);
       const received = receivers[name].received.map(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { etagFromBody } from "../../../src/caching/index";
 import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
-import { HttpProblem, isHttpProblem } from "../../../src/http/problem";
+import { HttpProblem } from "../../../src/http/problem";
 import { MemoryIdempotencyStore } from "../../../src/idempotency/memory/index";
 import { migrate } from "../../../src/postgres/index";
 import { createRouter } from "../../../src/routing/index";
@@ -19,6 +19,7 @@ import { type DeliveryState, transition } from "../../../src/webhooks/delivery/s
 import { databases, type OpenDatabase } from "../../support/databases";
 import { uniqueName } from "../../support/services";
 import { listen } from "../consumer/support";
+import { answered } from "./delivery-stores";
 
 const KEY = "sk_test_4eC39HqLyjWDarjtT1zdp7dc";
 const enc = new TextEncoder();
@@ -40,18 +41,6 @@ function req(method: string, path: string, body?: string | object, headers: Reco
       ...headers,
     },
     body: body === undefined ? new Uint8Array(0) : enc.encode(isForm ? body : JSON.stringify(body)),
-  };
-}
-
-/** What an adapter does with a thrown problem: answers it. */
-function answered(handler: Handler): Handler {
-  return async (request) => {
-    try {
-      return await handler(request);
-    } catch (error) {
-      if (isHttpProblem(error)) return error.toResponse();
-      throw error;
-    }
   };
 }
 

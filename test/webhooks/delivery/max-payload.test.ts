@@ -1,16 +1,10 @@
 /** `maxPayloadBytes` of both queues: checked at construction, and the limit publish keeps (the default is in the contract). */
 import { afterEach, describe, expect, it } from "vitest";
-import { migrate } from "../../../src/postgres/index";
 import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
-import {
-  createPostgresDeliveryQueue,
-  createPostgresEndpointStore,
-  deliveryMigrations,
-} from "../../../src/webhooks/delivery/postgres/index";
 import { databases } from "../../support/databases";
-import { uniqueName } from "../../support/services";
+import { postgresDeliveryStores } from "./delivery-stores";
 import { endpointFixture } from "./store-contract";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -32,15 +26,13 @@ const queues: [string, Make][] = [
   ...databases().map((backend): [string, Make] => [
     backend.name,
     async (maxPayloadBytes) => {
-      const open = await backend.open({ max: 2 });
-      const schema = uniqueName("wh_max_payload").toLowerCase();
-      cleanups.push(async () => {
-        await open.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await open.close();
+      const stores = await postgresDeliveryStores(backend, cleanups, {
+        prefix: "wh_max_payload",
+        max: 2,
+        queue: { maxPayloadBytes: maxPayloadBytes as number },
       });
-      await migrate(open.db, deliveryMigrations({ schema }));
-      await createPostgresEndpointStore({ client: open.db, schema }).create(endpointFixture({ enabledEvents: ["*"] }));
-      return createPostgresDeliveryQueue({ client: open.db, schema, maxPayloadBytes: maxPayloadBytes as number });
+      await stores.endpoints.create(endpointFixture({ enabledEvents: ["*"] }));
+      return stores.queue;
     },
   ]),
 ];

@@ -7,24 +7,14 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
-import { isHttpProblem } from "../../../src/http/problem";
 import { MemoryIdempotencyStore } from "../../../src/idempotency/memory/index";
-import { migrate } from "../../../src/postgres/index";
 import { createRouter } from "../../../src/routing/index";
-import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import { declareEndpointApi, type EndpointApiOptions } from "../../../src/webhooks/delivery/endpoint-api";
-import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { defineEvents, TEST_EVENT_TYPE, testEventDataSchema } from "../../../src/webhooks/delivery/index";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
-import { createDeliveryWorker } from "../../../src/webhooks/delivery/node/index";
-import {
-  createPostgresDeliveryQueue,
-  createPostgresEndpointStore,
-  deliveryMigrations,
-} from "../../../src/webhooks/delivery/postgres/index";
 import { type Backend, databases } from "../../support/databases";
-import { uniqueName } from "../../support/services";
+import { answered, type DeliveryStores, deliverAll, postgresDeliveryStores } from "./delivery-stores";
 import { localServer } from "./node/local-server";
 
 const KEY = "sk_test_operator_9dK2mQ7xV4bN1cZ8";
@@ -38,24 +28,8 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-interface Stores {
-  endpoints: EndpointStore;
-  queue: DeliveryQueue;
-}
-
-async function postgresStores(backend: Backend): Promise<Stores> {
-  const open = await backend.open({ max: 4 });
-  const schema = uniqueName("wh_test_event").toLowerCase();
-  cleanups.push(async () => {
-    await open.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await open.close();
-  });
-  await migrate(open.db, deliveryMigrations({ schema }));
-  return {
-    endpoints: createPostgresEndpointStore({ client: open.db, schema }),
-    queue: createPostgresDeliveryQueue({ client: open.db, schema }),
-  };
-}
+const postgresStores = (backend: Backend): Promise<DeliveryStores> =>
+  postgresDeliveryStores(backend, cleanups, { prefix: "wh_test_event" });
 
 function req(method: string, path: string, key: string, body?: object, headers: Record<string, string> = {}) {
   const request: HttpRequest = {
@@ -73,7 +47,7 @@ function req(method: string, path: string, key: string, body?: object, headers: 
   return request;
 }
 
-function api(stores: Stores, options: Partial<EndpointApiOptions> = {}): Handler {
+function api(stores: DeliveryStores, options: Partial<EndpointApiOptions> = {}): Handler {
   const handler = declareEndpointApi(createRouter(), {
     ...stores,
     apiKeys: [KEY, ACME_KEY],
@@ -82,14 +56,7 @@ function api(stores: Stores, options: Partial<EndpointApiOptions> = {}): Handler
     tenant: (request) => (request.headers.authorization === `Bearer ${ACME_KEY}` ? "acme" : undefined),
     ...options,
   }).handler();
-  return async (request) => {
-    try {
-      return await handler(request);
-    } catch (error) {
-      if (isHttpProblem(error)) return error.toResponse();
-      throw error;
-    }
-  };
+  return answered(handler);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON documents.
@@ -98,7 +65,7 @@ const parse = (res: HttpResponse) => JSON.parse(text(res)) as Record<string, any
 const text = (res: HttpResponse) =>
   typeof res.body === "string" ? res.body : new TextDecoder().decode(res.body ?? new Uint8Array(0));
 
-const backends: [string, () => Promise<Stores>][] = [
+const backends: [string, () => Promise<DeliveryStores>][] = [
   [
     "memory",
     async () => {
@@ -106,7 +73,10 @@ const backends: [string, () => Promise<Stores>][] = [
       return { endpoints, queue: createMemoryDeliveryQueue({ endpoints }) };
     },
   ],
-  ...databases().map((backend): [string, () => Promise<Stores>] => [backend.name, () => postgresStores(backend)]),
+  ...databases().map((backend): [string, () => Promise<DeliveryStores>] => [
+    backend.name,
+    () => postgresStores(backend),
+  ]),
 ];
 
 describe.each(backends)("test events (%s)", (_name, makeStores) => {
@@ -145,16 +115,7 @@ describe.each(backends)("test events (%s)", (_name, makeStores) => {
     const listed = parse(await handler(req("GET", `${BASE}/${endpoint.id}/deliveries`, ACME_KEY)));
     expect(listed.data.map((d: { id: string }) => d.id).sort()).toEqual([delivery.id, again.id].sort());
 
-    const worker = createDeliveryWorker({
-      ...stores,
-      dispatcher: { urlPolicy, timeoutMs: 10_000 },
-      retry: () => undefined,
-      circuit: false,
-      endpointCacheMs: 0,
-    });
-    cleanups.push(() => worker.stop());
-    worker.start();
-    await worker.drained();
+    await deliverAll(stores, cleanups);
     expect(other.received).toEqual([]);
     const verifier = new Webhook(given);
     const events = receiver.received.map((r) => verifier.verify(r.body, r.headers as Record<string, string>));

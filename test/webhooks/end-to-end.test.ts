@@ -196,6 +196,7 @@ describe.each([
       disabledAt: null,
       description: "",
       metadata: {},
+      headers: {},
       rateLimit: null,
       failingSince: null,
       tenant: null,

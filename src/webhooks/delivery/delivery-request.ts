@@ -13,10 +13,11 @@ export interface DeliveryRequest {
  * Builds one attempt's request: the same `webhook-id` (the event id) on every attempt, a fresh timestamp and fresh
  * signatures by every active secret (Standard Webhooks, "Signature scheme"; several signatures during a rotation).
  * With `traceparent` (the delivery's, when the worker propagates trace context) the request carries that header.
+ * The endpoint's `headers` are added, never in place of these.
  */
 export function buildDeliveryRequest(
   delivery: Pick<DeliveryRecord, "eventId" | "payload">,
-  endpoint: Pick<WebhookEndpoint, "url" | "secrets">,
+  endpoint: Pick<WebhookEndpoint, "url" | "secrets"> & Partial<Pick<WebhookEndpoint, "headers">>,
   now: number,
   userAgent = "rest-webhooks",
   traceparent?: string,
@@ -28,6 +29,8 @@ export function buildDeliveryRequest(
     secrets: activeSecrets(endpoint, now),
   });
   const headers: Record<string, string> = {
+    // The endpoint's own first: the fields below are the delivery's, and win over one stored by hand.
+    ...endpoint.headers,
     "content-type": "application/json",
     "user-agent": userAgent,
     "webhook-id": signed["webhook-id"],

@@ -243,6 +243,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     }
     if (fields.description !== undefined) patch.description = fields.description;
     if (fields.metadata !== undefined) patch.metadata = { ...fields.metadata };
+    if (fields.headers !== undefined) patch.headers = { ...fields.headers };
     if (fields.rate_limit !== undefined) patch.rateLimit = fields.rate_limit;
     const reEnabled = fields.status === "enabled" && current.status === "disabled";
     if (fields.status === "disabled" && current.status === "enabled") {
@@ -285,6 +286,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         description: input.description ?? "",
         // A copy: the caller's object stays the caller's.
         metadata: { ...input.metadata },
+        headers: { ...input.headers },
         rateLimit: input.rate_limit ?? null,
         failingSince: null,
         createdAt: now(),

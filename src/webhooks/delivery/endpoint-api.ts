@@ -240,7 +240,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         tags,
         summary: "Update an endpoint",
         use: [conditionalWriteDescribed],
-        description: `With Content-Type ${MERGE_PATCH_CONTENT_TYPE}, a JSON Merge Patch (RFC 7396): metadata merges key by key and a member set to null is removed (a metadata key; description back to "", rate_limit lifted). With application/json or a form, the fields given replace the stored ones, as POST does (no null).`,
+        description: `With Content-Type ${MERGE_PATCH_CONTENT_TYPE}, a JSON Merge Patch (RFC 7396): metadata and headers merge key by key and a member set to null is removed (a metadata key or header; description back to "", rate_limit lifted). With application/json or a form, the fields given replace the stored ones, as POST does (no null).`,
       },
       async ({ params, body, request }) => {
         const endpoint = await find(request, params.endpoint_id);

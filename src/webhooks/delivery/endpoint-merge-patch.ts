@@ -13,6 +13,7 @@ const REMOVED: Readonly<Record<string, unknown>> = {
   enabled_events: null,
   description: "",
   metadata: {},
+  headers: {},
   rate_limit: null,
   status: null,
 };
@@ -21,7 +22,7 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
 
 /**
  * Applies a JSON Merge Patch (RFC 7396 §2) to an endpoint's changeable state as the API shows it (`url`,
- * `enabled_events`, `description`, `metadata`, `rate_limit`, `status`) and returns the fields that differ, validated
+ * `enabled_events`, `description`, `metadata`, `headers`, `rate_limit`, `status`) and returns the fields that differ, validated
  * as an update: a patch that leaves `url` alone does not have it checked (and resolved) again. A removed member
  * takes its empty value (`description` "", `metadata` {}, `rate_limit` none); removing `url`, `enabled_events` or
  * `status` is refused.
@@ -34,6 +35,7 @@ export function mergeEndpointPatch(endpoint: WebhookEndpoint, patch: unknown): E
     enabled_events: [...endpoint.enabledEvents],
     description: endpoint.description,
     metadata: endpoint.metadata,
+    headers: endpoint.headers,
     rate_limit: endpoint.rateLimit,
     status: endpoint.status,
   };

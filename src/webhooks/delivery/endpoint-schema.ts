@@ -3,8 +3,10 @@ import type { AttemptRecord } from "./attempt";
 import { DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "./attempt";
 import type { DeliveryRecord } from "./delivery-queue";
 import type { WebhookEndpoint } from "./endpoint";
+import { endpointHeadersSchema, endpointHeaderValue } from "./endpoint-headers";
 import { ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import { eventPatternSchema } from "./event-type";
+import { refusingProtoKey } from "./proto-key";
 
 // A form sends `enabled_events=x` once as a string; treat it as a one-item list.
 const eventList = z.preprocess(
@@ -46,24 +48,24 @@ const metadataKey = z
 const metadataValue = z.string().max(MAX_METADATA_VALUE_LENGTH);
 // Before the record sees it: the record never hands "__proto__" to the key schema.
 const metadataRecord = <V extends z.ZodType>(value: V) =>
-  z.preprocess(
-    (input, ctx) => {
-      if (input !== null && typeof input === "object" && Object.hasOwn(input, "__proto__")) {
-        ctx.addIssue({ code: "custom", path: ["__proto__"], input, message: RESERVED });
-      }
-      return input;
-    },
+  refusingProtoKey(
     z
       .record(metadataKey, value)
       .refine((record) => Object.keys(record).length <= MAX_METADATA_KEYS, {
         message: `metadata has at most ${MAX_METADATA_KEYS} keys.`,
       })
       .meta({ maxProperties: MAX_METADATA_KEYS }),
+    RESERVED,
   );
 const metadata = metadataRecord(metadataValue);
 
 // A form sends `true` and `false` as text.
 const formBoolean = z.preprocess((value) => (value === "true" ? true : value === "false" ? false : value), z.boolean());
+
+// Before the record sees it, as for metadata.
+const headerRecord = <V extends z.ZodType>(value: V) =>
+  refusingProtoKey(endpointHeadersSchema(value), "__proto__ is not a field name an endpoint may set.");
+const headers = headerRecord(endpointHeaderValue);
 
 const secret = z.string().refine(isEndpointSecret, ENDPOINT_SECRET_RULE).meta({
   description:
@@ -79,6 +81,7 @@ export const createEndpointSchema = z.strictObject({
   enabled_events: eventList,
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
+  headers: headers.optional(),
   rate_limit: rateLimit.optional(),
   secret: secret.optional(),
   all_tenants: formBoolean.optional().meta({
@@ -93,6 +96,7 @@ export const updateEndpointSchema = z.strictObject({
   enabled_events: eventList.optional(),
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
+  headers: headers.optional(),
   rate_limit: rateLimit.optional(),
   status: z.enum(["enabled", "disabled"]).optional(),
 });
@@ -107,6 +111,7 @@ export const endpointPatchSchema = z.strictObject({
   enabled_events: eventList.optional(),
   description: z.string().max(512).nullable().optional(),
   metadata: metadataRecord(metadataValue.nullable()).nullable().optional(),
+  headers: headerRecord(endpointHeaderValue.nullable()).nullable().optional(),
   rate_limit: rateLimit.optional(),
   status: z.enum(["enabled", "disabled"]).optional(),
 });
@@ -129,6 +134,9 @@ export const endpointJsonSchema = z
     disabled_reason: z.enum(["manual", "gone", "failing"]).nullable(),
     description: z.string(),
     metadata: z.record(z.string(), z.string()),
+    headers: z.record(z.string(), z.string()).meta({
+      description: "Header fields added to every request to the endpoint (names in lower case); not signed.",
+    }),
     rate_limit: z.number().nullable(),
     tenant: z.string().nullable().meta({
       description: "The tenant that owns it (set at creation, never changed); null for the operator's own.",
@@ -194,6 +202,7 @@ export function endpointJson(endpoint: WebhookEndpoint, withSecret = false): z.i
     disabled_reason: endpoint.disabledReason,
     description: endpoint.description,
     metadata: endpoint.metadata,
+    headers: endpoint.headers,
     rate_limit: endpoint.rateLimit,
     tenant: endpoint.tenant,
     all_tenants: endpoint.allTenants,

@@ -25,6 +25,8 @@ export interface WebhookEndpoint {
   readonly disabledAt: number | null;
   readonly description: string;
   readonly metadata: Readonly<Record<string, string>>;
+  /** Header fields added to every request to it (names in lower case): a gateway's key, routing hints. Not signed. */
+  readonly headers: Readonly<Record<string, string>>;
   /** Deliveries per second this endpoint accepts; `null` for no limit. */
   readonly rateLimit: number | null;
   /** Epoch ms of the first failure since the last success. */

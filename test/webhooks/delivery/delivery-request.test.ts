@@ -56,3 +56,21 @@ describe("signedAsOf", () => {
     );
   });
 });
+
+describe("buildDeliveryRequest with the endpoint's headers", () => {
+  it("adds them beside the delivery's own, which win over one stored by hand", () => {
+    const target = {
+      ...endpoint([{ secret: SECRET_A, expiresAt: null }]),
+      headers: { "x-gateway-key": "k_1", "webhook-signature": "v1,forged", "content-type": "text/plain" },
+    };
+    const request = buildDeliveryRequest(delivery, target, 1_700_000_000_000);
+    const plain = buildDeliveryRequest(delivery, endpoint([{ secret: SECRET_A, expiresAt: null }]), 1_700_000_000_000);
+    expect(request.headers["x-gateway-key"]).toBe("k_1");
+    expect(request.headers["webhook-signature"]).toBe(plain.headers["webhook-signature"]);
+    expect(request.headers["content-type"]).toBe("application/json");
+    expect({ ...request.headers, "x-gateway-key": undefined }).toEqual({
+      ...plain.headers,
+      "x-gateway-key": undefined,
+    });
+  });
+});

@@ -210,6 +210,80 @@ describe("webhook endpoint API", () => {
     expect(stored?.secrets[0]?.expiresAt).toBe(now + 86_400_000);
   });
 
+  describe("headers: fields added to every request to the endpoint", () => {
+    const createWith = (headers: unknown) =>
+      handler(req("POST", "/v1/webhook_endpoints", { url: "https://a.example/h", enabled_events: ["*"], headers }));
+    const pointers = (res: HttpResponse) => parse(res).errors.map((e: { pointer: string }) => e.pointer);
+
+    it("are kept with names in lower case and shown in the endpoint's JSON", async () => {
+      const res = await createWith({ "X-Gateway-Key": "k_1", "x-route": "eu west" });
+      expect(res.status).toBe(201);
+      const e = parse(res);
+      expect(e.headers).toEqual({ "x-gateway-key": "k_1", "x-route": "eu west" });
+      expect((await endpoints.get(e.id))?.headers).toEqual({ "x-gateway-key": "k_1", "x-route": "eu west" });
+      expect(parse(await handler(req("GET", `/v1/webhook_endpoints/${e.id}`))).headers).toEqual(e.headers);
+      expect((await create()).headers).toEqual({});
+    });
+
+    it("are replaced by POST /:id, and merged key by key by a merge patch (null removes one)", async () => {
+      const e = parse(await createWith({ "x-a": "1", "x-b": "2" }));
+      const patched = await handler(
+        req(
+          "PATCH",
+          `/v1/webhook_endpoints/${e.id}`,
+          { headers: { "X-B": null, "x-c": "3" } },
+          {
+            "content-type": "application/merge-patch+json",
+          },
+        ),
+      );
+      expect(patched.status).toBe(200);
+      expect(parse(patched).headers).toEqual({ "x-a": "1", "x-c": "3" });
+      const replaced = await handler(req("POST", `/v1/webhook_endpoints/${e.id}`, { headers: { "x-d": "4" } }));
+      expect(parse(replaced).headers).toEqual({ "x-d": "4" });
+      const cleared = await handler(
+        req(
+          "PATCH",
+          `/v1/webhook_endpoints/${e.id}`,
+          { headers: null },
+          {
+            "content-type": "application/merge-patch+json",
+          },
+        ),
+      );
+      expect(parse(cleared).headers).toEqual({});
+    });
+
+    it.each([
+      ["a field the delivery owns", { "Content-Type": "text/plain" }, "/headers/Content-Type"],
+      ["a signature field", { "webhook-signature": "v1,x" }, "/headers/webhook-signature"],
+      ["a proxy field", { "proxy-authorization": "Basic x" }, "/headers/proxy-authorization"],
+      ["a name that is no token", { "x key": "1" }, "/headers/x key"],
+      ["a line feed in a value (header injection)", { "x-a": "1\r\nx-b: 2" }, "/headers/x-a"],
+      ["an empty value", { "x-a": "" }, "/headers/x-a"],
+      ["a value with spaces around it", { "x-a": " 1" }, "/headers/x-a"],
+      ["two names that differ only in case", { "x-a": "1", "X-A": "2" }, "/headers/X-A"],
+      ["more than 20 fields", Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`x-${i}`, "1"])), "/headers"],
+    ])("refuse %s (422 pointing at it), creating nothing", async (_name, headers, pointer) => {
+      const res = await createWith(headers);
+      expect(res.status).toBe(422);
+      expect(pointers(res)).toContain(pointer);
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    });
+
+    it("refuse a __proto__ name rather than drop it", async () => {
+      const res = await handler({
+        ...req("POST", "/v1/webhook_endpoints"),
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+        body: new TextEncoder().encode(
+          '{"url":"https://a.example/h","enabled_events":["*"],"headers":{"__proto__":"x"}}',
+        ),
+      });
+      expect(res.status).toBe(422);
+      expect(pointers(res)).toContain("/headers/__proto__");
+    });
+  });
+
   describe("a signing secret given by the caller (kept from another sender)", () => {
     const given = `whsec_${Buffer.alloc(32, 9).toString("base64")}`;
     const other = `whsec_${Buffer.alloc(24, 3).toString("base64").replace(/=+$/, "")}`;

@@ -31,6 +31,7 @@ export function endpointFixture(patch: Partial<WebhookEndpoint> = {}): WebhookEn
     disabledAt: null,
     description: "",
     metadata: {},
+    headers: {},
     rateLimit: null,
     failingSince: null,
     createdAt: 1_000 + seq,
@@ -177,6 +178,20 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       await f.endpoints.delete(b.id);
       expect(await ids()).toEqual([]);
       await f.endpoints.delete(a.id);
+    });
+
+    it("keeps an endpoint's headers through create, update and modify; an empty set by default", async () => {
+      const e = endpointFixture({ headers: { "x-gateway-key": "k_1", "x-route": "eu west" } });
+      await f.endpoints.create(e);
+      expect((await f.endpoints.get(e.id))?.headers).toEqual({ "x-gateway-key": "k_1", "x-route": "eu west" });
+      expect((await f.endpoints.update(e.id, { headers: { "x-route": "us" } }))?.headers).toEqual({ "x-route": "us" });
+      const added = await f.endpoints.modify(e.id, (current) => ({ headers: { ...current.headers, "x-more": "1" } }));
+      expect(added?.headers).toEqual({ "x-route": "us", "x-more": "1" });
+      expect((await f.endpoints.subscribed("*.any", null)).find((s) => s.id === e.id)?.headers).toEqual(added?.headers);
+      const plain = endpointFixture();
+      await f.endpoints.create(plain);
+      expect((await f.endpoints.get(plain.id))?.headers).toEqual({});
+      for (const x of [e, plain]) await f.endpoints.delete(x.id);
     });
 
     describe("tenants", () => {

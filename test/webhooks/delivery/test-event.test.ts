@@ -88,7 +88,12 @@ describe.each(backends)("test events (%s)", (_name, makeStores) => {
     // A secret kept from another sender: the consumer verifies with the one it already has.
     const given = `whsec_${Buffer.alloc(32, 5).toString("base64")}`;
     const created = await handler(
-      req("POST", BASE, ACME_KEY, { url: receiver.url, enabled_events: ["order.shipped"], secret: given }),
+      req("POST", BASE, ACME_KEY, {
+        url: receiver.url,
+        enabled_events: ["order.shipped"],
+        secret: given,
+        headers: { "X-Gateway-Key": "k_1" },
+      }),
     );
     expect(created.status).toBe(201);
     const endpoint = parse(created);
@@ -118,6 +123,8 @@ describe.each(backends)("test events (%s)", (_name, makeStores) => {
     await deliverAll(stores, cleanups);
     expect(other.received).toEqual([]);
     const verifier = new Webhook(given);
+    // The endpoint's own header field reaches its receiver on every request, unsigned, beside the signature.
+    expect(receiver.received.map((r) => r.headers["x-gateway-key"])).toEqual(["k_1", "k_1"]);
     const events = receiver.received.map((r) => verifier.verify(r.body, r.headers as Record<string, string>));
     expect(events.map((e) => (e as { id: string }).id).sort()).toEqual([delivery.event_id, again.event_id].sort());
     for (const event of events) {

@@ -19,6 +19,7 @@ const PATCHABLE: Record<keyof EndpointPatch, true> = {
   disabledAt: true,
   description: true,
   metadata: true,
+  headers: true,
   rateLimit: true,
   failingSince: true,
 };
@@ -34,6 +35,8 @@ function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
     secrets: Object.freeze(endpoint.secrets.map((entry) => Object.freeze({ ...entry }))),
     // fromEntries defines its keys: a "__proto__" key stays data, as it does in PostgreSQL's jsonb.
     metadata: Object.freeze(Object.fromEntries(Object.entries(endpoint.metadata))),
+    // An endpoint built by hand before endpoint headers existed has none.
+    headers: Object.freeze(Object.fromEntries(Object.entries(endpoint.headers ?? {}))),
   });
 }
 

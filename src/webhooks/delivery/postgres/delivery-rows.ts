@@ -34,7 +34,7 @@ export function deliveryColumns(t = ""): string {
 
 /** The columns every endpoint read selects, times as epoch ms. */
 export const ENDPOINT_COLUMNS = `id, url, enabled_events, secrets, status, disabled_reason,
-  ${epochMsOf("disabled_at")} AS disabled_at, description, metadata, rate_limit, ${epochMsOf("failing_since")} AS failing_since,
+  ${epochMsOf("disabled_at")} AS disabled_at, description, metadata, headers, rate_limit, ${epochMsOf("failing_since")} AS failing_since,
   ${epochMsOf("created_at")} AS created_at, tenant, all_tenants`;
 
 /** The columns every attempt-log read selects; `seq` as text, as a bigint may pass 2^53. */
@@ -68,6 +68,7 @@ const endpointRow = z.object({
   disabled_at: time.nullable(),
   description: z.string(),
   metadata: z.record(z.string(), z.string()),
+  headers: z.record(z.string(), z.string()),
   rate_limit: z.number().nullable(),
   failing_since: time.nullable(),
   created_at: time,
@@ -127,6 +128,7 @@ export function toEndpoint(row: unknown): WebhookEndpoint {
     disabledAt: r.disabled_at,
     description: r.description,
     metadata: r.metadata,
+    headers: r.headers,
     rateLimit: r.rate_limit,
     failingSince: r.failing_since,
     createdAt: r.created_at,

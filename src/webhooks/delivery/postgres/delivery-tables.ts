@@ -168,5 +168,11 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
 )`,
       ],
     },
+    {
+      // Header fields an endpoint adds to every request to it; endpoints stored before add none.
+      id: "delivery@10",
+      schema: t.schema,
+      statements: [`ALTER TABLE ${t.endpoints} ADD COLUMN IF NOT EXISTS headers jsonb NOT NULL DEFAULT '{}'`],
+    },
   ];
 }

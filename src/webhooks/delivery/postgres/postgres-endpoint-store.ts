@@ -29,6 +29,7 @@ const COLUMNS: Record<
   disabledAt: ["disabled_at", timestampOf, (v: number | null) => v],
   description: ["description", (p) => p, (v: string) => v],
   metadata: ["metadata", (p) => `${p}::jsonb`, (v: Record<string, string>) => JSON.stringify(v)],
+  headers: ["headers", (p) => `${p}::jsonb`, (v: Record<string, string>) => JSON.stringify(v)],
   rateLimit: ["rate_limit", (p) => p, (v: number | null) => v],
   failingSince: ["failing_since", timestampOf, (v: number | null) => v],
 };
@@ -76,11 +77,13 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
         e.createdAt,
         tenant,
         e.allTenants === true,
+        // An endpoint built by hand before endpoint headers existed has none.
+        JSON.stringify(e.headers ?? {}),
       ];
       const columns = `id, url, enabled_events, secrets, status, disabled_reason, disabled_at, description, metadata,
-        rate_limit, failing_since, created_at, tenant, all_tenants`;
+        rate_limit, failing_since, created_at, tenant, all_tenants, headers`;
       const row = `$1, $2, $3::text[], $4::jsonb, $5, $6, ${timestampOf("$7")}, $8, $9::jsonb, $10::float8,
-        ${timestampOf("$11")}, ${timestampOf("$12")}, $13, $14::boolean`;
+        ${timestampOf("$11")}, ${timestampOf("$12")}, $13, $14::boolean, $15::jsonb`;
       if (tenant === null) {
         await client.query(`INSERT INTO ${E} (${columns}) VALUES (${row})`, values);
         return true;
@@ -90,7 +93,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       const result = await client.query(
         `WITH seat AS (
            INSERT INTO ${T} AS t (tenant, endpoints) VALUES ($13, 1)
-           ON CONFLICT (tenant) DO UPDATE SET endpoints = t.endpoints + 1 WHERE $15::bigint IS NULL OR t.endpoints < $15
+           ON CONFLICT (tenant) DO UPDATE SET endpoints = t.endpoints + 1 WHERE $16::bigint IS NULL OR t.endpoints < $16
            RETURNING 1
          )
          INSERT INTO ${E} (${columns}) SELECT ${row} FROM seat`,

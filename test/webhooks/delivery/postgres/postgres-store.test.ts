@@ -68,6 +68,26 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     }
   });
 
+  it("reads an endpoint stored before endpoint headers (migration delivery@10) as adding none", async () => {
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      await migrate(
+        pool,
+        deliveryMigrations({ schema }).filter((migration) => migration.id !== "delivery@10"),
+      );
+      const old = endpointFixture();
+      await pool.query(
+        `INSERT INTO "${schema}"."webhook_endpoints" (id, url, enabled_events, secrets, status, created_at)
+         VALUES ($1, $2, $3, $4::jsonb, 'enabled', to_timestamp($5 / 1000.0))`,
+        [old.id, old.url, old.enabledEvents, JSON.stringify(old.secrets), old.createdAt],
+      );
+      expect(await migrate(pool, deliveryMigrations({ schema }))).toEqual([`${schema}:delivery@10`]);
+      expect(await createPostgresEndpointStore({ client: pool, schema }).get(old.id)).toEqual(old);
+    } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  });
+
   it("reads an endpoint stored before tenants (migration delivery@9) as the operator's, which keeps getting the events published without a tenant", async () => {
     const schema = uniqueName("whq").toLowerCase();
     try {

@@ -1,10 +1,8 @@
 import { Buffer } from "node:buffer";
-import { SECRET_PREFIX } from "../signing/standard-keys";
+import { MAX_SECRET_BYTES, MIN_SECRET_BYTES, SECRET_PREFIX } from "../signing/standard-keys";
 
-// Standard Webhooks, "Signature scheme": a symmetric secret is `whsec_` and the base64 of 24 to 64 bytes.
-const MIN_BYTES = 24;
-const MAX_BYTES = 64;
-const SECRET = /^whsec_([A-Za-z0-9+/]+)(={0,2})$/;
+// What follows the prefix: base64 text and its padding.
+const BASE64 = /^([A-Za-z0-9+/]+)(={0,2})$/;
 
 /**
  * Whether `value` is a signing secret an endpoint may be given (`secret` at creation or rotation, to keep the one
@@ -13,11 +11,12 @@ const SECRET = /^whsec_([A-Za-z0-9+/]+)(={0,2})$/;
  */
 export function isEndpointSecret(value: unknown): value is string {
   if (typeof value !== "string" || value.length > SECRET_PREFIX.length + 88) return false;
-  const match = SECRET.exec(value);
+  if (!value.startsWith(SECRET_PREFIX)) return false;
+  const match = BASE64.exec(value.slice(SECRET_PREFIX.length));
   if (match === null) return false;
   const text = match[1] as string;
   const bytes = Buffer.from(text, "base64");
-  if (bytes.length < MIN_BYTES || bytes.length > MAX_BYTES) return false;
+  if (bytes.length < MIN_SECRET_BYTES || bytes.length > MAX_SECRET_BYTES) return false;
   // Canonical: the bytes encode to the same text (no stray bits in the last character, padding that fits).
   const encoded = bytes.toString("base64");
   return match[2] === "" ? encoded.replace(/=+$/, "") === text : encoded === text + match[2];

@@ -7,8 +7,8 @@ export const SIGNING_KEY_PREFIX = "whsk_";
 export const PUBLIC_KEY_PREFIX = "whpk_";
 
 // Standard Webhooks, "Signature scheme" table: symmetric secrets are at least 24 bytes, 512 bits at most.
-const MIN_SECRET_BYTES = 24;
-const MAX_SECRET_BYTES = 64;
+export const MIN_SECRET_BYTES = 24;
+export const MAX_SECRET_BYTES = 64;
 
 // DER headers of an Ed25519 key (RFC 8410 §7 PKCS#8 private key, §4 SubjectPublicKeyInfo) before the 32 raw bytes.
 const PKCS8_ED25519 = Buffer.from("302e020100300506032b657004220420", "hex");

@@ -19,11 +19,14 @@ import {
 } from "./contenders";
 
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 4);
+// BENCH_CHECK=1: every contender's check and one short run of load each, no figures. test/bench runs it, so a
+// library change that breaks a contender's answers fails a test rather than the next bench run.
+const CHECK_ONLY = process.env.BENCH_CHECK === "1";
+const DURATION_S = CHECK_ONLY ? 0.3 : Number(process.env.BENCH_DURATION ?? 4);
 const CONNECTIONS = 32;
 const SIZES = [
-  { label: "1 KiB", bytes: 1_024, pool: 120_000 },
-  { label: "16 KiB", bytes: 16_384, pool: 40_000 },
+  { label: "1 KiB", bytes: 1_024, pool: CHECK_ONLY ? 2_000 : 120_000 },
+  { label: "16 KiB", bytes: 16_384, pool: CHECK_ONLY ? 2_000 : 40_000 },
 ];
 const loadScript = fileURLToPath(new URL("./load.ts", import.meta.url));
 const secret = generateSecret();
@@ -47,6 +50,7 @@ function load(url: string, bytes: number, pool: number, runId: string): Promise<
         DURATION: String(DURATION_S),
         CONNECTIONS: String(CONNECTIONS),
         RUN_ID: runId,
+        WARMUP: CHECK_ONLY ? "0" : "1",
       },
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -101,7 +105,7 @@ const graded: string[] = [];
 // its own, closed after it: the contenders share this process, and the memory inbox keeps every event it acknowledged
 // (the bench runs no processor), hundreds of megabytes at 16 KiB that the collector would otherwise go on marking
 // during the next contenders' runs (measured: +70–120 µs of server CPU per PostgreSQL acknowledgement).
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 2);
 for (const size of SIZES) {
   const results = new Map<string, number>();
   const contenders: (() => Promise<Contender>)[] = [() => bareVerifyOnly(secret), () => consumerMemory(secret)];
@@ -147,4 +151,5 @@ for (const size of SIZES) {
   }
 }
 // The 1 KiB comparisons are the headline: they end the output.
-for (const line of [...graded, ...headline]) console.log(line);
+if (CHECK_ONLY) console.log(`checked: every contender answered alike, and under load, at ${SIZES.length} sizes`);
+else for (const line of [...graded, ...headline]) console.log(line);

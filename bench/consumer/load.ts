@@ -22,7 +22,7 @@ interface Result {
 type Autocannon = (options: Record<string, unknown>) => Promise<Result>;
 
 const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
-const { URL: url, SECRET, BODY_BYTES, POOL, DURATION, CONNECTIONS, RUN_ID } = process.env;
+const { URL: url, SECRET, BODY_BYTES, POOL, DURATION, CONNECTIONS, RUN_ID, WARMUP = "1" } = process.env;
 const timestamp = Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ type: "order.shipped", data: { order: "o_1", note: "x".repeat(Number(BODY_BYTES)) } });
 const pool: Request[] = [];
@@ -32,7 +32,9 @@ for (let i = 0; i < Number(POOL); i++) {
   pool.push({ method: "POST", path: "/webhooks", headers, body });
 }
 let next = 0;
-const setupRequest = () => pool[next++ % pool.length];
+// autocannon passes the request it built (host, port, Host header) and sends what this returns: keep its fields, or
+// the Host field goes out as "undefined:undefined" and a server that checks Host answers 400.
+const setupRequest = (request: Record<string, unknown>) => ({ ...request, ...pool[next++ % pool.length] });
 
 async function run(duration: number): Promise<Result> {
   return autocannon({
@@ -43,7 +45,7 @@ async function run(duration: number): Promise<Result> {
   });
 }
 
-await run(1); // warm-up: JIT, connection pools, the table's first pages
+if (WARMUP !== "0") await run(1); // warm-up: JIT, connection pools, the table's first pages
 const result = await run(Number(DURATION));
 process.stdout.write(
   `${JSON.stringify({

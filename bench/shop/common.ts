@@ -8,6 +8,7 @@ import { jwtVerify } from "jose";
 import { importHmacKey } from "../../examples/shop/auth";
 import { randomId } from "../../examples/shop/context";
 import { OrderCreate } from "../../examples/shop/schemas";
+import { settledLastModified } from "../../src/caching";
 
 // Ids of the shop's shape (a prefix and 96 random bits): the same path and body lengths as the shop's.
 export const USER_ID = randomId("usr");
@@ -150,13 +151,15 @@ export function notModifiedHeaders(headers: Record<string, string>): Record<stri
   return { etag: headers.etag as string, "cache-control": headers["cache-control"] as string };
 }
 
-/** ETag, Last-Modified and Cache-Control of an order. */
+/**
+ * ETag, Cache-Control and, as the shop sends it, Last-Modified of an order: only once the second of its last change
+ * is over (`settledLastModified`), so a new order's 201 has none.
+ */
 export function orderHeaders(order: Order): Record<string, string> {
-  return {
-    etag: `"${order.version}"`,
-    "last-modified": new Date(order.updatedAt).toUTCString(),
-    "cache-control": "private, no-cache",
-  };
+  const headers: Record<string, string> = { etag: `"${order.version}"`, "cache-control": "private, no-cache" };
+  const lastModified = settledLastModified(order.updatedAt, Date.now());
+  if (lastModified !== undefined) headers["last-modified"] = lastModified;
+  return headers;
 }
 
 /** Validates a create body with the shop's own schema. */

@@ -1,0 +1,38 @@
+/**
+ * The benchmark suites that compare answers before they time anything (bench/shop, bench/consumer), run in their
+ * check mode (BENCH_CHECK=1: the checks and one short round of load, no figures). A library change that makes a
+ * contender answer differently, or that a load generator's requests no longer pass, fails here instead of in the next
+ * `npm run bench`. Nothing here reads a time.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+function runCheck(suite: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", `bench/${suite}/index.ts`], {
+      cwd: root,
+      env: { ...process.env, BENCH_CHECK: "1", BENCH_PIN: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}
+
+describe.each(["shop", "consumer"])("bench/%s in check mode", (suite) => {
+  it("checks every contender's answers, runs them under load, and prints no figures", {
+    timeout: 120_000,
+  }, async () => {
+    const { code, output } = await runCheck(suite);
+    expect(output).not.toMatch(/Error/);
+    expect(code).toBe(0);
+    expect(output).toMatch(/^checked: /m);
+    expect(output).not.toMatch(/^ratio: /m);
+  });
+});

@@ -58,7 +58,14 @@ const VALUE_RULE = `Visible ASCII, spaces and tabs inside only, 1 to ${MAX_ENDPO
  */
 export function endpointHeadersSchema<V extends z.ZodType>(value: V) {
   return z
-    .record(z.string().refine(isEndpointHeaderName, NAME_RULE), value)
+    .record(
+      // OpenAPI states the token rule; the reserved names are in the description (a pattern cannot ignore case).
+      z
+        .string()
+        .refine(isEndpointHeaderName, NAME_RULE)
+        .meta({ pattern: TOKEN.source, minLength: 1, maxLength: 64, description: NAME_RULE }),
+      value,
+    )
     .superRefine((record, ctx) => {
       const names = Object.keys(record);
       if (names.length > MAX_ENDPOINT_HEADERS) {
@@ -77,4 +84,7 @@ export function endpointHeadersSchema<V extends z.ZodType>(value: V) {
 }
 
 /** A header value in a body. */
-export const endpointHeaderValue = z.string().refine(isEndpointHeaderValue, VALUE_RULE);
+export const endpointHeaderValue = z
+  .string()
+  .refine(isEndpointHeaderValue, VALUE_RULE)
+  .meta({ pattern: VALUE.source, minLength: 1, maxLength: MAX_ENDPOINT_HEADER_VALUE, description: VALUE_RULE });

@@ -4,7 +4,7 @@ import { DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "./attempt";
 import type { DeliveryRecord } from "./delivery-queue";
 import type { WebhookEndpoint } from "./endpoint";
 import { endpointHeadersSchema, endpointHeaderValue } from "./endpoint-headers";
-import { ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
+import { ENDPOINT_SECRET_PATTERN, ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import { eventPatternSchema } from "./event-type";
 import { refusingProtoKey } from "./proto-key";
 
@@ -68,6 +68,7 @@ const headerRecord = <V extends z.ZodType>(value: V) =>
 const headers = headerRecord(endpointHeaderValue);
 
 const secret = z.string().refine(isEndpointSecret, ENDPOINT_SECRET_RULE).meta({
+  pattern: ENDPOINT_SECRET_PATTERN,
   description:
     "The signing secret to use instead of a new one, e.g. the one another sender gave the consumer: whsec_ and the base64 of 24 to 64 bytes.",
 });

@@ -22,6 +22,12 @@ export function isEndpointSecret(value: unknown): value is string {
   return match[2] === "" ? encoded.replace(/=+$/, "") === text : encoded === text + match[2];
 }
 
+/**
+ * What OpenAPI shows of the rule: the prefix, then 32 to 86 base64 characters (24 to 64 bytes) and their padding.
+ * Canonical encoding is checked by {@link isEndpointSecret} only.
+ */
+export const ENDPOINT_SECRET_PATTERN = `^${SECRET_PREFIX}[A-Za-z0-9+/]{${Math.ceil((MIN_SECRET_BYTES * 4) / 3)},${Math.ceil((MAX_SECRET_BYTES * 4) / 3)}}={0,2}$`;
+
 /** The message of a refused secret, for the API's 422 and the admin's TypeError. */
 export const ENDPOINT_SECRET_RULE =
   "secret must be whsec_ and the base64 of 24 to 64 bytes (a Standard Webhooks secret).";

@@ -31,7 +31,9 @@ export const eventPatternSchema = z
   .refine(
     (value) => isEventPattern(value) && (value === "*" || EVENT_TYPE.test(value) || TYPE_PREFIX.test(value)),
     "Expected an event type (order.created), * or <resource>.* (order.*).",
-  );
+  )
+  // For OpenAPI: `*`, or words joined by dots ending in a word (a type, two words at least) or in `*`.
+  .meta({ pattern: "^(?:\\*|[a-z0-9_]+(?:\\.[a-z0-9_]+)*\\.(?:\\*|[a-z0-9_]+))$" });
 
 /** Whether any of an endpoint's `enabled_events` matches an event type. */
 export function subscribesTo(patterns: readonly string[], type: string): boolean {

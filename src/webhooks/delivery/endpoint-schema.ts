@@ -76,9 +76,15 @@ const secret = z.string().refine(isEndpointSecret, ENDPOINT_SECRET_RULE).meta({
 /** Body of `POST /v1/webhook_endpoints/:id/rotate_secret`: none, or the new secret to use (else one is generated). */
 export const rotateSecretBody = z.strictObject({ secret: secret.optional() }).optional();
 
+// The URL rules live in the URL policy (url-policy.ts), which the API runs after the parse.
+const url = z.string().min(1).max(2048).meta({
+  description:
+    "The absolute URL deliveries are POSTed to: https (http only where the API allows it), no user name or password, a host that resolves to public addresses only unless the API allow-lists it (else 422 insecure_scheme, invalid_url, forbidden_address or unresolvable_host).",
+});
+
 /** Body of `POST /v1/webhook_endpoints` (JSON or form; `enabled_events[]` repeated). */
 export const createEndpointSchema = z.strictObject({
-  url: z.string().min(1).max(2048),
+  url,
   enabled_events: eventList,
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
@@ -93,7 +99,7 @@ export const createEndpointSchema = z.strictObject({
 
 /** Body of `POST /v1/webhook_endpoints/:id` (every field optional). */
 export const updateEndpointSchema = z.strictObject({
-  url: z.string().min(1).max(2048).optional(),
+  url: url.optional(),
   enabled_events: eventList.optional(),
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
@@ -108,7 +114,7 @@ export const updateEndpointSchema = z.strictObject({
  * `description: null` empties it and `rate_limit: null` lifts the limit.
  */
 export const endpointPatchSchema = z.strictObject({
-  url: z.string().min(1).max(2048).optional(),
+  url: url.optional(),
   enabled_events: eventList.optional(),
   description: z.string().max(512).nullable().optional(),
   metadata: metadataRecord(metadataValue.nullable()).nullable().optional(),

@@ -153,11 +153,12 @@ export function notModifiedHeaders(headers: Record<string, string>): Record<stri
 
 /**
  * ETag, Cache-Control and, as the shop sends it, Last-Modified of an order: only once the second of its last change
- * is over (`settledLastModified`), so a new order's 201 has none.
+ * is over (`settledLastModified`) at `now`. A 201 passes the instant of the write, as the shop's handler does, so
+ * it never has one.
  */
-export function orderHeaders(order: Order): Record<string, string> {
+export function orderHeaders(order: Order, now = Date.now()): Record<string, string> {
   const headers: Record<string, string> = { etag: `"${order.version}"`, "cache-control": "private, no-cache" };
-  const lastModified = settledLastModified(order.updatedAt, Date.now());
+  const lastModified = settledLastModified(order.updatedAt, now);
   if (lastModified !== undefined) headers["last-modified"] = lastModified;
   return headers;
 }

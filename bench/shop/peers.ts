@@ -81,7 +81,12 @@ export function bare(secret: string): Promise<Contender> {
       return send(
         res,
         201,
-        { ...orderHeaders(order), "content-type": "application/json", location, "content-location": location },
+        {
+          ...orderHeaders(order, order.updatedAt),
+          "content-type": "application/json",
+          location,
+          "content-location": location,
+        },
         JSON.stringify(orderJson(order)),
       );
     }
@@ -135,7 +140,7 @@ export async function fastify(secret: string): Promise<Contender> {
     const location = `/users/${encodeURIComponent(user_id)}/orders/${order.id}`;
     return reply
       .code(201)
-      .headers({ ...orderHeaders(order), location, "content-location": location })
+      .headers({ ...orderHeaders(order, order.updatedAt), location, "content-location": location })
       .send(orderJson(order));
   });
   await app.listen({ port: 0, host: "127.0.0.1" });
@@ -196,7 +201,7 @@ export function expressApp(secret: string): Promise<Contender> {
     const location = `/users/${encodeURIComponent(userId)}/orders/${order.id}`;
     res
       .status(201)
-      .set({ ...orderHeaders(order), location, "content-location": location })
+      .set({ ...orderHeaders(order, order.updatedAt), location, "content-location": location })
       .json(orderJson(order));
   });
   return listening("express", createServer(app), store);

@@ -44,7 +44,8 @@ const metadataKey = z
   .string()
   .min(1)
   .max(MAX_METADATA_KEY_LENGTH)
-  .refine((key) => !RESERVED_KEYS.includes(key), { message: RESERVED });
+  .refine((key) => !RESERVED_KEYS.includes(key), { message: RESERVED })
+  .meta({ not: { enum: [...RESERVED_KEYS] }, description: RESERVED });
 const metadataValue = z.string().max(MAX_METADATA_VALUE_LENGTH);
 // Before the record sees it: the record never hands "__proto__" to the key schema.
 const metadataRecord = <V extends z.ZodType>(value: V) =>

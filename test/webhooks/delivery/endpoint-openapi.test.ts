@@ -89,6 +89,24 @@ describe("OpenAPI of the endpoint API states the body rules", () => {
     }
   });
 
+  it("metadata keys: the document allows exactly what the API accepts, the reserved keys refused by name", () => {
+    const metadata = created.properties.metadata as Loose;
+    const keys = metadata.propertyNames as Loose;
+    const documented = (key: string) =>
+      key.length >= (keys.minLength as number) &&
+      key.length <= (keys.maxLength as number) &&
+      !(keys.not.enum as string[]).includes(key);
+    fc.assert(
+      fc.property(
+        fc.oneof(near(42), fc.constantFrom("constructor", "prototype", "__proto__", "toString", "__proto__x")),
+        (key) => accepted({ metadata: { [key]: "v" } }) === documented(key),
+      ),
+      { numRuns: 500 },
+    );
+    expect(documented("constructor") || documented("prototype") || documented("__proto__")).toBe(false);
+    expect(metadata.maxProperties).toBe(50);
+  });
+
   it("secret: every secret the API accepts matches the document's pattern; one the pattern refuses, the API refuses", () => {
     fc.assert(
       fc.property(

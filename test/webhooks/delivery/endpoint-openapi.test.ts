@@ -48,7 +48,7 @@ describe("OpenAPI of the endpoint API states the body rules", () => {
   it("header names: the document's token pattern and lengths; the API refuses every name it refuses", () => {
     fc.assert(
       fc.property(near(66), (name) => {
-        const ok = name !== "__proto__" && accepted({ headers: { [name]: "v" } });
+        const ok = accepted({ headers: { [name]: "v" } });
         // Accepted by the API ⇒ allowed by the document; refused by the document ⇒ refused by the API.
         return !ok || allows(headers.propertyNames, name);
       }),

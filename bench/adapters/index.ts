@@ -25,9 +25,12 @@ interface Running {
   cpu(): Promise<number>;
 }
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
-const WARMUP_SECONDS = 2;
+// BENCH_CHECK=1: every case's check and one short round of load, no figures, no in-process or OpenTelemetry runs.
+// test/bench runs it, so a library change that breaks a server's answers fails a test rather than the next bench run.
+const CHECK_ONLY = process.env.BENCH_CHECK === "1";
+const SECONDS = CHECK_ONLY ? 0.3 : Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 6);
+const WARMUP_SECONDS = CHECK_ONLY ? 0 : 2;
 const loader = new URL("./load.ts", import.meta.url).pathname;
 const serve = new URL("./serve.ts", import.meta.url).pathname;
 const inProcessScript = new URL("./in-process.ts", import.meta.url).pathname;
@@ -127,7 +130,7 @@ async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Prom
     console.log(
       `\nGET ${path}, autocannon in another process: 50 connections, pipelining 1, ${SECONDS} s × ${ROUNDS} rounds, each server in its own process; ratio = median of per-round CPU-per-request ratios`,
     );
-    for (const running of [ours, peer]) await load(running.url, WARMUP_SECONDS);
+    if (WARMUP_SECONDS > 0) for (const running of [ours, peer]) await load(running.url, WARMUP_SECONDS);
     const rounds = new Map<Running, number[]>([
       [ours, []],
       [peer, []],
@@ -167,6 +170,10 @@ async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Prom
         `${running.name.padEnd(30)} ${Math.round(median(rps)).toLocaleString("en-US")} req/s, ${median(cpu).toFixed(1)} µs CPU/request (medians)`,
       );
     }
+    if (CHECK_ONLY) {
+      console.log(`checked: ${ours.name} and ${peer.name} answered alike, and under load`);
+      return;
+    }
     console.log(`requests/s ratio (median of rounds): ${rpsRatio.toFixed(2)}`);
     console.log(`ratio: ${ours.name} vs ${peer.name} = ${cpuRatio.toFixed(2)}`);
   } finally {
@@ -182,6 +189,7 @@ async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Prom
 
 for (const name of picked) {
   if (name === "otel") {
+    if (CHECK_ONLY) continue;
     // rest-webhooks/otel's rate-limit and idempotency instrumentation against the plain middleware (otel.ts).
     const run = spawnSync(process.execPath, ["--import", "tsx", new URL("./otel.ts", import.meta.url).pathname], {
       stdio: "inherit",

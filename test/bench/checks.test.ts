@@ -1,5 +1,5 @@
 /**
- * The benchmark suites that compare answers before they time anything (bench/shop, bench/consumer), run in their
+ * The benchmark suites that compare answers before they time anything (bench/shop, bench/consumer, bench/adapters), run in their
  * check mode (BENCH_CHECK=1: the checks and one short round of load, no figures). A library change that makes a
  * contender answer differently, or that a load generator's requests no longer pass, fails here instead of in the next
  * `npm run bench`. Nothing here reads a time.
@@ -25,7 +25,7 @@ function runCheck(suite: string): Promise<{ code: number | null; output: string 
   });
 }
 
-describe.each(["shop", "consumer"])("bench/%s in check mode", (suite) => {
+describe.each(["shop", "consumer", "adapters"])("bench/%s in check mode", (suite) => {
   it("checks every contender's answers, runs them under load, and prints no figures", {
     timeout: 120_000,
   }, async () => {

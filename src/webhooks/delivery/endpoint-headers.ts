@@ -8,11 +8,13 @@ import { z } from "zod";
 
 /** The most header fields an endpoint may add. */
 export const MAX_ENDPOINT_HEADERS = 20;
+/** The longest header name, in characters. */
+const MAX_ENDPOINT_HEADER_NAME = 64;
 /** The longest header value, in characters. */
 export const MAX_ENDPOINT_HEADER_VALUE = 1_024;
 
 // RFC 9110 §5.1: a field name is a token.
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
+const TOKEN = new RegExp(`^[!#$%&'*+\\-.^_\`|~0-9A-Za-z]{1,${MAX_ENDPOINT_HEADER_NAME}}$`);
 // RFC 9110 §5.5: visible ASCII, with spaces and tabs inside only; never CR, LF or NUL (a header injection).
 const VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
 
@@ -48,7 +50,7 @@ export function isEndpointHeaderValue(value: string): boolean {
   return value.length <= MAX_ENDPOINT_HEADER_VALUE && VALUE.test(value);
 }
 
-const NAME_RULE = `A field name (RFC 9110 token, up to 64 characters) other than host, content-*, transfer-encoding, connection, keep-alive, te, trailer, upgrade, expect, user-agent, traceparent, tracestate, webhook-* and proxy-*.`;
+const NAME_RULE = `A field name (RFC 9110 token, up to ${MAX_ENDPOINT_HEADER_NAME} characters) other than host, content-*, transfer-encoding, connection, keep-alive, te, trailer, upgrade, expect, user-agent, traceparent, tracestate, webhook-* and proxy-*.`;
 const VALUE_RULE = `Visible ASCII, spaces and tabs inside only, 1 to ${MAX_ENDPOINT_HEADER_VALUE} characters.`;
 
 /**
@@ -63,7 +65,7 @@ export function endpointHeadersSchema<V extends z.ZodType>(value: V) {
       z
         .string()
         .refine(isEndpointHeaderName, NAME_RULE)
-        .meta({ pattern: TOKEN.source, minLength: 1, maxLength: 64, description: NAME_RULE }),
+        .meta({ pattern: TOKEN.source, minLength: 1, maxLength: MAX_ENDPOINT_HEADER_NAME, description: NAME_RULE }),
       value,
     )
     .superRefine((record, ctx) => {

@@ -10,6 +10,9 @@ const EVENT_TYPE = /^[a-z0-9_]+(\.[a-z0-9_]+)+$/;
 // The same words as a prefix pattern (`order.*`, `invoice.payment.*`).
 const TYPE_PREFIX = /^[a-z0-9_]+(\.[a-z0-9_]+)*\.\*$/;
 
+// An expression's source without its ^ and $, to join it with others.
+const unanchored = (expression: RegExp) => expression.source.slice(1, -1);
+
 /** `<resource>.<action>`, e.g. `order.created` or `invoice.payment.failed`: lower-case words joined by dots. */
 export const eventTypeSchema = z
   .string()
@@ -32,8 +35,8 @@ export const eventPatternSchema = z
     (value) => isEventPattern(value) && (value === "*" || EVENT_TYPE.test(value) || TYPE_PREFIX.test(value)),
     "Expected an event type (order.created), * or <resource>.* (order.*).",
   )
-  // For OpenAPI: `*`, or words joined by dots ending in a word (a type, two words at least) or in `*`.
-  .meta({ pattern: "^(?:\\*|[a-z0-9_]+(?:\\.[a-z0-9_]+)*\\.(?:\\*|[a-z0-9_]+))$" });
+  // For OpenAPI: the same three forms as one pattern, built from the expressions above.
+  .meta({ pattern: `^(?:\\*|${unanchored(EVENT_TYPE)}|${unanchored(TYPE_PREFIX)})$` });
 
 /** Whether any of an endpoint's `enabled_events` matches an event type. */
 export function subscribesTo(patterns: readonly string[], type: string): boolean {

@@ -292,6 +292,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "systemResolver",
   ],
   "./webhooks/consumer": [
+    "InboxFullError",
     "WebhookConsumerError",
     "WebhookProcessor",
     "createWebhookConsumer",

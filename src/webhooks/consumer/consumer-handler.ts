@@ -13,6 +13,7 @@ import { verify } from "../signing/verify";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
 import type { Inbox, InboxAddResult } from "./inbox";
+import { InboxFullError } from "./inbox-full";
 import { sharedDeadline } from "./shared-deadline";
 
 /** Options of {@link createWebhookConsumer}. */
@@ -125,10 +126,14 @@ function addBefore(added: PromiseLike<InboxAddResult>, signal: AbortSignal): Pro
 }
 
 function inboxUnavailable(error: unknown): HttpResponse {
+  // RFC 9110 §15.6.4: 503 with Retry-After, "deliver it again later"; the sender's event is not acknowledged.
+  const full = error instanceof InboxFullError;
   return new HttpProblem({
     status: 503,
-    code: "inbox_unavailable",
-    detail: "The webhook could not be stored; deliver it again later.",
+    code: full ? "inbox_full" : "inbox_unavailable",
+    detail: full
+      ? "The webhook inbox is full of events waiting to be processed; deliver it again later."
+      : "The webhook could not be stored; deliver it again later.",
     headers: { "retry-after": "5" },
     cause: error,
   }).toResponse();

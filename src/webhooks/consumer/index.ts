@@ -25,6 +25,7 @@ export type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "./inbox";
+export { InboxFullError } from "./inbox-full";
 export { type ProcessorLoopOptions, runProcessorLoop } from "./process-loop";
 export {
   createWebhookProcessor,

@@ -10,6 +10,7 @@ import {
   createWebhookProcessor,
   type Inbox,
   type InboxEvent,
+  InboxFullError,
   type WebhookConsumerOptions,
 } from "../../../src/webhooks/consumer/index";
 import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/consumer/memory/index";
@@ -434,6 +435,30 @@ describe("createWebhookConsumer over node:http", () => {
         expect(onError).toHaveBeenCalledTimes(1);
       },
     );
+
+    it("answers 503 inbox_full while unprocessed events fill the memory inbox, and takes the event once there is room", async () => {
+      const onError = vi.fn();
+      const inbox = createMemoryInbox({ maxBytes: 400 });
+      const { url } = await serve({ inbox, onError });
+      const big = { type: "order.shipped", data: { note: "x".repeat(250) } };
+      expect((await post(url, delivery("msg_1", big))).status).toBe(202);
+      const refused = await post(url, delivery("msg_2", big));
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("5");
+      expect(refused.headers.get("content-type")).toBe("application/problem+json");
+      expect((await refused.json()).code).toBe("inbox_full");
+      expect(onError).toHaveBeenCalledWith(expect.any(InboxFullError), expect.anything());
+      expect(await inbox.get("msg_2")).toBeUndefined();
+      // A redelivery of a held event is still acknowledged: it is a duplicate, and takes no room.
+      expect((await post(url, delivery("msg_1", big))).status).toBe(202);
+      // Once processed, the done event makes room: the provider's retry is stored.
+      const processor = createWebhookProcessor({ inbox });
+      processor.on("*", async () => {});
+      await processor.processDue();
+      expect((await post(url, delivery("msg_2", big))).status).toBe(202);
+      expect((await inbox.get("msg_2"))?.state).toBe("pending");
+      expect(await inbox.get("msg_1")).toBeUndefined();
+    });
 
     it("answers 503 when PostgreSQL is unreachable", async () => {
       const pool = new pg.Pool({ host: "127.0.0.1", port: 1, user: "nobody", connectionTimeoutMillis: 2_000 });

@@ -6,12 +6,14 @@ import type { InboxEvent, InboxRecord, InboxState } from "../event";
 import type {
   Inbox,
   InboxAddResult,
+  InboxAddSource,
   InboxClaim,
   InboxClaimRequest,
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
 import { checkInboxClaim, checkInboxFail, checkInboxNow, checkInboxPurge } from "../inbox-arguments";
+import { InboxFullError } from "../inbox-full";
 
 /**
  * An event as the inbox keeps it; `due` and `heapIndex` are its place in the heap (written by the heap), `seq` its
@@ -28,6 +30,30 @@ interface Entry extends DueItem, EndedLink<Entry> {
   token: string | undefined;
   /** A handler is running it now: out of the heap, so claims skip it even past its lease (like a row lock). */
   running: boolean;
+  /** What it counts toward `maxBytes` (see {@link heldBytes}). */
+  bytes: number;
+}
+
+/**
+ * What an event counts toward `maxBytes`: its body as received where the consumer passed it (the JSON text), else
+ * the payload's bytes, or the length of its JSON text; with its id and type. A parsed payload takes a few times its
+ * text in the heap, so this is what a provider sent, not what the process holds.
+ */
+function heldBytes(event: InboxEvent, source: InboxAddSource | undefined): number {
+  const { payload } = event;
+  let body: number;
+  if (source?.json !== undefined) body = source.json.byteLength;
+  else if (payload instanceof Uint8Array) body = payload.byteLength;
+  else if (typeof payload === "string") body = payload.length;
+  else {
+    try {
+      body = JSON.stringify(payload)?.length ?? 0;
+    } catch {
+      // A payload no JSON can hold (a cycle, a BigInt) added by hand: counted by its id alone, as before the bound.
+      body = 0;
+    }
+  }
+  return body + event.id.length + event.type.length;
 }
 
 function record(entry: Entry): InboxRecord {
@@ -50,7 +76,19 @@ export interface MemoryInboxOptions {
    * never dropped: they were acknowledged. @default 10_000
    */
   maxDone?: number;
+  /**
+   * Most bytes of events the inbox holds, done or not (bodies as received, with ids and types; see the docs). An
+   * event that would go past it first makes room by dropping done events, the one done longest ago first; when
+   * events not yet done fill it, `add` throws {@link InboxFullError} and the consumer answers `503` with
+   * `Retry-After`, so the provider delivers it again later. A processor that stalls then costs retries, not the
+   * process: without a bound, a flood of acknowledged events would grow the heap until the process died, taking
+   * every one of them with it. `Infinity` for no bound. @default 67_108_864 (64 MiB)
+   */
+  maxBytes?: number;
 }
+
+/** The memory inbox's default `maxBytes`: 64 MiB of event bodies (a parsed payload takes a few times that in the heap). */
+const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
 
 /**
  * The in-memory inbox (the embedded default): de-duplicates and schedules like the PostgreSQL one,
@@ -66,11 +104,20 @@ export class MemoryInbox implements Inbox<object> {
   /** Done entries in the order they were done: the oldest is dropped first, and a purge visits these only. */
   readonly #done = new EndedOrder<Entry>();
   readonly #maxDone: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
+  /** The part of {@link #bytes} held by done events, which may be dropped to make room. */
+  #doneBytes = 0;
   #claims = 0;
   #seq = 0;
 
   constructor(options: MemoryInboxOptions = {}) {
     this.#maxDone = positiveInteger("createMemoryInbox", "maxDone", options.maxDone ?? 10_000);
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.#maxBytes =
+      maxBytes === Number.POSITIVE_INFINITY
+        ? maxBytes
+        : positiveInteger("createMemoryInbox", "maxBytes", maxBytes, "bytes");
   }
 
   /** Events stored: done ones included, until purged or dropped past `maxDone`. */
@@ -78,9 +125,19 @@ export class MemoryInbox implements Inbox<object> {
     return this.#entries.size;
   }
 
-  /** Stores `event` unless its id is known; answers at once (no promise), as {@link Inbox.add} allows. */
-  add(event: InboxEvent): InboxAddResult {
+  /** What the stored events count toward `maxBytes`. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * Stores `event` unless its id is known; answers at once (no promise), as {@link Inbox.add} allows. Throws
+   * {@link InboxFullError} when events not yet done leave no room for it under `maxBytes`.
+   */
+  add(event: InboxEvent, source?: InboxAddSource): InboxAddResult {
     if (this.#entries.has(event.id)) return { duplicate: true };
+    const bytes = heldBytes(event, source);
+    if (this.#bytes + bytes > this.#maxBytes) this.#makeRoom(bytes);
     const entry: Entry = {
       event,
       state: "pending",
@@ -89,6 +146,7 @@ export class MemoryInbox implements Inbox<object> {
       lastError: undefined,
       token: undefined,
       running: false,
+      bytes,
       due: 0,
       seq: ++this.#seq,
       heapIndex: -1,
@@ -97,8 +155,21 @@ export class MemoryInbox implements Inbox<object> {
       newer: undefined,
     };
     this.#entries.set(event.id, entry);
+    this.#bytes += bytes;
     this.#schedule(entry);
     return { duplicate: false };
+  }
+
+  /** Drops done events, oldest first, until `bytes` more fit; throws when only events not yet done are left. */
+  #makeRoom(bytes: number): void {
+    // Checked first, so a refused event costs no done event its de-duplication.
+    if (this.#bytes - this.#doneBytes + bytes > this.#maxBytes) {
+      throw new InboxFullError(
+        `The inbox holds ${this.#bytes} bytes of events (${this.#bytes - this.#doneBytes} not yet done) and cannot take ${bytes} more under maxBytes (${this.#maxBytes}): events wait for the processor.`,
+        this.#maxBytes,
+      );
+    }
+    while (this.#bytes + bytes > this.#maxBytes) this.#forget(this.#done.oldest as Entry);
   }
 
   async claim(request: InboxClaimRequest): Promise<InboxClaim[]> {
@@ -145,6 +216,7 @@ export class MemoryInbox implements Inbox<object> {
     entry.availableAt = undefined;
     entry.token = undefined;
     this.#done.push(entry, now);
+    this.#doneBytes += entry.bytes;
     if (this.#done.size > this.#maxDone) this.#forget(this.#done.oldest as Entry);
     return { outcome: "done" };
   }
@@ -205,9 +277,12 @@ export class MemoryInbox implements Inbox<object> {
     return purged;
   }
 
+  /** Drops a done event (past `maxDone`, `maxBytes` or a purge): its id no longer de-duplicates. */
   #forget(entry: Entry): void {
     this.#done.delete(entry);
     this.#entries.delete(entry.event.id);
+    this.#bytes -= entry.bytes;
+    this.#doneBytes -= entry.bytes;
   }
 
   #schedule(entry: Entry): void {
@@ -223,7 +298,8 @@ export class MemoryInbox implements Inbox<object> {
 /**
  * Creates an in-memory {@link Inbox}: the embedded default, for tests, development and consumers
  * that may lose unprocessed events on a crash (use the PostgreSQL inbox otherwise).
- * @param options `maxDone`, the most done events kept (default 10,000).
+ * @param options `maxDone`, the most done events kept (default 10,000); `maxBytes`, the most bytes of events held
+ *   before `add` refuses with {@link InboxFullError} (default 64 MiB).
  * @returns a new, empty inbox.
  * @example
  * const inbox = createMemoryInbox();

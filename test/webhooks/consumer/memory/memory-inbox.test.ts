@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isThenable } from "../../../../src/http/thenable";
 import type { InboxClaim, InboxState } from "../../../../src/webhooks/consumer/index";
-import { createMemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
+import { InboxFullError } from "../../../../src/webhooks/consumer/index";
+import { createMemoryInbox, type MemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
 import { event, inboxContract } from "../inbox-contract";
 
 inboxContract("memory", async () => ({ inbox: createMemoryInbox() }));
@@ -199,5 +200,165 @@ describe("the memory inbox's bound on done events (maxDone)", () => {
     for (const maxDone of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, "10" as never]) {
       expect(() => createMemoryInbox({ maxDone })).toThrow(/maxDone/);
     }
+  });
+});
+
+describe("the memory inbox's bound on bytes held (maxBytes)", () => {
+  const T = 1_700_000_000_000;
+  const encoder = new TextEncoder();
+  // An event whose body as received is `size` bytes: its id and type ("t") count too.
+  const sized = (id: string, size: number) => {
+    const text = JSON.stringify({ pad: "x".repeat(size - 10) });
+    return { event: event(id, { type: "t", payload: JSON.parse(text), receivedAt: T }), json: encoder.encode(text) };
+  };
+  const add = (inbox: MemoryInbox, id: string, size: number) => {
+    const { event: e, json } = sized(id, size);
+    return inbox.add(e, { json });
+  };
+  const finish = async (inbox: MemoryInbox, ids: string[], at: number) => {
+    // A zero lease: what is claimed and not completed here is claimable again by the next call.
+    const claims = await inbox.claim({ now: at, leaseMs: 0, limit: 1_000, owner: "p" });
+    for (const claim of claims) if (ids.includes(claim.event.id)) await inbox.complete(claim, async () => {}, at);
+  };
+
+  it("counts the body as received, with the id and type", () => {
+    const inbox = createMemoryInbox();
+    add(inbox, "ab", 100);
+    expect(inbox.bytes).toBe(100 + 2 + 1);
+    inbox.add(event("raw", { type: "t", payload: new Uint8Array(40) }));
+    expect(inbox.bytes).toBe(103 + 40 + 4);
+    inbox.add(event("text", { type: "t", payload: "hello" }));
+    expect(inbox.bytes).toBe(147 + 5 + 5);
+    // No body passed: the length of the payload's JSON text.
+    inbox.add(event("form", { type: "t", payload: { a: "1" } }));
+    expect(inbox.bytes).toBe(157 + '{"a":"1"}'.length + 5);
+    expect(inbox.add(event("ab", { type: "t" }))).toEqual({ duplicate: true });
+    expect(inbox.bytes).toBe(157 + 9 + 5);
+  });
+
+  it("refuses with InboxFullError when events not yet done fill it, storing nothing and dropping nothing", () => {
+    const inbox = createMemoryInbox({ maxBytes: 1_000 });
+    for (let i = 0; i < 3; i++) add(inbox, `e${i}`, 300);
+    const held = inbox.bytes;
+    expect(held).toBe(3 * 303);
+    const refused = (() => {
+      try {
+        add(inbox, "e3", 300);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(InboxFullError);
+    expect(refused).toMatchObject({ code: "inbox_full", limit: 1_000 });
+    expect(inbox.size).toBe(3);
+    expect(inbox.bytes).toBe(held);
+    // A redelivery of an event it holds is still a duplicate, full or not; a smaller one still fits.
+    expect(add(inbox, "e1", 300)).toEqual({ duplicate: true });
+    expect(add(inbox, "small", 50)).toEqual({ duplicate: false });
+    expect(() => add(inbox, "huge", 5_000)).toThrow(InboxFullError);
+  });
+
+  it("makes room by dropping done events, the one done longest ago first, and only as many as it needs", async () => {
+    const inbox = createMemoryInbox({ maxBytes: 1_000 });
+    add(inbox, "a", 300);
+    add(inbox, "b", 300);
+    add(inbox, "c", 300);
+    await finish(inbox, ["a"], T);
+    await finish(inbox, ["b"], T + 1);
+    expect(add(inbox, "d", 300)).toEqual({ duplicate: false });
+    expect(await inbox.get("a")).toBeUndefined();
+    expect((await inbox.get("b"))?.state).toBe("done");
+    expect(inbox.bytes).toBe(3 * 302);
+    // "b" done, "c" and "d" not: room for one more only by dropping "b"; nothing for a second.
+    expect(add(inbox, "e", 300)).toEqual({ duplicate: false });
+    expect(await inbox.get("b")).toBeUndefined();
+    expect(() => add(inbox, "f", 300)).toThrow(InboxFullError);
+    // A dropped id no longer de-duplicates, as past maxDone.
+    await finish(inbox, ["c", "d", "e"], T + 2);
+    expect(add(inbox, "a", 300)).toEqual({ duplicate: false });
+  });
+
+  it("checks before dropping: a refused event costs no done event its de-duplication", async () => {
+    const inbox = createMemoryInbox({ maxBytes: 1_000 });
+    add(inbox, "done", 300);
+    await finish(inbox, ["done"], T);
+    add(inbox, "open", 600);
+    expect(() => add(inbox, "big", 500)).toThrow(InboxFullError);
+    expect((await inbox.get("done"))?.state).toBe("done");
+  });
+
+  it("counts dead letters as held: they wait for an operator, not for the processor", async () => {
+    const inbox = createMemoryInbox({ maxBytes: 700 });
+    add(inbox, "a", 300);
+    const [claim] = await inbox.claim({ now: T, leaseMs: 1_000, limit: 1, owner: "p" });
+    await inbox.fail(claim!, { dead: true, error: { code: "handler_failed", message: "x" } }, T);
+    add(inbox, "b", 300);
+    expect(() => add(inbox, "c", 300)).toThrow(InboxFullError);
+  });
+
+  it("has no bound with Infinity, and refuses a bound that is not a positive integer", () => {
+    const inbox = createMemoryInbox({ maxBytes: Number.POSITIVE_INFINITY });
+    // Past the default's 64 MiB.
+    const { event: e, json } = sized("e", 1_000_000);
+    for (let i = 0; i < 70; i++) inbox.add({ ...e, id: `e${i}` }, { json });
+    expect(inbox.size).toBe(70);
+    for (const maxBytes of [0, -1, 1.5, Number.NaN, "10" as never]) {
+      expect(() => createMemoryInbox({ maxBytes })).toThrow(/createMemoryInbox: maxBytes must be a positive integer/);
+    }
+  });
+
+  it("never holds more than maxBytes, and never loses an event it acknowledged and has not done, on any history", async () => {
+    const MAX = 2_000;
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant("add" as const), id: fc.nat(40), size: fc.integer({ min: 20, max: 900 }) }),
+      fc.record({ kind: fc.constant("finish" as const), limit: fc.integer({ min: 1, max: 4 }) }),
+      fc.record({ kind: fc.constant("dead" as const) }),
+      fc.record({ kind: fc.constant("purge" as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 80 }), async (steps) => {
+        const inbox = createMemoryInbox({ maxBytes: MAX, maxDone: 5 });
+        const acknowledged = new Set<string>();
+        const done = new Set<string>();
+        let now = T;
+        for (const s of steps) {
+          now += 1;
+          if (s.kind === "add") {
+            try {
+              if (!add(inbox, `e${s.id}`, s.size).duplicate) acknowledged.add(`e${s.id}`);
+            } catch (error) {
+              expect(error).toBeInstanceOf(InboxFullError);
+            }
+          } else if (s.kind === "purge") {
+            await inbox.purgeDone(now - 3);
+          } else {
+            const claims = await inbox.claim({ now, leaseMs: 0, limit: s.kind === "dead" ? 1 : s.limit, owner: "p" });
+            for (const claim of claims) {
+              if (s.kind === "dead") {
+                await inbox.fail(claim, { dead: true, error: { code: "handler_failed", message: "x" } }, now);
+              } else if ((await inbox.complete(claim, async () => {}, now)).outcome === "done") {
+                done.add(claim.event.id);
+              }
+            }
+          }
+          expect(inbox.bytes).toBeLessThanOrEqual(MAX);
+          let sum = 0;
+          for (const id of acknowledged) {
+            const record = await inbox.get(id);
+            if (!done.has(id)) expect(record?.state).not.toBe("done");
+            if (!done.has(id)) expect(record).toBeDefined();
+            if (record !== undefined) sum += JSON.stringify(record.payload).length + id.length + 1;
+          }
+          expect(inbox.bytes).toBe(sum);
+          // A dropped done event is stored again as new when it comes back.
+          for (const id of done) {
+            if ((await inbox.get(id)) !== undefined) continue;
+            acknowledged.delete(id);
+            done.delete(id);
+          }
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -129,7 +129,7 @@ export function instrumentInbox<Context extends object>(
       }
       return result;
     },
-    async complete(claim, work, now) {
+    async complete(claim, work, now, options) {
       const { event } = claim;
       const receipt = receipts.get(event.id);
       const links: Link[] = receipt === undefined ? [] : [{ context: receipt }];
@@ -150,7 +150,7 @@ export function instrumentInbox<Context extends object>(
       const inSpan = trace.setSpan(context.active(), span);
       const attributes = { [A.eventType]: event.type };
       try {
-        const result = await inbox.complete(claim, (value) => context.with(inSpan, () => work(value)), now);
+        const result = await inbox.complete(claim, (value) => context.with(inSpan, () => work(value)), now, options);
         span.setAttribute(A.consumerOutcome, result.outcome);
         if (result.outcome === "done") {
           processed.add(1, attributes);

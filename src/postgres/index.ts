@@ -11,4 +11,4 @@ export { PGLITE_LOCK_FILE, PgliteLockError, type PgliteLockErrorCode } from "./p
 export { type RequestTransactionOptions, requestTransaction, transactionOf } from "./request-transaction";
 export type { SqlClient, SqlDatabase, SqlPool, SqlResult, SqlTransactor } from "./sql-client";
 export { epochMsOf, timestampOf } from "./sql-time";
-export { transaction } from "./transaction";
+export { type TransactionOptions, transaction } from "./transaction";

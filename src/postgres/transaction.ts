@@ -1,3 +1,4 @@
+import { untilAborted } from "../http/until-aborted";
 import { isPglite, isPool, type SqlClient, type SqlDatabase, type SqlTransactor } from "./sql-client";
 
 function hasTransaction(db: SqlDatabase): db is SqlTransactor {
@@ -74,6 +75,7 @@ async function nested<T>(tx: SqlClient, depth: number, work: (tx: SqlClient) => 
  * at a time, as statements on one connection do.
  * @param db where to open the transaction.
  * @param work what to run; give `tx` to every store that should write inside it (`store.withClient(tx)`).
+ * @param options `signal`: stops waiting for `work` (see {@link TransactionOptions}).
  * @returns what `work` returned, once committed (nested: once its savepoint is released).
  * @example
  * const order = await transaction(pool, async (tx) => {
@@ -82,20 +84,58 @@ async function nested<T>(tx: SqlClient, depth: number, work: (tx: SqlClient) => 
  *   return { id };
  * });
  */
-export async function transaction<T>(db: SqlDatabase, work: (tx: SqlClient) => Promise<T>): Promise<T> {
+export async function transaction<T>(
+  db: SqlDatabase,
+  work: (tx: SqlClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const { signal } = options;
+  if (signal?.aborted) throw signal.reason;
+  const run = signal === undefined ? work : (tx: SqlClient) => untilAborted(work(tx), signal);
   const depth = depths.get(db);
-  if (depth !== undefined) return nested(db, depth, work);
-  if (hasTransaction(db)) return db.transaction((tx) => inside(tx, work));
+  if (depth !== undefined) return nested(db, depth, run);
+  if (hasTransaction(db)) return db.transaction((tx) => inside(tx, run));
   // A PGlite `tx` this helper did not open (your own `db.transaction`): it is inside a transaction all the same.
-  if (isPglite(db)) return inside(db, (tx) => nested(tx, 0, work));
-  if (!isPool(db)) return onClient(db, work);
+  if (isPglite(db)) return inside(db, (tx) => nested(tx, 0, run));
+  if (!isPool(db)) return onClient(db, run);
   const client = await db.connect();
   let failure: Error | undefined;
+  let released = false;
+  // Aborted: the connection is closed at once (a ROLLBACK would wait behind a statement of `work` still running), so
+  // whatever `work` sends afterwards fails instead of running on a connection the pool has handed to someone else.
+  // A backend notices a closed connection only when it next talks to it, so the one running a statement is ended too
+  // (pg_terminate_backend, from another connection; best effort: without the right, it rolls back once its statement
+  // ends), lest it hold the transaction's locks until then.
+  const close = () => {
+    if (released) return;
+    released = true;
+    const reason = signal?.reason;
+    const pid = (client as { processID?: unknown }).processID;
+    client.release(reason instanceof Error ? reason : new Error("The transaction was aborted."));
+    if (typeof pid === "number") db.query("SELECT pg_terminate_backend($1)", [pid]).catch(() => undefined);
+  };
+  if (signal?.aborted) close();
+  else signal?.addEventListener("abort", close, { once: true });
   try {
-    return await onClient(client, work, (error) => {
+    if (released) throw signal?.reason;
+    return await onClient(client, run, (error) => {
       failure = error instanceof Error ? error : new Error(String(error));
     });
   } finally {
-    client.release(failure);
+    signal?.removeEventListener("abort", close);
+    if (!released) client.release(failure);
+    released = true;
   }
+}
+
+/** Options of {@link transaction}. */
+export interface TransactionOptions {
+  /**
+   * Stops waiting for `work` when it aborts: the transaction rolls back and `transaction` rejects with the signal's
+   * reason, whatever `work` is doing. On a `pg` Pool the connection is closed at once (PostgreSQL rolls back, and
+   * any statement `work` sends later fails); on a single `Client` or PGlite the rollback is sent once the statement
+   * in flight ends, and statements `work` sends after that run outside the transaction: give work that may overrun
+   * a Pool, or have it honour the signal.
+   */
+  signal?: AbortSignal | undefined;
 }

@@ -397,6 +397,7 @@ const TYPES: Record<string, readonly string[]> = {
     "SqlPool",
     "SqlResult",
     "SqlTransactor",
+    "TransactionOptions",
   ],
   "./webhooks/delivery/memory": ["MemoryDeliveryQueueOptions"],
   "./webhooks/delivery/postgres": [

@@ -159,6 +159,91 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
       });
     });
 
+    describe("transaction with a signal", () => {
+      const ids = async () =>
+        (await kit.db.query(`SELECT id FROM "${schema}".t WHERE id >= 200 ORDER BY id`)).rows.map(
+          (row) => (row as { id: number }).id,
+        );
+
+      it("stops waiting for work that never settles: rolls back and rejects with the signal's reason", async () => {
+        const controller = new AbortController();
+        const reason = new Error("too slow");
+        let wrote!: () => void;
+        const written = new Promise<void>((resolve) => (wrote = resolve));
+        const pending = transaction(
+          kit.db,
+          async (tx) => {
+            await tx.query(`INSERT INTO "${schema}".t (id) VALUES (200)`);
+            wrote();
+            await new Promise(() => {});
+          },
+          { signal: controller.signal },
+        );
+        await written;
+        controller.abort(reason);
+        await expect(pending).rejects.toBe(reason);
+        expect(await ids()).toEqual([]);
+        // Nothing is left open: the next transaction commits.
+        await transaction(kit.db, (tx) => tx.query(`INSERT INTO "${schema}".t (id) VALUES (201)`));
+        expect(await ids()).toEqual([201]);
+      });
+
+      it("runs nothing under a signal already aborted, and commits as before under one that never aborts", async () => {
+        const reason = new Error("gone");
+        let ran = false;
+        await expect(
+          transaction(
+            kit.db,
+            async () => {
+              ran = true;
+            },
+            { signal: AbortSignal.abort(reason) },
+          ),
+        ).rejects.toBe(reason);
+        expect(ran).toBe(false);
+        const live = new AbortController().signal;
+        await transaction(kit.db, (tx) => tx.query(`INSERT INTO "${schema}".t (id) VALUES (202)`), { signal: live });
+        expect(await ids()).toEqual([201, 202]);
+      });
+
+      // A pool can close the connection: PGlite and a single Client can only roll back after the statement in flight.
+      if (concurrent)
+        it("closes a pool's connection at once, while a statement of work still runs, so nothing of it commits", async () => {
+          const controller = new AbortController();
+          let tx!: SqlClient;
+          let sleeping!: Promise<unknown>;
+          const pending = transaction(
+            kit.db,
+            async (client) => {
+              tx = client;
+              await client.query(`INSERT INTO "${schema}".t (id) VALUES (203)`);
+              sleeping = client.query("SELECT pg_sleep(60), 'kit-abort-probe'");
+              await sleeping;
+              await client.query(`INSERT INTO "${schema}".t (id) VALUES (204)`);
+            },
+            { signal: controller.signal },
+          );
+          // Abort once the statement is running on the server.
+          for (;;) {
+            const { rows } = await kit.db.query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%kit-abort-probe%' AND state = 'active' AND pid <> pg_backend_pid()",
+            );
+            if ((rows[0] as { n: number }).n > 0) break;
+          }
+          const reason = new Error("handler time-out");
+          controller.abort(reason);
+          await expect(pending).rejects.toBe(reason);
+          await expect(sleeping).rejects.toThrow();
+          // What work sends afterwards fails: the connection is gone, not back in the pool.
+          await expect(tx.query("SELECT 1")).rejects.toThrow();
+          expect(await ids()).toEqual([201, 202]);
+          // The backend that ran the statement is ended too, so its locks do not outlive the abort: the row it
+          // wrote can be written again at once.
+          await transaction(kit.db, (other) => other.query(`INSERT INTO "${schema}".t (id) VALUES (203)`));
+          expect(await ids()).toEqual([201, 202, 203]);
+        });
+    });
+
     // Only where several connections exist: PGlite and a single Client run one statement at a time.
     if (concurrent)
       it("migrate can race itself: concurrent callers apply each migration exactly once", async () => {

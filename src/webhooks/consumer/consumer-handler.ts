@@ -4,6 +4,7 @@ import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, stringFault } from "../../http
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { isThenable } from "../../http/thenable";
+import { untilAborted } from "../../http/until-aborted";
 import { nonNegativeInteger, positiveNumber } from "../../options/number-option";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
@@ -104,25 +105,6 @@ function verificationProblem(problem: HttpProblem): HttpResponse {
     extensions: problem.extensions,
     cause: problem.cause,
   }).toResponse();
-}
-
-/** Stores the event unless the deadline passes first (then rejects with the signal's reason). */
-function addBefore(added: PromiseLike<InboxAddResult>, signal: AbortSignal): Promise<InboxAddResult> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    added.then(
-      (result) => {
-        signal.removeEventListener("abort", abort);
-        resolve(result);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", abort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function inboxUnavailable(error: unknown): HttpResponse {
@@ -266,7 +248,7 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       return unavailable(error, request);
     }
     if (!isThenable(added)) return acknowledgement(added, event, request);
-    return addBefore(added, deadline(inboxTimeoutMs)).then(
+    return untilAborted(added, deadline(inboxTimeoutMs)).then(
       (stored) => acknowledgement(stored, event, request),
       (error: unknown) => unavailable(error, request),
     );

@@ -5,6 +5,8 @@ import { toWellFormed } from "../../http/well-formed";
 export type ConsumerErrorCode =
   /** The event handler threw; retried with backoff until `maxAttempts`. */
   | "handler_failed"
+  /** The event handler did not finish within the processor's `handlerTimeoutMs`; retried like a failure. */
+  | "handler_timeout"
   /** The payload did not match the handler's zod schema; dead-lettered at once. */
   | "payload_invalid"
   /** No handler matches the event type and `unhandled` is `"dead"`. */
@@ -13,6 +15,22 @@ export type ConsumerErrorCode =
   | "attempts_exhausted"
   /** A stored inbox row cannot be decoded (written by an incompatible version, or by hand); thrown, never stored. */
   | "row_invalid";
+
+// Every code once: the type above must list exactly these (a stored record's decoder checks against them).
+const CODES: Record<ConsumerErrorCode, true> = {
+  handler_failed: true,
+  handler_timeout: true,
+  payload_invalid: true,
+  no_handler: true,
+  attempts_exhausted: true,
+  row_invalid: true,
+};
+
+/** The codes a stored error record may carry (every {@link ConsumerErrorCode} but `row_invalid`, which is thrown). */
+export const STORED_ERROR_CODES = Object.keys(CODES).filter((code) => code !== "row_invalid") as [
+  ConsumerErrorCode,
+  ...ConsumerErrorCode[],
+];
 
 /** The error record an inbox keeps beside a failed or dead event (JSON-serialisable). */
 export interface ConsumerErrorRecord {

@@ -18,6 +18,17 @@ export interface InboxAddSource {
   readonly json?: Uint8Array;
 }
 
+/** Options of {@link Inbox.complete}. */
+export interface InboxCompleteOptions {
+  /**
+   * Aborts when the processor stops waiting for `work` (its `handlerTimeoutMs`). The inbox then answers `failed`
+   * with the signal's reason without waiting for `work`, and never marks the event done for it; one that runs `work`
+   * in a transaction ends it (the PostgreSQL inbox on a `pg` Pool closes the connection, so a statement still
+   * running is stopped and nothing `work` sends afterwards commits).
+   */
+  signal?: AbortSignal | undefined;
+}
+
 /** What a processor asks for when it claims due events. */
 export interface InboxClaimRequest {
   /** The current time, Unix ms. */
@@ -79,7 +90,12 @@ export interface Inbox<Context extends object = object> {
    * Runs `work` for a claimed event and marks it done if it succeeds; an inbox that can makes both
    * one transaction, and keeps the event from being claimed again while `work` runs.
    */
-  complete(claim: InboxClaim, work: (context: Context) => Promise<void>, now: number): Promise<InboxCompleteResult>;
+  complete(
+    claim: InboxClaim,
+    work: (context: Context) => Promise<void>,
+    now: number,
+    options?: InboxCompleteOptions,
+  ): Promise<InboxCompleteResult>;
   /** Settles a failed attempt as retry-later or dead; a stale claim is ignored (returns false). */
   fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean>;
   /** One event by id, for inspection. */

@@ -22,6 +22,7 @@ export type {
   InboxAddSource,
   InboxClaim,
   InboxClaimRequest,
+  InboxCompleteOptions,
   InboxCompleteResult,
   InboxFailOutcome,
 } from "./inbox";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
+import { untilAborted } from "../../http/until-aborted";
 import { fieldErrors } from "../../http/validation";
 import { positiveInteger, positiveNumber } from "../../options/number-option";
 import { EventRouter } from "../event-pattern/event-router";
@@ -13,6 +14,12 @@ export type InboxEventHandlerInput<T, Context extends object> = {
   event: InboxEvent<T>;
   /** 1 on the first attempt. */
   attempt: number;
+  /**
+   * Aborts when the attempt has run out of time (the processor's `handlerTimeoutMs`; its reason a
+   * `WebhookConsumerError` of code `handler_timeout`). The attempt has failed by then and nothing the handler does
+   * afterwards commits with it: pass it on (`fetch(url, { signal })`) and stop.
+   */
+  signal: AbortSignal;
 } & Context;
 
 /**
@@ -31,6 +38,20 @@ export interface WebhookProcessorOptions<Context extends object> {
   now?: () => number;
   /** How long a claim holds before another processor may take the event over. @default 30_000 */
   leaseMs?: number;
+  /**
+   * How long a handler may run, ms. Past it the attempt fails with `handler_timeout` (retried like a throw), the
+   * handler's `signal` aborts, and the inbox ends the attempt's transaction without waiting (the PostgreSQL inbox on
+   * a pool closes its connection): one handler that hangs, say on a call without a time-out, never stalls the
+   * processor's steps. JavaScript cannot stop the handler itself, so have it honour `signal`. `Infinity` for none,
+   * as is any value over 2^31 − 1 (about 24.8 days, the longest timer).
+   * @default leaseMs
+   */
+  handlerTimeoutMs?: number;
+  /**
+   * Makes the signal that ends an attempt after `ms` (inject one in tests to end attempts by hand).
+   * @default AbortSignal.timeout
+   */
+  deadline?: (ms: number) => AbortSignal;
   /** Events claimed per step, run concurrently: a positive integer. @default 10 */
   batchSize?: number;
   /**
@@ -95,6 +116,9 @@ export class WebhookProcessor<Context extends object = object> {
   readonly #inbox: Inbox<Context>;
   readonly #now: () => number;
   readonly #leaseMs: number;
+  /** `undefined`: no time-out. */
+  readonly #handlerTimeoutMs: number | undefined;
+  readonly #deadline: (ms: number) => AbortSignal;
   readonly #batchSize: number;
   readonly #retry: RetryPolicy;
   readonly #random: () => number;
@@ -121,6 +145,18 @@ export class WebhookProcessor<Context extends object = object> {
     this.#inbox = inbox;
     this.#now = options.now ?? Date.now;
     this.#leaseMs = positiveNumber("createWebhookProcessor", "leaseMs", options.leaseMs ?? 30_000, "milliseconds");
+    const timeout = options.handlerTimeoutMs ?? this.#leaseMs;
+    if (timeout !== Number.POSITIVE_INFINITY) {
+      positiveNumber("createWebhookProcessor", "handlerTimeoutMs", timeout, "milliseconds");
+    }
+    // A timer longer than this fires at once in Node (TimeoutOverflowWarning): such a time-out means none.
+    this.#handlerTimeoutMs = timeout > MAX_TIMER_MS ? undefined : Math.ceil(timeout);
+    this.#deadline = options.deadline ?? ((ms) => AbortSignal.timeout(ms));
+    if (typeof this.#deadline !== "function") {
+      throw new TypeError(
+        "createWebhookProcessor: deadline must be a function of milliseconds returning an AbortSignal.",
+      );
+    }
     // A claim's LIMIT: a fraction would be refused by PostgreSQL on every poll, so it is refused here.
     this.#batchSize = positiveInteger("createWebhookProcessor", "batchSize", options.batchSize ?? 10);
     this.#retry = options.retry ?? DEFAULT_RETRY;
@@ -254,25 +290,52 @@ export class WebhookProcessor<Context extends object = object> {
       }
       payload = parsed.data;
     }
-    const input = { event: payload === event.payload ? event : { ...event, payload }, attempt: attempts };
+    const attempt = this.#attemptSignal();
+    const { signal } = attempt;
+    const input = { event: payload === event.payload ? event : { ...event, payload }, attempt: attempts, signal };
     let result: Awaited<ReturnType<Inbox<Context>["complete"]>>;
     try {
       result = await this.#inbox.complete(
         claim,
         async (context) => {
-          if (route !== undefined)
-            await route.handler({ ...context, ...input } as InboxEventHandlerInput<unknown, Context>);
+          if (route === undefined) return;
+          const handled = route.handler({ ...context, ...input } as InboxEventHandlerInput<unknown, Context>);
+          // The work itself fails at the time-out too, for an inbox that does not take the signal.
+          await untilAborted(Promise.resolve(handled), signal);
         },
         this.#now(),
+        { signal },
       );
     } catch (error) {
       // The inbox itself failed (say the database went away): settle as a retry if it can.
       result = { outcome: "failed", error };
       report.errors++;
+    } finally {
+      attempt.end();
     }
     if (result.outcome === "done") report.done++;
     else if (result.outcome === "lost") report.lost++;
     else return this.#failed(claim, result.error, report);
+  }
+
+  /**
+   * The signal of one attempt: aborted with a `handler_timeout` error once `handlerTimeoutMs` pass; `end` lets go of
+   * the deadline when the attempt settled first.
+   */
+  #attemptSignal(): { signal: AbortSignal; end: () => void } {
+    const controller = new AbortController();
+    const ms = this.#handlerTimeoutMs;
+    if (ms === undefined) return { signal: controller.signal, end: () => {} };
+    const deadline = this.#deadline(ms);
+    const expire = () =>
+      controller.abort(
+        new WebhookConsumerError("handler_timeout", `The handler did not finish within ${ms} ms.`, {
+          cause: deadline.reason,
+        }),
+      );
+    if (deadline.aborted) expire();
+    else deadline.addEventListener("abort", expire, { once: true });
+    return { signal: controller.signal, end: () => deadline.removeEventListener("abort", expire) };
   }
 
   /** Settles a failed attempt: retried after the policy's delay, or dead when the policy says no more. */
@@ -310,6 +373,8 @@ const DEFAULT_RETRY = exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxA
 // Longer than the providers' redelivery windows (Stripe: 3 days), so a purged id is one no provider sends again.
 const DEFAULT_RETAIN_DONE_MS = 7 * 24 * 3_600_000;
 const PURGE_EVERY_MS = 3_600_000;
+/** The longest delay Node's timers take (2^31 − 1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Creates a {@link WebhookProcessor} over an inbox.

@@ -15,6 +15,10 @@ export interface InboxUnderTest {
   inbox: Inbox;
   /** Called after each test. */
   cleanup?: () => Promise<void>;
+  /** For an inbox whose work runs in a transaction: writes `tag` through the work's context… */
+  write?: (context: object, tag: string) => Promise<unknown>;
+  /** …and reads back the tags that were committed. */
+  written?: () => Promise<string[]>;
 }
 
 const T0 = 1_700_000_000_000;
@@ -194,6 +198,63 @@ export function inboxContract(
         expect(result).toEqual({ outcome: "failed", error: boom });
         expect((await inbox.get("a"))?.state).toBe("processing");
         expect(await claim(T0 + LEASE)).toHaveLength(1);
+      });
+    });
+
+    describe("complete with a signal", () => {
+      it("stops waiting for work that never settles when the signal aborts: failed with its reason, nothing done", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        const controller = new AbortController();
+        const started = latch();
+        const reason = new Error("handler time-out");
+        const running = inbox.complete(
+          c!,
+          async () => {
+            started.open();
+            await new Promise(() => {});
+          },
+          T0,
+          { signal: controller.signal },
+        );
+        await started.promise;
+        controller.abort(reason);
+        expect(await running).toEqual({ outcome: "failed", error: reason });
+        // Unfinished, as after a throw: the processor settles it, and it is claimed again.
+        expect((await inbox.get("a"))?.state).toBe("processing");
+        const error = { code: "handler_timeout" as const, message: "slow" };
+        expect(await inbox.fail(c!, { retryAt: T0 + 10, error }, T0)).toBe(true);
+        const [again] = await claim(T0 + 10);
+        expect(again?.attempts).toBe(2);
+        expect(await inbox.complete(again!, async () => {}, T0 + 10)).toEqual({ outcome: "done" });
+      });
+
+      it("rolls back what the abandoned work wrote, and commits nothing it writes afterwards", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        const controller = new AbortController();
+        const started = latch();
+        const later = latch();
+        let afterwards: Promise<unknown> | undefined;
+        const running = inbox.complete(
+          c!,
+          async (context) => {
+            await subject?.write?.(context, "during");
+            started.open();
+            await later.promise;
+            afterwards = subject?.write?.(context, "after");
+            await afterwards;
+          },
+          T0,
+          { signal: controller.signal },
+        );
+        await started.promise;
+        controller.abort(new Error("time-out"));
+        expect((await running).outcome).toBe("failed");
+        later.open();
+        await afterwards?.catch(() => undefined);
+        expect((await subject?.written?.()) ?? []).toEqual([]);
+        expect((await inbox.get("a"))?.state).toBe("processing");
       });
     });
 

@@ -13,9 +13,10 @@ test("a schema types the handler's payload", () => {
     expectTypeOf(event.payload).toEqualTypeOf<{ order: string; carrier: string }>();
     expectTypeOf(event.id).toEqualTypeOf<string>();
   });
-  processor.on("order.*", ({ event, attempt }) => {
+  processor.on("order.*", ({ event, attempt, signal }) => {
     expectTypeOf(event).toEqualTypeOf<InboxEvent<unknown>>();
     expectTypeOf(attempt).toEqualTypeOf<number>();
+    expectTypeOf(signal).toEqualTypeOf<AbortSignal>();
   });
 });
 

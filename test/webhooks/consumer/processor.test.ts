@@ -484,3 +484,145 @@ describe("the processor's retention of done events (retainDoneMs)", () => {
     expect(() => createWebhookProcessor({ inbox: withoutPurge, retainDoneMs: false })).not.toThrow();
   });
 });
+
+describe("the processor's handler time-out (handlerTimeoutMs)", () => {
+  /** Deadlines the test ends by hand: `expire()` ends every attempt's deadline made so far. */
+  function handDeadlines() {
+    const made: Array<{ ms: number; controller: AbortController }> = [];
+    return {
+      made,
+      deadline: (ms: number) => {
+        const controller = new AbortController();
+        made.push({ ms, controller });
+        return controller.signal;
+      },
+      expire: () => {
+        for (const { controller } of made) controller.abort(new DOMException("timed out", "TimeoutError"));
+      },
+    };
+  }
+  const until = async (condition: () => boolean) => {
+    while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it("fails an attempt that overruns, aborts the handler's signal, and finishes the step without it", async () => {
+    const hand = handDeadlines();
+    const onError = vi.fn();
+    const { inbox, processor } = setup({ deadline: hand.deadline, onError, handlerTimeoutMs: 5_000 });
+    let seen: AbortSignal | undefined;
+    const done: string[] = [];
+    processor.on("order.stuck", async ({ signal }) => {
+      seen = signal;
+      await new Promise(() => {}); // a call without a time-out
+    });
+    processor.on("order.*", async ({ event }) => void done.push(event.id));
+    await inbox.add(evt("stuck", "order.stuck"));
+    await inbox.add(evt("fine", "order.shipped"));
+    const step = processor.processDue();
+    await until(() => seen !== undefined && done.length === 1);
+    expect(seen?.aborted).toBe(false);
+    hand.expire();
+    expect(await step).toMatchObject({ claimed: 2, done: 1, retried: 1, dead: 0, errors: 0 });
+    expect(hand.made.map((m) => m.ms)).toEqual([5_000, 5_000]);
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toMatchObject({ name: "WebhookConsumerError", code: "handler_timeout" });
+    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ code: "handler_timeout" }), expect.anything());
+    expect(await inbox.get("stuck")).toMatchObject({
+      state: "failed",
+      lastError: { code: "handler_timeout", message: "The handler did not finish within 5000 ms." },
+    });
+    expect((await inbox.get("fine"))?.state).toBe("done");
+  });
+
+  it("retries a time-out like a failure and dead-letters it when the attempts run out", async () => {
+    const hand = handDeadlines();
+    const { clock, inbox, processor } = setup({ deadline: hand.deadline });
+    processor.on("*", () => new Promise(() => {}));
+    await inbox.add(evt("1"));
+    for (const at of [0, 1_000, 3_000]) {
+      clock.now = T0 + at;
+      const step = processor.processDue();
+      await until(() => hand.made.length > 0);
+      hand.expire();
+      hand.made.length = 0;
+      await step;
+    }
+    expect(await inbox.get("1")).toMatchObject({ state: "dead", attempts: 3, lastError: { code: "handler_timeout" } });
+  });
+
+  it("ends the attempt for an inbox that does not take the signal: the work itself fails at the time-out", async () => {
+    const hand = handDeadlines();
+    // complete(claim, work, now) only, as an Inbox written before the signal.
+    const inbox = memoryInboxBut({ fail: async () => undefined });
+    const { processor } = setup({ inbox, deadline: hand.deadline });
+    processor.on("*", () => new Promise(() => {}));
+    await inbox.add(evt("1"));
+    const step = processor.processDue();
+    await until(() => hand.made.length > 0);
+    hand.expire();
+    expect(await step).toMatchObject({ claimed: 1, retried: 1 });
+    expect((await inbox.get("1"))?.lastError?.code).toBe("handler_timeout");
+  });
+
+  it("lets go of the deadline when the handler finishes first; a handler that finished in time is done", async () => {
+    const hand = handDeadlines();
+    const { inbox, processor } = setup({ deadline: hand.deadline });
+    let seen: AbortSignal | undefined;
+    processor.on("*", ({ signal }) => {
+      seen = signal;
+    });
+    await inbox.add(evt("1"));
+    expect(await processor.processDue()).toMatchObject({ done: 1 });
+    hand.expire();
+    expect(seen?.aborted).toBe(false);
+    expect((await inbox.get("1"))?.state).toBe("done");
+  });
+
+  it("times out after the lease by default, and takes Infinity (or a delay past the longest timer) as none", async () => {
+    for (const [options, expected] of [
+      [{}, [30_000]],
+      [{ leaseMs: 1_500.5 }, [1_501]],
+      [{ handlerTimeoutMs: 250 }, [250]],
+      [{ handlerTimeoutMs: Number.POSITIVE_INFINITY }, []],
+      [{ handlerTimeoutMs: 2 ** 31 }, []],
+    ] as const) {
+      const hand = handDeadlines();
+      const { inbox, processor } = setup({ deadline: hand.deadline, ...options });
+      let seen: AbortSignal | undefined;
+      processor.on("*", ({ signal }) => {
+        seen = signal;
+      });
+      await inbox.add(evt("1"));
+      await processor.processDue();
+      expect(hand.made.map((m) => m.ms)).toEqual(expected);
+      expect(seen?.aborted).toBe(false);
+    }
+  });
+
+  it("refuses a time-out that is not a positive number, and a deadline that is not a function", () => {
+    for (const handlerTimeoutMs of [0, -1, Number.NaN, Number.NEGATIVE_INFINITY, "5" as never]) {
+      expect(() => setup({ handlerTimeoutMs })).toThrow(/createWebhookProcessor: handlerTimeoutMs must be a positive/);
+    }
+    expect(() => setup({ deadline: 5 as never })).toThrow(/createWebhookProcessor: deadline/);
+  });
+
+  it("fails the attempt at once under a deadline that has already passed", async () => {
+    const { inbox, processor } = setup({ deadline: () => AbortSignal.abort() });
+    let seen: AbortSignal | undefined;
+    processor.on("*", ({ signal }) => {
+      seen = signal;
+      return new Promise(() => {});
+    });
+    await inbox.add(evt("1"));
+    expect(await processor.processDue()).toMatchObject({ retried: 1 });
+    expect(seen?.reason).toMatchObject({ code: "handler_timeout" });
+  });
+
+  it("times out with real timers by default (AbortSignal.timeout)", async () => {
+    const { inbox, processor } = setup({ handlerTimeoutMs: 20 });
+    processor.on("*", () => new Promise(() => {}));
+    await inbox.add(evt("1"));
+    expect(await processor.processDue()).toMatchObject({ retried: 1 });
+    expect((await inbox.get("1"))?.lastError?.code).toBe("handler_timeout");
+  });
+});

@@ -1,3 +1,4 @@
+import { untilAborted } from "../../../http/until-aborted";
 import { nonNegativeInteger, positiveInteger } from "../../../options/number-option";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
@@ -9,6 +10,7 @@ import type {
   InboxAddSource,
   InboxClaim,
   InboxClaimRequest,
+  InboxCompleteOptions,
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
@@ -197,14 +199,17 @@ export class MemoryInbox implements Inbox<object> {
     claim: InboxClaim,
     work: (context: object) => Promise<void>,
     now: number,
+    options: InboxCompleteOptions = {},
   ): Promise<InboxCompleteResult> {
     checkInboxNow("complete", now);
     const entry = this.#held(claim);
     if (entry === undefined || entry.running) return { outcome: "lost" };
     entry.running = true;
     this.#due.delete(entry);
+    const { signal } = options;
     try {
-      await work({});
+      // Abandoned at the signal: what the work does later marks nothing.
+      await (signal === undefined ? work({}) : untilAborted(work({}), signal));
     } catch (error) {
       // Unfinished: claimable again once its lease expires (or when the processor settles it).
       entry.running = false;

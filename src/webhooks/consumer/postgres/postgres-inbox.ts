@@ -15,7 +15,7 @@ import {
   statementVariants,
 } from "../../../postgres/statement";
 import { transaction } from "../../../postgres/transaction";
-import { type ConsumerErrorRecord, WebhookConsumerError } from "../errors";
+import { type ConsumerErrorRecord, STORED_ERROR_CODES, WebhookConsumerError } from "../errors";
 import type { InboxEvent, InboxRecord } from "../event";
 import type {
   Inbox,
@@ -23,6 +23,7 @@ import type {
   InboxAddSource,
   InboxClaim,
   InboxClaimRequest,
+  InboxCompleteOptions,
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
@@ -56,7 +57,7 @@ export interface PostgresInboxOptions extends InboxTableOptions {
 }
 
 const errorRecord = z.object({
-  code: z.enum(["handler_failed", "payload_invalid", "no_handler", "attempts_exhausted"]),
+  code: z.enum(STORED_ERROR_CODES),
   message: z.string(),
   errors: z
     .array(
@@ -237,23 +238,31 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     claim: InboxClaim,
     work: (context: PostgresInboxContext) => Promise<void>,
     now: number,
+    options: InboxCompleteOptions = {},
   ): Promise<InboxCompleteResult> {
     checkInboxNow("complete", now);
+    const { signal } = options;
     let failure: { error: unknown } | undefined;
-    const outcome = await transaction(this.#client, async (tx): Promise<InboxCompleteResult> => {
-      const held = await this.#run(tx, "hold", [claim.event.id, claim.token]);
-      if (held.rows.length === 0) return { outcome: "lost" };
-      try {
-        await work({ client: tx });
-      } catch (error) {
-        failure = { error };
-        // Rolls the handler's writes back; the processor then settles the failure outside this transaction.
-        throw error;
-      }
-      await this.#run(tx, "done", [claim.event.id, now]);
-      return { outcome: "done" };
-    }).catch((error: unknown) => {
+    const outcome = await transaction(
+      this.#client,
+      async (tx): Promise<InboxCompleteResult> => {
+        const held = await this.#run(tx, "hold", [claim.event.id, claim.token]);
+        if (held.rows.length === 0) return { outcome: "lost" };
+        try {
+          await work({ client: tx });
+        } catch (error) {
+          failure = { error };
+          // Rolls the handler's writes back; the processor then settles the failure outside this transaction.
+          throw error;
+        }
+        await this.#run(tx, "done", [claim.event.id, now]);
+        return { outcome: "done" };
+      },
+      // Abandoned at the signal: the transaction ends at once (on a pool, with its connection), done mark and all.
+      { signal },
+    ).catch((error: unknown) => {
       if (failure !== undefined) return { outcome: "failed", error: failure.error } as const;
+      if (signal?.aborted) return { outcome: "failed", error: signal.reason } as const;
       throw error;
     });
     return outcome;

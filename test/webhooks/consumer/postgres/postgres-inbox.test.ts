@@ -6,6 +6,7 @@ import {
   createPostgresInbox,
   inboxMigrations,
   type PostgresInbox,
+  type PostgresInboxContext,
 } from "../../../../src/webhooks/consumer/postgres/index";
 import { databases, type OpenDatabase } from "../../../support/databases";
 import { uniqueName } from "../../../support/services";
@@ -38,7 +39,22 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     return { inbox: createPostgresInbox({ client: pool, schema: own }), table: `"${own}".webhook_inbox` };
   }
 
-  inboxContract("postgres", async () => ({ inbox: await freshInbox() }), { concurrent: backend.concurrent });
+  inboxContract(
+    "postgres",
+    async () => {
+      const { inbox, table } = await freshTable();
+      const side = table.replace("webhook_inbox", "side_effects");
+      await pool.query(`CREATE TABLE ${side} (tag text NOT NULL)`);
+      return {
+        inbox,
+        write: (context, tag) =>
+          (context as PostgresInboxContext).client.query(`INSERT INTO ${side} VALUES ($1)`, [tag]),
+        written: async () =>
+          (await pool.query(`SELECT tag FROM ${side} ORDER BY tag`)).rows.map((row) => (row as { tag: string }).tag),
+      };
+    },
+    { concurrent: backend.concurrent },
+  );
 
   it("purges more done events than one statement deletes, and only done ones older than the time", async () => {
     const { inbox, table } = await freshTable();
@@ -58,6 +74,45 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     expect(rows).toEqual([{ id: "new" }, { id: "open" }]);
     expect(await inbox.purgeDone(2_000_000)).toBe(0);
   });
+
+  // PGlite runs statements on the JavaScript thread: a statement that sleeps would block the test itself.
+  it.runIf(backend.concurrent)(
+    "ends a handler stuck in a statement at the processor's time-out: the step finishes, the event is retried",
+    async () => {
+      const { inbox, table } = await freshTable();
+      let expire!: () => void;
+      const processor = createWebhookProcessor({
+        inbox,
+        retainDoneMs: false,
+        retry: scheduleBackoff([0, 0], 0),
+        deadline: () => {
+          const controller = new AbortController();
+          expire = () => controller.abort();
+          return controller.signal;
+        },
+      });
+      let attempts = 0;
+      processor.on("*", async ({ client }) => {
+        attempts++;
+        // The first attempt writes, then waits on a statement that would run a minute.
+        if (attempts === 1) await client.query("SELECT pg_sleep(60), 'inbox-timeout-probe'");
+      });
+      await inbox.add(event("stuck"));
+      const step = processor.processDue();
+      for (;;) {
+        const { rows } = await pool.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%inbox-timeout-probe%' AND state = 'active' AND pid <> pg_backend_pid()",
+        );
+        if ((rows[0] as { n: number }).n > 0) break;
+      }
+      expire();
+      expect(await step).toMatchObject({ claimed: 1, retried: 1, errors: 0 });
+      expect(await inbox.get("stuck")).toMatchObject({ state: "failed", lastError: { code: "handler_timeout" } });
+      // Its row lock went with the ended backend: the retry claims it and finishes.
+      expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1 });
+      expect((await pool.query(`SELECT state FROM ${table} WHERE id = 'stuck'`)).rows).toEqual([{ state: "done" }]);
+    },
+  );
 
   it("finds the done events a purge deletes by the done_at index", async () => {
     const { table } = await freshTable();

@@ -1,27 +1,36 @@
 /**
  * The built executable: package.json `bin` names dist/cli/main.js, tsup builds it from src/cli/main.ts with a
- * shebang (only the CLI entry, ESM, no types: about a second), and the file runs directly and through node.
+ * shebang (only the CLI entry, ESM, no types: about a second), and the file runs directly and through node. The
+ * test builds with the package's CLI options into a directory of its own, so it never rewrites the dist/ that the
+ * build step made and the package checks read.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "tsup";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
 import { cliBuild } from "../../tsup.config";
 import { root, runCli } from "./run-cli";
 
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { bin: Record<string, string> };
-const bin = join(root, pkg.bin["rest-webhooks"] ?? "missing");
+// Inside the project (node_modules/.cache, ignored by git), so the chunks resolve their dependencies as dist/'s do.
+const cache = join(root, "node_modules", ".cache");
+mkdirSync(cache, { recursive: true });
+const outDir = mkdtempSync(join(cache, "rest-webhooks-bin-"));
+const bin = join(outDir, "main.js");
 
 describe("the built rest-webhooks executable", () => {
   beforeAll(async () => {
-    await build({ ...cliBuild, silent: true });
+    await build({ ...cliBuild, outDir, silent: true });
     chmodSync(bin, 0o755); // npm sets the mode on install
   }, 120_000);
+  afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
   it("is the bin of package.json, built by tsup with a shebang", () => {
     expect(pkg.bin).toEqual({ "rest-webhooks": "./dist/cli/main.js" });
+    expect(cliBuild.outDir).toBe("dist/cli");
+    expect(cliBuild.entry).toEqual({ main: "src/cli/main.ts" });
     expect(readFileSync(bin, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
   });
 

@@ -114,10 +114,13 @@ export async function transaction<T>(
     client.release(reason instanceof Error ? reason : new Error("The transaction was aborted."));
     if (typeof pid === "number") db.query("SELECT pg_terminate_backend($1)", [pid]).catch(() => undefined);
   };
-  if (signal?.aborted) close();
-  else signal?.addEventListener("abort", close, { once: true });
+  if (signal?.aborted) {
+    // Aborted while waiting for the pool: nothing ran on the connection, so it goes back as it came.
+    client.release();
+    throw signal.reason;
+  }
+  signal?.addEventListener("abort", close, { once: true });
   try {
-    if (released) throw signal?.reason;
     return await onClient(client, run, (error) => {
       failure = error instanceof Error ? error : new Error(String(error));
     });

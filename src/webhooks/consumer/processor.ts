@@ -39,11 +39,12 @@ export interface WebhookProcessorOptions<Context extends object> {
   /** How long a claim holds before another processor may take the event over. @default 30_000 */
   leaseMs?: number;
   /**
-   * How long a handler may run, ms. Past it the attempt fails with `handler_timeout` (retried like a throw), the
-   * handler's `signal` aborts, and the inbox ends the attempt's transaction without waiting (the PostgreSQL inbox on
-   * a pool closes its connection): one handler that hangs, say on a call without a time-out, never stalls the
-   * processor's steps. JavaScript cannot stop the handler itself, so have it honour `signal`. `Infinity` for none,
-   * as is any value over 2^31 − 1 (about 24.8 days, the longest timer).
+   * How long one attempt may take, ms: the inbox's `complete` from start to end (the PostgreSQL inbox's connection
+   * and row lock, the handler, the done mark). Past it the attempt fails with `handler_timeout` (retried like a
+   * throw), the handler's `signal` aborts, and the inbox ends the attempt's transaction without waiting (the
+   * PostgreSQL inbox on a pool closes its connection): one handler that hangs, say on a call without a time-out,
+   * never stalls the processor's steps. JavaScript cannot stop the handler itself, so have it honour `signal`.
+   * `Infinity` for none, as is any value over 2^31 − 1 (about 24.8 days, the longest timer).
    * @default leaseMs
    */
   handlerTimeoutMs?: number;

@@ -1,4 +1,4 @@
-import { bodyTooLarge, logError } from "../../http/adapter-options";
+import { bodyTooLarge } from "../../http/adapter-options";
 import { withAfterSend } from "../../http/after-send";
 import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, stringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
@@ -15,6 +15,7 @@ import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
 import type { Inbox, InboxAddResult } from "./inbox";
 import { InboxFullError } from "./inbox-full";
+import { refusalLog } from "./refusal-log";
 import { sharedDeadline } from "./shared-deadline";
 
 /** Options of {@link createWebhookConsumer}. */
@@ -52,8 +53,9 @@ export interface WebhookConsumerOptions {
    */
   onStored?: (event: InboxEvent) => void;
   /**
-   * Told when the inbox fails to store (the provider gets 503 and retries), or when `onStored` throws.
-   * @default logs to stderr
+   * Told when the inbox fails to store or is full (the provider gets 503 and retries), or when `onStored` throws.
+   * @default logs to stderr: each kind of refusal (inbox full, inbox failing) at most once a minute, with how many
+   * deliveries it refused since its last line; an `onStored` error each time
    */
   onError?: (error: unknown, request: HttpRequest) => void;
   /**
@@ -149,7 +151,10 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
   const status = options.status ?? 202;
   const eventId = options.eventId;
   const eventType = options.eventType;
-  const onError = options.onError ?? logError;
+  // Without an onError of the user's, refusals are logged at most once a minute each (see refusalLog).
+  const { onError } = options;
+  const report: (error: unknown, request: HttpRequest, refused: boolean) => void =
+    onError === undefined ? refusalLog(now) : (error, request) => onError(error, request);
   const inboxTimeoutMs = positiveNumber(
     "createWebhookConsumer",
     "inboxTimeoutMs",
@@ -161,7 +166,7 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
     try {
       onStored?.(event);
     } catch (error) {
-      onError(error, request);
+      report(error, request, false);
     }
   };
   // Business logic never starts before the reply: the wake rides on the response, and the I/O layer runs it once the
@@ -171,7 +176,7 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       ? empty(status)
       : withAfterSend(empty(status), acknowledged(event, request));
   const unavailable = (error: unknown, request: HttpRequest): HttpResponse => {
-    onError(error, request);
+    report(error, request, true);
     return inboxUnavailable(error);
   };
   // Not async: an inbox that answers at once (the memory inbox) is acknowledged in the same tick, without a promise,

@@ -460,6 +460,25 @@ describe("createWebhookConsumer over node:http", () => {
       expect(await inbox.get("msg_1")).toBeUndefined();
     });
 
+    it("logs refusals by default at most once a minute, not once per delivery", async () => {
+      const spy = vi.spyOn(console, "error").mockImplementation(() => {});
+      try {
+        const inbox = createMemoryInbox({ maxBytes: 400 });
+        const handler = createWebhookConsumer({ inbox, secrets: secret });
+        const server = await listen(handler, { onError: () => {} });
+        closers.push(server.close);
+        const big = { type: "order.shipped", data: { note: "x".repeat(250) } };
+        expect((await post(server.url, delivery("msg_1", big))).status).toBe(202);
+        for (const id of ["msg_2", "msg_3", "msg_4"]) {
+          expect((await post(server.url, delivery(id, big))).status).toBe(503);
+        }
+        expect(spy).toHaveBeenCalledTimes(1);
+        expect(spy).toHaveBeenCalledWith(expect.stringContaining("inbox is full"), expect.any(InboxFullError));
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
     it("answers 503 when PostgreSQL is unreachable", async () => {
       const pool = new pg.Pool({ host: "127.0.0.1", port: 1, user: "nobody", connectionTimeoutMillis: 2_000 });
       closers.push(() => pool.end());

@@ -1,0 +1,42 @@
+import { InboxFullError } from "./inbox-full";
+
+/** How often the default log writes a line for one kind of refusal, ms. */
+export const REFUSAL_LOG_EVERY_MS = 60_000;
+
+type Kind = "inbox_full" | "inbox_unavailable";
+
+/**
+ * The consumer's default `onError`. A refusal (`503`: the inbox full or failing) is logged at most once per
+ * {@link REFUSAL_LOG_EVERY_MS} for each kind, with how many deliveries it refused since the last line: an inbox that
+ * is down or full refuses every delivery, and a line with a stack for each, under a provider's retries, would add
+ * disk and CPU to an overload. Anything else (an `onStored` that throws) is logged each time.
+ * @param now the consumer's clock, Unix ms.
+ * @param write where lines go. @default console.error
+ */
+export function refusalLog(
+  now: () => number,
+  write: (message: string, error: unknown) => void = console.error,
+): (error: unknown, request: unknown, refused: boolean) => void {
+  const last = new Map<Kind, { at: number; since: number }>();
+  return (error, _request, refused) => {
+    if (!refused) {
+      write("rest-webhooks: the webhook consumer's onStored threw", error);
+      return;
+    }
+    const kind: Kind = error instanceof InboxFullError ? "inbox_full" : "inbox_unavailable";
+    const at = now();
+    const seen = last.get(kind);
+    if (seen !== undefined && at - seen.at < REFUSAL_LOG_EVERY_MS && at >= seen.at) {
+      seen.since++;
+      return;
+    }
+    const more = seen === undefined || seen.since === 0 ? "" : ` (${seen.since} more refused since the last line)`;
+    last.set(kind, { at, since: 0 });
+    write(
+      kind === "inbox_full"
+        ? `rest-webhooks: the webhook inbox is full; deliveries get 503 until the processor makes room${more}`
+        : `rest-webhooks: the webhook inbox could not store a delivery; it got 503${more}`,
+      error,
+    );
+  };
+}

@@ -34,7 +34,7 @@ export function processorPauses(
 /**
  * Steps a processor until `signal` aborts: straight on while full batches are due, otherwise
  * sleeping `idleMs`; after a claim error, sleeping `errorDelayMs`. Resolves once the step in
- * flight has settled, so stopping never abandons a running handler.
+ * flight has settled, so stopping abandons no handler still within its time-out (`handlerTimeoutMs`).
  * @param options the processor, the injected `sleep`, the stop signal and the pauses.
  * @example
  * const controller = new AbortController();

@@ -18,7 +18,10 @@ export interface ProcessorRunner {
    * `adaptWebhookConsumer` runs once each 202 has been sent.
    */
   wake(): void;
-  /** Stops looping; resolves when the step in flight (and its handlers) has settled. */
+  /**
+   * Stops looping; resolves when the step in flight has settled: its handlers finished, or failed at the
+   * processor's `handlerTimeoutMs` (a handler past it is let go, not awaited).
+   */
   stop(): Promise<void>;
   /** Resolves when the loop has ended. */
   readonly done: Promise<void>;

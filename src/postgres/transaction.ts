@@ -112,6 +112,15 @@ export async function transaction<T>(
     const reason = signal?.reason;
     const pid = (client as { processID?: unknown }).processID;
     client.release(reason instanceof Error ? reason : new Error("The transaction was aborted."));
+    // The ended backend's last word (FATAL 57P01) can reach the connection while it closes. pg's pool listens on a
+    // client it let go of and re-emits its errors on the pool, an uncaught exception where the pool has no 'error'
+    // listener; this connection was ended on purpose, so its errors are dropped.
+    const emitter = client as {
+      removeAllListeners?: (event: "error") => unknown;
+      on?: (event: "error", listener: () => void) => unknown;
+    };
+    emitter.removeAllListeners?.("error");
+    emitter.on?.("error", () => undefined);
     if (typeof pid === "number") db.query("SELECT pg_terminate_backend($1)", [pid]).catch(() => undefined);
   };
   if (signal?.aborted) {

@@ -1,5 +1,5 @@
 import { untilAborted } from "../http/until-aborted";
-import { isPglite, isPool, type SqlClient, type SqlDatabase, type SqlTransactor } from "./sql-client";
+import { isPglite, isPool, type SqlClient, type SqlDatabase, type SqlPool, type SqlTransactor } from "./sql-client";
 
 function hasTransaction(db: SqlDatabase): db is SqlTransactor {
   return typeof (db as Partial<SqlTransactor>).transaction === "function";
@@ -99,45 +99,48 @@ export async function transaction<T>(
   if (isPglite(db)) return inside(db, (tx) => nested(tx, 0, run));
   if (!isPool(db)) return onClient(db, run);
   const client = await db.connect();
-  let failure: Error | undefined;
-  let released = false;
-  // Aborted: the connection is closed at once (a ROLLBACK would wait behind a statement of `work` still running), so
-  // whatever `work` sends afterwards fails instead of running on a connection the pool has handed to someone else.
-  // A backend notices a closed connection only when it next talks to it, so the one running a statement is ended too
-  // (pg_terminate_backend, from another connection; best effort: without the right, it rolls back once its statement
-  // ends), lest it hold the transaction's locks until then.
-  const close = () => {
-    if (released) return;
-    released = true;
-    const reason = signal?.reason;
-    const pid = (client as { processID?: unknown }).processID;
-    client.release(reason instanceof Error ? reason : new Error("The transaction was aborted."));
-    // The ended backend's last word (FATAL 57P01) can reach the connection while it closes. pg's pool listens on a
-    // client it let go of and re-emits its errors on the pool, an uncaught exception where the pool has no 'error'
-    // listener; this connection was ended on purpose, so its errors are dropped.
-    const emitter = client as {
-      removeAllListeners?: (event: "error") => unknown;
-      on?: (event: "error", listener: () => void) => unknown;
-    };
-    emitter.removeAllListeners?.("error");
-    emitter.on?.("error", () => undefined);
-    if (typeof pid === "number") db.query("SELECT pg_terminate_backend($1)", [pid]).catch(() => undefined);
-  };
   if (signal?.aborted) {
     // Aborted while waiting for the pool: nothing ran on the connection, so it goes back as it came.
     client.release();
     throw signal.reason;
   }
-  signal?.addEventListener("abort", close, { once: true });
+  let failure: Error | undefined;
+  let ended = false;
+  const abort = () => {
+    ended = true;
+    endConnection(db, client, signal?.reason);
+  };
+  signal?.addEventListener("abort", abort, { once: true });
   try {
     return await onClient(client, run, (error) => {
       failure = error instanceof Error ? error : new Error(String(error));
     });
   } finally {
-    signal?.removeEventListener("abort", close);
-    if (!released) client.release(failure);
-    released = true;
+    signal?.removeEventListener("abort", abort);
+    if (!ended) client.release(failure);
   }
+}
+
+/**
+ * Ends a pooled transaction's connection at once: a ROLLBACK would wait behind a statement of `work` still running,
+ * and whatever `work` sends afterwards must fail rather than run on a connection the pool has handed to someone else.
+ * A backend notices a closed connection only when it next talks to it, so the one running a statement is ended too
+ * (pg_terminate_backend, from another connection; best effort: without the right, it rolls back once its statement
+ * ends), lest it hold the transaction's locks until then.
+ */
+function endConnection(pool: SqlPool, client: SqlClient & { release(error?: Error): void }, reason: unknown): void {
+  const pid = (client as { processID?: unknown }).processID;
+  client.release(reason instanceof Error ? reason : new Error("The transaction was aborted."));
+  // The ended backend's last word (FATAL 57P01) can reach the connection while it closes. pg's pool listens on a
+  // client it let go of and re-emits its errors on the pool, an uncaught exception where the pool has no 'error'
+  // listener; this connection was ended on purpose, so its errors are dropped.
+  const emitter = client as {
+    removeAllListeners?: (event: "error") => unknown;
+    on?: (event: "error", listener: () => void) => unknown;
+  };
+  emitter.removeAllListeners?.("error");
+  emitter.on?.("error", () => undefined);
+  if (typeof pid === "number") pool.query("SELECT pg_terminate_backend($1)", [pid]).catch(() => undefined);
 }
 
 /** Options of {@link transaction}. */

@@ -1,19 +1,21 @@
 import { nonNegativeNumber } from "../../options/number-option";
-import type { ProcessorReport } from "./processor";
 
 /** Options of {@link runProcessorLoop}. */
 export interface ProcessorLoopOptions {
-  /** What to step. */
-  processor: { processDue(): Promise<ProcessorReport>; readonly batchSize: number };
+  /**
+   * What to run: `batchSize` is how many attempts the loop keeps in flight; `startDue(limit)` claims up to `limit`
+   * events and starts them (a `WebhookProcessor`).
+   */
+  processor: { startDue(limit: number): Promise<Promise<unknown>[]>; readonly batchSize: number };
   /** Waits `ms`, resolving early when `signal` aborts (or the runner is woken). */
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** Stops the loop after the current step. */
+  /** Stops claiming; the loop then waits for the attempts in flight. */
   signal: AbortSignal;
-  /** Pause when no full batch was due, ms. @default 1_000 */
+  /** Pause when fewer events were due than the loop had room for, ms. @default 1_000 */
   idleMs?: number;
   /** Pause after the inbox failed to claim, ms. @default 5_000 */
   errorDelayMs?: number;
-  /** Told when a step throws (the inbox could not claim). */
+  /** Told when a claim throws (the inbox could not claim), or an attempt does (your `onError` or `retry` threw). */
   onError?: (error: unknown) => void;
 }
 
@@ -32,9 +34,11 @@ export function processorPauses(
 }
 
 /**
- * Steps a processor until `signal` aborts: straight on while full batches are due, otherwise
- * sleeping `idleMs`; after a claim error, sleeping `errorDelayMs`. Resolves once the step in
- * flight has settled, so stopping abandons no handler still within its time-out (`handlerTimeoutMs`).
+ * Keeps `batchSize` attempts in flight until `signal` aborts: claims as many events as it has free slots, and
+ * claims again as soon as one frees, so a slow handler holds one slot while the others go on. When fewer events
+ * were due than it asked for, it sleeps `idleMs` before the next claim; after a claim error, `errorDelayMs`.
+ * Resolves once the attempts in flight have settled, so stopping abandons no handler still within its time-out
+ * (`handlerTimeoutMs`).
  * @param options the processor, the injected `sleep`, the stop signal and the pauses.
  * @example
  * const controller = new AbortController();
@@ -43,15 +47,45 @@ export function processorPauses(
 export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<void> {
   const { processor, sleep, signal, onError } = options;
   const { idleMs, errorDelayMs } = processorPauses(options, "runProcessorLoop");
+  const slots = processor.batchSize;
+  let inFlight = 0;
+  let slotFreed: (() => void) | undefined;
+  const settled = () => {
+    inFlight--;
+    slotFreed?.();
+  };
+  const failed = (error: unknown) => {
+    settled();
+    onError?.(error);
+  };
+  // Resolves when an attempt settles, or (with `orStop`) when the loop is stopped.
+  const nextSettled = (orStop: boolean) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        slotFreed = undefined;
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      slotFreed = done;
+      if (orStop) signal.addEventListener("abort", done, { once: true });
+    });
   while (!signal.aborted) {
-    let delay: number;
+    const free = slots - inFlight;
+    if (free <= 0) {
+      await nextSettled(true);
+      continue;
+    }
+    let delay = 0;
     try {
-      const report = await processor.processDue();
-      delay = report.claimed >= processor.batchSize ? 0 : idleMs;
+      const started = await processor.startDue(free);
+      inFlight += started.length;
+      for (const attempt of started) attempt.then(settled, failed);
+      if (started.length < free) delay = idleMs;
     } catch (error) {
       onError?.(error);
       delay = errorDelayMs;
     }
     if (delay > 0 && !signal.aborted) await sleep(delay, signal);
   }
+  while (inFlight > 0) await nextSettled(false);
 }

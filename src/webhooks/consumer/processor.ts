@@ -220,38 +220,53 @@ export class WebhookProcessor<Context extends object = object> {
    * @example while ((await processor.processDue()).claimed > 0) {} // drain, in a test with a fake clock
    */
   async processDue(): Promise<ProcessorReport> {
-    const claims = await this.#inbox.claim({
-      now: this.#now(),
-      leaseMs: this.#leaseMs,
-      limit: this.#batchSize,
-      owner: this.#owner,
-    });
-    const report: ProcessorReport = {
-      claimed: claims.length,
-      done: 0,
-      retried: 0,
-      dead: 0,
-      lost: 0,
-      errors: 0,
-      purged: 0,
-    };
+    const claims = await this.#claim(this.#batchSize);
+    const report = emptyReport(claims.length);
     await Promise.all(claims.map((claim) => this.#process(claim, report)));
-    const now = this.#now();
-    if (
-      this.#retainDoneMs !== undefined &&
-      (this.#purgedAt === undefined || now - this.#purgedAt >= this.#purgeEveryMs)
-    ) {
-      report.purged = await this.#purge(now, this.#retainDoneMs);
-    }
+    report.purged = await this.#purgeIfDue();
     return report;
   }
 
-  /** Deletes the done events older than the retention; a failure is reported, never thrown from the step. */
-  async #purge(now: number, retainDoneMs: number): Promise<number> {
+  /**
+   * Claims up to `limit` due events and starts each attempt without waiting for it: what a runner calls to keep
+   * `batchSize` attempts in flight, claiming again as each one settles, so one slow handler holds one slot and not
+   * a whole step (`processDue` waits for its whole batch). Purges done events when due, as a step does, before it
+   * claims.
+   * @param limit the most events to claim: a positive integer, usually the runner's free slots.
+   * @returns once claimed, one promise per claimed event, resolving when that event is settled with what became of
+   *   it (`claimed: 1`, and one of done, retried, dead, lost or errors); it rejects only when your `onError` or
+   *   `retry` policy throws.
+   * @throws whatever the inbox's `claim` throws; a TypeError for a `limit` that is not a positive integer.
+   * @example const settled = await processor.startDue(3); // up to 3 attempts now running
+   */
+  async startDue(limit: number): Promise<Promise<ProcessorReport>[]> {
+    positiveInteger("WebhookProcessor.startDue", "limit", limit);
+    // Before the claim: once attempts are started, nothing here may throw and leave them untracked.
+    await this.#purgeIfDue();
+    const claims = await this.#claim(limit);
+    return claims.map(async (claim) => {
+      const report = emptyReport(1);
+      await this.#process(claim, report);
+      return report;
+    });
+  }
+
+  #claim(limit: number): Promise<InboxClaim[]> {
+    return this.#inbox.claim({ now: this.#now(), leaseMs: this.#leaseMs, limit, owner: this.#owner });
+  }
+
+  /**
+   * Deletes the done events older than the retention at the first step, then once per purge interval (never with
+   * `retainDoneMs: false`); how many it deleted. A failure is reported, never thrown from the step.
+   */
+  async #purgeIfDue(): Promise<number> {
+    const now = this.#now();
+    const retain = this.#retainDoneMs;
+    if (retain === undefined || (this.#purgedAt !== undefined && now - this.#purgedAt < this.#purgeEveryMs)) return 0;
     // Taken before the await, so steps that overlap purge once; a failed purge waits for the next interval too.
     this.#purgedAt = now;
     try {
-      return await this.#inbox.purgeDone(now - retainDoneMs);
+      return await this.#inbox.purgeDone(now - retain);
     } catch (error) {
       this.#onError?.(error, undefined);
       return 0;
@@ -361,6 +376,10 @@ export class WebhookProcessor<Context extends object = object> {
       return undefined;
     }
   }
+}
+
+function emptyReport(claimed: number): ProcessorReport {
+  return { claimed, done: 0, retried: 0, dead: 0, lost: 0, errors: 0, purged: 0 };
 }
 
 // A failure `fail` did not record belongs to the processor that took the event over: lost here, not retried or dead.

@@ -317,6 +317,77 @@ describe("WebhookProcessor", () => {
   });
 });
 
+describe("startDue: attempts started one by one, for a runner that keeps its slots busy", () => {
+  it("claims at most limit events and answers, once claimed, with a promise per event that settles on its own", async () => {
+    const { inbox, processor } = setup();
+    let release = () => {};
+    processor.on("order.slow", () => new Promise<void>((resolve) => (release = resolve)));
+    processor.on("order.failed", () => {
+      throw new Error("not yet");
+    });
+    processor.on("order.shipped", () => {});
+    await inbox.add(evt("slow", "order.slow"));
+    await inbox.add(evt("failing", "order.failed"));
+    await inbox.add(evt("fine"));
+    await inbox.add(evt("later"));
+    const started = await processor.startDue(3);
+    expect(started).toHaveLength(3);
+    const [slow, failing, fine] = started as [Promise<unknown>, Promise<unknown>, Promise<unknown>];
+    const base = { claimed: 1, done: 0, retried: 0, dead: 0, lost: 0, errors: 0, purged: 0 };
+    expect(await failing).toEqual({ ...base, retried: 1 });
+    expect(await fine).toEqual({ ...base, done: 1 });
+    expect((await inbox.get("slow"))?.state).toBe("processing"); // still running: the others did not wait for it
+    expect((await inbox.get("later"))?.state).toBe("pending"); // past the limit: not claimed
+    release();
+    expect(await slow).toEqual({ ...base, done: 1 });
+    expect(await processor.startDue(3)).toHaveLength(1);
+  });
+
+  it("refuses a limit that is not a positive integer: it is the claim's LIMIT", async () => {
+    const { processor } = setup();
+    for (const limit of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(processor.startDue(limit)).rejects.toThrow(/limit must be a positive integer/);
+    }
+  });
+
+  it("purges done events when due, before it claims, a failure going to onError", async () => {
+    const order: string[] = [];
+    const onError = vi.fn();
+    const inbox = new (class extends MemoryInbox {
+      override purgeDone(): Promise<number> {
+        order.push("purge");
+        return Promise.reject(new Error("database unavailable"));
+      }
+      override claim(request: InboxClaimRequest) {
+        order.push("claim");
+        return super.claim(request);
+      }
+    })();
+    const processor = createWebhookProcessor({ inbox, now: () => T0, onError }).on("*", () => {});
+    await inbox.add(evt("a"));
+    const [attempt] = await processor.startDue(1);
+    expect(await attempt).toMatchObject({ done: 1 });
+    expect(order).toEqual(["purge", "claim"]);
+    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: "database unavailable" }), undefined);
+  });
+
+  it("rejects an event's promise only when the user's onError throws", async () => {
+    const thrown = new Error("onError is broken");
+    const { inbox, processor } = setup({
+      retainDoneMs: false,
+      onError: () => {
+        throw thrown;
+      },
+    });
+    processor.on("*", () => {
+      throw new Error("handler failed");
+    });
+    await inbox.add(evt("a"));
+    const [attempt] = await processor.startDue(1);
+    await expect(attempt).rejects.toBe(thrown);
+  });
+});
+
 describe("the processor's owner id", () => {
   function recordingInbox(owners: string[]): Inbox {
     return new (class extends MemoryInbox {

@@ -1,25 +1,24 @@
-import { processorPauses, runProcessorLoop } from "../process-loop";
-import type { ProcessorReport } from "../processor";
+import { type ProcessorLoopOptions, processorPauses, runProcessorLoop } from "../process-loop";
 
 /** Options of {@link startWebhookProcessor}. */
 export interface ProcessorRunnerOptions {
-  /** Poll interval when nothing (or less than a full batch) was due, ms. @default 1_000 */
+  /** Poll interval when fewer events were due than the runner had free slots for, ms. @default 1_000 */
   idleMs?: number;
   /** Pause after the inbox failed to claim, ms. @default 5_000 */
   errorDelayMs?: number;
-  /** Told when claiming fails. @default logs to stderr */
+  /** Told when claiming fails, or settling an event throws (your `onError` or `retry` threw). @default logs to stderr */
   onError?: (error: unknown) => void;
 }
 
 /** A running processor loop. */
 export interface ProcessorRunner {
   /**
-   * Ends the current pause and steps again at once — pass it as the consumer's `onStored`, which
+   * Ends the current pause and claims again at once — pass it as the consumer's `onStored`, which
    * `adaptWebhookConsumer` runs once each 202 has been sent.
    */
   wake(): void;
   /**
-   * Stops looping; resolves when the step in flight has settled: its handlers finished, or failed at the
+   * Stops claiming; resolves when the attempts in flight have settled: their handlers finished, or failed at the
    * processor's `handlerTimeoutMs` (a handler past it is let go, not awaited).
    */
   stop(): Promise<void>;
@@ -28,9 +27,10 @@ export interface ProcessorRunner {
 }
 
 /**
- * Runs a processor with real timers until stopped: steps while full batches are due, otherwise
- * sleeps `idleMs` or until {@link ProcessorRunner.wake}.
- * @param processor what to step, usually from `createWebhookProcessor`.
+ * Runs a processor with real timers until stopped: keeps `batchSize` attempts in flight, claiming as each slot
+ * frees, so one slow handler never holds up the others; when fewer events were due than it had room for, it sleeps
+ * `idleMs` or until {@link ProcessorRunner.wake}.
+ * @param processor what to run, usually from `createWebhookProcessor`.
  * @param options the idle and error pauses, and where claim errors go.
  * @example
  * const runner = startWebhookProcessor(processor);
@@ -39,7 +39,7 @@ export interface ProcessorRunner {
  * process.on("SIGTERM", () => runner.stop());
  */
 export function startWebhookProcessor(
-  processor: { processDue(): Promise<ProcessorReport>; readonly batchSize: number },
+  processor: ProcessorLoopOptions["processor"],
   options: ProcessorRunnerOptions = {},
 ): ProcessorRunner {
   // Refused now, synchronously: the loop below would only reject its promise.
@@ -71,7 +71,7 @@ export function startWebhookProcessor(
     signal: controller.signal,
     idleMs,
     errorDelayMs,
-    onError: options.onError ?? ((error) => console.error("rest-webhooks: the inbox could not be claimed", error)),
+    onError: options.onError ?? ((error) => console.error("rest-webhooks: the webhook processor failed", error)),
   });
   return {
     wake: () => {

@@ -13,30 +13,133 @@ const evt = (id: string): InboxEvent => ({
   receivedAt: 0,
 });
 
+/** A fake processor whose attempts the test settles by hand; `limits` records what each claim asked for. */
+function scriptedProcessor(batchSize: number, due: number[]) {
+  const limits: number[] = [];
+  const attempts: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  return {
+    limits,
+    attempts,
+    processor: {
+      batchSize,
+      startDue: async (limit: number) => {
+        limits.push(limit);
+        const n = due.shift();
+        if (n === -1) throw new Error("claim failed");
+        return Array.from(
+          { length: Math.min(n ?? 0, limit) },
+          () => new Promise<void>((resolve, reject) => void attempts.push({ resolve, reject })),
+        );
+      },
+    },
+  };
+}
+
+/** Lets every pending callback run (the loop's awaits are promise hops, never timers). */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
 describe("runProcessorLoop (injected sleep)", () => {
-  it("steps straight on after a full batch, sleeps idleMs otherwise, errorDelayMs after a claim error", async () => {
+  it("keeps batchSize attempts in flight: claims its free slots, and again as each attempt settles", async () => {
     const controller = new AbortController();
-    const claimed = [2, 2, 1, -1, 0];
+    const { processor, limits, attempts } = scriptedProcessor(3, [3, 1, 2, 0]);
+    const sleeps: number[] = [];
+    const loop = runProcessorLoop({
+      processor,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        controller.abort();
+      },
+      signal: controller.signal,
+      idleMs: 100,
+    });
+    await settle();
+    expect(limits).toEqual([3]); // full: waits for a slot, claims nothing more
+    attempts[1]?.resolve();
+    await settle();
+    expect(limits).toEqual([3, 1]); // one slot freed, one claimed at once
+    attempts[0]?.resolve();
+    attempts[2]?.resolve();
+    await settle();
+    expect(limits).toEqual([3, 1, 2]);
+    attempts[3]?.resolve();
+    await settle();
+    expect(limits).toEqual([3, 1, 2, 1]); // nothing due: the loop sleeps idleMs (and the fake sleep stops it)
+    expect(sleeps).toEqual([100]);
+    let stopped = false;
+    void loop.then(() => (stopped = true));
+    await settle();
+    expect(stopped).toBe(false); // two attempts still in flight
+    attempts[4]?.resolve();
+    attempts[5]?.resolve();
+    await loop;
+  });
+
+  it("sleeps idleMs after a claim that found fewer events than slots, errorDelayMs after a claim error", async () => {
+    const controller = new AbortController();
+    const { processor, limits, attempts } = scriptedProcessor(2, [1, -1, 0]);
     const sleeps: number[] = [];
     const onError = vi.fn();
-    await runProcessorLoop({
-      processor: {
-        batchSize: 2,
-        processDue: async () => {
-          const n = claimed.shift();
-          if (n === undefined) controller.abort();
-          if (n === -1) throw new Error("claim failed");
-          return { claimed: n ?? 0, done: n ?? 0, retried: 0, dead: 0, lost: 0, errors: 0, purged: 0 };
-        },
+    const loop = runProcessorLoop({
+      processor,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        if (sleeps.length === 3) controller.abort();
       },
-      sleep: async (ms) => void sleeps.push(ms),
       signal: controller.signal,
       idleMs: 100,
       errorDelayMs: 5_000,
       onError,
     });
+    await settle();
     expect(sleeps).toEqual([100, 5_000, 100]);
+    expect(limits).toEqual([2, 1, 1]); // the first attempt is still in flight: one slot free
     expect(onError).toHaveBeenCalledTimes(1);
+    attempts[0]?.resolve();
+    await loop;
+  });
+
+  it("frees the slot of an attempt that rejects, and reports its error", async () => {
+    const controller = new AbortController();
+    const { processor, limits, attempts } = scriptedProcessor(1, [1, 1]);
+    const onError = vi.fn();
+    const loop = runProcessorLoop({
+      processor,
+      sleep: async () => controller.abort(),
+      signal: controller.signal,
+      onError,
+    });
+    await settle();
+    const thrown = new Error("onError threw");
+    attempts[0]?.reject(thrown);
+    await settle();
+    expect(onError).toHaveBeenCalledWith(thrown);
+    expect(limits).toEqual([1, 1]);
+    controller.abort();
+    attempts[1]?.resolve();
+    await loop;
+  });
+
+  it("a handler that hangs holds one slot: every other event is processed around it", async () => {
+    const inbox = createMemoryInbox();
+    await inbox.add({ ...evt("slow"), type: "order.slow" });
+    for (let i = 0; i < 20; i++) await inbox.add(evt(`e${i}`));
+    const release = latch();
+    const allFast = latch();
+    let fast = 0;
+    const processor = createWebhookProcessor({ inbox, batchSize: 2, handlerTimeoutMs: Number.POSITIVE_INFINITY })
+      .on("order.slow", () => release.promise)
+      .on("order.shipped", () => {
+        if (++fast === 20) allFast.open();
+      });
+    const controller = new AbortController();
+    const loop = runProcessorLoop({ processor, sleep: () => settle().then(), signal: controller.signal });
+    // With a batch that waits for all its handlers, this would never open: the slow one shares the first batch.
+    await allFast.promise;
+    expect((await inbox.get("slow"))?.state).toBe("processing");
+    controller.abort();
+    release.open();
+    await loop;
+    expect((await inbox.get("slow"))?.state).toBe("done");
   });
 });
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, type SqlDatabase } from "../../../../src/postgres/index";
-import { createWebhookProcessor, scheduleBackoff } from "../../../../src/webhooks/consumer/index";
+import { createWebhookProcessor, runProcessorLoop, scheduleBackoff } from "../../../../src/webhooks/consumer/index";
 import {
   createPostgresInbox,
   inboxMigrations,
@@ -110,6 +110,39 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
       // Its row lock went with the ended backend: the retry claims it and finishes.
       expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1 });
       expect((await pool.query(`SELECT state FROM ${table} WHERE id = 'stuck'`)).rows).toEqual([{ state: "done" }]);
+    });
+
+  // Only on a server: the slow handler holds a transaction open while the others run on connections of their own.
+  if (backend.concurrent)
+    it("runs every other event around a handler that holds its row lock, through the runner's slots", async () => {
+      const { inbox, table } = await freshTable();
+      let release = () => {};
+      const processor = createWebhookProcessor({ inbox, batchSize: 2, retainDoneMs: false })
+        .on("order.slow", () => new Promise<void>((resolve) => (release = resolve)))
+        .on("order.shipped", async ({ client }) => void (await client.query("SELECT 1")));
+      await inbox.add({ ...event("slow"), type: "order.slow" });
+      for (let i = 0; i < 12; i++) await inbox.add(event(`e${i}`));
+      const controller = new AbortController();
+      const loop = runProcessorLoop({
+        processor,
+        sleep: () => new Promise((resolve) => setImmediate(resolve)),
+        signal: controller.signal,
+      });
+      const states = async () =>
+        (await pool.query(`SELECT state, count(*)::int AS n FROM ${table} GROUP BY state ORDER BY state`)).rows as {
+          state: string;
+          n: number;
+        }[];
+      // Committed, not only handled: a batch waiting for all its handlers would never get past the slow one's.
+      while ((await states()).find((row) => row.state === "done")?.n !== 12);
+      expect(await states()).toEqual([
+        { state: "done", n: 12 },
+        { state: "processing", n: 1 },
+      ]);
+      controller.abort();
+      release();
+      await loop;
+      expect(await states()).toEqual([{ state: "done", n: 13 }]);
     });
 
   it("finds the done events a purge deletes by the done_at index", async () => {

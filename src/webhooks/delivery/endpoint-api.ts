@@ -14,6 +14,7 @@ import { type ApiKeyCheck, requireApiKey } from "./api-key";
 import type { WebhookEndpoint } from "./endpoint";
 import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
 import { declareDeliveryRoutes } from "./endpoint-api-deliveries";
+import { type DescribedEvents, declareEventTypeRoutes } from "./endpoint-api-event-types";
 import {
   assertPreconditions,
   conditionalUpdate,
@@ -46,6 +47,13 @@ export interface EndpointApiOptions extends EndpointAdminOptions {
   apiKeys: ApiKeyCheck;
   /** Where the API is mounted: a literal path. @default "/v1/webhook_endpoints" */
   basePath?: string;
+  /**
+   * Where the event types are listed (`GET <path>`, `GET <path>/{event_type}`, each with the JSON Schema of its
+   * data), when `events` is a catalog from `defineEvents`; `false` for no such routes. Same API key and tenant as
+   * the rest of the API.
+   * @default the parent of `basePath` + "/event_types" ("/v1/event_types")
+   */
+  eventTypesPath?: string | false;
   /** Middleware around every operation of the API, inside the API-key check (e.g. caching headers on reads). */
   use?: readonly Middleware[];
   /**
@@ -347,5 +355,27 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
     );
     declareDeliveryRoutes(endpoints, { admin, queue, find, tags, revalidated });
   };
-  return router.resource(`${base}/{endpoint_id}`, declare);
+  router.resource(`${base}/{endpoint_id}`, declare);
+  const events = describedEvents(options);
+  if (events !== undefined && options.eventTypesPath !== false) {
+    const path = (options.eventTypesPath ?? `${base.slice(0, base.lastIndexOf("/"))}/event_types`).replace(/\/+$/, "");
+    const use = [requireApiKey(options.apiKeys), ...(scoped ? [scoped] : []), ...(options.use ?? [])];
+    declareEventTypeRoutes(router, path, { events, use, revalidated, tags: ["event_types"] });
+  }
+  return router;
+}
+
+/**
+ * The catalog the event-type routes describe: one with the schema of each type's data (`defineEvents`). A catalog
+ * without them gets no such routes, unless `eventTypesPath` asks for them: then a TypeError says what is missing.
+ */
+function describedEvents(options: EndpointApiOptions): DescribedEvents | undefined {
+  const events = options.events as (EndpointApiOptions["events"] & Partial<DescribedEvents>) | undefined;
+  if (typeof events?.data === "function") return events as DescribedEvents;
+  if (typeof options.eventTypesPath === "string") {
+    throw new TypeError(
+      "declareEndpointApi: eventTypesPath lists the event types of options.events, which must then be a catalog from defineEvents (with data(type)).",
+    );
+  }
+  return undefined;
 }

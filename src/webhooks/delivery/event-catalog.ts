@@ -42,6 +42,8 @@ export interface EventCatalog<S extends EventSchemas> {
   readonly types: readonly (keyof S & string)[];
   /** Whether `type` is in the catalog. */
   has(type: string): type is keyof S & string;
+  /** The zod schema of the data of `type` (what `defineEvents` was given for it). */
+  data<T extends keyof S & string>(type: T): S[T];
   /**
    * Builds an event of `type`: `data` is type-checked against the type's schema, and validated at run time
    * (a mismatch throws `WebhookDeliveryError` `invalid_event` naming the field). Publish the result.
@@ -113,6 +115,7 @@ export function defineEvents<const S extends EventSchemas>(schemas: S): EventCat
   return {
     types,
     has: (type): type is keyof S & string => Object.hasOwn(schemas, type),
+    data: (type) => schemas[type],
     create(type, data, options = {}) {
       const schema = schemas[type];
       if (schema === undefined) {

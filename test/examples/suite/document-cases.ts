@@ -71,6 +71,7 @@ export function documentCases(shop: () => RunningShop): void {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["bearerAuth", "webhookApiKey"]);
     expect(doc.paths["/users/{user_id}/orders/{order_id}"]?.get?.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.paths["/v1/webhook_endpoints"]?.post?.security).toEqual([{ webhookApiKey: [] }]);
+    expect(doc.paths["/v1/event_types"]?.get?.security).toEqual([{ webhookApiKey: [] }]);
     const put = doc.paths["/users/{user_id}/orders/{order_id}"]?.put?.responses ?? {};
     expect(Object.keys(put)).toEqual(expect.arrayContaining(["200", "401", "403", "409", "412", "413", "415", "422"]));
   });

@@ -26,6 +26,19 @@ export function webhookCases(shop: () => RunningShop): void {
     expect((await shop().api("GET", "/v1/webhook_endpoints")).status).toBe(401);
   });
 
+  it("lists its event types for enabled_events, each with the JSON Schema of its data, behind the API key", async () => {
+    expect((await shop().api("GET", "/v1/event_types", { token: undefined })).status).toBe(401);
+    const listed = await admin("GET", "/v1/event_types");
+    expect(listed.status).toBe(200);
+    const { data } = listed.json<{ data: { type: string; schema: Record<string, unknown> }[] }>();
+    expect(data.map((type) => type.type)).toEqual(expect.arrayContaining(["order.created", "order.shipped"]));
+    // A named schema (the shop's Order) is a $ref into the document's own $defs: self-contained.
+    expect(data.find((type) => type.type === "order.created")?.schema).toMatchObject({
+      $ref: "#/$defs/Order",
+      $defs: { Order: { type: "object", properties: { user_id: { type: "string" } } } },
+    });
+  });
+
   it("registers an endpoint from a form body and shows its whsec_ secret once", async () => {
     const url = encodeURIComponent(receiver.url);
     const created = await admin(

@@ -8,8 +8,9 @@ import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { createServer } from "../../src/node/index";
 import { migrate } from "../../src/postgres/index";
-import { createWebhookConsumer } from "../../src/webhooks/consumer/index";
+import { createWebhookConsumer, createWebhookProcessor } from "../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../src/webhooks/consumer/memory/index";
+import { startWebhookProcessor } from "../../src/webhooks/consumer/node/index";
 import { createPostgresInbox, inboxMigrations } from "../../src/webhooks/consumer/postgres/index";
 import { verify } from "../../src/webhooks/signing/index";
 
@@ -70,6 +71,30 @@ export async function consumerMemory(secret: string): Promise<Contender> {
     server,
     stored: async (id) => (await inbox.get(id)) !== undefined,
     close: () => closeServer(server),
+  };
+}
+
+/**
+ * The memory inbox as a consumer runs it (docs/webhooks-consumers.md): its default bounds (the last 10,000 done events,
+ * 64 MiB), and a processor in the same process marking each event done with a handler that does nothing, woken by
+ * each 202. What it keeps is then what a consumer in production keeps, where the case above keeps every event.
+ */
+export async function consumerMemoryProcessed(secret: string): Promise<Contender> {
+  const inbox = createMemoryInbox();
+  const runner = startWebhookProcessor(createWebhookProcessor({ inbox }).on("*", () => {}));
+  const server = await listening(
+    createServer(
+      createWebhookConsumer({ inbox, secrets: secret, toleranceSeconds: TOLERANCE, onStored: () => runner.wake() }),
+    ),
+  );
+  return {
+    name: "consumer memory inbox + processor",
+    server,
+    stored: async (id) => (await inbox.get(id)) !== undefined,
+    close: async () => {
+      await closeServer(server);
+      await runner.stop();
+    },
   };
 }
 

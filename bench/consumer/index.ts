@@ -1,6 +1,7 @@
 /**
  * bench/consumer: acknowledged webhook deliveries per second on loopback — verify + inbox write + 202 —
- * for the consumer handler with the in-memory and the PostgreSQL inbox, next to a bare node:http
+ * for the consumer handler with the in-memory inbox (alone, and with its processor running beside it, as a consumer
+ * runs it) and the PostgreSQL inbox, next to a bare node:http
  * handler that only verifies (with the same `verify`), and to the durable consumer written by hand
  * (node:crypto verify + one pg INSERT per request), the fair peer of the PostgreSQL inbox. Load comes from a second process (autocannon)
  * with pre-signed requests; every contender is checked for correct answers before it is timed.
@@ -13,6 +14,7 @@ import {
   bareVerifyOnly,
   type Contender,
   consumerMemory,
+  consumerMemoryProcessed,
   consumerPostgres,
   handWrittenDurable,
   urlOf,
@@ -108,7 +110,11 @@ const graded: string[] = [];
 const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 2);
 for (const size of SIZES) {
   const results = new Map<string, number>();
-  const contenders: (() => Promise<Contender>)[] = [() => bareVerifyOnly(secret), () => consumerMemory(secret)];
+  const contenders: (() => Promise<Contender>)[] = [
+    () => bareVerifyOnly(secret),
+    () => consumerMemory(secret),
+    () => consumerMemoryProcessed(secret),
+  ];
   if (withPostgres) {
     contenders.push(
       () => consumerPostgres(secret, DATABASE_URL),
@@ -136,7 +142,7 @@ for (const size of SIZES) {
   }
   const bare = results.get("bare verify-only node:http") ?? Number.NaN;
   const isHeadline = size.bytes === 1_024;
-  for (const name of ["consumer memory inbox", "consumer postgres inbox"]) {
+  for (const name of ["consumer memory inbox", "consumer memory inbox + processor", "consumer postgres inbox"]) {
     const rps = results.get(name);
     if (rps === undefined) continue;
     const line = `ratio: ${name}${isHeadline ? "" : ` (${size.label})`} vs bare verify-only node:http = ${(rps / bare).toFixed(2)}`;

@@ -696,4 +696,20 @@ describe("the processor's handler time-out (handlerTimeoutMs)", () => {
     expect(await processor.processDue()).toMatchObject({ retried: 1 });
     expect((await inbox.get("1"))?.lastError?.code).toBe("handler_timeout");
   });
+
+  it("shares one timer among the attempts that start together: a timer per event cost more than processing it", async () => {
+    const timeout = vi.spyOn(AbortSignal, "timeout");
+    try {
+      const { inbox, processor } = setup({ handlerTimeoutMs: 60_000 });
+      const signals = new Set<AbortSignal>();
+      processor.on("*", ({ signal }) => void signals.add(signal));
+      for (let i = 0; i < 5; i++) await inbox.add(evt(`e${i}`));
+      expect(await processor.processDue()).toMatchObject({ done: 5 });
+      expect(timeout).toHaveBeenCalledTimes(1);
+      expect(timeout.mock.calls[0]?.[0]).toBeGreaterThanOrEqual(60_000);
+      expect(signals.size).toBe(5); // each attempt still has a signal of its own
+    } finally {
+      timeout.mockRestore();
+    }
+  });
 });

@@ -159,6 +159,30 @@ describe("startWebhookProcessor (real timers)", () => {
     }
   });
 
+  it("claims the events of several wakes within one turn of the event loop together", async () => {
+    const inbox = createMemoryInbox();
+    let handled = 0;
+    const allHandled = latch();
+    const processor = createWebhookProcessor({ inbox }).on("*", () => {
+      if (++handled === 5) allHandled.open();
+    });
+    const startDue = vi.spyOn(processor, "startDue");
+    const runner = startWebhookProcessor(processor, { idleMs: 600_000 });
+    try {
+      while (startDue.mock.calls.length === 0) await settle();
+      await settle(); // the first claim found nothing: the runner sleeps
+      for (let i = 0; i < 5; i++) {
+        await inbox.add({ ...evt(`e${i}`), receivedAt: Date.now() });
+        runner.wake(); // as the consumer's onStored does after each 202
+      }
+      await allHandled.promise;
+      expect(startDue).toHaveBeenCalledTimes(2);
+      expect(startDue.mock.calls[1]).toEqual([10]);
+    } finally {
+      await runner.stop();
+    }
+  });
+
   it("stop() resolves only after the handler in flight has settled, and the event is done", async () => {
     const inbox = createMemoryInbox();
     await inbox.add(evt("a"));

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
+import { placeProcesses } from "../support/cores";
 import {
   bareVerifyOnly,
   type Contender,
@@ -20,6 +21,9 @@ import {
   urlOf,
 } from "./contenders";
 
+// The servers on one core and the load generator on the other, as bench/shop: sharing both, a run's figures moved by a
+// fifth from one run to the next (the memory inbox read 0.77–0.98 of verify-only at 1 KiB in one hour).
+const placement = placeProcesses();
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 // BENCH_CHECK=1: every contender's check and one short run of load each, no figures. test/bench runs it, so a
 // library change that breaks a contender's answers fails a test rather than the next bench run.
@@ -42,7 +46,8 @@ interface Load {
 
 function load(url: string, bytes: number, pool: number, runId: string): Promise<Load> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", loadScript], {
+    const [command, ...prefix] = [...placement.loaderPrefix, process.execPath];
+    const child = spawn(command as string, [...prefix, "--import", "tsx", loadScript], {
       env: {
         ...process.env,
         URL: url,
@@ -96,6 +101,7 @@ async function postgresReachable(): Promise<boolean> {
 
 const withPostgres = await postgresReachable();
 if (!withPostgres) console.log(`PostgreSQL not reachable at ${DATABASE_URL}: the postgres inbox is skipped`);
+console.log(placement.description);
 console.log(
   `${CONNECTIONS} connections, ${DURATION_S} s per run after a 1 s warm-up, best of ${Number(process.env.BENCH_ROUNDS ?? 2)} alternating rounds; load from a second process`,
 );

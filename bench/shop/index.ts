@@ -13,7 +13,7 @@ import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import type { ShopStorage } from "../../examples/shop/storage/types";
 import { issueToken } from "../../examples/shop/tokens";
 import { ORDER_ID, USER_ID } from "./common";
-import { placeProcesses } from "./cores";
+import { placeProcesses } from "../support/cores";
 import { bare, type Contender, expressApp, fastify } from "./peers";
 
 const placement = placeProcesses();

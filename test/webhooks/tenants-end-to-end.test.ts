@@ -56,14 +56,16 @@ async function register(stores: DeliveryStores, urlOf: (owner: Owner) => string)
 // Per owner, the events published for it: two order events, and a type no endpoint subscribes to.
 async function publishAll(queue: DeliveryQueue) {
   const published = {} as Record<Owner, { events: WebhookEvent[]; deliveryIds: string[] }>;
+  // A millisecond apart: deliveries created in the same one list in no particular order (the queue's contract).
+  let now = Date.now();
   for (const { name, tenant } of OWNERS) {
     const events = [
       createEvent({ type: "order.created", data: { owner: name, n: 1 } }),
       createEvent({ type: "order.paid", data: { owner: name, n: 2 } }),
     ];
     const deliveryIds: string[] = [];
-    for (const event of events) deliveryIds.push(...(await queue.publish(event, { tenant })).deliveryIds);
-    const unsubscribed = await queue.publish(createEvent({ type: "user.created", data: {} }), { tenant });
+    for (const event of events) deliveryIds.push(...(await queue.publish(event, { tenant, now: ++now })).deliveryIds);
+    const unsubscribed = await queue.publish(createEvent({ type: "user.created", data: {} }), { tenant, now: ++now });
     expect(unsubscribed.deliveryIds).toEqual([]);
     published[name] = { events, deliveryIds };
   }

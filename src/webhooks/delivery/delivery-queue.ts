@@ -139,7 +139,10 @@ export interface DeliveryQueue {
   /** Epoch ms of the earliest scheduled delivery (leased ones included at their lease end), if any. */
   nextDueAt(): Promise<number | undefined>;
   get(id: string): Promise<DeliveryRecord | undefined>;
-  /** An endpoint's deliveries, newest first, page by page (`startingAfter`). */
+  /**
+   * An endpoint's deliveries, newest first by creation time, page by page (`startingAfter`); deliveries created in
+   * the same millisecond come in no particular order (the PostgreSQL queue: by id).
+   */
   list(endpointId: string, options?: DeliveryListOptions): Promise<DeliveryRecord[]>;
   /** The delivery log: attempts of an endpoint (or of one delivery), newest first, page by page (`startingAfter`). */
   attempts(query: AttemptsQuery): Promise<AttemptRecord[]>;

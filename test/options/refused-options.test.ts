@@ -78,6 +78,13 @@ describe("numeric options are refused at construction, naming the option", () =>
     );
   });
 
+  it("runProcessorLoop rejects a processor whose batchSize is not a positive integer: it would never claim", async () => {
+    const stalled = { batchSize: 0, startDue: async () => [] };
+    await expect(runProcessorLoop({ processor: stalled, sleep, signal: never })).rejects.toThrow(
+      /runProcessorLoop: batchSize must be a positive integer/,
+    );
+  });
+
   it("keeps the values that mean something: no body at all, an endpoint never disabled, no grace", async () => {
     expect(() => nodeAdapt(handler, { bodyLimit: 0 })).not.toThrow();
     const worker = createDeliveryWorker({ queue, endpoints, disableAfterMs: Number.POSITIVE_INFINITY });

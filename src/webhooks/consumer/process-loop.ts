@@ -1,4 +1,4 @@
-import { nonNegativeNumber } from "../../options/number-option";
+import { nonNegativeNumber, positiveInteger } from "../../options/number-option";
 
 /** Options of {@link runProcessorLoop}. */
 export interface ProcessorLoopOptions {
@@ -47,7 +47,8 @@ export function processorPauses(
 export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<void> {
   const { processor, sleep, signal, onError } = options;
   const { idleMs, errorDelayMs } = processorPauses(options, "runProcessorLoop");
-  const slots = processor.batchSize;
+  // Zero slots would wait forever for an attempt to settle: refused, as the processor refuses such a batch.
+  const slots = positiveInteger("runProcessorLoop", "batchSize", processor.batchSize);
   let inFlight = 0;
   let slotFreed: (() => void) | undefined;
   const settled = () => {

@@ -12,8 +12,8 @@ import { listen } from "../../examples/shop/server";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import type { ShopStorage } from "../../examples/shop/storage/types";
 import { issueToken } from "../../examples/shop/tokens";
-import { ORDER_ID, USER_ID } from "./common";
 import { placeProcesses } from "../support/cores";
+import { ORDER_ID, USER_ID } from "./common";
 import { bare, type Contender, expressApp, fastify } from "./peers";
 
 const placement = placeProcesses();

@@ -138,6 +138,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
   const base = (options.basePath ?? "/v1/webhook_endpoints").replace(/\/+$/, "");
   const tags = ["webhook_endpoints"];
   const { scoped, scope } = tenantScope(options.tenant);
+  // Every route of the API, the event types' too: the key check (its keys compiled once), then the tenant scope.
+  const authorized = [requireApiKey(options.apiKeys), ...(scoped ? [scoped] : [])];
   const visible = (endpoint: WebhookEndpoint | undefined, tenant: string | undefined): endpoint is WebhookEndpoint =>
     endpoint !== undefined && (tenant === undefined || endpoint.tenant === tenant);
   // Another tenant's endpoint is not found, exactly like one that does not exist: its id tells nothing.
@@ -158,12 +160,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         ...options.idempotency,
         identify: options.idempotency.identify ?? (async (request) => callerOf(request, await scope(request))),
       });
-    endpoints.use(
-      requireApiKey(options.apiKeys),
-      ...(scoped ? [scoped] : []),
-      ...(retrySafe ? [retrySafe] : []),
-      ...(options.use ?? []),
-    );
+    endpoints.use(...authorized, ...(retrySafe ? [retrySafe] : []), ...(options.use ?? []));
     endpoints.create(
       {
         body: createEndpointSchema,
@@ -359,7 +356,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
   const events = describedEvents(options);
   if (events !== undefined && options.eventTypesPath !== false) {
     const path = (options.eventTypesPath ?? `${base.slice(0, base.lastIndexOf("/"))}/event_types`).replace(/\/+$/, "");
-    const use = [requireApiKey(options.apiKeys), ...(scoped ? [scoped] : []), ...(options.use ?? [])];
+    const use = [...authorized, ...(options.use ?? [])];
     declareEventTypeRoutes(router, path, { events, use, revalidated, tags: ["event_types"] });
   }
   return router;

@@ -4,22 +4,15 @@
  * runs it) and the PostgreSQL inbox, next to a bare node:http
  * handler that only verifies (with the same `verify`), and to the durable consumer written by hand
  * (node:crypto verify + one pg INSERT per request), the fair peer of the PostgreSQL inbox. Load comes from a second process (autocannon)
- * with pre-signed requests; every contender is checked for correct answers before it is timed.
+ * with pre-signed requests; each contender runs in a process of its own (server.ts), and is checked for correct
+ * answers before it is timed.
  */
-import { spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
 import { placeProcesses } from "../support/cores";
-import {
-  bareVerifyOnly,
-  type Contender,
-  consumerMemory,
-  consumerMemoryProcessed,
-  consumerPostgres,
-  handWrittenDurable,
-  urlOf,
-} from "./contenders";
+import type { BenchMessage, ContenderName, ServerMessage } from "./server";
 
 // The servers on one core and the load generator on the other, as bench/shop: sharing both, a run's figures moved by a
 // fifth from one run to the next (the memory inbox read 0.77–0.98 of verify-only at 1 KiB in one hour).
@@ -35,7 +28,51 @@ const SIZES = [
   { label: "16 KiB", bytes: 16_384, pool: CHECK_ONLY ? 2_000 : 40_000 },
 ];
 const loadScript = fileURLToPath(new URL("./load.ts", import.meta.url));
+const serverScript = fileURLToPath(new URL("./server.ts", import.meta.url));
 const secret = generateSecret();
+
+/** A contender running in its own process (server.ts). */
+interface Contender {
+  name: string;
+  url: string;
+  /** Whether the event with this id is stored (the bare handler stores nothing). */
+  stored(id: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Starts a contender in a process of its own, on the servers' core(s), and waits until it listens. */
+function startContender(contender: ContenderName): Promise<Contender> {
+  return new Promise((resolve, reject) => {
+    const child = fork(serverScript, [JSON.stringify({ contender, secret, databaseUrl: DATABASE_URL })], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const replies: ((stored: boolean) => void)[] = [];
+    const send = (message: BenchMessage) => child.send(message);
+    child.on("error", reject);
+    child.on("exit", (code) => reject(new Error(`${contender}'s server exited with ${code} before it was ready`)));
+    child.on("message", (message: ServerMessage) => {
+      if ("stored" in message) {
+        replies.shift()?.(message.stored);
+        return;
+      }
+      resolve({
+        ...message.ready,
+        stored: (id) =>
+          new Promise((answer) => {
+            replies.push(answer);
+            send({ stored: id });
+          }),
+        close: () =>
+          new Promise((done) => {
+            child.removeAllListeners("exit");
+            child.once("exit", () => done());
+            send({ close: true });
+          }),
+      });
+    });
+  });
+}
 
 interface Load {
   rps: number;
@@ -76,7 +113,7 @@ function load(url: string, bytes: number, pool: number, runId: string): Promise<
 
 /** One valid delivery gets 202 (and is stored, for the consumers); a tampered one gets 400. */
 async function check(contender: Contender): Promise<void> {
-  const url = urlOf(contender.server);
+  const url = contender.url;
   const body = JSON.stringify({ type: "order.shipped", data: {} });
   const headers = sign({ id: "msg_check", timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
   const ok = await fetch(url, { method: "POST", body, headers });
@@ -109,31 +146,23 @@ console.log(
 const headline: string[] = [];
 const graded: string[] = [];
 // Contenders take turns, ROUNDS times each, and keep their best run: on a shared machine that
-// filters out the runs another process slowed down, without favouring any contender. Each run gets a contender of
-// its own, closed after it: the contenders share this process, and the memory inbox keeps every event it acknowledged
-// (the bench runs no processor), hundreds of megabytes at 16 KiB that the collector would otherwise go on marking
-// during the next contenders' runs (measured: +70–120 µs of server CPU per PostgreSQL acknowledgement).
+// filters out the runs another process slowed down, without favouring any contender. Each run gets a contender in a
+// fresh process of its own (server.ts), closed after it: the memory inbox keeps every event it acknowledged (that
+// case runs no processor), hundreds of megabytes at 16 KiB that a shared collector went on marking during the next
+// contenders' runs (measured: +70–120 µs of server CPU per PostgreSQL acknowledgement), and no contender's code
+// warms up or shapes Node's HTTP internals beside another's, as no server does in production.
 const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 2);
 for (const size of SIZES) {
   const results = new Map<string, number>();
-  const contenders: (() => Promise<Contender>)[] = [
-    () => bareVerifyOnly(secret),
-    () => consumerMemory(secret),
-    () => consumerMemoryProcessed(secret),
-  ];
-  if (withPostgres) {
-    contenders.push(
-      () => consumerPostgres(secret, DATABASE_URL),
-      () => handWrittenDurable(secret, DATABASE_URL),
-    );
-  }
+  const contenders: ContenderName[] = ["bare", "memory", "memory+processor"];
+  if (withPostgres) contenders.push("postgres", "hand-written");
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, make] of contenders.entries()) {
-      const contender = await make();
+    for (const [i, name] of contenders.entries()) {
+      const contender = await startContender(name);
       try {
         await check(contender);
         const runId = `${size.bytes}_${i}_${round}`;
-        const result = await load(urlOf(contender.server), size.bytes, size.pool, runId);
+        const result = await load(contender.url, size.bytes, size.pool, runId);
         if (result.non2xx > 0 || result.errors > 0) {
           throw new Error(`${contender.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors under load`);
         }

@@ -1,20 +1,13 @@
 // bench/shop: requests/s of the example shop's hottest routes (GET an order: 200 and 304; POST an order) against
 // the same routes hand-written on bare node:http, Fastify and Express, each doing the same observable work (see
-// WORK below and common.ts). Servers run in this process; autocannon runs in a second process, each on cores of
-// its own when taskset allows (cores.ts). The machine may be shared, so each contender is warmed up first, the
-// cases run in several short rounds, contenders back to back in a rotating order, and each ratio is the median
-// over rounds of the ratio within a round.
-import { spawn } from "node:child_process";
+// WORK below and common.ts). Each server runs in a process of its own (server.ts), as it would in production;
+// autocannon runs in another, servers and load generator on cores of their own when taskset allows (cores.ts). The
+// machine may be shared, so each contender is warmed up first, the cases run in several short rounds, contenders
+// back to back in a rotating order, and each ratio is the median over rounds of the ratio within a round.
+import { fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createShop } from "../../examples/shop/app";
-import type { ShopConfig } from "../../examples/shop/config";
-import { listen } from "../../examples/shop/server";
-import { createMemoryStorage } from "../../examples/shop/storage/memory";
-import type { ShopStorage } from "../../examples/shop/storage/types";
-import { issueToken } from "../../examples/shop/tokens";
 import { placeProcesses } from "../support/cores";
-import { ORDER_ID, USER_ID } from "./common";
-import { bare, type Contender, expressApp, fastify } from "./peers";
+import type { BenchMessage, ContenderName, ServedTarget, ServerMessage } from "./server";
 
 const placement = placeProcesses();
 // BENCH_CHECK=1: the checks below and one short round of load, no figures. test/bench runs it, so a library change
@@ -23,8 +16,9 @@ const CHECK_ONLY = process.env.BENCH_CHECK === "1";
 const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 9);
 const SECONDS = CHECK_ONLY ? 0.3 : Number(process.env.BENCH_SECONDS ?? 1);
 // Per contender and case, before any round: long enough for V8 to have optimized every contender's hot path.
-const WARMUP_SECONDS = CHECK_ONLY ? 0 : 1;
+const WARMUP_SECONDS = CHECK_ONLY ? 0 : Number(process.env.BENCH_WARMUP ?? 1);
 const loader = new URL("./load.ts", import.meta.url).pathname;
+const server = new URL("./server.ts", import.meta.url).pathname;
 const secret = randomBytes(32).toString("base64url");
 const ITEMS = { items: [{ sku: "TEA-1", quantity: 2, unit_price: 450 }] };
 
@@ -45,10 +39,11 @@ const WORK = [
   "  through) and the router's method rules, as it does in production; no webhook endpoint is registered.",
 ];
 
-interface Target extends Contender {
-  orderPath: string;
-  collectionPath: string;
-  token: string;
+interface Target extends ServedTarget {
+  /** How many `order.created` events it has queued so far (checked before timing). */
+  events(): Promise<number>;
+  stopCounting(): void;
+  close(): Promise<void>;
 }
 interface Load {
   rps: number;
@@ -87,83 +82,38 @@ function load(specs: Spec[], seconds: number): Promise<Load[]> {
   });
 }
 
-// Counting stops before timing, so the timed shop runs its storage unwrapped but for one branch.
-let counting = true;
-
-/** The shop's memory storage, counting the events its transactions publish (for the check before timing). */
-function countingStorage(): { storage: ShopStorage; events: () => number } {
-  const memory = createMemoryStorage();
-  let events = 0;
-  const storage: ShopStorage = {
-    ...memory,
-    transaction: (work) => {
-      if (!counting) return memory.transaction(work);
-      return memory.transaction((tx) =>
-        work({
-          getUser: (id) => tx.getUser(id),
-          getOrder: (userId, orderId) => tx.getOrder(userId, orderId),
-          listOrders: (userId, query) => tx.listOrders(userId, query),
-          putUser: (user) => tx.putUser(user),
-          placeOrder: (order) => tx.placeOrder(order),
-          updateOrder: (order) => tx.updateOrder(order),
-          deleteOrder: (userId, orderId) => tx.deleteOrder(userId, orderId),
-          touchOrders: (userId, at) => tx.touchOrders(userId, at),
-          publish: (event) => {
-            if (event.type === "order.created") events++;
-            return tx.publish(event);
-          },
-        }),
-      );
-    },
-  };
-  return { storage, events: () => events };
-}
-
-async function startShop(): Promise<Target> {
-  const config: ShopConfig = {
-    jwtSecret: secret,
-    apiKey: `sk_bench_${randomBytes(16).toString("base64url")}`,
-    storage: { kind: "memory" },
-    allowInsecureWebhookUrls: false,
-    bodyLimit: 65_536,
-    deliver: false,
-  };
-  const { storage, events } = countingStorage();
-  const shop = await createShop(config, { storage });
-  const server = await listen(shop.handler, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
-  const admin = { authorization: `Bearer ${await issueToken(secret, { sub: "admin", admin: true })}` };
-  const user = await fetch(`${server.url}/users`, {
-    method: "POST",
-    headers: { ...admin, "content-type": "application/json" },
-    body: JSON.stringify({ name: "Bench", tier: "basic" }),
+/** Starts one contender in a process of its own (server.ts), on the servers' core(s), and waits until it listens. */
+function startContender(contender: ContenderName): Promise<Target> {
+  return new Promise((resolve, reject) => {
+    const child = fork(server, [JSON.stringify({ contender, secret })], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const replies: ((events: number) => void)[] = [];
+    child.on("error", reject);
+    child.on("exit", (code) => reject(new Error(`${contender}'s server exited with ${code} before it was ready`)));
+    child.on("message", (message: ServerMessage) => {
+      if ("events" in message) replies.shift()?.(message.events);
+      else {
+        const send = (m: BenchMessage) => child.send(m);
+        resolve({
+          ...message.ready,
+          events: () =>
+            new Promise((answer) => {
+              replies.push(answer);
+              send({ events: true });
+            }),
+          stopCounting: () => send({ stopCounting: true }),
+          close: () =>
+            new Promise((done) => {
+              child.removeAllListeners("exit");
+              child.once("exit", () => done());
+              send({ close: true });
+            }),
+        });
+      }
+    });
   });
-  const userId = ((await user.json()) as { id: string }).id;
-  const order = await fetch(`${server.url}/users/${userId}/orders`, {
-    method: "POST",
-    headers: { ...admin, "content-type": "application/json" },
-    body: JSON.stringify(ITEMS),
-  });
-  return {
-    name: "rest-webhooks shop",
-    url: server.url,
-    orderPath: order.headers.get("location") as string,
-    collectionPath: `/users/${userId}/orders`,
-    token: await issueToken(secret, { sub: userId, expiresIn: "2h" }),
-    events,
-    close: async () => {
-      await server.close();
-      await shop.close();
-    },
-  };
-}
-
-async function peer(contender: Contender): Promise<Target> {
-  return {
-    ...contender,
-    orderPath: `/users/${USER_ID}/orders/${ORDER_ID}`,
-    collectionPath: `/users/${USER_ID}/orders`,
-    token: await issueToken(secret, { sub: USER_ID, expiresIn: "2h" }),
-  };
 }
 
 const allCases: Case[] = [
@@ -209,7 +159,7 @@ async function check(target: Target): Promise<Map<string, string>> {
   const fields = new Map<string, string>();
   for (const c of allCases) {
     const spec = c.request(target);
-    const eventsBefore = target.events();
+    const eventsBefore = await target.events();
     const response = await fetch(spec.url, { method: spec.method, headers: spec.headers, body: spec.body });
     const text = await response.text();
     const fail = (why: string) => {
@@ -235,7 +185,7 @@ async function check(target: Target): Promise<Map<string, string>> {
     }
     const names = [...response.headers.keys()].filter((name) => !TRANSPORT.has(name));
     fields.set(c.name, names.sort().join(", "));
-    const queued = target.events() - eventsBefore;
+    const queued = (await target.events()) - eventsBefore;
     if (queued !== (c.status === 201 ? 1 : 0)) fail(`${queued} order.created events queued`);
   }
   // Someone else's order: 403, for every contender.
@@ -256,12 +206,7 @@ const median = (values: number[]) => {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
-const targets = [
-  await startShop(),
-  await peer(await bare(secret)),
-  await peer(await fastify(secret)),
-  await peer(await expressApp(secret)),
-];
+const targets = await Promise.all((["shop", "bare", "fastify", "express"] as const).map(startContender));
 const [ours] = targets as [Target, ...Target[]];
 // Every contender sends an order's Last-Modified once the second of its change is over: wait for the seeded orders'.
 await new Promise((resolve) => setTimeout(resolve, 1_010 - (Date.now() % 1_000)));
@@ -276,7 +221,7 @@ try {
       }
     }
   }
-  counting = false;
+  for (const target of targets) target.stopCounting();
   console.log(
     `autocannon in a second process: 32 connections, pipelining 1; ${WARMUP_SECONDS} s of warm-up, then ${ROUNDS} rounds of ${SECONDS} s, per case and contender`,
   );

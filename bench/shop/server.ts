@@ -1,0 +1,139 @@
+// One contender of bench/shop in a process of its own, as a server runs in production: no other framework's code
+// warms up, allocates or shapes Node's HTTP internals beside it. `node --import tsx server.ts '<json>'` with
+// {contender, secret}; over the IPC channel it sends {ready: ServedTarget} once listening, answers {events} with
+// {events: n} (order.created events queued so far), and closes and exits on {close}.
+import { randomBytes } from "node:crypto";
+import { createShop } from "../../examples/shop/app";
+import type { ShopConfig } from "../../examples/shop/config";
+import { listen } from "../../examples/shop/server";
+import { createMemoryStorage } from "../../examples/shop/storage/memory";
+import type { ShopStorage } from "../../examples/shop/storage/types";
+import { issueToken } from "../../examples/shop/tokens";
+import { ORDER_ID, USER_ID } from "./common";
+import { bare, type Contender, expressApp, fastify } from "./peers";
+
+/** What the bench's process needs to load a contender: where it listens and what to ask for. */
+export interface ServedTarget {
+  name: string;
+  url: string;
+  orderPath: string;
+  collectionPath: string;
+  token: string;
+}
+export type ContenderName = "shop" | "bare" | "fastify" | "express";
+export type ServerMessage = { ready: ServedTarget } | { events: number };
+export type BenchMessage = { events: true } | { stopCounting: true } | { close: true };
+
+const ITEMS = { items: [{ sku: "TEA-1", quantity: 2, unit_price: 450 }] };
+
+// Counting stops before timing, so the timed shop runs its storage unwrapped but for one branch.
+let counting = true;
+
+/** The shop's memory storage, counting the events its transactions publish (for the check before timing). */
+function countingStorage(): { storage: ShopStorage; events: () => number } {
+  const memory = createMemoryStorage();
+  let events = 0;
+  const storage: ShopStorage = {
+    ...memory,
+    transaction: (work) => {
+      if (!counting) return memory.transaction(work);
+      return memory.transaction((tx) =>
+        work({
+          getUser: (id) => tx.getUser(id),
+          getOrder: (userId, orderId) => tx.getOrder(userId, orderId),
+          listOrders: (userId, query) => tx.listOrders(userId, query),
+          putUser: (user) => tx.putUser(user),
+          placeOrder: (order) => tx.placeOrder(order),
+          updateOrder: (order) => tx.updateOrder(order),
+          deleteOrder: (userId, orderId) => tx.deleteOrder(userId, orderId),
+          touchOrders: (userId, at) => tx.touchOrders(userId, at),
+          publish: (event) => {
+            if (event.type === "order.created") events++;
+            return tx.publish(event);
+          },
+        }),
+      );
+    },
+  };
+  return { storage, events: () => events };
+}
+
+async function startShop(secret: string): Promise<ServedTarget & Pick<Contender, "events" | "close">> {
+  const config: ShopConfig = {
+    jwtSecret: secret,
+    apiKey: `sk_bench_${randomBytes(16).toString("base64url")}`,
+    storage: { kind: "memory" },
+    allowInsecureWebhookUrls: false,
+    bodyLimit: 65_536,
+    deliver: false,
+  };
+  const { storage, events } = countingStorage();
+  const shop = await createShop(config, { storage });
+  const server = await listen(shop.handler, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
+  const admin = { authorization: `Bearer ${await issueToken(secret, { sub: "admin", admin: true })}` };
+  const user = await fetch(`${server.url}/users`, {
+    method: "POST",
+    headers: { ...admin, "content-type": "application/json" },
+    body: JSON.stringify({ name: "Bench", tier: "basic" }),
+  });
+  const userId = ((await user.json()) as { id: string }).id;
+  const order = await fetch(`${server.url}/users/${userId}/orders`, {
+    method: "POST",
+    headers: { ...admin, "content-type": "application/json" },
+    body: JSON.stringify(ITEMS),
+  });
+  return {
+    name: "rest-webhooks shop",
+    url: server.url,
+    orderPath: order.headers.get("location") as string,
+    collectionPath: `/users/${userId}/orders`,
+    token: await issueToken(secret, { sub: userId, expiresIn: "2h" }),
+    events,
+    close: async () => {
+      await server.close();
+      await shop.close();
+    },
+  };
+}
+
+async function startPeer(contender: Contender, secret: string): Promise<ServedTarget & Contender> {
+  return {
+    ...contender,
+    orderPath: `/users/${USER_ID}/orders/${ORDER_ID}`,
+    collectionPath: `/users/${USER_ID}/orders`,
+    token: await issueToken(secret, { sub: USER_ID, expiresIn: "2h" }),
+  };
+}
+
+function start(name: ContenderName, secret: string) {
+  switch (name) {
+    case "shop":
+      return startShop(secret);
+    case "bare":
+      return bare(secret).then((c) => startPeer(c, secret));
+    case "fastify":
+      return fastify(secret).then((c) => startPeer(c, secret));
+    case "express":
+      return expressApp(secret).then((c) => startPeer(c, secret));
+  }
+}
+
+const { contender, secret } = JSON.parse(process.argv[2] ?? "{}") as { contender: ContenderName; secret: string };
+const send = (message: ServerMessage) => process.send?.(message);
+const served = await start(contender, secret);
+process.on("message", (message: BenchMessage) => {
+  if ("events" in message) send({ events: served.events() });
+  else if ("stopCounting" in message) counting = false;
+  else void served.close().then(() => process.exit(0));
+});
+// The bench's process gone (a crash, ^C) takes this one with it.
+process.on("disconnect", () => process.exit(0));
+send({
+  ready: {
+    name: served.name,
+    url: served.url,
+    orderPath: served.orderPath,
+    collectionPath: served.collectionPath,
+    token: served.token,
+  },
+});

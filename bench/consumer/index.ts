@@ -7,12 +7,13 @@
  * with pre-signed requests; each contender runs in a process of its own (server.ts), and is checked for correct
  * answers before it is timed.
  */
-import { fork, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
 import { placeProcesses } from "../support/cores";
-import type { BenchMessage, ContenderName, ServerMessage } from "./server";
+import { startServerProcess } from "../support/server-process";
+import type { ConsumerReady, ContenderName } from "./server";
 
 // The servers on one core and the load generator on the other, as bench/shop: sharing both, a run's figures moved by a
 // fifth from one run to the next (the memory inbox read 0.77–0.98 of verify-only at 1 KiB in one hour).
@@ -40,38 +41,14 @@ interface Contender {
   close(): Promise<void>;
 }
 
-/** Starts a contender in a process of its own, on the servers' core(s), and waits until it listens. */
-function startContender(contender: ContenderName): Promise<Contender> {
-  return new Promise((resolve, reject) => {
-    const child = fork(serverScript, [JSON.stringify({ contender, secret, databaseUrl: DATABASE_URL })], {
-      execArgv: ["--import", "tsx"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    const replies: ((stored: boolean) => void)[] = [];
-    const send = (message: BenchMessage) => child.send(message);
-    child.on("error", reject);
-    child.on("exit", (code) => reject(new Error(`${contender}'s server exited with ${code} before it was ready`)));
-    child.on("message", (message: ServerMessage) => {
-      if ("stored" in message) {
-        replies.shift()?.(message.stored);
-        return;
-      }
-      resolve({
-        ...message.ready,
-        stored: (id) =>
-          new Promise((answer) => {
-            replies.push(answer);
-            send({ stored: id });
-          }),
-        close: () =>
-          new Promise((done) => {
-            child.removeAllListeners("exit");
-            child.once("exit", () => done());
-            send({ close: true });
-          }),
-      });
-    });
+/** Starts a contender in a process of its own (server.ts) and waits until it listens. */
+async function startContender(contender: ContenderName): Promise<Contender> {
+  const server = await startServerProcess<ConsumerReady, string, boolean>(serverScript, {
+    contender,
+    secret,
+    databaseUrl: DATABASE_URL,
   });
+  return { ...server.ready, stored: (id) => server.ask(id), close: () => server.close() };
 }
 
 interface Load {

@@ -4,10 +4,11 @@
 // autocannon runs in another, servers and load generator on cores of their own when taskset allows (cores.ts). The
 // machine may be shared, so each contender is warmed up first, the cases run in several short rounds, contenders
 // back to back in a rotating order, and each ratio is the median over rounds of the ratio within a round.
-import { fork, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { placeProcesses } from "../support/cores";
-import type { BenchMessage, ContenderName, ServedTarget, ServerMessage } from "./server";
+import { startServerProcess } from "../support/server-process";
+import type { ContenderName, Question, ServedTarget } from "./server";
 
 const placement = placeProcesses();
 // BENCH_CHECK=1: the checks below and one short round of load, no figures. test/bench runs it, so a library change
@@ -18,7 +19,7 @@ const SECONDS = CHECK_ONLY ? 0.3 : Number(process.env.BENCH_SECONDS ?? 1);
 // Per contender and case, before any round: long enough for V8 to have optimized every contender's hot path.
 const WARMUP_SECONDS = CHECK_ONLY ? 0 : Number(process.env.BENCH_WARMUP ?? 1);
 const loader = new URL("./load.ts", import.meta.url).pathname;
-const server = new URL("./server.ts", import.meta.url).pathname;
+const serverScript = new URL("./server.ts", import.meta.url).pathname;
 const secret = randomBytes(32).toString("base64url");
 const ITEMS = { items: [{ sku: "TEA-1", quantity: 2, unit_price: 450 }] };
 
@@ -42,7 +43,7 @@ const WORK = [
 interface Target extends ServedTarget {
   /** How many `order.created` events it has queued so far (checked before timing). */
   events(): Promise<number>;
-  stopCounting(): void;
+  stopCounting(): Promise<void>;
   close(): Promise<void>;
 }
 interface Load {
@@ -82,38 +83,17 @@ function load(specs: Spec[], seconds: number): Promise<Load[]> {
   });
 }
 
-/** Starts one contender in a process of its own (server.ts), on the servers' core(s), and waits until it listens. */
-function startContender(contender: ContenderName): Promise<Target> {
-  return new Promise((resolve, reject) => {
-    const child = fork(server, [JSON.stringify({ contender, secret })], {
-      execArgv: ["--import", "tsx"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    const replies: ((events: number) => void)[] = [];
-    child.on("error", reject);
-    child.on("exit", (code) => reject(new Error(`${contender}'s server exited with ${code} before it was ready`)));
-    child.on("message", (message: ServerMessage) => {
-      if ("events" in message) replies.shift()?.(message.events);
-      else {
-        const send = (m: BenchMessage) => child.send(m);
-        resolve({
-          ...message.ready,
-          events: () =>
-            new Promise((answer) => {
-              replies.push(answer);
-              send({ events: true });
-            }),
-          stopCounting: () => send({ stopCounting: true }),
-          close: () =>
-            new Promise((done) => {
-              child.removeAllListeners("exit");
-              child.once("exit", () => done());
-              send({ close: true });
-            }),
-        });
-      }
-    });
-  });
+/** Starts one contender in a process of its own (server.ts) and waits until it listens. */
+async function startContender(contender: ContenderName): Promise<Target> {
+  const server = await startServerProcess<ServedTarget, Question, number>(serverScript, { contender, secret });
+  return {
+    ...server.ready,
+    events: () => server.ask("events"),
+    stopCounting: async () => {
+      await server.ask("stop counting");
+    },
+    close: () => server.close(),
+  };
 }
 
 const allCases: Case[] = [
@@ -221,7 +201,7 @@ try {
       }
     }
   }
-  for (const target of targets) target.stopCounting();
+  for (const target of targets) await target.stopCounting();
   console.log(
     `autocannon in a second process: 32 connections, pipelining 1; ${WARMUP_SECONDS} s of warm-up, then ${ROUNDS} rounds of ${SECONDS} s, per case and contender`,
   );

@@ -1,7 +1,6 @@
-// One contender of bench/shop in a process of its own, as a server runs in production: no other framework's code
-// warms up, allocates or shapes Node's HTTP internals beside it. `node --import tsx server.ts '<json>'` with
-// {contender, secret}; over the IPC channel it sends {ready: ServedTarget} once listening, answers {events} with
-// {events: n} (order.created events queued so far), and closes and exits on {close}.
+// One contender of bench/shop in a process of its own (../support/server-process.ts). Its argument: {contender,
+// secret}; it answers "events" with how many order.created events it has queued so far, and "stop counting" by
+// unwrapping the shop's storage before timing.
 import { randomBytes } from "node:crypto";
 import { createShop } from "../../examples/shop/app";
 import type { ShopConfig } from "../../examples/shop/config";
@@ -9,6 +8,7 @@ import { listen } from "../../examples/shop/server";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import type { ShopStorage } from "../../examples/shop/storage/types";
 import { issueToken } from "../../examples/shop/tokens";
+import { serveOverIpc } from "../support/server-process";
 import { ORDER_ID, USER_ID } from "./common";
 import { bare, type Contender, expressApp, fastify } from "./peers";
 
@@ -21,8 +21,7 @@ export interface ServedTarget {
   token: string;
 }
 export type ContenderName = "shop" | "bare" | "fastify" | "express";
-export type ServerMessage = { ready: ServedTarget } | { events: number };
-export type BenchMessage = { events: true } | { stopCounting: true } | { close: true };
+export type Question = "events" | "stop counting";
 
 const ITEMS = { items: [{ sku: "TEA-1", quantity: 2, unit_price: 450 }] };
 
@@ -119,21 +118,19 @@ function start(name: ContenderName, secret: string) {
 }
 
 const { contender, secret } = JSON.parse(process.argv[2] ?? "{}") as { contender: ContenderName; secret: string };
-const send = (message: ServerMessage) => process.send?.(message);
 const served = await start(contender, secret);
-process.on("message", (message: BenchMessage) => {
-  if ("events" in message) send({ events: served.events() });
-  else if ("stopCounting" in message) counting = false;
-  else void served.close().then(() => process.exit(0));
-});
-// The bench's process gone (a crash, ^C) takes this one with it.
-process.on("disconnect", () => process.exit(0));
-send({
-  ready: {
+serveOverIpc<Question>(
+  {
     name: served.name,
     url: served.url,
     orderPath: served.orderPath,
     collectionPath: served.collectionPath,
     token: served.token,
+  } satisfies ServedTarget,
+  (question) => {
+    if (question === "events") return served.events();
+    counting = false;
+    return 0;
   },
-});
+  () => served.close(),
+);

@@ -36,6 +36,7 @@ const secret = generateSecret();
 interface Contender {
   name: string;
   url: string;
+  pid: number;
   /** Whether the event with this id is stored (the bare handler stores nothing). */
   stored(id: string): Promise<boolean>;
   close(): Promise<void>;
@@ -48,17 +49,19 @@ async function startContender(contender: ContenderName): Promise<Contender> {
     secret,
     databaseUrl: DATABASE_URL,
   });
-  return { ...server.ready, stored: (id) => server.ask(id), close: () => server.close() };
+  return { ...server.ready, pid: server.pid, stored: (id) => server.ask(id), close: () => server.close() };
 }
 
 interface Load {
   rps: number;
+  /** The server process's CPU time per acknowledgement (all its threads; NaN where it cannot be read). */
+  cpuPerRequestNs: number;
   requests: number;
   non2xx: number;
   errors: number;
 }
 
-function load(url: string, bytes: number, pool: number, runId: string): Promise<Load> {
+function load(url: string, pid: number, bytes: number, pool: number, runId: string): Promise<Load> {
   return new Promise((resolve, reject) => {
     const [command, ...prefix] = [...placement.loaderPrefix, process.execPath];
     const child = spawn(command as string, [...prefix, "--import", "tsx", loadScript], {
@@ -71,6 +74,7 @@ function load(url: string, bytes: number, pool: number, runId: string): Promise<
         DURATION: String(DURATION_S),
         CONNECTIONS: String(CONNECTIONS),
         RUN_ID: runId,
+        SERVER_PID: String(pid),
         WARMUP: CHECK_ONLY ? "0" : "1",
       },
       stdio: ["ignore", "pipe", "inherit"],
@@ -131,6 +135,8 @@ const graded: string[] = [];
 const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 2);
 for (const size of SIZES) {
   const results = new Map<string, number>();
+  // The least server CPU time per acknowledgement over the rounds, by contender.
+  const cpuResults = new Map<string, number>();
   const contenders: ContenderName[] = ["bare", "memory", "memory+processor"];
   if (withPostgres) contenders.push("postgres", "hand-written");
   for (let round = 0; round < ROUNDS; round++) {
@@ -139,18 +145,25 @@ for (const size of SIZES) {
       try {
         await check(contender);
         const runId = `${size.bytes}_${i}_${round}`;
-        const result = await load(contender.url, size.bytes, size.pool, runId);
+        const result = await load(contender.url, contender.pid, size.bytes, size.pool, runId);
         if (result.non2xx > 0 || result.errors > 0) {
           throw new Error(`${contender.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors under load`);
         }
         results.set(contender.name, Math.max(results.get(contender.name) ?? 0, result.rps));
+        cpuResults.set(
+          contender.name,
+          Math.min(cpuResults.get(contender.name) ?? Number.POSITIVE_INFINITY, result.cpuPerRequestNs),
+        );
       } finally {
         await contender.close();
       }
     }
   }
   for (const [name, rps] of results) {
-    console.log(`${size.label.padEnd(7)} ${name.padEnd(28)} ${Math.round(rps).toString().padStart(7)} acks/s`);
+    const cpu = ((cpuResults.get(name) ?? Number.NaN) / 1_000).toFixed(1);
+    console.log(
+      `${size.label.padEnd(7)} ${name.padEnd(34)} ${Math.round(rps).toString().padStart(7)} acks/s, ${cpu} µs of server CPU per ack`,
+    );
   }
   const bare = results.get("bare verify-only node:http") ?? Number.NaN;
   const isHeadline = size.bytes === 1_024;
@@ -159,6 +172,16 @@ for (const size of SIZES) {
     if (rps === undefined) continue;
     const line = `ratio: ${name}${isHeadline ? "" : ` (${size.label})`} vs bare verify-only node:http = ${(rps / bare).toFixed(2)}`;
     (isHeadline ? headline : graded).push(line);
+  }
+  // Acknowledgements per second of the server's CPU time, for the in-process inboxes only: the PostgreSQL contenders
+  // hand part of their work to the database's processes, which this does not count.
+  const bareCpu = cpuResults.get("bare verify-only node:http") ?? Number.NaN;
+  for (const name of ["consumer memory inbox", "consumer memory inbox + processor"]) {
+    const ratio = bareCpu / (cpuResults.get(name) ?? Number.NaN);
+    if (!Number.isFinite(ratio)) continue;
+    graded.push(
+      `ratio: ${name}${isHeadline ? "" : ` (${size.label})`} (CPU time) vs bare verify-only node:http = ${ratio.toFixed(2)}`,
+    );
   }
   // The durable peer: a consumer that also acknowledges only after its write (target: the inbox ≥ 1.5×).
   const handWritten = results.get("hand-written verify + INSERT");

@@ -1,10 +1,12 @@
 /**
  * The load generator, in its own process: pre-signs POOL deliveries (distinct webhook ids over one
  * body, so every request is a new event until the pool wraps), then runs autocannon against URL.
- * Prints one JSON line: { rps, non2xx, errors, requests }.
+ * Prints one JSON line: { rps, non2xx, errors, requests, cpuPerRequestNs }, the last the CPU time the server process
+ * SERVER_PID spent during the timed run per 2xx answer (../support/server-cpu.ts).
  */
 import { createRequire } from "node:module";
 import { sign } from "../../src/webhooks/signing/index";
+import { serverCpuNs } from "../support/server-cpu";
 
 interface Request {
   method: string;
@@ -22,7 +24,7 @@ interface Result {
 type Autocannon = (options: Record<string, unknown>) => Promise<Result>;
 
 const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
-const { URL: url, SECRET, BODY_BYTES, POOL, DURATION, CONNECTIONS, RUN_ID, WARMUP = "1" } = process.env;
+const { URL: url, SECRET, BODY_BYTES, POOL, DURATION, CONNECTIONS, RUN_ID, WARMUP = "1", SERVER_PID } = process.env;
 const timestamp = Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ type: "order.shipped", data: { order: "o_1", note: "x".repeat(Number(BODY_BYTES)) } });
 const pool: Request[] = [];
@@ -46,12 +48,15 @@ async function run(duration: number): Promise<Result> {
 }
 
 if (WARMUP !== "0") await run(1); // warm-up: JIT, connection pools, the table's first pages
+const cpuBefore = serverCpuNs(Number(SERVER_PID));
 const result = await run(Number(DURATION));
+const cpu = serverCpuNs(Number(SERVER_PID)) - cpuBefore;
 process.stdout.write(
   `${JSON.stringify({
     rps: result.requests.average,
     requests: result["2xx"],
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    cpuPerRequestNs: cpu / result["2xx"],
   })}\n`,
 );

@@ -41,6 +41,7 @@ const WORK = [
 ];
 
 interface Target extends ServedTarget {
+  pid: number;
   /** How many `order.created` events it has queued so far (checked before timing). */
   events(): Promise<number>;
   stopCounting(): Promise<void>;
@@ -48,6 +49,7 @@ interface Target extends ServedTarget {
 }
 interface Load {
   rps: number;
+  cpuPerRequestNs: number;
   statuses: Record<string, number>;
   errors: number;
 }
@@ -56,6 +58,7 @@ interface Spec {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  pid: number;
 }
 interface Case {
   name: string;
@@ -88,6 +91,7 @@ async function startContender(contender: ContenderName): Promise<Target> {
   const server = await startServerProcess<ServedTarget, Question, number>(serverScript, { contender, secret });
   return {
     ...server.ready,
+    pid: server.pid,
     events: () => server.ask("events"),
     stopCounting: async () => {
       await server.ask("stop counting");
@@ -100,7 +104,12 @@ const allCases: Case[] = [
   {
     name: "GET order 200",
     status: 200,
-    request: (t) => ({ url: `${t.url}${t.orderPath}`, method: "GET", headers: { authorization: `Bearer ${t.token}` } }),
+    request: (t) => ({
+      url: `${t.url}${t.orderPath}`,
+      method: "GET",
+      headers: { authorization: `Bearer ${t.token}` },
+      pid: t.pid,
+    }),
   },
   {
     name: "GET order 304",
@@ -109,6 +118,7 @@ const allCases: Case[] = [
       url: `${t.url}${t.orderPath}`,
       method: "GET",
       headers: { authorization: `Bearer ${t.token}`, "if-none-match": '"1"' },
+      pid: t.pid,
     }),
   },
   {
@@ -119,6 +129,7 @@ const allCases: Case[] = [
       method: "POST",
       headers: { authorization: `Bearer ${t.token}`, "content-type": "application/json" },
       body: JSON.stringify(ITEMS),
+      pid: t.pid,
     }),
   },
 ];
@@ -190,8 +201,9 @@ const targets = await Promise.all((["shop", "bare", "fastify", "express"] as con
 const [ours] = targets as [Target, ...Target[]];
 // Every contender sends an order's Last-Modified once the second of its change is over: wait for the seeded orders'.
 await new Promise((resolve) => setTimeout(resolve, 1_010 - (Date.now() % 1_000)));
-// rps per round, by "case|contender".
+// rps, and the server's CPU time per request, per round, by "case|contender".
 const rounds = new Map<string, number[]>();
+const cpuRounds = new Map<string, number[]>();
 try {
   const shopFields = await check(ours);
   for (const target of targets.slice(1)) {
@@ -232,6 +244,7 @@ try {
       }
       const key = `${c.name}|${target.name}`;
       rounds.set(key, [...(rounds.get(key) ?? []), result.rps]);
+      cpuRounds.set(key, [...(cpuRounds.get(key) ?? []), result.cpuPerRequestNs]);
     }
   }
 } finally {
@@ -245,8 +258,9 @@ for (const c of cases) {
   for (const target of targets) {
     const rps = rounds.get(`${c.name}|${target.name}`) ?? [];
     const shown = rps.map((r) => Math.round(r).toLocaleString("en-US")).join(" / ");
+    const cpu = median(cpuRounds.get(`${c.name}|${target.name}`) ?? []) / 1_000;
     console.log(
-      `  ${c.name.padEnd(14)} ${target.name.padEnd(20)} ${Math.round(median(rps)).toLocaleString("en-US").padStart(8)} req/s median (${shown})`,
+      `  ${c.name.padEnd(14)} ${target.name.padEnd(20)} ${Math.round(median(rps)).toLocaleString("en-US").padStart(8)} req/s median, ${cpu.toFixed(1)} µs of server CPU per request (${shown})`,
     );
   }
 }
@@ -256,5 +270,15 @@ for (const c of cases) {
     const theirs = rounds.get(`${c.name}|${target.name}`) ?? [];
     const ratios = mine.map((rps, i) => rps / (theirs[i] ?? Number.NaN));
     console.log(`ratio: ${c.name} vs ${target.name} = ${median(ratios).toFixed(2)}`);
+  }
+}
+// Requests per second of the server's CPU time (all its threads), per round: on a shared VM, time stolen from the
+// server's core moves its requests/s but not its CPU time per request. Printed when the servers' CPU could be read.
+for (const c of cases) {
+  const mine = cpuRounds.get(`${c.name}|${ours.name}`) ?? [];
+  for (const target of targets.slice(1)) {
+    const theirs = cpuRounds.get(`${c.name}|${target.name}`) ?? [];
+    const ratio = median(mine.map((ns, i) => (theirs[i] ?? Number.NaN) / ns));
+    if (Number.isFinite(ratio)) console.log(`ratio: ${c.name} (CPU time) vs ${target.name} = ${ratio.toFixed(2)}`);
   }
 }

@@ -11,6 +11,8 @@ type FromChild = { ready: unknown } | { id: number; answer: unknown };
 export interface ServerProcess<Ready, Question, Answer> {
   /** What the process sent once its server listened (its URL, …). */
   readonly ready: Ready;
+  /** Its process id (a load generator reads its CPU time: see serverCpuNs in bench/shop/load.ts). */
+  readonly pid: number;
   /** Asks the process; resolves with its answer. */
   ask(question: Question): Promise<Answer>;
   /** Closes the server and resolves once the process has exited. */
@@ -40,6 +42,7 @@ export function startServerProcess<Ready, Question, Answer>(
       }
       resolve({
         ready: message.ready as Ready,
+        pid: child.pid as number,
         ask: (question) =>
           new Promise((answer) => {
             const id = ++asked;

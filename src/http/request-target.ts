@@ -41,8 +41,9 @@ export function splitAbsoluteTarget(url: string): AbsoluteTarget | undefined {
 // RFC 3986 §3.2.2: reg-name = *( unreserved / pct-encoded / sub-delims ); every IPv4address is one as well.
 const REG_NAME = /^(?:[\w\-.~!$&'()*+,;=]|%[\dA-Fa-f]{2})*$/;
 // The Host of nearly every request, checked by one expression (createServer checks every request's): a reg-name
-// without "%", and a port below 10000 if any.
-const PLAIN_HOST = /^[\w\-.~!$&'()*+,;=]*(?::\d{0,4})?$/;
+// without "%", and a port if any, of at most 5 digits naming a TCP port (RFC 9293 §3.1: 0..65535), so a server on
+// an ephemeral or other 5-digit port takes this path too.
+const PLAIN_HOST = /^[\w\-.~!$&'()*+,;=]*(?::(?:\d{0,4}|[0-5]\d{4}|6[0-4]\d{3}|65[0-4]\d\d|655[0-2]\d|6553[0-5]))?$/;
 // RFC 3986 §3.2.2: IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
 const IP_FUTURE = /^v[\dA-Fa-f]+\.[\w\-.~!$&'()*+,;=:]+$/i;
 // RFC 3986 §3.2.2: host = IP-literal / IPv4address / reg-name; IP-literal = "[" ( IPv6address / IPvFuture ) "]".

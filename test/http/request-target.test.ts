@@ -124,6 +124,14 @@ describe('isAuthority and isHostValue (RFC 3986 §3.2; RFC 9110 §7.2: Host = ur
     );
   });
 
+  it("takes every port of up to 5 digits exactly when it names a TCP port, zero-padded or not", () => {
+    for (let port = 0; port < 100_000; port++) {
+      for (const text of [String(port), String(port).padStart(5, "0")]) {
+        if (isHostValue(`127.0.0.1:${text}`) !== port <= 65_535) throw new Error(`port ${text}`);
+      }
+    }
+  });
+
   it("takes a port exactly when it is digits naming a TCP port (0..65535)", () => {
     fc.assert(
       fc.property(fc.oneof(fc.nat({ max: 200_000 }).map(String), fc.stringMatching(/^[\d a-z]{0,6}$/)), (port) => {

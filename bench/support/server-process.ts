@@ -29,14 +29,20 @@ export function startServerProcess<Ready, Question, Answer>(
       execArgv: ["--import", "tsx"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
-    const waiting = new Map<number, (answer: Answer) => void>();
+    const waiting = new Map<number, { answer: (answer: Answer) => void; fail: (error: Error) => void }>();
     let asked = 0;
     const send = (message: ToChild) => child.send(message);
     child.on("error", reject);
-    child.on("exit", (code) => reject(new Error(`${script} ${JSON.stringify(argument)} exited with ${code}`)));
+    // Before it is ready, or while questions wait for it: neither would ever be answered.
+    child.on("exit", (code) => {
+      const error = new Error(`${script} ${JSON.stringify(argument)} exited with ${code}`);
+      reject(error);
+      for (const { fail } of waiting.values()) fail(error);
+      waiting.clear();
+    });
     child.on("message", (message: FromChild) => {
       if ("id" in message) {
-        waiting.get(message.id)?.(message.answer as Answer);
+        waiting.get(message.id)?.answer(message.answer as Answer);
         waiting.delete(message.id);
         return;
       }
@@ -44,9 +50,9 @@ export function startServerProcess<Ready, Question, Answer>(
         ready: message.ready as Ready,
         pid: child.pid as number,
         ask: (question) =>
-          new Promise((answer) => {
+          new Promise((answer, fail) => {
             const id = ++asked;
-            waiting.set(id, answer);
+            waiting.set(id, { answer, fail });
             send({ id, question });
           }),
         close: () =>

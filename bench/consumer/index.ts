@@ -160,9 +160,10 @@ for (const size of SIZES) {
     }
   }
   for (const [name, rps] of results) {
-    const cpu = ((cpuResults.get(name) ?? Number.NaN) / 1_000).toFixed(1);
+    const ns = cpuResults.get(name) ?? Number.NaN;
+    const cpu = Number.isFinite(ns) ? `${(ns / 1_000).toFixed(1)} µs` : "unread";
     console.log(
-      `${size.label.padEnd(7)} ${name.padEnd(34)} ${Math.round(rps).toString().padStart(7)} acks/s, ${cpu} µs of server CPU per ack`,
+      `${size.label.padEnd(7)} ${name.padEnd(34)} ${Math.round(rps).toString().padStart(7)} acks/s, ${cpu} of server CPU per ack`,
     );
   }
   const bare = results.get("bare verify-only node:http") ?? Number.NaN;

@@ -260,7 +260,7 @@ for (const c of cases) {
     const shown = rps.map((r) => Math.round(r).toLocaleString("en-US")).join(" / ");
     const cpu = median(cpuRounds.get(`${c.name}|${target.name}`) ?? []) / 1_000;
     console.log(
-      `  ${c.name.padEnd(14)} ${target.name.padEnd(20)} ${Math.round(median(rps)).toLocaleString("en-US").padStart(8)} req/s median, ${cpu.toFixed(1)} µs of server CPU per request (${shown})`,
+      `  ${c.name.padEnd(14)} ${target.name.padEnd(20)} ${Math.round(median(rps)).toLocaleString("en-US").padStart(8)} req/s median, ${Number.isFinite(cpu) ? `${cpu.toFixed(1)} µs` : "unread"} of server CPU per request (${shown})`,
     );
   }
 }

@@ -11,7 +11,7 @@ type FromChild = { ready: unknown } | { id: number; answer: unknown };
 export interface ServerProcess<Ready, Question, Answer> {
   /** What the process sent once its server listened (its URL, …). */
   readonly ready: Ready;
-  /** Its process id (a load generator reads its CPU time: see serverCpuNs in bench/shop/load.ts). */
+  /** Its process id, for a load generator to read its CPU time (serverCpuNs, server-cpu.ts). */
   readonly pid: number;
   /** Asks the process; resolves with its answer. */
   ask(question: Question): Promise<Answer>;

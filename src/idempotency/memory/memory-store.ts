@@ -24,17 +24,14 @@ class MemoryRecord {
   // `map.keys().next()` degrades to O(n) under steady churn.
   prev: MemoryRecord | undefined = undefined;
   next: MemoryRecord | undefined = undefined;
-
-  constructor(
-    readonly key: string,
-    readonly fingerprint: string,
-    // Milliseconds since the store's epoch, not since 1970: V8 keeps a small integer unboxed (a
-    // Smi), where epoch ms need a 16-byte heap number per record for the collector to copy. Past
-    // 2^31 ms (about 24 days after construction; 12 with pointer compression) values are boxed again.
-    public expiresAt: number,
-    // The lease token while in progress; the response once completed (one field: a smaller record).
-    public state: string | StoredResponse,
-  ) {}
+  key = "";
+  fingerprint = "";
+  // Milliseconds since the store's epoch, not since 1970: V8 keeps a small integer unboxed (a
+  // Smi), where epoch ms need a 16-byte heap number per record for the collector to copy. Past
+  // 2^31 ms (about 24 days after construction; 12 with pointer compression) values are boxed again.
+  expiresAt = 0;
+  // The lease token while in progress; the response once completed (one field: a smaller record).
+  state: string | StoredResponse = "";
 }
 
 // How many expired records at the head of the map one write may drop: constant work per call.
@@ -85,9 +82,15 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       }
       this.#remove(found);
     }
-    this.#makeRoom(now);
+    // A full store (its steady state) evicts a record for every new one: the new key takes over the evicted record,
+    // so no record is allocated per write and none lives long enough for the collector to copy it out of the young
+    // generation (bench/idempotency, memory at 100,000 entries: 0.70 of the bare Map without this, 0.99–1.05 with it).
+    const record = this.#makeRoom(now) ?? new MemoryRecord();
     const token = String(++this.#tokens);
-    const record = new MemoryRecord(key, fingerprint, now + leaseMs, token);
+    record.key = key;
+    record.fingerprint = fingerprint;
+    record.expiresAt = now + leaseMs;
+    record.state = token;
     this.#records.set(key, record);
     this.#append(record);
     return { kind: "acquired", leaseToken: token };
@@ -124,13 +127,21 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#newest = undefined;
   }
 
-  #makeRoom(now: number): void {
+  /** Drops expired records at the old end and, at the bound, the oldest one; returns the last record dropped. */
+  #makeRoom(now: number): MemoryRecord | undefined {
+    let dropped: MemoryRecord | undefined;
     for (let i = 0; i < SWEEP_PER_WRITE; i++) {
       const oldest = this.#oldest;
       if (oldest === undefined || oldest.expiresAt > now) break;
       this.#remove(oldest);
+      dropped = oldest;
     }
-    if (this.#records.size >= this.#maxEntries && this.#oldest !== undefined) this.#remove(this.#oldest);
+    const oldest = this.#oldest;
+    if (this.#records.size >= this.#maxEntries && oldest !== undefined) {
+      this.#remove(oldest);
+      dropped = oldest;
+    }
+    return dropped;
   }
 
   #remove(record: MemoryRecord): void {

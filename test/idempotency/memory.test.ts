@@ -81,7 +81,7 @@ describe("MemoryIdempotencyStore bounds", () => {
   });
 });
 
-// The store written plainly: an array in write order, searched from end to end. The real store keeps a Map and a list
+// The store written plainly: an array in write order, searched entry by entry. The real store keeps a Map and a list
 // and hands an evicted record to the write that evicted it; this property checks it answers as the array does.
 interface ModelEntry {
   key: string;

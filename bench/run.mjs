@@ -24,7 +24,11 @@ console.log(
 let failed = 0;
 for (const suite of suites) {
   console.log(`\n## bench/${suite}`);
-  const run = spawnSync(process.execPath, ["--import", "tsx", `${root}${suite}/index.ts`], { stdio: "inherit" });
+  const run = spawnSync(
+    process.execPath,
+    ["--import", `${root}support/as-built-loader.mjs`, `${root}${suite}/index.ts`],
+    { stdio: "inherit" },
+  );
   if (run.status !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);

@@ -15,6 +15,7 @@
 import type { ChildProcess } from "node:child_process";
 import { spawn, spawnSync } from "node:child_process";
 import { isDeepStrictEqual } from "node:util";
+import { AS_BUILT } from "../support/as-built";
 import { SERVERS, type ServerKind } from "./servers";
 
 interface Running {
@@ -38,7 +39,7 @@ const inProcessScript = new URL("./in-process.ts", import.meta.url).pathname;
 function startServer(which: ServerKind): Promise<Running> {
   const name = SERVERS[which];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", serve, which], { stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [...AS_BUILT, serve, which], { stdio: ["pipe", "pipe", "inherit"] });
     let buffered = "";
     const lines: Array<(line: string) => void> = [];
     child.stdout?.setEncoding("utf8");
@@ -71,7 +72,7 @@ interface Load {
 
 function load(url: string, seconds: number): Promise<Load> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", loader, url, String(seconds)], {
+    const child = spawn(process.execPath, [...AS_BUILT, loader, url, String(seconds)], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const timer = setTimeout(() => child.kill("SIGKILL"), (seconds + 30) * 1000);
@@ -181,7 +182,7 @@ async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Prom
     peer.child.kill();
   }
   // The same pair in one process, without sockets: its own process, after the servers are gone.
-  const inProcess = spawnSync(process.execPath, ["--import", "tsx", inProcessScript, oursKind, peerKind], {
+  const inProcess = spawnSync(process.execPath, [...AS_BUILT, inProcessScript, oursKind, peerKind], {
     stdio: "inherit",
   });
   if (inProcess.status !== 0) throw new Error(`in-process run of ${oursKind} vs ${peerKind} failed`);
@@ -191,7 +192,7 @@ for (const name of picked) {
   if (name === "otel") {
     if (CHECK_ONLY) continue;
     // rest-webhooks/otel's rate-limit and idempotency instrumentation against the plain middleware (otel.ts).
-    const run = spawnSync(process.execPath, ["--import", "tsx", new URL("./otel.ts", import.meta.url).pathname], {
+    const run = spawnSync(process.execPath, [...AS_BUILT, new URL("./otel.ts", import.meta.url).pathname], {
       stdio: "inherit",
     });
     if (run.status !== 0) throw new Error("bench/adapters otel case failed");

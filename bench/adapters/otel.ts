@@ -5,7 +5,7 @@
 // - with the SDK (a meter provider with a reader exporting to a no-op exporter, passed explicitly).
 // Two requests: GET /hello under the rate limit, and POST /orders with a fresh Idempotency-Key (a `new` decision).
 // Paired, alternating rounds timed in CPU time; the ratio is the median of per-round ratios (theirs ÷ ours).
-// Run alone: node --import tsx bench/adapters/otel.ts
+// Run alone: node --import ./bench/support/as-built-loader.mjs bench/adapters/otel.ts
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { Meter } from "@opentelemetry/api";

@@ -1,5 +1,5 @@
 // One server of bench/adapters in its own process, so the contenders never share a JIT or an event loop:
-// `node --import tsx serve.ts <kind>` prints its URL as one line, then serves until killed. Each line "cpu" on
+// `node --import ./bench/support/as-built-loader.mjs serve.ts <kind>` prints its URL as one line, then serves until killed. Each line "cpu" on
 // stdin is answered with the process's CPU time so far, in µs, as one line: the suite divides it by the requests
 // served, a measure other processes on the machine disturb far less than requests/s.
 import { createInterface } from "node:readline";

@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
+import { AS_BUILT } from "../support/as-built";
 import { placeProcesses } from "../support/cores";
 import { startServerProcess } from "../support/server-process";
 import type { ConsumerReady, ContenderName } from "./server";
@@ -64,7 +65,7 @@ interface Load {
 function load(url: string, pid: number, bytes: number, pool: number, runId: string): Promise<Load> {
   return new Promise((resolve, reject) => {
     const [command, ...prefix] = [...placement.loaderPrefix, process.execPath];
-    const child = spawn(command as string, [...prefix, "--import", "tsx", loadScript], {
+    const child = spawn(command as string, [...prefix, ...AS_BUILT, loadScript], {
       env: {
         ...process.env,
         URL: url,

@@ -10,6 +10,7 @@
 // machine it is the steadier figure.
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { AS_BUILT } from "../support/as-built";
 import { bare, delivery, type Round, type Target } from "./contenders";
 import { pgliteBackend, serverBackend } from "./durable";
 import { workerOverhead } from "./overhead";
@@ -30,7 +31,7 @@ const median = (values: readonly number[]) => {
 const best = (rounds: readonly Round[]) => Math.max(...rounds.map((r) => r.rate));
 const field = (rounds: readonly Round[], key: keyof Round) => median(rounds.map((r) => r[key]));
 
-const consumer = spawn(process.execPath, ["--import", "tsx", here("./consumer.ts")], {
+const consumer = spawn(process.execPath, [...AS_BUILT, here("./consumer.ts")], {
   stdio: ["ignore", "inherit", "inherit", "ipc"],
 });
 const { port } = await new Promise<{ port: number }>((resolve) =>
@@ -116,7 +117,7 @@ for (const c of [1, 64]) {
 
 const memory = spawnSync(
   process.execPath,
-  ["--expose-gc", "--max-old-space-size=2048", "--import", "tsx", here("./memory.ts")],
+  ["--expose-gc", "--max-old-space-size=2048", ...AS_BUILT, here("./memory.ts")],
   { encoding: "utf8" },
 );
 if (memory.status !== 0) throw new Error(`memory bench failed: ${memory.stderr}`);
@@ -126,7 +127,7 @@ console.log(
 );
 // rest-webhooks/otel's listener on the worker, with the API alone and with the SDK (otel.ts; its own process, so the
 // SDK's spans do not warm or pollute the runs above).
-const otel = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", here("./otel.ts")], { encoding: "utf8" });
+const otel = spawnSync(process.execPath, ["--expose-gc", ...AS_BUILT, here("./otel.ts")], { encoding: "utf8" });
 if (otel.status !== 0) throw new Error(`otel bench failed: ${otel.stderr}`);
 for (const line of otel.stdout.trim().split("\n")) {
   if (line.startsWith("ratio: ")) ratios.push(line);
@@ -135,7 +136,7 @@ for (const line of otel.stdout.trim().split("\n")) {
 // Issue 15: a healthy endpoint beside 8 that never answer, and the PostgreSQL claim's latency at scale (their own
 // processes: the first starts its own consumers, the second fills a table with a million rows).
 for (const file of ["./isolation.ts", "./claim-latency.ts", "./undici.ts", "./queue-vs-graphile.ts"]) {
-  const run = spawnSync(process.execPath, ["--import", "tsx", here(file)], { encoding: "utf8", env: process.env });
+  const run = spawnSync(process.execPath, [...AS_BUILT, here(file)], { encoding: "utf8", env: process.env });
   if (run.status !== 0) throw new Error(`${file} failed: ${run.stderr}`);
   for (const line of run.stdout.trim().split("\n")) {
     if (line.startsWith("ratio: ")) ratios.push(line);

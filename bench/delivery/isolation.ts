@@ -8,6 +8,7 @@ import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin"
 import { createEvent } from "../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker } from "../../src/webhooks/delivery/node/index";
+import { AS_BUILT } from "../support/as-built";
 
 const HANGING = 8;
 const BACKLOG = Number(process.env.BENCH_ISOLATION_BACKLOG ?? 4_000);
@@ -25,7 +26,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const server = spawn(
   process.execPath,
-  ["--import", "tsx", fileURLToPath(new URL("./isolation-server.ts", import.meta.url))],
+  [...AS_BUILT, fileURLToPath(new URL("./isolation-server.ts", import.meta.url))],
   {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   },

@@ -17,6 +17,7 @@ import {
   createPostgresEndpointStore,
   deliveryMigrations,
 } from "../../src/webhooks/delivery/postgres/index";
+import { AS_BUILT } from "../support/as-built";
 
 const connectionString = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const BACKLOG = Number(process.env.BENCH_QUEUE_BACKLOG ?? 16_000);
@@ -29,7 +30,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 function start(role: "ours" | "graphile", env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", here("./queue-child.ts"), role], {
+  const child = spawn(process.execPath, [...AS_BUILT, here("./queue-child.ts"), role], {
     env: { ...process.env, QUEUE_SCHEMA, GRAPHILE_SCHEMA, ...env },
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
@@ -104,7 +105,7 @@ async function stopAll(children: readonly ChildProcess[]): Promise<void> {
   );
 }
 
-const server = spawn(process.execPath, ["--import", "tsx", here("./isolation-server.ts")], {
+const server = spawn(process.execPath, [...AS_BUILT, here("./isolation-server.ts")], {
   stdio: ["ignore", "inherit", "inherit", "ipc"],
 });
 const { healthy } = await new Promise<{ healthy: number }>((resolve) =>

@@ -12,6 +12,7 @@ import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin"
 import { createEvent } from "../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker, type Dispatcher } from "../../src/webhooks/delivery/node/index";
+import { AS_BUILT } from "../support/as-built";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.BENCH_UNDICI_REQUESTS ?? 3_000);
@@ -20,7 +21,7 @@ const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[
 
 const server = spawn(
   process.execPath,
-  ["--import", "tsx", fileURLToPath(new URL("./isolation-server.ts", import.meta.url))],
+  [...AS_BUILT, fileURLToPath(new URL("./isolation-server.ts", import.meta.url))],
   {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   },

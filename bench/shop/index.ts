@@ -6,6 +6,7 @@
 // back to back in a rotating order, and each ratio is the median over rounds of the ratio within a round.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { AS_BUILT } from "../support/as-built";
 import { placeProcesses } from "../support/cores";
 import { startServerProcess } from "../support/server-process";
 import type { ContenderName, Question, ServedTarget } from "./server";
@@ -70,7 +71,7 @@ interface Case {
 function load(specs: Spec[], seconds: number): Promise<Load[]> {
   return new Promise((resolve, reject) => {
     const [command, ...prefix] = [...placement.loaderPrefix, process.execPath];
-    const child = spawn(command as string, [...prefix, "--import", "tsx", loader, JSON.stringify({ seconds, specs })], {
+    const child = spawn(command as string, [...prefix, ...AS_BUILT, loader, JSON.stringify({ seconds, specs })], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const timer = setTimeout(() => child.kill("SIGKILL"), (specs.length * seconds + 30) * 1000);

@@ -3,6 +3,7 @@
 // starts its server and calls serveOverIpc; the bench then asks it questions (a check's counts) over the IPC
 // channel and closes it. The process inherits the bench's CPU placement (cores.ts pins the bench before it forks).
 import { fork } from "node:child_process";
+import { AS_BUILT } from "./as-built";
 
 type ToChild = { id: number; question: unknown } | { close: true };
 type FromChild = { ready: unknown } | { id: number; answer: unknown };
@@ -19,14 +20,14 @@ export interface ServerProcess<Ready, Question, Answer> {
   close(): Promise<void>;
 }
 
-/** Forks `script` (TypeScript, through tsx) with `argument` as JSON and waits until its server listens. */
+/** Forks `script` (TypeScript, compiled as built: as-built-loader.mjs) with `argument` as JSON and waits until its server listens. */
 export function startServerProcess<Ready, Question, Answer>(
   script: string,
   argument: unknown,
 ): Promise<ServerProcess<Ready, Question, Answer>> {
   return new Promise((resolve, reject) => {
     const child = fork(script, [JSON.stringify(argument)], {
-      execArgv: ["--import", "tsx"],
+      execArgv: [...AS_BUILT],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     const waiting = new Map<number, { answer: (answer: Answer) => void; fail: (error: Error) => void }>();

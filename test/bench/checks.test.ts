@@ -7,12 +7,13 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { AS_BUILT } from "../../bench/support/as-built";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
 function runCheck(suite: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `bench/${suite}/index.ts`], {
+    const child = spawn(process.execPath, [...AS_BUILT, `bench/${suite}/index.ts`], {
       cwd: root,
       env: { ...process.env, BENCH_CHECK: "1", BENCH_PIN: "0" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,7 +1,7 @@
-// The in-process half of bench/adapters: `node --import ./bench/support/as-built-loader.mjs in-process.ts <ours> <peer>` drives both servers'
-// request listeners with light-my-request (Fastify's own `inject`, no sockets) in one process, in paired,
-// alternating rounds timed in process CPU time, and prints one `ratio:` line (their CPU per request ÷ ours).
-// Without the kernel's TCP work and a load generator on the same cores, what is left is what the servers do.
+// The in-process half of bench/adapters: `node --import ./bench/support/as-built-loader.mjs in-process.ts <ours>
+// <peer>` drives both servers' request listeners with light-my-request (Fastify's own `inject`, no sockets) in one
+// process, in paired, alternating rounds timed in process CPU time, and prints one `ratio:` line (their CPU per request
+// ÷ ours). Without the kernel's TCP work and a load generator on the same cores, what is left is what the servers do.
 import { createRequire } from "node:module";
 import { isDeepStrictEqual } from "node:util";
 import { listenerOf, SERVERS, type ServerKind } from "./servers";

@@ -1,5 +1,5 @@
-// The load generator for bench/adapters, run in its own process so it does not share the servers' CPU
-// thread: `node --import ./bench/support/as-built-loader.mjs load.ts <url> <seconds>` prints one JSON line with requests/s.
+// The load generator for bench/adapters, run in its own process so it does not share the servers' CPU thread: `node
+// --import ./bench/support/as-built-loader.mjs load.ts <url> <seconds>` prints one JSON line with requests/s.
 import { createRequire } from "node:module";
 
 interface Result {

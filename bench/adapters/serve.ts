@@ -1,7 +1,7 @@
-// One server of bench/adapters in its own process, so the contenders never share a JIT or an event loop:
-// `node --import ./bench/support/as-built-loader.mjs serve.ts <kind>` prints its URL as one line, then serves until killed. Each line "cpu" on
-// stdin is answered with the process's CPU time so far, in µs, as one line: the suite divides it by the requests
-// served, a measure other processes on the machine disturb far less than requests/s.
+// One server of bench/adapters in its own process, so the contenders never share a JIT or an event loop: `node --import
+// ./bench/support/as-built-loader.mjs serve.ts <kind>` prints its URL as one line, then serves until killed. Each line
+// "cpu" on stdin is answered with the process's CPU time so far, in µs, as one line: the suite divides it by the
+// requests served, a measure other processes on the machine disturb far less than requests/s.
 import { createInterface } from "node:readline";
 import { SERVERS, type ServerKind, startServer } from "./servers";
 

@@ -4,7 +4,8 @@
 // - with the SDK (a tracer provider with a batch processor and a meter provider with a reader, both exporting to a
 //   no-op exporter), passed explicitly so nothing is registered globally.
 // Rounds alternate the pair (ABBA); the ratio is the median of per-round ratios of CPU per delivery (theirs ÷ ours:
-// the throughput ratio). Run alone: node --expose-gc --import ./bench/support/as-built-loader.mjs bench/delivery/otel.ts
+// the throughput ratio).
+// Run alone: node --expose-gc --import ./bench/support/as-built-loader.mjs bench/delivery/otel.ts
 
 import { fileURLToPath } from "node:url";
 import type { Meter, Tracer } from "@opentelemetry/api";

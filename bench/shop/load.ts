@@ -1,8 +1,8 @@
-// The load generator of bench/shop, in its own process so it does not share the servers' thread:
-// `node --import ./bench/support/as-built-loader.mjs load.ts '<json>'` with {seconds, specs: [{url, method, headers, body, pid}]} loads each spec in
-// turn for `seconds` and prints one JSON line: an array of {rps, cpuPerRequestNs, statuses, errors}, one per spec,
-// where cpuPerRequestNs is the CPU time the server process `pid` spent meanwhile (../support/server-cpu.ts), per
-// request answered.
+// The load generator of bench/shop, in its own process so it does not share the servers' thread: `node --import
+// ./bench/support/as-built-loader.mjs load.ts '<json>'` with {seconds, specs: [{url, method, headers, body, pid}]}
+// loads each spec in turn for `seconds` and prints one JSON line: an array of {rps, cpuPerRequestNs, statuses, errors},
+// one per spec, where cpuPerRequestNs is the CPU time the server process `pid` spent meanwhile
+// (../support/server-cpu.ts), per request answered.
 import { createRequire } from "node:module";
 import { serverCpuNs } from "../support/server-cpu";
 

@@ -47,7 +47,7 @@ let esbuild;
 let tsconfigRaw;
 
 export async function load(url, context, nextLoad) {
-  if (!url.startsWith("file:") || !/\.[cm]?ts$/.test(new URL(url).pathname)) return nextLoad(url, context);
+  if (!url.startsWith("file:") || !/\.m?ts$/.test(new URL(url).pathname)) return nextLoad(url, context);
   esbuild ??= await import("esbuild");
   tsconfigRaw ??= {
     compilerOptions: JSON.parse(await readFile(new URL("tsconfig.json", root), "utf8")).compilerOptions,

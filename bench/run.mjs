@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// npm run bench [suite...]: runs bench/<suite>/index.ts for each named suite, or every suite.
+// npm run bench [suite...]: runs bench/<suite>/index.ts for each named suite, or every suite, compiled as the package
+// is built (support/as-built-loader.mjs).
 // Each suite prints its environment and ends with "ratio: <case> vs <peer> = <number>" lines.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";

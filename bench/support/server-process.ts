@@ -20,7 +20,10 @@ export interface ServerProcess<Ready, Question, Answer> {
   close(): Promise<void>;
 }
 
-/** Forks `script` (TypeScript, compiled as built: as-built-loader.mjs) with `argument` as JSON and waits until its server listens. */
+/**
+ * Forks `script` (TypeScript, compiled as the package is built: as-built-loader.mjs) with `argument` as JSON and waits
+ * until its server listens.
+ */
 export function startServerProcess<Ready, Question, Answer>(
   script: string,
   argument: unknown,

@@ -1,4 +1,5 @@
 import { untilAborted } from "../../../http/until-aborted";
+import { utf8Length } from "../../../http/utf8-length";
 import { nonNegativeInteger, positiveInteger } from "../../../options/number-option";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
@@ -37,25 +38,26 @@ interface Entry extends DueItem, EndedLink<Entry> {
 }
 
 /**
- * What an event counts toward `maxBytes`: its body as received where the consumer passed it (the JSON text), else
- * the payload's bytes, or the length of its JSON text; with its id and type. A parsed payload takes a few times its
- * text in the heap, so this is what a provider sent, not what the process holds.
+ * What an event counts toward `maxBytes`, in UTF-8 bytes: its body as received where the consumer passed it (the
+ * JSON text), else the payload's bytes, or its text, or its JSON text; with its id and type. A parsed payload takes a
+ * few times its text in the heap, so this is what a provider sent, not what the process holds.
  */
 function heldBytes(event: InboxEvent, source: InboxAddSource | undefined): number {
   const { payload } = event;
   let body: number;
   if (source?.json !== undefined) body = source.json.byteLength;
   else if (payload instanceof Uint8Array) body = payload.byteLength;
-  else if (typeof payload === "string") body = payload.length;
+  else if (typeof payload === "string") body = utf8Length(payload);
   else {
     try {
-      body = JSON.stringify(payload)?.length ?? 0;
+      const text = JSON.stringify(payload);
+      body = text === undefined ? 0 : utf8Length(text);
     } catch {
       // A payload no JSON can hold (a cycle, a BigInt) added by hand: counted by its id alone, as before the bound.
       body = 0;
     }
   }
-  return body + event.id.length + event.type.length;
+  return body + utf8Length(event.id) + utf8Length(event.type);
 }
 
 function record(entry: Entry): InboxRecord {
@@ -79,9 +81,9 @@ export interface MemoryInboxOptions {
    */
   maxDone?: number;
   /**
-   * Most bytes of events the inbox holds, done or not (bodies as received, with ids and types; see the docs). An
-   * event that would go past it first makes room by dropping done events, the one done longest ago first; when
-   * events not yet done fill it, `add` throws {@link InboxFullError} and the consumer answers `503` with
+   * Most bytes of events the inbox holds, done or not (in UTF-8: bodies as received, with ids and types; see the
+   * docs). An event that would go past it first makes room by dropping done events, the one done longest ago first;
+   * when events not yet done fill it, `add` throws {@link InboxFullError} and the consumer answers `503` with
    * `Retry-After`, so the provider delivers it again later. A processor that stalls then costs retries, not the
    * process: without a bound, a flood of acknowledged events would grow the heap until the process died, taking
    * every one of them with it. `Infinity` for no bound. @default 67_108_864 (64 MiB)

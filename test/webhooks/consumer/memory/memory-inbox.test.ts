@@ -236,6 +236,15 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
     expect(inbox.bytes).toBe(157 + 9 + 5);
   });
 
+  it("counts text, JSON text, ids and types in UTF-8 bytes, not UTF-16 units", () => {
+    const inbox = createMemoryInbox();
+    // "注文" is 2 units and 6 bytes; "é" 1 unit and 2 bytes; "😀" 2 units and 4 bytes.
+    inbox.add(event("注文", { type: "é", payload: "😀" }));
+    expect(inbox.bytes).toBe(4 + 6 + 2);
+    inbox.add(event("id", { type: "t", payload: { note: "注文" } }));
+    expect(inbox.bytes).toBe(12 + '{"note":""}'.length + 6 + 2 + 1);
+  });
+
   it("refuses with InboxFullError when events not yet done fill it, storing nothing and dropping nothing", () => {
     const inbox = createMemoryInbox({ maxBytes: 1_000 });
     for (let i = 0; i < 3; i++) add(inbox, `e${i}`, 300);

@@ -5,7 +5,8 @@
  * handler that only verifies (with the same `verify`), and to the durable consumer written by hand
  * (node:crypto verify + one pg INSERT per request), the fair peer of the PostgreSQL inbox. Load comes from a second process (autocannon)
  * with pre-signed requests; each contender runs in a process of its own (server.ts), and is checked for correct
- * answers before it is timed.
+ * answers before it is timed. Every contender runs once per round, in an order that rotates; each ratio is the median
+ * over rounds of the ratio within a round.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -13,6 +14,7 @@ import pg from "pg";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
 import { AS_BUILT } from "../support/as-built";
 import { placeProcesses } from "../support/cores";
+import { median } from "../support/median";
 import { startServerProcess } from "../support/server-process";
 import type { ConsumerReady, ContenderName } from "./server";
 
@@ -121,28 +123,31 @@ async function postgresReachable(): Promise<boolean> {
 const withPostgres = await postgresReachable();
 if (!withPostgres) console.log(`PostgreSQL not reachable at ${DATABASE_URL}: the postgres inbox is skipped`);
 console.log(placement.description);
+const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 5);
 console.log(
-  `${CONNECTIONS} connections, ${DURATION_S} s per run after a 1 s warm-up, best of ${Number(process.env.BENCH_ROUNDS ?? 2)} alternating rounds; load from a second process`,
+  `${CONNECTIONS} connections, ${DURATION_S} s per run after a 1 s warm-up, ${ROUNDS} rounds in a rotating order; each ratio is the median over rounds of the ratio within a round; load from a second process`,
 );
 
+const BARE = "bare verify-only node:http";
 const headline: string[] = [];
 const graded: string[] = [];
-// Contenders take turns, ROUNDS times each, and keep their best run: on a shared machine that
-// filters out the runs another process slowed down, without favouring any contender. Each run gets a contender in a
-// fresh process of its own (server.ts), closed after it: the memory inbox keeps every event it acknowledged (that
-// case runs no processor), hundreds of megabytes at 16 KiB that a shared collector went on marking during the next
-// contenders' runs (measured: +70–120 µs of server CPU per PostgreSQL acknowledgement), and no contender's code
-// warms up or shapes Node's HTTP internals beside another's, as no server does in production.
-const ROUNDS = CHECK_ONLY ? 1 : Number(process.env.BENCH_ROUNDS ?? 2);
+// Every contender runs once per round, back to back, in an order that rotates from round to round, and each ratio is
+// the median over rounds of the ratio within a round (as bench/shop): on this 2-core VM the machine's speed moves by
+// a factor of two over tens of seconds, so a contender's best run and its peer's best run, taken minutes apart,
+// compared two states of the machine (2026-11-30: the verify-only server read 18,800–35,000 acks/s in one hour). Each
+// run gets a contender in a fresh process of its own (server.ts), closed after it: the memory inbox keeps every event
+// it acknowledged (that case runs no processor), hundreds of megabytes at 16 KiB that a shared collector went on
+// marking during the next contenders' runs (measured: +70–120 µs of server CPU per PostgreSQL acknowledgement), and no
+// contender's code warms up or shapes Node's HTTP internals beside another's, as no server does in production.
 for (const size of SIZES) {
-  const results = new Map<string, number>();
-  // The least server CPU time per acknowledgement over the rounds, by contender.
-  const cpuResults = new Map<string, number>();
   const contenders: ContenderName[] = ["bare", "memory", "memory+processor"];
   if (withPostgres) contenders.push("postgres", "hand-written");
+  // Per contender's name, one run per round.
+  const runs = new Map<string, Load[]>();
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, name] of contenders.entries()) {
-      const contender = await startContender(name);
+    for (let turn = 0; turn < contenders.length; turn++) {
+      const i = (round + turn) % contenders.length;
+      const contender = await startContender(contenders[i] as ContenderName);
       try {
         await check(contender);
         const runId = `${size.bytes}_${i}_${round}`;
@@ -150,48 +155,47 @@ for (const size of SIZES) {
         if (result.non2xx > 0 || result.errors > 0) {
           throw new Error(`${contender.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors under load`);
         }
-        results.set(contender.name, Math.max(results.get(contender.name) ?? 0, result.rps));
-        cpuResults.set(
-          contender.name,
-          Math.min(cpuResults.get(contender.name) ?? Number.POSITIVE_INFINITY, result.cpuPerRequestNs),
-        );
+        runs.set(contender.name, [...(runs.get(contender.name) ?? []), result]);
       } finally {
         await contender.close();
       }
     }
   }
-  for (const [name, rps] of results) {
-    const ns = cpuResults.get(name) ?? Number.NaN;
+  for (const [name, results] of runs) {
+    const ns = median(results.map((r) => r.cpuPerRequestNs));
     const cpu = Number.isFinite(ns) ? `${(ns / 1_000).toFixed(1)} µs` : "unread";
+    const each = results.map((r) => Math.round(r.rps).toLocaleString("en")).join(" / ");
     console.log(
-      `${size.label.padEnd(7)} ${name.padEnd(34)} ${Math.round(rps).toString().padStart(7)} acks/s, ${cpu} of server CPU per ack`,
+      `${size.label.padEnd(7)} ${name.padEnd(34)} ${Math.round(median(results.map((r) => r.rps)))
+        .toString()
+        .padStart(7)} acks/s median, ${cpu} of server CPU per ack (${each})`,
     );
   }
-  const bare = results.get("bare verify-only node:http") ?? Number.NaN;
   const isHeadline = size.bytes === 1_024;
+  const label = (name: string) => `${name}${isHeadline ? "" : ` (${size.label})`}`;
+  // The median over rounds of `value(ours) / value(theirs)` within each round.
+  const paired = (ours: string, theirs: string, value: (load: Load) => number) => {
+    const a = runs.get(ours);
+    const b = runs.get(theirs);
+    if (a === undefined || b === undefined) return undefined;
+    return median(a.map((load, round) => value(load) / value(b[round] as Load)));
+  };
+  const push = (line: string) => (isHeadline ? headline : graded).push(line);
   for (const name of ["consumer memory inbox", "consumer memory inbox + processor", "consumer postgres inbox"]) {
-    const rps = results.get(name);
-    if (rps === undefined) continue;
-    const line = `ratio: ${name}${isHeadline ? "" : ` (${size.label})`} vs bare verify-only node:http = ${(rps / bare).toFixed(2)}`;
-    (isHeadline ? headline : graded).push(line);
+    const ratio = paired(name, BARE, (load) => load.rps);
+    if (ratio !== undefined) push(`ratio: ${label(name)} vs ${BARE} = ${ratio.toFixed(2)}`);
   }
   // Acknowledgements per second of the server's CPU time, for the in-process inboxes only: the PostgreSQL contenders
   // hand part of their work to the database's processes, which this does not count.
-  const bareCpu = cpuResults.get("bare verify-only node:http") ?? Number.NaN;
   for (const name of ["consumer memory inbox", "consumer memory inbox + processor"]) {
-    const ratio = bareCpu / (cpuResults.get(name) ?? Number.NaN);
-    if (!Number.isFinite(ratio)) continue;
-    (isHeadline ? headline : graded).push(
-      `ratio: ${name}${isHeadline ? "" : ` (${size.label})`} (CPU time) vs bare verify-only node:http = ${ratio.toFixed(2)}`,
-    );
+    const ratio = paired(name, BARE, (load) => 1 / load.cpuPerRequestNs);
+    if (ratio !== undefined && Number.isFinite(ratio))
+      push(`ratio: ${label(name)} (CPU time) vs ${BARE} = ${ratio.toFixed(2)}`);
   }
   // The durable peer: a consumer that also acknowledges only after its write (target: the inbox ≥ 1.5×).
-  const handWritten = results.get("hand-written verify + INSERT");
-  const inbox = results.get("consumer postgres inbox");
-  if (handWritten !== undefined && inbox !== undefined) {
-    const line = `ratio: consumer postgres inbox${isHeadline ? "" : ` (${size.label})`} vs hand-written verify + INSERT = ${(inbox / handWritten).toFixed(2)}`;
-    (isHeadline ? headline : graded).push(line);
-  }
+  const durable = paired("consumer postgres inbox", "hand-written verify + INSERT", (load) => load.rps);
+  if (durable !== undefined)
+    push(`ratio: ${label("consumer postgres inbox")} vs hand-written verify + INSERT = ${durable.toFixed(2)}`);
 }
 // The 1 KiB comparisons are the headline: they end the output.
 if (CHECK_ONLY) console.log(`checked: every contender answered alike, and under load, at ${SIZES.length} sizes`);

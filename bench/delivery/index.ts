@@ -11,6 +11,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { AS_BUILT } from "../support/as-built";
+import { median } from "../support/median";
 import { bare, delivery, type Round, type Target } from "./contenders";
 import { pgliteBackend, serverBackend } from "./durable";
 import { workerOverhead } from "./overhead";
@@ -21,13 +22,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const CONCURRENCY = [1, 16, 64];
 const CHECKED = 300;
 
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 const best = (rounds: readonly Round[]) => Math.max(...rounds.map((r) => r.rate));
 const field = (rounds: readonly Round[], key: keyof Round) => median(rounds.map((r) => r[key]));
 

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { AS_BUILT } from "../support/as-built";
 import { placeProcesses } from "../support/cores";
+import { median } from "../support/median";
 import { startServerProcess } from "../support/server-process";
 import type { ContenderName, Question, ServedTarget } from "./server";
 
@@ -189,14 +190,6 @@ async function check(target: Target): Promise<Map<string, string>> {
   if (other.status !== 403) throw new Error(`${target.name}: POST to another user's orders → ${other.status}`);
   return fields;
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 const targets = await Promise.all((["shop", "bare", "fastify", "express"] as const).map(startContender));
 const [ours] = targets as [Target, ...Target[]];

@@ -1,6 +1,7 @@
 import { isToken } from "../http/media-type";
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isHttpProblem, problem } from "../http/problem";
+import { utf8Length } from "../http/utf8-length";
 import { RoutingError } from "./errors";
 import type { MatchResult } from "./match-result";
 import { allowList, compileMatcher, type Matcher } from "./matcher";
@@ -26,8 +27,7 @@ function headOf(response: HttpResponse): HttpResponse {
   if (response.body == null) return response;
   const headers = { ...response.headers };
   if (headers["content-length"] === undefined) {
-    const length =
-      typeof response.body === "string" ? new TextEncoder().encode(response.body).byteLength : response.body.byteLength;
+    const length = typeof response.body === "string" ? utf8Length(response.body) : response.body.byteLength;
     headers["content-length"] = String(length);
   }
   return { status: response.status, headers, body: null };

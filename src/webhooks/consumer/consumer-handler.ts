@@ -5,6 +5,7 @@ import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../
 import { HttpProblem } from "../../http/problem";
 import { isThenable } from "../../http/thenable";
 import { untilAborted } from "../../http/until-aborted";
+import { utf8Length } from "../../http/utf8-length";
 import { nonNegativeInteger, positiveNumber } from "../../options/number-option";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
@@ -83,13 +84,11 @@ const ALLOW = { allow: "POST" };
  */
 const MAX_EVENT_ID_BYTES = 1024;
 
-const encoder = new TextEncoder();
-
 /** The id's length in UTF-8 bytes, when it is over the limit; `undefined` when it fits. */
 function idTooLong(id: string): number | undefined {
-  // One UTF-16 unit is at most 3 UTF-8 bytes: a short id needs no encoding to be known to fit.
+  // One UTF-16 unit is at most 3 UTF-8 bytes: a short id needs no counting to be known to fit.
   if (id.length * 3 <= MAX_EVENT_ID_BYTES) return undefined;
-  const bytes = encoder.encode(id).byteLength;
+  const bytes = utf8Length(id);
   return bytes > MAX_EVENT_ID_BYTES ? bytes : undefined;
 }
 

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
+import { isThenable } from "../../http/thenable";
 import { untilAborted } from "../../http/until-aborted";
 import { fieldErrors } from "../../http/validation";
 import { positiveInteger, positiveNumber } from "../../options/number-option";
 import { EventRouter } from "../event-pattern/event-router";
 import { exponentialBackoff, type RetryPolicy } from "../retry/backoff";
+import { AttemptDeadline } from "./attempt-deadline";
 import { errorRecord, WebhookConsumerError } from "./errors";
 import type { InboxEvent } from "./event";
 import type { Inbox, InboxClaim } from "./inbox";
@@ -313,52 +315,43 @@ export class WebhookProcessor<Context extends object = object> {
       }
       payload = parsed.data;
     }
-    const attempt = this.#attemptSignal();
-    const { signal } = attempt;
-    const input = { event: payload === event.payload ? event : { ...event, payload }, attempt: attempts, signal };
+    const ms = this.#handlerTimeoutMs;
+    const deadline = new AttemptDeadline(ms === undefined ? undefined : this.#deadline(ms), ms ?? 0);
+    const race = deadline.race;
+    const handlerEvent = payload === event.payload ? event : { ...event, payload };
     let result: Awaited<ReturnType<Inbox<Context>["complete"]>>;
     try {
       result = await this.#inbox.complete(
         claim,
         async (context) => {
           if (route === undefined) return;
-          const handled = route.handler({ ...context, ...input } as InboxEventHandlerInput<unknown, Context>);
-          // The work itself fails at the time-out too, for an inbox that does not take the signal.
-          await untilAborted(Promise.resolve(handled), signal);
+          const handled = route.handler({
+            ...context,
+            event: handlerEvent,
+            attempt: attempts,
+            // Made when the handler reads it (AttemptDeadline).
+            get signal() {
+              return deadline.signal;
+            },
+          } as InboxEventHandlerInput<unknown, Context>);
+          // A handler that answered synchronously has finished. An async one fails at the time-out here too, for an
+          // inbox that does not take the signal.
+          if (!isThenable(handled)) return;
+          await (race === undefined ? handled : untilAborted(handled, race));
         },
         this.#now(),
-        { signal },
+        { signal: race },
       );
     } catch (error) {
       // The inbox itself failed (say the database went away): settle as a retry if it can.
       result = { outcome: "failed", error };
       report.errors++;
     } finally {
-      attempt.end();
+      deadline.end();
     }
     if (result.outcome === "done") report.done++;
     else if (result.outcome === "lost") report.lost++;
-    else return this.#failed(claim, result.error, report);
-  }
-
-  /**
-   * The signal of one attempt: aborted with a `handler_timeout` error once `handlerTimeoutMs` pass; `end` lets go of
-   * the deadline when the attempt settled first.
-   */
-  #attemptSignal(): { signal: AbortSignal; end: () => void } {
-    const controller = new AbortController();
-    const ms = this.#handlerTimeoutMs;
-    if (ms === undefined) return { signal: controller.signal, end: () => {} };
-    const deadline = this.#deadline(ms);
-    const expire = () =>
-      controller.abort(
-        new WebhookConsumerError("handler_timeout", `The handler did not finish within ${ms} ms.`, {
-          cause: deadline.reason,
-        }),
-      );
-    if (deadline.aborted) expire();
-    else deadline.addEventListener("abort", expire, { once: true });
-    return { signal: controller.signal, end: () => deadline.removeEventListener("abort", expire) };
+    else return this.#failed(claim, deadline.failure(result.error), report);
   }
 
   /** Settles a failed attempt: retried after the policy's delay, or dead when the policy says no more. */

@@ -24,7 +24,8 @@ export interface InboxCompleteOptions {
    * Aborts when the processor stops waiting for `work` (its `handlerTimeoutMs`). The inbox then answers `failed`
    * with the signal's reason without waiting for `work`, and never marks the event done for it; one that runs `work`
    * in a transaction ends it (the PostgreSQL inbox on a `pg` Pool closes the connection, so a statement still
-   * running is stopped and nothing `work` sends afterwards commits).
+   * running is stopped and nothing `work` sends afterwards commits). The processor's default deadline is shared by the
+   * attempts that start within one window, so take off any listener you add to it once the attempt settles.
    */
   signal?: AbortSignal | undefined;
 }

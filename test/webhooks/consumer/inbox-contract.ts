@@ -2,6 +2,7 @@
  * The one contract every Inbox implementation passes (memory, PostgreSQL): de-duplication,
  * claiming under a lease, completion, retries, dead letters. Times are explicit Unix ms values.
  */
+import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -257,6 +258,35 @@ export function inboxContract(
         await tried.promise;
         expect((await subject?.written?.()) ?? []).toEqual([]);
         expect((await inbox.get("a"))?.state).toBe("processing");
+      });
+      it("takes off what it added to the signal once each attempt settles: one deadline serves many attempts", async () => {
+        await inbox.add(event("a"));
+        await inbox.add(event("b"));
+        await inbox.add(event("c"));
+        const [a, b, c] = await claim(T0);
+        const shared = new AbortController();
+        const boom = new Error("boom");
+        expect(await inbox.complete(a!, async () => {}, T0, { signal: shared.signal })).toEqual({ outcome: "done" });
+        expect(await inbox.complete(b!, async () => Promise.reject(boom), T0, { signal: shared.signal })).toEqual({
+          outcome: "failed",
+          error: boom,
+        });
+        expect(await inbox.complete(a!, async () => {}, T0, { signal: shared.signal })).toEqual({ outcome: "lost" });
+        expect(getEventListeners(shared.signal, "abort")).toHaveLength(0);
+        const started = latch();
+        const running = inbox.complete(
+          c!,
+          async () => {
+            started.open();
+            await new Promise(() => {});
+          },
+          T0,
+          { signal: shared.signal },
+        );
+        await started.promise;
+        expect(getEventListeners(shared.signal, "abort").length).toBeGreaterThan(0);
+        shared.abort(new Error("window over"));
+        expect((await running).outcome).toBe("failed");
       });
     });
 

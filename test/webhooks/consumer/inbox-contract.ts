@@ -259,6 +259,7 @@ export function inboxContract(
         expect((await subject?.written?.()) ?? []).toEqual([]);
         expect((await inbox.get("a"))?.state).toBe("processing");
       });
+
       it("takes off what it added to the signal once each attempt settles: one deadline serves many attempts", async () => {
         await inbox.add(event("a"));
         await inbox.add(event("b"));

@@ -8,6 +8,7 @@ import { z } from "zod";
 import {
   createWebhookProcessor,
   type Inbox,
+  type InboxClaim,
   type InboxEvent,
   scheduleBackoff,
 } from "../../../src/webhooks/consumer/index";
@@ -43,6 +44,25 @@ function latch(): { promise: Promise<void>; open: () => void } {
     open = resolve;
   });
   return { promise, open };
+}
+
+/**
+ * Completes `claim` with work that never settles, under `signal`; resolves once the work has started, with the
+ * completion (wrapped: an async function would wait for it).
+ */
+async function completeHanging(inbox: Inbox, claim: InboxClaim, signal: AbortSignal) {
+  const started = latch();
+  const running = inbox.complete(
+    claim,
+    async () => {
+      started.open();
+      await new Promise(() => {});
+    },
+    T0,
+    { signal },
+  );
+  await started.promise;
+  return { running };
 }
 
 /** What the backend under test can do. */
@@ -207,18 +227,8 @@ export function inboxContract(
         await inbox.add(event("a"));
         const [c] = await claim(T0);
         const controller = new AbortController();
-        const started = latch();
         const reason = new Error("handler time-out");
-        const running = inbox.complete(
-          c!,
-          async () => {
-            started.open();
-            await new Promise(() => {});
-          },
-          T0,
-          { signal: controller.signal },
-        );
-        await started.promise;
+        const { running } = await completeHanging(inbox, c!, controller.signal);
         controller.abort(reason);
         expect(await running).toEqual({ outcome: "failed", error: reason });
         // Unfinished, as after a throw: the processor settles it, and it is claimed again.
@@ -274,17 +284,7 @@ export function inboxContract(
         });
         expect(await inbox.complete(a!, async () => {}, T0, { signal: shared.signal })).toEqual({ outcome: "lost" });
         expect(getEventListeners(shared.signal, "abort")).toHaveLength(0);
-        const started = latch();
-        const running = inbox.complete(
-          c!,
-          async () => {
-            started.open();
-            await new Promise(() => {});
-          },
-          T0,
-          { signal: shared.signal },
-        );
-        await started.promise;
+        const { running } = await completeHanging(inbox, c!, shared.signal);
         expect(getEventListeners(shared.signal, "abort").length).toBeGreaterThan(0);
         shared.abort(new Error("window over"));
         expect((await running).outcome).toBe("failed");

@@ -99,7 +99,10 @@ export interface Inbox<Context extends object = object> {
   ): Promise<InboxCompleteResult>;
   /** Settles a failed attempt as retry-later or dead; a stale claim is ignored (returns false). */
   fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean>;
-  /** One event by id, for inspection. */
+  /**
+   * One event by id, for inspection. An inbox may let a done event's payload go (the memory inbox does: its
+   * `payload` is then `undefined`); de-duplication needs the id alone.
+   */
   get(id: string): Promise<InboxRecord | undefined>;
   /** Dead-lettered events, oldest first. */
   deadLetters(options?: { limit?: number }): Promise<InboxRecord[]>;

@@ -451,13 +451,16 @@ describe("createWebhookConsumer over node:http", () => {
       expect(await inbox.get("msg_2")).toBeUndefined();
       // A redelivery of a held event is still acknowledged: it is a duplicate, and takes no room.
       expect((await post(url, delivery("msg_1", big))).status).toBe(202);
-      // Once processed, the done event makes room: the provider's retry is stored.
+      // Once processed, the done event keeps its id alone, which makes room: the provider's retry is stored, and a
+      // redelivery of the done event is still a duplicate.
       const processor = createWebhookProcessor({ inbox });
       processor.on("*", async () => {});
       await processor.processDue();
       expect((await post(url, delivery("msg_2", big))).status).toBe(202);
       expect((await inbox.get("msg_2"))?.state).toBe("pending");
-      expect(await inbox.get("msg_1")).toBeUndefined();
+      expect(await inbox.get("msg_1")).toMatchObject({ state: "done", payload: undefined });
+      expect((await post(url, delivery("msg_1", big))).status).toBe(202);
+      expect((await inbox.get("msg_1"))?.state).toBe("done");
     });
 
     it("logs refusals by default at most once a minute, not once per delivery", async () => {

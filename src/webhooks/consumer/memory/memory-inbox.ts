@@ -57,7 +57,12 @@ function heldBytes(event: InboxEvent, source: InboxAddSource | undefined): numbe
       body = 0;
     }
   }
-  return body + utf8Length(event.id) + utf8Length(event.type);
+  return body + idBytes(event);
+}
+
+/** What a done event counts toward `maxBytes`: its id and type, all the inbox keeps of it. */
+function idBytes(event: InboxEvent): number {
+  return utf8Length(event.id) + utf8Length(event.type);
 }
 
 function record(entry: Entry): InboxRecord {
@@ -76,13 +81,15 @@ function record(entry: Entry): InboxRecord {
 export interface MemoryInboxOptions {
   /**
    * Most done events kept; past it the one done longest ago is dropped (its id no longer de-duplicates), so a
-   * long-lived consumer's memory stays bounded however long the processor's `retainDoneMs`. Events not yet done are
-   * never dropped: they were acknowledged. @default 10_000
+   * long-lived consumer's memory stays bounded however long the processor's `retainDoneMs`. A done event keeps its
+   * id, type and state, not its payload (`get` answers it with `payload: undefined`). Events not yet done are never
+   * dropped: they were acknowledged. @default 10_000
    */
   maxDone?: number;
   /**
-   * Most bytes of events the inbox holds, done or not (in UTF-8: bodies as received, with ids and types; see the
-   * docs). An event that would go past it first makes room by dropping done events, the one done longest ago first;
+   * Most bytes of events the inbox holds, done or not (in UTF-8: bodies as received, with ids and types; a done event
+   * counts its id and type alone; see the docs). An event that would go past it first makes room by dropping done
+   * events, the one done longest ago first;
    * when events not yet done fill it, `add` throws {@link InboxFullError} and the consumer answers `503` with
    * `Retry-After`, so the provider delivers it again later. A processor that stalls then costs retries, not the
    * process: without a bound, a flood of acknowledged events would grow the heap until the process died, taking
@@ -222,6 +229,12 @@ export class MemoryInbox implements Inbox<object> {
     entry.state = "done";
     entry.availableAt = undefined;
     entry.token = undefined;
+    // De-duplication needs the id alone; a handled payload kept until `maxDone` would hold up to 64 MiB of heap
+    // the process never reads again, and at large bodies crowd out the done ids that `maxDone` promises to keep.
+    entry.event = { ...entry.event, payload: undefined };
+    this.#bytes -= entry.bytes;
+    entry.bytes = idBytes(entry.event);
+    this.#bytes += entry.bytes;
     this.#done.push(entry, now);
     this.#doneBytes += entry.bytes;
     if (this.#done.size > this.#maxDone) this.#forget(this.#done.oldest as Entry);

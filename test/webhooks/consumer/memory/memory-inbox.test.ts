@@ -267,6 +267,23 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
     expect(() => add(inbox, "huge", 5_000)).toThrow(InboxFullError);
   });
 
+  it("keeps a done event's id, type and state without its payload, and counts its id and type alone", async () => {
+    const inbox = createMemoryInbox({ maxBytes: 1_000 });
+    add(inbox, "a", 300);
+    add(inbox, "b", 300);
+    expect(inbox.bytes).toBe(2 * 302);
+    await finish(inbox, ["a"], T);
+    expect(await inbox.get("a")).toMatchObject({ id: "a", type: "t", state: "done", doneAt: T, payload: undefined });
+    expect(inbox.bytes).toBe(2 + 302);
+    // Still a duplicate: de-duplication needs the id alone.
+    expect(add(inbox, "a", 300)).toEqual({ duplicate: true });
+    expect(inbox.bytes).toBe(2 + 302);
+    // Room for two more of 300 beside "b", which a done payload kept would have cost.
+    add(inbox, "c", 300);
+    add(inbox, "d", 300);
+    expect((await inbox.get("a"))?.state).toBe("done");
+  });
+
   it("makes room by dropping done events, the one done longest ago first, and only as many as it needs", async () => {
     const inbox = createMemoryInbox({ maxBytes: 1_000 });
     add(inbox, "a", 300);
@@ -274,16 +291,21 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
     add(inbox, "c", 300);
     await finish(inbox, ["a"], T);
     await finish(inbox, ["b"], T + 1);
-    expect(add(inbox, "d", 300)).toEqual({ duplicate: false });
+    add(inbox, "d", 300);
+    add(inbox, "e", 300);
+    expect(inbox.bytes).toBe(2 + 2 + 3 * 302);
+    // 91 more would pass 1,000 by one byte: dropping "a" (2 bytes) is enough, and "b" stays.
+    expect(add(inbox, "f", 89)).toEqual({ duplicate: false });
     expect(await inbox.get("a")).toBeUndefined();
     expect((await inbox.get("b"))?.state).toBe("done");
-    expect(inbox.bytes).toBe(3 * 302);
-    // "b" done, "c" and "d" not: room for one more only by dropping "b"; nothing for a second.
-    expect(add(inbox, "e", 300)).toEqual({ duplicate: false });
-    expect(await inbox.get("b")).toBeUndefined();
-    expect(() => add(inbox, "f", 300)).toThrow(InboxFullError);
+    expect(inbox.bytes).toBe(999);
+    // Dropping "b" too would not make room for 12 more: refused, and "b" kept.
+    expect(() => add(inbox, "g", 10)).toThrow(InboxFullError);
+    expect((await inbox.get("b"))?.state).toBe("done");
+    // Once the rest is done, they take their ids' room alone.
+    await finish(inbox, ["c", "d", "e", "f"], T + 2);
+    expect(inbox.bytes).toBe(5 * 2);
     // A dropped id no longer de-duplicates, as past maxDone.
-    await finish(inbox, ["c", "d", "e"], T + 2);
     expect(add(inbox, "a", 300)).toEqual({ duplicate: false });
   });
 
@@ -356,7 +378,10 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
             const record = await inbox.get(id);
             if (!done.has(id)) expect(record?.state).not.toBe("done");
             if (!done.has(id)) expect(record).toBeDefined();
-            if (record !== undefined) sum += JSON.stringify(record.payload).length + id.length + 1;
+            if (record?.state === "done") expect(record.payload).toBeUndefined();
+            if (record !== undefined) {
+              sum += (record.state === "done" ? 0 : JSON.stringify(record.payload).length) + id.length + 1;
+            }
           }
           expect(inbox.bytes).toBe(sum);
           // A dropped done event is stored again as new when it comes back.

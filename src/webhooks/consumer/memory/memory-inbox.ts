@@ -89,11 +89,10 @@ export interface MemoryInboxOptions {
   /**
    * Most bytes of events the inbox holds, done or not (in UTF-8: bodies as received, with ids and types; a done event
    * counts its id and type alone; see the docs). An event that would go past it first makes room by dropping done
-   * events, the one done longest ago first;
-   * when events not yet done fill it, `add` throws {@link InboxFullError} and the consumer answers `503` with
-   * `Retry-After`, so the provider delivers it again later. A processor that stalls then costs retries, not the
-   * process: without a bound, a flood of acknowledged events would grow the heap until the process died, taking
-   * every one of them with it. `Infinity` for no bound. @default 67_108_864 (64 MiB)
+   * events, the one done longest ago first; when events not yet done fill it, `add` throws {@link InboxFullError} and
+   * the consumer answers `503` with `Retry-After`, so the provider delivers it again later. A processor that stalls
+   * then costs retries, not the process: without a bound, a flood of acknowledged events would grow the heap until
+   * the process died, taking every one of them with it. `Infinity` for no bound. @default 67_108_864 (64 MiB)
    */
   maxBytes?: number;
 }

@@ -278,9 +278,10 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
     // Still a duplicate: de-duplication needs the id alone.
     expect(add(inbox, "a", 300)).toEqual({ duplicate: true });
     expect(inbox.bytes).toBe(2 + 302);
-    // Room for two more of 300 beside "b", which a done payload kept would have cost.
+    // Two more of 300 fit beside "b" and "a" stays: its payload, still counted, would have been dropped with it.
     add(inbox, "c", 300);
     add(inbox, "d", 300);
+    expect(inbox.bytes).toBe(2 + 3 * 302);
     expect((await inbox.get("a"))?.state).toBe("done");
   });
 

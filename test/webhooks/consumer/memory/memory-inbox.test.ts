@@ -278,7 +278,7 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
     // Still a duplicate: de-duplication needs the id alone.
     expect(add(inbox, "a", 300)).toEqual({ duplicate: true });
     expect(inbox.bytes).toBe(2 + 302);
-    // Two more of 300 fit beside "b" and "a" stays: its payload, still counted, would have been dropped with it.
+    // Two more of 300 fit beside "b" and "a" stays; had "a" still counted its payload, it would have been dropped.
     add(inbox, "c", 300);
     add(inbox, "d", 300);
     expect(inbox.bytes).toBe(2 + 3 * 302);

@@ -141,9 +141,9 @@ export function describeStoreContract(
       it("keeps binary, large and empty bodies exactly", async () => {
         for (const stored of [binary, large, { status: 204, headers: {}, body: new Uint8Array(0) }]) {
           const k = key();
-          await store.complete(k, await acquire(k), stored, KEEP_MS);
+          expect(await store.complete(k, await acquire(k), stored, KEEP_MS)).toBe(true);
           const found = await store.begin(k, "fp-1", HOLD_MS);
-          if (found.kind !== "completed") throw new Error(found.kind);
+          if (found.kind !== "completed") throw new Error(`${stored.body.byteLength} bytes: found ${found.kind}`);
           expect(found.response.status).toBe(stored.status);
           expect(Buffer.from(found.response.body).equals(Buffer.from(stored.body))).toBe(true);
         }

@@ -74,8 +74,9 @@ async function until(what: string, check: () => Promise<boolean>, ms = 15_000): 
 }
 
 /**
- * Waits until a node answers PING; `false` when its server exited first (its port was taken between the check and
- * its bind: another port is tried).
+ * Waits until a node answers as this child; `false` when its server exited first (its port was taken between the
+ * check and its bind: another port is tried). The answer must name the child's pid: a server another suite started
+ * on the same port in that window would answer PING too, and its cluster would be joined to this one.
  */
 async function answers(child: ChildProcess, admin: Redis, port: number, ms = 15_000): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -83,7 +84,8 @@ async function answers(child: ChildProcess, admin: Redis, port: number, ms = 15_
     if (child.exitCode !== null || child.signalCode !== null) return false;
     const ping = async () => {
       if (admin.status !== "ready") await admin.connect();
-      return (await admin.ping()) === "PONG";
+      const info = String(await admin.info("server"));
+      return info.match(/^process_id:(\d+)/m)?.[1] === String(child.pid);
     };
     if (await ping().catch(() => false)) return true;
     if (Date.now() > deadline)

@@ -1,14 +1,13 @@
-import { WebhookVerificationError } from "./errors";
+import type { WebhookVerificationError } from "./errors";
 import type { HeaderLookup } from "./headers";
-import { hmacSha256, type RawBody, sameSignature } from "./hmac";
-import { literalKeys, literalSigningKeys } from "./literal-keys";
+import { hmacSha256, type RawBody } from "./hmac";
+import { matchesLiteralHmac, oneLiteralSigningKey } from "./literal-hmac";
 import {
   malformedHeader,
   missingHeader,
   type SchemeSignInput,
   type SignedHeaders,
   signingBody,
-  signingSecrets,
   type WebhookScheme,
 } from "./scheme";
 
@@ -37,20 +36,13 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
 }
 
 function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[]) {
-  const keys = literalKeys(NAME, secrets);
-  if (keys instanceof WebhookVerificationError) return keys;
-  for (const key of keys) {
-    const expected = hmacSha256(key, "", body, "hex");
-    for (const signature of signed.signatures) if (sameSignature(expected, signature)) return true;
-  }
-  return false;
+  return matchesLiteralHmac(NAME, secrets, "", body, signed.signatures, "hex");
 }
 
 function signGithub(input: SchemeSignInput): Record<string, string> {
-  const keys = literalSigningKeys(NAME, signingSecrets(NAME, input.secrets));
-  if (keys.length !== 1) throw new TypeError(`${NAME}.sign: GitHub sends one signature; pass exactly one secret`);
+  const key = oneLiteralSigningKey(NAME, "GitHub", input.secrets);
   const headers: Record<string, string> = {
-    [HEADER]: PREFIX + hmacSha256(keys[0]!, "", signingBody(NAME, input.body), "hex"),
+    [HEADER]: PREFIX + hmacSha256(key, "", signingBody(NAME, input.body), "hex"),
   };
   if (input.id !== undefined) headers["x-github-delivery"] = input.id;
   return headers;

@@ -1,15 +1,8 @@
-import { WebhookVerificationError } from "./errors";
+import type { WebhookVerificationError } from "./errors";
 import type { HeaderLookup } from "./headers";
-import { hmacSha256, type RawBody, sameSignature } from "./hmac";
-import { literalKeys, literalSigningKeys } from "./literal-keys";
-import {
-  missingHeader,
-  type SchemeSignInput,
-  type SignedHeaders,
-  signingBody,
-  signingSecrets,
-  type WebhookScheme,
-} from "./scheme";
+import { hmacSha256, type RawBody } from "./hmac";
+import { matchesLiteralHmac, oneLiteralSigningKey } from "./literal-hmac";
+import { missingHeader, type SchemeSignInput, type SignedHeaders, signingBody, type WebhookScheme } from "./scheme";
 
 const NAME = "shopify";
 const HEADER = "x-shopify-hmac-sha256";
@@ -22,20 +15,13 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
 }
 
 function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[]) {
-  const keys = literalKeys(NAME, secrets);
-  if (keys instanceof WebhookVerificationError) return keys;
-  for (const key of keys) {
-    const expected = hmacSha256(key, "", body, "base64");
-    for (const signature of signed.signatures) if (sameSignature(expected, signature)) return true;
-  }
-  return false;
+  return matchesLiteralHmac(NAME, secrets, "", body, signed.signatures, "base64");
 }
 
 function signShopify(input: SchemeSignInput): Record<string, string> {
-  const keys = literalSigningKeys(NAME, signingSecrets(NAME, input.secrets));
-  if (keys.length !== 1) throw new TypeError(`${NAME}.sign: Shopify sends one signature; pass exactly one secret`);
+  const key = oneLiteralSigningKey(NAME, "Shopify", input.secrets);
   const headers: Record<string, string> = {
-    [HEADER]: hmacSha256(keys[0]!, "", signingBody(NAME, input.body), "base64"),
+    [HEADER]: hmacSha256(key, "", signingBody(NAME, input.body), "base64"),
   };
   if (input.id !== undefined) headers["x-shopify-webhook-id"] = input.id;
   return headers;

@@ -1,7 +1,7 @@
-import { WebhookVerificationError } from "./errors";
+import type { WebhookVerificationError } from "./errors";
 import type { HeaderLookup } from "./headers";
-import { hmacSha256, type RawBody, sameSignature } from "./hmac";
-import { literalKeys, literalSigningKeys } from "./literal-keys";
+import { hmacSha256, type RawBody } from "./hmac";
+import { matchesLiteralHmac, oneLiteralSigningKey } from "./literal-hmac";
 import { stringMember } from "./payload";
 import {
   malformedHeader,
@@ -10,7 +10,6 @@ import {
   type SchemeSignInput,
   type SignedHeaders,
   signingBody,
-  signingSecrets,
   signingTimestamp,
   type WebhookScheme,
 } from "./scheme";
@@ -44,22 +43,15 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
 }
 
 function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[]) {
-  const keys = literalKeys(NAME, secrets);
-  if (keys instanceof WebhookVerificationError) return keys;
   const prefix = `v0:${signed.timestampText ?? signed.timestamp}:`;
-  for (const key of keys) {
-    const expected = hmacSha256(key, prefix, body, "hex");
-    for (const signature of signed.signatures) if (sameSignature(expected, signature)) return true;
-  }
-  return false;
+  return matchesLiteralHmac(NAME, secrets, prefix, body, signed.signatures, "hex");
 }
 
 function signSlack(input: SchemeSignInput): Record<string, string> {
-  const keys = literalSigningKeys(NAME, signingSecrets(NAME, input.secrets));
-  if (keys.length !== 1) throw new TypeError(`${NAME}.sign: Slack sends one signature; pass exactly one secret`);
+  const key = oneLiteralSigningKey(NAME, "Slack", input.secrets);
   const timestamp = signingTimestamp(NAME, input.timestamp);
   return {
-    [HEADER]: VERSION + hmacSha256(keys[0]!, `v0:${timestamp}:`, signingBody(NAME, input.body), "hex"),
+    [HEADER]: VERSION + hmacSha256(key, `v0:${timestamp}:`, signingBody(NAME, input.body), "hex"),
     [TIMESTAMP]: String(timestamp),
   };
 }

@@ -9,15 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import { signWith, stripe } from "../../src/webhooks/signing/index";
 import { client, type Receiver, type RunningShop, startReceiver, startShop } from "../examples/shop-harness";
+import { freePort } from "../support/free-port";
 import { type RunningCli, startCli } from "./run-cli";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe("rest-webhooks listen", () => {
   let shop: RunningShop;

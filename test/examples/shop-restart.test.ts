@@ -8,13 +8,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { issueToken } from "../../examples/shop/tokens";
 import { verify } from "../../src/webhooks/signing/index";
+import { freePort } from "../support/free-port";
 
 const main = fileURLToPath(new URL("../../examples/shop/main.ts", import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), "shop-restart-"));
@@ -66,14 +66,6 @@ function start(env: Record<string, string>): Promise<Shop> {
     });
     void exited.then((code) => reject(new Error(`the shop exited (${code}) before listening:\n${out}`)));
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe("the shop on its default PGlite storage, restarted", () => {

@@ -7,12 +7,12 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster, type ClusterOptions, Redis } from "ioredis";
 import { Cluster as Cluster5 } from "ioredis-5";
 import { afterAll } from "vitest";
+import { canListen } from "./free-port";
 import { skipWithoutRedis } from "./services";
 
 const SLOTS = 16_384;
@@ -42,8 +42,7 @@ export function skipWithoutRedisCluster(): boolean {
 
 /**
  * A port free on 127.0.0.1 whose cluster bus port (+10,000) is free too. Both below 32,768, where Linux's ephemeral
- * ports start: an outgoing connection of another suite (a pool to PostgreSQL) could otherwise take one between this
- * check and redis-server's bind, as it did once on CI (port 36,310, bus 46,310).
+ * ports start (see test/support/free-port.ts), and apart from the range its `freePort` picks from.
  */
 async function freePort(taken: Set<number>): Promise<number> {
   for (;;) {
@@ -55,14 +54,6 @@ async function freePort(taken: Set<number>): Promise<number> {
       return port;
     }
   }
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
 }
 
 async function until(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import {
   deliveryMigrations,
 } from "../../../../src/webhooks/delivery/postgres/index";
 import { onServer } from "../../../support/databases";
+import { freePort } from "../../../support/free-port";
 import { databaseUrl, uniqueName } from "../../../support/services";
 
 const EVENTS = 10_000;
@@ -26,15 +26,6 @@ function start(file: string, env: Record<string, string>): ChildProcess {
   children.add(child);
   child.on("exit", () => children.delete(child));
   return child;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = await new Promise<number>((resolve) =>
-    probe.listen(0, "127.0.0.1", () => resolve((probe.address() as { port: number }).port)),
-  );
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:net";
 
-// Apart from the Redis Cluster's ports (test/support/redis-cluster.ts: 20,000–22,767 and their bus ports 10,000 up).
+// Apart from the Redis Cluster's ports (test/support/redis-cluster.ts): 20,000–22,767, and 30,000–32,767 for buses.
 const FIRST = 23_000;
 const LAST = 29_999;
 

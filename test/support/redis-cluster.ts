@@ -73,12 +73,12 @@ async function answers(child: ChildProcess, admin: Redis, port: number, ms = 15_
   const deadline = Date.now() + ms;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) return false;
-    const ping = async () => {
+    const ours = async () => {
       if (admin.status !== "ready") await admin.connect();
       const info = String(await admin.info("server"));
       return info.match(/^process_id:(\d+)/m)?.[1] === String(child.pid);
     };
-    if (await ping().catch(() => false)) return true;
+    if (await ours().catch(() => false)) return true;
     if (Date.now() > deadline)
       throw new Error(`Redis Cluster: ${binary} on port ${port} did not answer within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -115,6 +115,24 @@ export function inboxContract(
         for (const [i, payload] of payloads.entries()) expect((await inbox.get(`p${i}`))?.payload).toEqual(payload);
       });
 
+      it("gives back the payload of an event added with its body as received, as verify read that body", async () => {
+        const encoder = new TextEncoder();
+        const bodies = [
+          encoder.encode(JSON.stringify(event("x").payload)),
+          encoder.encode(' {"n": 1e3, "s": "\\u00e9", "a": [ ], "k": -0} '),
+          Uint8Array.of(0xef, 0xbb, 0xbf, ...encoder.encode('{"bom":true}')),
+          Uint8Array.of(...encoder.encode('{"bad":"'), 0xff, 0xc3, ...encoder.encode('"}')),
+        ];
+        // verify's reading: UTF-8 with a leading byte order mark dropped and invalid bytes replaced.
+        const payloads = bodies.map((json) => JSON.parse(new TextDecoder().decode(json)) as unknown);
+        for (const [i, json] of bodies.entries()) await inbox.add(event(`b${i}`, { payload: payloads[i] }), { json });
+        // The caller's buffer is the caller's: what was added stays as it was.
+        for (const json of bodies) json.fill(0x20);
+        for (const [i, payload] of payloads.entries()) expect((await inbox.get(`b${i}`))?.payload).toEqual(payload);
+        const claims = await claim(T0, 10);
+        expect(claims.map((c) => [c.event.id, c.event.payload])).toEqual(payloads.map((p, i) => [`b${i}`, p]));
+      });
+
       it("keeps an event without a provider timestamp", async () => {
         await inbox.add(event("a", { timestamp: undefined }));
         expect((await inbox.get("a"))?.timestamp).toBeUndefined();

@@ -3,6 +3,7 @@ import { utf8Length } from "../../../http/utf8-length";
 import { nonNegativeInteger, positiveInteger } from "../../../options/number-option";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
+import { readPayload } from "../../signing/payload";
 import type { ConsumerErrorRecord } from "../errors";
 import type { InboxEvent, InboxRecord, InboxState } from "../event";
 import type {
@@ -24,7 +25,10 @@ import { InboxFullError } from "../inbox-full";
  * the first comes first.
  */
 interface Entry extends DueItem, EndedLink<Entry> {
+  /** The event; without its payload while {@link json} holds it. */
   event: InboxEvent;
+  /** The body as received, a copy, when the payload is kept as its text (past `parsedBytes`); parsed when read. */
+  json: Uint8Array | undefined;
   state: InboxState;
   /** When it is next due (epoch ms): the receive time, a retry time or a lease end; `undefined` when done or dead. */
   availableAt: number | undefined;
@@ -65,9 +69,24 @@ function idBytes(event: InboxEvent): number {
   return utf8Length(event.id) + utf8Length(event.type);
 }
 
+/**
+ * The event with its payload, parsed again from the kept body when the inbox holds it as text; an error record when
+ * those bytes are not JSON, which only an `add` by hand can cause (a `json` that is not its payload's text).
+ */
+function eventOf(entry: Entry): InboxEvent | ConsumerErrorRecord {
+  const { event, json } = entry;
+  if (json === undefined) return event;
+  // The reading `verify` made of the same bytes (src/webhooks/signing/payload.ts), so the same value: the consumer
+  // passes a body only once that reading has succeeded.
+  const read = readPayload(json, "json", undefined, event.scheme);
+  if ("value" in read) return { ...event, payload: read.value };
+  return { code: "payload_invalid", message: `The body added with the event is not JSON: ${read.message}` };
+}
+
 function record(entry: Entry): InboxRecord {
+  const event = eventOf(entry);
   return {
-    ...entry.event,
+    ...("id" in event ? event : entry.event),
     state: entry.state,
     attempts: entry.attempts,
     availableAt: entry.availableAt,
@@ -95,10 +114,27 @@ export interface MemoryInboxOptions {
    * the process died, taking every one of them with it. `Infinity` for no bound. @default 67_108_864 (64 MiB)
    */
   maxBytes?: number;
+  /**
+   * Most bytes of events not yet done whose payload the inbox keeps parsed, as a handler reads it (counted as
+   * `maxBytes` counts). An event that arrives past it with its body as received (the consumer passes it for JSON)
+   * keeps that body instead, copied, and is parsed again when claimed or read. A parsed payload takes a few times
+   * its text in the heap, and the collector walks each of its objects where it walks a body once; so a backlog (a
+   * processor stalled, slower than deliveries, or none) costs about its bytes, while a processor that keeps up
+   * claims parsed payloads and parses nothing twice. `0` keeps every such body as text; `Infinity` parses all.
+   * @default 4_194_304 (4 MiB)
+   */
+  parsedBytes?: number;
 }
 
 /** The memory inbox's default `maxBytes`: 64 MiB of event bodies (a parsed payload takes a few times that in the heap). */
 const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
+
+/** The memory inbox's default `parsedBytes`: the first 4 MiB of a backlog stay parsed. */
+const DEFAULT_PARSED_BYTES = 4 * 2 ** 20;
+
+function byteBound(name: string, value: number): number {
+  return value === Number.POSITIVE_INFINITY ? value : nonNegativeInteger("createMemoryInbox", name, value, "bytes");
+}
 
 /**
  * The in-memory inbox (the embedded default): de-duplicates and schedules like the PostgreSQL one,
@@ -115,6 +151,7 @@ export class MemoryInbox implements Inbox<object> {
   readonly #done = new EndedOrder<Entry>();
   readonly #maxDone: number;
   readonly #maxBytes: number;
+  readonly #parsedBytes: number;
   #bytes = 0;
   /** The part of {@link #bytes} held by done events, which may be dropped to make room. */
   #doneBytes = 0;
@@ -128,6 +165,7 @@ export class MemoryInbox implements Inbox<object> {
       maxBytes === Number.POSITIVE_INFINITY
         ? maxBytes
         : positiveInteger("createMemoryInbox", "maxBytes", maxBytes, "bytes");
+    this.#parsedBytes = byteBound("parsedBytes", options.parsedBytes ?? DEFAULT_PARSED_BYTES);
   }
 
   /** Events stored: done ones included, until purged or dropped past `maxDone`. */
@@ -148,8 +186,13 @@ export class MemoryInbox implements Inbox<object> {
     if (this.#entries.has(event.id)) return { duplicate: true };
     const bytes = heldBytes(event, source);
     if (this.#bytes + bytes > this.#maxBytes) this.#makeRoom(bytes);
+    const body = source?.json;
+    // Copied: the inbox owns what it keeps, and a view into a pooled buffer would keep the whole pool alive.
+    const json =
+      body !== undefined && this.#bytes - this.#doneBytes >= this.#parsedBytes ? new Uint8Array(body) : undefined;
     const entry: Entry = {
-      event,
+      event: json === undefined ? event : { ...event, payload: undefined },
+      json,
       state: "pending",
       attempts: 0,
       availableAt: event.receivedAt,
@@ -193,12 +236,21 @@ export class MemoryInbox implements Inbox<object> {
     }
     const claims: InboxClaim[] = [];
     for (const entry of taken) {
+      const event = eventOf(entry);
+      if (!("id" in event)) {
+        // Every claim would fail alike: a dead letter at once, as a payload a handler's schema refuses.
+        entry.state = "dead";
+        entry.availableAt = undefined;
+        entry.lastError = event;
+        this.#dead.add(entry);
+        continue;
+      }
       entry.state = "processing";
       entry.attempts++;
       entry.availableAt = request.now + request.leaseMs;
       entry.token = `${request.owner}:${++this.#claims}`;
       this.#schedule(entry);
-      claims.push({ event: entry.event, attempts: entry.attempts, token: entry.token });
+      claims.push({ event, attempts: entry.attempts, token: entry.token });
     }
     return claims;
   }
@@ -230,7 +282,8 @@ export class MemoryInbox implements Inbox<object> {
     entry.token = undefined;
     // De-duplication needs the id alone; a handled payload kept until `maxDone` would hold up to 64 MiB of heap
     // the process never reads again, and at large bodies crowd out the done ids that `maxDone` promises to keep.
-    entry.event = { ...entry.event, payload: undefined };
+    if (entry.json === undefined) entry.event = { ...entry.event, payload: undefined };
+    entry.json = undefined;
     this.#bytes -= entry.bytes;
     entry.bytes = idBytes(entry.event);
     this.#bytes += entry.bytes;
@@ -318,7 +371,8 @@ export class MemoryInbox implements Inbox<object> {
  * Creates an in-memory {@link Inbox}: the embedded default, for tests, development and consumers
  * that may lose unprocessed events on a crash (use the PostgreSQL inbox otherwise).
  * @param options `maxDone`, the most done events kept (default 10,000); `maxBytes`, the most bytes of events held
- *   before `add` refuses with {@link InboxFullError} (default 64 MiB).
+ *   before `add` refuses with {@link InboxFullError} (default 64 MiB); `parsedBytes`, the bytes of waiting events
+ *   kept parsed, past which their bodies are kept instead (default 4 MiB).
  * @returns a new, empty inbox.
  * @example
  * const inbox = createMemoryInbox();

@@ -7,6 +7,7 @@ import { createMemoryInbox, type MemoryInbox } from "../../../../src/webhooks/co
 import { event, inboxContract } from "../inbox-contract";
 
 inboxContract("memory", async () => ({ inbox: createMemoryInbox() }));
+inboxContract("memory, every body kept as text", async () => ({ inbox: createMemoryInbox({ parsedBytes: 0 }) }));
 
 describe("MemoryInbox.add", () => {
   it("answers at once, with no promise (the consumer acknowledges in the same tick)", () => {
@@ -395,5 +396,94 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("the memory inbox's backlog kept as text (parsedBytes)", () => {
+  const T = 1_700_000_000_000;
+  const encoder = new TextEncoder();
+  // An event of `size` bytes as received ("t" and its id count too), with its body and its parsed payload.
+  const sized = (id: string, size: number) => {
+    const text = JSON.stringify({ id, pad: "x".repeat(size - 18 - id.length) });
+    const payload: unknown = JSON.parse(text);
+    return { event: event(id, { type: "t", payload, receivedAt: T }), json: encoder.encode(text), payload };
+  };
+  const claimAll = (inbox: MemoryInbox, at = T) => inbox.claim({ now: at, leaseMs: 0, limit: 1_000, owner: "p" });
+
+  it("keeps payloads parsed while fewer than parsedBytes of events wait, and the bodies of the rest", async () => {
+    const inbox = createMemoryInbox({ parsedBytes: 500 });
+    const events = ["a", "b", "c", "d"].map((id) => sized(id, 300));
+    for (const { event: e, json } of events) inbox.add(e, { json });
+    // "a" and "b" arrived with 0 and 302 bytes waiting, "c" and "d" with 604 and 906: parsed again when claimed.
+    const claims = await claimAll(inbox);
+    expect(claims.map((c) => c.event.payload === events.find((e) => e.event.id === c.event.id)?.payload)).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect(claims.map((c) => c.event)).toEqual(events.map((e) => e.event));
+    // Counted alike either way.
+    expect(inbox.bytes).toBe(4 * 302);
+    // Done, each lets its payload go; with nothing waiting, the next is kept parsed.
+    for (const claim of claims) await inbox.complete(claim, async () => {}, T);
+    expect(await inbox.get("c")).toMatchObject({ id: "c", state: "done", payload: undefined });
+    expect(inbox.bytes).toBe(4 * 2);
+    const next = sized("e", 300);
+    inbox.add(next.event, { json: next.json });
+    expect((await claimAll(inbox))[0]?.event.payload).toBe(next.payload);
+  });
+
+  it("reads a kept body on every claim, get and dead letter alike, each time a value of its own", async () => {
+    const inbox = createMemoryInbox({ parsedBytes: 0 });
+    const { event: e, json, payload } = sized("a", 100);
+    inbox.add(e, { json });
+    expect(await inbox.get("a")).toMatchObject({ id: "a", payload, state: "pending" });
+    const [first] = await claimAll(inbox);
+    expect(first?.event).toEqual(e);
+    // A handler that changes its payload changes its own copy, not what a retry reads.
+    (first?.event.payload as { pad: string }).pad = "changed";
+    await inbox.fail(first as InboxClaim, { dead: true, error: { code: "handler_failed", message: "no" } }, T);
+    expect((await inbox.deadLetters())[0]?.payload).toEqual(payload);
+    await inbox.retryDeadLetter("a", T);
+    expect((await claimAll(inbox))[0]?.event.payload).toEqual(payload);
+  });
+
+  it("makes a dead letter at once of an event added by hand with a body that is not JSON, and claims the rest", async () => {
+    const inbox = createMemoryInbox({ parsedBytes: 0 });
+    const good = sized("good", 100);
+    inbox.add(event("bad", { type: "t", payload: { a: 1 } }), { json: encoder.encode("{a: 1}") });
+    inbox.add(good.event, { json: good.json });
+    const claims = await claimAll(inbox);
+    expect(claims.map((c) => c.event)).toEqual([good.event]);
+    const [dead] = await inbox.deadLetters();
+    expect(dead).toMatchObject({ id: "bad", state: "dead", attempts: 0, payload: undefined });
+    expect(dead?.lastError).toMatchObject({ code: "payload_invalid", message: /not JSON/ });
+    // Claimed again at once (a zero lease), the good one alone.
+    expect((await claimAll(inbox, T + 1)).map((c) => c.event.id)).toEqual(["good"]);
+  });
+
+  it("keeps events added without their body as they came, past the bound too", async () => {
+    const inbox = createMemoryInbox({ parsedBytes: 0 });
+    const payload = { form: "fields" };
+    inbox.add(event("form", { payload }));
+    const bytes = new Uint8Array([1, 2, 3]);
+    inbox.add(event("raw", { payload: bytes }));
+    const claims = await claimAll(inbox);
+    expect(claims.map((c) => c.event.payload)).toEqual([payload, bytes]);
+    expect(claims[0]?.event.payload).toBe(payload);
+  });
+
+  it("parses every payload with Infinity, and refuses a bound that is not a non-negative integer", async () => {
+    const inbox = createMemoryInbox({ parsedBytes: Number.POSITIVE_INFINITY, maxBytes: Number.POSITIVE_INFINITY });
+    const events = Array.from({ length: 50 }, (_, i) => sized(`e${i}`, 100_000));
+    for (const { event: e, json } of events) inbox.add(e, { json });
+    const claims = await claimAll(inbox);
+    expect(claims.every((c, i) => c.event.payload === events[i]?.payload)).toBe(true);
+    for (const parsedBytes of [-1, 1.5, Number.NaN, "10" as never]) {
+      expect(() => createMemoryInbox({ parsedBytes })).toThrow(
+        /createMemoryInbox: parsedBytes must be a non-negative integer/,
+      );
+    }
   });
 });

@@ -451,8 +451,8 @@ describe("createWebhookConsumer over node:http", () => {
       expect(await inbox.get("msg_2")).toBeUndefined();
       // A redelivery of a held event is still acknowledged: it is a duplicate, and takes no room.
       expect((await post(url, delivery("msg_1", big))).status).toBe(202);
-      // Once processed, the done event keeps its id alone, which makes room: the provider's retry is stored, and a
-      // redelivery of the done event is still a duplicate.
+      // Once processed, the done event keeps its id and type alone, which makes room: the provider's retry is
+      // stored, and a redelivery of the done event is still a duplicate.
       const processor = createWebhookProcessor({ inbox });
       processor.on("*", async () => {});
       await processor.processDue();

@@ -57,7 +57,7 @@ function heldBytes(event: InboxEvent, source: InboxAddSource | undefined): numbe
       const text = JSON.stringify(payload);
       body = text === undefined ? 0 : utf8Length(text);
     } catch {
-      // A payload no JSON can hold (a cycle, a BigInt) added by hand: counted by its id alone, as before the bound.
+      // A payload no JSON can hold (a cycle, a BigInt) added by hand: counted by its id and type alone.
       body = 0;
     }
   }

@@ -118,9 +118,10 @@ export interface MemoryInboxOptions {
    * Most bytes of events not yet done whose payload the inbox keeps parsed, as a handler reads it (counted as
    * `maxBytes` counts). An event that arrives past it with its body as received (the consumer passes it for JSON)
    * keeps that body instead, copied, and is parsed again when claimed or read. A parsed payload takes a few times
-   * its text in the heap, and the collector walks each of its objects where it walks a body once; so a backlog (a
-   * processor stalled, slower than deliveries, or none) costs about its bytes, while a processor that keeps up
-   * claims parsed payloads and parses nothing twice. `0` keeps every such body as text; `Infinity` parses all.
+   * its text in the heap, where the collector copies it out of the young generation and marks it again on every
+   * major collection, while a kept body lies outside the heap; so a backlog (a processor stalled, slower than
+   * deliveries, or none) costs about its bytes, while a processor that keeps up claims parsed payloads and parses
+   * nothing twice. `0` keeps every such body as text; `Infinity` parses all.
    * @default 4_194_304 (4 MiB)
    */
   parsedBytes?: number;

@@ -127,7 +127,7 @@ export interface MemoryInboxOptions {
   parsedBytes?: number;
 }
 
-/** The memory inbox's default `maxBytes`: 64 MiB of event bodies (a parsed payload takes a few times that in the heap). */
+/** The memory inbox's default `maxBytes`: 64 MiB of event bodies (see `parsedBytes` for what they take in the heap). */
 const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
 
 /** The memory inbox's default `parsedBytes`: the first 4 MiB of a backlog stay parsed. */

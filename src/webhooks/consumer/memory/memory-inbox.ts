@@ -133,10 +133,6 @@ const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
 /** The memory inbox's default `parsedBytes`: the first 4 MiB of a backlog stay parsed. */
 const DEFAULT_PARSED_BYTES = 4 * 2 ** 20;
 
-function byteBound(name: string, value: number): number {
-  return value === Number.POSITIVE_INFINITY ? value : nonNegativeInteger("createMemoryInbox", name, value, "bytes");
-}
-
 /**
  * The in-memory inbox (the embedded default): de-duplicates and schedules like the PostgreSQL one,
  * but lives and dies with the process — use it for tests, development, and consumers that can
@@ -166,7 +162,11 @@ export class MemoryInbox implements Inbox<object> {
       maxBytes === Number.POSITIVE_INFINITY
         ? maxBytes
         : positiveInteger("createMemoryInbox", "maxBytes", maxBytes, "bytes");
-    this.#parsedBytes = byteBound("parsedBytes", options.parsedBytes ?? DEFAULT_PARSED_BYTES);
+    const parsedBytes = options.parsedBytes ?? DEFAULT_PARSED_BYTES;
+    this.#parsedBytes =
+      parsedBytes === Number.POSITIVE_INFINITY
+        ? parsedBytes
+        : nonNegativeInteger("createMemoryInbox", "parsedBytes", parsedBytes, "bytes");
   }
 
   /** Events stored: done ones included, until purged or dropped past `maxDone`. */

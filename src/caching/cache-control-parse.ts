@@ -5,7 +5,7 @@
  * Names compare case-insensitively; both argument forms are accepted for every directive (§5.2).
  */
 import { type CacheControl, DELTA_SECONDS_MAX } from "./cache-control";
-import { isOws, isQdtext, isQuotable, isTchar, isToken, nextComma } from "./syntax";
+import { isOws, isQdtext, isQuotable, isTchar, isToken, nextComma, trimOws } from "./syntax";
 
 type Mutable = { -readonly [K in keyof CacheControl]: CacheControl[K] };
 type DeltaName = "maxAge" | "sMaxage" | "minFresh" | "staleWhileRevalidate" | "staleIfError";
@@ -58,7 +58,8 @@ export function parseDeltaSeconds(value: string): number | undefined {
 function fieldNames(value: string): string[] | undefined {
   const names: string[] = [];
   for (const part of value.split(",")) {
-    const name = part.trim();
+    // §5.6.1.2: OWS around each name, nothing else (a name ending in NBSP is malformed).
+    const name = trimOws(part);
     if (name === "") continue;
     if (!isToken(name)) return undefined;
     names.push(name.toLowerCase());

@@ -1,3 +1,4 @@
+import { carryAfterSend } from "../http/after-send";
 import { type DescribedResponse, describeMiddleware, type MiddlewareDescription } from "../http/described";
 /**
  * A {@link Handler} wrapper that makes a resource's handler conditional (RFC 9110 §13): validators on
@@ -29,8 +30,9 @@ export interface ConditionalOptions {
   requirePrecondition?: boolean | readonly string[];
   /**
    * The ETag added to a 200 GET/HEAD response that has a body but no ETag: computed from the body bytes,
-   * strong or weak, or not at all. A 200 HEAD response with neither body nor ETag gets the tag of the GET
-   * response: the handler runs again as GET (RFC 9110 §9.3.2), and its content is dropped.
+   * strong or weak, or not at all. A 200 HEAD response with neither body (a zero-length one counts as none) nor
+   * ETag gets the tag of the GET response: the handler runs again as GET (RFC 9110 §9.3.2), and its content is
+   * dropped.
    * @default "strong"
    */
   etag?: "strong" | "weak" | false;
@@ -51,20 +53,30 @@ function finishRead(request: HttpRequest, response: HttpResponse, options: Condi
   const headers: ResponseHeaders = { ...response.headers };
   let etag = readHeader(headers, "etag");
   // Only a 200 carries the whole representation: a 206's bytes must not become its tag.
-  if (etag === undefined && options.etag !== false && response.status === 200 && response.body != null) {
+  if (etag === undefined && options.etag !== false && response.status === 200 && hasContent(request, response)) {
     etag = etagFromBody(response.body, { weak: options.etag === "weak" });
     headers.etag = etag;
   }
-  const lastModified = boundLastModified(headers, options);
-  const result = evaluatePreconditions(
-    request,
-    { etag, lastModified },
-    { responseHeaders: headers, now: options.now?.() },
-  );
+  // One reading of the clock, for the Last-Modified bound and the evaluation alike.
+  const now = options.now?.();
+  const lastModified = boundLastModified(headers, now);
+  const result = evaluatePreconditions(request, { etag, lastModified }, { responseHeaders: headers, now });
   if (result.kind === "proceed" || (result.kind === "not-modified" && response.status !== 200)) {
     return { ...response, headers };
   }
-  return preconditionResponse(result) as HttpResponse;
+  // The 304 or 412 answers in place of the handler's response: the handler's after-send work still runs.
+  return carryAfterSend(response, preconditionResponse(result) as HttpResponse);
+}
+
+// §9.3.2: a HEAD response's content is never sent, so a zero-length one ("", an empty Uint8Array) is no body:
+// its SHA-1 is the tag of nothing, not the GET's.
+function hasContent(
+  request: HttpRequest,
+  response: HttpResponse,
+): response is HttpResponse & { body: NonNullable<HttpResponse["body"]> } {
+  const body = response.body;
+  if (body == null) return false;
+  return request.method !== "HEAD" || (typeof body === "string" ? body.length : body.byteLength) > 0;
 }
 
 // §9.3.2: HEAD's header fields should be GET's. A HEAD answered without content and without ETag
@@ -74,12 +86,13 @@ function headNeedsGet(request: HttpRequest, response: HttpResponse, options: Con
     request.method === "HEAD" &&
     options.etag !== false &&
     response.status === 200 &&
-    response.body == null &&
+    !hasContent(request, response) &&
     readHeader(response.headers, "etag") === undefined
   );
 }
 
-// The GET response finished for the HEAD request, its content dropped and its length kept (§8.6).
+// The GET response finished for the HEAD request, its content dropped and its length kept (§8.6). The client is
+// answered for the HEAD, so the HEAD run's after-send callback is the one kept; the GET's is never run.
 function finishHeadFromGet(
   request: HttpRequest,
   head: HttpResponse,
@@ -88,23 +101,25 @@ function finishHeadFromGet(
 ): HttpResponse {
   // A GET that does not answer 200 cannot stand for the HEAD: the HEAD's own response is kept.
   if (get.status !== 200 || get.body == null) return finishRead(request, head, options);
-  const finished = finishRead(request, get, options);
-  if (finished.status !== 200 || finished.body == null) return finished;
+  // Read member by member, not spread: the GET's callback (a symbol member) must not come along.
+  const finished = finishRead(request, { status: get.status, headers: get.headers, body: get.body }, options);
+  if (finished.status !== 200 || finished.body == null) return carryAfterSend(head, finished);
   const headers = { ...finished.headers };
   if (readHeader(headers, "content-length") === undefined) {
     headers["content-length"] = String(bodyBytes(finished.body).byteLength);
   }
-  return { status: finished.status, headers, body: null };
+  return carryAfterSend(head, { status: finished.status, headers, body: null });
 }
 
 // §8.8.2.1: Last-Modified must not be later than the message's Date; a later value is replaced by it.
-function boundLastModified(headers: ResponseHeaders, options: ConditionalOptions): string | undefined {
+// `now` (the `now` option's reading) also resolves two-digit rfc850 years (§5.6.7), as the evaluation does.
+function boundLastModified(headers: ResponseHeaders, now: number | undefined): string | undefined {
   const value = readHeader(headers, "last-modified");
   if (value === undefined) return undefined;
-  const modified = parseHttpDate(value);
+  const modified = parseHttpDate(value, { now });
   if (modified === undefined) return value;
   const dateValue = readHeader(headers, "date");
-  const date = (dateValue === undefined ? undefined : parseHttpDate(dateValue)) ?? (options.now ?? Date.now)();
+  const date = (dateValue === undefined ? undefined : parseHttpDate(dateValue, { now })) ?? now ?? Date.now();
   if (modified <= date) return value;
   const bounded = tryFormatHttpDate(Math.floor(date / 1000) * 1000);
   if (bounded === undefined) return value;

@@ -5,6 +5,7 @@
 import { normalizeTag, parseEntityTag, strongCompare } from "./entity-tag";
 import { parseHttpDate, toSeconds } from "./http-date";
 import type { ConditionalRequest, Validators } from "./preconditions";
+import { trimOws } from "./syntax";
 
 /** Options for {@link evaluateIfRange}. */
 export interface IfRangeOptions {
@@ -35,7 +36,8 @@ export function evaluateIfRange(
   const ifRange = headers["if-range"];
   if (ifRange === undefined) return "range";
   if (current === undefined) return "full";
-  const value = ifRange.trim();
+  // §5.6.3: only OWS surrounds the value; `"a"` followed by NBSP is invalid, so false (§13.1.5): the whole 200.
+  const value = trimOws(ifRange);
   const tag = parseEntityTag(value);
   if (tag !== undefined) {
     const etag = current.etag;

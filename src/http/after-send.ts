@@ -9,6 +9,11 @@ const AFTER_SEND: unique symbol = Symbol.for("rest-webhooks.after-send");
 /**
  * A response that may carry a callback to run once it has been sent. The key is a symbol, so the
  * callback survives wrappers that copy the response with spread (`{ ...response, headers }`).
+ *
+ * The rule for wrappers: the callback that runs is the one of the response the client is answered with. A
+ * wrapper that answers with a new response in place of the handler's (a 304 or 412 for its 200) carries the
+ * handler's callback onto it with {@link carryAfterSend}; a response the wrapper made and never sends (the
+ * GET that `conditional()` runs to answer a HEAD) takes its callback with it, unrun.
  */
 export type AfterSendResponse = HttpResponse & { [AFTER_SEND]?: () => void };
 
@@ -48,4 +53,18 @@ export function takeAfterSend(response: HttpResponse): (() => void) | undefined 
   const callback = carrier[AFTER_SEND];
   if (callback !== undefined) delete carrier[AFTER_SEND];
   return callback;
+}
+
+/**
+ * Attaches the after-send callback of `from` to `to`, for a wrapper that answers with `to` in place of `from`
+ * (a 304 built for the handler's 200), so that the work the handler scheduled still runs once the client has
+ * its answer; a callback `to` already carries runs first. `from` is left as it is (it is not sent).
+ * @param from the response that is replaced.
+ * @param to the response sent instead; it is returned, with the callback attached.
+ * @example return carryAfterSend(response, empty(304, notModifiedHeaders(response.headers)));
+ */
+export function carryAfterSend(from: HttpResponse, to: HttpResponse): AfterSendResponse {
+  const callback = (from as AfterSendResponse)[AFTER_SEND];
+  // The same object already carries it: attaching again would run it twice.
+  return callback === undefined || from === to ? to : withAfterSend(to, callback);
 }

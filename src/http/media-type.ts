@@ -10,6 +10,10 @@ import { isToken } from "./token";
 
 export { isToken } from "./token";
 
+// OWS = *( SP / HTAB ) (§5.6.3). Not String.prototype.trim, which also strips NBSP, VT and U+FEFF: a media type
+// followed by one of those is malformed (a 415), not the media type.
+const isOws = (c: number) => c === 0x20 || c === 0x09;
+
 /** A parsed media type; `type`, `subtype` and parameter names are lower-cased (case-insensitive, §8.3.1). */
 export interface MediaType {
   readonly type: string;
@@ -22,7 +26,11 @@ export interface MediaType {
 /** Parses a `Content-Type`-style media type; `undefined` when it does not follow the grammar. */
 export function parseMediaType(input: string): MediaType | undefined {
   const semi = input.indexOf(";");
-  const essence = (semi === -1 ? input : input.slice(0, semi)).trim();
+  let first = 0;
+  let last = semi === -1 ? input.length : semi;
+  while (first < last && isOws(input.charCodeAt(first))) first++;
+  while (last > first && isOws(input.charCodeAt(last - 1))) last--;
+  const essence = input.slice(first, last);
   const slash = essence.indexOf("/");
   if (slash <= 0) return undefined;
   const type = essence.slice(0, slash).toLowerCase();
@@ -51,7 +59,9 @@ export function parseMediaType(input: string): MediaType | undefined {
     } else {
       const next = input.indexOf(";", eq + 1);
       end = next === -1 ? input.length : next;
-      value = input.slice(eq + 1, end).trimEnd();
+      let valueEnd = end;
+      while (valueEnd > eq + 1 && isOws(input.charCodeAt(valueEnd - 1))) valueEnd--;
+      value = input.slice(eq + 1, valueEnd);
       if (!isToken(value)) return undefined;
     }
     // §8.3.1 leaves duplicate parameters undefined; the first one wins.

@@ -39,6 +39,8 @@ export const HTTP_PROBLEM_CODES = [
   "malformed_request",
   // 431: the request's header section is over node's limit (RFC 6585 §5).
   "headers_too_large",
+  // 414: the request-target is over node's header limit (RFC 9112 §3, RFC 9110 §15.5.15).
+  "uri_too_long",
   // 408: the request was not received in time (RFC 9110 §15.5.9).
   "request_timeout",
   // 400: an HTTP/1.1 request without Host, or a request with more than one Host or an invalid one (RFC 9112 §3.2).
@@ -92,23 +94,49 @@ export interface ProblemDocument {
 // RFC 9457 §3.1 members, plus our `code`: extension members with these names are dropped.
 const STANDARD_MEMBERS = new Set(["type", "title", "status", "detail", "instance", "code"]);
 
-// RFC 9110 §15 reason phrases (RFC 6585 §3–5 for 428, 429, 431): the default `title` of a problem.
-// These are data, not placeholders: 501 is the status a server sends for a method it does not implement.
+// Every RFC 9110 §15 reason phrase (§15.1: the status code registry), plus RFC 6585 §3–6 (428, 429, 431, 511): the
+// default `title` of a problem and the node adapter's status line. 306 and 418 are "(Unused)" in §15.4.7 and §15.5.19,
+// so they get the generic phrase. These are data, not placeholders: 501 is the status a server sends for a method it
+// does not implement.
 const REASONS: Record<number, string> = {
+  100: "Continue",
+  101: "Switching Protocols",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  203: "Non-Authoritative Information",
+  204: "No Content",
+  205: "Reset Content",
+  206: "Partial Content",
+  300: "Multiple Choices",
+  301: "Moved Permanently",
+  302: "Found",
+  303: "See Other",
+  304: "Not Modified",
+  305: "Use Proxy",
+  307: "Temporary Redirect",
+  308: "Permanent Redirect",
   400: "Bad Request",
   401: "Unauthorized",
+  402: "Payment Required",
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
   406: "Not Acceptable",
+  407: "Proxy Authentication Required",
   408: "Request Timeout",
   409: "Conflict",
   410: "Gone",
+  411: "Length Required",
   412: "Precondition Failed",
   413: "Content Too Large",
+  414: "URI Too Long",
   415: "Unsupported Media Type",
+  416: "Range Not Satisfiable",
   417: "Expectation Failed",
+  421: "Misdirected Request",
   422: "Unprocessable Content",
+  426: "Upgrade Required",
   428: "Precondition Required",
   429: "Too Many Requests",
   431: "Request Header Fields Too Large",
@@ -118,9 +146,14 @@ const REASONS: Record<number, string> = {
   503: "Service Unavailable",
   504: "Gateway Timeout",
   505: "HTTP Version Not Supported",
+  511: "Network Authentication Required",
 };
 
-/** The RFC 9110 §15 reason phrase for `status`, or a generic one. */
+/**
+ * The RFC 9110 §15 (or RFC 6585) reason phrase for `status`; for an unregistered or "(Unused)" code, a generic one:
+ * "Client Error" (4xx), "Server Error" (5xx) or "Status".
+ * @example reasonPhrase(416) // "Range Not Satisfiable"
+ */
 export function reasonPhrase(status: number): string {
   return REASONS[status] ?? (status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "Status");
 }

@@ -104,6 +104,9 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
       ["qualified no-cache lists merge", 'no-cache="a", no-cache="b, A"', { noCache: ["a", "b"] }],
       ["a malformed private list is unqualified", 'private="a b"', { private: true }],
       ["an unterminated private list is unqualified", 'private="a', { private: true }],
+      ["a private list trims OWS only (§5.6.3)", 'private=" a ,\tb\t"', { private: ["a", "b"] }],
+      ["a private list name ending in NBSP is malformed", 'private="a\u00a0"', { private: true }],
+      ["a no-cache list name after U+FEFF is malformed", 'no-cache="\ufeffa"', { noCache: true }],
       ["extensions keep the first occurrence", "x=1, x=2", { extensions: { x: "1" } }],
     ])("%s: %s", (_name, value, expected) => {
       expect(parseCacheControl(value)).toEqual(expected);

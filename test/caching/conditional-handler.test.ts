@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { conditional, etagFromBody, formatHttpDate } from "../../src/caching/index";
 import { adapt } from "../../src/fetch/index";
+import { takeAfterSend, withAfterSend } from "../../src/http/after-send";
 import { json } from "../../src/http/index";
 import type { Handler, HttpRequest, HttpResponse, RequestHeaders } from "../../src/http/message";
 import { createRouter, routeOf } from "../../src/routing/index";
@@ -114,6 +115,65 @@ describe("conditional(): GET and HEAD", () => {
     expect(clocked.headers["last-modified"]).toBe("Fri, 03 May 2024 00:00:00 GMT");
   });
 
+  it("reads a two-digit rfc850 year of Last-Modified with the now option, as the evaluation does (§5.6.7)", () => {
+    // With now in 1990, "60" is 1960, not after the clock: the value is kept. Date.now() (2000s) reads 2060, in
+    // the future, and replaced it with the clock's time.
+    const handler: Handler = () => ({
+      status: 200,
+      headers: { "last-modified": "Friday, 01-Jan-60 00:00:00 GMT" },
+      body: "x",
+    });
+    const response = conditional({ now: () => Date.UTC(1990, 0, 1) })(handler)(request("GET")) as HttpResponse;
+    expect(response.headers["last-modified"]).toBe("Friday, 01-Jan-60 00:00:00 GMT");
+  });
+
+  describe("after-send callbacks: the answered response's callback runs", () => {
+    const tagged =
+      (ran: string[]): Handler =>
+      () =>
+        withAfterSend({ status: 200, headers: { etag: '"a"' }, body: "x" }, () => ran.push("handler"));
+
+    it("keeps the handler's callback on the 304 that replaces its 200", () => {
+      const ran: string[] = [];
+      const response = conditional()(tagged(ran))(request("GET", { "if-none-match": '"a"' })) as HttpResponse;
+      expect(response.status).toBe(304);
+      takeAfterSend(response)?.();
+      expect(ran).toEqual(["handler"]);
+    });
+
+    it("keeps the handler's callback on the 412 that replaces its 200", () => {
+      const ran: string[] = [];
+      const response = conditional()(tagged(ran))(request("GET", { "if-match": '"b"' })) as HttpResponse;
+      expect(response.status).toBe(412);
+      takeAfterSend(response)?.();
+      expect(ran).toEqual(["handler"]);
+    });
+
+    it("keeps it, once, on a 200 that goes through", () => {
+      const ran: string[] = [];
+      const response = conditional()(tagged(ran))(request("GET")) as HttpResponse;
+      takeAfterSend(response)?.();
+      expect(ran).toEqual(["handler"]);
+    });
+
+    it("on HEAD answered from GET, keeps the HEAD run's callback and drops the GET probe's", () => {
+      const ran: string[] = [];
+      const handler: Handler = (req) =>
+        withAfterSend({ status: 200, headers: {}, body: req.method === "HEAD" ? null : "x" }, () =>
+          ran.push(req.method),
+        );
+      for (const headers of [{}, { "if-none-match": etagFromBody("x") }, { "if-match": '"b"' }]) {
+        ran.length = 0;
+        const response = conditional()(handler)(request("HEAD", headers)) as HttpResponse;
+        takeAfterSend(response)?.();
+        expect({ status: response.status, ran }).toEqual({
+          status: "if-none-match" in headers ? 304 : "if-match" in headers ? 412 : 200,
+          ran: ["HEAD"],
+        });
+      }
+    });
+  });
+
   it("does not mutate the handler's response", async () => {
     const shared: HttpResponse = { status: 200, headers: { "content-type": "text/plain" }, body: "x" };
     const response = await conditional()(() => shared)(request("GET", { "if-none-match": etagFromBody("x") }));
@@ -188,6 +248,24 @@ describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () =
     const { handler, calls } = setupHeadless({ etag: false });
     expect((await handler(request("HEAD"))).headers.etag).toBeUndefined();
     expect(calls).toEqual(["HEAD /docs/1"]);
+  });
+
+  // Regression: "" and an empty Uint8Array were hashed as the HEAD's content, the SHA-1 of nothing.
+  it.each([
+    ["an empty string", ""],
+    ["an empty Uint8Array", new Uint8Array(0)],
+  ])("treats a zero-length HEAD body (%s) as no body: the GET's ETag and its 304", (_, empty) => {
+    const handler: Handler = (req) => ({ status: 200, headers: {}, body: req.method === "HEAD" ? empty : "hello" });
+    const tag = etagFromBody("hello");
+    const head = conditional()(handler)(request("HEAD")) as HttpResponse;
+    expect(head).toEqual({ status: 200, headers: { etag: tag, "content-length": "5" }, body: null });
+    expect((conditional()(handler)(request("HEAD", { "if-none-match": tag })) as HttpResponse).status).toBe(304);
+  });
+
+  it("gives a zero-length HEAD body no tag of its own when the GET does not answer 200", () => {
+    const handler: Handler = (req) =>
+      req.method === "HEAD" ? { status: 200, headers: {}, body: "" } : { status: 503, headers: {} };
+    expect((conditional()(handler)(request("HEAD")) as HttpResponse).headers.etag).toBeUndefined();
   });
 
   it("keeps the HEAD response when the GET does not answer 200", async () => {

@@ -32,6 +32,19 @@ describe("evaluateIfRange (RFC 9110 §13.1.5, §13.2.2 step 5)", () => {
       true,
     ],
     ["garbage", "GET", { range: RANGE, "if-range": "v2" }, CURRENT, "full", true],
+    // §5.6.3: only SP and HTAB are OWS; String.prototype.trim once read these as the tag or the date.
+    ["a tag with OWS around it", "GET", { range: RANGE, "if-range": ' \t"v2"\t ' }, CURRENT, "range"],
+    ["a tag followed by NBSP", "GET", { range: RANGE, "if-range": '"v2"\u00a0' }, CURRENT, "full"],
+    ["a tag preceded by U+FEFF", "GET", { range: RANGE, "if-range": '\ufeff"v2"' }, CURRENT, "full"],
+    ["a tag followed by VT", "GET", { range: RANGE, "if-range": '"v2"\v' }, CURRENT, "full"],
+    [
+      "a strong date followed by NBSP",
+      "GET",
+      { range: RANGE, "if-range": "Wed, 01 May 2024 12:00:00 GMT\u00a0" },
+      CURRENT,
+      "full",
+      true,
+    ],
   ])("%s", (_name, method, headers, current, expected, lastModifiedIsStrong) => {
     expect(evaluateIfRange({ method, headers }, current, { lastModifiedIsStrong })).toBe(expected);
   });

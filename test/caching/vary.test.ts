@@ -15,6 +15,13 @@ describe("Vary (RFC 9110 §12.5.5)", () => {
     expect(parseVary(undefined)).toEqual([]);
   });
 
+  it("trims only OWS around a member (§5.6.3): a name with NBSP, VT or U+FEFF at an end is malformed", () => {
+    expect(parseVary(" accept\t,\taccept-language ")).toEqual(["accept", "accept-language"]);
+    expect(parseVary("accept\u00a0, \ufefforigin, \vx, \u00a0*")).toEqual([]);
+    expectCode(() => mergeVary("accept", "origin\u00a0"), "invalid_field_name");
+    expect(mergeVary("accept", " origin\t")).toBe("accept, origin");
+  });
+
   it("parses * wherever it appears", () => {
     expect(parseVary("accept, *")).toBe("*");
   });

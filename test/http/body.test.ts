@@ -32,6 +32,8 @@ describe("JSON bodies (RFC 8259)", () => {
     ["a text Content-Type", "text/plain", "{}", 415, "unsupported_media_type"],
     ["no Content-Type", undefined, "{}", 415, "unsupported_media_type"],
     ["an unparseable Content-Type", "json", "{}", 415, "unsupported_media_type"],
+    // RFC 9110 §8.3.1: NBSP is not OWS, so this is no media type (String.prototype.trim once read application/json).
+    ["a Content-Type followed by NBSP", "application/json\u00a0", "{}", 415, "unsupported_media_type"],
     [
       "a charset other than UTF-8 (RFC 8259 §8.1)",
       "application/json; charset=latin1",

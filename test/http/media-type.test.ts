@@ -20,6 +20,9 @@ describe("media types (RFC 9110 §8.3.1)", () => {
     ['text/plain; a="x;y=\\"z\\""', { a: 'x;y="z"' }],
     // §8.3.1 leaves duplicates undefined: the first wins
     ["text/plain; a=1; a=2", { a: "1" }],
+    // OWS (SP, HTAB) around the type and before ";" (§5.6.3)
+    [" \ttext/plain\t ", {}],
+    ["text/plain; a=1\t ; b=2 \t", { a: "1", b: "2" }],
   ])("parses the parameters of %j", (input, parameters) => {
     expect(parseMediaType(input)?.parameters).toStrictEqual(parameters);
   });
@@ -39,6 +42,12 @@ describe("media types (RFC 9110 §8.3.1)", () => {
     ["space around =", "text/plain; charset = utf-8"],
     ["unterminated quoted value", 'text/plain; a="x'],
     ["text after a quoted value", 'text/plain; a="x"y'],
+    // §8.3.1: only OWS (SP, HTAB) may surround; String.prototype.trim once stripped these too.
+    ["NBSP after the subtype", "application/json\u00a0"],
+    ["U+FEFF before the type", "\ufeffapplication/json"],
+    ["VT before the parameters", "application/json\v; charset=utf-8"],
+    ["NBSP after a parameter value", "application/json; charset=utf-8\u00a0"],
+    ["NBSP after a parameter value, before ;", "text/plain; a=1\u00a0; b=2"],
   ])("refuses %s", (_name, input) => {
     expect(parseMediaType(input)).toBeUndefined();
   });

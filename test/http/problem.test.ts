@@ -117,6 +117,76 @@ describe("problem details (RFC 9457)", () => {
     expect(Object.keys(body(response)).sort()).toStrictEqual(["code", "detail", "status", "title", "type"]);
   });
 
+  // Every code of RFC 9110 §15 (the registry of §18.3) and RFC 6585, with its phrase as the RFC spells it.
+  const RFC_REASON_PHRASES: readonly (readonly [number, string])[] = [
+    [100, "Continue"],
+    [101, "Switching Protocols"],
+    [200, "OK"],
+    [201, "Created"],
+    [202, "Accepted"],
+    [203, "Non-Authoritative Information"],
+    [204, "No Content"],
+    [205, "Reset Content"],
+    [206, "Partial Content"],
+    [300, "Multiple Choices"],
+    [301, "Moved Permanently"],
+    [302, "Found"],
+    [303, "See Other"],
+    [304, "Not Modified"],
+    [305, "Use Proxy"],
+    [307, "Temporary Redirect"],
+    [308, "Permanent Redirect"],
+    [400, "Bad Request"],
+    [401, "Unauthorized"],
+    [402, "Payment Required"],
+    [403, "Forbidden"],
+    [404, "Not Found"],
+    [405, "Method Not Allowed"],
+    [406, "Not Acceptable"],
+    [407, "Proxy Authentication Required"],
+    [408, "Request Timeout"],
+    [409, "Conflict"],
+    [410, "Gone"],
+    [411, "Length Required"],
+    [412, "Precondition Failed"],
+    [413, "Content Too Large"],
+    [414, "URI Too Long"],
+    [415, "Unsupported Media Type"],
+    [416, "Range Not Satisfiable"],
+    [417, "Expectation Failed"],
+    [421, "Misdirected Request"],
+    [422, "Unprocessable Content"],
+    [426, "Upgrade Required"],
+    [500, "Internal Server Error"],
+    [501, "Not Implemented"],
+    [502, "Bad Gateway"],
+    [503, "Service Unavailable"],
+    [504, "Gateway Timeout"],
+    [505, "HTTP Version Not Supported"],
+    // RFC 6585 §3–6
+    [428, "Precondition Required"],
+    [429, "Too Many Requests"],
+    [431, "Request Header Fields Too Large"],
+    [511, "Network Authentication Required"],
+  ];
+
+  // Regression: 402, 407, 411, 414, 416, 421 and 426 were missing, so their problems were titled "Client Error".
+  it.each(RFC_REASON_PHRASES)(
+    "names status %i %j, and titles an about:blank problem so (RFC 9457 §4.2.1)",
+    (status, phrase) => {
+      expect(reasonPhrase(status)).toBe(phrase);
+      if (status >= 400) expect(new HttpProblem({ status, code: "x" }).title).toBe(phrase);
+    },
+  );
+
+  it.each([
+    [306, "Status"],
+    [418, "Client Error"],
+    [599, "Server Error"],
+  ])("gives the unused or unregistered status %i the generic phrase %j (§15.4.7, §15.5.19)", (status, phrase) => {
+    expect(reasonPhrase(status)).toBe(phrase);
+  });
+
   it.each([
     [413, "Content Too Large"],
     [422, "Unprocessable Content"],

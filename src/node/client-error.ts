@@ -2,9 +2,45 @@ import type { Duplex } from "node:stream";
 import type { HttpProblemCode } from "../http/problem";
 import { HttpProblem, PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
 
+/** What node's parser puts on the error it hands to `clientError`: the chunk it was parsing, and how far it got. */
+type ParserError = Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown };
+
+const SP = 0x20;
+const LF = 0x0a;
+// RFC 9110 §5.6.2 token, then SP and a request-target without SP: a request line that never ended (RFC 9112 §3).
+const REQUEST_LINE_START = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]*$/;
+
+/**
+ * Whether node's header overflow (its limit counts the request-target with the field lines) was the request-target's:
+ * RFC 9112 §3, a server SHOULD answer 414 (RFC 9110 §15.5.15) to a target longer than any it parses. The parser stops
+ * at the end of the part that overflowed, or at the end of the chunk when that part goes on in the next one. It was
+ * the target when it ended at the SP before "HTTP/" (a field name ends at ":", a value at CR), or when its line began
+ * in this chunk as a request line. A target whose start and end both lie in other chunks than the overflowing one
+ * cannot be told from a long field value by the chunk alone, and keeps the 431.
+ */
+function targetOverflowed(error: ParserError): boolean {
+  const packet = error.rawPacket;
+  const at = error.bytesParsed;
+  if (!(packet instanceof Uint8Array) || typeof at !== "number" || at < 0 || at > packet.length) return false;
+  if (packet[at] === SP) {
+    const version = Buffer.from(packet.buffer, packet.byteOffset + at + 1, Math.min(5, packet.length - at - 1));
+    if ("HTTP/".startsWith(version.toString("latin1"))) return true;
+  }
+  const line = at === 0 ? 0 : packet.lastIndexOf(LF, at - 1) + 1;
+  return REQUEST_LINE_START.test(Buffer.from(packet.buffer, packet.byteOffset + line, at - line).toString("latin1"));
+}
+
 // Node's parser error codes (llhttp's HPE_*, plus node's own time-outs) mapped to the answer the
 // client can act on; anything else is a plain malformed request (RFC 9112 §2.2).
-function problemFor(code: string | undefined): HttpProblem<HttpProblemCode> {
+function problemFor(error: ParserError): HttpProblem<HttpProblemCode> {
+  const code = error.code;
+  if (code === "HPE_HEADER_OVERFLOW" && targetOverflowed(error)) {
+    return new HttpProblem({
+      status: 414,
+      code: "uri_too_long",
+      detail: "The request target is longer than the server accepts.",
+    });
+  }
   if (code === "HPE_HEADER_OVERFLOW") {
     return new HttpProblem({
       status: 431,
@@ -29,7 +65,8 @@ const responseStarted = (socket: Duplex) =>
  * Answers a request node's HTTP parser refused (`server.on("clientError")`) with a problem document
  * instead of node's bare `400 Bad Request`, then closes the connection: after a framing error the
  * rest of the stream cannot be trusted (RFC 9112 §2.2, §11.2).
- * @param error the parser's error; its `code` (e.g. `HPE_INVALID_METHOD`) picks 400, 408 or 431.
+ * @param error the parser's error; its `code` (e.g. `HPE_INVALID_METHOD`) picks 400, 408, 414 or 431 (414 when the
+ *   header overflow was the request-target's, as far as the chunk node was parsing shows).
  * @param socket the connection the request came on.
  * @example server.on("clientError", answerClientError)
  */
@@ -41,7 +78,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     socket.destroy();
     return;
   }
-  endWithProblem(socket, problemFor(error.code));
+  endWithProblem(socket, problemFor(error));
 }
 
 /**

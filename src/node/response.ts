@@ -85,6 +85,9 @@ export function sendOrDestroy(res: ServerResponse, response: HttpResponse): void
     res.destroy();
     return;
   }
+  // A writeHead that threw on a header value had already set the status message of its own status ("OK" for a
+  // 200), which node:http keeps for the next writeHead: cleared, the fallback's status line has its own phrase.
+  res.statusMessage = "";
   try {
     sendResponse(res, response);
   } catch {

@@ -7,7 +7,8 @@ export type BadPathCode = "malformed_path" | "param_too_long";
  * - `method_not_allowed`: some route matches the path, none for this method (RFC 9110 §15.5.6);
  *   `allow` lists the methods that would match, HEAD (with GET) and OPTIONS included.
  * - `not_found`: no route matches the path.
- * - `redirect`: only the normalized path matches and the policy says redirect; `location` is that path.
+ * - `redirect`: only the normalized path matches and the policy says redirect; `location` is that path, never one
+ *   that starts with "//" or "/\" (another host to a client, RFC 3986 §4.2): such a path is `not_found`.
  * - `bad_path`: the route matched but a parameter is malformed percent-encoding (not UTF-8, or a NUL) or too long.
  */
 export type MatchResult<R> =

@@ -137,6 +137,15 @@ function checkComposites<R>(entries: readonly Entry<R>[], caseSensitive: boolean
 }
 
 /**
+ * Whether a client reads `location` as a reference to another host rather than a path on this one: RFC 3986 §4.2,
+ * a reference that starts with "//" is a network-path reference; a browser reads "/\" so too (WHATWG URL: in an
+ * http(s) URL "\" is "/", https://url.spec.whatwg.org/#path-state), after dropping ASCII tab and newline.
+ */
+function networkPath(location: string): boolean {
+  return /^\/[\t\n\r]*[/\\]/.test(location);
+}
+
+/**
  * Compiles a route table into a {@link Matcher}.
  * @throws RoutingError `invalid_template`, `query_in_template`, `duplicate_route` or `ambiguous_route`
  * (same method and shape, or composite segments in one position that can match one segment).
@@ -219,6 +228,8 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
       if (normal.path === path) return result;
       const retry = exact(method, normal.path);
       if (retry.kind === "not_found" || !normal.redirect) return retry;
+      // No redirect to another host: the path answers as not found.
+      if (networkPath(normal.path)) return result;
       return { kind: "redirect", location: normal.path };
     },
   };

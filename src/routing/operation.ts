@@ -12,6 +12,7 @@ import { RoutingError } from "./errors";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
 import { listMembers, withLists } from "./query-arrays";
 import type { OperationKind, OperationSpec, RouteInfo } from "./types";
+import { dotless } from "./url";
 
 /** A route and its decoded path parameters, as the router attaches them to a request. */
 export interface RouteMatch {
@@ -233,7 +234,8 @@ export function operationHandler(setup: OperationSetup): Handler {
     if (fillCollection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {
         const base = fillCollection(raw);
-        const location = `${base === "/" ? "" : base}/${encodeURIComponent(id)}`;
+        // An id "." or ".." would be a dot segment, which the client removes (RFC 3986 §5.2.4): encoded as url() does.
+        const location = `${base === "/" ? "" : base}/${dotless(encodeURIComponent(id))}`;
         // RFC 9110 §15.3.2 / §8.7: a 201 names the new resource; with its representation as the body,
         // Content-Location says the body is that resource's current state.
         const out = withLocation(headers, location, body !== undefined);

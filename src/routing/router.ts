@@ -22,7 +22,8 @@ function label(declaration: Pick<RouteInfo, "method" | "template" | "name">): st
   return `${declaration.method} ${declaration.template} (${declaration.name})`;
 }
 
-// RFC 9110 §9.3.2: the same status and header fields as GET, no content.
+// RFC 9110 §9.3.2: the same status and header fields as GET, no content. A spread, so the GET's after-send callback
+// (a symbol-keyed own property, rest-webhooks/http withAfterSend) goes with the HEAD that answers in its place.
 function headOf(response: HttpResponse): HttpResponse {
   if (response.body == null) return response;
   const headers = { ...response.headers };
@@ -30,7 +31,7 @@ function headOf(response: HttpResponse): HttpResponse {
     const length = typeof response.body === "string" ? utf8Length(response.body) : response.body.byteLength;
     headers["content-length"] = String(length);
   }
-  return { status: response.status, headers, body: null };
+  return { ...response, headers, body: null };
 }
 
 /**

@@ -52,11 +52,16 @@ export function buildPath(
   return path;
 }
 
-// RFC 3986 §5.2.4: a "." or ".." segment is removed by the client resolving the reference (fetch, browsers, curl),
-// so the request would reach another path. Percent-encoded, it is a segment like any other to such clients and
-// decodes back to the value here. (The WHATWG URL parser also treats "%2E" and "%2E%2E" as dot segments: a value
-// "." or ".." cannot reach a server through it in any spelling; refuse such ids in the params schema.)
-function dotless(encoded: string): string {
+/**
+ * A percent-encoded path segment that a client will not remove: "." and ".." as `%2E` and `%2E%2E`.
+ * RFC 3986 §5.2.4: a "." or ".." segment is removed by the client resolving the reference (fetch, browsers, curl),
+ * so the request would reach another path. Percent-encoded, it is a segment like any other to such clients and
+ * decodes back to the value here. (The WHATWG URL parser also treats "%2E" and "%2E%2E" as dot segments: a value
+ * "." or ".." cannot reach a server through it in any spelling; refuse such ids in the params schema.)
+ * @param encoded one segment, already percent-encoded (`encodeURIComponent`).
+ * @example dotless(encodeURIComponent("..")) // "%2E%2E"
+ */
+export function dotless(encoded: string): string {
   return encoded === "." ? "%2E" : encoded === ".." ? "%2E%2E" : encoded;
 }
 

@@ -3,7 +3,7 @@ import { type AddressInfo, connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { json } from "../../src/http/message";
 import { createServer, readRequest, sendResponse } from "../../src/node";
-import { exchange, statusLines } from "./raw-exchange";
+import { exchange, responses, statusLines } from "./raw-exchange";
 
 const servers: Server[] = [];
 afterAll(async () => {
@@ -94,6 +94,20 @@ describe("node createServer", () => {
   });
 });
 
+describe("regression: the fallback 500 for a header node refused went out as HTTP/1.1 500 OK", () => {
+  it("sends the 500's own reason phrase", async () => {
+    const errors: unknown[] = [];
+    const port = await listen(
+      createServer(() => ({ status: 200, headers: { "x-a": "a\r\nb" }, body: "ok" }), {
+        onError: (error) => errors.push(error),
+      }),
+    );
+    const raw = await rawExchange(port, "GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+    expect(raw.slice(0, raw.indexOf("\r\n"))).toBe("HTTP/1.1 500 Internal Server Error");
+    expect(errors).toHaveLength(1);
+  });
+});
+
 describe("node readRequest and sendResponse", () => {
   it("compose into a listener of your own", async () => {
     const port = await listen(
@@ -105,6 +119,27 @@ describe("node readRequest and sendResponse", () => {
     expect(JSON.parse(await rawGet(port, []))).toStrictEqual({ path: "/" });
   });
 });
+
+/**
+ * Writes `parts` one by one on a raw socket, each after the server has had time to read the one before (so each is a
+ * chunk of its own to node's parser), and resolves with everything the server sends until it closes.
+ */
+function writeInParts(port: number, parts: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", async () => {
+      for (const part of parts) {
+        if (!socket.writable) return;
+        socket.write(part);
+        await new Promise((wait) => setTimeout(wait, 30));
+      }
+    });
+    let received = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    socket.on("close", () => resolve(received));
+    socket.on("error", reject);
+  });
+}
 
 /** Writes `bytes` on a raw socket and resolves with everything the server sends until it closes. */
 function rawExchange(port: number, bytes: string): Promise<string> {
@@ -148,6 +183,55 @@ describe("requests node's parser refuses (clientError)", () => {
     const { statusLine, problem } = statusAndProblem(raw);
     expect(statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
     expect(problem).toMatchObject({ status: 431, code: "headers_too_large" });
+  });
+
+  describe("regression: a request-target over node's header limit got 431, not 414 (RFC 9112 §3, RFC 9110 §15.5.15)", () => {
+    const long = "a".repeat(20_000);
+    // The answer to the last request: a request before it on the connection gets its 200 first.
+    const statusOf = async (parts: string[]) => {
+      const port = await listen(createServer(() => json(200, {})));
+      const last = responses(await writeInParts(port, parts)).at(-1);
+      return { statusLine: last?.statusLine, problem: last?.body };
+    };
+
+    it.each([
+      ["in one write", [`GET /${long} HTTP/1.1\r\nhost: x\r\n\r\n`]],
+      ["after empty lines (RFC 9112 §2.2)", [`\r\n\r\nGET /${long} HTTP/1.1\r\nhost: x\r\n\r\n`]],
+      [
+        "on a kept-alive connection, the request line starting in the last write",
+        ["GET / HTTP/1.1\r\nhost: x\r\n\r\n", `GET /${long}`],
+      ],
+      [
+        "in several writes, the target ending in the one that overflows",
+        ["GET /", "a".repeat(6_000), "a".repeat(6_000), `${"a".repeat(8_000)} HTTP/1.1\r\nhost: x\r\n\r\n`],
+      ],
+      [
+        "in several writes, the target ending just before the version",
+        ["GET /", "a".repeat(10_000), `${"a".repeat(10_000)} `],
+      ],
+    ])("answers 414 to a long target %s", async (_, parts) => {
+      const { statusLine, problem } = await statusOf(parts);
+      expect(statusLine).toBe("HTTP/1.1 414 URI Too Long");
+      expect(problem).toMatchObject({ status: 414, code: "uri_too_long" });
+    });
+
+    it.each([
+      ["a long field value", [`GET /${"a".repeat(100)} HTTP/1.1\r\nhost: x\r\nx-big: ${long}\r\n\r\n`]],
+      [
+        "a long field value with spaces, in several writes",
+        ["GET / HTTP/1.1\r\nx-a: ", "a ".repeat(5_000), "b ".repeat(4_000)],
+      ],
+      [
+        "a long field value ending in spaces",
+        ["GET / HTTP/1.1\r\nx-a: ", "a".repeat(10_000), `${"a".repeat(7_000)}   \r\n\r\n`],
+      ],
+      ["a long field name", [`GET / HTTP/1.1\r\nhost: x\r\n${long}: 1\r\n\r\n`]],
+      ["many fields", [`GET / HTTP/1.1\r\n${"x-f: vvvvvvvvvvvvvvvvvvvv\r\n".repeat(800)}\r\n`]],
+    ])("keeps 431 for %s", async (_, parts) => {
+      const { statusLine, problem } = await statusOf(parts);
+      expect(statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+      expect(problem).toMatchObject({ status: 431, code: "headers_too_large" });
+    });
   });
 
   it("regression: a parser error after a response went out (a 413, then a malformed chunk) got a second response on the same connection", async () => {

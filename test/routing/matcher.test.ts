@@ -152,6 +152,77 @@ describe("compileMatcher", () => {
       });
     });
 
+    describe("regression: open redirect, 308 Location: /\\evil.example/repos (a browser goes to evil.example)", () => {
+      const routes = [
+        { method: "GET", template: "/{org}/repos", route: "repos" },
+        { method: "GET", template: "/{a}", route: "one" },
+        { method: "GET", template: "/{a}/{b}", route: "two" },
+        { method: "GET", template: "/files/{path*}", route: "files" },
+      ];
+      const policies = [
+        { trailingSlash: "redirect" },
+        { duplicateSlashes: "redirect" },
+        { trailingSlash: "redirect", duplicateSlashes: "redirect" },
+        { trailingSlash: "ignore", duplicateSlashes: "redirect" },
+        { trailingSlash: "redirect", duplicateSlashes: "ignore" },
+      ] as const;
+      // RFC 3986 §4.2: "//" starts a network-path reference; WHATWG URL reads "\\" as "/" and drops tab and newline.
+      const elsewhere = /^\/[\t\n\r]*[/\\]/;
+
+      it.each(policies)("never redirects to another host (%o)", (policy) => {
+        const matcher = compileMatcher(routes, policy);
+        for (const target of [
+          "/\\evil.example/repos/",
+          "//\\evil.example/repos",
+          "/\\evil.example//repos",
+          "/\t/evil.example/",
+        ]) {
+          expect(matcher.match("GET", target).kind).not.toBe("redirect");
+        }
+      });
+
+      it("answers such a path as not found where the policy would redirect", () => {
+        expect(compileMatcher(routes, { trailingSlash: "redirect" }).match("GET", "/\\evil.example/repos/")).toEqual({
+          kind: "not_found",
+        });
+        expect(compileMatcher(routes, { duplicateSlashes: "redirect" }).match("GET", "//\\evil.example/repos")).toEqual(
+          {
+            kind: "not_found",
+          },
+        );
+      });
+
+      it("still redirects a path whose first segment is percent-encoded (%5C is no separator to a client)", () => {
+        expect(compileMatcher(routes, { trailingSlash: "redirect" }).match("GET", "/%5Cevil.example/repos/")).toEqual({
+          kind: "redirect",
+          location: "/%5Cevil.example/repos",
+        });
+      });
+
+      it("no redirect Location from any path starts with // or /\\ (property)", () => {
+        const segment = fc.constantFrom(
+          "",
+          "\\",
+          "\\evil.example",
+          "evil.example",
+          "repos",
+          "files",
+          "a",
+          "%5C",
+          "\t",
+          ".",
+        );
+        const path = fc.array(segment, { minLength: 1, maxLength: 6 }).map((segments) => `/${segments.join("/")}`);
+        fc.assert(
+          fc.property(fc.constantFrom(...policies), path, (policy, target) => {
+            const result = compileMatcher(routes, policy).match("GET", target);
+            return result.kind !== "redirect" || !elsewhere.test(result.location);
+          }),
+          { numRuns: 2_000 },
+        );
+      });
+    });
+
     it("caseSensitive: false folds literals, never parameter values", () => {
       const n = compileMatcher(table, { caseSensitive: false });
       expect(n.match("GET", "/USERS")).toMatchObject({ route: "users.list" });

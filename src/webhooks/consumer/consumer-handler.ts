@@ -6,7 +6,7 @@ import { HttpProblem } from "../../http/problem";
 import { isThenable } from "../../http/thenable";
 import { untilAborted } from "../../http/until-aborted";
 import { utf8Length } from "../../http/utf8-length";
-import { nonNegativeInteger, positiveNumber } from "../../options/number-option";
+import { finiteNumber, nonNegativeInteger, positiveNumber } from "../../options/number-option";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
 import { secretList } from "../signing/secrets";
@@ -31,7 +31,10 @@ export interface WebhookConsumerOptions {
   toleranceSeconds?: Tolerance;
   /** How the verified body becomes the payload: `"form"` for Slack slash commands. @default "json" */
   parse?: PayloadFormat;
-  /** The clock, Unix ms; used for `receivedAt` and handed to verification. @default Date.now */
+  /**
+   * The clock, Unix ms; used for `receivedAt` and handed to verification. A reading that is not a finite number
+   * (NaN, an infinity) throws a TypeError from the handler, which the adapter answers with 500. @default Date.now
+   */
   now?: () => number;
   /**
    * Largest body accepted, bytes; larger gets 413. The adapter's own `bodyLimit` (default 1 MiB)
@@ -40,7 +43,11 @@ export interface WebhookConsumerOptions {
   bodyLimit?: number;
   /** The acknowledgement status. @default 202 */
   status?: 200 | 202;
-  /** Derives the de-duplication id; return `undefined` to fall back to {@link defaultEventId}. */
+  /**
+   * Derives the de-duplication id; return `undefined` to fall back to {@link defaultEventId}. GitHub's and Shopify's
+   * default ids are unsigned headers, which a replayed delivery can change: derive the id from the signed `body` or
+   * `payload` there when replays matter.
+   */
   eventId?: (input: EventIdentityInput) => string | undefined;
   /** Derives the routing type; return `undefined` to fall back to {@link defaultEventType}. */
   eventType?: (input: EventIdentityInput) => string | undefined;
@@ -146,14 +153,19 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
   // A secret of the wrong type is misuse: refuse it here, not with a 500 on every delivery. An unset
   // secret (undefined, "") stays a per-request `secret_invalid`, so deliveries resume once it is set.
   secretList(secrets, "createWebhookConsumer");
-  const now = options.now ?? Date.now;
+  const clock = options.now ?? Date.now;
+  if (typeof clock !== "function")
+    throw new TypeError("createWebhookConsumer: now must be a function returning epoch milliseconds.");
+  // A reading that is not finite is misconfiguration: a NaN would pass every signed timestamp and store an event no
+  // claim finds. Thrown, so the adapter answers 500 (as for a bad scheme) and the provider retries once it is fixed.
+  const now = () => finiteNumber("createWebhookConsumer", "now()", clock(), "epoch milliseconds");
   const status = options.status ?? 202;
   const eventId = options.eventId;
   const eventType = options.eventType;
   // Without an onError of the user's, refusals are logged at most once a minute each (see refusalLog).
   const { onError } = options;
   const report: (error: unknown, request: HttpRequest, refused: boolean) => void =
-    onError === undefined ? refusalLog(now) : (error, request) => onError(error, request);
+    onError === undefined ? refusalLog(clock) : (error, request) => onError(error, request);
   const inboxTimeoutMs = positiveNumber(
     "createWebhookConsumer",
     "inboxTimeoutMs",

@@ -8,13 +8,14 @@ export interface EventIdentityInput {
   /**
    * The id verification reported: Standard Webhooks `webhook-id`, GitHub `X-GitHub-Delivery`,
    * Shopify `X-Shopify-Webhook-Id`, Stripe's `evt_…` payload id, Slack's `event_id`; or none.
+   * GitHub's and Shopify's are unsigned headers: a captured delivery replayed with a new one verifies.
    */
   id: string | undefined;
   /** The verified payload. */
   payload: unknown;
   /** The request's header fields (lower-case names). */
   headers: RequestHeaders;
-  /** The raw body. */
+  /** The raw body: the signed bytes, which a replay cannot change. */
   body: Uint8Array;
   /** The verifying scheme's name. */
   scheme: string;
@@ -42,8 +43,14 @@ const SHOPIFY = shopify.name;
  * 3. otherwise `sha256:` + the hex SHA-256 of the raw body (Slack slash commands and interactivity):
  *    a retry re-sends the same bytes, while a payload-level `id` of an unknown provider may name a
  *    resource rather than the event, and de-duplicating on it would drop events.
+ *
+ * On GitHub and Shopify deliveries the key is an unsigned header (neither scheme signs an id or a timestamp): it
+ * stops the provider's retries, but a captured delivery replayed under a new id header is a new event. Where that
+ * matters, key `eventId` on the signed body (`sha256:` + its SHA-256, as in 3.) or a field of the payload.
  * @param input the verified delivery: the id verification reported, payload, headers, raw body, scheme.
  * @example eventId: (input) => `stripe:${defaultEventId(input)}` // one inbox, several providers
+ * @example eventId: ({ body }) => `sha256:${createHash("sha256").update(body).digest("hex")}` // replays: duplicates
+ * @see docs/webhooks-consumers.md, "De-duplication: which id is the event's id"
  */
 export function defaultEventId(input: EventIdentityInput): string {
   const shopifyEvent = input.scheme === SHOPIFY ? nonEmpty(input.headers["x-shopify-event-id"]) : undefined;

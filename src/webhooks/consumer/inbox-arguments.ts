@@ -1,4 +1,5 @@
 import { finiteNumber, nonNegativeInteger, nonNegativeNumber, notNaN } from "../../options/number-option";
+import type { InboxEvent } from "./event";
 import type { InboxClaimRequest, InboxFailOutcome } from "./inbox";
 
 /*
@@ -7,6 +8,14 @@ import type { InboxClaimRequest, InboxFailOutcome } from "./inbox";
  * every event whatever its due time, and a NaN lease end or retry time would leave an event in the memory inbox's
  * heap where no claim finds it again, where PostgreSQL refuses it with an error of its own.
  */
+
+/**
+ * `Inbox.add`'s event: its `receivedAt` is when it is first due, so a NaN one would be claimed by no claim (memory) or
+ * refused by PostgreSQL with an error of its own.
+ */
+export function checkInboxAdd(event: InboxEvent): void {
+  finiteNumber("Inbox.add", "receivedAt", event.receivedAt, "epoch milliseconds");
+}
 
 /** `Inbox.claim`'s request: an instant, a lease of 0 or more, a count of 0 or more. */
 export function checkInboxClaim(request: InboxClaimRequest): void {

@@ -50,7 +50,10 @@ function signGithub(input: SchemeSignInput): Record<string, string> {
 
 /**
  * GitHub's scheme: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the body with the webhook secret as
- * written. No timestamp is signed, so there is no replay window: deduplicate on `X-GitHub-Delivery` (`id`).
+ * written. Only the body is signed: no timestamp (so no replay window) and no id. The `id` is the sender's
+ * `X-GitHub-Delivery` header, unsigned: de-duplicating on it stops GitHub's redeliveries, which keep it, but not a
+ * captured body replayed under a new `X-GitHub-Delivery`. To stop those, de-duplicate on the signed body (its
+ * SHA-256, or a field of the payload) and keep the endpoint's secret and URL private, behind TLS.
  *
  * @see https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */

@@ -5,7 +5,10 @@ import { describeSecret, type WebhookSecrets } from "./secrets";
 
 /** What a scheme read from the headers: the delivery id, the signed timestamp and the signatures. */
 export interface SignedHeaders {
-  /** Delivery id when the scheme carries one (Standard Webhooks `webhook-id`, GitHub `X-GitHub-Delivery`…). */
+  /**
+   * Delivery id when the scheme carries one (Standard Webhooks `webhook-id`, GitHub `X-GitHub-Delivery`…). Signed
+   * only where the scheme signs it (Standard Webhooks); GitHub's and Shopify's are headers a replay can change.
+   */
   readonly id: string | undefined;
   /** Unix seconds, only when the timestamp is covered by the signature (replay protection). */
   readonly timestamp: number | undefined;

@@ -11,7 +11,10 @@ const HEADER = "x-shopify-hmac-sha256";
 function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
   const value = header(HEADER);
   if (value === undefined) return missingHeader(NAME, ["X-Shopify-Hmac-Sha256"]);
-  return { id: header("x-shopify-webhook-id"), timestamp: undefined, signatures: [value.trim()] };
+  // Repeated fields arrive joined by ", " (RFC 9110 §5.3); base64 has no comma, so each item is one signature,
+  // trimmed of its optional whitespace (RFC 9110 §5.6.3).
+  const signatures = value.includes(",") ? value.split(",").map((item) => item.trim()) : [value.trim()];
+  return { id: header("x-shopify-webhook-id"), timestamp: undefined, signatures };
 }
 
 function matches(signed: SignedHeaders, body: RawBody, secrets: readonly string[]) {
@@ -29,7 +32,10 @@ function signShopify(input: SchemeSignInput): Record<string, string> {
 
 /**
  * Shopify's scheme: `X-Shopify-Hmac-Sha256: <base64>`, HMAC-SHA256 of the body with the app's client secret.
- * No timestamp is signed: deduplicate on `X-Shopify-Webhook-Id` (`id`).
+ * Only the body is signed: no timestamp (so no replay window) and no id. The `id` is the sender's
+ * `X-Shopify-Webhook-Id` header, unsigned: de-duplicating on it stops Shopify's retries, which keep it, but not a
+ * captured body replayed under a new id. To stop those, de-duplicate on the signed body (its SHA-256, or a field of
+ * the payload such as the resource's id with its `updated_at`) and keep the endpoint's secret private, behind TLS.
  *
  * @see https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook
  */

@@ -36,7 +36,10 @@ export function tolerance(value: Tolerance | undefined): ToleranceWindow {
   };
 }
 
-/** `timestamp_too_old` / `timestamp_in_future` when the signed timestamp falls outside the window. */
+/**
+ * `timestamp_too_old` / `timestamp_in_future` when the signed timestamp falls outside the window. Fails closed: the
+ * comparisons are written so that a NaN clock (NaN compares false with everything) or an infinite one never passes.
+ */
 export function checkTimestamp(
   timestamp: number,
   nowMs: number,
@@ -44,14 +47,14 @@ export function checkTimestamp(
   scheme: string,
 ): WebhookVerificationError | undefined {
   const now = Math.floor(nowMs / 1000);
-  if (now - timestamp > window.past) {
+  if (!(now - timestamp <= window.past) || !Number.isFinite(now)) {
     return new WebhookVerificationError(
       "timestamp_too_old",
       `The signed timestamp ${timestamp} is ${now - timestamp} s old, beyond the ${window.past} s tolerance. Either this is a replay of an old delivery, the request was queued too long before verification, or this server's clock runs ahead (check NTP). Redelivering from the provider signs it afresh.`,
       { scheme },
     );
   }
-  if (timestamp - now > window.future) {
+  if (!(timestamp - now <= window.future)) {
     return new WebhookVerificationError(
       "timestamp_in_future",
       `The signed timestamp ${timestamp} is ${timestamp - now} s in the future, beyond the ${window.future} s tolerance. This server's clock is probably behind, or the sender's ahead (check NTP on both); a tolerance of { past, future } can allow more skew.`,

@@ -5,7 +5,7 @@ import type { SignedHeaders, WebhookScheme } from "./scheme";
 import { describeSecret } from "./secrets";
 
 const RAW_BODY_HOWTO =
-  'Pass the exact bytes received: on Express mount express.raw({ type: "*/*" }) on the webhook route (before any JSON parser), on Fetch runtimes use await request.text() or request.arrayBuffer(), on node:http collect the request chunks into a Buffer.';
+  'Pass the exact bytes received: on Express mount express.raw({ type: "*/*" }) on the webhook route (before any JSON parser), on Fetch runtimes use await request.arrayBuffer() (request.text() replaces bytes that are not UTF-8), on node:http collect the request chunks into a Buffer.';
 
 // The ArrayBuffer brand check: the byteLength getter throws for anything else (a Proxy, a look-alike).
 const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")?.get as (
@@ -61,23 +61,14 @@ function byteLength(body: RawBody): number {
 }
 
 /**
- * Why no signature matched. When the body visibly is not what was sent (its length differs from the
- * request's Content-Length, or it is a stringified object) the cause is `body_not_raw`; otherwise the
- * message lists what was tried and the usual causes.
+ * What the body shows of a consumer that did not pass the raw body, for the message: it is the string
+ * "[object Object]", or its length differs from the request's Content-Length. Only a hint: the sender chooses
+ * both (a body of those 15 bytes; bytes that are not UTF-8, which `request.text()` turns into U+FFFD), so
+ * neither may turn the sender's failure into the consumer's (`body_not_raw`, a 500).
  */
-export function noMatchingSignature(
-  scheme: WebhookScheme,
-  signed: SignedHeaders,
-  body: RawBody,
-  secrets: readonly string[],
-  header: HeaderLookup,
-): WebhookVerificationError {
+function bodyHint(body: RawBody, header: HeaderLookup): string | undefined {
   if (body === "[object Object]") {
-    return new WebhookVerificationError(
-      "body_not_raw",
-      `The body is the string "[object Object]": an object was converted to a string. ${RAW_BODY_HOWTO}`,
-      { scheme: scheme.name },
-    );
+    return 'The body is the string "[object Object]": if this consumer converted an object to a string, that is the cause.';
   }
   // A Content-Length that differs from the body shows the body changed after receipt; with a content coding
   // the length is of the coded bytes, so the comparison says nothing.
@@ -89,18 +80,31 @@ export function noMatchingSignature(
     /^[0-9]{1,15}$/.test(declared) &&
     Number(declared) !== byteLength(body)
   ) {
-    return new WebhookVerificationError(
-      "body_not_raw",
-      `No signature matched, and the body given is ${byteLength(body)} bytes while the request's Content-Length is ${declared}: the body was re-serialised, re-encoded or trimmed after it was received. ${RAW_BODY_HOWTO}`,
-      { scheme: scheme.name },
-    );
+    return `The body given is ${byteLength(body)} bytes while the request's Content-Length is ${declared}: if this consumer re-serialised, decoded or trimmed the body, that is the cause.`;
   }
+  return undefined;
+}
+
+/**
+ * Why no signature matched: `no_matching_signature` (400) whatever the body, since a sender can make any body
+ * fail. The message lists what was tried and the usual causes, first among them a body that visibly is not
+ * what was sent (see {@link bodyHint}).
+ */
+export function noMatchingSignature(
+  scheme: WebhookScheme,
+  signed: SignedHeaders,
+  body: RawBody,
+  secrets: readonly string[],
+  header: HeaderLookup,
+): WebhookVerificationError {
+  const hint = bodyHint(body, header);
   const tried = secrets.map(describeSecret).join(", ");
   const count = `${secrets.length} secret${secrets.length === 1 ? "" : "s"}`;
   return new WebhookVerificationError(
     "no_matching_signature",
     [
       `No signature in the ${scheme.signatureHeader} header matched (scheme ${scheme.name}; ${signed.signatures.length} signature(s) received; tried ${count}: ${tried}).`,
+      ...(hint === undefined ? [] : [`${hint} ${RAW_BODY_HOWTO}`]),
       "Usual causes:",
       '(1) the body is not the raw request body: it was parsed and re-serialised (JSON.stringify(req.body)), decoded and re-encoded, or trimmed; verify the exact bytes received (Express: express.raw({ type: "*/*" }));',
       "(2) the wrong secret: another endpoint's secret, the test-mode secret for a live event (or the reverse), or a secret rotated at the provider but not here (pass old and new while rotating);",

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { finiteNumber } from "../../options/number-option";
 import { WebhookVerificationError } from "./errors";
 import { headerLookup, type WebhookHeaders } from "./headers";
 import { type PayloadFormat, readPayload } from "./payload";
@@ -27,7 +28,10 @@ export interface VerifyInput<T> {
    * or `{ past, future }`. Only applies to schemes whose signature covers a timestamp. @default 300
    */
   toleranceSeconds?: Tolerance;
-  /** The clock, in milliseconds since the epoch. @default Date.now */
+  /**
+   * The clock, in milliseconds since the epoch. A reading that is not a finite number (NaN, an infinity) is a
+   * TypeError: it would otherwise pass every timestamp. @default Date.now
+   */
   now?: () => number;
 }
 
@@ -48,7 +52,8 @@ function fail(error: WebhookVerificationError): { ok: false; error: WebhookVerif
  * What comes from the request never throws, whatever its shape: `headers` that are `null`, a string, an array,
  * an object whose getters or Proxy traps throw, and a `body` of any type all end as a failed result. Only a
  * misconfigured call throws a `TypeError`: a `secrets` value that is neither text nor a list of text (an unset
- * one, `undefined`, is the `secret_invalid` result), a bad `toleranceSeconds`, `now`, `scheme`, `parse` or `schema`.
+ * one, `undefined`, is the `secret_invalid` result), a bad `toleranceSeconds`, `now`, `scheme`, `parse` or `schema`,
+ * and a `now()` that returns NaN or an infinity when a signed timestamp is checked.
  *
  * @example
  * const result = verify({ body: rawBody, headers: req.headers, secrets: process.env.WEBHOOK_SECRET, schema: Event });
@@ -85,7 +90,13 @@ export function verify<T = unknown>(input: VerifyInput<T>): VerifyResult<T> {
   const signed = scheme.read(header);
   if (signed instanceof WebhookVerificationError) return fail(missingWithSchemeHint(signed, scheme.name, header));
   if (signed.timestamp !== undefined) {
-    const late = checkTimestamp(signed.timestamp, now(), window, scheme.name);
+    // A clock that reads NaN would pass every timestamp: misconfiguration, refused like a `now` that is no function.
+    const late = checkTimestamp(
+      signed.timestamp,
+      finiteNumber("verify", "now()", now(), "epoch milliseconds"),
+      window,
+      scheme.name,
+    );
     if (late !== undefined) return fail(late);
   }
   const matched = scheme.matches(signed, body, secrets);

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
@@ -161,6 +162,64 @@ describe("createWebhookConsumer: what the inbox is given", () => {
     const body = new TextEncoder().encode(d.body);
     expect(sources).toEqual([{ json: body }, { json: body }, {}, {}]);
   });
+});
+
+describe("createWebhookConsumer: an empty body", () => {
+  // verify's payload is undefined; the consumer stores null (as PostgreSQL keeps it), and the memory inbox, once past
+  // parsedBytes, read its kept empty body back as undefined.
+  it.each([0, Number.POSITIVE_INFINITY])(
+    "gives handlers payload null (memory inbox, parsedBytes %s)",
+    async (parsedBytes) => {
+      const inbox = createMemoryInbox({ parsedBytes });
+      const handler = adaptFetch(createWebhookConsumer({ inbox, secrets: secret }));
+      const headers = sign({ id: "msg_empty", timestamp: nowSeconds(), body: "", secrets: secret });
+      const response = await handler(new Request("http://consumer/hooks", { method: "POST", body: "", headers }));
+      expect(response.status).toBe(202);
+      expect((await inbox.get("msg_empty"))?.payload).toBeNull();
+      const seen: unknown[] = [];
+      const processor = createWebhookProcessor({ inbox });
+      processor.on("*", async ({ event }) => {
+        seen.push(event.payload);
+      });
+      await processor.processDue();
+      expect(seen).toEqual([null]);
+    },
+  );
+});
+
+describe("createWebhookConsumer: a clock that reads NaN or an infinity", () => {
+  it("refuses a now that is not a function when created", () => {
+    const inbox = createMemoryInbox();
+    expect(() => createWebhookConsumer({ inbox, secrets: secret, now: 5 as unknown as () => number })).toThrow(
+      TypeError,
+    );
+  });
+
+  // NaN made verify's window pass any timestamp (a delivery signed in 1970 was stored), with receivedAt NaN.
+  it.each([Number.NaN, Number.POSITIVE_INFINITY])(
+    "now() = %s: the handler throws a TypeError naming the option, the adapter answers 500, nothing is stored",
+    async (reading) => {
+      const body = JSON.stringify({ type: "order.shipped", data: {} });
+      for (const [scheme, headers] of [
+        [undefined, sign({ id: "msg_1970", timestamp: 1, body, secrets: secret })],
+        [github, signWith(github, { id: "d-1", body, secrets: "gh_secret" })],
+      ] as const) {
+        const inbox = createMemoryInbox();
+        const options = { inbox, secrets: scheme === undefined ? secret : "gh_secret", scheme, now: () => reading };
+        const handler = createWebhookConsumer(options);
+        const request = { method: "POST", headers, body: new TextEncoder().encode(body) } as unknown as HttpRequest;
+        expect(() => handler(request), scheme?.name).toThrow(
+          /^createWebhookConsumer: now\(\) must be a finite number of epoch milliseconds/,
+        );
+        const errors: unknown[] = [];
+        const server = await listen(handler, { onError: (error) => errors.push(error) });
+        closers.push(server.close);
+        expect((await post(server.url, { body, headers })).status).toBe(500);
+        expect(errors).toEqual([expect.any(TypeError)]);
+        expect(inbox.size).toBe(0);
+      }
+    },
+  );
 });
 
 describe("createWebhookConsumer over node:http", () => {
@@ -626,6 +685,39 @@ describe("dedup key and event type per scheme", () => {
     }
     expect(inbox.size).toBe(1);
     expect(await inbox.get("msg_replayed")).toMatchObject({ type: "invoice.paid" });
+  });
+
+  // Neither GitHub nor Shopify signs its id header: the default id stops the provider's retries, not a captured
+  // delivery replayed under a fresh id (docs: "De-duplication: which id is the event's id"). An eventId keyed on the
+  // signed body does.
+  describe("GitHub and Shopify: a captured delivery replayed under a fresh, unsigned id header", () => {
+    const body = JSON.stringify({ action: "opened", issue: { number: 1 } });
+    const cases = [
+      ["github", github, "x-github-delivery", { "x-github-event": "issues" }],
+      ["shopify", shopify, "x-shopify-event-id", { "x-shopify-topic": "orders/create" }],
+    ] as const;
+    const bodyHash = ({ body: raw }: { body: Uint8Array }) =>
+      `sha256:${createHash("sha256").update(raw).digest("hex")}`;
+
+    async function replay(scheme: (typeof cases)[number][1], idHeader: string, extra: Record<string, string>) {
+      const signed = signWith(scheme, { id: "d-1", body, secrets: literal });
+      const send = async (url: string, id: string) =>
+        (await post(url, { body, headers: { ...signed, ...extra, [idHeader]: id } })).status;
+      const byDefault = await serve({ secrets: literal, scheme });
+      const byBody = await serve({ secrets: literal, scheme, eventId: bodyHash });
+      for (const id of ["d-1", "d-1", "replayed-2"]) {
+        expect(await send(byDefault.url, id)).toBe(202);
+        expect(await send(byBody.url, id)).toBe(202);
+      }
+      return { byDefault: byDefault.inbox.size, byBody: byBody.inbox.size };
+    }
+
+    it.each(cases)(
+      "%s: stored again under the default id; once with eventId on the body's SHA-256",
+      async (_, ...c) => {
+        expect(await replay(...c)).toEqual({ byDefault: 2, byBody: 1 });
+      },
+    );
   });
 
   it("a custom eventId wins over the default", async () => {

@@ -133,6 +133,27 @@ export function inboxContract(
         expect(claims.map((c) => [c.event.id, c.event.payload])).toEqual(payloads.map((p, i) => [`b${i}`, p]));
       });
 
+      // The consumer stores an empty body's payload as null; the memory inbox, keeping the body as text (past
+      // parsedBytes), read it back as undefined where PostgreSQL gave null.
+      it("gives back null for an event added with an empty body, as the consumer stores it", async () => {
+        await inbox.add(event("empty", { payload: null }), { json: new Uint8Array(0) });
+        expect((await inbox.get("empty"))?.payload).toBeNull();
+        const [claimed] = await claim(T0);
+        expect(claimed?.event.payload).toBeNull();
+      });
+
+      // NaN compares false with everything: the memory inbox stored it due at NaN, PostgreSQL refused it its own way.
+      it("refuses an event whose receivedAt is not a finite number, alike in every inbox, and stores nothing", async () => {
+        for (const receivedAt of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+          // Thrown or rejected: add may answer at once.
+          const adding = (async () => inbox.add(event("bad", { receivedAt })))();
+          await expect(adding, String(receivedAt)).rejects.toThrow(/^Inbox\.add: receivedAt must be a finite number/);
+          await expect(adding).rejects.toBeInstanceOf(TypeError);
+        }
+        expect(await inbox.get("bad")).toBeUndefined();
+        expect(await claim(Number.MAX_SAFE_INTEGER)).toEqual([]);
+      });
+
       it("keeps an event without a provider timestamp", async () => {
         await inbox.add(event("a", { timestamp: undefined }));
         expect((await inbox.get("a"))?.timestamp).toBeUndefined();

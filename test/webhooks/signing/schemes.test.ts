@@ -196,6 +196,30 @@ describe("shopify", () => {
     expect(check(shopify, {}, secret)).toBe("missing_header");
     expect(check(shopify, signed, "other")).toBe("no_matching_signature");
   });
+
+  // RFC 9110 §5.3: a repeated field is read as its values joined by ", ", as GitHub's and Stripe's parsers accept.
+  it("accepts a repeated X-Shopify-Hmac-Sha256 field (joined by commas) when one of its signatures matches", () => {
+    const valid = signed["x-shopify-hmac-sha256"] as string;
+    const other = signWith(shopify, { body, secrets: "another_secret" })["x-shopify-hmac-sha256"] as string;
+    const twice = { "x-shopify-hmac-sha256": [valid, valid] };
+    expect(codeOf(verify({ body, headers: twice, secrets: secret, scheme: shopify }))).toBe("ok");
+    expect(check(shopify, { "x-shopify-hmac-sha256": `${other}, ${valid}` }, secret)).toBe("ok");
+    expect(check(shopify, { "x-shopify-hmac-sha256": ` ${valid} ,${other}` }, secret)).toBe("ok");
+    expect(
+      codeOf(
+        verify({
+          body,
+          headers: new Headers([
+            ["x-shopify-hmac-sha256", other],
+            ["x-shopify-hmac-sha256", valid],
+          ]),
+          secrets: secret,
+          scheme: shopify,
+        }),
+      ),
+    ).toBe("ok");
+    expect(check(shopify, { "x-shopify-hmac-sha256": `${other}, ${other}` }, secret)).toBe("no_matching_signature");
+  });
 });
 
 describe("slack", () => {

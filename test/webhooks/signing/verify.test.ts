@@ -3,15 +3,18 @@ import { z } from "zod";
 import {
   generateSecret,
   generateSigningKeyPair,
+  github,
   isWebhookVerificationError,
   secretFingerprint,
   sign,
+  signWith,
   stripe,
   type VerificationErrorCode,
   type VerifyResult,
   verify,
   WebhookVerificationError,
 } from "../../../src/webhooks/signing/index";
+import { checkTimestamp } from "../../../src/webhooks/signing/tolerance";
 
 const NOW = 1_700_000_000;
 const clock = () => NOW * 1000;
@@ -116,6 +119,38 @@ describe("verify", () => {
     it("is disabled by Infinity", () => {
       expect(at(10 * 365 * 86400, Number.POSITIVE_INFINITY)).toBe("ok");
     });
+
+    // NaN compares false with everything: `now - ts > past` and `ts - now > future` were both false, so it passed.
+    describe("a clock that reads NaN or an infinity disables nothing", () => {
+      const readings = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+      const ancient = sign({ id: "msg_1970", timestamp: 1, body, secrets: secret });
+
+      it.each(readings)("verify with now() = %s throws a TypeError naming now()", (reading) => {
+        expect(() => verify({ body, headers: ancient, secrets: secret, now: () => reading })).toThrow(
+          /^verify: now\(\) must be a finite number/,
+        );
+        expect(() => verify({ body, headers, secrets: secret, now: () => reading })).toThrow(TypeError);
+      });
+
+      it.each(readings)("the window check fails closed at %s, whatever the tolerance", (reading) => {
+        for (const window of [
+          { past: 300, future: 300 },
+          { past: Number.POSITIVE_INFINITY, future: 0 },
+          { past: 0, future: Number.POSITIVE_INFINITY },
+        ]) {
+          expect(checkTimestamp(NOW, reading, window, "standard-webhooks")?.code, String(window.past)).toMatch(
+            /^timestamp_(too_old|in_future)$/,
+          );
+        }
+      });
+
+      it("schemes without a signed timestamp never read the clock", () => {
+        const gh = signWith(github, { body, secrets: "gh_secret" });
+        expect(codeOf(verify({ body, headers: gh, secrets: "gh_secret", scheme: github, now: () => Number.NaN }))).toBe(
+          "ok",
+        );
+      });
+    });
   });
 
   describe("body not raw", () => {
@@ -129,20 +164,53 @@ describe("verify", () => {
       expect(codeOf(result)).toBe("body_not_raw");
       expect(result.ok ? "" : result.error.message).toContain("express.raw");
     });
+  });
 
-    it("recognises a stringified object", () => {
-      expect(codeOf(verify({ body: String(event), headers, secrets: secret, now: clock }))).toBe("body_not_raw");
+  // A sender chooses both the body and Content-Length: neither may make its failure the consumer's 500 (body_not_raw).
+  describe("a body that looks changed after receipt: no_matching_signature (400) with a hint", () => {
+    const hinted = (result: VerifyResult<unknown>) => ({
+      code: codeOf(result),
+      status: result.ok ? 0 : result.error.status,
+      hint: result.ok ? false : /Pass the exact bytes received/.test(result.error.message),
     });
 
-    it("recognises a re-serialised string by its length against Content-Length", () => {
+    it('a stringified object: the consumer\'s String(object), or a sender posting "[object Object]"', () => {
+      const result = verify({ body: String(event), headers, secrets: secret, now: clock });
+      expect(hinted(result)).toEqual({ code: "no_matching_signature", status: 400, hint: true });
+      expect(result.ok ? "" : result.error.message).toContain("[object Object]");
+    });
+
+    it("a re-serialised string, told by its length against Content-Length", () => {
       const pretty = JSON.stringify(event, null, 2);
       const signed = sign({ id: "msg_pretty", timestamp: NOW, body: pretty, secrets: secret });
       const received = { ...signed, "content-length": String(Buffer.byteLength(pretty)) };
       const reserialised = JSON.stringify(JSON.parse(pretty));
-      expect(codeOf(verify({ body: reserialised, headers: received, secrets: secret, now: clock }))).toBe(
-        "body_not_raw",
-      );
+      expect(hinted(verify({ body: reserialised, headers: received, secrets: secret, now: clock }))).toEqual({
+        code: "no_matching_signature",
+        status: 400,
+        hint: true,
+      });
       expect(codeOf(verify({ body: pretty, headers: received, secrets: secret, now: clock }))).toBe("ok");
+    });
+
+    it("bytes that are not UTF-8, read with request.text(): the sender's doing, still a 400", () => {
+      const bytes = Uint8Array.of(0x7b, 0xff, 0x7d);
+      const received = { ...headers, "content-length": String(bytes.byteLength) };
+      const text = new TextDecoder().decode(bytes);
+      expect(hinted(verify({ body: text, headers: received, secrets: secret, now: clock }))).toEqual({
+        code: "no_matching_signature",
+        status: 400,
+        hint: true,
+      });
+    });
+
+    it("no hint when the body is as long as Content-Length says", () => {
+      const received = { ...headers, "content-length": String(Buffer.byteLength("tampered")) };
+      expect(hinted(verify({ body: "tampered", headers: received, secrets: secret, now: clock }))).toEqual({
+        code: "no_matching_signature",
+        status: 400,
+        hint: false,
+      });
     });
   });
 

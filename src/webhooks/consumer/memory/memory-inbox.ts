@@ -16,7 +16,7 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
-import { checkInboxClaim, checkInboxFail, checkInboxNow, checkInboxPurge } from "../inbox-arguments";
+import { checkInboxAdd, checkInboxClaim, checkInboxFail, checkInboxNow, checkInboxPurge } from "../inbox-arguments";
 import { InboxFullError } from "../inbox-full";
 
 /**
@@ -184,13 +184,17 @@ export class MemoryInbox implements Inbox<object> {
    * {@link InboxFullError} when events not yet done leave no room for it under `maxBytes`.
    */
   add(event: InboxEvent, source?: InboxAddSource): InboxAddResult {
+    checkInboxAdd(event);
     if (this.#entries.has(event.id)) return { duplicate: true };
     const bytes = heldBytes(event, source);
     if (this.#bytes + bytes > this.#maxBytes) this.#makeRoom(bytes);
     const body = source?.json;
-    // Copied: the inbox owns what it keeps, and a view into a pooled buffer would keep the whole pool alive.
+    // Copied: the inbox owns what it keeps, and a view into a pooled buffer would keep the whole pool alive. An empty
+    // body is not kept: read again it would be `undefined`, where the event holds `null` (as PostgreSQL keeps it).
     const json =
-      body !== undefined && this.#bytes - this.#doneBytes >= this.#parsedBytes ? new Uint8Array(body) : undefined;
+      body !== undefined && body.byteLength > 0 && this.#bytes - this.#doneBytes >= this.#parsedBytes
+        ? new Uint8Array(body)
+        : undefined;
     const entry: Entry = {
       event: json === undefined ? event : { ...event, payload: undefined },
       json,

@@ -14,8 +14,8 @@ export interface ProcessorRunnerOptions {
 export interface ProcessorRunner {
   /**
    * Ends the current pause and claims again on the event loop's next turn (the events stored within one turn are
-   * claimed together) — pass it as the consumer's `onStored`, which
-   * `adaptWebhookConsumer` runs once each 202 has been sent.
+   * claimed together) — pass it as the consumer's `onStored`, which the adapter (`createServer(consumer)` from
+   * `rest-webhooks/node`) runs once each 202 has been sent.
    */
   wake(): void;
   /**
@@ -36,7 +36,7 @@ export interface ProcessorRunner {
  * @example
  * const runner = startWebhookProcessor(processor);
  * const consumer = createWebhookConsumer({ inbox, secrets, onStored: runner.wake });
- * http.createServer(adaptWebhookConsumer(consumer)).listen(3000);
+ * createServer(consumer).listen(3000); // rest-webhooks/node
  * process.on("SIGTERM", () => runner.stop());
  */
 export function startWebhookProcessor(

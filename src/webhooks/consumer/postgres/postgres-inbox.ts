@@ -27,7 +27,7 @@ import type {
   InboxCompleteResult,
   InboxFailOutcome,
 } from "../inbox";
-import { checkInboxClaim, checkInboxFail, checkInboxNow, checkInboxPurge } from "../inbox-arguments";
+import { checkInboxAdd, checkInboxClaim, checkInboxFail, checkInboxNow, checkInboxPurge } from "../inbox-arguments";
 import { ADD_PARAMS, addStatement, type InboxTableOptions, inboxStatements, PURGE_BATCH } from "./inbox-sql";
 
 /** What PostgreSQL event handlers receive besides the event: the client of the transaction that marks it done. */
@@ -191,6 +191,12 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult> {
+    try {
+      checkInboxAdd(event);
+    } catch (error) {
+      // A rejection, like every other method's refusal: add answers with a promise.
+      return Promise.reject(error);
+    }
     const { payload } = event;
     if (payload instanceof Uint8Array) {
       // As a Buffer, which pg sends as the bytes (PGlite takes either); a view, not a copy.

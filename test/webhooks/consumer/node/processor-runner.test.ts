@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { createWebhookProcessor, type InboxEvent, runProcessorLoop } from "../../../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
@@ -203,5 +204,31 @@ describe("startWebhookProcessor (real timers)", () => {
     release.open();
     await stopping;
     expect((await inbox.get("a"))?.state).toBe("done");
+  });
+});
+
+// The JSDoc named `adaptWebhookConsumer`, removed from the package: a reader copying the example got an import error.
+describe("startWebhookProcessor's documentation", () => {
+  it("calls only functions the package exports (createServer from rest-webhooks/node, not adaptWebhookConsumer)", async () => {
+    const source = readFileSync(
+      new URL("../../../../src/webhooks/consumer/node/processor-runner.ts", import.meta.url),
+      "utf8",
+    );
+    const comments = source.split("\n").filter((line) => /^\s*(\/\*\*|\*)/.test(line));
+    // Calls of a bare name (not `runner.stop()`) in the comments, e.g. `createServer(consumer)`.
+    const called = new Set(
+      comments.flatMap((line) => [...line.matchAll(/(?<![.\w])([A-Za-z_]\w*)\(/g)].map((m) => m[1])),
+    );
+    const exported = new Set(
+      (
+        await Promise.all([
+          import("../../../../src/node/index"),
+          import("../../../../src/webhooks/consumer/index"),
+          import("../../../../src/webhooks/consumer/node/index"),
+        ])
+      ).flatMap((module) => Object.keys(module)),
+    );
+    expect(called).toContain("createServer");
+    expect([...called].filter((name) => !exported.has(name as string))).toEqual([]);
   });
 });

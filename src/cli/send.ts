@@ -117,7 +117,16 @@ export async function runSend(argv: readonly string[], out: Output): Promise<num
     const headers = { "content-type": "application/json", "user-agent": "rest-webhooks-cli", ...extra, ...signed };
     const attempt: Attempt = { attempt: n, status: null };
     try {
-      const response = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(30_000) });
+      // Not followed, as the library's dispatcher: a 3xx is the attempt's answer, a failure. Following it would
+      // report a 307's target as the receiver, and fetch turns a 301 or 302 into a GET without the body that still
+      // carries the signature (RFC 9110 §15.4.2, §15.4.3).
+      const response = await fetch(url, {
+        method: "POST",
+        headers,
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(30_000),
+      });
       attempt.status = response.status;
       attempt.headers = Object.fromEntries(response.headers);
       attempt.body = bodyStart(await response.text());
@@ -144,7 +153,9 @@ function report(out: Output, attempt: Attempt, id: string, of: number): void {
     return;
   }
   const ok = attempt.status >= 200 && attempt.status < 300;
-  out.line(`${ok ? out.green("✓") : out.red("✗")} ${label}: HTTP ${out.bold(String(attempt.status))}`);
+  const location = attempt.status >= 300 && attempt.status < 400 ? attempt.headers?.location : undefined;
+  const redirect = location === undefined ? "" : ` (redirect to ${location}, not followed)`;
+  out.line(`${ok ? out.green("✓") : out.red("✗")} ${label}: HTTP ${out.bold(String(attempt.status))}${redirect}`);
   for (const [name, value] of Object.entries(attempt.headers ?? {})) out.line(out.dim(`  ${name}: ${value}`));
   if (attempt.body) out.line(`  ${attempt.body.replaceAll("\n", "\n  ")}`);
 }

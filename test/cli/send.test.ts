@@ -130,4 +130,34 @@ describe("rest-webhooks send", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/attempt 1\/1 \(msg_\w+\): no answer \(ECONNREFUSED\)/);
   });
+
+  // Regression: send followed redirects, so a 307 to a 200 reported delivered (exit 0), and a 302 became a GET with
+  // no body that still carried the signature. The library's rule: a 3xx is a failure, not followed.
+  it.each([[307], [302]])("reports a %i as a failed attempt and does not follow it (exit 1)", async (status) => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        seen.push(`${req.method} ${req.url}`);
+        if (req.url === "/hook") res.writeHead(status, { location: "/elsewhere" }).end();
+        else res.writeHead(200).end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const target = `http://127.0.0.1:${port}/hook`;
+      const run = await runCli(["send", target, "--type", "t", "--secret", secret, "--id", "msg_redirect"]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(
+        `✗ attempt 1/1 (msg_redirect): HTTP ${status} (redirect to /elsewhere, not followed)`,
+      );
+      const json = await runCli(["send", target, "--type", "t", "--secret", secret, "--json"]);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({ delivered: false, attempts: [{ status }] });
+      expect(seen).toEqual(["POST /hook", "POST /hook"]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

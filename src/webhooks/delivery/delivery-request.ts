@@ -1,6 +1,7 @@
 import { sign } from "../signing/sign";
 import type { DeliveryRecord } from "./delivery-queue";
 import { activeSecrets, type WebhookEndpoint } from "./endpoint";
+import { isEndpointHeaderName } from "./endpoint-headers";
 
 /** An HTTP request ready for the dispatcher. */
 export interface DeliveryRequest {
@@ -10,10 +11,27 @@ export interface DeliveryRequest {
 }
 
 /**
+ * The endpoint's stored fields as they may be sent: names in lower case, and none the delivery, its framing or its
+ * signature owns, in any case (RFC 9110 §5.1: names ignore case). The API and the admin store them so already; a row
+ * written by hand may not be, and must not add a second `Webhook-Signature` beside the delivery's.
+ */
+function endpointFields(stored: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (stored === undefined) return fields;
+  for (const [name, value] of Object.entries(stored)) {
+    const lower = name.toLowerCase();
+    // "__proto__" is a token, but assigning it would set the prototype, not a field.
+    if (typeof value === "string" && lower !== "__proto__" && isEndpointHeaderName(name)) fields[lower] = value;
+  }
+  return fields;
+}
+
+/**
  * Builds one attempt's request: the same `webhook-id` (the event id) on every attempt, a fresh timestamp and fresh
  * signatures by every active secret (Standard Webhooks, "Signature scheme"; several signatures during a rotation).
  * With `traceparent` (the delivery's, when the worker propagates trace context) the request carries that header.
- * The endpoint's `headers` are added, never in place of these.
+ * The endpoint's `headers` are added, never in place of these: a stored field under a name the delivery owns (any
+ * case; see `isEndpointHeaderName`) is not sent.
  */
 export function buildDeliveryRequest(
   delivery: Pick<DeliveryRecord, "eventId" | "payload">,
@@ -30,7 +48,7 @@ export function buildDeliveryRequest(
   });
   const headers: Record<string, string> = {
     // The endpoint's own first: the fields below are the delivery's, and win over one stored by hand.
-    ...endpoint.headers,
+    ...endpointFields(endpoint.headers),
     "content-type": "application/json",
     "user-agent": userAgent,
     "webhook-id": signed["webhook-id"],

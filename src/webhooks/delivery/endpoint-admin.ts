@@ -4,7 +4,13 @@ import { generateSecret as defaultGenerateSecret } from "../signing/standard-key
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
 import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
-import { type CreateEndpointInput, MAX_RATE_LIMIT, MIN_RATE_LIMIT, type UpdateEndpointInput } from "./endpoint-schema";
+import {
+  type CreateEndpointInput,
+  endpointHeadersInput,
+  MAX_RATE_LIMIT,
+  MIN_RATE_LIMIT,
+  type UpdateEndpointInput,
+} from "./endpoint-schema";
 import { ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import type { EndpointPatch, EndpointStore } from "./endpoint-store";
 import type { DeliveryStatus } from "./state-machine";
@@ -90,7 +96,8 @@ export interface EndpointAdmin {
    * Registers an endpoint, owned by `owner.tenant` when given (1 to 255 printable ASCII characters, else a
    * TypeError): it then receives only the events published for that tenant. Without, it is the operator's own, and
    * with `all_tenants` receives every tenant's events too; a tenant's endpoint asking for that is refused
-   * (`all_tenants_refused`).
+   * (`all_tenants_refused`). `headers` are checked by the API's rules (a name the delivery owns, in any case, or
+   * an unsafe value: a TypeError naming `headers/<name>`) and kept with lower-case names.
    */
   create(input: CreateEndpointInput, owner?: { tenant?: string | undefined }): Promise<AdminResult<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
@@ -98,8 +105,8 @@ export interface EndpointAdmin {
   /**
    * Updates fields, atomically in the store: a change of status (disabling, re-enabling) is decided on the endpoint
    * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery (deliveries parked while
-   * disabled are retried). A new `url` is checked (and resolved) before the write, and again when a function's result
-   * names another one.
+   * disabled are retried). `headers` are checked and lower-cased as `create` does. A new `url` is checked (and
+   * resolved) before the write, and again when a function's result names another one.
    * @param input the fields to change, or a function of the endpoint as stored that returns them (a merge patch
    *   applied to it): pure, it may be called more than once; when it throws, nothing is written and `update` rejects
    *   with what it threw.
@@ -222,6 +229,20 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     throw new TypeError(`${owner}: rate_limit must be from 1/86400 to ${MAX_RATE_LIMIT} per second, got ${rate}.`);
   }
 
+  // The API's own check of `headers` (RFC 9110 §5.1 tokens, no field the delivery owns, in any case), and its
+  // lower-casing: a caller handing the admin unvalidated input would otherwise store `Webhook-Signature`.
+  function checkHeaders(
+    owner: string,
+    given: Readonly<Record<string, string>> | undefined,
+  ): Record<string, string> | undefined {
+    if (given === undefined) return undefined;
+    const parsed = endpointHeadersInput.safeParse(given);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const at = ["headers", ...(issue?.path ?? []).map(String)].join("/");
+    throw new TypeError(`${owner}: ${at}: ${issue?.message ?? "invalid"}`);
+  }
+
   // What an update does to the endpoint as stored (pure, so the store may call it again): the patch, and whether it
   // re-enables; or why nothing is written, a refusal or a URL not checked yet (`checked`: as given → as stored).
   function decide(
@@ -243,7 +264,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     }
     if (fields.description !== undefined) patch.description = fields.description;
     if (fields.metadata !== undefined) patch.metadata = { ...fields.metadata };
-    if (fields.headers !== undefined) patch.headers = { ...fields.headers };
+    const headers = checkHeaders("EndpointAdmin.update", fields.headers);
+    if (headers !== undefined) patch.headers = headers;
     if (fields.rate_limit !== undefined) patch.rateLimit = fields.rate_limit;
     const reEnabled = fields.status === "enabled" && current.status === "disabled";
     if (fields.status === "disabled" && current.status === "enabled") {
@@ -271,6 +293,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         };
       }
       checkSecret("EndpointAdmin.create", input.secret);
+      const headers = checkHeaders("EndpointAdmin.create", input.headers) ?? {};
       const unknownType = checkTypes(input.enabled_events);
       if (unknownType !== undefined) return unknownType;
       const checked = await checkUrl(input.url);
@@ -286,7 +309,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         description: input.description ?? "",
         // A copy: the caller's object stays the caller's.
         metadata: { ...input.metadata },
-        headers: { ...input.headers },
+        // A copy, lower-cased by the check.
+        headers,
         rateLimit: input.rate_limit ?? null,
         failingSince: null,
         createdAt: now(),
@@ -312,7 +336,10 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     async update(id, input) {
       const fieldsOf = typeof input === "function" ? input : () => input;
       // Before any read, as create does: a rate the pacer cannot run is misuse, whatever is stored.
-      if (typeof input !== "function") checkRate("EndpointAdmin.update", input.rate_limit);
+      if (typeof input !== "function") {
+        checkRate("EndpointAdmin.update", input.rate_limit);
+        checkHeaders("EndpointAdmin.update", input.headers);
+      }
       const checked = new Map<string, string>();
       for (;;) {
         const round: { decision?: UpdateDecision } = {};

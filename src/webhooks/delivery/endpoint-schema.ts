@@ -28,8 +28,12 @@ export const MAX_METADATA_KEY_LENGTH = 40;
 /** The longest `metadata` value, in UTF-16 code units. */
 export const MAX_METADATA_VALUE_LENGTH = 500;
 
+// A form's rate as plain decimal text: digits, one leading zero only before a fraction, an optional fraction. Number()
+// alone would also read `0x10` as 16, `1e1`, `+5`, ` 5 `, `Infinity`. Not routing's queryInteger: a rate may be a
+// fraction (one a day is 1/86400 per second). Other text reaches the number schema as text, which refuses it.
+const DECIMAL_RATE = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
 const rateLimit = z.preprocess(
-  (value) => (value === "" ? null : typeof value === "string" ? Number(value) : value),
+  (value) => (value === "" ? null : typeof value === "string" && DECIMAL_RATE.test(value) ? Number(value) : value),
   z
     .number()
     .min(MIN_RATE_LIMIT, "rate_limit must be at least one delivery per day (1/86400 per second).")
@@ -67,6 +71,11 @@ const formBoolean = z.preprocess((value) => (value === "true" ? true : value ===
 const headerRecord = <V extends z.ZodType>(value: V) =>
   refusingProtoKey(endpointHeadersSchema(value), "__proto__ is not a field name an endpoint may set.");
 const headers = headerRecord(endpointHeaderValue);
+/**
+ * The `headers` of a create or replace body, as the API checks them (names lower-cased): the admin runs the same
+ * check on what it is handed, so a caller bypassing the API stores nothing the API would refuse.
+ */
+export const endpointHeadersInput = headers;
 
 const secret = z.string().refine(isEndpointSecret, ENDPOINT_SECRET_RULE).meta({
   pattern: ENDPOINT_SECRET_PATTERN,

@@ -159,6 +159,8 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
   if (url.username !== "" || url.password !== "") {
     return { ok: false, code: "invalid_url", detail: "The URL must not carry credentials." };
   }
+  // RFC 6335 §6: port 0 is reserved; nothing listens on it, so every delivery would fail to connect.
+  if (url.port === "0") return { ok: false, code: "invalid_url", detail: "The URL's port must not be 0." };
   const host = normalizeHost(bareHost(url.hostname));
   if (compiled.hosts.has(host)) return { ok: true, url };
   if (parseIp(host) !== undefined) {

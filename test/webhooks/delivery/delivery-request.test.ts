@@ -73,4 +73,51 @@ describe("buildDeliveryRequest with the endpoint's headers", () => {
       "x-gateway-key": undefined,
     });
   });
+
+  // Regression: a row stored by hand with `Webhook-Signature` (mixed case) was sent beside the delivery's own
+  // `webhook-signature`: a forged second signature. RFC 9110 §5.1: field names ignore case.
+  it("owned fields win whatever the case of one stored by hand; a reserved name stored so is not sent", () => {
+    const plain = buildDeliveryRequest(delivery, endpoint([{ secret: SECRET_A, expiresAt: null }]), 1_700_000_000_000);
+    const request = buildDeliveryRequest(
+      delivery,
+      {
+        ...endpoint([{ secret: SECRET_A, expiresAt: null }]),
+        headers: {
+          "Webhook-Signature": "v1,forged",
+          "CONTENT-TYPE": "text/plain",
+          "User-Agent": "x",
+          "Content-Encoding": "gzip",
+          "X-Gateway-Key": "k_1",
+        },
+      },
+      1_700_000_000_000,
+    );
+    expect(request.headers).toEqual({ ...plain.headers, "x-gateway-key": "k_1" });
+  });
+
+  it("law: whatever the store holds, each owned field is sent once, with the delivery's value", () => {
+    const owned = ["content-type", "user-agent", "webhook-id", "webhook-timestamp", "webhook-signature"];
+    const anyCase = fc
+      .tuple(
+        fc.constantFrom(...owned, "traceparent", "x-key"),
+        fc.array(fc.boolean(), { minLength: 20, maxLength: 20 }),
+      )
+      .map(([name, upper]) => [...name].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(""));
+    const plain = buildDeliveryRequest(delivery, endpoint([{ secret: SECRET_A, expiresAt: null }]), 1_700_000_000_000);
+    fc.assert(
+      fc.property(fc.dictionary(anyCase, fc.string()), (headers) => {
+        const built = buildDeliveryRequest(
+          delivery,
+          { ...endpoint([{ secret: SECRET_A, expiresAt: null }]), headers },
+          1_700_000_000_000,
+        );
+        for (const name of [...owned, "traceparent"]) {
+          expect(Object.keys(built.headers).filter((key) => key.toLowerCase() === name)).toEqual(
+            name in plain.headers ? [name] : [],
+          );
+          expect(built.headers[name]).toBe(plain.headers[name]);
+        }
+      }),
+    );
+  });
 });

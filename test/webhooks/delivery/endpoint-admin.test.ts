@@ -1,10 +1,12 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { activeSecrets, type WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
+import { createEndpointSchema } from "../../../src/webhooks/delivery/endpoint-schema";
 import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
-import { transition } from "../../../src/webhooks/delivery/state-machine";
+import { defaultDeliveryConfig, transition } from "../../../src/webhooks/delivery/state-machine";
 
 const T0 = 1_700_000_000_000;
 
@@ -24,7 +26,7 @@ function setup() {
     if (!created.ok) throw new Error(created.code);
     return created.value;
   };
-  return { endpoints, admin, create };
+  return { endpoints, queue, admin, create };
 }
 
 describe("createEndpointAdmin", () => {
@@ -200,5 +202,73 @@ describe("createEndpointAdmin", () => {
     const { modify: _, ...old } = endpoints;
     const queue = createMemoryDeliveryQueue({ endpoints });
     expect(() => createEndpointAdmin({ endpoints: old as EndpointStore, queue, resolve: false })).toThrow(/modify/);
+  });
+
+  // Regression: the memory queue's list stopped at the first delivery older than `since` in publication order, so a
+  // delivery created inside the window but published after an older one was never replayed.
+  it("replay retries every failed delivery created since, whatever order they were published in", async () => {
+    const { queue, admin, create } = setup();
+    const e = await create();
+    for (const at of [T0, T0 - 3_600_000]) {
+      await queue.publish(createEvent({ type: "order.created", data: { at } }), { now: at });
+    }
+    for (const c of await queue.claim({ limit: 10, now: T0, leaseMs: 60_000 })) {
+      const failed = { kind: "response", status: 500, durationMs: 1 } as const;
+      const noRetry = { ...defaultDeliveryConfig, retry: () => undefined };
+      await queue.complete(c, transition(c.state, { type: "attempt", result: failed }, T0, noRetry).state);
+    }
+    expect(await admin.replay(e.id, T0 - 60_000)).toEqual({ ok: true, value: { replayed: 1 } });
+  });
+
+  // Regression: create and update stored `headers` unchecked, so a caller bypassing the API could store
+  // `Webhook-Signature` (sent as a forged second signature) or `Content-Type` beside the delivery's own.
+  describe("headers, checked as the API checks them (RFC 9110 §5.1: names ignore case)", () => {
+    const url = "https://hooks.example.com/in";
+
+    it.each([["Webhook-Signature"], ["Content-Type"], ["USER-AGENT"], ["bad name"]])(
+      "create refuses %s with a TypeError naming it, storing nothing",
+      async (name) => {
+        const { endpoints, admin } = setup();
+        await expect(admin.create({ url, enabled_events: ["*"], headers: { [name]: "v" } })).rejects.toThrow(
+          new RegExp(`EndpointAdmin.create: headers/${name}: `),
+        );
+        expect(await endpoints.list({ limit: 10 })).toEqual([]);
+      },
+    );
+
+    it("create keeps the names in lower case, and refuses two that differ only in case", async () => {
+      const { admin } = setup();
+      const created = await admin.create({ url, enabled_events: ["*"], headers: { "X-Gateway-Key": "k_1" } });
+      expect(created.ok && created.value.headers).toEqual({ "x-gateway-key": "k_1" });
+      await expect(admin.create({ url, enabled_events: ["*"], headers: { "X-A": "1", "x-a": "2" } })).rejects.toThrow(
+        TypeError,
+      );
+    });
+
+    it("update refuses an owned name, given as fields or by a function, and leaves the endpoint as it was", async () => {
+      const { endpoints, admin, create } = setup();
+      const e = await create();
+      await expect(admin.update(e.id, { headers: { "Webhook-Id": "x" } })).rejects.toThrow(/headers\/Webhook-Id: /);
+      await expect(admin.update(e.id, () => ({ headers: { "Content-Type": "text/plain" } }))).rejects.toThrow(
+        TypeError,
+      );
+      expect((await endpoints.get(e.id))?.headers).toEqual({});
+      const updated = await admin.update(e.id, { headers: { "X-Route": "eu" } });
+      expect(updated.ok && updated.value.headers).toEqual({ "x-route": "eu" });
+    });
+
+    it("law: the admin accepts exactly the headers the API's schema accepts, and stores what it parses", async () => {
+      const name = fc.constantFrom("X-Key", "x-key", "Webhook-Signature", "content-type", "Traceparent", "a b", "X-Ok");
+      const value = fc.constantFrom("v", "two words", "", "line\r\nbreak");
+      await fc.assert(
+        fc.asyncProperty(fc.dictionary(name, value, { maxKeys: 4 }), async (headers) => {
+          const { admin } = setup();
+          const parsed = createEndpointSchema.safeParse({ url, enabled_events: ["*"], headers });
+          const created = admin.create({ url, enabled_events: ["*"], headers });
+          if (parsed.success) await expect(created).resolves.toMatchObject({ value: { headers: parsed.data.headers } });
+          else await expect(created).rejects.toThrow(parsed.error.issues[0]?.message);
+        }),
+      );
+    });
   });
 });

@@ -135,7 +135,31 @@ describe("webhook endpoint API", () => {
       expect(parse(res)).toMatchObject({ enabled_events: ["*"], rate_limit: 5 });
     });
 
+    // Regression: Number() read a form's `rate_limit=0x10` as 16 (and `1e1`, `+5`, ` 5 ` alike).
+    it.each(["0x10", "1e1", "+5", " 5", "5 ", "Infinity", "0b1", "5.", ".5", "05"])(
+      "refuses a form's rate_limit=%s (plain decimal only) with 422 at /rate_limit, storing nothing",
+      async (rate) => {
+        const form = `url=${encodeURIComponent("https://hooks.example.com/in")}&enabled_events[]=*&rate_limit=${encodeURIComponent(rate)}`;
+        const res = await handler(req("POST", "/v1/webhook_endpoints", form));
+        expect(res.status).toBe(422);
+        expect(parse(res).errors[0].pointer).toBe("/rate_limit");
+        expect(await endpoints.list({ limit: 10 })).toEqual([]);
+      },
+    );
+
     it.each([
+      ["16", 16],
+      ["0.5", 0.5],
+      ["100000", 100_000],
+    ])("reads a form's rate_limit=%s as %d", async (rate, value) => {
+      const form = `url=${encodeURIComponent("https://hooks.example.com/in")}&enabled_events[]=*&rate_limit=${rate}`;
+      const res = await handler(req("POST", "/v1/webhook_endpoints", form));
+      expect(res.status).toBe(201);
+      expect(parse(res).rate_limit).toBe(value);
+    });
+
+    it.each([
+      ["https://example.com:0/h", "invalid_url"],
       ["https://127.0.0.1/h", "forbidden_address"],
       ["https://[::1]/h", "forbidden_address"],
       ["https://10.0.0.8/h", "forbidden_address"],

@@ -908,6 +908,33 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
         );
     });
 
+    // Regression: the memory queue walked publication order and stopped at the first delivery older than `since`, so
+    // with publish's `now` out of order it missed deliveries inside the window, and replay did not retry them.
+    it("lists newest first by creation time, not publication order: since, limit and the cursor follow it", async () => {
+      const e = endpointFixture({ enabledEvents: ["o.created"] });
+      await f.endpoints.create(e);
+      const byTime = new Map<number, string>();
+      for (const at of [T0 + 5_000, T0 + 1_000, T0 + 3_000, T0 + 4_000, T0 + 2_000]) {
+        const { deliveryIds } = await f.queue.publish(createEvent({ type: "o.created", data: { at } }), { now: at });
+        byTime.set(at, deliveryIds[0]!);
+      }
+      const newestFirst = [...byTime.keys()].sort((x, y) => y - x).map((at) => byTime.get(at));
+      expect((await f.queue.list(e.id)).map((d) => d.id)).toEqual(newestFirst);
+      expect((await f.queue.list(e.id, { since: T0 + 3_000 })).map((d) => d.id)).toEqual(newestFirst.slice(0, 3));
+      const paged: (string | undefined)[] = [];
+      let after: string | undefined;
+      for (let page = await f.queue.list(e.id, { limit: 2 }); page.length > 0; ) {
+        paged.push(...page.map((d) => d.id));
+        after = page.at(-1)?.id;
+        page = await f.queue.list(e.id, { limit: 2, startingAfter: after });
+      }
+      expect(paged).toEqual(newestFirst);
+      expect(
+        (await f.queue.list(e.id, { since: T0 + 2_000, startingAfter: byTime.get(T0 + 4_000) })).map((d) => d.id),
+      ).toEqual([byTime.get(T0 + 3_000), byTime.get(T0 + 2_000)]);
+      await deliverAll(T0 + 10_000);
+    });
+
     // Delivers whatever is due at `now` (nothing stays scheduled for the next case).
     async function deliverAll(now: number): Promise<void> {
       for (const c of await f.queue.claim({ limit: 1_000, now, leaseMs: 1_000 })) {

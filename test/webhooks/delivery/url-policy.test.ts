@@ -124,6 +124,16 @@ describe("checkEndpointUrl at registration", () => {
     expect(checkEndpointUrl("ftp://example.com/")).toMatchObject({ ok: false, code: "insecure_scheme" });
   });
 
+  // Regression: port 0 was accepted at registration, although no delivery can ever connect to it.
+  it.each(["https://example.com:0/", "https://example.com:00/hooks", "https://127.0.0.1:0/"])(
+    "refuses port 0 in %s as invalid_url, even for an allow-listed host",
+    (url) => {
+      const policy = compileUrlPolicy({ allow: ["127.0.0.1"] });
+      expect(checkEndpointUrl(url, policy)).toMatchObject({ ok: false, code: "invalid_url" });
+      expect(checkEndpointUrl("https://example.com:8443/", policy).ok).toBe(true);
+    },
+  );
+
   it("the allow-list admits local development targets", () => {
     const policy = compileUrlPolicy({ allowHttp: true, allow: ["127.0.0.0/8", "localhost", "fd00::/8"] });
     expect(checkEndpointUrl("http://127.0.0.1:3000/hooks", policy).ok).toBe(true);

@@ -83,22 +83,35 @@ interface LogLine {
 }
 
 interface EndpointEntry {
-  /** Its deliveries, oldest first (forgotten ones are removed lazily). */
+  /** Its deliveries, oldest first by creation time, then publication (forgotten ones are removed lazily). */
   deliveries: Entry[];
   /** Its attempt log, oldest first: so in `seq` order. */
   log: LogLine[];
 }
 
-// Where a kept delivery is in its endpoint's list: by publication order (`seq`), which the list is in.
+// The list's order, as DeliveryQueue.list promises and PostgreSQL's (created_at, id): by creation time, which
+// publish's `now` sets and need not follow publication; then by publication (`seq`) within a millisecond.
+function createdBefore(a: Entry, b: Entry): boolean {
+  return a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.seq < b.seq);
+}
+
+// Where `entry` is, or goes, in its endpoint's list: the first place not created before it.
 function positionOf(deliveries: readonly Entry[], entry: Entry): number {
   let low = 0;
-  let high = deliveries.length - 1;
+  let high = deliveries.length;
   while (low < high) {
     const middle = (low + high) >> 1;
-    if ((deliveries[middle] as Entry).seq < entry.seq) low = middle + 1;
+    if (createdBefore(deliveries[middle] as Entry, entry)) low = middle + 1;
     else high = middle;
   }
   return low;
+}
+
+// Kept in creation order: appended when published in it (the usual case), else inserted at its place.
+function insertCreated(deliveries: Entry[], entry: Entry): void {
+  const last = deliveries.at(-1);
+  if (last === undefined || createdBefore(last, entry)) deliveries.push(entry);
+  else deliveries.splice(positionOf(deliveries, entry), 0, entry);
 }
 
 // How many lines of the log are older than line `seq` (the log is in `seq` order), whether that line is kept or not.
@@ -308,7 +321,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           newer: undefined,
         };
         byId.set(entry.id, entry);
-        endpointEntry(target.id).deliveries.push(entry);
+        insertCreated(endpointEntry(target.id).deliveries, entry);
         settle(entry, state);
         deliveryIds.push(entry.id);
       }
@@ -403,6 +416,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       for (let i = from; i >= 0 && out.length < limit; i--) {
         const entry = deliveries[i] as Entry;
         if (byId.get(entry.id) !== entry) continue;
+        // Newest first by creation time: every one further on was created earlier still.
         if (since !== undefined && entry.createdAt < since) break;
         if (listOptions.status !== undefined && !listOptions.status.includes(entry.state.status)) continue;
         if (eventId !== undefined && entry.eventId !== eventId) continue;

@@ -73,6 +73,20 @@ export interface Dispatcher {
 
 const since = (started: number) => Math.round(performance.now() - started);
 
+/** The message of an attempt whose receiver sent a `100 Continue` the dispatcher did not ask for. */
+export const UNREQUESTED_CONTINUE_MESSAGE =
+  "The receiver sent an unrequested 100 Continue, which the HTTP client cannot read past.";
+
+// RFC 9110 §15.2: a client MUST be able to parse a 1xx it did not expect, but undici (7.x and 8.x, client-h1.js
+// onHeadersComplete) closes the connection on a 100 sent without `Expect: 100-continue`, with this error, and no
+// option changes that. Inside an exchange it has no other cause, so the log names it (a known limitation).
+function unrequestedContinue(error: Error): Error {
+  const code = (error as { code?: unknown }).code;
+  return code === "UND_ERR_SOCKET" && error.message === "bad response"
+    ? codedError("UND_ERR_SOCKET", UNREQUESTED_CONTINUE_MESSAGE, error)
+    : error;
+}
+
 function failure(error: unknown, started: number): AttemptResult {
   return {
     kind: "error",
@@ -207,7 +221,7 @@ class Exchange implements UndiciDispatcher.DispatchHandler {
       // A request undici cannot frame (a header name that is not a token, RFC 9110 §5.1): a caller's error, not
       // the endpoint's, so it is thrown rather than logged as an attempt.
       if (this.#finish()) this.reject(new TypeError(error.message, { cause: error }));
-    } else if (this.#finish()) this.resolve(failure(error, this.started));
+    } else if (this.#finish()) this.resolve(failure(unrequestedContinue(error), this.started));
   }
 
   #answered(): void {

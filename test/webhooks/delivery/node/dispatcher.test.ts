@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createDispatcher } from "../../../../src/webhooks/delivery/node/dispatcher";
+import { createDispatcher, UNREQUESTED_CONTINUE_MESSAGE } from "../../../../src/webhooks/delivery/node/dispatcher";
 import { createSystemResolver } from "../../../../src/webhooks/delivery/node/system-resolver";
 import type { HostResolver } from "../../../../src/webhooks/delivery/url-policy";
 import { checkEndpointUrl, checkResolvedEndpointUrl } from "../../../../src/webhooks/delivery/url-policy";
@@ -50,6 +50,15 @@ describe("dispatcher", () => {
         return setTimeout(() => res.socket?.destroy(), 5);
       }
       if (path === "dated") return res.writeHead(503, { "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT" }).end();
+      if (path === "continue") {
+        // Unrequested: the dispatcher sends no `Expect: 100-continue`.
+        res.writeContinue();
+        return res.end("after a 100");
+      }
+      if (path === "processing") {
+        res.writeProcessing();
+        return res.end("after a 102");
+      }
       if (path === "hang") return;
       if (path === "reset") return res.socket?.destroy();
       res.end("thanks");
@@ -161,6 +170,23 @@ describe("dispatcher", () => {
 
     it("does not follow redirects", async () => {
       expect(await send(dispatcher, "redirect")).toMatchObject({ kind: "response", status: 302 });
+    });
+
+    describe("interim (1xx) responses (RFC 9110 §15.2)", () => {
+      it("a 102 Processing before the answer is read past: the final status decides", async () => {
+        expect(await send(dispatcher, "processing")).toMatchObject({ kind: "response", status: 200 });
+      });
+
+      // Known limitation: undici closes the connection on a 100 it did not ask for, and the dispatcher sends no
+      // `Expect`. The attempt fails, and its log says why, not a bare "bad response" (docs: Dispatching).
+      it("an unrequested 100 Continue fails the attempt with a message naming it", async () => {
+        expect(await send(dispatcher, "continue")).toMatchObject({
+          kind: "error",
+          errorKind: "connection_reset",
+          message: UNREQUESTED_CONTINUE_MESSAGE,
+        });
+        expect(await send(dispatcher, "ok")).toMatchObject({ status: 200 });
+      });
     });
 
     it("reads Retry-After", async () => {

@@ -93,14 +93,19 @@ export function createEndpointRateLimiter(options: EndpointRateLimiterOptions = 
   return {
     async acquire(endpointId, perSecond, nowMs) {
       if (typeof endpointId !== "string") throw new TypeError("endpoint rate limit: endpointId must be a string");
-      if (!Number.isFinite(nowMs)) throw new TypeError("endpoint rate limit: nowMs must be a finite number");
+      // GCRA is exact in integers below 2^53 only: past it `now + T` rounds back to `now`, and every delivery passes.
+      const now = typeof nowMs === "number" ? Math.floor(nowMs) : Number.NaN;
+      if (!Number.isSafeInteger(now)) {
+        const got = typeof nowMs === "number" ? nowMs : typeof nowMs;
+        const within = "a finite number of ms within ±Number.MAX_SAFE_INTEGER";
+        throw new TypeError(`endpoint rate limit: nowMs must be ${within}, got ${got}`);
+      }
       let set = sets.get(perSecond);
       if (set === undefined) {
         set = rateLimitFor(perSecond, burst);
         if (sets.size >= 1024) sets.clear();
         sets.set(perSecond, set);
       }
-      const now = Math.floor(nowMs);
       const outcome = await store.check(prefix + endpointId, set, now);
       if (outcome.allowed) return { allowed: true };
       return { allowed: false, retryAtMs: now + (outcome.resetMs[0] ?? 0) };

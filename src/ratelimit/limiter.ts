@@ -49,7 +49,8 @@ export interface RateLimiter {
   /**
    * Checks one request for `key` at `nowMs` (ms since the epoch) and counts it when admitted.
    * @param key the quota partition: an API key, a token subject, a client address.
-   * @param nowMs the caller's clock (a Redis store with `clock: "server"` uses its own).
+   * @param nowMs the caller's clock (a Redis store with `clock: "server"` uses its own); a number beyond
+   *   ±`Number.MAX_SAFE_INTEGER`, or not finite, rejects with a `TypeError`.
    * @example const decision = await limiter.check(apiKey, Date.now())
    */
   check(key: string, nowMs: number): Promise<RateLimitDecision>;
@@ -112,9 +113,14 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     set,
     check(key, nowMs) {
       if (typeof key !== "string") return Promise.reject(new TypeError("rate limit: key must be a string"));
-      if (!Number.isFinite(nowMs)) return Promise.reject(new TypeError("rate limit: nowMs must be a finite number"));
+      // GCRA is exact in integers below 2^53 only: past it `now + T` rounds back to `now`, and every request passes.
+      const now = typeof nowMs === "number" ? Math.floor(nowMs) : Number.NaN;
+      if (!Number.isSafeInteger(now)) {
+        const got = typeof nowMs === "number" ? nowMs : typeof nowMs;
+        const message = `rate limit: nowMs must be a finite number of ms within ±Number.MAX_SAFE_INTEGER, got ${got}`;
+        return Promise.reject(new TypeError(message));
+      }
       const storeKey = prefix + key;
-      const now = Math.floor(nowMs);
       if (store.checkSync !== undefined) {
         try {
           return Promise.resolve(toResults(policies, store.checkSync(storeKey, set, now)));

@@ -16,9 +16,9 @@ import { positiveInteger } from "../options/number-option";
 export interface RateLimitPolicy {
   /** Names the policy in the `RateLimit-Policy` and `RateLimit` fields (an sf-string: printable ASCII). */
   readonly name: string;
-  /** Requests allowed per window (draft §3.1.1 `q`): a positive integer. */
+  /** Requests allowed per window (draft §3.1.1 `q`): a positive integer of at most 15 digits (an sf-integer). */
   readonly quota: number;
-  /** The window in whole seconds (draft §3.1.3 `w`: "Sub-second precision is not supported"). */
+  /** The window in whole seconds (draft §3.1.3 `w`: "Sub-second precision is not supported"), at most 15 digits. */
   readonly window: number;
   /**
    * Requests that may be sent at once from a full allowance (the GCRA tolerance).
@@ -53,6 +53,22 @@ export interface PolicySet {
 
 const PRINTABLE = /^[\x20-\x7e]*$/;
 
+// RFC 9651 §3.3.1: an Integer has at most 15 decimal digits.
+const SF_INTEGER_MAX = 999_999_999_999_999;
+
+/**
+ * `value` when the headers can send it: `q` and `w` are Integers (draft §3.1), so a larger one would make every
+ * `RateLimit-Policy` throw. The other Integers stay far below: `r` is at most the burst (< 2^53 / 1000), `t` is
+ * in seconds the time between two instants within ±2^53 ms.
+ */
+function sfInteger(name: string, value: number): number {
+  if (value > SF_INTEGER_MAX) {
+    const why = "RateLimit-Policy sends it as an Integer, RFC 9651 §3.3.1";
+    throw new TypeError(`rate limit: ${name} must be at most ${SF_INTEGER_MAX} (${why}), got ${value}.`);
+  }
+  return value;
+}
+
 /**
  * Builds and checks a {@link GcraLimit}.
  * @param quota units per period (a positive integer).
@@ -75,7 +91,8 @@ export function gcraLimit(quota: number, periodMs: number, burst: number): GcraL
 /**
  * Checks policies and compiles them for a store.
  * @param policies one or more policies with distinct printable-ASCII names.
- * @throws TypeError on an empty list, a duplicate or non-ASCII name, or a bad number.
+ * @throws TypeError on an empty list, a duplicate or non-ASCII name, or a bad number: a quota or window above
+ *   999,999,999,999,999, which the headers cannot send (RFC 9651 §3.3.1), included.
  * @example compilePolicies([{ name: "per-second", quota: 10, window: 1 }]).id // "10:1000:10"
  */
 export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet {
@@ -90,8 +107,9 @@ export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet
     }
     if (names.has(policy.name)) throw new TypeError(`rate limit: duplicate policy name "${policy.name}"`);
     names.add(policy.name);
-    const window = positiveInteger("rate limit", "window", policy.window);
-    return gcraLimit(policy.quota, window * 1000, policy.burst ?? policy.quota);
+    const quota = sfInteger("quota", positiveInteger("rate limit", "quota", policy.quota));
+    const window = sfInteger("window", positiveInteger("rate limit", "window", policy.window));
+    return gcraLimit(quota, window * 1000, policy.burst ?? quota);
   });
   return { id: limits.map((limit) => limit.id).join(","), limits };
 }

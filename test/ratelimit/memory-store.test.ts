@@ -50,6 +50,21 @@ describe("createMemoryStore bounds", () => {
     expect((await store.check("c", set, 10_003)).allowed).toBe(true); // evicted: starts afresh
   });
 
+  // The second chance is capped, so finding a key to evict stays O(1): the documented cost is that a key admitted
+  // moments ago can go, and it then starts with a full allowance.
+  it("evicts the ninth key the hand reaches once eight have had their second chance, however recently admitted", () => {
+    const hourly = compilePolicies([{ name: "h", quota: 2, window: 3_600 }]);
+    const store = createMemoryStore({ maxKeys: 10 });
+    let now = 0;
+    for (let i = 0; i < 10; i++) store.checkSync(`k${i}`, hourly, now++); // k0 … k9, in that order
+    for (let i = 0; i < 9; i++) store.checkSync(`k${i}`, hourly, now++); // k0 … k8 admitted again: used
+    store.checkSync("new", hourly, now++); // k0 … k7 get their second chance; k8 goes
+    // Held keys first: k8 coming back is a new key at a full store, which evicts another.
+    expect(store.checkSync("k9", hourly, now).remaining).toEqual([0]); // least recently admitted, yet kept
+    expect(store.checkSync("k0", hourly, now).allowed).toBe(false); // kept, its allowance spent
+    expect(store.checkSync("k8", hourly, now).remaining).toEqual([1]); // evicted: a full allowance again
+  });
+
   it("puts a new key behind every older key, also when the key it replaced was not the oldest", async () => {
     const store = createMemoryStore({ maxKeys: 3 });
     await store.check("a", set, 0);

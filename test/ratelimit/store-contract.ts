@@ -125,6 +125,45 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
       });
     });
 
+    // Regression: the Redis script read a negative time as "use the server's TIME", and read a stored negative TAT
+    // as positive: a caller clock before the epoch was not taken as given there, as it is in the other stores.
+    describe("times before the epoch", () => {
+      it("takes a negative nowMs as given: admits, refuses and admits again when due", async () => {
+        const set = single(1, 10); // T = 10 s, burst 1
+        const start = -1_000_000;
+        expect(outcome(await store().check(`${prefix}k`, set, start))).toEqual({
+          allowed: true,
+          remaining: [0],
+          resetMs: [10_000],
+        });
+        expect(outcome(await store().check(`${prefix}k`, set, start))).toEqual({
+          allowed: false,
+          remaining: [0],
+          resetMs: [10_000],
+        });
+        expect((await store().check(`${prefix}k`, set, start + 5_000)).resetMs).toEqual([5_000]);
+        expect((await store().check(`${prefix}k`, set, start + 9_999)).allowed).toBe(false);
+        expect((await store().check(`${prefix}k`, set, start + 10_000)).allowed).toBe(true);
+      });
+
+      it("carries a TAT across the epoch, with a sub-ms remainder", async () => {
+        const set = single(3, 1); // T = 333⅓ ms, burst 3
+        for (let i = 0; i < 3; i++) expect((await store().check(`${prefix}k`, set, -600)).allowed).toBe(true);
+        // TAT = −600 + 1000 = 400; the next unit frees up at 400 − 1000 + 333⅓ = −266⅔.
+        expect(outcome(await store().check(`${prefix}k`, set, -300))).toEqual({
+          allowed: false,
+          remaining: [0],
+          resetMs: [34],
+        });
+        expect((await store().check(`${prefix}k`, set, -266)).allowed).toBe(true);
+        expect(outcome(await store().check(`${prefix}k`, set, 0))).toEqual({
+          allowed: false,
+          remaining: [0],
+          resetMs: [67],
+        });
+      });
+    });
+
     describe("several limits", () => {
       const set = compilePolicies([
         { name: "second", quota: 2, window: 1 },
@@ -205,11 +244,13 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
         fc.asyncProperty(
           fc.array(limitArb, { minLength: 1, maxLength: 2 }),
           fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 1, maxLength: 25 }),
-          async (limits, gaps) => {
+          // Any integer time (RateLimitStore.check): before the epoch and across it too.
+          fc.oneof(fc.constant(T0), fc.constant(-T0), fc.integer({ min: -5_000, max: 0 })),
+          async (limits, gaps, start) => {
             const set: PolicySet = { id: limits.map((limit) => limit.id).join(","), limits };
             const key = `${prefix}prop_${Math.random().toString(36).slice(2)}`;
             let state: number[] | undefined;
-            let now = T0;
+            let now = start;
             for (const gap of gaps) {
               now += gap;
               const expected = gcraCheck(set.limits, state, now);

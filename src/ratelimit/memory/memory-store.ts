@@ -7,9 +7,13 @@ import { assertStoreKey } from "../store-key";
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * Most keys held at once. When full, a new key first evicts a key whose allowance is full again (it
-   * carries no state), else the least recently admitted key (it then starts afresh: evicting fails open).
+   * Most keys held at once. When full, a new key takes the place of one held key, found in O(1) (CLOCK): of the
+   * next four keys the clock hand reaches, the first whose allowance is full again (it carries no state); else the
+   * hand passes over keys admitted since it last went by (a second chance, at most eight) and evicts the next one,
+   * however recently it was admitted. An evicted key that comes back starts with a full allowance: under pressure
+   * the store fails open for it.
    * @default 100_000
+   * @see docs/rate-limits.md, "In memory (default)"
    */
   maxKeys?: number;
 }

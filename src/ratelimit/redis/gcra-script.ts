@@ -3,16 +3,19 @@
  * one round trip with three commands (TIME, GET, SET … PX). A TAT more than the tolerance ahead (a clock that
  * stepped back) is not capped: the refusal reports the whole wait, as gcra.ts does.
  *
- * KEYS[1] the key. ARGV[1] now in ms, or negative to use the server's TIME. ARGV[2] the policy set id,
- * `quota:period:burst` per limit joined by ",". The value is `<set id> <tatMs> <tatSub> …`; a value
- * written for another set id is ignored (a changed policy starts afresh).
+ * KEYS[1] the key. ARGV[1] now in ms on the caller's clock: any integer, before the epoch too. ARGV[2] the policy set
+ * id, `quota:period:burst` per limit joined by ",". ARGV[3] whose clock decides: `server` (TIME; ARGV[1] is then
+ * ignored) or `caller` (ARGV[1], as given). The value is `<set id> <tatMs> <tatSub> …` (tatMs may be negative); a
+ * value written for another set id is ignored (a changed policy starts afresh).
  * Reply: { allowed (1/0), remaining_1, reset_ms_1, remaining_2, reset_ms_2, … }.
  */
 export const GCRA_SCRIPT = `
-local now = tonumber(ARGV[1])
-if now < 0 then
+local now
+if ARGV[3] == 'server' then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[1])
 end
 local id = ARGV[2]
 local spec = {}
@@ -21,7 +24,7 @@ local n = #spec / 3
 local tat = {}
 local stored = redis.call('GET', KEYS[1])
 if stored and string.sub(stored, 1, #id + 1) == id .. ' ' then
-  for number in string.gmatch(string.sub(stored, #id + 2), '%d+') do tat[#tat + 1] = tonumber(number) end
+  for number in string.gmatch(string.sub(stored, #id + 2), '-?%d+') do tat[#tat + 1] = tonumber(number) end
 end
 local function floordiv(a, b)
   local k = math.floor(a / b)

@@ -21,8 +21,8 @@ export interface RedisStoreOptions {
   client: RedisScriptClient | NodeRedis;
   /**
    * Whose clock decides: `"server"` uses Redis `TIME` inside the script, so processes with skewed clocks
-   * still share one timeline; `"caller"` uses the `nowMs` each check passes (fake clocks in tests, or
-   * callers that already agree on time).
+   * still share one timeline; `"caller"` uses the `nowMs` each check passes, as given, before the epoch too (fake
+   * clocks in tests, or callers that already agree on time).
    * @default "server"
    */
   clock?: "server" | "caller";
@@ -77,18 +77,18 @@ function scriptClient(client: RedisScriptClient | NodeRedis): RedisScriptClient 
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const client = scriptClient(options.client);
-  const serverClock = (options.clock ?? "server") === "server";
+  // Its own argument, not a sentinel time: a caller's clock is taken as given, before the epoch too.
+  const clock = (options.clock ?? "server") === "server" ? "server" : "caller";
   return {
     async check(key, set, nowMs) {
       assertStoreKey(key);
-      const now = serverClock ? -1 : nowMs;
       let reply: unknown;
       try {
-        reply = await client.evalsha(SHA, 1, key, now, set.id);
+        reply = await client.evalsha(SHA, 1, key, nowMs, set.id, clock);
       } catch (error) {
         // The script cache is empty after a restart or SCRIPT FLUSH: EVAL runs and caches it again.
         if (!isNoScript(error)) throw error;
-        reply = await client.eval(GCRA_SCRIPT, 1, key, now, set.id);
+        reply = await client.eval(GCRA_SCRIPT, 1, key, nowMs, set.id, clock);
       }
       return parseReply(reply, set.limits.length);
     },

@@ -1,4 +1,5 @@
 import { positiveInteger } from "../options/number-option";
+import { contentCodingProblem } from "./content-coding";
 import {
   DEFAULT_JSON_MAX_DEPTH,
   findStringFault,
@@ -112,7 +113,8 @@ export function parseJsonText(text: string, options: JsonBodyOptions = {}): Body
 
 /**
  * Reads a JSON body (RFC 8259): 400 when empty, not UTF-8 or malformed; 415 when the Content-Type is not
- * JSON (`application/json` or any `+json` type, e.g. `application/merge-patch+json`) or names another charset;
+ * JSON (`application/json` or any `+json` type, e.g. `application/merge-patch+json`) or names another charset, and
+ * 415 `unsupported_content_coding` when a `Content-Encoding` other than `identity` says the body is coded;
  * and the limits of {@link parseJsonText} (nesting depth, I-JSON strings, no NUL unless allowed).
  * @param options the nesting limit and whether NUL is accepted.
  */
@@ -121,6 +123,8 @@ export function safeJsonBody(
   options: JsonBodyOptions = {},
 ): BodyResult<unknown> {
   if (request.body.byteLength === 0) return { ok: false, problem: emptyBody() };
+  const coded = contentCodingProblem(request.headers);
+  if (coded !== undefined) return { ok: false, problem: coded };
   const media = contentType(request);
   if (!isJsonMediaType(media)) {
     return { ok: false, problem: unsupported("application/json", request.headers["content-type"]) };
@@ -165,7 +169,8 @@ export function parseForm(text: string): FormRecord {
 }
 
 /**
- * Reads a form body: 400 when empty or not UTF-8, 415 when the Content-Type is not form-urlencoded, 422
+ * Reads a form body: 400 when empty or not UTF-8, 415 when the Content-Type is not form-urlencoded or a
+ * `Content-Encoding` other than `identity` says the body is coded (`unsupported_content_coding`), 422
  * `invalid_string` when a name or value decodes to U+0000 (unless `allowNul`).
  */
 export function safeFormBody(
@@ -173,6 +178,8 @@ export function safeFormBody(
   options: Pick<JsonBodyOptions, "allowNul"> = {},
 ): BodyResult<FormRecord> {
   if (request.body.byteLength === 0) return { ok: false, problem: emptyBody() };
+  const coded = contentCodingProblem(request.headers);
+  if (coded !== undefined) return { ok: false, problem: coded };
   const media = contentType(request);
   if (media?.type !== "application" || media.subtype !== "x-www-form-urlencoded") {
     return { ok: false, problem: unsupported("application/x-www-form-urlencoded", request.headers["content-type"]) };

@@ -29,6 +29,8 @@ export const HTTP_PROBLEM_CODES = [
   "malformed_query",
   // 415: the Content-Type is not one the reader accepts (RFC 9110 §15.5.16).
   "unsupported_media_type",
+  // 415: the body is in a content coding the readers do not decode: a Content-Encoding other than identity (§8.4).
+  "unsupported_content_coding",
   // 422 (or 400 for a query): zod validation failed; `errors` lists the fields.
   "validation_failed",
   // 500: a handler threw something other than an {@link HttpProblem}; no detail leaks.

@@ -129,6 +129,40 @@ describe("JSON or form bodies", () => {
   });
 });
 
+describe("content codings (RFC 9110 §8.4, §15.5.16)", () => {
+  const coded = (encoding: string, type: string, body: string) => ({
+    headers: { "content-type": type, "content-encoding": encoding },
+    body: encoder.encode(body),
+  });
+
+  it.each<[string, string]>([
+    ["gzip", "gzip"],
+    ["br in capitals", "BR"],
+    ["identity then gzip", "identity, gzip"],
+    ["an unknown coding", "x-custom"],
+    ["two field lines, joined", "identity, deflate"],
+  ])("refuses a body labelled %s with 415 unsupported_content_coding, naming identity", (_name, encoding) => {
+    // Plain JSON under the label: the label, not whether the bytes parse, says what the body is.
+    for (const result of [
+      safeJsonBody(coded(encoding, "application/json", "{}")),
+      safeFormBody(coded(encoding, "application/x-www-form-urlencoded", "a=1")),
+      safeJsonOrFormBody(coded(encoding, "application/json", "{}")),
+    ]) {
+      expect(failure(result)).toStrictEqual({ status: 415, code: "unsupported_content_coding" });
+      expect(result.ok ? undefined : result.problem.headers["accept-encoding"]).toBe("identity");
+    }
+  });
+
+  it.each([
+    ["identity", "identity"],
+    ["IDENTITY with empty elements", " , IDENTITY ,"],
+    ["an empty field", ""],
+  ])("reads a body labelled %s as uncoded", (_name, encoding) => {
+    expect(safeJsonBody(coded(encoding, "application/json", '{"a":1}'))).toStrictEqual({ ok: true, value: { a: 1 } });
+    expect(safeFormBody(coded(encoding, "application/x-www-form-urlencoded", "a=1"))).toMatchObject({ ok: true });
+  });
+});
+
 describe("query strings", () => {
   it("decodes with repeated names as arrays, with or without the leading ?", () => {
     expect({ ...parseQuery("?a=1&a=2&b=%C3%A9&c") }).toStrictEqual({ a: ["1", "2"], b: "é", c: "" });

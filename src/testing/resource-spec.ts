@@ -1,6 +1,7 @@
 import type fc from "fast-check";
+import { nextLink } from "./link-header";
 import type { Target } from "./target";
-import { type LawResponse, requestUrl, Transcript } from "./transcript";
+import { type LawResponse, requestUrl, shownField, Transcript } from "./transcript";
 
 /** The small description of one resource that the HTTP laws need. */
 export interface ResourceSpec {
@@ -81,14 +82,20 @@ export function targetPath(target: Target, url: URL): string {
  * answer 201 + Location.
  */
 export async function createItem(t: Transcript, spec: ResourceSpec, law: string, body: unknown): Promise<string> {
-  const created = await t.send({ method: "POST", path: spec.collection, headers: specHeaders(spec), body });
+  const headers = specHeaders(spec);
+  const created = await t.send({ method: "POST", path: spec.collection, headers, body });
   if (created.status !== 201) t.fail(law, `POST ${spec.collection} answered ${created.status}, expected 201`);
   if (spec.itemPath) return spec.itemPath(created);
   const location = created.headers.get("location");
   if (!location) t.fail(law, "POST answered 201 without a Location header");
   // RFC 9110 §10.2.2: Location is a URI reference, resolved against the target URI of the request (the POST's).
   const post = requestUrl(t.target, spec.collection);
-  if (!URL.canParse(location, post)) t.fail(law, `POST answered 201 with a Location that is no URI: ${location}`);
+  if (!URL.canParse(location, post)) {
+    t.fail(
+      law,
+      `POST answered 201 with a Location that is no URI: ${shownField("location", location, Object.keys(headers))}`,
+    );
+  }
   return targetPath(t.target, new URL(location, post));
 }
 
@@ -124,16 +131,6 @@ function listedItems(response: LawResponse): readonly unknown[] | undefined {
   return undefined;
 }
 
-// RFC 8288 §3: `<target>; rel="next"` (rel may hold several space-separated relation types).
-function nextPage(link: string | null): string | undefined {
-  for (const match of (link ?? "").matchAll(/<([^>]*)>([^,<]*)/g)) {
-    const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(match[2] ?? "");
-    const types = (rel?.[1] ?? rel?.[2] ?? "").toLowerCase().split(/\s+/);
-    if (types.includes("next")) return match[1];
-  }
-  return undefined;
-}
-
 /**
  * How many resources the collection holds: the spec's `count`, else the items `GET collection` lists, page by
  * page. Fails the law when a page is not a JSON list, when `rel="next"` leads back to a page already read (the
@@ -160,7 +157,7 @@ export async function countResources(t: Transcript, spec: ResourceSpec, law: str
       );
     }
     total += items.length;
-    const next = nextPage(response.headers.get("link"));
+    const next = nextLink(response.headers.get("link"));
     // RFC 8288 §3.1: a relative target is resolved against the URL of the page it came with (RFC 3986 §5).
     url = next === undefined ? undefined : new URL(next, url).toString();
   }

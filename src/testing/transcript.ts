@@ -110,8 +110,21 @@ export function redactedField(name: string, value: string): string {
   return `… (fingerprint ${secretFingerprint(value)})`;
 }
 
+/**
+ * A field value as a failing law prints it, in its transcript and in its reason: the credential fields (and those
+ * named in `secretFields`, lower case: the spec's own `headers`, the CLI's `--header`) by fingerprint (see
+ * {@link redactedField}), others as they are; an absent field as `null`.
+ * @example shownField("set-cookie", "session=s3cr3t") // "… (fingerprint …)"
+ */
+export function shownField(name: string, value: string | null, secretFields: Iterable<string> = []): string {
+  if (value === null) return "null";
+  const lower = name.toLowerCase();
+  const secret = CREDENTIAL_FIELDS.has(lower) || [...secretFields].some((field) => field.toLowerCase() === lower);
+  return secret ? redactedField(name, value) : value;
+}
+
 function fieldLine(name: string, value: string): string {
-  return `${name}: ${CREDENTIAL_FIELDS.has(name.toLowerCase()) ? redactedField(name, value) : value}`;
+  return `${name}: ${shownField(name, value)}`;
 }
 
 function cut(text: string): string {

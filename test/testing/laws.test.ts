@@ -11,6 +11,7 @@ import {
   deleteIsIdempotent,
   duplicatesAreProcessedOnce,
   errorsAreProblems,
+  fromFetchHandler,
   fromHandler,
   headMatchesGet,
   idempotencyKeyMismatch,
@@ -25,7 +26,7 @@ import {
   staleIfMatchIsRefused,
   type Target,
 } from "../../src/testing/index";
-import { generateSecret } from "../../src/webhooks/signing/index";
+import { generateSecret, secretFingerprint } from "../../src/webhooks/signing/index";
 import { type Breakage, type ConsumerBreakage, consumerFixture, thingServer } from "./fixtures";
 
 const thing = fc.record({ name: fc.string({ maxLength: 8 }), n: fc.integer({ min: 0, max: 1000 }) });
@@ -310,6 +311,63 @@ describe("resource laws", () => {
     // A field HEAD alone sends still fails it.
     const details = await expectViolation(headMatchesGet(broken({ headAddsHeader: true }), spec));
     expect(details.violation.reason).toMatch(/header x-head-only: GET sent null, HEAD sent 1/);
+  });
+
+  // Regression: the reason quoted both values as they were, so a rotated session cookie reached the CI log that the
+  // transcript had kept it out of.
+  describe("headMatchesGet's reason shows credentials as the transcript does: by fingerprint", () => {
+    // A server that sends a fresh secret value of `field` with every answer, as one rotating its session cookie.
+    const rotating = (field: string, sent: string[]) => {
+      const server = thingServer();
+      return fromHandler(async (request) => {
+        const response = await server(request);
+        sent.push(`session=SECRET-${sent.length}; HttpOnly`);
+        return { ...response, headers: { ...response.headers, [field]: sent.at(-1) as string } };
+      });
+    };
+    const FINGERPRINTED =
+      /^header ([a-z-]+): GET sent … \(fingerprint ([0-9a-f]{8})\), HEAD sent … \(fingerprint ([0-9a-f]{8})\)$/;
+
+    it("masks Set-Cookie", async () => {
+      const sent: string[] = [];
+      const { violation } = await expectViolation(headMatchesGet(rotating("set-cookie", sent), spec));
+      expect(violation.message).not.toContain("SECRET");
+      const [, name, get, head] = FINGERPRINTED.exec(violation.reason) ?? [];
+      expect(name).toBe("set-cookie");
+      // The fingerprints are those of values the server sent, to compare with your own.
+      expect(sent.map(secretFingerprint)).toEqual(expect.arrayContaining([get, head]));
+    });
+
+    it("masks a field the spec's headers name (the CLI's --header)", async () => {
+      const keyed: ResourceSpec = { ...spec, headers: () => ({ "X-Api-Key": "sk_test_key" }) };
+      const { violation } = await expectViolation(headMatchesGet(rotating("x-api-key", []), keyed));
+      expect(violation.reason).not.toContain("SECRET");
+      expect(violation.reason).toMatch(FINGERPRINTED);
+    });
+  });
+
+  // Regression: any status from 400 up passed, so a server crashing (500) on a client's mistake held the law.
+  describe("errorsAreProblems wants a 4xx: a 5xx to a client's mistake is the server's failure (RFC 9110 §15.6)", () => {
+    it("fails a server answering every request with a 500 problem document", async () => {
+      const crashing = fromFetchHandler(async () =>
+        Response.json(
+          { title: "Internal Server Error", status: 500 },
+          { status: 500, headers: { "content-type": "application/problem+json" } },
+        ),
+      );
+      const { violation } = await expectViolation(errorsAreProblems(crashing, spec));
+      expect(violation.reason).toMatch(/a request to refuse, answered 500, expected 4xx: a 5xx .* server failed/);
+    });
+
+    it("accepts 501 for a method the server does not implement (RFC 9110 §15.6.2)", async () => {
+      const server = thingServer();
+      const target = fromHandler((request) =>
+        ["PROPFIND", "MKCOL", "PURGE"].includes(request.method)
+          ? new HttpProblem({ status: 501, code: "not_implemented" }).toResponse()
+          : server(request),
+      );
+      await fc.assert(errorsAreProblems(target, spec), { numRuns: 100, seed: SEED });
+    });
   });
 
   describe("each broken server fails the matching law, with a shrunk counterexample", () => {

@@ -47,12 +47,34 @@ describe("countResources() lists the collection when the spec has no count()", (
     ["an absolute target", (offset) => `<http://in-process.test/things?offset=${offset}>; rel="next"`],
     ["an unquoted rel among other links", (offset) => `</things>; rel=first, </things?offset=${offset}>; rel=next`],
     ["several relation types in one rel", (offset) => `</things?offset=${offset}>; rel="next last"`],
+    // Regression: a comma inside a quoted-string cut the link's parameters, so rel="next" after it was missed and
+    // the idempotency law failed a correct API (RFC 8288 §3).
+    [
+      "a comma in a quoted title before rel",
+      (offset) => `</things?offset=${offset}>; title="next page, please"; rel="next"`,
+    ],
+    ["an upper-case REL=NEXT", (offset) => `</things?offset=${offset}>; REL=NEXT`],
+    [
+      "next among prev and first",
+      (offset) => `</things>; rel="first prev", </things?offset=${offset}>; rel="prev next"`,
+    ],
   ];
   for (const [what, link] of links) {
     it(`follows rel="next" to the last page: ${what}`, async () => {
       expect(await count(pagedList(7, 3, link))).toBe(7);
     });
   }
+
+  it("follows rel=next across repeated Link field lines (RFC 9110 §5.3)", async () => {
+    const target = fromFetchHandler(async (request) => {
+      const offset = Number(new URL(request.url).searchParams.get("offset") ?? 0);
+      const headers = new Headers();
+      headers.append("link", '</things>; rel="first"; title="the first, page"');
+      if (offset < 4) headers.append("link", `</things?offset=${offset + 2}>; rel=next`);
+      return Response.json([offset, offset + 1], { headers });
+    });
+    expect(await count(target)).toBe(6);
+  });
 
   it("counts a JSON array, or the array of a data or items envelope", async () => {
     const next = (offset: number) => `</things?offset=${offset}>; rel="next"`;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { fromFetchHandler } from "../../src/testing/index";
-import { CREDENTIAL_FIELDS, redactedField, requestUrl, Transcript } from "../../src/testing/transcript";
+import { CREDENTIAL_FIELDS, redactedField, requestUrl, shownField, Transcript } from "../../src/testing/transcript";
 import { secretFingerprint } from "../../src/webhooks/signing/index";
 
 const echo = fromFetchHandler(async () =>
@@ -60,6 +60,20 @@ describe("redactedField()", () => {
   });
   it("covers the four credential fields", () => {
     expect([...CREDENTIAL_FIELDS].sort()).toEqual(["authorization", "cookie", "proxy-authorization", "set-cookie"]);
+  });
+});
+
+describe("shownField(): a value as a law's reason quotes it, masked as the transcript masks it", () => {
+  it("fingerprints the credential fields, whatever the name's case", () => {
+    expect(shownField("Set-Cookie", "session=s3cr3t")).toBe(redactedField("set-cookie", "session=s3cr3t"));
+    expect(shownField("authorization", "Bearer abc")).toBe(`Bearer … (fingerprint ${secretFingerprint("abc")})`);
+  });
+  it("fingerprints the fields named as secret (the spec's headers, the CLI's --header), whatever their case", () => {
+    expect(shownField("x-api-key", "k1", ["X-Api-Key"])).toBe(`… (fingerprint ${secretFingerprint("k1")})`);
+  });
+  it("shows other fields as they are, and an absent one as null", () => {
+    expect(shownField("etag", '"v1"', ["x-api-key"])).toBe('"v1"');
+    expect(shownField("set-cookie", null)).toBe("null");
   });
 });
 

@@ -2,12 +2,17 @@ import fc from "fast-check";
 import { malformedJson } from "../arbitraries/json-text";
 import { begin, type ResourceSpec, specHeaders } from "../resource-spec";
 import type { Target } from "../target";
-import type { LawRequest, Transcript } from "../transcript";
+import { type LawRequest, shownField, type Transcript } from "../transcript";
 import { LAW_NAMES } from "./names";
 
+// Methods the resource does not answer. Only tokens node:http's parser knows: it refuses others (say CONNECTX) with
+// a bare 400 before any handler runs.
+const UNANSWERED_METHODS: readonly string[] = ["PROPFIND", "MKCOL", "PURGE"];
+
 /**
- * Requests that a correct server must refuse with a 4xx, without the spec's headers (they are evaluated per
- * request, when it is sent: a `headers` function may mint a short-lived token).
+ * Requests that a correct server must refuse with a 4xx (501 for a method it does not implement), without the
+ * spec's headers (they are evaluated per request, when it is sent: a `headers` function may mint a short-lived
+ * token).
  */
 function badRequests(spec: ResourceSpec): fc.Arbitrary<LawRequest> {
   return fc.oneof(
@@ -33,24 +38,35 @@ function badRequests(spec: ResourceSpec): fc.Arbitrary<LawRequest> {
       .stringMatching(/^[a-z0-9]{1,12}$/)
       .map((segment) => ({ method: "GET", path: `${spec.collection}/${segment}-does-not-exist`, headers: {} })),
     fc.constant({ method: "GET", path: `${spec.collection}/%E0%A4%A`, headers: {} }),
-    // Methods the resource does not answer (405 or 501). Only tokens node:http's parser knows: it refuses
-    // others (say CONNECTX) with a bare 400 before any handler runs.
-    fc.constantFrom("PROPFIND", "MKCOL", "PURGE").map((method) => ({ method, path: spec.collection, headers: {} })),
+    // RFC 9110 §15.5.6, §15.6.2: 405 for a method this resource does not allow, 501 for one the server lacks.
+    fc.constantFrom(...UNANSWERED_METHODS).map((method) => ({ method, path: spec.collection, headers: {} })),
   );
 }
 
-/** Every error answer is an RFC 9457 problem document whose `status` is the status it was sent with. */
+/**
+ * A malformed or impossible request is refused with a 4xx (RFC 9110 §15.5: the client's error; a 5xx says the
+ * server failed, §15.6), or 501 for a method the server does not implement (§15.6.2); the answer is an RFC 9457
+ * problem document whose `status` is the status it was sent with.
+ */
 export function errorsAreProblems(target: Target, spec: ResourceSpec) {
   const law = LAW_NAMES.errorsAreProblems;
   return fc.asyncProperty(badRequests(spec), async (request) => {
     const t: Transcript = begin(target);
-    const response = await t.send({ ...request, headers: specHeaders(spec, request.headers) });
-    if (response.status < 400) {
-      t.fail(law, `${request.method} ${request.path}, a request to refuse, answered ${response.status}`);
+    const own = specHeaders(spec);
+    const response = await t.send({ ...request, headers: { ...own, ...request.headers } });
+    const refused = `${request.method} ${request.path}, a request to refuse`;
+    if (response.status < 400) t.fail(law, `${refused}, answered ${response.status}`);
+    const notImplemented = response.status === 501 && UNANSWERED_METHODS.includes(request.method);
+    if (response.status >= 500 && !notImplemented) {
+      t.fail(
+        law,
+        `${refused}, answered ${response.status}, expected 4xx: a 5xx to a client's mistake says the server failed (RFC 9110 §15.5, §15.6)`,
+      );
     }
     const type = response.headers.get("content-type") ?? "";
     if (!type.toLowerCase().startsWith("application/problem+json")) {
-      t.fail(law, `the ${response.status} answer has Content-Type "${type}", not application/problem+json`);
+      const shown = shownField("content-type", type, Object.keys(own));
+      t.fail(law, `the ${response.status} answer has Content-Type "${shown}", not application/problem+json`);
     }
     let doc: unknown;
     try {

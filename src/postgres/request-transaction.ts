@@ -1,5 +1,6 @@
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isSafe } from "../http/methods";
+import { isThenable } from "../http/thenable";
 import type { SqlClient, SqlDatabase } from "./sql-client";
 import { transaction } from "./transaction";
 
@@ -27,8 +28,44 @@ export interface RequestTransactionOptions {
    * @default every method that is not safe (RFC 9110 §9.2.1): POST, PUT, PATCH, DELETE and extension methods
    */
   methods?: readonly string[] | ((method: string) => boolean);
-  /** Called once a request's transaction committed (e.g. to wake a delivery worker for the events it published). */
+  /**
+   * Called once a request's transaction committed (e.g. to wake a delivery worker for the events it published). What
+   * it throws (or a promise it returns rejects with) goes to `onCommitError`: the write took effect, so the response
+   * stands.
+   */
   onCommit?: (request: HttpRequest) => void;
+  /**
+   * Told when `onCommit` throws or rejects. The client still gets the handler's response: answering 500 for a
+   * committed write would invite a retry that repeats it. Pass your logger here, or `() => {}` to stay silent.
+   * @default one `console.error` line with the error (stderr on Node, the log on Workers)
+   */
+  onCommitError?: (error: unknown, request: HttpRequest) => void;
+}
+
+function logCommitError(error: unknown): void {
+  console.error("rest-webhooks: requestTransaction's onCommit failed after the commit", error);
+}
+
+/** Runs `onCommit`, reporting what it throws or rejects with: after COMMIT the response stands, whatever it does. */
+function afterCommit(
+  onCommit: (request: HttpRequest) => void,
+  onCommitError: (error: unknown, request: HttpRequest) => void,
+  request: HttpRequest,
+): void {
+  const report = (error: unknown) => {
+    try {
+      onCommitError(error, request);
+    } catch (failure) {
+      // Nobody else to tell, and the response must not change: as the adapters do with a throwing `onError`.
+      console.error("rest-webhooks: onCommitError threw while reporting an error", { failure, error });
+    }
+  };
+  try {
+    const outcome: unknown = onCommit(request);
+    if (isThenable(outcome)) Promise.resolve(outcome).then(undefined, report);
+  } catch (error) {
+    report(error);
+  }
 }
 
 // A 5xx response is a failure the handler returned rather than threw: its writes are rolled back all the same.
@@ -55,7 +92,8 @@ export function requestTransaction(
   if (typeof (db as Partial<SqlClient> | null)?.query !== "function") {
     throw new TypeError("requestTransaction: db must be a pg Pool or PGlite (SqlDatabase)");
   }
-  const methods = options.methods;
+  const { methods, onCommit } = options;
+  const onCommitError = options.onCommitError ?? logCommitError;
   const covers =
     methods === undefined
       ? (method: string) => !isSafe(method)
@@ -80,7 +118,7 @@ export function requestTransaction(
       if (Object.isExtensible(request)) delete (request as Carrier)[TRANSACTION];
       else frozen.delete(request);
     }
-    options.onCommit?.(request);
+    if (onCommit !== undefined) afterCommit(onCommit, onCommitError, request);
     return response;
   };
 }

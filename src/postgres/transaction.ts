@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { untilAborted } from "../http/until-aborted";
 import { isPglite, isPool, type SqlClient, type SqlDatabase, type SqlPool, type SqlTransactor } from "./sql-client";
 
@@ -5,18 +6,47 @@ function hasTransaction(db: SqlDatabase): db is SqlTransactor {
   return typeof (db as Partial<SqlTransactor>).transaction === "function";
 }
 
-// The clients inside a transaction this helper opened, with how many savepoints are open in it: a transaction
-// passed again nests in a SAVEPOINT rather than sending BEGIN (a warning on pg, whose COMMIT would then end the
-// outer transaction early).
-const depths = new WeakMap<SqlClient, number>();
+/**
+ * A transaction this helper is running on `tx` (depth 0), or a savepoint in it. A transaction passed again nests in
+ * a SAVEPOINT rather than sending BEGIN (a warning on pg, whose COMMIT would then end the outer transaction early).
+ */
+interface Level {
+  readonly tx: SqlClient;
+  readonly depth: number;
+  /** The level the code that opened this one ran in (any client's): the chain {@link levelOf} walks. */
+  readonly enclosing: Level | undefined;
+  /** Settles once every nested call made at this level so far has: the next one waits for it. */
+  tail: Promise<void>;
+  open: boolean;
+}
+
+// The transactions this helper opened, by client.
+const opened = new WeakMap<SqlClient, Level>();
+// The savepoint the running code is inside. Its `tx` is the outer one's own object, so only the async context can
+// tell a call from inside the nested work (it nests deeper) from one beside it (it waits its turn).
+const within = new AsyncLocalStorage<Level>();
+
+/** The innermost open level on `tx` the calling code runs in; else the transaction open on `tx`, if any. */
+function levelOf(tx: SqlClient): Level | undefined {
+  for (let level = within.getStore(); level !== undefined; level = level.enclosing) {
+    if (level.tx === tx && level.open) return level;
+  }
+  return opened.get(tx);
+}
+
+function levelFor(tx: SqlClient, depth: number): Level {
+  return { tx, depth, enclosing: within.getStore(), tail: Promise.resolve(), open: true };
+}
 
 /** Runs `work` with `tx` marked as inside a transaction, for nested calls. */
 async function inside<T>(tx: SqlClient, work: (tx: SqlClient) => Promise<T>): Promise<T> {
-  depths.set(tx, 0);
+  const level = levelFor(tx, 0);
+  opened.set(tx, level);
   try {
     return await work(tx);
   } finally {
-    depths.delete(tx);
+    level.open = false;
+    if (opened.get(tx) === level) opened.delete(tx);
   }
 }
 
@@ -44,24 +74,48 @@ async function onClient<T>(
   }
 }
 
-/** `work` in a SAVEPOINT of the transaction `tx` is in: released on return, rolled back to on throw. */
-async function nested<T>(tx: SqlClient, depth: number, work: (tx: SqlClient) => Promise<T>): Promise<T> {
-  const savepoint = `rest_webhooks_${depth + 1}`;
-  await tx.query(`SAVEPOINT ${savepoint}`);
-  depths.set(tx, depth + 1);
+/**
+ * `work` in a SAVEPOINT of `outer`, once the nested calls made before it at that level have settled: PostgreSQL's
+ * savepoints form a stack, and releasing or rolling back to one ends every savepoint set after it, so two open side
+ * by side would end or undo each other's. `signal` also covers the wait for its turn.
+ */
+async function nested<T>(
+  outer: Level,
+  work: (tx: SqlClient) => Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  const turn = outer.tail;
+  let settled!: () => void;
+  const done = new Promise<void>((resolve) => (settled = resolve));
+  // The next call waits for this one and, should this one give up while waiting, for those before it.
+  outer.tail = turn.then(() => done);
   try {
-    const result = await work(tx);
+    await (signal === undefined ? turn : untilAborted(turn, signal));
+    if (signal?.aborted) throw signal.reason;
+    return await inSavepoint(levelFor(outer.tx, outer.depth + 1), work);
+  } finally {
+    settled();
+  }
+}
+
+/** `work` in the savepoint of `level`: released on return, rolled back to on throw. */
+async function inSavepoint<T>(level: Level, work: (tx: SqlClient) => Promise<T>): Promise<T> {
+  const { tx } = level;
+  const savepoint = `rest_webhooks_${level.depth}`;
+  await tx.query(`SAVEPOINT ${savepoint}`);
+  try {
+    const result = await within.run(level, () => work(tx));
+    level.open = false;
     await tx.query(`RELEASE SAVEPOINT ${savepoint}`);
     return result;
   } catch (error) {
+    level.open = false;
     // A failed rollback leaves the outer transaction aborted: its own COMMIT or ROLLBACK reports it.
     await tx.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).then(
       () => tx.query(`RELEASE SAVEPOINT ${savepoint}`),
       () => undefined,
     );
     throw error;
-  } finally {
-    depths.set(tx, depth);
   }
 }
 
@@ -72,10 +126,13 @@ async function nested<T>(tx: SqlClient, depth: number, work: (tx: SqlClient) => 
  * `transaction`). Given a transaction's `tx` again (this helper's, `requestTransaction`'s, or PGlite's own), it
  * nests: `work` runs in a SAVEPOINT, released when it returns and rolled back to when it throws, so the nested
  * work commits or rolls back with the outer transaction, on every client alike. Nested calls on one `tx` run one
- * at a time, as statements on one connection do.
+ * at a time, as statements on one connection do: each waits for the one before it to settle before its SAVEPOINT,
+ * so calls started together (`Promise.all`) each commit or roll back only their own writes; one made inside a
+ * nested call's `work` nests in its savepoint instead.
  * @param db where to open the transaction.
  * @param work what to run; give `tx` to every store that should write inside it (`store.withClient(tx)`).
- * @param options `signal`: stops waiting for `work` (see {@link TransactionOptions}).
+ * @param options `signal`: stops waiting for a connection, a nested call's turn or `work` (see
+ * {@link TransactionOptions}).
  * @returns what `work` returned, once committed (nested: once its savepoint is released).
  * @example
  * const order = await transaction(pool, async (tx) => {
@@ -91,16 +148,25 @@ export async function transaction<T>(
 ): Promise<T> {
   const { signal } = options;
   if (signal?.aborted) throw signal.reason;
-  const run = signal === undefined ? work : (tx: SqlClient) => untilAborted(work(tx), signal);
-  const depth = depths.get(db);
-  if (depth !== undefined) return nested(db, depth, run);
+  // Checked again when `work` is due: the signal may abort while a connection, a turn or PGlite's lock is awaited.
+  const run =
+    signal === undefined
+      ? work
+      : (tx: SqlClient) => (signal.aborted ? Promise.reject(signal.reason) : untilAborted(work(tx), signal));
+  const level = levelOf(db);
+  if (level !== undefined) return nested(level, run, signal);
   if (hasTransaction(db)) return db.transaction((tx) => inside(tx, run));
-  // A PGlite `tx` this helper did not open (your own `db.transaction`): it is inside a transaction all the same.
-  if (isPglite(db)) return inside(db, (tx) => nested(tx, 0, run));
+  if (isPglite(db)) {
+    // A PGlite `tx` this helper did not open (your own `db.transaction`): it is inside a transaction all the same,
+    // until its end, which this helper cannot see; the level is kept as long as the `tx`, so its calls queue too.
+    const own = levelFor(db, 0);
+    opened.set(db, own);
+    return nested(own, run, signal);
+  }
   if (!isPool(db)) return onClient(db, run);
-  const client = await db.connect();
+  const client = signal === undefined ? await db.connect() : await connectUnlessAborted(db, signal);
   if (signal?.aborted) {
-    // Aborted while waiting for the pool: nothing ran on the connection, so it goes back as it came.
+    // Aborted as the connection came: nothing ran on it, so it goes back as it came.
     client.release();
     throw signal.reason;
   }
@@ -118,6 +184,23 @@ export async function transaction<T>(
   } finally {
     signal?.removeEventListener("abort", abort);
     if (!ended) client.release(failure);
+  }
+}
+
+/**
+ * A pooled connection, or a rejection with the signal's reason as soon as `signal` aborts while the pool has none
+ * free. The pool hands a connection to that wait all the same once one frees: it goes straight back, unused.
+ */
+async function connectUnlessAborted(pool: SqlPool, signal: AbortSignal): ReturnType<SqlPool["connect"]> {
+  const connecting = pool.connect();
+  try {
+    return await untilAborted(connecting, signal);
+  } catch (error) {
+    connecting.then(
+      (client) => client.release(),
+      () => undefined,
+    );
+    throw error;
   }
 }
 
@@ -150,7 +233,8 @@ export interface TransactionOptions {
    * reason, whatever `work` is doing. On a `pg` Pool the connection is closed at once (PostgreSQL rolls back, and
    * any statement `work` sends later fails); on a single `Client` or PGlite the rollback is sent once the statement
    * in flight ends, and statements `work` sends after that run outside the transaction: give work that may overrun
-   * a Pool, or have it honour the signal.
+   * a Pool, or have it honour the signal. Before `work` starts it also ends the wait for a `pg` Pool's connection
+   * (the one the pool hands over later goes back to it unused) or for a nested call's turn: `work` then never runs.
    */
   signal?: AbortSignal | undefined;
 }

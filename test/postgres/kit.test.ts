@@ -157,6 +157,59 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
         });
         expect(await ids()).toEqual([110, 113, 114, 120]);
       });
+
+      // Regression: both calls read the depth before either sent its SAVEPOINT, so both used rest_webhooks_1; the
+      // first one's RELEASE released the second's savepoint, whose ROLLBACK TO then undid the first one's writes.
+      it("runs nested calls started together one at a time, so one's failure undoes only its own writes", async () => {
+        const failure = new Error("the second helper fails");
+        const between = async () =>
+          (
+            (await kit.db.query(`SELECT id FROM "${schema}".t WHERE id BETWEEN 130 AND 139 ORDER BY id`)).rows as {
+              id: number;
+            }[]
+          ).map((row) => row.id);
+        await transaction(kit.db, async (tx) => {
+          await insert(tx, 130);
+          const first = transaction(tx, async (inner) => {
+            await insert(inner, 131);
+            // Inside a nested call's work, a call nests deeper rather than waiting behind its sibling.
+            await transaction(inner, (deeper) => insert(deeper, 132));
+            return "first";
+          });
+          const second = transaction(tx, async (inner) => {
+            await first;
+            await insert(inner, 133);
+            throw failure;
+          });
+          const [a, b] = await Promise.allSettled([first, second]);
+          expect(a).toEqual({ status: "fulfilled", value: "first" });
+          expect(b).toEqual({ status: "rejected", reason: failure });
+        });
+        expect(await between()).toEqual([130, 131, 132]);
+      });
+
+      it("ends a nested call's wait for its turn when its signal aborts: its work never runs", async () => {
+        const reason = new Error("gave up in the queue");
+        const controller = new AbortController();
+        let ran = false;
+        await transaction(kit.db, async (tx) => {
+          let go!: () => void;
+          const held = new Promise<void>((resolve) => (go = resolve));
+          const first = transaction(tx, () => held);
+          const second = transaction(
+            tx,
+            async () => {
+              ran = true;
+            },
+            { signal: controller.signal },
+          );
+          controller.abort(reason);
+          await expect(second).rejects.toBe(reason);
+          go();
+          await first;
+        });
+        expect(ran).toBe(false);
+      });
     });
 
     describe("transaction with a signal", () => {
@@ -301,6 +354,44 @@ describe("the PostgreSQL kit", () => {
       },
       true,
     );
+    // Regression: the signal was not raced against pool.connect(), so with every connection held it rejected only
+    // once one freed (or never: pg waits for ever by default), though handlerTimeoutMs promises to cover that wait.
+    it("transaction on a full pg Pool rejects when its signal aborts, and leaks no connection", async () => {
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+      const held = await pool.connect();
+      let ran = false;
+      try {
+        const reason = new Error("no connection in time");
+        const controller = new AbortController();
+        const pending = transaction(
+          pool,
+          async () => {
+            ran = true;
+          },
+          { signal: controller.signal },
+        );
+        controller.abort(reason);
+        const outcome = await Promise.race([
+          pending.then(
+            () => "resolved",
+            (error: unknown) => error,
+          ),
+          new Promise((resolve) => setTimeout(() => resolve("still waiting for a connection"), 1000)),
+        ]);
+        expect(outcome).toBe(reason);
+      } finally {
+        held.release();
+      }
+      // The connection the pool hands the abandoned wait goes back: the next transaction gets it, on a pool of one.
+      const next = transaction(pool, async (tx) => (await tx.query("SELECT 1 AS one")).rows, {
+        signal: AbortSignal.timeout(2000),
+      });
+      expect(await next).toEqual([{ one: 1 }]);
+      expect(ran).toBe(false);
+      expect(pool.totalCount).toBe(1);
+      await pool.end();
+    });
+
     kitContract(
       "a pg Client",
       async () => {

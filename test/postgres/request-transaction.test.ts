@@ -4,7 +4,7 @@
  * record commits with the handler's writes or not at all.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Handler, HttpProblem, type HttpRequest, json } from "../../src/http/index";
 import { idempotency } from "../../src/idempotency/index";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres/index";
@@ -54,6 +54,45 @@ function contract(name: string, open: () => Promise<{ db: SqlDatabase; close(): 
       expect((await scope(insert(503))(request("POST"))).status).toBe(503);
       expect(commits).toBe(2);
       expect(await count()).toBe(before + 2);
+    });
+
+    // Regression: an onCommit that threw turned the committed write into a 500, inviting a retry that repeats it.
+    it("keeps the committed response when onCommit throws or rejects, and tells onCommitError", async () => {
+      const reported: unknown[] = [];
+      const failure = new Error("wake failed");
+      const before = await count();
+      const throwing = requestTransaction(db, {
+        onCommit: () => {
+          throw failure;
+        },
+        onCommitError: (error, req) => reported.push(error, req.method),
+      });
+      expect((await throwing(insert(201))(request("POST"))).status).toBe(201);
+      const rejecting = requestTransaction(db, {
+        onCommit: async () => {
+          throw failure;
+        },
+        onCommitError: (error, req) => reported.push(error, req.method),
+      });
+      expect((await rejecting(insert(201))(request("PUT"))).status).toBe(201);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(reported).toEqual([failure, "POST", failure, "PUT"]);
+      // A reporter that throws changes nothing either.
+      const unlucky = requestTransaction(db, {
+        onCommit: () => {
+          throw failure;
+        },
+        onCommitError: () => {
+          throw new Error("the logger is down");
+        },
+      });
+      const quiet = vi.spyOn(console, "error").mockImplementation(() => {});
+      try {
+        expect((await unlucky(insert(201))(request("PATCH"))).status).toBe(201);
+      } finally {
+        quiet.mockRestore();
+      }
+      expect(await count()).toBe(before + 3);
     });
 
     it("rolls back and rethrows what the handler throws", async () => {

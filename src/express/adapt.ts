@@ -6,7 +6,7 @@ import { mountable } from "../node/mount";
 import type { ConsumedCause } from "../node/request";
 import type { Router } from "../routing/router";
 import { type ExpressRequest, expressBody } from "./body";
-import { bodyConsumedError } from "./errors";
+import { bodyConsumedError, bodyDecodedError } from "./errors";
 
 /**
  * An Express middleware, typed structurally: Express's `req`/`res` are node's with more on them, so it mounts
@@ -21,10 +21,10 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * handler answers every request that reaches it. Paths are as Express gives them: relative to the mount point
  * (`app.use("/api", adapt(router))` sees `/users` for `/api/users`).
  *
- * The body is read raw by the adapter. After `express.raw()` the bytes it read are used; after a parser or
- * middleware that consumed the stream (`express.json()`, ...) the request fails with the node and Fetch adapters'
- * 500 `body_consumed` problem, and `onError` gets its cause, an `ExpressIntegrationError` (`body_consumed`)
- * saying where to mount instead.
+ * The body is read raw by the adapter. After `express.raw({ inflate: false, ... })` the bytes it read are used
+ * (`inflate: false`: by default it decodes a `Content-Encoding`); after a parser or middleware that consumed the
+ * stream (`express.json()`, ...) the request fails with the node and Fetch adapters' 500 `body_consumed` problem, and
+ * `onError` gets its cause, an `ExpressIntegrationError` (`body_consumed`) saying where to mount instead.
  * @param app a handler, or a router (compiled now: declaration errors surface at start-up).
  * @param options the node adapter's options (`bodyLimit`, `onError`).
  * @example
@@ -38,11 +38,12 @@ export function adapt(app: Handler | Router, options: AdapterOptions = {}): Expr
   const dispatch = nodeDispatcher(handler, options);
   const limit = bodyLimitOf(options, "rest-webhooks/express adapt");
   const consumed: ConsumedCause = (req) => bodyConsumedError(req.method ?? "GET", req.url ?? "/", limit);
+  const decoded: ConsumedCause = (req) => bodyDecodedError(req.method ?? "GET", req.url ?? "/", limit);
   return (req, res, next) => {
     if (!answers(req.method ?? "GET", req.url ?? "/")) {
       next();
       return;
     }
-    dispatch(req, res, expressBody(req, limit, consumed));
+    dispatch(req, res, expressBody(req, limit, consumed, decoded));
   };
 }

@@ -9,15 +9,30 @@ export type ExpressRequest = IncomingMessage & { body?: unknown };
  * The request body as the node adapter takes it. Bytes `express.raw()` already read are used as they are;
  * a body another parser or middleware consumed (`req.body` holds its parse, or the stream gave its bytes to another
  * reader) is a misconfiguration, never a body to re-serialize: a signature covers the bytes, not the parsed value.
- * Either way the answer is the node adapter's 500 `body_consumed`, with `consumed`'s cause.
+ * Either way the answer is the node adapter's 500 `body_consumed`, with `consumed`'s cause; bytes `express.raw()`
+ * decoded (its default `inflate: true` on a `Content-Encoding: gzip` body) get it too, with `decoded`'s, when their
+ * length says so.
  */
-export function expressBody(req: ExpressRequest, limit: number, consumed: ConsumedCause): BodyStart {
+export function expressBody(
+  req: ExpressRequest,
+  limit: number,
+  consumed: ConsumedCause,
+  decoded: ConsumedCause,
+): BodyStart {
   const parsed = req.body;
-  if (parsed instanceof Uint8Array) return parsed.byteLength > limit ? bodyTooLarge(limit) : parsed;
   const declared = contentLength(req.headers["content-length"]);
+  if (parsed instanceof Uint8Array) {
+    // RFC 9110 §8.6: Content-Length is the length of the content as sent; raw-body checks it for the bytes it passes
+    // through undecoded, so other bytes are the decoded content, not what was sent (and signed).
+    if (declared !== undefined && parsed.byteLength !== declared) return bodyConsumed(decoded(req));
+    return parsed.byteLength > limit ? bodyTooLarge(limit) : parsed;
+  }
   // RFC 9112 §6.3: no Content-Length and no Transfer-Encoding means no body, whatever a parser left behind.
   const hasBody = declared === undefined ? req.headers["transfer-encoding"] !== undefined : declared !== 0;
-  if (hasBody && parsed !== undefined) return bodyConsumed(consumed(req));
+  // A parser that read an empty chunked body leaves its parse of nothing (express.json(): {}), but lost no byte: the
+  // stream ended without giving any ('data' never emitted), and the node adapter serves it empty.
+  const emptyRead = req.readableEnded && !req.readableDidRead;
+  if (hasBody && parsed !== undefined && !emptyRead) return bodyConsumed(consumed(req));
   // A stream another middleware read (readableDidRead) is told apart by the node adapter, with the same cause.
   return startBody(req, limit, consumed);
 }

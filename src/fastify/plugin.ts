@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, METHODS, type ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from "fastify";
 import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
 import type { Handler } from "../http/message";
@@ -25,24 +25,48 @@ export interface WebhookConsumerPluginOptions extends WebhookConsumerOptions {
 // (FST_ERR_CTP_INVALID_MEDIA_TYPE) before any parser runs: the same test as its lib/content-type.js, so exactly those
 // values are kept from it and put back before the adapter reads the request.
 const FASTIFY_MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
-const hiddenContentTypes = new WeakMap<IncomingMessage, string>();
+// QUERY: Fastify also answers a missing Content-Type with its own 400 (FST_ERR_ROUTE_MISSING_CONTENT_TYPE, after RFC
+// 10008 §2), so a QUERY without a usable one is shown this one instead, and the field as sent put back.
+const QUERY_STAND_IN = "application/octet-stream";
+
+// The field as sent (undefined: absent), and what the plugin left in its place for Fastify.
+interface HiddenContentType {
+  readonly sent: string | undefined;
+  readonly shown: string | undefined;
+}
+const hiddenContentTypes = new WeakMap<IncomingMessage, HiddenContentType>();
 
 function hideRefusedContentType(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
   const req = request.raw;
-  const type = req.headers["content-type"];
-  // QUERY: Fastify refuses a missing Content-Type too (the QUERY method draft requires one), so hiding would only
-  // change its answer.
-  if (type !== undefined && req.method !== "QUERY" && !FASTIFY_MEDIA_TYPE.test(type)) {
-    hiddenContentTypes.set(req, type);
+  const sent = req.headers["content-type"];
+  const refused = sent !== undefined && !FASTIFY_MEDIA_TYPE.test(sent);
+  if (req.method === "QUERY" && (sent === undefined || refused)) {
+    hiddenContentTypes.set(req, { sent, shown: QUERY_STAND_IN });
+    req.headers["content-type"] = QUERY_STAND_IN;
+  } else if (refused) {
+    hiddenContentTypes.set(req, { sent, shown: undefined });
     delete req.headers["content-type"];
   }
   done();
 }
 
+// Puts the field back as sent, unless a hook has set another value since.
 function restoreContentType(req: IncomingMessage): void {
-  if (req.headers["content-type"] !== undefined) return;
-  const type = hiddenContentTypes.get(req);
-  if (type !== undefined) req.headers["content-type"] = type;
+  const hidden = hiddenContentTypes.get(req);
+  if (hidden === undefined || req.headers["content-type"] !== hidden.shown) return;
+  if (hidden.sent === undefined) delete req.headers["content-type"];
+  else req.headers["content-type"] = hidden.sent;
+}
+
+// Every method node's parser accepts (it answers any other token 400 itself, before Fastify), so the catch-all can
+// take them all, as the node adapter does: a router's PURGE route, a 405 with Allow for PROPFIND at a path it knows.
+// CONNECT never reaches a request listener (node:http emits 'connect'). Fastify 5 knows nine methods of its own.
+function addNodeMethods(fastify: FastifyInstance): void {
+  const known = new Set(fastify.supportedMethods);
+  for (const method of METHODS) {
+    // hasBody: the app's own routes for the method may then take a body, as with POST.
+    if (method !== "CONNECT" && !known.has(method)) fastify.addHttpMethod(method, { hasBody: true });
+  }
 }
 
 // Fields set on the reply by Fastify hooks (@fastify/cors, @fastify/helmet: reply.header() in onRequest or
@@ -72,16 +96,18 @@ function fullPath(prefix: string, url: string): string {
 }
 
 /**
- * Registers `url` for every method in this (encapsulated) context, with the bodies left raw: the context's
- * content-type parsers are replaced by one that reads nothing, and the node adapter reads the stream itself, so
- * its body limit and 413 apply and the bytes reach the handler (and a signature check) as sent. A method some route
- * registered earlier already has at that path (@fastify/cors's `OPTIONS *`, say) is left to it: Fastify refuses two.
+ * Registers `url` for every method node accepts (those Fastify lacks added to the instance first) in this
+ * (encapsulated) context, with the bodies left raw: the context's content-type parsers are replaced by one that
+ * reads nothing, and the node adapter reads the stream itself, so its body limit and 413 apply and the bytes reach
+ * the handler (and a signature check) as sent. A method some route registered earlier already has at that path
+ * (@fastify/cors's `OPTIONS *`, say) is left to it: Fastify refuses two.
  */
 function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOptions, urls: readonly string[]): void {
   const dispatch = nodeDispatcher(mounted.handler, options);
   const limit = bodyLimitOf(options, "rest-webhooks/fastify");
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
+  addNodeMethods(fastify);
   const handler = (request: FastifyRequest, reply: FastifyReply) => {
     const req = request.raw;
     restoreContentType(req);
@@ -112,11 +138,13 @@ function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOp
 /**
  * A Fastify 5 plugin serving a {@link Handler} or a {@link Router} through the node adapter: the same request
  * model, body limit, problem documents and after-send callbacks as `rest-webhooks/node`. It registers one
- * catch-all route (`/*` under the plugin's prefix, and the prefix itself; Fastify's own routes are more specific and
- * win, and a method a route registered earlier already has at `/*`, such as @fastify/cors's `OPTIONS *`, is left to
- * that route), takes the bodies raw through its own content-type parser (in this plugin's context only), and hands
- * a path the router has no route for to Fastify's not-found handler. Paths are matched as sent, prefix included.
- * Header fields Fastify hooks set with `reply.header()` are sent too; the handler's own replace any of the same name.
+ * catch-all route for every method node's parser accepts (`fastify.addHttpMethod` adds those Fastify 5 lacks, such
+ * as `PURGE` and `PROPFIND`, to the instance), at `/*` under the plugin's prefix, and the prefix itself (Fastify's
+ * own routes are more specific and win, and a method a route registered earlier already has at `/*`, such as
+ * @fastify/cors's `OPTIONS *`, is left to that route), takes the bodies raw through its own content-type parser (in
+ * this plugin's context only), and hands a path the router has no route for to Fastify's not-found handler. Paths
+ * are matched as sent, prefix included. Header fields Fastify hooks set with `reply.header()` are sent too; the
+ * handler's own replace any of the same name.
  * @param options `handler` and the adapter's `bodyLimit` and `onError`.
  * @example
  * const app = Fastify();

@@ -2,6 +2,7 @@ import { describeMiddleware } from "../http/described";
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
+import { receivedTarget } from "../http/received-target";
 import { isThenable } from "../http/thenable";
 import { positiveInteger } from "../options/number-option";
 import { decide, type Lease, needsLegacyFingerprint } from "./decision";
@@ -10,6 +11,10 @@ import { parseIdempotencyKey } from "./key";
 import { keyInUse, keyInvalid, keyMissing, keyReused } from "./problems";
 import type { IdempotencyStore } from "./store";
 import { DEFAULT_REPLAY_HEADERS, replayResponse, toStoredResponse } from "./stored-response";
+
+// draft-ietf-httpapi-idempotency-key-header §2.4, §2.7: a key reused for another request is a misuse (422), so the
+// fingerprint's target is the one the client sent (receivedTarget), not the path below a mount point, which two
+// mounts sharing a store both see.
 
 /** How long a completed response is replayed: 24 hours (Stripe keeps keys at least 24 h). */
 export const DEFAULT_TTL_MS = 86_400_000;
@@ -192,10 +197,9 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     if (!parsed.ok) return keyInvalid(parsed.reason);
     const caller = await identify(request);
     if (typeof caller !== "string") throw new TypeError("idempotency: identify must return a string");
-    const target = request.search.length > 0 ? `${request.path}?${request.search}` : request.path;
     const input: FingerprintInput = {
       method: request.method,
-      target,
+      target: receivedTarget(request),
       caller,
       body: request.body,
       contentType: request.headers["content-type"],

@@ -12,6 +12,7 @@ import { parseQuery } from "../http/body";
 import { removeDotSegments } from "../http/dot-segments";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
+import { RECEIVED_TARGET } from "../http/received-target";
 import { isAuthority, splitAbsoluteTarget } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
@@ -58,6 +59,15 @@ export function pathOf(raw: string): string {
   return urlPath(q === -1 ? target : target.slice(0, q));
 }
 
+// RFC 9112 §3.2: the origin-form of `raw`, its path as `pathOf` gives it; an empty query is no query, as in `search`.
+function receivedTargetOf(raw: string): string {
+  const target = (isAbsoluteForm(raw) ? splitAbsoluteTarget(raw)?.originForm : undefined) ?? withoutFragment(raw);
+  const q = target.indexOf("?");
+  if (q === -1) return urlPath(target);
+  const path = urlPath(target.slice(0, q));
+  return q === target.length - 1 ? path : path + target.slice(q);
+}
+
 /** The {@link HttpRequest} over a node:http request; query, signal and peer address are computed on first use. */
 export class NodeRequest implements HttpRequest {
   readonly method: string;
@@ -91,6 +101,12 @@ export class NodeRequest implements HttpRequest {
   get query(): QueryRecord {
     this.#query ??= parseQuery(this.search);
     return this.#query;
+  }
+
+  // A getter on the prototype: no cost per request; Express's `originalUrl` when it rewrote `url` below a mount point.
+  get [RECEIVED_TARGET](): string | undefined {
+    const original: unknown = (this.#req as IncomingMessage & { originalUrl?: unknown }).originalUrl;
+    return typeof original === "string" && original !== this.#req.url ? receivedTargetOf(original) : undefined;
   }
 
   // A getter: reading the peer address asks the OS, and most handlers never need it.
@@ -176,6 +192,11 @@ function knownBody(req: IncomingMessage, limit: number, consumed: ConsumedCause)
   if (req.readableDidRead) return bodyConsumed(consumed(req));
   // Ended with no byte ever read: an empty chunked body someone drained; nothing of it is lost.
   if (req.readableEnded) return EMPTY;
+  // Another reader is attached though no byte came yet (a pipe, a 'data' or 'readable' listener, a resume()): it
+  // takes the bytes too, and a pipe's backpressure would pause the stream under us, never to end.
+  if (req.readableFlowing === true || req.listenerCount("data") > 0 || req.listenerCount("readable") > 0) {
+    return bodyConsumed(consumed(req));
+  }
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
   return undefined;
@@ -246,7 +267,8 @@ function collectBody(req: IncomingMessage, limit: number, done: (result: BodyRea
  * Turns a node:http request into an {@link HttpRequest}, reading the body up to the limit.
  * @returns the request, or the problem to answer with: 413 over the limit, 400 for an absolute-form target with an
  * invalid authority or a body that could not be read, 501 for a transfer coding other than chunked, and 500
- * `body_consumed` when something read the body before (`req.readableDidRead`), whose `cause` says so.
+ * `body_consumed` when something read the body before (`req.readableDidRead`) or is still reading it (a pipe, a
+ * `'data'` or `'readable'` listener, a `resume()`), whose `cause` says so.
  * @param res when given, the request's `signal` aborts if the client goes away before the response ends.
  */
 export async function readRequest(

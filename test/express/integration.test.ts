@@ -1,5 +1,6 @@
-import { createServer, type Server } from "node:http";
+import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import express, { type Express, type RequestHandler } from "express";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt, ExpressIntegrationError, webhookConsumer } from "../../src/express";
@@ -83,6 +84,68 @@ describe("rest-webhooks/express", () => {
       expect((await fetch(`${await listen(app)}/items`)).status).toBe(200);
     });
 
+    it("regression: serves an empty chunked body behind express.json() with an empty body, as node does (not 500)", async () => {
+      const onError = vi.fn();
+      const app = express().use(express.json()).use(adapt(router(), { onError }));
+      const port = Number(new URL(await listen(app)).port);
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        // No body bytes and no Content-Length: node sends `Transfer-Encoding: chunked` and the last chunk, 0 CRLF CRLF.
+        const req = httpRequest(
+          { host: "127.0.0.1", port, method: "POST", path: "/items", headers: { "content-type": "application/json" } },
+          (res) => {
+            let body = "";
+            res.on("data", (chunk: Buffer) => {
+              body += chunk.toString();
+            });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on("error", reject);
+        req.flushHeaders();
+        req.end();
+      });
+      expect(answer).toStrictEqual({ status: 201, body: '{"bytes":0}' });
+      expect(onError).not.toHaveBeenCalled();
+    });
+
+    describe("regression: a Content-Encoding: gzip body behind express.raw() is never handed on decoded", () => {
+      const sent = gzipSync("hello");
+      const post = (base: string) =>
+        fetch(`${base}/items`, {
+          method: "POST",
+          body: sent,
+          headers: { "content-type": "application/octet-stream", "content-encoding": "gzip" },
+        });
+
+      it("with its default inflate: true, the decoded bytes (another length than Content-Length) are 500 body_consumed", async () => {
+        const onError = vi.fn();
+        const app = express()
+          .use(express.raw({ type: "*/*" }))
+          .use(adapt(router(), { onError }));
+        const response = await post(await listen(app));
+        expect(response.status).toBe(500);
+        expect(await response.json()).toStrictEqual(bodyConsumed(new TypeError()).toJSON());
+        const [error] = onError.mock.calls[0] as [ExpressIntegrationError];
+        expect(error).toBeInstanceOf(ExpressIntegrationError);
+        expect(error).toMatchObject({ code: "body_consumed" });
+        expect(error.message).toContain("inflate: false");
+      });
+
+      it("with inflate: false, as recommended, Express's body-parser refuses it (415) and the adapter never runs", async () => {
+        const handler = vi.fn(() => json(200, {}));
+        const app = express()
+          .use(express.raw({ type: "*/*", inflate: false }))
+          .use(adapt(handler));
+        expect((await post(await listen(app))).status).toBe(415);
+        expect(handler).not.toHaveBeenCalled();
+      });
+
+      it("mounted before any parser, the handler gets the bytes as sent, as from node", async () => {
+        const app = express().use(adapt((request) => json(200, { bytes: [...request.body] })));
+        expect(await (await post(await listen(app))).json()).toStrictEqual({ bytes: [...sent] });
+      });
+    });
+
     describe("regression: a body a middleware of the app read itself (no parser, req.body unset) is answered at once", () => {
       const readAll: RequestHandler = (req, _res, next) => {
         req.on("data", () => undefined);
@@ -161,7 +224,7 @@ describe("rest-webhooks/express", () => {
     it("verifies after express.raw() on its path", async () => {
       const fixture = webhookFixture();
       const app = express()
-        .post("/webhooks", express.raw({ type: "*/*" }), webhookConsumer(fixture.options))
+        .post("/webhooks", express.raw({ type: "*/*", inflate: false }), webhookConsumer(fixture.options))
         .use(express.json());
       const { body, headers } = fixture.delivery("msg_raw");
       const response = await fetch(`${await listen(app)}/webhooks`, { method: "POST", body, headers });
@@ -183,11 +246,11 @@ describe("rest-webhooks/express", () => {
       expect(parsed.status).toBe(500);
       const [error] = onError.mock.calls[0] as [ExpressIntegrationError];
       // The advice names the limit (the default 1 MiB here): express.raw's own default is 100 kB.
-      expect(error.message).toContain(`express.raw({ type: "*/*", limit: ${DEFAULT_BODY_LIMIT} })`);
+      expect(error.message).toContain(`express.raw({ type: "*/*", inflate: false, limit: ${DEFAULT_BODY_LIMIT} })`);
       // Followed, the advice takes a 200 kB body, which express.raw({ type: "*/*" }) alone refuses with an HTML 413.
       const base = await listen(
         express()
-          .use(express.raw({ type: "*/*", limit: DEFAULT_BODY_LIMIT }))
+          .use(express.raw({ type: "*/*", inflate: false, limit: DEFAULT_BODY_LIMIT }))
           .use(adapt(handler)),
       );
       const big = await fetch(`${base}/hook`, { method: "POST", body: "x".repeat(200_000) });

@@ -1,4 +1,6 @@
-import { Readable } from "node:stream";
+import type { AddressInfo } from "node:net";
+import { connect } from "node:net";
+import { PassThrough, Readable } from "node:stream";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { restWebhooks, webhookConsumer } from "../../src/fastify";
@@ -60,6 +62,55 @@ describe("rest-webhooks/fastify", () => {
         headers: { "content-type": "application/json" },
       });
       expect(await ours.json()).toStrictEqual({ text: '{ "a" : 1 }' });
+    });
+
+    describe("regression: takes every method node's parser accepts, not only Fastify's nine", () => {
+      const cache = () =>
+        createRouter()
+          .route("PURGE", "/cache", { name: "cache.purge" }, () => json(200, { purged: true }))
+          .route("GET", "/items", { name: "items.list" }, () => json(200, []));
+
+      it("a router's PURGE route answers, as on node", async () => {
+        const app = Fastify();
+        await app.register(restWebhooks, { handler: cache() });
+        const response = await fetch(`${await listen(app)}/cache`, { method: "PURGE" });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toStrictEqual({ purged: true });
+      });
+
+      it("PROPFIND at a path the router knows gets its 405 with Allow; at one it does not, Fastify's 404", async () => {
+        const app = Fastify();
+        await app.register(restWebhooks, { handler: cache() });
+        const base = await listen(app);
+        const known = await fetch(`${base}/items`, { method: "PROPFIND" });
+        expect(known.status).toBe(405);
+        expect(known.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+        expect(await known.json()).toMatchObject({ code: "method_not_allowed" });
+        const unknown = await fetch(`${base}/elsewhere`, { method: "PROPFIND" });
+        expect(unknown.status).toBe(404);
+        expect(await unknown.json()).toMatchObject({ message: "Route PROPFIND:/elsewhere not found" });
+      });
+
+      it("leaves the methods Fastify already has as they are, without a warning, beside a second plugin", async () => {
+        const warn = vi.spyOn(process, "emitWarning");
+        const app = Fastify();
+        app.addHttpMethod("PROPFIND");
+        const ok = () => json(200, { ok: true });
+        await app.register(restWebhooks, { handler: ok, prefix: "/a" });
+        await app.register(restWebhooks, { handler: ok, prefix: "/b" });
+        // Added by the plugin: the app's own routes may use it, with a body.
+        app.route({ method: "MKCOL", url: "/own", handler: async (request) => ({ own: request.body }) });
+        const base = await listen(app);
+        expect((await fetch(`${base}/b/x`, { method: "PROPFIND" })).status).toBe(200);
+        const own = await fetch(`${base}/own`, {
+          method: "MKCOL",
+          body: '{"a":1}',
+          headers: { "content-type": "application/json" },
+        });
+        expect(await own.json()).toStrictEqual({ own: { a: 1 } });
+        expect(warn).not.toHaveBeenCalled();
+        warn.mockRestore();
+      });
     });
 
     it("under a prefix, answers only there and sees the full path", async () => {
@@ -136,6 +187,27 @@ describe("rest-webhooks/fastify", () => {
       expect(response.json()).toStrictEqual({ path: "/hook", contentType: type, bytes: 2 });
     });
 
+    it.each([
+      ["no Content-Type", undefined],
+      ["json as Content-Type", "json"],
+      ["an empty Content-Type", ""],
+      ["text/plain as Content-Type", "text/plain"],
+    ])(
+      "regression: hands a QUERY with %s to the handler, with the field as sent (not Fastify's 400 or 415)",
+      async (_, type) => {
+        const app = Fastify();
+        await app.register(restWebhooks, { handler: echo() });
+        // Bytes, not a string: fetch would add a Content-Type of its own. (Fastify's inject has no QUERY type.)
+        const response = await fetch(`${await listen(app)}/search`, {
+          method: "QUERY",
+          headers: type === undefined ? {} : { "content-type": type },
+          body: new TextEncoder().encode("{}"),
+        });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toStrictEqual({ path: "/search", contentType: type ?? null, bytes: 2 });
+      },
+    );
+
     it("leaves an undecodable path (/x%ZZ) to Fastify's own 400; frameworkErrors, as docs/adapters.md shows, makes it a problem", async () => {
       const plain = Fastify();
       await plain.register(restWebhooks, { handler: router() });
@@ -208,6 +280,49 @@ describe("rest-webhooks/fastify", () => {
     });
   });
 
+  describe("regression: a preParsing hook that pipes request.raw into a stream of its own (200 KB) gets 500 body_consumed at once", () => {
+    // The status line of the answer to a POST whose body is sent `delayMs` after its headers, or "" after 2 s.
+    const postLate = (port: number, delayMs: number, body: Buffer) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(port, "127.0.0.1");
+        let answer = "";
+        socket.on("data", (chunk: Buffer) => {
+          answer += chunk.toString("latin1");
+        });
+        socket.on("error", () => undefined);
+        socket.write(
+          `POST /hook HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Type: text/plain\r\n` +
+            `Content-Length: ${body.length}\r\n\r\n`,
+        );
+        const late = setTimeout(() => socket.write(body), delayMs);
+        const timeout = setTimeout(() => socket.destroy(), 2_000);
+        socket.on("close", () => {
+          clearTimeout(late);
+          clearTimeout(timeout);
+          resolve(answer.split("\r\n")[0] ?? "");
+        });
+      });
+
+    // With the body late, the route ran before any byte was read: it hung, its reading paused by the pipe's
+    // backpressure.
+    it.each([
+      ["with the headers", 0],
+      ["100 ms after the headers", 100],
+    ])("body sent %s", async (_, delayMs) => {
+      const onError = vi.fn();
+      const handler = vi.fn(() => json(200, {}));
+      const app = Fastify();
+      app.addHook("preParsing", async (_request, _reply, payload) => payload.pipe(new PassThrough()));
+      await app.register(restWebhooks, { handler, onError });
+      await listen(app);
+      const port = (app.server.address() as AddressInfo).port;
+      expect(await postLate(port, delayMs, Buffer.alloc(200_000, 97))).toBe("HTTP/1.1 500 Internal Server Error");
+      expect(handler).not.toHaveBeenCalled();
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(onError.mock.calls[0]?.[0]).toBeInstanceOf(TypeError);
+    });
+  });
+
   describe("webhookConsumer", () => {
     it("delivers a signed webhook end to end, the body raw through the plugin's content-type parser", async () => {
       const fixture = webhookFixture();
@@ -231,6 +346,10 @@ describe("rest-webhooks/fastify", () => {
       const get = await fetch(`${base}/webhooks`);
       expect(get.status).toBe(405);
       expect(get.headers.get("allow")).toBe("POST");
+      // regression: a method outside Fastify's nine got Fastify's 404.
+      const propfind = await fetch(`${base}/webhooks`, { method: "PROPFIND" });
+      expect(propfind.status).toBe(405);
+      expect(propfind.headers.get("allow")).toBe("POST");
       expect(await fixture.inbox.get("msg_bad")).toBeUndefined();
     });
   });

@@ -1,6 +1,9 @@
 /** The middleware mounted on both adapters, as docs/idempotency.md shows it. */
+import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adapt as expressAdapt } from "../../src/express";
 import { adapt } from "../../src/fetch";
 import { type Handler, json } from "../../src/http";
 import { idempotency, MemoryIdempotencyStore } from "../../src/idempotency";
@@ -79,5 +82,42 @@ describe("on the Fetch adapter", () => {
     );
     expect(reused.status).toBe(422);
     expect(((await reused.json()) as { code: string }).code).toBe("idempotency_key_reused");
+  });
+});
+
+describe("regression: on Express, two mounts sharing one store", () => {
+  // Each mount's handler saw the path "/" (mount-relative), so POST /refunds was replayed the order's 201.
+  const store = new MemoryIdempotencyStore();
+  const protect = idempotency({ store, identify: () => "acct_1" });
+  const ran: string[] = [];
+  const created = (kind: string): Handler => {
+    const handler: Handler = (request) => {
+      ran.push(`${kind} ${request.path}`);
+      return json(201, { created: kind });
+    };
+    return protect(handler);
+  };
+  const app = express()
+    .use("/orders", expressAdapt(created("order")))
+    .use("/refunds", expressAdapt(created("refund")));
+  const server = createHttpServer(app);
+  let base = "";
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("fingerprints the target as received: the key reused on the other mount is 422, a retry on the same is replayed", async () => {
+    const order = await fetch(`${base}/orders?x=1`, init('"k-mount"'));
+    expect(order.status).toBe(201);
+    const refund = await fetch(`${base}/refunds?x=1`, init('"k-mount"'));
+    expect(refund.status).toBe(422);
+    expect(((await refund.json()) as { code: string }).code).toBe("idempotency_key_reused");
+    const retry = await fetch(`${base}/orders?x=1`, init('"k-mount"'));
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    // The handler still sees the path below its mount point.
+    expect(ran).toStrictEqual(["order /"]);
   });
 });

@@ -5,7 +5,7 @@ import type { SignedHeaders, WebhookScheme } from "./scheme";
 import { describeSecret } from "./secrets";
 
 const RAW_BODY_HOWTO =
-  'Pass the exact bytes received: on Express mount express.raw({ type: "*/*" }) on the webhook route (before any JSON parser), on Fetch runtimes use await request.arrayBuffer() (request.text() replaces bytes that are not UTF-8), on node:http collect the request chunks into a Buffer.';
+  'Pass the exact bytes received: on Express mount express.raw({ type: "*/*", inflate: false }) on the webhook route (before any JSON parser), on Fetch runtimes use await request.arrayBuffer() (request.text() replaces bytes that are not UTF-8), on node:http collect the request chunks into a Buffer.';
 
 // The ArrayBuffer brand check: the byteLength getter throws for anything else (a Proxy, a look-alike).
 const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")?.get as (
@@ -106,7 +106,7 @@ export function noMatchingSignature(
       `No signature in the ${scheme.signatureHeader} header matched (scheme ${scheme.name}; ${signed.signatures.length} signature(s) received; tried ${count}: ${tried}).`,
       ...(hint === undefined ? [] : [`${hint} ${RAW_BODY_HOWTO}`]),
       "Usual causes:",
-      '(1) the body is not the raw request body: it was parsed and re-serialised (JSON.stringify(req.body)), decoded and re-encoded, or trimmed; verify the exact bytes received (Express: express.raw({ type: "*/*" }));',
+      '(1) the body is not the raw request body: it was parsed and re-serialised (JSON.stringify(req.body)), decoded and re-encoded, or trimmed; verify the exact bytes received (Express: express.raw({ type: "*/*", inflate: false }));',
       "(2) the wrong secret: another endpoint's secret, the test-mode secret for a live event (or the reverse), or a secret rotated at the provider but not here (pass old and new while rotating);",
       `(3) the wrong scheme or secret form: ${scheme.name} expects secrets like ${scheme.secretForm}; Standard Webhooks decodes the base64 after whsec_, while Stripe uses the whole whsec_ string as the key;`,
       "(4) something between sender and here changed the body (a proxy, a charset conversion, a decompression).",

@@ -27,22 +27,8 @@ export function isEtagc(c: number): boolean {
   return c === 0x21 || (c >= 0x23 && c <= 0x7e) || (c >= 0x80 && c <= 0xff);
 }
 
-/** OWS = *( SP / HTAB ) (§5.6.3). */
-export function isOws(c: number): boolean {
-  return c === 0x20 || c === 0x09;
-}
-
-/**
- * `value` without leading and trailing OWS (§5.6.3). Not `String.prototype.trim`, which also strips NBSP, VT,
- * U+FEFF and line breaks: those are not OWS, so a value ending in one is malformed, not a shorter valid one.
- */
-export function trimOws(value: string): string {
-  let start = 0;
-  let end = value.length;
-  while (start < end && isOws(value.charCodeAt(start))) start++;
-  while (end > start && isOws(value.charCodeAt(end - 1))) end--;
-  return start === 0 && end === value.length ? value : value.slice(start, end);
-}
+// OWS (§5.6.3), shared with the rest of the package's header parsers.
+export { isOws, trimOws } from "../http/ows";
 
 /** qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text (§5.6.4). */
 export function isQdtext(c: number): boolean {

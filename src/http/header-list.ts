@@ -1,11 +1,11 @@
+import { isOws } from "./ows";
+
 /**
  * Comma-separated list fields, RFC 9110 §5.6.1:
  *   #element => [ element ] *( OWS "," OWS [ element ] )
  * A recipient must accept and ignore empty elements (§5.6.1.2); commas inside a quoted-string
  * (§5.6.4) do not separate elements.
  */
-
-const isOws = (c: number) => c === 0x20 || c === 0x09;
 
 // Index of the DQUOTE closing the quoted-string opened at `open`, honouring quoted-pairs (§5.6.4); -1 when none.
 function closingQuote(value: string, open: number): number {

@@ -5,14 +5,11 @@
  *   parameter  = parameter-name "=" parameter-value
  *   parameter-value = ( token / quoted-string )
  */
+import { trimOws, trimOwsEnd } from "./ows";
 import { formatTokenOrQuotedString, readQuotedString } from "./quoted-string";
 import { isToken } from "./token";
 
 export { isToken } from "./token";
-
-// OWS = *( SP / HTAB ) (§5.6.3). Not String.prototype.trim, which also strips NBSP, VT and U+FEFF: a media type
-// followed by one of those is malformed (a 415), not the media type.
-const isOws = (c: number) => c === 0x20 || c === 0x09;
 
 /** A parsed media type; `type`, `subtype` and parameter names are lower-cased (case-insensitive, §8.3.1). */
 export interface MediaType {
@@ -26,11 +23,8 @@ export interface MediaType {
 /** Parses a `Content-Type`-style media type; `undefined` when it does not follow the grammar. */
 export function parseMediaType(input: string): MediaType | undefined {
   const semi = input.indexOf(";");
-  let first = 0;
-  let last = semi === -1 ? input.length : semi;
-  while (first < last && isOws(input.charCodeAt(first))) first++;
-  while (last > first && isOws(input.charCodeAt(last - 1))) last--;
-  const essence = input.slice(first, last);
+  // Only OWS around it (§5.6.3): a media type followed by NBSP, VT or U+FEFF is malformed (a 415), not the type.
+  const essence = trimOws(semi === -1 ? input : input.slice(0, semi));
   const slash = essence.indexOf("/");
   if (slash <= 0) return undefined;
   const type = essence.slice(0, slash).toLowerCase();
@@ -59,9 +53,7 @@ export function parseMediaType(input: string): MediaType | undefined {
     } else {
       const next = input.indexOf(";", eq + 1);
       end = next === -1 ? input.length : next;
-      let valueEnd = end;
-      while (valueEnd > eq + 1 && isOws(input.charCodeAt(valueEnd - 1))) valueEnd--;
-      value = input.slice(eq + 1, valueEnd);
+      value = trimOwsEnd(input.slice(eq + 1, end));
       if (!isToken(value)) return undefined;
     }
     // §8.3.1 leaves duplicate parameters undefined; the first one wins.

@@ -54,14 +54,20 @@ function urlPath(path: string): string {
  * against before the request is read.
  */
 export function pathOf(raw: string): string {
-  const target = (isAbsoluteForm(raw) ? splitAbsoluteTarget(raw)?.originForm : undefined) ?? withoutFragment(raw);
+  const target = originFormOf(raw);
   const q = target.indexOf("?");
   return urlPath(q === -1 ? target : target.slice(0, q));
 }
 
-// RFC 9112 §3.2: the origin-form of `raw`, its path as `pathOf` gives it; an empty query is no query, as in `search`.
+// RFC 9112 §3.2.1, §3.2.2: the origin-form `path [ "?" query ]` of a target, an absolute-form one as the path and
+// query it names, without a fragment.
+function originFormOf(raw: string): string {
+  return (isAbsoluteForm(raw) ? splitAbsoluteTarget(raw)?.originForm : undefined) ?? withoutFragment(raw);
+}
+
+// The origin-form of `raw`, its path as `pathOf` gives it; an empty query is no query, as in `search`.
 function receivedTargetOf(raw: string): string {
-  const target = (isAbsoluteForm(raw) ? splitAbsoluteTarget(raw)?.originForm : undefined) ?? withoutFragment(raw);
+  const target = originFormOf(raw);
   const q = target.indexOf("?");
   if (q === -1) return urlPath(target);
   const path = urlPath(target.slice(0, q));

@@ -7,6 +7,7 @@
  * shared list splitter (`splitHeaderList`): a URI-Reference may hold commas (`</things?ids=1,2>`) outside any
  * quoted-string.
  */
+import { isOws } from "../http/ows";
 import { readQuotedString } from "../http/quoted-string";
 
 /** One link: its target as written (a URI reference) and its relation types, lower case. */
@@ -14,9 +15,6 @@ export interface LinkValue {
   readonly target: string;
   readonly rel: readonly string[];
 }
-
-// OWS and BWS = *( SP / HTAB ) (RFC 9110 §5.6.3).
-const isOws = (c: number) => c === 0x20 || c === 0x09;
 
 function skipOws(value: string, i: number): number {
   let at = i;

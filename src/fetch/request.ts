@@ -65,6 +65,19 @@ function consumedCause(request: Request): TypeError {
   );
 }
 
+function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 400,
+    code: "body_read_failed",
+    detail: "The request body could not be read.",
+    cause,
+  });
+}
+
+function clientGone(signal: AbortSignal): Error {
+  return new Error("the client went away (request.signal aborted) before the body ended", { cause: signal.reason });
+}
+
 async function readBody(request: Request, limit: number): Promise<Uint8Array | HttpProblem<HttpProblemCode>> {
   if (request.body === null) return EMPTY;
   if (request.bodyUsed || request.body.locked) return bodyConsumed(consumedCause(request));
@@ -76,10 +89,22 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
+  const reader = request.body.getReader();
+  const signal = request.signal;
+  // The client went away (the runtime aborts the Request's signal): a body whose source stays open would otherwise
+  // hold this read, and the request, forever. The cancel ends the pending read, which then reads as done: the flag
+  // tells that from the body's end (a body that did end before the abort is served, as node serves it).
+  let aborted = false;
+  const onAbort = () => {
+    aborted = true;
+    reader.cancel(signal.reason).catch(() => undefined);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
   try {
-    const reader = request.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
+      if (aborted) return bodyReadFailed(clientGone(signal));
       if (done) break;
       size += value.byteLength;
       if (size > limit) {
@@ -89,19 +114,17 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
       chunks.push(value);
     }
   } catch (error) {
-    return new HttpProblem({
-      status: 400,
-      code: "body_read_failed",
-      detail: "The request body could not be read.",
-      cause: error,
-    });
+    return bodyReadFailed(aborted ? clientGone(signal) : error);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
   return size === 0 ? EMPTY : concat(chunks, size);
 }
 
 /**
  * Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit.
- * @returns the request, or the problem to answer with: 413 over the limit, 400 for an unreadable URL or body, and
+ * @returns the request, or the problem to answer with: 413 over the limit, 400 for an unreadable URL or body (a
+ * client that went away before the body ended, aborting `request.signal`, included: the read stops then), and
  * 500 `body_consumed` when the body was already read before (`request.bodyUsed`) or locked, whose `cause` says so.
  */
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {

@@ -24,14 +24,30 @@ function contentType(request: Pick<HttpRequest, "headers">): MediaType | undefin
   return value === undefined ? undefined : parseMediaType(value);
 }
 
-function unsupported(expected: string, got: string | undefined): HttpProblem<HttpProblemCode> {
+/** A request as the body readers see it: the method, when given, decides which Accept-* field a 415 carries. */
+export type BodyRequest = Pick<HttpRequest, "headers" | "body"> & { readonly method?: string };
+
+/**
+ * The fields naming what a 415 takes: W3C LDP §7.1 Accept-Post on a POST, RFC 5789 §3.1 Accept-Patch on a PATCH,
+ * both lists of media types; both when the method is not known; neither for other methods (no field exists).
+ */
+function acceptFields(method: string | undefined, accepted: string): Record<string, string> {
+  if (method === undefined) return { "accept-post": accepted, "accept-patch": accepted };
+  if (method === "POST") return { "accept-post": accepted };
+  if (method === "PATCH") return { "accept-patch": accepted };
+  return {};
+}
+
+function unsupported(request: BodyRequest, expected: readonly string[]): HttpProblem<HttpProblemCode> {
+  const got = request.headers["content-type"];
+  const send = expected.join(" or ");
   return new HttpProblem({
     status: 415,
     code: "unsupported_media_type",
     detail: got
-      ? `Content-Type "${got}" is not accepted here; send ${expected}.`
-      : `The request has a body but no Content-Type; send ${expected}.`,
-    headers: { "accept-post": expected, "accept-patch": expected },
+      ? `Content-Type "${got}" is not accepted here; send ${send}.`
+      : `The request has a body but no Content-Type; send ${send}.`,
+    headers: acceptFields(request.method, expected.join(", ")),
   });
 }
 
@@ -118,21 +134,18 @@ export function parseJsonText(text: string, options: JsonBodyOptions = {}): Body
  * and the limits of {@link parseJsonText} (nesting depth, I-JSON strings, no NUL unless allowed).
  * @param options the nesting limit and whether NUL is accepted.
  */
-export function safeJsonBody(
-  request: Pick<HttpRequest, "headers" | "body">,
-  options: JsonBodyOptions = {},
-): BodyResult<unknown> {
+export function safeJsonBody(request: BodyRequest, options: JsonBodyOptions = {}): BodyResult<unknown> {
   if (request.body.byteLength === 0) return { ok: false, problem: emptyBody() };
   const coded = contentCodingProblem(request.headers);
   if (coded !== undefined) return { ok: false, problem: coded };
   const media = contentType(request);
   if (!isJsonMediaType(media)) {
-    return { ok: false, problem: unsupported("application/json", request.headers["content-type"]) };
+    return { ok: false, problem: unsupported(request, ["application/json"]) };
   }
   const charset = media?.parameters.charset?.toLowerCase();
   // RFC 8259 §8.1: JSON exchanged between systems must be UTF-8.
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
-    return { ok: false, problem: unsupported("application/json; charset=utf-8", request.headers["content-type"]) };
+    return { ok: false, problem: unsupported(request, ["application/json; charset=utf-8"]) };
   }
   const text = decodeUtf8(request.body);
   if (text === undefined) {
@@ -145,7 +158,7 @@ export function safeJsonBody(
 }
 
 /** Like {@link safeJsonBody} but throws the {@link HttpProblem}, which the adapters render. */
-export function jsonBody(request: Pick<HttpRequest, "headers" | "body">, options: JsonBodyOptions = {}): unknown {
+export function jsonBody(request: BodyRequest, options: JsonBodyOptions = {}): unknown {
   const result = safeJsonBody(request, options);
   if (!result.ok) throw result.problem;
   return result.value;
@@ -174,7 +187,7 @@ export function parseForm(text: string): FormRecord {
  * `invalid_string` when a name or value decodes to U+0000 (unless `allowNul`).
  */
 export function safeFormBody(
-  request: Pick<HttpRequest, "headers" | "body">,
+  request: BodyRequest,
   options: Pick<JsonBodyOptions, "allowNul"> = {},
 ): BodyResult<FormRecord> {
   if (request.body.byteLength === 0) return { ok: false, problem: emptyBody() };
@@ -182,7 +195,7 @@ export function safeFormBody(
   if (coded !== undefined) return { ok: false, problem: coded };
   const media = contentType(request);
   if (media?.type !== "application" || media.subtype !== "x-www-form-urlencoded") {
-    return { ok: false, problem: unsupported("application/x-www-form-urlencoded", request.headers["content-type"]) };
+    return { ok: false, problem: unsupported(request, ["application/x-www-form-urlencoded"]) };
   }
   const text = decodeUtf8(request.body);
   if (text === undefined) {
@@ -201,16 +214,13 @@ export function safeFormBody(
 }
 
 /** Reads a JSON or form body, whichever the Content-Type names (415 for anything else). */
-export function safeJsonOrFormBody(
-  request: Pick<HttpRequest, "headers" | "body">,
-  options: JsonBodyOptions = {},
-): BodyResult<unknown> {
+export function safeJsonOrFormBody(request: BodyRequest, options: JsonBodyOptions = {}): BodyResult<unknown> {
   const media = contentType(request);
   if (media?.type === "application" && media.subtype === "x-www-form-urlencoded") return safeFormBody(request, options);
   if (request.body.byteLength > 0 && !isJsonMediaType(media)) {
     return {
       ok: false,
-      problem: unsupported("application/json or application/x-www-form-urlencoded", request.headers["content-type"]),
+      problem: unsupported(request, ["application/json", "application/x-www-form-urlencoded"]),
     };
   }
   return safeJsonBody(request, options);

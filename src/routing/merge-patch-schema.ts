@@ -1,8 +1,9 @@
 import type { JsonSchema } from "./openapi-schemas";
 
 const COMPONENT_REF = "#/components/schemas/";
-// Keywords that make members mandatory: a merge patch may leave out any member (RFC 7396 §2).
-const DROPPED = new Set(["required", "dependentRequired", "minProperties"]);
+// Keywords that make members mandatory: a merge patch may leave out any member (RFC 7396 §2). And `default`: a member
+// left out of a patch keeps its current value, never the default (JSON Schema's "value when absent" would be false).
+const DROPPED = new Set(["required", "dependentRequired", "minProperties", "default"]);
 // Keywords whose subschemas describe members of the same object, and so are patched alike.
 const SAME_OBJECT = new Set(["allOf", "anyOf", "oneOf", "if", "then", "else"]);
 // Keywords whose subschemas describe member values, each of which a patch may merge into or remove.
@@ -11,7 +12,8 @@ const MEMBER_MAPS = new Set(["properties", "patternProperties", "dependentSchema
 /**
  * The JSON Schema of a JSON Merge Patch (RFC 7396 §2) for documents that `schema` describes: every
  * object reached through object members, at any depth, loses `required` (a patch may leave members out)
- * and each member may also be `null` (which removes it). Array items keep their full schema, because a
+ * and its members their `default` (one left out keeps its value), and each member may also be `null` (which
+ * removes it). Array items keep their full schema, because a
  * patch replaces an array wholesale. A `$ref` to a component refers to a `<Name>MergePatch` component,
  * added to `components` (recursive schemas included); `<Name>MergePatch2`… when that name holds another schema.
  * @param components `components.schemas` of the document, read and extended.

@@ -57,6 +57,11 @@ function kindSuccesses(route: RouteInfo, content: JsonSchema | undefined): Map<n
         success(201, {
           headers: {
             Location: { description: "The new item's path.", schema: { type: "string", format: "uri-reference" } },
+            // RFC 9110 §8.7: `created(id, body)` says the body is the new item's current state.
+            "Content-Location": {
+              description: "The new item's path, sent with its representation as the body.",
+              schema: { type: "string", format: "uri-reference" },
+            },
           },
         }),
       ]);
@@ -70,6 +75,38 @@ function kindSuccesses(route: RouteInfo, content: JsonSchema | undefined): Map<n
     default:
       return new Map([success(200)]);
   }
+}
+
+/**
+ * The fields of the body readers' 415s: RFC 9110 §15.5.16, a coded body (Content-Encoding) is answered with the
+ * codings taken (Accept-Encoding); a body of another media type with the media types taken, in Accept-Post on a
+ * POST (W3C LDP §7.1) and Accept-Patch on a PATCH (RFC 5789 §3.1).
+ */
+function unsupportedHeaders(route: RouteInfo): Record<string, JsonSchema> {
+  const encoding = {
+    "Accept-Encoding": {
+      description: "Sent when the body was coded (Content-Encoding): only identity is taken.",
+      schema: { type: "string", const: "identity" },
+    },
+  };
+  // RFC 7396 §4: the router refuses any other media type in a PATCH itself, naming the merge patch alone.
+  if (route.kind === "update") {
+    return {
+      "Accept-Patch": {
+        description: "The patch format accepted.",
+        schema: { type: "string", const: MERGE_PATCH_CONTENT_TYPE },
+      },
+      ...encoding,
+    };
+  }
+  const accepted = {
+    description: "Sent when the body is of another media type: the media types taken.",
+    schema: { type: "string" },
+  };
+  // The body readers name what they take in the field of the request's method, and there is none for the others.
+  if (route.method === "POST") return { "Accept-Post": accepted, ...encoding };
+  if (route.method === "PATCH") return { "Accept-Patch": accepted, ...encoding };
+  return encoding;
 }
 
 /** What the router itself answers 400 and 422 for on this operation (it never reaches the handler then). */
@@ -143,18 +180,9 @@ export function responses(
       hasItem ? undefined : "Not Found: nothing at this path (the resource, or the one it is nested under).",
     );
   }
-  // 413 from the adapters' body limit, 415 from the body reader.
+  // 413 from the adapters' body limit, 415 from the body reader, with the fields that say what it takes.
   if (body) out["413"] = problemResponse(413);
-  if (body) out["415"] = problemResponse(415);
-  // RFC 5789 §3.1: the 415 of a PATCH says which patch formats are accepted.
-  if (route.kind === "update") {
-    out["415"] = withHeaders(problemResponse(415), {
-      "Accept-Patch": {
-        description: "The patch format accepted.",
-        schema: { type: "string", const: MERGE_PATCH_CONTENT_TYPE },
-      },
-    });
-  }
+  if (body) out["415"] = withHeaders(problemResponse(415), unsupportedHeaders(route));
   if (problems[422] !== undefined) out["422"] = problemResponse(422, problems[422]);
   for (const description of described) {
     for (const [status, response] of Object.entries(description.responses ?? {})) {

@@ -87,9 +87,21 @@ export class SchemaConverter {
 }
 
 function candidate(id: string, io: "input" | "output", attempt: number): string {
-  if (attempt === 0) return id;
+  const name = componentName(id);
+  if (attempt === 0) return name;
   const suffix = io === "input" ? "Input" : "Output";
-  return attempt === 1 ? `${id}${suffix}` : `${id}${suffix}${attempt}`;
+  return attempt === 1 ? `${name}${suffix}` : `${name}${suffix}${attempt}`;
+}
+
+// OpenAPI 3.1 §4.8.7.1: component names match ^[a-zA-Z0-9.\-_]+$. Another character of an id (a space, a "/")
+// becomes "_", which also keeps every `$ref` a plain JSON Pointer, nothing to escape.
+function componentName(id: string): string {
+  return id === "" ? "_" : id.replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+// RFC 6901 §4: zod escapes an id's "/" and "~" in its `$ref` ("~1" before "~0").
+function unescapePointer(token: string): string {
+  return token.replace(/~1/g, "/").replace(/~0/g, "~");
 }
 
 // Both sides come from the same conversion and rewrite, so key order is the same for equal schemas.
@@ -104,8 +116,8 @@ function rewrite(value: unknown, renames: ReadonlyMap<string, string>): unknown 
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
     if (key === "$ref" && typeof inner === "string" && inner.startsWith("#/$defs/")) {
-      const id = inner.slice("#/$defs/".length);
-      out[key] = `${COMPONENT_REF}${renames.get(id) ?? id}`;
+      const id = unescapePointer(inner.slice("#/$defs/".length));
+      out[key] = `${COMPONENT_REF}${renames.get(id) ?? componentName(id)}`;
     } else {
       out[key] = rewrite(inner, renames);
     }

@@ -56,6 +56,50 @@ describe("fetch readRequest", () => {
     });
   });
 
+  describe("regression: a client gone before its body ended left the read, and the request, waiting forever", () => {
+    // A source that never ends nor errors: only the abort can end the read.
+    const endless = (controller: AbortController, sent: Uint8Array[] = []) =>
+      new Request("http://h.test/hook", {
+        method: "POST",
+        body: new ReadableStream<Uint8Array>({
+          pull: (stream) => {
+            const chunk = sent.shift();
+            if (chunk !== undefined) stream.enqueue(chunk);
+            return new Promise<void>(() => {});
+          },
+        }),
+        duplex: "half",
+        signal: controller.signal,
+      } as RequestInit);
+
+    it("answers 400 body_read_failed once request.signal aborts, and never calls the handler", async () => {
+      const controller = new AbortController();
+      const handler = vi.fn(() => json(200, {}));
+      const pending = adapt(handler)(endless(controller, [new Uint8Array([1, 2, 3])]));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      controller.abort();
+      const response = await pending;
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { code: string }).code).toBe("body_read_failed");
+      expect(handler).not.toHaveBeenCalled();
+    });
+
+    it("refuses at once a body whose client had already gone", async () => {
+      const controller = new AbortController();
+      controller.abort();
+      const read = await readRequest(endless(controller));
+      expect(!read.ok && read.problem.code).toBe("body_read_failed");
+    });
+
+    it("still serves a body that ended before the client went away", async () => {
+      const controller = new AbortController();
+      const request = new Request("http://h.test/hook", { method: "POST", body: "abc", signal: controller.signal });
+      const read = await readRequest(request);
+      controller.abort();
+      expect(read.ok && new TextDecoder().decode(read.request.body)).toBe("abc");
+    });
+  });
+
   it("passes the Request's signal through", async () => {
     const controller = new AbortController();
     const read = await readRequest(new Request("http://h.test/", { signal: controller.signal }));

@@ -127,6 +127,31 @@ describe("JSON or form bodies", () => {
     });
     expect(failure(safeJsonOrFormBody(req(undefined, "")))).toStrictEqual({ status: 400, code: "body_required" });
   });
+
+  it("regression: lists both media types in Accept-Post and Accept-Patch as the fields' grammar says (comma-separated)", () => {
+    const result = safeJsonOrFormBody(req("text/csv", "a,b"));
+    const headers = !result.ok ? result.problem.headers : {};
+    expect(headers["accept-post"]).toBe("application/json, application/x-www-form-urlencoded");
+    expect(headers["accept-patch"]).toBe("application/json, application/x-www-form-urlencoded");
+    expect(!result.ok && result.problem.detail).toContain("send application/json or application/x-www-form-urlencoded");
+  });
+
+  it.each<[string | undefined, Record<string, string>]>([
+    ["POST", { "accept-post": "application/json" }],
+    ["PATCH", { "accept-patch": "application/json" }],
+    ["PUT", {}],
+    [undefined, { "accept-post": "application/json", "accept-patch": "application/json" }],
+  ])(
+    "regression: a %s's 415 names what it takes in its own method's field only (a PUT's said Accept-Patch)",
+    (method, fields) => {
+      const result = safeJsonBody({ ...req("text/plain", "x"), ...(method === undefined ? {} : { method }) });
+      const headers = !result.ok ? result.problem.headers : {};
+      expect({ "accept-post": headers["accept-post"], "accept-patch": headers["accept-patch"] }).toStrictEqual({
+        "accept-post": fields["accept-post"],
+        "accept-patch": fields["accept-patch"],
+      });
+    },
+  );
 });
 
 describe("content codings (RFC 9110 §8.4, §15.5.16)", () => {

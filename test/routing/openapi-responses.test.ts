@@ -64,7 +64,7 @@ describe("a declared 2xx of the kind's own status is merged over the router's", 
     expect(response.headers["location"]).toBe("/users/u1");
     const created = operation(doc, "/users", "post")["responses"]["201"];
     expect(created.description).toBe("The new user.");
-    expect(Object.keys(created.headers)).toEqual(["Location"]);
+    expect(Object.keys(created.headers)).toEqual(["Location", "Content-Location"]);
     expect(created.content["application/json"].schema.required).toEqual(["id", "name"]);
     await expectValid(doc);
   });
@@ -164,8 +164,53 @@ describe("every status the router itself sends is declared", () => {
         description: expect.any(String),
         schema: { type: "string", const: "application/merge-patch+json" },
       },
+      "Accept-Encoding": { description: expect.any(String), schema: { type: "string", const: "identity" } },
     });
     await expectValid(doc);
+  });
+});
+
+describe("regression: header fields the router sends that its document left out", () => {
+  const Item = z.object({ id: z.string(), name: z.string() });
+  const router = createRouter()
+    .resource("/items/{item_id}", (items) => {
+      items.create({ body: Item.omit({ id: true }), response: Item }, ({ created, body }) =>
+        created("i1", { id: "i1", ...body }),
+      );
+      items.update({ body: Item }, ({ merge }) => json(200, merge({ id: "i1", name: "a" })));
+    })
+    .route("POST", "/forms", { body: z.object({ a: z.string() }), form: true }, () => json(200, {}));
+  const doc = router.openapi(info);
+  const send415 = (method: string, path: string, headers: Record<string, string>) =>
+    send(router, request(method, path, { headers, body: '{"name":"a"}' }));
+  const plain = { "content-type": "text/plain" };
+  const gzip = { "content-type": "application/json", "content-encoding": "gzip" };
+  const codedPatch = { "content-type": "application/merge-patch+json", "content-encoding": "br" };
+
+  it.each([
+    ["a create's 201 with its body (Content-Location)", "/items", "POST", { "content-type": "application/json" }],
+    ["a JSON body of another media type (Accept-Post, Accept-Patch)", "/items", "POST", plain],
+    ["a form body of another media type", "/forms", "POST", plain],
+    ["a coded body (Accept-Encoding)", "/items", "POST", gzip],
+    ["a coded merge patch", "/items/{item_id}", "PATCH", codedPatch],
+  ] as const)("%s", async (_, path, method, headers) => {
+    const response = await send415(method, path.replace("{item_id}", "i1"), headers);
+    const sent = Object.keys(response.headers).filter((name) => name !== "content-type");
+    expect(sent.length).toBeGreaterThan(0);
+    const declared = operation(doc, path, method.toLowerCase())["responses"][String(response.status)].headers;
+    expect(Object.keys(declared ?? {}).map((name) => name.toLowerCase())).toEqual(expect.arrayContaining(sent));
+    await expectValid(doc);
+  });
+
+  it("regression: a PUT's 415 neither sends nor declares Accept-Post or Accept-Patch (it said application/json)", async () => {
+    const things = createRouter().resource("/things/{thing_id}", (r) => {
+      r.replace({ body: Item }, ({ body }) => json(200, body));
+    });
+    const response = await send(things, request("PUT", "/things/t1", { headers: plain, body: '{"id":"t1"}' }));
+    expect(response.status).toBe(415);
+    expect(Object.keys(response.headers).filter((name) => name.startsWith("accept-"))).toEqual([]);
+    const declared = operation(things.openapi(info), "/things/{thing_id}", "put")["responses"]["415"].headers;
+    expect(Object.keys(declared ?? {})).toEqual(["Accept-Encoding"]);
   });
 });
 

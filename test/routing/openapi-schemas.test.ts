@@ -74,6 +74,30 @@ describe("components: every $ref leads to the schema that validates the value", 
   });
 });
 
+describe("regression: an id with a character OpenAPI refuses in a component name made the document invalid", () => {
+  it("names the component with '_' in its place, and every $ref leads to it (a '/' made a dangling one)", async () => {
+    const Item = z.object({ id: z.string() }).meta({ id: "Order Item" });
+    const Other = z.object({ a: z.string(), b: z.string() }).meta({ id: "shop/Other~1" });
+    const router = createRouter()
+      .route("GET", "/items", { response: z.object({ item: Item, other: Other }) }, () => json(200, {}))
+      .route("PATCH", "/others", { body: Other }, () => json(200, {}))
+      .resource("/others/{other_id}", (others) => {
+        others.update({ body: Other }, ({ merge }) => json(200, merge({ a: "", b: "" })));
+      });
+    const doc = router.openapi(info);
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(["Order_Item", "shop_Other_1", "shop_Other_1Input", "shop_Other_1InputMergePatch"]),
+    );
+    for (const name of Object.keys(doc.components.schemas)) expect(name).toMatch(/^[a-zA-Z0-9._-]+$/);
+    const item = operation(doc, "/items", "get")["responses"]["200"].content["application/json"].schema;
+    const properties = resolve(doc, item)["properties"];
+    expect(resolve(doc, properties.item)["required"]).toEqual(["id"]);
+    expect(resolve(doc, properties.other)["required"]).toEqual(["a", "b"]);
+    expect(bodySchema(doc, "/others", "patch")["required"]).toEqual(["a", "b"]);
+    await expectValid(doc);
+  });
+});
+
 describe("merge patch components", () => {
   it("never take a component name the API's own schema holds (<Name>MergePatch)", async () => {
     const User = z.object({ id: z.string(), name: z.string() }).meta({ id: "User" });

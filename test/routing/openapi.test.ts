@@ -162,6 +162,42 @@ describe("JSON Merge Patch request schemas (RFC 7396)", () => {
   });
 });
 
+describe("regression: a merge patch schema kept the body schema's defaults, though a member left out keeps its value", () => {
+  const Item = z.object({
+    qty: z.number().default(1),
+    lines: z.array(z.object({ sku: z.string(), n: z.number().default(1) })).default([]),
+  });
+  let current = { qty: 5, lines: [] as { sku: string; n: number }[] };
+  const router = createRouter().resource("/items/{item_id}", (r) => {
+    r.update({ body: Item }, ({ merge }) => {
+      current = merge(current);
+      return json(200, current);
+    });
+  });
+  const spec = router.openapi({ title: "Items", version: "1" });
+  const schema = (spec.paths["/items/{item_id}"] as Record<string, Loose>)["patch"]?.["requestBody"].content[
+    "application/merge-patch+json"
+  ].schema as Loose;
+
+  it("documents no default on a member a patch may leave out, as an empty patch changes nothing", async () => {
+    expect(schema.properties.qty).toEqual({ anyOf: [{ type: "number" }, { type: "null" }] });
+    expect(schema.properties.lines.anyOf[0].default).toBeUndefined();
+    const response = await router.handler()({
+      method: "PATCH",
+      path: "/items/i1",
+      search: "",
+      query: {},
+      headers: { "content-type": "application/merge-patch+json" },
+      body: new TextEncoder().encode("{}"),
+    });
+    expect(JSON.parse(response.body as string)).toStrictEqual({ qty: 5, lines: [] });
+  });
+
+  it("keeps the defaults of array items: a patch replaces an array whole, and the body schema fills them", () => {
+    expect(schema.properties.lines.anyOf[0].items.properties.n).toEqual({ default: 1, type: "number" });
+  });
+});
+
 describe("path parameters are valid OpenAPI 3.1", () => {
   const router = createRouter()
     .route("GET", "/static/*", { name: "static" }, () => json(200, {}))

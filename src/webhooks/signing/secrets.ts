@@ -14,9 +14,13 @@ export function secretFingerprint(secret: string): string {
   return createHash("sha256").update(secret).digest("hex").slice(0, 8);
 }
 
-/** `#1 whsec_… (fingerprint 1a2b3c4d)`: how a secret is named in messages, never its value. */
+// Type markers that providers publish (Standard Webhooks, Shopify, Stripe API keys): naming one reveals nothing of the
+// secret. Any other leading text is the secret itself: "hooks_2024" showed "hooks_", and the fingerprint gave the rest.
+const PUBLIC_MARKER = /^(?:whsec_|whsk_|whpk_|shpss_|(?:sk|rk|pk)_(?:live|test)_)/;
+
+/** `#1 whsec_… (fingerprint 1a2b3c4d)`: how a secret is named in messages, never any of its value. */
 export function describeSecret(secret: string, index: number): string {
-  const prefix = /^[a-z]{2,6}_/.exec(secret)?.[0] ?? "";
+  const prefix = PUBLIC_MARKER.exec(secret)?.[0] ?? "";
   return `#${index + 1} ${prefix}… (fingerprint ${secretFingerprint(secret)})`;
 }
 

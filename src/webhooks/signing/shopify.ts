@@ -2,10 +2,19 @@ import type { WebhookVerificationError } from "./errors";
 import type { HeaderLookup } from "./headers";
 import { hmacSha256, type RawBody } from "./hmac";
 import { matchesLiteralHmac, oneLiteralSigningKey } from "./literal-hmac";
-import { missingHeader, type SchemeSignInput, type SignedHeaders, signingBody, type WebhookScheme } from "./scheme";
+import {
+  malformedHeader,
+  missingHeader,
+  type SchemeSignInput,
+  type SignedHeaders,
+  signingBody,
+  type WebhookScheme,
+} from "./scheme";
 
 const NAME = "shopify";
 const HEADER = "x-shopify-hmac-sha256";
+// RFC 4648 §4 alphabet: an empty value or other characters is no signature at all (malformed), not a wrong one.
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 // Shopify, "Verify webhooks": `X-Shopify-Hmac-SHA256` is the base64 HMAC-SHA256 of the raw body.
 function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
@@ -14,6 +23,9 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
   // Repeated fields arrive joined by ", " (RFC 9110 §5.3); base64 has no comma, so each item is one signature,
   // trimmed of its optional whitespace (RFC 9110 §5.6.3).
   const signatures = value.includes(",") ? value.split(",").map((item) => item.trim()) : [value.trim()];
+  if (!signatures.every((signature) => BASE64.test(signature))) {
+    return malformedHeader(NAME, "X-Shopify-Hmac-Sha256", value, "the base64 HMAC-SHA256 of the body");
+  }
   return { id: header("x-shopify-webhook-id"), timestamp: undefined, signatures };
 }
 

@@ -4,7 +4,7 @@ import { type StandardWebhookHeaders, standardWebhooks } from "./standard-webhoo
 
 /** Input of {@link sign}: one delivery attempt. */
 export interface SignInput {
-  /** The message id, stable across retries (the consumer's idempotency key); must not contain '.'. */
+  /** The message id, stable across retries (the consumer's idempotency key): a header value without '.'. */
   id: string;
   /** The attempt's time in Unix seconds (a retry is signed afresh). */
   timestamp: number;
@@ -20,7 +20,9 @@ export interface SignInput {
  *
  * @example
  * const headers = sign({ id: "msg_1", timestamp: Math.floor(Date.now() / 1000), body, secrets: endpoint.secret });
- * @throws TypeError on misuse: an id with '.', a non-integer timestamp, no secret, a secret of the wrong form.
+ * @throws TypeError on misuse: an id with '.' or one HTTP would alter or refuse (surrounding whitespace, a control
+ * character, one above U+00FF), a non-integer timestamp, no secret, a secret of the wrong form, more than 10 distinct
+ * secrets of one kind.
  */
 export function sign(input: SignInput): StandardWebhookHeaders {
   return standardWebhooks.sign(input);

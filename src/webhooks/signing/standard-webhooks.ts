@@ -15,6 +15,7 @@ import {
   type WebhookScheme,
 } from "./scheme";
 import { PUBLIC_KEY_PREFIX, SECRET_PREFIX, SIGNING_KEY_PREFIX, type StandardKey, standardKey } from "./standard-keys";
+import { isWebhookId } from "./webhook-id";
 
 const NAME = "standard-webhooks";
 
@@ -130,8 +131,11 @@ function signStandard(input: SchemeSignInput): StandardWebhookHeaders {
   const secrets = signingSecrets(NAME, input.secrets);
   const { id } = input;
   const body = signingBody(NAME, input.body);
-  if (typeof id !== "string" || id.length === 0 || id.includes(".") || /[\r\n]/.test(id)) {
-    throw new TypeError(`${NAME}.sign: id must be a non-empty string without '.' or line breaks`);
+  // An id the transport changes (trimmed) or refuses could never be verified: the signature covers it as given.
+  if (!isWebhookId(id)) {
+    throw new TypeError(
+      `${NAME}.sign: id must be a non-empty header value without '.': visible characters, no leading or trailing whitespace, no control characters`,
+    );
   }
   const timestamp = signingTimestamp(NAME, input.timestamp);
   const prefix = `${id}.${timestamp}.`;
@@ -148,6 +152,14 @@ function signStandard(input: SchemeSignInput): StandardWebhookHeaders {
         : key.reason;
     throw new TypeError(`${NAME}.sign: the secret ${reason}`);
   });
+  // Verifiers (ours included) refuse a header with more distinct signatures of one version than that, unverified.
+  for (const version of ["v1,", "v1a,"]) {
+    if (new Set(signatures.filter((token) => token.startsWith(version))).size > MAX_SIGNATURES_PER_VERSION) {
+      throw new TypeError(
+        `${NAME}.sign: at most ${MAX_SIGNATURES_PER_VERSION} distinct secrets of each kind may sign one delivery; verifiers refuse more`,
+      );
+    }
+  }
   return { "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": signatures.join(" ") };
 }
 

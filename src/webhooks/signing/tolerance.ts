@@ -57,9 +57,27 @@ export function checkTimestamp(
   if (!(timestamp - now <= window.future)) {
     return new WebhookVerificationError(
       "timestamp_in_future",
-      `The signed timestamp ${timestamp} is ${timestamp - now} s in the future, beyond the ${window.future} s tolerance. This server's clock is probably behind, or the sender's ahead (check NTP on both); a tolerance of { past, future } can allow more skew.`,
+      `The signed timestamp ${timestamp} is ${timestamp - now} s in the future, beyond the ${window.future} s tolerance. ${unitMistake(timestamp, nowMs, window) ?? "This server's clock is probably behind, or the sender's ahead (check NTP on both); a tolerance of { past, future } can allow more skew."}`,
       { scheme },
     );
+  }
+  return undefined;
+}
+
+const within = (seconds: number, now: number, window: ToleranceWindow) =>
+  now - seconds <= window.past && seconds - now <= window.future;
+
+/**
+ * Why a timestamp far in the future would have been in the window, when that is the reason: milliseconds where
+ * seconds belong, in the header or from `now()`. Telling either to check NTP sends the reader the wrong way.
+ */
+function unitMistake(timestamp: number, nowMs: number, window: ToleranceWindow): string | undefined {
+  // Past 99,999,999,999 (the year 5138) a timestamp is milliseconds, as signers refuse it (scheme.ts).
+  if (timestamp > 99_999_999_999 && within(Math.floor(timestamp / 1000), Math.floor(nowMs / 1000), window)) {
+    return "It is a time in milliseconds: the sender must send Unix seconds (Math.floor(Date.now() / 1000)).";
+  }
+  if (within(timestamp, Math.floor(nowMs), window)) {
+    return `The clock reads ${nowMs}, a time in seconds: now() must return milliseconds since the epoch, as Date.now() does.`;
   }
   return undefined;
 }

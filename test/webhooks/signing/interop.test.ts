@@ -1,10 +1,12 @@
 import { createHmac } from "node:crypto";
 import { sign as octokitSign, verify as octokitVerify } from "@octokit/webhooks-methods";
+import fc from "fast-check";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { Webhook as SvixWebhook } from "svix";
 import { describe, expect, it } from "vitest";
 import { generateSecret, github, sign, signWith, stripe, verify } from "../../../src/webhooks/signing/index";
+import { hmacSecret } from "./scheme-cases";
 
 // Agreement with the peers' own packages, in both directions. The peers read the real clock, so these
 // tests sign at the current time; our side uses the same instant through the injected clock.
@@ -33,6 +35,22 @@ describe("standardwebhooks (the reference JavaScript library)", () => {
     const fromBytes = verify({ body: Buffer.from(body), headers, secrets: secret, now: () => timestamp * 1000 });
     expect(fromString).toMatchObject({ ok: true, id: "msg_interop2", timestamp, payload: JSON.parse(body) });
     expect(fromBytes.ok).toBe(true);
+  });
+
+  it("signs exactly the signature it signs, for a string and a Buffer body, and under a rotated list", () => {
+    const [current, previous] = [generateSecret(), generateSecret(64)];
+    const timestamp = nowSeconds();
+    const at = new Date(timestamp * 1000);
+    for (const payload of [body, Buffer.from(body)]) {
+      const ours = sign({ id: "msg_same", timestamp, body: payload, secrets: [current, previous] });
+      const theirs = [current, previous].map((key) => new StandardWebhook(key).sign("msg_same", at, payload));
+      expect(ours).toEqual({
+        "webhook-id": "msg_same",
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": theirs.join(" "),
+      });
+      expect(new SvixWebhook(current).sign("msg_same", at, payload)).toBe(theirs[0]);
+    }
   });
 
   it("agrees on rejection: the reference library rejects a tampered body that we also reject", () => {
@@ -76,6 +94,13 @@ describe("stripe", () => {
       now: () => timestamp * 1000,
     });
     expect(result).toMatchObject({ ok: true, timestamp, scheme: "stripe" });
+  });
+
+  it("signs exactly the header its test header generator makes", () => {
+    const timestamp = nowSeconds();
+    const theirs = client.webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
+    expect(signWith(stripe, { body, secrets: secret, timestamp })).toEqual({ "stripe-signature": theirs });
+    expect(signWith(stripe, { body: Buffer.from(body), secrets: secret, timestamp })["stripe-signature"]).toBe(theirs);
   });
 
   it("ours passes stripe.webhooks.constructEvent", () => {
@@ -141,5 +166,51 @@ describe("@octokit/webhooks-methods", () => {
       scheme: github,
     });
     expect(result).toMatchObject({ ok: true, id: "d-1", timestamp: undefined });
+  });
+});
+
+// Laws over arbitrary inputs: for any body (text of any characters, lone surrogates included), id and secret, our
+// signer writes exactly what the peer's writes. Text only: the peers hash text, while we hash bytes as they are.
+describe("signing agrees with the peers for any input", () => {
+  const text = fc.string({ maxLength: 200, unit: "grapheme" });
+  const anyText = fc.string({ maxLength: 200 });
+  const id = fc.string({ minLength: 1, maxLength: 40, unit: fc.constantFrom(..."abcXYZ019_-:") });
+  const timestamp = fc.integer({ min: 0, max: 99_999_999_999 });
+  const runs = { numRuns: 60 };
+
+  it("standardwebhooks: the same webhook-signature", () => {
+    fc.assert(
+      fc.property(id, timestamp, fc.oneof(text, anyText), hmacSecret, (idValue, ts, bodyValue, secret) => {
+        const ours = sign({ id: idValue, timestamp: ts, body: bodyValue, secrets: secret })["webhook-signature"];
+        expect(ours).toBe(new StandardWebhook(secret).sign(idValue, new Date(ts * 1000), bodyValue));
+      }),
+      runs,
+    );
+  });
+
+  it("stripe: the same Stripe-Signature", () => {
+    const client = new Stripe("sk_test_interop");
+    const secret = fc.string({ minLength: 1, maxLength: 40, unit: fc.constantFrom(..."abcXYZ019") });
+    fc.assert(
+      fc.property(timestamp, fc.oneof(text, anyText), secret, (ts, bodyValue, tail) => {
+        const key = `whsec_${tail}`;
+        const theirs = client.webhooks.generateTestHeaderString({ payload: bodyValue, secret: key, timestamp: ts });
+        expect(signWith(stripe, { body: bodyValue, secrets: key, timestamp: ts })["stripe-signature"]).toBe(theirs);
+      }),
+      runs,
+    );
+  });
+
+  it("@octokit/webhooks-methods: the same X-Hub-Signature-256", async () => {
+    const secret = fc
+      .string({ minLength: 1, maxLength: 40 })
+      .filter((value) => value.trim() === value && !/^(sk|rk|pk)_(live|test)_/.test(value));
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(text, anyText).filter(Boolean), secret, async (bodyValue, key) => {
+        const ours = signWith(github, { body: bodyValue, secrets: key })["x-hub-signature-256"];
+        expect(ours).toBe(await octokitSign(key, bodyValue));
+      }),
+      runs,
+    );
   });
 });

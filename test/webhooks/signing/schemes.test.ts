@@ -80,6 +80,15 @@ describe("sign (Standard Webhooks) misuse", () => {
     ["an id with '.'", { id: "a.b" }],
     ["an empty id", { id: "" }],
     ["an id with a line break", { id: "a\r\nx-injected: 1" }],
+    // Regression: HTTP strips the whitespace (the signature covered it) or refuses the character, so the delivery
+    // could never be verified.
+    ["an id with leading whitespace", { id: " msg_1" }],
+    ["an id with trailing whitespace", { id: "msg_1\t" }],
+    ["an id with a NUL", { id: "msg\u0000" }],
+    ["an id with DEL", { id: "msg\u007f" }],
+    ["an id with a character above U+00FF", { id: "msg_☕" }],
+    // Regression: 11 HMAC secrets gave 11 v1 signatures, a header verify refuses (malformed_header) unverified.
+    ["11 distinct HMAC secrets", { secrets: Array.from({ length: 11 }, () => generateSecret()) }],
     ["a fractional timestamp", { timestamp: 1.5 }],
     ["a negative timestamp", { timestamp: -1 }],
     ["no secret", { secrets: [] }],
@@ -89,6 +98,17 @@ describe("sign (Standard Webhooks) misuse", () => {
     expect(() => signWith(standardWebhooks, { id: "msg_1", timestamp: NOW, body, secrets: secret, ...change })).toThrow(
       TypeError,
     );
+  });
+
+  it("signs ids with inner spaces and obs-text, which survive HTTP, and ten secrets of each kind", () => {
+    for (const id of ["msg 1", "msg\t2", "msg_é"]) {
+      const signed = sign({ id, timestamp: NOW, body, secrets: secret });
+      expect(verify({ body, headers: signed, secrets: secret, now: clock }).ok).toBe(true);
+    }
+    const ten = Array.from({ length: 10 }, () => generateSecret());
+    const pairs = Array.from({ length: 10 }, () => generateSigningKeyPair().secretKey);
+    const signed = sign({ id: "msg_ten", timestamp: NOW, body, secrets: [...ten, ...pairs, ten[0] as string] });
+    expect(verify({ body, headers: signed, secrets: ten[9] as string, now: clock }).ok).toBe(true);
   });
 });
 
@@ -195,6 +215,16 @@ describe("shopify", () => {
   it("reports a missing header and a wrong signature", () => {
     expect(check(shopify, {}, secret)).toBe("missing_header");
     expect(check(shopify, signed, "other")).toBe("no_matching_signature");
+  });
+
+  // Regression: an empty value was "1 signature received, none matched", blaming the body and the secret.
+  it.each([
+    ["an empty value", ""],
+    ["a blank value", "  "],
+    ["a value that is not base64", "sha256=abc"],
+    ["a repeated field with an empty item", `${signed["x-shopify-hmac-sha256"]}, `],
+  ])("reports %s as malformed_header, as the other schemes do", (_name, value) => {
+    expect(check(shopify, { "x-shopify-hmac-sha256": value }, secret)).toBe("malformed_header");
   });
 
   // RFC 9110 §5.3: a repeated field is read as its values joined by ", ", as GitHub's and Stripe's parsers accept.

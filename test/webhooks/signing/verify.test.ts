@@ -116,6 +116,22 @@ describe("verify", () => {
       expect(codeOf(result)).toBe("timestamp_too_old");
     });
 
+    // Regression: both unit mistakes were "the clock is behind, check NTP", which sent the reader the wrong way.
+    it("says which side used milliseconds for seconds, when that explains a timestamp in the future", () => {
+      const message = (result: VerifyResult<unknown>) => (result.ok ? "" : result.error.message);
+      const inMs = { ...headers, "webhook-timestamp": `${NOW}123` };
+      const fromHeader = verify({ body, headers: inMs, secrets: secret, now: clock });
+      expect(codeOf(fromHeader)).toBe("timestamp_in_future");
+      expect(message(fromHeader)).toContain("milliseconds: the sender must send Unix seconds");
+      const secondsClock = verify({ body, headers, secrets: secret, now: () => NOW });
+      expect(codeOf(secondsClock)).toBe("timestamp_in_future");
+      expect(message(secondsClock)).toContain("now() must return milliseconds");
+      const skewed = verify({ body, headers, secrets: secret, now: () => (NOW - 400) * 1000 });
+      expect(codeOf(skewed)).toBe("timestamp_in_future");
+      expect(message(skewed)).toContain("check NTP");
+      expect(message(skewed)).not.toContain("milliseconds");
+    });
+
     it("is disabled by Infinity", () => {
       expect(at(10 * 365 * 86400, Number.POSITIVE_INFINITY)).toBe("ok");
     });
@@ -225,6 +241,23 @@ describe("verify", () => {
       expect(message).toContain(secretFingerprint(second));
       expect(message).not.toContain(first.slice(6));
       expect(message).toContain("raw");
+      expect(message).toContain("#1 whsec_…");
+    });
+
+    // Regression: any `[a-z]{2,6}_` start was shown as a type prefix, so "hooks_2024" printed "hooks_", and its
+    // fingerprint made the four characters left a trivial search.
+    it("shows published type markers only, never the start of a literal secret", () => {
+      const gh = signWith(github, { body, secrets: "the sender's" });
+      for (const literal of ["hooks_2024", "secret_x"]) {
+        const result = verify({ body, headers: gh, secrets: literal, scheme: github });
+        const message = result.ok ? "" : result.error.message;
+        expect(codeOf(result)).toBe("no_matching_signature");
+        expect(message).toContain(`#1 … (fingerprint ${secretFingerprint(literal)})`);
+        expect(message).not.toContain(literal.slice(0, literal.indexOf("_") + 1));
+      }
+      const invalid = verify({ body, headers: gh, secrets: "hooks_2024\n", scheme: github });
+      expect(codeOf(invalid)).toBe("secret_invalid");
+      expect(invalid.ok ? "" : invalid.error.message).not.toContain("hooks_");
     });
   });
 

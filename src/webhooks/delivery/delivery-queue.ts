@@ -113,7 +113,8 @@ export interface DeliveryQueue {
   /**
    * Fans the event out to every enabled endpoint of its tenant (`options.tenant`; none: the endpoints without one)
    * subscribed to its type, and to the operator's with `allTenants` (with `options.endpointId`, to that endpoint
-   * alone); publishing the same event id twice is a no-op.
+   * alone); publishing the same event id twice is a no-op. An id no delivery can carry (no header value, or with a
+   * ".", which the signed content `<id>.<timestamp>.<body>` cannot hold) is refused with `invalid_event`.
    */
   publish(event: WebhookEvent, options?: PublishOptions): Promise<PublishResult>;
   /**
@@ -129,12 +130,15 @@ export interface DeliveryQueue {
   renew(claims: readonly ClaimedDelivery[], now: number, leaseMs: number): Promise<string[]>;
   /**
    * Stores the state after an attempt (and its log line) if the lease is still held; `false` when it was lost
-   * (the log line is kept either way). The queue gives the line its id, greater than every id it gave before. A
-   * state no queue can store (a time outside the years 1 to 275760, a scheduled delivery without a due time) is a
-   * TypeError, and nothing is stored.
+   * (the log line is kept either way, a U+0000 of its `response` as U+FFFD). The queue gives the line its id,
+   * greater than every id it gave before. A state no queue can store (a time outside the years 1 to 275760, a
+   * scheduled delivery without a due time) is a TypeError, and nothing is stored.
    */
   complete(claim: ClaimedDelivery, state: DeliveryState, attempt?: AttemptInput): Promise<boolean>;
-  /** Replaces the state if the delivery is still in one of `from` and not leased at `now` (manual actions). */
+  /**
+   * Replaces the state if the delivery is still in one of `from` and not leased at `now` (manual actions); `now`
+   * defaults to the queue's clock (its `now` option), on which the leases were taken.
+   */
   update(id: string, from: readonly DeliveryStatus[], state: DeliveryState, now?: number): Promise<boolean>;
   /** Epoch ms of the earliest scheduled delivery (leased ones included at their lease end), if any. */
   nextDueAt(): Promise<number | undefined>;

@@ -2,6 +2,7 @@ import { sign } from "../signing/sign";
 import type { DeliveryRecord } from "./delivery-queue";
 import { activeSecrets, type WebhookEndpoint } from "./endpoint";
 import { isEndpointHeaderName } from "./endpoint-headers";
+import { isTraceparent } from "./trace-context";
 
 /** An HTTP request ready for the dispatcher. */
 export interface DeliveryRequest {
@@ -10,10 +11,15 @@ export interface DeliveryRequest {
   body: string;
 }
 
+// RFC 9110 §5.5: field-value = *field-content, field-vchar = VCHAR / obs-text, with SP and HTAB between (the
+// characters undici sends; any other, CR, LF or NUL above all, makes it refuse the whole request).
+const SENDABLE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /**
  * The endpoint's stored fields as they may be sent: names in lower case, and none the delivery, its framing or its
  * signature owns, in any case (RFC 9110 §5.1: names ignore case). The API and the admin store them so already; a row
- * written by hand may not be, and must not add a second `Webhook-Signature` beside the delivery's.
+ * written by hand may not be, and must not add a second `Webhook-Signature` beside the delivery's, nor a value the
+ * HTTP client refuses: that failed every attempt without counting one, so the delivery was claimed again for ever.
  */
 function endpointFields(stored: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -21,7 +27,8 @@ function endpointFields(stored: Readonly<Record<string, string>> | undefined): R
   for (const [name, value] of Object.entries(stored)) {
     const lower = name.toLowerCase();
     // "__proto__" is a token, but assigning it would set the prototype, not a field.
-    if (typeof value === "string" && lower !== "__proto__" && isEndpointHeaderName(name)) fields[lower] = value;
+    if (typeof value !== "string" || lower === "__proto__" || !isEndpointHeaderName(name)) continue;
+    if (SENDABLE_VALUE.test(value)) fields[lower] = value;
   }
   return fields;
 }
@@ -56,8 +63,9 @@ export function buildDeliveryRequest(
     "webhook-signature": signed["webhook-signature"],
   };
   // W3C Trace Context §3.2: the receiver continues the publisher's trace. Only when asked: it tells the receiver
-  // about our tracing (the worker's `propagateTraceContext`).
-  if (traceparent !== undefined) headers.traceparent = traceparent;
+  // about our tracing (the worker's `propagateTraceContext`). One stored by hand or by an earlier version that is
+  // not a traceparent is not sent: the HTTP client may refuse it, and the receiver could not use it.
+  if (traceparent !== undefined && isTraceparent(traceparent)) headers.traceparent = traceparent;
   return { url: endpoint.url, headers, body: delivery.payload };
 }
 

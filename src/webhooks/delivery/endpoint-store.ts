@@ -32,8 +32,9 @@ export interface EndpointStore {
   create(endpoint: WebhookEndpoint, options?: EndpointCreateOptions): Promise<boolean>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
   /**
-   * Oldest first (creation time, then id). A `startingAfter` that names no endpoint gives an empty page: the
-   * endpoint API tells that apart from the end of the list (400 `invalid_cursor`).
+   * Oldest first by `createdAt`, whatever order they were stored in; those created in the same millisecond by id
+   * (PostgreSQL) or in the order they were stored (memory). A `startingAfter` that names no endpoint gives an empty
+   * page: the endpoint API tells that apart from the end of the list (400 `invalid_cursor`).
    */
   list(options: EndpointListOptions): Promise<WebhookEndpoint[]>;
   /** Applies the patch (an `undefined` field is left as it is); `undefined` when there is no such endpoint. */

@@ -1,11 +1,20 @@
 import { z } from "zod";
 import { randomId } from "../../random/random-id";
+import { isWebhookId } from "../signing/webhook-id";
 import { WebhookDeliveryError } from "./errors";
 import { eventTypeSchema, isEventType } from "./event-type";
 
 /** The envelope every webhook carries: a unique id, a `<resource>.<action>` type, a timestamp and the data. */
 export const webhookEventSchema = z.object({
-  id: z.string().min(1).max(128),
+  // The webhook-id header of every delivery, signed as <id>.<timestamp>.<body>: the queues refuse any other id.
+  id: z
+    .string()
+    .min(1)
+    .max(128)
+    .refine(
+      isWebhookId,
+      "The event id must be a header field value (visible characters, spaces only inside) without '.'.",
+    ),
   type: eventTypeSchema,
   timestamp: z.iso.datetime({ offset: true }),
   data: z.record(z.string(), z.unknown()),
@@ -24,7 +33,7 @@ export interface CreateEventInput {
   now?: number;
 }
 
-const usualId = (id: string) => typeof id === "string" && id.length >= 1 && id.length <= 128;
+const usualId = (id: string) => typeof id === "string" && id.length <= 128 && isWebhookId(id);
 
 // Hot (bench/shop, "POST order"): the last instant formatted, and its text. Events published together mostly share
 // their millisecond (one order's event and the next's, under load), and toISOString was ~0.43 µs of the usual

@@ -6,6 +6,7 @@ import {
   positiveInteger,
   positiveNumber,
 } from "../../options/number-option";
+import { isWebhookId } from "../signing/webhook-id";
 import { DELIVERY_ERROR_KINDS } from "./attempt";
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
@@ -155,8 +156,24 @@ export function maxPayloadBytes(owner: string, value: unknown): number {
   return positiveInteger(owner, "maxPayloadBytes", value, "bytes");
 }
 
-/** The event as every delivery sends it (its JSON), refused with `payload_too_large` past `max` bytes of UTF-8. */
+// 255 at most, as every id here, and far below PostgreSQL's limit on an index entry; no control character (NUL,
+// which PostgreSQL cannot store either, among them), as isWebhookId says.
+const MAX_EVENT_ID_LENGTH = 255;
+
+/**
+ * The event as every delivery sends it (its JSON), refused with `payload_too_large` past `max` bytes of UTF-8, and
+ * with `invalid_event` for an id no delivery can carry: it is the `webhook-id` header field, and the first part of the
+ * signed content `<id>.<timestamp>.<body>`, which the signer refuses with a "." in the id. Such a delivery was
+ * claimed and handed back at every lease end, never attempted (or, with U+0000, refused by PostgreSQL alone).
+ */
 export function eventPayload(event: WebhookEvent, max: number): string {
+  const id: unknown = event?.id;
+  if (!isWebhookId(id) || id.length > MAX_EVENT_ID_LENGTH) {
+    throw new WebhookDeliveryError(
+      "invalid_event",
+      `DeliveryQueue.publish: the event id must be 1 to 255 characters that a header field can carry (visible ASCII or Latin-1, spaces only inside) other than ".", as it is the webhook-id header and signed as <id>.<timestamp>.<body>; got ${typeof id === "string" ? JSON.stringify(id.slice(0, 64)) : typeof id}.`,
+    );
+  }
   const payload = JSON.stringify(event);
   // A UTF-16 code unit is at most 3 bytes of UTF-8, so most payloads need no count.
   if (payload.length * 3 > max) {
@@ -169,4 +186,14 @@ export function eventPayload(event: WebhookEvent, max: number): string {
     }
   }
   return payload;
+}
+
+/**
+ * An attempt's `response` as every queue keeps it in its log: U+0000, which PostgreSQL's text cannot hold ("invalid
+ * byte sequence for encoding UTF8: 0x00"), as U+FFFD. The response is the first bytes a receiver sent, decoded as
+ * UTF-8, so any binary body has it; refused, the outcome could never be stored and the delivery went out again at
+ * every lease end.
+ */
+export function logText(response: string | null): string | null {
+  return typeof response === "string" && response.includes("\0") ? response.replaceAll("\0", "\uFFFD") : response;
 }

@@ -3,8 +3,10 @@
  * delivery module stays free of any tracing library.
  */
 
-// §3.2.2: version "-" trace-id "-" parent-id "-" trace-flags, all lower-case hex.
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+// §3.2.2: version "-" trace-id "-" parent-id "-" trace-flags, all lower-case hex. What a later version adds is
+// visible ASCII: the value is sent as a header field (RFC 9110 §5.5), and one the HTTP client refuses (a control
+// character) failed every attempt of the delivery without counting one, for ever.
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x21-\x7e]*)?$/;
 const ZERO_TRACE = "00000000000000000000000000000000";
 const ZERO_SPAN = "0000000000000000";
 

@@ -95,6 +95,28 @@ describe("buildDeliveryRequest with the endpoint's headers", () => {
     expect(request.headers).toEqual({ ...plain.headers, "x-gateway-key": "k_1" });
   });
 
+  // Regression: a value stored by hand with CR, LF or NUL (or past Latin-1) was sent as it was; undici refused the
+  // whole request with a TypeError, on every attempt, which never counted one (the delivery looped for ever).
+  it("does not send a stored value the HTTP client refuses (RFC 9110 §5.5); sends every other", () => {
+    const sendable = { "x-tab": "a\tb", "x-latin": "caf\u00e9", "x-spaced": " k ", "x-empty": "" };
+    const built = buildDeliveryRequest(
+      delivery,
+      {
+        ...endpoint([{ secret: SECRET_A, expiresAt: null }]),
+        headers: {
+          ...sendable,
+          "x-crlf": "k\r\nx-injected: 1",
+          "x-nul": "a\u0000",
+          "x-euro": "\u20ac",
+          "x-del": "\u007f",
+        },
+      },
+      1_700_000_000_000,
+    );
+    const plain = buildDeliveryRequest(delivery, endpoint([{ secret: SECRET_A, expiresAt: null }]), 1_700_000_000_000);
+    expect(built.headers).toEqual({ ...plain.headers, ...sendable });
+  });
+
   it("law: whatever the store holds, each owned field is sent once, with the delivery's value", () => {
     const owned = ["content-type", "user-agent", "webhook-id", "webhook-timestamp", "webhook-signature"];
     const anyCase = fc

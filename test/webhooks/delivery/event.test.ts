@@ -52,6 +52,11 @@ describe("createEvent", () => {
     ["a one-word type", { type: "order", data: {} }],
     ["data that is not an object", { type: "a.b", data: [] as unknown as Record<string, unknown> }],
     ["an empty id", { type: "a.b", data: {}, id: "" }],
+    // Regression: the queues refuse these ids at publish; the event was built and only failed there.
+    ["an id with a '.' (the signed content's separator)", { type: "a.b", data: {}, id: "ord_1.v2" }],
+    ["an id with CR LF", { type: "a.b", data: {}, id: "evt_1\r\nx-injected: 1" }],
+    ["an id with a space around it", { type: "a.b", data: {}, id: " evt_1" }],
+    ["an id past Latin-1", { type: "a.b", data: {}, id: "evt_☕" }],
     ["a time out of the Date range", { type: "a.b", data: {}, now: 1e20 }],
     ["a time that is not a number", { type: "a.b", data: {}, now: Number.NaN }],
   ])("refuses %s with invalid_event (programmer error)", (_what, input) => {

@@ -84,6 +84,33 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(await f.endpoints.list({ limit: 0 })).toEqual([]);
     });
 
+    it("lists and finds subscribers by creation time, not in the order they were stored (regression: the memory store listed them as stored)", async () => {
+      const tenant = `created_${endpointFixture().id}`;
+      // Stored newest first, as an import from another sender's newest-first list would.
+      const [c, b, a] = [3, 2, 1].map((n) =>
+        endpointFixture({ tenant, createdAt: 500 + n, enabledEvents: ["created.*"] }),
+      ) as [WebhookEndpoint, WebhookEndpoint, WebhookEndpoint];
+      for (const e of [c, b, a]) await f.endpoints.create(e);
+      const ids = (list: readonly WebhookEndpoint[]) => list.map((e) => e.id);
+      const mine = new Set([a.id, b.id, c.id]);
+      expect(ids(await f.endpoints.list({ limit: 10, tenant }))).toEqual([a.id, b.id, c.id]);
+      expect(ids(await f.endpoints.list({ limit: 10_000 })).filter((id) => mine.has(id))).toEqual([a.id, b.id, c.id]);
+      expect(ids(await f.endpoints.list({ limit: 1, tenant, startingAfter: a.id }))).toEqual([b.id]);
+      expect(ids(await f.endpoints.list({ limit: 10_000, startingAfter: b.id })).filter((id) => mine.has(id))).toEqual([
+        c.id,
+      ]);
+      expect(ids(await f.endpoints.subscribed("created.one", tenant))).toEqual([a.id, b.id, c.id]);
+      // A write keeps its place; a deletion leaves the others in theirs.
+      await f.endpoints.modify(a.id, () => ({ description: "changed" }));
+      await f.endpoints.recordOutcome(c.id, false, 1_000);
+      await f.endpoints.delete(b.id);
+      expect(ids(await f.endpoints.list({ limit: 10, tenant }))).toEqual([a.id, c.id]);
+      expect(ids(await f.endpoints.list({ limit: 10, tenant, startingAfter: a.id }))).toEqual([c.id]);
+      expect(await f.endpoints.list({ limit: 10, tenant, startingAfter: b.id })).toEqual([]);
+      for (const e of [a, c]) await f.endpoints.delete(e.id);
+      expect(await f.endpoints.list({ limit: 10, tenant })).toEqual([]);
+    });
+
     it("refuses a list limit that is not an integer of 0 or more, and a since that is not a finite number, in every store alike", async () => {
       const e = endpointFixture();
       await f.endpoints.create(e);
@@ -657,6 +684,38 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       await f.endpoints.delete(e.id);
     });
 
+    it("refuses an event id no delivery can carry with invalid_event, queuing nothing, in every queue alike (regression: an id with a '.' was claimed and handed back at every lease end, never signed; U+0000 failed on PostgreSQL alone)", async () => {
+      const e = endpointFixture({ enabledEvents: ["badid.*"] });
+      await f.endpoints.create(e);
+      const refused = [
+        "ord_1.v2",
+        "evt\u0000x",
+        "evt_1\r\nx-injected: 1",
+        " evt_1",
+        "evt_1\t",
+        "ēvt_1",
+        "",
+        "e".repeat(256),
+      ];
+      for (const id of refused) {
+        const event = { ...createEvent({ type: "badid.sent", data: {}, now: T0 }), id };
+        await expect(f.queue.publish(event, { now: T0 }), JSON.stringify(id)).rejects.toMatchObject({
+          code: "invalid_event",
+        });
+      }
+      expect(await f.queue.list(e.id)).toEqual([]);
+      for (const sendable of ["e".repeat(255), "evt 1", "évt_1", "x"]) {
+        const event = { ...createEvent({ type: "badid.sent", data: {}, now: T0 }), id: sendable };
+        const [id] = (await f.queue.publish(event, { now: T0 })).deliveryIds as [string];
+        expect((await f.queue.get(id))?.eventId).toBe(sendable);
+      }
+      // Leave the queue empty for the next case.
+      for (const c of await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 })) {
+        await f.queue.complete(c, transition(c.state, delivered200, T0).state);
+      }
+      await f.endpoints.delete(e.id);
+    });
+
     it("claims fairly between endpoints: a backlog of one endpoint does not hold back another's due delivery (issue 15)", async () => {
       const busy = endpointFixture({ enabledEvents: ["fair.busy"] });
       const quiet = endpointFixture({ enabledEvents: ["fair.quiet"] });
@@ -827,6 +886,30 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(logged).toHaveLength(30);
       // Stored concurrently: every line once, in no promised order.
       expect(logged.map((l) => l.response).sort()).toEqual(first.map((_, i) => `r${i + 1}`).sort());
+    });
+
+    it("stores an attempt whose response holds U+0000 (a binary body), as U+FFFD, in every queue alike (regression: PostgreSQL refused the outcome and the delivery went out again at every lease end)", async () => {
+      const c = endpointFixture({ enabledEvents: ["nul.*"] });
+      await f.endpoints.create(c);
+      const event = createEvent({ type: "nul.sent", data: {}, now: T0 });
+      const [id] = (await f.queue.publish(event, { now: T0, endpointId: c.id })).deliveryIds as [string];
+      const [claim] = await f.queue.claim({ limit: 1, now: T0, leaseMs: 1_000 });
+      expect(claim?.id).toBe(id);
+      const line: AttemptInput = {
+        deliveryId: id,
+        endpointId: c.id,
+        eventId: event.id,
+        attempt: 1,
+        startedAt: T0 + 1,
+        durationMs: 1,
+        status: 200,
+        errorKind: null,
+        response: "\u0089PNG\u0000\u0001",
+      };
+      expect(await f.queue.complete(claim!, transition(claim!.state, delivered200, T0 + 2).state, line)).toBe(true);
+      expect((await f.queue.get(id))?.state.status).toBe("delivered");
+      const [logged] = await f.queue.attempts({ endpointId: c.id });
+      expect(logged?.response).toBe("\u0089PNG\uFFFD\u0001");
     });
 
     it("a failed attempt is stored with its log line and becomes due at the scheduled time", async () => {

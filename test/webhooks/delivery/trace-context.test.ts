@@ -10,6 +10,11 @@ const CASES: readonly [string, boolean][] = [
   [VALID, true],
   ["00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", true],
   ["01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future", true],
+  // Regression: a later version's fields are sent as a header value; a control character there made every attempt
+  // of the delivery fail with a TypeError, without counting one, for ever (RFC 9110 §5.5).
+  ["01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-\u0000", false],
+  ["01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-a\tb", false],
+  ["01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-\u00e9", false],
   [`${VALID}-extra`, false], // version 00 has exactly four fields
   ["ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false],
   ["00-00000000000000000000000000000000-00f067aa0ba902b7-01", false],
@@ -47,5 +52,19 @@ describe("traceparent", () => {
     const delivery = { eventId: "evt_1", payload: "{}" };
     expect(buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000).headers.traceparent).toBeUndefined();
     expect(buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, "ua", VALID).headers.traceparent).toBe(VALID);
+  });
+
+  // Regression: a traceparent stored by hand or by an earlier version (which took any character after a later
+  // version's fourth field) was sent as it was, and the HTTP client refused every attempt of the delivery.
+  it("buildDeliveryRequest does not send a stored traceparent that is not one", () => {
+    const endpoint = {
+      url: "https://receiver.example/hooks",
+      secrets: [{ secret: `whsec_${"A".repeat(32)}`, expiresAt: null }],
+    };
+    const delivery = { eventId: "evt_1", payload: "{}" };
+    for (const stored of ["01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-\u0000", "x\r\ny: 1", ""]) {
+      const built = buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, "ua", stored);
+      expect(built.headers.traceparent, JSON.stringify(stored)).toBeUndefined();
+    }
   });
 });

@@ -17,6 +17,7 @@ import {
   listEventId,
   listSince,
   listStartingAfter,
+  logText,
   maxPayloadBytes,
   publishDueAt,
 } from "../queue-arguments";
@@ -137,7 +138,8 @@ const logRecord = (id: string, attempt: AttemptInput): AttemptRecord => ({
   durationMs: attempt.durationMs,
   status: attempt.status,
   errorKind: attempt.errorKind,
-  response: attempt.response,
+  // As PostgreSQL keeps it.
+  response: logText(attempt.response),
 });
 
 const toRecord = (entry: Entry): DeliveryRecord => ({
@@ -384,7 +386,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       settle(entry, state);
       return true;
     },
-    async update(id, from, state, now = Date.now()) {
+    // Without `now`, the queue's clock, as PostgreSQL's queue: the leases were taken on it.
+    async update(id, from, state, now = clock()) {
       checkState("DeliveryQueue.update", state);
       const entry = find(id);
       if (entry === undefined || !from.includes(entry.state.status)) return false;

@@ -45,24 +45,60 @@ function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
  * @example const endpoints = createMemoryEndpointStore();
  */
 export function createMemoryEndpointStore(): EndpointStore {
-  // Insertion order is creation order, which `list` pages over.
   const byId = new Map<string, WebhookEndpoint>();
-  // Each tenant's endpoints (`null`: the operator's), in creation order: a tenant's publish and list read only its own.
-  const byTenant = new Map<string | null, Map<string, WebhookEndpoint>>();
+  // When each endpoint was stored (a counter): the order of those created in the same millisecond.
+  const storedAt = new Map<string, number>();
+  let stored = 0;
+  // The order of EndpointStore.list: by creation time, as PostgreSQL's; not the order they were stored in, so an
+  // endpoint created with an earlier `createdAt` (imported, or a clock stepped back) goes before the ones after it.
+  // Those created in one millisecond keep the order they were stored in (PostgreSQL's: by id).
+  const createdBefore = (a: WebhookEndpoint, b: WebhookEndpoint): boolean =>
+    a.createdAt < b.createdAt ||
+    (a.createdAt === b.createdAt && (storedAt.get(a.id) as number) < (storedAt.get(b.id) as number));
+  // Where `endpoint` is, or goes, in a list in that order: the first place not created before it.
+  const placeOf = (list: readonly WebhookEndpoint[], endpoint: WebhookEndpoint): number => {
+    let low = 0;
+    let high = list.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (createdBefore(list[middle] as WebhookEndpoint, endpoint)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  // Where an endpoint of `list` is: at its place (its id and creation time never change).
+  const indexIn = (list: readonly WebhookEndpoint[], endpoint: WebhookEndpoint): number => {
+    const at = placeOf(list, endpoint);
+    return list[at]?.id === endpoint.id ? at : list.findIndex((kept) => kept.id === endpoint.id);
+  };
+  // Every endpoint, and each tenant's (`null`: the operator's), in list order: a tenant's publish and list read only
+  // its own, and a page starts after its cursor by a binary search.
+  const all: WebhookEndpoint[] = [];
+  const byTenant = new Map<string | null, WebhookEndpoint[]>();
   // The subscribers of each event type asked about since the last write: finding them scans every endpoint of the
   // tenant (3 ms per publish at 10,000 endpoints), and endpoints change far less often than events are published.
   // Keyed by tenant, then type; a write clears its tenant's, and the operator's (which every tenant's may hold:
   // endpoints with allTenants) clears them all.
   const subscribers = new Map<string | null, Map<string, readonly WebhookEndpoint[]>>();
   const forget = (tenant: string | null) => (tenant === null ? subscribers.clear() : subscribers.delete(tenant));
-  const put = (endpoint: WebhookEndpoint) => {
-    byId.set(endpoint.id, endpoint);
-    let own = byTenant.get(endpoint.tenant);
+  const ownList = (tenant: string | null): WebhookEndpoint[] => {
+    let own = byTenant.get(tenant);
     if (own === undefined) {
-      own = new Map();
-      byTenant.set(endpoint.tenant, own);
+      own = [];
+      byTenant.set(tenant, own);
     }
-    own.set(endpoint.id, endpoint);
+    return own;
+  };
+  // A new endpoint into its place; a changed one (same id, same creation time) over its old version.
+  const put = (endpoint: WebhookEndpoint) => {
+    const isNew = !byId.has(endpoint.id);
+    byId.set(endpoint.id, endpoint);
+    if (isNew) storedAt.set(endpoint.id, stored++);
+    for (const list of [all, ownList(endpoint.tenant)]) {
+      const at = isNew ? -1 : indexIn(list, endpoint);
+      if (at === -1) list.splice(placeOf(list, endpoint), 0, endpoint);
+      else list[at] = endpoint;
+    }
     forget(endpoint.tenant);
   };
   const apply = (current: WebhookEndpoint, patch: EndpointPatch): WebhookEndpoint => {
@@ -83,10 +119,14 @@ export function createMemoryEndpointStore(): EndpointStore {
     async create(endpoint, options) {
       if (byId.has(endpoint.id)) throw new TypeError(`Endpoint ${endpoint.id} already exists.`);
       const tenant = checkTenant("EndpointStore.create", endpoint.tenant ?? undefined);
+      // PostgreSQL refuses it too ("timestamp cannot be NaN"); the lists' order needs a number.
+      if (!Number.isFinite(endpoint.createdAt)) {
+        throw new TypeError(`EndpointStore.create: createdAt must be epoch milliseconds, got ${endpoint.createdAt}.`);
+      }
       checkAllTenants(endpoint);
       const max = maxPerTenant("EndpointStore.create", options?.maxPerTenant);
       // No await between the count and the write: concurrent creations never pass the limit.
-      if (tenant !== undefined && (byTenant.get(tenant)?.size ?? 0) >= max) return false;
+      if (tenant !== undefined && (byTenant.get(tenant)?.length ?? 0) >= max) return false;
       put(frozen(endpoint));
       return true;
     },
@@ -95,19 +135,15 @@ export function createMemoryEndpointStore(): EndpointStore {
     },
     async list({ limit, startingAfter, tenant }) {
       nonNegativeInteger("EndpointStore.list", "limit", limit);
-      const out: WebhookEndpoint[] = [];
-      let started = startingAfter === undefined;
-      const walked = tenant === undefined ? byId : byTenant.get(tenant);
-      for (const endpoint of walked?.values() ?? []) {
-        // Before the push: a limit of 0 lists nothing, as PostgreSQL's LIMIT 0 does.
-        if (out.length >= limit) break;
-        if (!started) {
-          started = endpoint.id === startingAfter;
-          continue;
-        }
-        out.push(endpoint);
+      const walked = (tenant === undefined ? all : byTenant.get(tenant)) ?? [];
+      let from = 0;
+      if (startingAfter !== undefined) {
+        // A cursor that names no endpoint of this list (deleted, never one, another tenant's) gives an empty page.
+        const cursor = byId.get(startingAfter);
+        if (cursor === undefined || (tenant !== undefined && cursor.tenant !== tenant)) return [];
+        from = placeOf(walked, cursor) + 1;
       }
-      return out;
+      return walked.slice(from, from + limit);
     },
     async update(id, patch) {
       const current = byId.get(id);
@@ -122,9 +158,13 @@ export function createMemoryEndpointStore(): EndpointStore {
       const endpoint = byId.get(id);
       if (endpoint === undefined) return false;
       byId.delete(id);
-      const own = byTenant.get(endpoint.tenant);
-      own?.delete(id);
-      if (own?.size === 0) byTenant.delete(endpoint.tenant);
+      const own = ownList(endpoint.tenant);
+      for (const list of [all, own]) {
+        const at = indexIn(list, endpoint);
+        if (at !== -1) list.splice(at, 1);
+      }
+      if (own.length === 0) byTenant.delete(endpoint.tenant);
+      storedAt.delete(id);
       forget(endpoint.tenant);
       return true;
     },
@@ -135,13 +175,13 @@ export function createMemoryEndpointStore(): EndpointStore {
         const out: WebhookEndpoint[] = [];
         const receives = (endpoint: WebhookEndpoint) =>
           endpoint.status === "enabled" && subscribesTo(endpoint.enabledEvents, eventType);
-        for (const endpoint of byTenant.get(tenant)?.values() ?? []) if (receives(endpoint)) out.push(endpoint);
+        for (const endpoint of byTenant.get(tenant) ?? []) if (receives(endpoint)) out.push(endpoint);
         if (tenant !== null) {
-          for (const endpoint of byTenant.get(null)?.values() ?? []) {
+          for (const endpoint of byTenant.get(null) ?? []) {
             if (endpoint.allTenants && receives(endpoint)) out.push(endpoint);
           }
           // Oldest first, as PostgreSQL orders them.
-          out.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+          out.sort((a, b) => (createdBefore(a, b) ? -1 : createdBefore(b, a) ? 1 : 0));
         }
         // Bounded: callers asking about ever new types or tenants must not grow it without end.
         if (cached === undefined) {

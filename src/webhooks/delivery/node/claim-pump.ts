@@ -1,5 +1,6 @@
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { ClaimRequest } from "../delivery-scheduler";
+import { timerDelay } from "./timer-delay";
 
 // The pause before claiming again after claims that found nothing though a delivery is reported due.
 const RECLAIM_PAUSE_MS = 10;
@@ -140,7 +141,8 @@ export class ClaimPump {
       this.#timer = undefined;
       this.#timerAt = Number.POSITIVE_INFINITY;
       this.kick(true);
-    }, delay);
+      // A poll interval past a timer's reach (pollIntervalMs over 24.8 days) fired every millisecond: a busy loop.
+    }, timerDelay(delay));
     this.#timer.unref?.();
   }
 }

@@ -9,6 +9,7 @@ import { ClaimPump } from "./claim-pump";
 import { admit, holdBack } from "./delivery-admission";
 import { EndpointLines } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
+import { timerDelay } from "./timer-delay";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
 
 // One signal for every attempt in flight (each request listens to it): no listener limit, no leak warning.
@@ -76,8 +77,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     onError: report,
   });
 
-  // Back to the queue, due at `until`, without using an attempt.
-  function handBack(claim: ClaimedDelivery, until: number): Promise<unknown> {
+  // Back to the queue, due at `until`, without using an attempt. Async: a queue of one's own that throws rather than
+  // rejects must still reach the caller's catch (else an unhandled rejection, and stop() waiting for ever).
+  async function handBack(claim: ClaimedDelivery, until: number): Promise<unknown> {
     return queue.complete(claim, transition(claim.state, { type: "defer", until }, now(), config).state);
   }
 
@@ -300,12 +302,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     for (const resolve of waiting.splice(0)) resolve(false);
     for (const line of endpointWaiting.values()) for (const resolve of line.splice(0)) resolve(false);
     endpointWaiting.clear();
-    // Attempts in flight get the grace period, then are aborted and handed back.
+    // Attempts in flight get the grace period, then are aborted and handed back. A grace past a timer's reach (over
+    // 24.8 days, with as long a time-out) aborted them at once; it is cut to that reach.
     const grace = setTimeout(() => {
       abort.abort();
       for (const aborted of attempts) aborted();
       attempts.clear();
-    }, settings.stopGraceMs);
+    }, timerDelay(settings.stopGraceMs));
     try {
       while (held.size + returning > 0 || pump.pumping) await settledOrSoon();
     } finally {

@@ -1,4 +1,5 @@
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
+import { timerDelay } from "./timer-delay";
 
 /** What the heartbeat asks of the worker. Internal. */
 export interface HeartbeatHost {
@@ -26,7 +27,8 @@ export class LeaseHeartbeat {
 
   start(): void {
     if (this.#timer !== undefined) return;
-    this.#timer = setInterval(() => this.#beat(), Math.max(1, Math.floor(this.#host.leaseMs / 3)));
+    // Renewing sooner than a third of the lease is harmless; a period past a timer's reach renewed every millisecond.
+    this.#timer = setInterval(() => this.#beat(), timerDelay(Math.max(1, Math.floor(this.#host.leaseMs / 3))));
     this.#timer.unref?.();
   }
 
@@ -41,8 +43,9 @@ export class LeaseHeartbeat {
     // One renewal at a time: a slow database must not pile them up.
     if (claims.length === 0 || this.#beating) return;
     this.#beating = true;
-    host.queue
-      .renew(claims, host.now(), host.leaseMs)
+    // A queue of one's own may throw rather than reject: thrown here it crashed the process from the interval, and
+    // left `#beating` set, so no lease was renewed again.
+    new Promise<unknown>((resolve) => resolve(host.queue.renew(claims, host.now(), host.leaseMs)))
       .catch((error: unknown) => host.onError(error))
       .finally(() => {
         this.#beating = false;

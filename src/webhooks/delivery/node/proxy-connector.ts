@@ -3,6 +3,7 @@ import { connect as tlsConnect } from "node:tls";
 import type { buildConnector } from "undici";
 import { codedError, PROXY_CODE } from "./error-kind";
 import { type EgressProxy, readTunnelAnswer, tunnelAuthority, tunnelRequest } from "./proxy-tunnel";
+import { timerDelay } from "./timer-delay";
 
 /** Resolves `hostname` through the SSRF-guarded lookup: the first address every check let through. */
 function checkedAddress(lookup: LookupFunction, hostname: string): Promise<string> {
@@ -94,7 +95,8 @@ export function proxyConnector(
     const timer = setTimeout(
       () =>
         settle(codedError("UND_ERR_CONNECT_TIMEOUT", `No tunnel through ${proxy.label} within ${timeoutMs} ms.`), null),
-      timeoutMs,
+      // A time-out past a timer's reach fired at once: every tunnel failed.
+      timerDelay(timeoutMs),
     );
     // The socket keeps the process alive while it connects; the timer alone must not hold a closing one.
     timer.unref();

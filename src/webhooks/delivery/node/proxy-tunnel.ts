@@ -39,7 +39,13 @@ export function parseEgressProxy(url: string | URL, option: string): EgressProxy
   }
   const port = parsed.port === "" ? (protocol === "https:" ? 443 : 80) : Number(parsed.port);
   const hasCredentials = parsed.username !== "" || parsed.password !== "";
-  const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  let credentials: string;
+  try {
+    credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  } catch {
+    // A bare URIError ("URI malformed") said neither which option nor what was wrong with it.
+    throw new TypeError(`${option} has a user or password that is not percent-encoded UTF-8`);
+  }
   return {
     protocol,
     host: bareHost(parsed.hostname),

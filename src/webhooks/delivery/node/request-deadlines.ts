@@ -1,3 +1,5 @@
+import { timerDelay } from "./timer-delay";
+
 /** A request's place in {@link RequestDeadlines}. Internal. */
 export interface Deadline {
   readonly at: number;
@@ -44,7 +46,8 @@ export class RequestDeadlines {
   }
 
   #arm(delay: number): void {
-    this.#timer = setTimeout(() => this.#sweep(), delay);
+    // Past a timer's reach (a time-out over 24.8 days) the sweep comes early, finds nothing due and waits again.
+    this.#timer = setTimeout(() => this.#sweep(), timerDelay(delay));
     // The sockets of requests in flight keep the process alive; a timer left over after the last one must not.
     this.#timer.unref?.();
   }

@@ -1,3 +1,4 @@
+import { isFieldContent } from "../../../http/field-value";
 import { nonNegativeNumber, positiveInteger, positiveNumber } from "../../../options/number-option";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
 import type { RetryPolicy } from "../../retry/backoff";
@@ -62,6 +63,8 @@ export interface DeliveryWorkerOptions {
   /**
    * Per-endpoint circuit breaker settings, or `false` for none. Each worker judges outcomes with its own window; the
    * transitions (open, the one probe, closed) are shared through the queue's `sharedCircuits()` when it has one.
+   * `window` is an integer from 1 to 32, `minimumAttempts` one from 1 to `window`, `failureRatio` above 0 and at most
+   * 1, `coolDownMs` 0 or more; else a TypeError naming the setting.
    */
   circuit?: Partial<CircuitConfig> | false;
   /** An endpoint failing this long without a success is disabled, in ms; `Infinity` for never. @default 432_000_000 (5 days) */
@@ -155,10 +158,6 @@ function timeoutOf(options: DeliveryWorkerOptions): number | undefined {
   return (dispatcher as DispatcherOptions | undefined)?.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs;
 }
 
-// RFC 9110 §5.5: field-value = *field-content; field-content = field-vchar [ 1*( SP / HTAB / field-vchar ) field-vchar ];
-// field-vchar = VCHAR / obs-text. Not empty: RFC 9110 §10.1.5 User-Agent = product *( RWS ( product / comment ) ).
-const FIELD_VALUE = /^[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
-
 /** Options that cannot work, refused at construction with the option's name. */
 function checkOptions(options: DeliveryWorkerOptions): void {
   if (typeof options !== "object" || options === null) throw new TypeError("createDeliveryWorker: options required");
@@ -187,10 +186,10 @@ function checkOptions(options: DeliveryWorkerOptions): void {
     );
   }
   // RFC 9110 §5.5: a field value is visible characters (and obs-text) with spaces or tabs between them; undici refuses
-  // anything else on every attempt, which then loops for ever without counting one.
+  // anything else on every attempt, which then loops for ever without counting one. Not empty: RFC 9110 §10.1.5.
   if (
     options.userAgent !== undefined &&
-    (typeof options.userAgent !== "string" || !FIELD_VALUE.test(options.userAgent))
+    (typeof options.userAgent !== "string" || !isFieldContent(options.userAgent))
   ) {
     throw new TypeError(
       `createDeliveryWorker: userAgent must be a header field value (visible characters, with spaces or tabs between them; RFC 9110 §5.5), got ${JSON.stringify(options.userAgent)}.`,
@@ -220,9 +219,35 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   }
 }
 
+/**
+ * The circuit breaker's settings, defaults for those not given (nor given as `undefined`), refused when the breaker
+ * could not work with them: a window past 32 outcomes (the bit mask's width) or below `minimumAttempts` never opened,
+ * and a cool-down that is no number never let a probe through, holding the endpoint's deliveries for good.
+ */
+function circuitSettings(given: Partial<CircuitConfig> | undefined): CircuitConfig {
+  const owner = "createDeliveryWorker";
+  const pick = <K extends keyof CircuitConfig>(name: K) => given?.[name] ?? defaultCircuitConfig[name];
+  const window = positiveInteger(owner, "circuit.window", pick("window"));
+  if (window > 32) throw new TypeError(`${owner}: circuit.window must be at most 32, got ${window}`);
+  const minimumAttempts = positiveInteger(owner, "circuit.minimumAttempts", pick("minimumAttempts"));
+  if (minimumAttempts > window) {
+    throw new TypeError(
+      `${owner}: circuit.minimumAttempts (${minimumAttempts}) must not be more than circuit.window (${window}): ` +
+        "the circuit would never open",
+    );
+  }
+  const failureRatio = pick("failureRatio");
+  if (typeof failureRatio !== "number" || !(failureRatio > 0 && failureRatio <= 1)) {
+    throw new TypeError(`${owner}: circuit.failureRatio must be above 0 and at most 1, got ${String(failureRatio)}`);
+  }
+  const coolDownMs = nonNegativeNumber(owner, "circuit.coolDownMs", pick("coolDownMs"), "milliseconds");
+  return { window, minimumAttempts, failureRatio, coolDownMs };
+}
+
 /** Applies the defaults (DELIVERY_DEFAULTS) to the worker's options. */
 export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
   checkOptions(options);
+  const circuit = options.circuit === false ? undefined : circuitSettings(options.circuit);
   const random = options.random ?? Math.random;
   const concurrency = options.concurrency ?? DELIVERY_DEFAULTS.concurrency;
   const now = options.now ?? Date.now;
@@ -251,8 +276,8 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
     pollMs: options.pollIntervalMs ?? DELIVERY_DEFAULTS.pollIntervalMs,
     cacheMs: options.endpointCacheMs ?? DELIVERY_DEFAULTS.endpointCacheMs,
     disableAfterMs: options.disableAfterMs ?? DELIVERY_DEFAULTS.disableAfterMs,
-    circuit: options.circuit === false ? undefined : { ...defaultCircuitConfig, ...options.circuit },
-    board: options.circuit === false ? undefined : options.queue.sharedCircuits?.(),
+    circuit,
+    board: circuit === undefined ? undefined : options.queue.sharedCircuits?.(),
     probeHoldMs: Math.max(timeoutOf(options) ?? 0, options.leaseMs ?? DELIVERY_DEFAULTS.leaseMs),
     config: {
       retry: options.retry ?? defaultDeliveryConfig.retry,

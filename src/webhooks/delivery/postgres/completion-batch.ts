@@ -2,6 +2,7 @@ import type { SqlResult } from "../../../postgres/sql-client";
 import { timestampOf } from "../../../postgres/sql-time";
 import type { AttemptInput } from "../attempt";
 import type { ClaimedDelivery } from "../delivery-queue";
+import { logText } from "../queue-arguments";
 import type { DeliveryState } from "../state-machine";
 import type { DeliveryTables } from "./delivery-tables";
 import { reachOf } from "./reach";
@@ -100,7 +101,7 @@ export function completionValues(batch: readonly Completion[]): unknown[][] {
     column(attempts, (a) => Math.round(a.durationMs)),
     column(attempts, (a) => a.status),
     column(attempts, (a) => a.errorKind),
-    column(attempts, (a) => a.response),
+    column(attempts, (a) => logText(a.response)),
     column(batch, (c) => c.at),
   ];
 }

@@ -218,6 +218,19 @@ describe("memory queue", () => {
     expect(await endpoints.get(e.id)).not.toBe(before);
   });
 
+  it("update without now reads the queue's clock, as PostgreSQL's does: a delivery leased on that clock is not taken (regression: it read Date.now, and a fake clock's lease looked long over)", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const T = 1_000_000;
+    const queue = createMemoryDeliveryQueue({ endpoints, now: () => T });
+    await endpoints.create(endpointFixture());
+    const [id] = (await queue.publish(createEvent({ type: "u.created", data: {} }), { now: T })).deliveryIds;
+    const [claim] = await queue.claim({ limit: 1, now: T, leaseMs: 60_000 });
+    expect(claim?.id).toBe(id);
+    const retried = transition(claim!.state, { type: "manual_retry" }, T).state;
+    expect(await queue.update(id as string, ["pending"], retried)).toBe(false);
+    expect(await queue.update(id as string, ["pending"], retried, T + 60_000)).toBe(true);
+  });
+
   it("tells subscribers when something may be due sooner", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });

@@ -38,4 +38,37 @@ describe("claim pump", () => {
     expect(claims).toBeGreaterThan(1);
     expect(claims).toBeLessThanOrEqual(30);
   });
+
+  // Regression: past 2^31 - 1 ms a Node timer fires after 1 ms, so a very long poll interval polled every millisecond.
+  it("waits a poll interval longer than a timer can wait (over 24.8 days) without claiming meanwhile", async () => {
+    let claims = 0;
+    const queue = {
+      claim: async () => {
+        claims++;
+        return [];
+      },
+      nextDueAt: async () => undefined,
+    } as unknown as DeliveryQueue;
+    let running = true;
+    const pump = new ClaimPump({
+      queue,
+      now: () => 1_700_000_000_000,
+      leaseMs: 60_000,
+      pollMs: 1e10,
+      running: () => running,
+      held: () => 0,
+      wants: () => true,
+      request: () => ({ limit: 10 }),
+      claimed: () => {},
+      admit: () => {},
+      onError: (error) => {
+        throw error;
+      },
+    });
+    pump.kick(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    running = false;
+    pump.stop();
+    expect(claims).toBe(1);
+  });
 });

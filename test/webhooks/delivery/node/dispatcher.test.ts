@@ -50,6 +50,8 @@ describe("dispatcher", () => {
         return setTimeout(() => res.socket?.destroy(), 5);
       }
       if (path === "dated") return res.writeHead(503, { "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT" }).end();
+      if (path === "asctime") return res.writeHead(503, { "retry-after": "Wed Oct 21 07:28:00 2015" }).end();
+      if (path === "not-a-date") return res.writeHead(429, { "retry-after": String(req.headers["x-value"]) }).end();
       if (path === "continue") {
         // Unrequested: the dispatcher sends no `Expect: 100-continue`.
         res.writeContinue();
@@ -199,6 +201,30 @@ describe("dispatcher", () => {
       try {
         expect(await send(clocked, "dated")).toMatchObject({ status: 503, retryAfterMs: 90_000 });
       } finally {
+        clocked.close();
+      }
+    });
+
+    // Regression: Date.parse read an asctime-date as local time (hours off outside UTC), and took values that are
+    // no HTTP-date ("1.5", "2016-01-01") as dates. RFC 9110 §5.6.7: all three forms are GMT; §10.2.3: else ignored.
+    it("reads a Retry-After date in every HTTP-date form, as GMT, and ignores one that is no HTTP-date", async () => {
+      const at = Date.parse("Wed, 21 Oct 2015 07:28:00 GMT");
+      const clocked = createDispatcher({ ...allowLocal, now: () => at - 90_000 });
+      const tz = process.env.TZ;
+      process.env.TZ = "America/New_York";
+      try {
+        expect(await send(clocked, "asctime")).toMatchObject({ status: 503, retryAfterMs: 90_000 });
+        for (const value of ["1.5", "2016-01-01", "-5", "Wed, 21 Oct 2015 07:28:00 PST"]) {
+          const result = await clocked.dispatch({
+            url: server.url,
+            headers: { "x-case": "not-a-date", "x-value": value },
+            body: "{}",
+          });
+          expect(result, value).toMatchObject({ status: 429, retryAfterMs: undefined });
+        }
+      } finally {
+        if (tz === undefined) delete process.env.TZ;
+        else process.env.TZ = tz;
         clocked.close();
       }
     });

@@ -42,6 +42,9 @@ describe("parseEgressProxy", () => {
     ["socks5://proxy:1080", "http:// or https://"],
     ["http://proxy:3128/path", "not a path or query"],
     ["http://proxy:3128/?x=1", "not a path or query"],
+    // Regression: a URIError ("URI malformed"), naming neither the option nor the fault.
+    ["http://user:%zz@proxy:3128", "not percent-encoded UTF-8"],
+    ["http://us%E0%A4%A:pass@proxy:3128", "not percent-encoded UTF-8"],
   ])("refuses %s, naming the option", (url, message) => {
     expect(() => parseEgressProxy(url, "createDispatcher: proxy")).toThrow(TypeError);
     expect(() => parseEgressProxy(url, "createDispatcher: proxy")).toThrow(message);

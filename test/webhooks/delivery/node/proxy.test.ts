@@ -68,6 +68,14 @@ describe("dispatcher through an egress proxy", () => {
     expect(received?.headers.host).toBe(`consumer.test:${consumer.port}`);
   });
 
+  // Regression: past 2^31 - 1 ms a Node timer fires after 1 ms, so the tunnel's time-out failed every attempt at once.
+  it("delivers with a time-out longer than a timer can wait (over 24.8 days)", async () => {
+    const result = await dispatcher({ timeoutMs: 3e9 }).dispatch(
+      request(`http://consumer.test:${consumer.port}/hooks`),
+    );
+    expect(result).toMatchObject({ kind: "response", status: 200 });
+  });
+
   it("keeps tunnels alive between attempts, as direct connections", async () => {
     const send = dispatcher();
     for (let i = 0; i < 20; i++) {

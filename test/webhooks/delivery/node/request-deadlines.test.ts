@@ -31,6 +31,25 @@ describe("RequestDeadlines", () => {
     expect(fired).toEqual(["a", "c"]);
   });
 
+  // Regression: past 2^31 - 1 ms a Node timer fires after 1 ms, so a time-out over 24.8 days swept every millisecond.
+  it("arms one timer for a time-out longer than a timer can wait, and does not fire early", async () => {
+    const armed = vi.spyOn(globalThis, "setTimeout");
+    const deadlines = new RequestDeadlines(3e9);
+    let fired = false;
+    try {
+      deadlines.start(() => {
+        fired = true;
+      });
+      // 50 ms of the event loop: room for dozens of sweeps a millisecond apart.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(armed.mock.calls.filter(([, ms]) => (ms ?? 0) > 1_000_000)).toHaveLength(1);
+      expect(fired).toBe(false);
+    } finally {
+      armed.mockRestore();
+      deadlines.clear();
+    }
+  });
+
   it("a cancelled deadline keeps nothing of its request alive, even while the deadline itself is still referenced", async () => {
     // A deadline pending during a young-generation collection is moved to the old generation and outlives its
     // request there until a full collection; what it still points to is copied by every young collection meanwhile.

@@ -1,10 +1,14 @@
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../../src/ratelimit/endpoint-limiter";
+import type { AttemptInput } from "../../../../src/webhooks/delivery/attempt";
+import type { ClaimedDelivery, ClaimOptions, DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
 import { createEndpointAdmin } from "../../../../src/webhooks/delivery/endpoint-admin";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
+import { workerSettings } from "../../../../src/webhooks/delivery/node/worker-options";
+import type { DeliveryState } from "../../../../src/webhooks/delivery/state-machine";
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
 import { fakeDispatcher } from "./fake-dispatcher";
 import { localServer } from "./local-server";
@@ -73,6 +77,30 @@ describe("delivery worker options", () => {
     expect(() => createDeliveryWorker({ endpoints } as never)).toThrow(/options.queue is required/);
   });
 
+  // Regression: a window past 32 (the bit mask's width) never opened once it was full (at most 32 failures counted
+  // against 80 % of the window), and a cool-down given as undefined replaced the default, so an open circuit never let
+  // a probe through (retryAt NaN): the endpoint's deliveries were held for good.
+  it("refuses circuit settings the breaker cannot work with, naming the setting; undefined means the default", () => {
+    for (const [circuit, message] of [
+      [{ window: 33 }, /circuit.window must be at most 32/],
+      [{ window: 0 }, /circuit.window/],
+      [{ window: 4, minimumAttempts: 5 }, /circuit.minimumAttempts \(5\) must not be more than circuit.window \(4\)/],
+      [{ failureRatio: 0 }, /circuit.failureRatio/],
+      [{ failureRatio: Number.NaN }, /circuit.failureRatio/],
+      [{ failureRatio: 1.5 }, /circuit.failureRatio/],
+      [{ coolDownMs: -1 }, /circuit.coolDownMs/],
+      [{ coolDownMs: Number.NaN }, /circuit.coolDownMs/],
+    ] as const) {
+      expect(make({ circuit }), JSON.stringify(circuit)).toThrow(TypeError);
+      expect(make({ circuit }), JSON.stringify(circuit)).toThrow(message);
+    }
+    expect(
+      make({ circuit: { coolDownMs: undefined, window: 32, minimumAttempts: 32, failureRatio: 1 } }),
+    ).not.toThrow();
+    expect(make({ circuit: false })).not.toThrow();
+    expect(workerSettings({ queue, endpoints, circuit: { coolDownMs: undefined } }).circuit?.coolDownMs).toBe(30_000);
+  });
+
   it("refuses a userAgent that is not a valid header value, naming the option (regression: every attempt threw, forever, with attempts 0)", () => {
     for (const userAgent of [
       "shop/1.0\r\nx-injected: 1",
@@ -102,6 +130,20 @@ describe("delivery worker", () => {
       await worker.drained();
       expect(server.received[0]?.headers.traceparent).toBe(propagate ? traceparent : undefined);
     }
+  });
+
+  // Regression: undici refuses a header value with CR, LF or NUL, so a value stored by hand failed every attempt with a
+  // TypeError, attempts never counted, and the delivery was claimed again after each lease, for ever.
+  it("delivers to an endpoint whose stored headers hold a value the HTTP client refuses, without that field", async () => {
+    const { server, queue, worker, endpoints, endpoint, events } = await setup((_req, res) => res.end("ok"));
+    await endpoints.update(endpoint.id, { headers: { "x-key": "k\r\nx-injected: 1", "x-other": "fine" } });
+    const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }));
+    await worker.drained();
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    expect((await queue.get(deliveryIds[0]!))?.state).toMatchObject({ status: "delivered", attempts: 1 });
+    expect(server.received[0]?.headers["x-key"]).toBeUndefined();
+    expect(server.received[0]?.headers["x-injected"]).toBeUndefined();
+    expect(server.received[0]?.headers["x-other"]).toBe("fine");
   });
 
   it("retries failures until a 2xx: same webhook-id, fresh signature each time, verified by standardwebhooks", async () => {
@@ -246,6 +288,63 @@ describe("delivery worker", () => {
       expect(fake.closed()).toBe(false);
     }
     expect(fake.sent).toHaveLength(2);
+  });
+
+  // Regression: a queue of one's own whose `complete` throws (rather than rejects) while the worker handed back a
+  // claim it had no room for gave an unhandled rejection, and stop() waited for that hand-back for ever.
+  it("a queue that throws, not rejects, on a hand-back is reported, and stop() still ends", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const inner = createMemoryDeliveryQueue({ endpoints });
+    const admin = createEndpointAdmin({
+      endpoints,
+      queue: inner,
+      urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] },
+      resolve: false,
+    });
+    await admin.create({ url: "http://127.0.0.1:9/hooks", enabled_events: ["*"] });
+    const queue: DeliveryQueue = Object.assign(Object.create(inner) as DeliveryQueue, {
+      // Serves more of one endpoint than the worker has room for: the rest is handed back at once.
+      claim: (options: ClaimOptions) => inner.claim({ ...options, perEndpoint: 100, endpointLimits: undefined }),
+      complete: (claim: ClaimedDelivery, state: DeliveryState, attempt?: AttemptInput) => {
+        if (attempt === undefined) throw new Error("queue down");
+        return inner.complete(claim, state, attempt);
+      },
+    });
+    for (let i = 0; i < 6; i++) await inner.publish(createEvent({ type: "order.created", data: { i } }));
+    const { dispatcher } = fakeDispatcher();
+    const events: DeliveryWorkerEvent[] = [];
+    const worker = createDeliveryWorker({ queue, endpoints, dispatcher, onEvent: (e) => events.push(e) });
+    worker.start();
+    while (!events.some((e) => e.type === "error")) await new Promise((r) => setTimeout(r, 2));
+    await worker.stop();
+    expect(events.filter((e) => e.type === "error").map((e) => (e as { error: Error }).error.message)).toContain(
+      "queue down",
+    );
+  });
+
+  // Regression: past 2^31 - 1 ms a Node timer fires after 1 ms, so a stop grace that long aborted the attempts at once.
+  it("stop() gives attempts in flight a grace longer than a timer can wait, not none", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const admin = createEndpointAdmin({
+      endpoints,
+      queue,
+      urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] },
+      resolve: false,
+    });
+    await admin.create({ url: "http://127.0.0.1:9/hooks", enabled_events: ["*"] });
+    const { dispatcher, pending } = fakeDispatcher(() => true);
+    const worker = createDeliveryWorker({ queue, endpoints, dispatcher, stopGraceMs: 3e9 });
+    const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }));
+    worker.start();
+    while (pending.size === 0) await new Promise((r) => setTimeout(r, 2));
+    const stopped = worker.stop();
+    await new Promise((r) => setTimeout(r, 30));
+    const [inFlight] = [...pending];
+    expect(inFlight?.signal?.aborted).toBe(false);
+    inFlight?.answer({ kind: "response", status: 200, durationMs: 1 });
+    await stopped;
+    expect((await queue.get(deliveryIds[0]!))?.state.status).toBe("delivered");
   });
 
   it("a retry policy that throws is reported as an error; the worker lets go of the delivery", async () => {

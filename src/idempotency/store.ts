@@ -25,7 +25,9 @@ export type BeginResult =
  * A record is either in progress (fingerprint, lease token, lease expiry) or completed
  * (fingerprint, response, expiry). An expired record of either kind is as good as absent. A lease taken at `t` for
  * `leaseMs` is held while the store's clock reads less than `t + leaseMs`; from that instant it is no longer held, even
- * if nobody took the key over: `complete` and `release` with its token both return false (fencing).
+ * if nobody took the key over: `complete` and `release` with its token both return false (fencing). A store whose
+ * writes join a database transaction may hold a lease longer, while that transaction is open and nobody else can take
+ * the key over (PostgreSQL's `withClient`).
  *
  * Durations are positive integer numbers of milliseconds; any other value throws a `TypeError` naming the argument
  * before the store reads or writes anything.

@@ -6,20 +6,32 @@ export const REPLAYED_HEADER = "idempotent-replayed";
 
 /**
  * Header fields kept with a stored response by default: those describing the representation or
- * the created resource, and its cacheability (a replay must not become cacheable where the first
- * answer was not). `set-cookie` and per-request fields (`date`, tracing ids) are left out.
+ * the created resource, its cacheability (a replay must not become cacheable where the first
+ * answer was not), and those its status calls for: a stored 4xx keeps what tells the client how to
+ * fix the request. `set-cookie` and per-request fields (`date`, tracing ids) are left out.
  */
 export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
   "content-type",
   "content-encoding",
   "content-language",
   "content-location",
+  "content-disposition",
+  "content-range",
   "location",
   "etag",
   "last-modified",
   "link",
   "cache-control",
   "vary",
+  // RFC 9110 §15.5.6: a 405 MUST list the allowed methods.
+  "allow",
+  // RFC 9110 §11.6.1, §11.7.1: a 401 MUST carry WWW-Authenticate, a 407 Proxy-Authenticate.
+  "www-authenticate",
+  "proxy-authenticate",
+  // What a 415 accepts instead (RFC 9110 §15.5.16, §12.5.3; RFC 5789 §2.2; W3C LDP §7.1): the router's 415s send them.
+  "accept-post",
+  "accept-patch",
+  "accept-encoding",
 ];
 
 /**

@@ -62,6 +62,28 @@ describe("idempotency middleware", () => {
       expect(replay.headers["content-type"]).toBeUndefined();
     });
 
+    // Regression: a replayed 405 had no Allow, a 401 no WWW-Authenticate (RFC 9110 MUSTs), and the router's 415 lost
+    // the Accept-Post and Accept-Patch that say what to send instead.
+    it.each<[number, Record<string, string>]>([
+      [401, { "www-authenticate": 'Bearer realm="api"' }],
+      [405, { allow: "GET, HEAD" }],
+      [407, { "proxy-authenticate": 'Basic realm="proxy"' }],
+      [415, { "accept-post": "application/json", "accept-patch": "application/merge-patch+json" }],
+      [415, { "accept-encoding": "identity" }],
+      [416, { "content-range": "bytes */100" }],
+      [200, { "content-disposition": 'attachment; filename="invoice.pdf"' }],
+    ])("replays a %i with the header fields its status calls for: %j", async (status, fields) => {
+      const { handle, runs } = setup({}, () => ({
+        status,
+        headers: { ...fields, date: "x", "x-trace": "1" },
+        body: "",
+      }));
+      await handle(request({ key: '"k"' }));
+      const replay = await handle(request({ key: '"k"' }));
+      expect(runs()).toBe(1);
+      expect(replay.headers).toEqual({ ...fields, "idempotent-replayed": "true" });
+    });
+
     // Regression: the stored body was a view of the handler's Buffer, so reusing it changed the replay.
     it("replays the first body even when the handler reuses its Node Buffer", async () => {
       const scratch = Buffer.from("order-1 created");

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BeginResult } from "../../src/idempotency";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
 import { migrate, migrationSql, type SqlDatabase, transaction } from "../../src/postgres";
 import { databases, type OpenDatabase } from "../support/databases";
@@ -76,6 +77,40 @@ describe.each(databases())("PostgresIdempotencyStore on $name", (backend) => {
         await store.withClient(tx).complete("tx-wait", first.leaseToken, response, 60_000);
       });
       expect((await waiting)?.kind).toBe("completed");
+    });
+
+    // Regression: a lease that ran out inside the transaction that took it was refused, so the transaction committed
+    // the handler's effect beside a record still in progress, and the retry waiting on that row ran the handler again.
+    it("completes or releases a lease run out in the transaction that took it: none can take it over", async () => {
+      const store = new PostgresIdempotencyStore(db, { schema });
+      let waiting: Promise<BeginResult> | undefined;
+      await transaction(db, async (tx) => {
+        const own = store.withClient(tx);
+        const completed = await own.begin("tx-outlived-complete", "fp", 1);
+        const released = await own.begin("tx-outlived-release", "fp", 1);
+        if (completed.kind !== "acquired" || released.kind !== "acquired") throw new Error("not acquired");
+        await tx.query("SELECT pg_sleep(0.005)"); // the database's clock passes both leases' end
+        // Another connection (PGlite: its next query) waits for this transaction to end.
+        waiting = store.begin("tx-outlived-complete", "fp", 5000);
+        expect(await own.complete("tx-outlived-complete", completed.leaseToken, response, 60_000)).toBe(true);
+        expect(await own.release("tx-outlived-release", released.leaseToken)).toBe(true);
+      });
+      expect((await waiting)?.kind).toBe("completed");
+      expect((await store.begin("tx-outlived-release", "fp", 5000)).kind).toBe("acquired");
+    });
+
+    it("still refuses a lease that ran out after the transaction that took it committed", async () => {
+      const store = new PostgresIdempotencyStore(db, { schema });
+      const token = await transaction(db, async (tx) => {
+        const found = await store.withClient(tx).begin("tx-committed-lease", "fp", 50);
+        if (found.kind !== "acquired") throw new Error(found.kind);
+        return found.leaseToken;
+      });
+      await sleep(80);
+      await transaction(db, async (tx) => {
+        expect(await store.withClient(tx).complete("tx-committed-lease", token, response, 60_000)).toBe(false);
+        expect(await store.withClient(tx).release("tx-committed-lease", token)).toBe(false);
+      });
     });
 
     it("refuses a bad leaseMs or ttlMs before sending any statement", async () => {

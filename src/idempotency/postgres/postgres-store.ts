@@ -43,6 +43,12 @@ function statements(schema: string) {
   // statement_timestamp() is one instant for the whole statement: every CASE agrees on "expired".
   const expired = "r.expires_at <= statement_timestamp()";
   const lease = "($1, $2, $3, statement_timestamp() + $4::int8 * interval '1 millisecond')";
+  // A lease is held until it runs out, or for as long as the transaction that took it is open: its row is then this
+  // transaction's own uncommitted write (xmin), which every other begin waits on, so nobody can have taken it over.
+  // Refused there, the transaction would commit the effect beside a record still in progress, for a retry to redo.
+  // txid_current() is the top-level transaction's id (with its epoch above the 32 bits xmin holds); a lease taken in
+  // a savepoint has a subtransaction's id, and runs out as any other.
+  const held = "(expires_at > clock_timestamp() OR xmin::text = (txid_current() % 4294967296)::text)";
   return {
     insert: `INSERT INTO ${t} (key, fingerprint, lease_token, expires_at) VALUES ${lease} ON CONFLICT (key) DO NOTHING`,
     begin: `INSERT INTO ${t} AS r (key, fingerprint, lease_token, expires_at)
@@ -58,9 +64,9 @@ RETURNING r.lease_token IS NOT DISTINCT FROM $3 AS acquired, r.fingerprint, r.st
   (extract(epoch FROM r.expires_at - statement_timestamp()) * 1000)::float8 AS remaining_ms`,
     complete: `UPDATE ${t} SET status = $3, headers = $4::jsonb, body = $5, lease_token = NULL,
   expires_at = clock_timestamp() + $6::int8 * interval '1 millisecond'
-WHERE key = $1 AND lease_token = $2 AND status IS NULL AND expires_at > clock_timestamp()`,
-    // A lease that has run out is no longer held, as in complete (fencing).
-    release: `DELETE FROM ${t} WHERE key = $1 AND lease_token = $2 AND status IS NULL AND expires_at > clock_timestamp()`,
+WHERE key = $1 AND lease_token = $2 AND status IS NULL AND ${held}`,
+    // A lease that is no longer held is not released, as in complete (fencing).
+    release: `DELETE FROM ${t} WHERE key = $1 AND lease_token = $2 AND status IS NULL AND ${held}`,
     purge: `DELETE FROM ${t} WHERE expires_at <= clock_timestamp()`,
   };
 }
@@ -89,7 +95,8 @@ function invalid(cause?: unknown): IdempotencyError {
  * A store in one PostgreSQL table, shared by every instance. `begin` on a fresh key is one plain
  * `INSERT … ON CONFLICT DO NOTHING`; on a key already taken, a second, atomic `INSERT … ON CONFLICT DO UPDATE`
  * reads the record or reclaims it when expired. Times come from the database clock, so instances' clocks need
- * not agree.
+ * not agree. A lease taken on an open transaction (`withClient`) is held until that transaction ends, even past
+ * `leaseMs`: every other `begin` waits for it, so `complete` there never leaves the effect without its record.
  *
  * @example
  * await migrate(pool, idempotencyMigrations());

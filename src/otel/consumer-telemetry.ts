@@ -1,8 +1,16 @@
 import { context, type Link, type SpanContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import type { Handler } from "../http/message";
-import type { Inbox } from "../webhooks/consumer/inbox";
+import type { Handler, HttpResponse } from "../http/message";
+import type { Inbox, InboxCompleteResult } from "../webhooks/consumer/inbox";
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRIC_NAMES, SPAN_NAMES } from "./names";
-import { contextWithTraceparent, type TelemetryOptions, telemetryOf } from "./telemetry";
+import {
+  contextWithTraceparent,
+  markFailed,
+  methodAttributes,
+  quietly,
+  startSpanQuietly,
+  type TelemetryOptions,
+  telemetryOf,
+} from "./telemetry";
 
 /** Receipts remembered per instrumented inbox, so a processing span can link to its receipt (this process only). */
 const REMEMBERED_RECEIPTS = 1_024;
@@ -32,7 +40,8 @@ export function traceWebhookReceipt(handler: Handler, options: TelemetryOptions 
     const parent =
       trace.getSpan(active) === undefined ? contextWithTraceparent(active, request.headers.traceparent) : active;
     const id = request.headers["webhook-id"];
-    const span = tracer.startSpan(
+    const span = startSpanQuietly(
+      tracer,
       SPAN_NAMES.receive,
       {
         kind: SpanKind.CONSUMER,
@@ -40,31 +49,32 @@ export function traceWebhookReceipt(handler: Handler, options: TelemetryOptions 
           [A.messagingSystem]: MESSAGING_SYSTEM,
           [A.messagingOperationName]: "receive",
           [A.messagingOperationType]: "receive",
-          [A.httpMethod]: request.method,
+          ...methodAttributes(request.method),
           ...(id === undefined ? {} : { [A.messagingMessageId]: id }),
         },
       },
       parent,
     );
+    let response: HttpResponse;
     try {
-      const response = await context.with(trace.setSpan(parent, span), () => handler(request));
+      response = await context.with(trace.setSpan(parent, span), () => handler(request));
+    } catch (error) {
+      quietly(() => markFailed(span, error));
+      quietly(() => span.end());
+      throw error;
+    }
+    // The answer stands whatever the telemetry does: the inbox may already hold the event.
+    quietly(() => {
       const status = response.status;
       span.setAttribute(A.httpStatus, status);
-      if (status >= 400) {
-        const outcome = status >= 500 ? "unavailable" : "rejected";
-        span.setAttributes({ [A.consumerOutcome]: outcome, [A.errorType]: String(status) });
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        if (outcome === "rejected") rejected.add(1, { [A.httpStatus]: status });
-      }
-      return response;
-    } catch (error) {
+      if (status < 400) return;
+      const outcome = status >= 500 ? "unavailable" : "rejected";
+      span.setAttributes({ [A.consumerOutcome]: outcome, [A.errorType]: String(status) });
       span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute(A.errorType, error instanceof Error ? error.name : "_OTHER");
-      if (error instanceof Error) span.recordException(error);
-      throw error;
-    } finally {
-      span.end();
-    }
+      if (outcome === "rejected") rejected.add(1, { [A.httpStatus]: status });
+    });
+    quietly(() => span.end());
+    return response;
   };
 }
 
@@ -112,9 +122,10 @@ export function instrumentInbox<Context extends object>(
       // Read before awaiting: without an async context manager the receipt's span is active only until then.
       const span = trace.getSpan(context.active());
       const result = await inbox.add(event, source);
-      const attributes = { [A.eventType]: event.type };
-      (result.duplicate ? duplicate : received).add(1, attributes);
-      if (span?.isRecording()) {
+      // The event is stored: a failing meter or span must not turn that into an error (the sender would retry).
+      quietly(() => {
+        (result.duplicate ? duplicate : received).add(1, { [A.eventType]: event.type });
+        if (!span?.isRecording()) return;
         span.setAttributes({
           [A.eventId]: event.id,
           [A.eventType]: event.type,
@@ -126,14 +137,14 @@ export function instrumentInbox<Context extends object>(
           if (receipts.size >= REMEMBERED_RECEIPTS) receipts.delete(receipts.keys().next().value as string);
           receipts.set(event.id, span.spanContext());
         }
-      }
+      });
       return result;
     },
     async complete(claim, work, now, options) {
       const { event } = claim;
       const receipt = receipts.get(event.id);
       const links: Link[] = receipt === undefined ? [] : [{ context: receipt }];
-      const span = tracer.startSpan(`${SPAN_NAMES.process} ${event.type}`, {
+      const span = startSpanQuietly(tracer, `${SPAN_NAMES.process} ${event.type}`, {
         kind: SpanKind.CONSUMER,
         links,
         attributes: {
@@ -149,28 +160,28 @@ export function instrumentInbox<Context extends object>(
       });
       const inSpan = trace.setSpan(context.active(), span);
       const attributes = { [A.eventType]: event.type };
+      let result: InboxCompleteResult;
       try {
-        const result = await inbox.complete(claim, (value) => context.with(inSpan, () => work(value)), now, options);
+        result = await inbox.complete(claim, (value) => context.with(inSpan, () => work(value)), now, options);
+      } catch (error) {
+        quietly(() => failed.add(1, attributes));
+        quietly(() => markFailed(span, error));
+        quietly(() => span.end());
+        throw error;
+      }
+      // The outcome is settled in the inbox: telemetry that throws must not make the processor see a failure.
+      quietly(() => {
         span.setAttribute(A.consumerOutcome, result.outcome);
         if (result.outcome === "done") {
-          processed.add(1, attributes);
           receipts.delete(event.id);
+          processed.add(1, attributes);
         } else if (result.outcome === "failed") {
           failed.add(1, attributes);
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          const error = result.error;
-          span.setAttribute(A.errorType, error instanceof Error ? error.name : "_OTHER");
-          if (error instanceof Error) span.recordException(error);
+          markFailed(span, result.error);
         }
-        return result;
-      } catch (error) {
-        failed.add(1, attributes);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.setAttribute(A.errorType, error instanceof Error ? error.name : "_OTHER");
-        throw error;
-      } finally {
-        span.end();
-      }
+      });
+      quietly(() => span.end());
+      return result;
     },
     claim: (request) => inbox.claim(request),
     fail: (claim, outcome, now) => inbox.fail(claim, outcome, now),

@@ -2,7 +2,14 @@ import { type Attributes, context, ROOT_CONTEXT, SpanKind, SpanStatusCode } from
 import { isSuccessStatus } from "../webhooks/delivery/attempt";
 import type { DeliveryWorkerEvent } from "../webhooks/delivery/node/worker-options";
 import { ATTRIBUTES as A, METRIC_NAMES, SPAN_NAMES } from "./names";
-import { contextWithTraceparent, seconds, type TelemetryOptions, telemetryOf } from "./telemetry";
+import {
+  contextWithTraceparent,
+  quietly,
+  seconds,
+  startSpanQuietly,
+  type TelemetryOptions,
+  telemetryOf,
+} from "./telemetry";
 
 type AttemptEvent = Extract<DeliveryWorkerEvent, { type: "attempt" }>;
 
@@ -58,16 +65,23 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
       : undefined;
     const metricAttributes: Attributes = { [A.eventType]: delivery.eventType, [A.outcome]: outcome };
     if (errorType !== undefined) metricAttributes[A.errorType] = errorType;
-    deliveries.add(1, metricAttributes);
-    duration.record(seconds(attempt.durationMs), metricAttributes);
+    // Each part on its own: a meter that throws must not cost the span, nor an attribute the span's end.
+    quietly(() => deliveries.add(1, metricAttributes));
+    quietly(() => duration.record(seconds(attempt.durationMs), metricAttributes));
 
     // The publishing span is the parent: every attempt of the delivery joins the trace it was published in.
     const parent =
       delivery.traceparent === undefined
         ? context.active()
         : contextWithTraceparent(ROOT_CONTEXT, delivery.traceparent);
-    const span = tracer.startSpan(SPAN_NAMES.attempt, { kind: SpanKind.CLIENT, startTime: attempt.startedAt }, parent);
-    if (span.isRecording()) {
+    const span = startSpanQuietly(
+      tracer,
+      SPAN_NAMES.attempt,
+      { kind: SpanKind.CLIENT, startTime: attempt.startedAt },
+      parent,
+    );
+    quietly(() => {
+      if (!span.isRecording()) return;
       // HTTP semantic conventions: http.request.resend_count is set only on a resend (attempt 2 is resend 1).
       if (attempt.attempt > 1) span.setAttribute(A.httpResendCount, attempt.attempt - 1);
       span.setAttributes({
@@ -87,8 +101,8 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
       }
       const next = delivery.state.nextAttemptAt;
       if (outcome === "failed" && next !== null) span.setAttribute(A.nextRetryAt, new Date(next).toISOString());
-    }
-    span.end(attempt.startedAt + attempt.durationMs);
+    });
+    quietly(() => span.end(attempt.startedAt + attempt.durationMs));
   }
 
   return (event) => {

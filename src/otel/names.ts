@@ -52,6 +52,7 @@ export const METRIC_NAMES = {
 export const ATTRIBUTES = {
   // Semantic conventions (stable HTTP, messaging, error).
   httpMethod: "http.request.method",
+  httpMethodOriginal: "http.request.method_original",
   httpStatus: "http.response.status_code",
   httpResendCount: "http.request.resend_count",
   errorType: "error.type",

@@ -5,7 +5,7 @@ import { type IdempotencyOptions, idempotency } from "../idempotency/middleware"
 import { REPLAYED_HEADER } from "../idempotency/stored-response";
 import type { RateLimitDecision, RateLimiter } from "../ratelimit/limiter";
 import { ATTRIBUTES as A, METRIC_NAMES } from "./names";
-import { type TelemetryOptions, telemetryOf } from "./telemetry";
+import { quietly, type TelemetryOptions, telemetryOf } from "./telemetry";
 
 /** What the idempotency middleware did with a request (`idempotency.decision`). */
 export type IdempotencyDecisionName = "new" | "replay" | "in_progress" | "mismatch" | "invalid" | "missing";
@@ -70,8 +70,9 @@ export function tracedIdempotency(options: IdempotencyOptions, telemetry: Teleme
       return Promise.resolve(inner(request)).then(async (response) => {
         const decision = keyed ? keyedDecision(ran, response) : await missing(response);
         if (decision !== undefined) {
-          decisions.add(1, { [A.idempotencyDecision]: decision });
-          span?.setAttribute(A.idempotencyDecision, decision);
+          // The handler may have run: a failing meter or span must not turn its answer into an error.
+          quietly(() => decisions.add(1, { [A.idempotencyDecision]: decision }));
+          quietly(() => span?.setAttribute(A.idempotencyDecision, decision));
         }
         return response;
       });
@@ -138,8 +139,9 @@ export function instrumentRateLimiter(limiter: RateLimiter, options: TelemetryOp
       const span = trace.getSpan(context.active());
       const decision = await limiter.check(key, nowMs);
       const attributes = decision.allowed ? allowed : limited;
-      decisions.add(1, attributes);
-      span?.setAttributes(attributes);
+      // The request was counted against the quota: telemetry must not fail it on top.
+      quietly(() => decisions.add(1, attributes));
+      quietly(() => span?.setAttributes(attributes));
       return decision;
     },
   };

@@ -1,13 +1,20 @@
 import {
+  type Attributes,
   type Context,
+  INVALID_SPAN_CONTEXT,
   type Meter,
   metrics,
+  type Span,
   type SpanContext,
+  type SpanOptions,
+  SpanStatusCode,
   TraceFlags,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
+import { isKnownMethod } from "../http/methods";
 import { isTraceparent } from "../webhooks/delivery/trace-context";
+import { ATTRIBUTES as A } from "./names";
 
 /** The instrumentation scope every tracer and meter of this package is named after. */
 export const INSTRUMENTATION_SCOPE = "rest-webhooks";
@@ -39,6 +46,44 @@ export function telemetryOf(options: TelemetryOptions = {}, where = "rest-webhoo
     tracer: options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE),
     meter: options.meter ?? metrics.getMeter(INSTRUMENTATION_SCOPE),
   };
+}
+
+/**
+ * Runs telemetry calls (attributes, status, counters, `span.end()`) and swallows what they throw: a tracer, meter or
+ * span processor that fails must not fail the request, publish or processing it observes (internal).
+ */
+export function quietly(record: () => void): void {
+  try {
+    record();
+  } catch {
+    // Telemetry must not change behaviour.
+  }
+}
+
+/** Marks `span` failed by `error`: status ERROR, `error.type` (the error's name, else `_OTHER`), the exception. */
+export function markFailed(span: Span, error: unknown): void {
+  span.setStatus({ code: SpanStatusCode.ERROR });
+  span.setAttribute(A.errorType, error instanceof Error ? error.name : "_OTHER");
+  if (error instanceof Error) span.recordException(error);
+}
+
+/**
+ * `http.request.method` of a request: the method when the HTTP semantic conventions know it (case-sensitive), else
+ * `_OTHER` with the method as sent in `http.request.method_original`, so a client's made-up methods stay out of it.
+ */
+export function methodAttributes(method: string): Attributes {
+  return isKnownMethod(method) || method === "QUERY"
+    ? { [A.httpMethod]: method }
+    : { [A.httpMethod]: "_OTHER", [A.httpMethodOriginal]: method };
+}
+
+/** `tracer.startSpan`, or a non-recording span when the tracer (or a span processor's `onStart`) throws (internal). */
+export function startSpanQuietly(tracer: Tracer, name: string, options: SpanOptions, parent?: Context): Span {
+  try {
+    return tracer.startSpan(name, options, parent);
+  } catch {
+    return trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+  }
 }
 
 /**

@@ -1,8 +1,15 @@
-import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, SpanKind, trace } from "@opentelemetry/api";
 import type { DeliveryQueue, PublishOptions, PublishResult } from "../webhooks/delivery/delivery-queue";
 import type { WebhookEvent } from "../webhooks/delivery/event";
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, SPAN_NAMES } from "./names";
-import { formatTraceparent, type TelemetryOptions, telemetryOf } from "./telemetry";
+import {
+  formatTraceparent,
+  markFailed,
+  quietly,
+  startSpanQuietly,
+  type TelemetryOptions,
+  telemetryOf,
+} from "./telemetry";
 
 /** `queue.publish` with a span: see {@link tracedPublish}. */
 export type TracedPublish = (event: WebhookEvent, options?: PublishOptions) => Promise<PublishResult>;
@@ -27,7 +34,7 @@ export function tracedPublish(queue: DeliveryQueue, options: TelemetryOptions = 
   if (typeof queue?.publish !== "function") throw new TypeError("tracedPublish: queue must be a DeliveryQueue");
   const { tracer } = telemetryOf(options, "tracedPublish");
   return async (event, publishOptions = {}) => {
-    const span = tracer.startSpan(`${SPAN_NAMES.publish} ${event.type}`, {
+    const span = startSpanQuietly(tracer, `${SPAN_NAMES.publish} ${event.type}`, {
       kind: SpanKind.PRODUCER,
       attributes: {
         [A.messagingSystem]: MESSAGING_SYSTEM,
@@ -43,19 +50,19 @@ export function tracedPublish(queue: DeliveryQueue, options: TelemetryOptions = 
     });
     // An explicit traceparent from the caller wins: it knows better which span the deliveries belong to.
     const traceparent = publishOptions.traceparent ?? formatTraceparent(span.spanContext());
+    let result: PublishResult;
     try {
-      const result = await context.with(trace.setSpan(context.active(), span), () =>
+      result = await context.with(trace.setSpan(context.active(), span), () =>
         queue.publish(event, traceparent === undefined ? publishOptions : { ...publishOptions, traceparent }),
       );
-      span.setAttribute(A.messagingBatchCount, result.deliveryIds.length);
-      return result;
     } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute(A.errorType, error instanceof Error ? error.name : "_OTHER");
-      if (error instanceof Error) span.recordException(error);
+      quietly(() => markFailed(span, error));
+      quietly(() => span.end());
       throw error;
-    } finally {
-      span.end();
     }
+    // The deliveries exist: a failing span must not tell the caller to publish again (it would duplicate them).
+    quietly(() => span.setAttribute(A.messagingBatchCount, result.deliveryIds.length));
+    quietly(() => span.end());
+    return result;
   };
 }

@@ -6,7 +6,7 @@ import { createWebhookConsumer, createWebhookProcessor } from "../../src/webhook
 import { createMemoryInbox } from "../../src/webhooks/consumer/memory/index";
 import { buildDeliveryRequest } from "../../src/webhooks/delivery/delivery-request";
 import { generateSecret } from "../../src/webhooks/signing/index";
-import { otelFixture } from "./otel-fixture";
+import { otelFixture, throwingTelemetry } from "./otel-fixture";
 
 const otel = otelFixture();
 afterAll(() => otel.close());
@@ -112,5 +112,67 @@ describe("consumer telemetry", () => {
     expect(rejected?.attributes[ATTRIBUTES.consumerOutcome]).toBe("rejected");
     const duplicate = otel.spans().filter((span) => span.attributes[ATTRIBUTES.duplicate] === true);
     expect(duplicate).toHaveLength(1);
+  });
+
+  it("regression: an unknown method is _OTHER, the method as sent in http.request.method_original", async () => {
+    const { handler } = setup();
+    const request = incoming("msg_m");
+    await handler({ ...request, method: "PROPFIND" });
+    await handler({ ...request, method: "post" });
+    const spans = otel.spans();
+    expect(spans.map((span) => span.attributes[ATTRIBUTES.httpMethod])).toEqual(["_OTHER", "_OTHER"]);
+    expect(spans.map((span) => span.attributes[ATTRIBUTES.httpMethodOriginal])).toEqual(["PROPFIND", "post"]);
+    await handler(request);
+    expect(otel.spans()[2]?.attributes[ATTRIBUTES.httpMethod]).toBe("POST");
+    expect(otel.spans()[2]?.attributes).not.toHaveProperty(ATTRIBUTES.httpMethodOriginal);
+  });
+
+  it("puts neither the secret nor the signature in any attribute", async () => {
+    const { inbox, handler } = setup();
+    const request = incoming("msg_s", TRACEPARENT);
+    const signature = request.headers["webhook-signature"] ?? "";
+    expect(signature).not.toBe("");
+    await handler(request);
+    await handler({ ...request, headers: { ...request.headers, "webhook-signature": `${signature}x` } });
+    await createWebhookProcessor({ inbox })
+      .on("order.*", () => {})
+      .processDue();
+    const values = otel.spans().flatMap((span) => Object.values(span.attributes).map(String));
+    expect(values.length).toBeGreaterThan(0);
+    for (const value of values) {
+      expect(value).not.toContain(signature.split(",").at(-1));
+      expect(value).not.toContain(secret.slice("whsec_".length));
+    }
+  });
+
+  describe("regression: telemetry that throws changes nothing", () => {
+    for (const part of ["onStart", "onEnd", "meter"] as const) {
+      it(`a ${part} that throws: the receipt is still 202 and the event processed once`, async () => {
+        const telemetry = throwingTelemetry(part);
+        const inbox = instrumentInbox(createMemoryInbox(), telemetry);
+        const consumer = createWebhookConsumer({ inbox, secrets: secret, onError: () => {} });
+        const handler = traceWebhookReceipt(consumer, telemetry);
+        // The sender's retry after a 5xx would be a duplicate: the first answer must already be the 202.
+        expect((await handler(incoming("msg_t", TRACEPARENT))).status).toBe(202);
+        const errors: unknown[] = [];
+        let calls = 0;
+        const processor = createWebhookProcessor({ inbox, onError: (error) => errors.push(error) }).on(
+          "order.*",
+          () => {
+            calls++;
+          },
+        );
+        expect(await processor.processDue()).toMatchObject({ done: 1, lost: 0, errors: 0 });
+        expect(errors).toEqual([]);
+        expect(calls).toBe(1);
+        // A handler that fails is still a failure, with the handler's own error.
+        const failing = createWebhookProcessor({ inbox, onError: (error) => errors.push(error) }).on("order.*", () => {
+          throw new Error("handler failed");
+        });
+        expect((await handler(incoming("msg_u"))).status).toBe(202);
+        expect(await failing.processDue()).toMatchObject({ done: 0, retried: 1 });
+        expect(errors.map((error) => (error as Error).message)).toEqual(["handler failed"]);
+      });
+    }
   });
 });

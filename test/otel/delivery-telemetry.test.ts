@@ -14,7 +14,7 @@ import { createEvent } from "../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../src/webhooks/delivery/node/index";
 import { scheduleBackoff } from "../../src/webhooks/retry/backoff";
-import { otelFixture } from "./otel-fixture";
+import { otelFixture, throwingTelemetry } from "./otel-fixture";
 
 const otel = otelFixture();
 afterAll(() => otel.close());
@@ -280,5 +280,36 @@ describe("delivery telemetry", () => {
     // 35 ms, 480 ms and 4.2 s land in three different buckets.
     expect(value.buckets.counts.filter((count) => count > 0)).toHaveLength(3);
     await provider.shutdown();
+  });
+
+  describe("regression: telemetry that throws changes nothing", () => {
+    for (const part of ["onStart", "onEnd"] as const) {
+      it(`tracedPublish, a span processor whose ${part} throws: resolves, the deliveries exist once`, async () => {
+        const { queue, endpoint } = await setup([]);
+        const publish = tracedPublish(queue, throwingTelemetry(part));
+        // A rejection here would make the caller publish again, and the receiver get the event twice.
+        const { deliveryIds } = await publish(createEvent({ type: "order.created", data: {} }));
+        expect(deliveryIds).toHaveLength(1);
+        expect(await queue.list(endpoint.id)).toHaveLength(1);
+      });
+    }
+
+    it("tracedPublish: the queue's own error still reaches the caller", async () => {
+      const { queue } = await setup([]);
+      const failing = { ...queue, publish: () => Promise.reject(new Error("store down")) };
+      const publish = tracedPublish(failing, throwingTelemetry("onEnd"));
+      await expect(publish(createEvent({ type: "order.created", data: {} }))).rejects.toThrow("store down");
+    });
+
+    it("deliveryTelemetry with a meter that throws still records the attempt span", () => {
+      const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: throwingTelemetry("meter").meter });
+      const state = { status: "delivered", attempts: 1, nextAttemptAt: null } as const;
+      telemetry({
+        type: "attempt",
+        delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
+        attempt: { attempt: 1, startedAt: 1_000, durationMs: 5, status: 200, errorKind: null },
+      } as unknown as DeliveryWorkerEvent);
+      expect(otel.spans().map((span) => span.name)).toEqual(["POST"]);
+    });
   });
 });

@@ -1,5 +1,5 @@
 /** An in-memory OpenTelemetry SDK for one test file: spans and metrics kept in memory, read back by name. */
-import { context, type Meter, type Tracer } from "@opentelemetry/api";
+import { context, createNoopMeter, type Meter, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
   AggregationTemporality,
@@ -12,6 +12,7 @@ import {
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
+  type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 
 export interface OtelFixture {
@@ -56,4 +57,27 @@ export function otelFixture(): OtelFixture {
       context.disable();
     },
   };
+}
+
+/**
+ * A tracer and meter that fail the way a buggy SDK part does: a span processor throwing from `onStart` or `onEnd`
+ * (the SDK passes that on to the caller), or instruments whose `add` and `record` throw.
+ */
+export function throwingTelemetry(part: "onStart" | "onEnd" | "meter"): { tracer: Tracer; meter: Meter } {
+  const fail = () => {
+    throw new Error(`telemetry bug (${part})`);
+  };
+  const processor: SpanProcessor = {
+    onStart: part === "onStart" ? fail : () => {},
+    onEnd: part === "onEnd" ? fail : () => {},
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
+  const tracer = new BasicTracerProvider({ spanProcessors: [processor] }).getTracer("throwing");
+  const meter = createNoopMeter();
+  if (part === "meter") {
+    const instrument = { add: fail, record: fail };
+    Object.assign(meter, { createCounter: () => instrument, createHistogram: () => instrument });
+  }
+  return { tracer, meter };
 }

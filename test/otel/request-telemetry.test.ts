@@ -4,7 +4,7 @@ import type { Handler, HttpRequest } from "../../src/http/message";
 import { MemoryIdempotencyStore } from "../../src/idempotency/index";
 import { ATTRIBUTES, instrumentRateLimiter, METRIC_NAMES, tracedIdempotency } from "../../src/otel/index";
 import { createRateLimiter, rateLimit } from "../../src/ratelimit/index";
-import { otelFixture } from "./otel-fixture";
+import { otelFixture, throwingTelemetry } from "./otel-fixture";
 
 const otel = otelFixture();
 afterAll(() => otel.close());
@@ -90,5 +90,26 @@ describe("request telemetry", () => {
         { attributes: { [ATTRIBUTES.rateLimitDecision]: "limited" }, value: 1 },
       ]),
     );
+  });
+
+  it("regression: a meter that throws fails neither an idempotent request nor a rate-limited one", async () => {
+    const { meter } = throwingTelemetry("meter");
+    let ran = 0;
+    const handler = tracedIdempotency(
+      { store: new MemoryIdempotencyStore(), identify: () => "acct" },
+      { meter },
+    )(() => {
+      ran++;
+      return { status: 201, headers: {}, body: "created" };
+    });
+    // The handler ran: a 500 here would send the client to retry a POST that already took effect.
+    expect((await inServerSpan(handler, post("k1"))).response.status).toBe(201);
+    expect((await inServerSpan(handler, post("k1"))).response.status).toBe(201);
+    expect(ran).toBe(1);
+    const limiter = instrumentRateLimiter(createRateLimiter({ policies: [{ name: "burst", quota: 1, window: 60 }] }), {
+      meter,
+    });
+    expect((await limiter.check("caller", 1_000_000)).allowed).toBe(true);
+    expect((await limiter.check("caller", 1_000_000)).allowed).toBe(false);
   });
 });

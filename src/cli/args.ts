@@ -10,21 +10,30 @@ export const COMMON_OPTIONS = {
   json: { type: "boolean" },
 } as const satisfies OptionSpec;
 
-/**
- * Parses a command's arguments strictly: an unknown option or a missing value is a {@link UsageError} (exit 2)
- * instead of node's own `TypeError`.
- */
-export function parseCommand<O extends OptionSpec>(argv: readonly string[], options: O) {
+function strictly<T>(parse: () => T): T {
   try {
-    return parseArgs({
-      args: [...argv],
-      options: { ...COMMON_OPTIONS, ...options },
-      allowPositionals: true,
-      strict: true,
-    });
+    return parse();
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * Parses a command's arguments strictly: an unknown option, a missing value or an argument beyond `positionals`
+ * is a {@link UsageError} (exit 2) instead of node's own `TypeError` or silence (`verify capture.http` would
+ * otherwise read an empty stdin and blame the capture).
+ * @param positionals The names of the arguments the command takes, e.g. `["<url>"]`.
+ */
+export function parseCommand<O extends OptionSpec>(argv: readonly string[], options: O, positionals: string[] = []) {
+  const parsed = strictly(() =>
+    parseArgs({ args: [...argv], options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true }),
+  );
+  const extra = parsed.positionals[positionals.length];
+  if (extra !== undefined && (parsed.values as { help?: boolean }).help !== true) {
+    const takes = positionals.length === 0 ? "options only" : `${positionals.join(" ")} and options`;
+    throw new UsageError(`unexpected argument ${JSON.stringify(extra)}: the command takes ${takes}`);
+  }
+  return parsed;
 }
 
 /** A whole number option, at least `min`. */
@@ -33,6 +42,15 @@ export function integerOption(value: string | undefined, name: string, fallback:
   if (!/^\d+$/.test(value) || Number(value) < min)
     throw new UsageError(`--${name} must be a whole number ≥ ${min}, got "${value}"`);
   return Number(value);
+}
+
+/**
+ * Whether `value` is an absolute http or https URL, the only ones the CLI sends to. `localhost:3000` parses as a URL
+ * whose scheme is "localhost" (RFC 3986 §3.1), on which every fetch fails ("unknown scheme"), so it is refused.
+ * @example isHttpUrl("http://localhost:3000/webhooks") // true; isHttpUrl("localhost:3000/webhooks") // false
+ */
+export function isHttpUrl(value: string): boolean {
+  return URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
 }
 
 // RFC 9110 §5.1: field-name = token.

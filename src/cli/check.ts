@@ -3,7 +3,7 @@ import { type ResourceSpec, targetPath } from "../testing/resource-spec";
 import { resourceLaws } from "../testing/suite";
 import { fromBaseUrl, type Target } from "../testing/target";
 import { requestUrl } from "../testing/transcript";
-import { headerOptions, integerOption, parseCommand } from "./args";
+import { headerOptions, integerOption, isHttpUrl, parseCommand } from "./args";
 import { checkConsumer, NOT_RUN } from "./consumer-check";
 import { type LawOutcome, printOutcome, runLaw } from "./law-outcome";
 import {
@@ -14,7 +14,7 @@ import {
   resourceBodies,
   resourcesOf,
 } from "./openapi-resources";
-import { EXIT, type Output, UsageError } from "./output";
+import { EXIT, noAnswerReason, type Output, UsageError } from "./output";
 import { secretsOption } from "./schemes";
 import { readUserFile } from "./user-file";
 
@@ -57,13 +57,16 @@ const options = {
 async function loadDocument(source: string, headers: Record<string, string>): Promise<OpenApiDocument> {
   let text: string;
   if (/^https?:\/\//.test(source)) {
+    let response: Response;
     try {
-      const response = await fetch(source, { headers: { accept: "application/json", ...headers } });
-      if (!response.ok) throw new Error(`GET ${source} answered ${response.status}`);
+      response = await fetch(source, { headers: { accept: "application/json", ...headers } });
       text = await response.text();
     } catch (error) {
-      throw new UsageError(`cannot read the OpenAPI document: ${(error as Error).message}`);
+      // The system code (ECONNREFUSED: the server is down) rather than undici's bare "fetch failed".
+      throw new UsageError(`cannot read the OpenAPI document: GET ${source} got no answer (${noAnswerReason(error)})`);
     }
+    if (!response.ok)
+      throw new UsageError(`cannot read the OpenAPI document: GET ${source} answered ${response.status}`);
   } else {
     text = (await readUserFile(source, "the OpenAPI document")).toString("utf8");
   }
@@ -125,7 +128,7 @@ async function concreteCollection(
 
 /** `rest-webhooks check`: the kit's resource laws (or the consumer's signature law) against a live server. */
 export async function runCheck(argv: readonly string[], out: Output): Promise<number> {
-  const { values, positionals } = parseCommand(argv, options);
+  const { values, positionals } = parseCommand(argv, options, ["<base-url>"]);
   if (values.help) {
     out.help(checkUsage);
     return EXIT.ok;
@@ -142,7 +145,9 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
   const headers = headerOptions(values.header);
   const consumerUrl = values["webhook-consumer"];
   if (consumerUrl !== undefined) {
-    if (!URL.canParse(consumerUrl)) throw new UsageError(`--webhook-consumer is not a URL: ${consumerUrl}`);
+    if (!isHttpUrl(consumerUrl)) {
+      throw new UsageError(`--webhook-consumer is not an http:// or https:// URL: ${consumerUrl}`);
+    }
     const secret = secretsOption(values.secret)[0] as string;
     const outcome = await checkConsumer(consumerUrl, { secret, headers, runs, seed }, out);
     if (out.json) out.result({ seed, runs, laws: [outcome], notRun: NOT_RUN });
@@ -150,8 +155,8 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
   }
 
   const baseArg = positionals[0];
-  if (baseArg === undefined || !URL.canParse(baseArg))
-    throw new UsageError("check needs the server's base URL, e.g. http://localhost:3000");
+  if (baseArg === undefined || !isHttpUrl(baseArg))
+    throw new UsageError("check needs the server's base URL, http:// or https://, e.g. http://localhost:3000");
   const base = baseArg.replace(/\/$/, "");
   const document = await loadDocument(values.openapi ?? `${base}/openapi.json`, headers);
   const all = resourcesOf(document, values["idempotency-key"] === true);

@@ -42,19 +42,31 @@ export function endToEnd(headers: Readonly<Record<string, string | undefined>>):
   return kept;
 }
 
+/** How long a forward may take, answer included, before the sender gets 502. */
+const FORWARD_TIMEOUT_MS = 30_000;
+
 /**
  * POSTs a verified delivery to `to`. A redirect is not followed (`redirect: "manual"`): fetch would turn a 301 or
  * 302 into a GET without the body (RFC 9110 §15.4.2, §15.4.3 allow it), so the forward's status is the redirect.
+ * @param stop Aborts the forward (listen stopping): a target that never answers must not keep the process alive.
  * @example const answer = await forward("http://localhost:3000/webhooks", request);
  */
-export async function forward(to: string, request: HttpRequest): Promise<Forwarded> {
+export async function forward(to: string, request: HttpRequest, stop?: AbortSignal): Promise<Forwarded> {
+  // One signal for the timeout and `stop` (AbortSignal.any needs node 20.3; the package supports 20.0).
+  const aborts = new AbortController();
+  const timeout = AbortSignal.timeout(FORWARD_TIMEOUT_MS);
+  const abort = (event: Event) => aborts.abort((event.target as AbortSignal).reason);
+  for (const signal of [timeout, stop]) {
+    if (signal?.aborted) aborts.abort(signal.reason);
+    signal?.addEventListener("abort", abort, { once: true });
+  }
   try {
     const response = await fetch(to, {
       method: "POST",
       headers: endToEnd(request.headers),
       body: new Uint8Array(request.body),
       redirect: "manual",
-      signal: AbortSignal.timeout(30_000),
+      signal: aborts.signal,
     });
     const type = response.headers.get("content-type");
     const location = response.status >= 300 && response.status < 400 ? response.headers.get("location") : null;
@@ -66,5 +78,9 @@ export async function forward(to: string, request: HttpRequest): Promise<Forward
     };
   } catch (error) {
     return { ...empty(502), error: noAnswerReason(error) };
+  } finally {
+    // `stop` outlives every forward: a listener left on it per delivery would pile up.
+    timeout.removeEventListener("abort", abort);
+    stop?.removeEventListener("abort", abort);
   }
 }

@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import type { NamedLaw } from "../testing/suite";
 import { CREDENTIAL_FIELDS, LawViolation, redactedField } from "../testing/transcript";
-import type { Output } from "./output";
+import { noAnswerReason, type Output } from "./output";
 
 /** The outcome of one law. */
 export interface LawOutcome {
@@ -36,6 +36,14 @@ export function redactFields(transcript: string, names: ReadonlySet<string>): st
   });
 }
 
+// undici's fetch fails with a bare "fetch failed": the system code (ECONNREFUSED, the server is down) says why.
+function failureReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return error instanceof TypeError && message === "fetch failed"
+    ? `the server did not answer (${noAnswerReason(error)})`
+    : message;
+}
+
 /** Runs one law with fast-check; a failure keeps the shrunk counterexample and its request sequence. */
 export async function runLaw(
   law: NamedLaw,
@@ -51,7 +59,7 @@ export async function runLaw(
     law: law.name,
     passed: false,
     runs: details.numRuns,
-    reason: violation?.reason ?? (error instanceof Error ? error.message : String(error)),
+    reason: violation?.reason ?? failureReason(error),
     counterexample: fc.stringify(details.counterexample),
     shrinks: details.numShrinks,
     ...(violation === undefined ? {} : { requests: redactFields(violation.transcript, options.secretFields) }),

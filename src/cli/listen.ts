@@ -3,7 +3,7 @@ import { empty, type HttpRequest, type HttpResponse } from "../http/message";
 import { createServer } from "../node/index";
 import { defaultEventId, defaultEventType } from "../webhooks/consumer/event-identity";
 import { secretFingerprint, verify } from "../webhooks/signing/index";
-import { integerOption, parseCommand } from "./args";
+import { integerOption, isHttpUrl, parseCommand } from "./args";
 import { forward } from "./forward";
 import { EXIT, type Output, UsageError } from "./output";
 import { schemeOption, secretsOption } from "./schemes";
@@ -47,13 +47,15 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
   const port = integerOption(values.port, "port", 3030);
   if (port > 65_535) throw new UsageError("--port must be at most 65535");
   const forwardTo = values["forward-to"];
-  if (forwardTo !== undefined && !URL.canParse(forwardTo))
-    throw new UsageError(`--forward-to is not a URL: ${forwardTo}`);
+  if (forwardTo !== undefined && !isHttpUrl(forwardTo))
+    throw new UsageError(`--forward-to is not an http:// or https:// URL: ${forwardTo}`);
   const emit = (record: Record<string, unknown>, text: string) => {
     if (out.json) process.stdout.write(`${JSON.stringify(record)}\n`);
     else out.line(text);
   };
 
+  // Aborted on Ctrl-C: a forward still waiting for its target would otherwise hold the process for its timeout.
+  const stopping = new AbortController();
   const handler = async (request: HttpRequest): Promise<HttpResponse> => {
     const at = Date.now();
     const result = verify({ body: request.body, headers: request.headers, secrets, scheme, parse: "none" });
@@ -88,7 +90,7 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
       emit(record, line);
       return empty(202);
     }
-    const forwarded = await forward(forwardTo, request);
+    const forwarded = await forward(forwardTo, request, stopping.signal);
     const redirect = forwarded.location === undefined ? "" : ` (redirect to ${forwarded.location}, not followed)`;
     const outcome =
       forwarded.error === undefined
@@ -120,6 +122,7 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
   );
   return new Promise<number>((resolve) => {
     const stop = () => {
+      stopping.abort();
       server.close(() => resolve(EXIT.ok));
       server.closeAllConnections();
     };

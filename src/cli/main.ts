@@ -17,7 +17,7 @@ Commands:
   check    Run the HTTP laws against a live server from its OpenAPI document
 
 Every command takes --help and --json. Exit codes: 0 success, 1 a check failed, 2 misuse.
-Colour only on a terminal; NO_COLOR turns it off.`;
+Colour only on a terminal; NO_COLOR turns it off. rest-webhooks --version prints the version.`;
 
 type Run = (argv: readonly string[], out: Output) => Promise<number>;
 
@@ -79,6 +79,14 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+// A reader that stops early (`| head`, `grep -m1`) closes the pipe: the rest of the output has nowhere to go, which
+// is no failure of the command (an unhandled EPIPE was a stack trace): its exit code stays the verdict.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

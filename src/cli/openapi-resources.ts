@@ -67,7 +67,9 @@ function untrimmed(value: unknown): boolean {
 /**
  * Values derived from a request schema, without strings that start or end with whitespace: servers commonly trim
  * before validating (zod's `.trim().min(1)`), a rule JSON Schema cannot state, so `" "` would be refused as invalid.
- * A schema no values can be derived from is misuse of `check`, named by its operation.
+ * A schema no values can be derived from is misuse of `check`, named by its operation; so is a malformed one
+ * (`pattern: "("`, `properties: { a: null }`, `enum: []`, `minLength: -1`), which the derivation refuses with an
+ * {@link ArbitraryDerivationError} too; anything else it throws is named as malformed all the same.
  */
 function bodies(document: OpenApiDocument, schema: JsonSchema, operation: string): fc.Arbitrary<unknown> {
   try {
@@ -75,10 +77,8 @@ function bodies(document: OpenApiDocument, schema: JsonSchema, operation: string
       (value) => !untrimmed(value),
     );
   } catch (error) {
-    if (!(error instanceof ArbitraryDerivationError)) throw error;
-    throw new UsageError(`cannot derive request bodies for ${operation} from its schema: ${error.message}`, {
-      cause: error,
-    });
+    const why = error instanceof ArbitraryDerivationError ? error.message : `it is malformed (${String(error)})`;
+    throw new UsageError(`cannot derive request bodies for ${operation} from its schema: ${why}`, { cause: error });
   }
 }
 
@@ -102,6 +102,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }
 
+// RFC 6901 §6: a pointer in a URI fragment is percent-encoded; §4: then ~1 is "/" and ~0 is "~". A malformed
+// escape ("%zz") makes the pointer invalid: it points at nothing rather than throwing a URIError.
+function pointerToken(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
+  } catch {
+    return undefined;
+  }
+}
+
 // OpenAPI 3.1 §4.8.23: a Reference Object `{ $ref }` stands for the object it points at (JSON Pointer, RFC 6901).
 function dereferenced(document: OpenApiDocument, value: unknown): unknown {
   let node = value;
@@ -111,8 +121,8 @@ function dereferenced(document: OpenApiDocument, value: unknown): unknown {
     if (!ref.startsWith("#/")) return undefined;
     node = document;
     for (const raw of ref.slice(2).split("/")) {
-      const token = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
-      node = isObject(node) ? node[token] : undefined;
+      const token = pointerToken(raw);
+      node = isObject(node) && token !== undefined ? node[token] : undefined;
     }
   }
   return undefined;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { STANDARD_WEBHOOKS_SCHEDULE, scheduleBackoff } from "../webhooks/retry/backoff";
 import { signWith } from "../webhooks/signing/index";
-import { headerOptions, integerOption, parseCommand } from "./args";
+import { headerOptions, integerOption, isHttpUrl, parseCommand } from "./args";
 import { bodyStart, EXIT, noAnswerReason, type Output, UsageError } from "./output";
 import { schemeOption, secretsOption } from "./schemes";
 import { readUserFile } from "./user-file";
@@ -82,14 +82,14 @@ function seconds(ms: number): string {
 
 /** `rest-webhooks send`: signs and sends a test event, retrying on our backoff with `--repeat`. */
 export async function runSend(argv: readonly string[], out: Output): Promise<number> {
-  const { values, positionals } = parseCommand(argv, options);
+  const { values, positionals } = parseCommand(argv, options, ["<url>"]);
   if (values.help) {
     out.help(sendUsage);
     return EXIT.ok;
   }
   const url = positionals[0];
-  if (url === undefined || !URL.canParse(url))
-    throw new UsageError("send needs the URL to send to, e.g. http://localhost:3000/webhooks");
+  if (url === undefined || !isHttpUrl(url))
+    throw new UsageError("send needs the http:// or https:// URL to send to, e.g. http://localhost:3000/webhooks");
   if (values.type === undefined) throw new UsageError("--type is required, e.g. --type order.created");
   const secrets = secretsOption(values.secret);
   const scheme = schemeOption(values.scheme);

@@ -33,6 +33,13 @@ async function readStdin(): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
+// A Date spans ±8.64e15 ms (ECMA-262 "Time Values and Time Range"): a timestamp signed in microseconds is past it:
+// toISOString would throw, so such a time is printed as the Unix seconds it is.
+function signedAt(seconds: number): string {
+  const ms = seconds * 1000;
+  return Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `Unix time ${seconds}`;
+}
+
 function schemeKey(scheme: WebhookScheme): string {
   return Object.entries(SCHEMES).find(([, s]) => s === scheme)?.[0] ?? scheme.name;
 }
@@ -54,7 +61,7 @@ function hints(
     if (anyTime.ok && anyTime.timestamp !== undefined) {
       const skew = Math.round(nowMs / 1000 - anyTime.timestamp);
       out.push(
-        `The signature itself is valid: only the timestamp is off, signed ${new Date(anyTime.timestamp * 1000).toISOString()} (${Math.abs(skew)} s ${skew > 0 ? "ago" : "ahead"}). To check an old capture, pass --now ${anyTime.timestamp}.`,
+        `The signature itself is valid: only the timestamp is off, signed ${signedAt(anyTime.timestamp)} (${Math.abs(skew)} s ${skew > 0 ? "ago" : "ahead"}). To check an old capture, pass --now ${anyTime.timestamp}.`,
       );
     } else {
       out.push("The signature does not match either, whatever the time: see the secret and body.");
@@ -121,7 +128,7 @@ export async function runVerify(argv: readonly string[], out: Output): Promise<n
   }
   for (const note of capture.notes) out.line(out.dim(`note: ${note}`));
   if (result.ok) {
-    const when = result.timestamp === undefined ? "" : `, signed ${new Date(result.timestamp * 1000).toISOString()}`;
+    const when = result.timestamp === undefined ? "" : `, signed ${signedAt(result.timestamp)}`;
     out.line(
       `${out.green("✓ verified")} as ${result.scheme}${result.id === undefined ? "" : ` (id ${result.id})`}${when}`,
     );

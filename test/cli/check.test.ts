@@ -3,12 +3,16 @@
  * own OpenAPI document), and fail, each named with its request sequence and the seed, on a broken server written
  * with bare node:http.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import { generateSecret, secretFingerprint, verify } from "../../src/webhooks/signing/index";
 import { type RunningShop, startReceiver, startShop } from "../examples/shop-harness";
+import { freePort } from "../support/free-port";
 import { startBrokenThings } from "./fixtures/broken-things-server";
 import { startMountedThings } from "./fixtures/mounted-things-server";
 import { runCli } from "./run-cli";
@@ -159,6 +163,37 @@ describe("rest-webhooks check", () => {
       expect(run.stderr).not.toMatch(/^\s+at /m);
       expect(mounted.seen.slice(before)).toEqual(["GET /api/openapi.json"]);
     });
+  });
+});
+
+describe("rest-webhooks check against a server that is down", () => {
+  it('says why the document could not be read: ECONNREFUSED, exit 2 (regression: a bare "fetch failed")', async () => {
+    const base = `http://127.0.0.1:${await freePort()}`;
+    const run = await runCli(["check", base]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `cannot read the OpenAPI document: GET ${base}/openapi.json got no answer (ECONNREFUSED)`,
+    );
+  });
+});
+
+describe("rest-webhooks check on a malformed request schema", () => {
+  it("is misuse: exit 2 naming its operation, JSON with --json (regression: a stack trace)", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "rest-webhooks-check-")), "openapi.json");
+    const schema = { type: "string", pattern: "(" };
+    const paths = {
+      "/things": { post: { requestBody: { content: { "application/json": { schema } } } } },
+      "/things/{id}": { get: { responses: { "200": { description: "ok" } } } },
+    };
+    writeFileSync(path, JSON.stringify({ openapi: "3.1.0", paths }));
+    // Bodies are derived before the first request: nothing listens at this base URL, and nothing needs to.
+    const run = await runCli(["check", "http://127.0.0.1:9", "--openapi", path, "--json"]);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      "cannot derive request bodies for POST /things from its schema: the schema is malformed",
+    );
+    expect(JSON.parse(run.stdout)).toMatchObject({ error: { code: "cli_usage" } });
   });
 });
 

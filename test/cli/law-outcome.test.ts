@@ -1,7 +1,9 @@
-/** What `check` prints of a failing law: the `--header` values only by fingerprint. */
+/** What `check` prints of a failing law: the `--header` values only by fingerprint, why a server did not answer. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redactFields } from "../../src/cli/law-outcome";
+import { redactFields, runLaw } from "../../src/cli/law-outcome";
 import { secretFingerprint } from "../../src/webhooks/signing/index";
+import { freePort } from "../support/free-port";
 
 const transcript = [
   "#1 POST /things HTTP/1.1",
@@ -28,5 +30,20 @@ describe("redactFields() (regression: check printed --header values)", () => {
 
   it("changes nothing without names", () => {
     expect(redactFields(transcript, new Set())).toBe(transcript);
+  });
+});
+
+describe("runLaw()", () => {
+  it('names why the server did not answer: ECONNREFUSED (regression: a bare "fetch failed")', async () => {
+    const url = `http://127.0.0.1:${await freePort()}/things`;
+    const property = fc.asyncProperty(fc.constant(null), async () => {
+      await fetch(url);
+    });
+    const outcome = await runLaw({ name: "GET answers", property }, "/things", {
+      runs: 1,
+      seed: 1,
+      secretFields: new Set(),
+    });
+    expect(outcome).toMatchObject({ passed: false, reason: "the server did not answer (ECONNREFUSED)" });
   });
 });

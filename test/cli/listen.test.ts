@@ -10,7 +10,7 @@ import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import { signWith, stripe } from "../../src/webhooks/signing/index";
 import { client, type Receiver, type RunningShop, startReceiver, startShop } from "../examples/shop-harness";
 import { freePort } from "../support/free-port";
-import { type RunningCli, startCli } from "./run-cli";
+import { type RunningCli, runCli, startCli } from "./run-cli";
 
 describe("rest-webhooks listen", () => {
   let shop: RunningShop;
@@ -125,4 +125,69 @@ describe("rest-webhooks listen --scheme stripe --forward-to a URL that redirects
     expect(line).toMatchObject({ forwardStatus: 302 });
     expect(forwarded).toEqual(["POST /hooks"]);
   });
+});
+
+describe("rest-webhooks listen --forward-to a URL that never answers", () => {
+  const secret = "whsec_test_listen";
+  const waiting: (() => void)[] = [];
+  const arrived = new Promise<void>((resolve) => waiting.push(resolve));
+  // Reads the forwarded request and never answers, as a target stuck in a debugger does.
+  const hanging = createServer((req) => {
+    req.resume();
+    req.on("end", () => waiting.shift()?.());
+  });
+  let listening: RunningCli;
+  let url: string;
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const to = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`;
+    listening = startCli([
+      "listen",
+      "--port",
+      "0",
+      "--scheme",
+      "stripe",
+      "--secret",
+      secret,
+      "--forward-to",
+      to,
+      "--json",
+    ]);
+    url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
+  });
+  afterAll(() => {
+    hanging.close();
+    hanging.closeAllConnections();
+  });
+
+  it("stops on SIGTERM at once, the forward aborted (regression: it waited out the 30 s forward timeout)", async () => {
+    const body = JSON.stringify({ id: "evt_hang", object: "event", type: "invoice.paid", data: {} });
+    const headers = signWith(stripe, {
+      id: "evt_hang",
+      timestamp: Math.floor(Date.now() / 1000),
+      body,
+      secrets: secret,
+    });
+    const delivery = fetch(`${url}/webhooks`, { method: "POST", headers, body }).catch(() => undefined);
+    await arrived;
+    expect(await listening.stop()).toBe(0);
+    await delivery;
+  }, 10_000); // far below the forward's own 30 s timeout, which the process waited out
+});
+
+describe("rest-webhooks listen --forward-to without a scheme", () => {
+  it("is misuse: exit 2 (regression: accepted, every forward answered 502 'unknown scheme')", async () => {
+    const run = await runCli([
+      "listen",
+      "--port",
+      "0",
+      "--secret",
+      "whsec_test_listen",
+      "--forward-to",
+      "localhost:3000",
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--forward-to is not an http:// or https:// URL: localhost:3000");
+  }, 10_000); // it used to start listening, and never end
 });

@@ -81,6 +81,17 @@ describe("resourcesOf()", () => {
     }
   });
 
+  describe("a $ref with a malformed percent escape points at nothing (RFC 6901 §6; regression: URIError)", () => {
+    it("as a requestBody: no collection", () => {
+      expect(resourcesOf(document({ requestBody: { $ref: "#/components/requestBodies/%zz" } }), false)).toEqual([]);
+    });
+
+    it("as a parameter: not the Idempotency-Key", () => {
+      const [resource] = resourcesOf(document({ parameters: [{ $ref: "#/components/parameters/%" }] }), false);
+      expect(resource?.supports.idempotencyKey).toBe(false);
+    });
+  });
+
   it("does not derive bodies: a collection whose schema gives no values is still listed", () => {
     const doc = document({
       requestBody: { content: { "application/json": { schema: { $ref: "#/components/schemas/Missing" } } } },
@@ -101,8 +112,15 @@ describe("resourceBodies()", () => {
   for (const [what, schema] of [
     ["a $ref to a missing component", { $ref: "#/components/schemas/Thing" }],
     ['type: "file"', { type: "file" }],
+    // Malformed: the derivation throws a SyntaxError, TypeError or fast-check's Error, not its own.
+    ['pattern: "(" (no regular expression)', { type: "string", pattern: "(" }],
+    ["a property schema that is null", { type: "object", properties: { a: null } }],
+    ["an empty enum", { enum: [] }],
+    ["minLength above maxLength", { type: "string", minLength: 5, maxLength: 2 }],
+    ["allOf that is no array", { allOf: 5 }],
+    ["a $ref that is no string", { $ref: 5 }],
   ] as const) {
-    it(`is a UsageError naming the operation for ${what} (regression: ArbitraryDerivationError stack trace)`, () => {
+    it(`is a UsageError naming the operation for ${what} (regression: a stack trace, exit 1)`, () => {
       const doc = document({ requestBody: { content: { "application/json": { schema } } } });
       const [resource] = resourcesOf(doc, false);
       if (resource === undefined) throw new Error("no resource");

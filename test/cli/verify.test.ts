@@ -2,6 +2,7 @@
  * `rest-webhooks verify`, spawned: a captured request read on stdin, the verdict explained with the library's
  * own diagnosis codes, exit 0 only when it verifies.
  */
+import { createHmac } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +52,30 @@ describe("rest-webhooks verify", () => {
     expect(replayed.code).toBe(0);
   });
 
+  describe("a signed timestamp past the range of a Date is printed, not a crash (regression: RangeError)", () => {
+    // 15 digits, the most verify accepts; sign() refuses it, a sender need not: HMAC of `${id}.${timestamp}.${body}`.
+    const far = 999_999_999_999_999;
+    const key = Buffer.from(secret.slice("whsec_".length), "base64");
+    const signature = createHmac("sha256", key).update(`msg_far.${far}.${body}`).digest("base64");
+    const head = `webhook-id: msg_far\nwebhook-timestamp: ${far}\nwebhook-signature: v1,${signature}\n\n`;
+    const stdin = Buffer.from(`${head}${body}`);
+
+    it("as a timestamp in the future, with the hint that the signature is valid", async () => {
+      const run = await runCli(["verify", "--secret", secret], { stdin });
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain("timestamp_in_future");
+      expect(run.stdout).toContain(`signed Unix time ${far}`);
+    });
+
+    it("as the signing time of a capture that verifies with --now", async () => {
+      const run = await runCli(["verify", "--secret", secret, "--now", String(far)], { stdin });
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`✓ verified as standard-webhooks (id msg_far), signed Unix time ${far}`);
+    });
+  });
+
   it("names the scheme a capture does verify with", async () => {
     const run = await runCli(["verify", "--secret", secret, "--scheme", "stripe"], { stdin: capture(body) });
     expect(run.code).toBe(1);
@@ -80,6 +105,12 @@ describe("rest-webhooks verify", () => {
     const run = await runCli(["verify", "--secret", secret], { stdin: spaced });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("whitespace between the field name and the colon");
+  });
+
+  it("refuses a capture path as an argument: exit 2 (regression: read an empty stdin)", async () => {
+    const run = await runCli(["verify", "--secret", secret, "capture.http"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('unexpected argument "capture.http": the command takes options only');
   });
 
   it("answers misuse with exit 2 and the help hint", async () => {

@@ -7,6 +7,7 @@ import { parseHttpDate } from "../../src/caching/http-date";
 import { parseCacheControl } from "../../src/caching/index";
 import { parseIdempotencyKey } from "../../src/idempotency/key";
 import { mergePatch } from "../../src/routing/index";
+import { fromJsonSchema, type JsonSchema } from "../../src/testing/arbitraries/json-schema";
 import {
   ArbitraryDerivationError,
   cacheControl,
@@ -234,6 +235,25 @@ describe("fromZod() on ordinary satisfiable schemas", () => {
     for (const schema of [z.number().min(5).max(4), z.number().multipleOf(10).min(1).max(9), z.int().gt(1).lt(2)]) {
       expect(() => fromZod(schema)).toThrow(ArbitraryDerivationError);
     }
+  });
+});
+
+describe("fromJsonSchema() on a malformed schema (what `rest-webhooks check` reads from a server's document)", () => {
+  const limits = { maxRecursion: 3, maxAttempts: 100 };
+  it.each<[string, JsonSchema]>([
+    // Regression: a negative length ran the process out of memory.
+    ["a negative minLength", { type: "string", minLength: -1 }],
+    ["a negative minItems", { type: "array", minItems: -1 }],
+    ["a minLength past maxLength", { type: "string", minLength: 5, maxLength: 2 }],
+    ["a fractional maxItems", { type: "array", maxItems: 1.5 }],
+    ["a minLength that is no number", { type: "string", minLength: "a" } as unknown as JsonSchema],
+    // Regression: each threw a TypeError, a SyntaxError or fast-check's own Error.
+    ["a property that is null", { type: "object", properties: { a: null } } as unknown as JsonSchema],
+    ["a pattern that is no regular expression", { type: "string", pattern: "(" }],
+    ["an empty enum", { enum: [] }],
+    ["an allOf that is no array", { allOf: 5 } as unknown as JsonSchema],
+  ])("refuses %s with ArbitraryDerivationError", (_what, schema) => {
+    expect(() => fromJsonSchema(schema, limits)).toThrow(ArbitraryDerivationError);
   });
 });
 

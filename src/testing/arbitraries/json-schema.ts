@@ -117,8 +117,31 @@ function compile(pattern: string): RegExp {
   }
 }
 
+// JSON Schema 2020-12 validation §6.3.1–6.3.2 (minLength, maxLength) and §6.4.1–6.4.2 (minItems, maxItems): each
+// MUST be a non-negative integer. Generating from a negative one ran out of memory.
+function lengthBounds(
+  schema: JsonSchema,
+  min: "minLength" | "minItems",
+  max: "maxLength" | "maxItems",
+): [number, number | undefined] {
+  const low: unknown = schema[min] ?? 0;
+  const high: unknown = schema[max];
+  for (const [keyword, value] of [
+    [min, low],
+    [max, high ?? 0],
+  ] as const) {
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+      throw new ArbitraryDerivationError(`the schema is malformed: ${keyword} must be a non-negative integer`);
+    }
+  }
+  if (high !== undefined && (low as number) > (high as number)) {
+    throw new ArbitraryDerivationError(`${min} ${low} is past ${max} ${high}: no value has such a length`);
+  }
+  return [low as number, high as number | undefined];
+}
+
 function stringArbitrary(schema: JsonSchema, ctx: Context): fc.Arbitrary<string> {
-  const { minLength = 0, maxLength } = schema;
+  const [minLength, maxLength] = lengthBounds(schema, "minLength", "maxLength");
   const format = formatArbitrary(schema.format);
   const anyString = () => fc.string({ minLength, maxLength: maxLength ?? Math.max(20, minLength) });
   if (schema.pattern === undefined) return format ?? anyString();
@@ -155,7 +178,7 @@ function stringArbitrary(schema: JsonSchema, ctx: Context): fc.Arbitrary<string>
 }
 
 function arrayArbitrary(schema: JsonSchema, ctx: Context, depth: number): Derived {
-  const minLength = schema.minItems ?? 0;
+  const [minLength, maxLength] = lengthBounds(schema, "minItems", "maxItems");
   if (schema.prefixItems) {
     const parts = schema.prefixItems.map((s) => derive(s, ctx, depth + 1));
     return parts.every((p) => p !== undefined) ? fc.tuple(...(parts as fc.Arbitrary<unknown>[])) : undefined;
@@ -163,7 +186,7 @@ function arrayArbitrary(schema: JsonSchema, ctx: Context, depth: number): Derive
   const items = schema.items ? derive(schema.items, ctx, depth + 1) : fc.jsonValue({ maxDepth: 1 });
   // Past the recursion bound an item has no value left: only the empty array remains, if allowed.
   if (items === undefined) return minLength === 0 ? fc.constant([]) : undefined;
-  return fc.array(items, { minLength, maxLength: schema.maxItems ?? Math.max(depth > 2 ? 1 : 4, minLength) });
+  return fc.array(items, { minLength, maxLength: maxLength ?? Math.max(depth > 2 ? 1 : 4, minLength) });
 }
 
 function objectArbitrary(schema: JsonSchema, ctx: Context, depth: number): Derived {
@@ -261,7 +284,15 @@ function derive(schema: JsonSchema, ctx: Context, depth: number): Derived {
  */
 export function fromJsonSchema(root: JsonSchema, limits: DerivationLimits): fc.Arbitrary<unknown> {
   // The root is being expanded already: a `$ref` to "#" inside it is its first recursion.
-  const derived = derive(root, { root, limits, expanding: new Map([["#", 1]]) }, 0);
+  let derived: Derived;
+  try {
+    derived = derive(root, { root, limits, expanding: new Map([["#", 1]]) }, 0);
+  } catch (error) {
+    if (error instanceof ArbitraryDerivationError) throw error;
+    // A malformed schema (`properties: { a: null }`, `pattern: "("`, `enum: []`) meets a TypeError, a SyntaxError
+    // or fast-check's own Error on the way: the caller is told what it asked for, with the cause kept.
+    throw new ArbitraryDerivationError(`the schema is malformed: ${String(error)}`, { cause: error });
+  }
   if (derived === undefined) {
     throw new ArbitraryDerivationError(
       `the schema is recursive with no finite value within ${limits.maxRecursion} levels (every branch refers to itself)`,

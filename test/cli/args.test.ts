@@ -1,0 +1,72 @@
+/** The CLI's argument parsing: strict, every misuse a UsageError (exit 2), never ignored. */
+import { describe, expect, it } from "vitest";
+import { integerOption, isHttpUrl, parseCommand } from "../../src/cli/args";
+import { UsageError } from "../../src/cli/output";
+
+const options = { secret: { type: "string", multiple: true }, port: { type: "string" } } as const;
+
+function usageError(run: () => unknown): UsageError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+  throw new Error("no UsageError");
+}
+
+describe("parseCommand()", () => {
+  it("reads --flag=value, repeated flags and -- as node's parseArgs does", () => {
+    const { values, positionals } = parseCommand(
+      ["--secret=a", "--secret", "b", "--port", "3030", "--", "--url"],
+      options,
+      ["<url>"],
+    );
+    expect(values).toMatchObject({ secret: ["a", "b"], port: "3030" });
+    expect(positionals).toEqual(["--url"]);
+  });
+
+  describe("an argument the command does not take is misuse (regression: ignored, verify read an empty stdin)", () => {
+    it("one past the command's arguments", () => {
+      const error = usageError(() => parseCommand(["capture.http", "--secret", "s"], options));
+      expect(error.code).toBe("cli_usage");
+      expect(error.message).toContain('unexpected argument "capture.http"');
+    });
+
+    it("a second URL", () => {
+      const error = usageError(() => parseCommand(["http://a", "http://b"], options, ["<url>"]));
+      expect(error.message).toContain('unexpected argument "http://b": the command takes <url> and options');
+    });
+
+    it("but not beside --help, which answers whatever else is there", () => {
+      expect(parseCommand(["capture.http", "--help"], options).values.help).toBe(true);
+    });
+  });
+
+  it("an unknown option or a missing value is a UsageError, not node's TypeError", () => {
+    expect(usageError(() => parseCommand(["--bogus"], options)).code).toBe("cli_usage");
+    expect(usageError(() => parseCommand(["--port"], options)).code).toBe("cli_usage");
+  });
+});
+
+describe("integerOption()", () => {
+  for (const value of ["1e3", "0x10", "-5", "1.5", "", " 7"]) {
+    it(`refuses ${JSON.stringify(value)}`, () => {
+      expect(usageError(() => integerOption(value, "runs", 25, 1)).message).toContain("--runs must be a whole number");
+    });
+  }
+
+  it("reads a whole number and falls back when absent", () => {
+    expect(integerOption("010", "runs", 25)).toBe(10);
+    expect(integerOption(undefined, "runs", 25)).toBe(25);
+  });
+});
+
+describe("isHttpUrl() (regression: localhost:3000 taken as a URL, every request failing with unknown scheme)", () => {
+  for (const url of ["http://localhost:3000/webhooks", "https://example.com", "HTTP://127.0.0.1:9"]) {
+    it(`takes ${url}`, () => expect(isHttpUrl(url)).toBe(true));
+  }
+  for (const url of ["localhost:3000/webhooks", "127.0.0.1:3000", "ftp://example.com", "file:///etc/hosts", "/hooks"]) {
+    it(`refuses ${url}`, () => expect(isHttpUrl(url)).toBe(false));
+  }
+});

@@ -1,0 +1,77 @@
+/**
+ * The help texts and docs/cli.md name the same options: every option a command's `--help` lists is documented,
+ * and every option the page documents is in some `--help` (regression: --host and --version were undocumented).
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkUsage } from "../../src/cli/check";
+import { listenUsage } from "../../src/cli/listen";
+import { sendUsage } from "../../src/cli/send";
+import { verifyUsage } from "../../src/cli/verify";
+import { generateSecret, sign } from "../../src/webhooks/signing/index";
+import { root, runCli } from "./run-cli";
+
+const page = readFileSync(join(root, "docs", "cli.md"), "utf8");
+const USAGES: Record<string, string> = { listen: listenUsage, send: sendUsage, verify: verifyUsage, check: checkUsage };
+// `--name=value` on the page is the form, not an option.
+const PLACEHOLDERS = new Set(["--name"]);
+
+function options(text: string): Set<string> {
+  return new Set([...text.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map(([option]) => option));
+}
+
+describe("rest-webhooks --help and docs/cli.md", () => {
+  for (const [command, usage] of Object.entries(USAGES)) {
+    it(`documents every option of ${command} --help`, () => {
+      const missing = [...options(usage)].filter((option) => !options(page).has(option));
+      expect(missing).toEqual([]);
+    });
+  }
+
+  it("documents the top-level options, and lists on --help every option the page names", async () => {
+    const run = await runCli(["--help"]);
+    expect(run.code).toBe(0);
+    const top = options(run.stdout);
+    // The options main.ts itself reads, before any command.
+    for (const option of ["--help", "--version"]) expect(top).toContain(option);
+    expect([...top].filter((option) => !options(page).has(option))).toEqual([]);
+    const helped = new Set([...top, ...Object.values(USAGES).flatMap((usage) => [...options(usage)])]);
+    expect([...options(page)].filter((option) => !helped.has(option) && !PLACEHOLDERS.has(option))).toEqual([]);
+  });
+
+  it("--version prints the package's version", async () => {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    const run = await runCli(["--version"]);
+    expect(run).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+});
+
+describe("rest-webhooks | head (stdout closed before the output)", () => {
+  it("exits with the verdict, no EPIPE stack trace (regression: an unhandled 'error' event, exit 1)", async () => {
+    const secret = generateSecret();
+    const body = '{"type":"ping","data":{}}';
+    const headers = sign({ id: "msg_pipe", timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
+    const capture = `${Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}`)
+      .join("\n")}\n\n${body}`;
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+    delete env.WEBHOOK_SECRET;
+    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "verify", "--secret", secret], {
+      cwd: root,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    // The reader is gone before the CLI writes its first line, as `head -0` is.
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdin.end(capture);
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(stderr).not.toContain("EPIPE");
+    expect(code).toBe(0);
+  });
+});

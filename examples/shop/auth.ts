@@ -10,8 +10,20 @@ export interface Principal {
   readonly admin: boolean;
 }
 
+// String.prototype.isWellFormed is ES2024 (Node 20 has it); the project's lib stops at ES2023.
+type WellFormed = { isWellFormed(): boolean };
+
+/**
+ * Whether a subject can name a user: it is looked up in PostgreSQL `text` columns, which hold no U+0000 and no lone
+ * surrogate (UTF-8 has no form for one, RFC 3629 §3; I-JSON refuses it, RFC 7493 §2.1). PostgreSQL would fail the
+ * query (a 500) or read U+FFFD, where the memory storage matches the string as is.
+ */
+function storableSubject(sub: string): boolean {
+  return !sub.includes("\u0000") && (sub as unknown as WellFormed).isWellFormed();
+}
+
 const claimsSchema = z.object({
-  sub: z.string().min(1).max(128),
+  sub: z.string().min(1).max(128).refine(storableSubject),
   scope: z.string().max(1024).optional(),
 });
 
@@ -52,7 +64,7 @@ export function importHmacKey(secret: string): Promise<CryptoKey> {
 /** The principal a verified token's payload names, or the 401 problem when its claims are not usable. */
 function principalFrom(payload: unknown): Principal | HttpProblem {
   const claims = claimsSchema.safeParse(payload);
-  if (!claims.success) return invalidToken("The token needs a string sub claim (and scope, if any, a string).");
+  if (!claims.success) return invalidToken("The token needs a sub claim naming a user (and scope, if any, a string).");
   const scopes = claims.data.scope?.split(" ") ?? [];
   return { subject: claims.data.sub, admin: scopes.includes("admin") };
 }

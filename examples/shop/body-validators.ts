@@ -38,14 +38,21 @@ export function revalidated(options: RevalidatedOptions): Middleware {
   };
   // Reads only: 304 for a current copy, 412 for a failed If-Match or If-Unmodified-Since on a read.
   const reads = ["GET", "HEAD"];
+  const cacheControl = { description: `\`${options.cacheControl}\`.`, methods: reads };
   return describeMiddleware(middleware, {
     responses: {
-      304: { description: "Not Modified: the client's copy is current.", problem: false, methods: reads },
+      304: {
+        description: "Not Modified: the client's copy is current.",
+        problem: false,
+        methods: reads,
+        headers: { "Cache-Control": cacheControl },
+      },
       412: { description: "A precondition failed.", methods: reads },
     },
     successHeaders: {
       ETag: { description: "A strong tag of the body.", methods: reads },
       "Last-Modified": { description: "When this body was first served.", methods: reads },
+      "Cache-Control": cacheControl,
     },
   });
 }

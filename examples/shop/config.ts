@@ -51,9 +51,16 @@ const schedule = z
   .transform((value) => value.split(",").map(Number))
   .optional();
 
+// A count in decimal digits: Number() would read "" and " " as 0 (so `PORT=` listened on a random port), "0x10" as
+// 16 and "1e3" as 1000.
+const decimal = z
+  .string()
+  .regex(/^\d{1,10}$/, "must be written in decimal digits")
+  .transform(Number);
+
 const environmentSchema = z.object({
   NODE_ENV: z.string().default("development"),
-  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  PORT: decimal.pipe(z.number().max(65_535)).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
   SHOP_JWT_SECRET: z.string().min(32, "must be at least 32 characters (RFC 7518 §3.2)").optional(),
   SHOP_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
@@ -67,7 +74,7 @@ const environmentSchema = z.object({
   WEBHOOKS_ALLOW_INSECURE_URLS: flag,
   SHOP_WEBHOOK_RETRY_SCHEDULE: schedule,
   SHOP_WEBHOOK_PROXY: z.url({ protocol: /^https?$/, error: "an http:// or https:// proxy URL" }).optional(),
-  SHOP_BODY_LIMIT: z.coerce.number().int().min(1024).default(65_536),
+  SHOP_BODY_LIMIT: decimal.pipe(z.number().min(1024)).default(65_536),
 });
 
 /**

@@ -2,7 +2,9 @@
  * The statuses and headers the shop's handlers answer beyond what the router and the middleware declare
  * themselves: they go into `/openapi.json` through each operation's `responses`.
  */
+import type { DescribedHeader } from "rest-webhooks/http";
 import type { OperationResponse } from "rest-webhooks/routing";
+import { CACHING_HEADERS, LIST_CACHE_CONTROL_HEADER } from "./http-caching";
 import { OrderList } from "./schemas";
 
 type Declared = Readonly<Record<number, OperationResponse>>;
@@ -20,22 +22,47 @@ export const CONDITIONAL_WRITE: Declared = {
   },
 };
 
+/**
+ * A create whose 201 carries the new record's validators (`cachingHeaders`): the ETag a client sends back in If-Match.
+ */
+export const CREATED: Declared = { 201: { headers: CACHING_HEADERS } };
+
+/**
+ * A PUT or PATCH: its 200 carries the record's new validators (`cachingHeaders`), as a create's 201 does, and a stale
+ * If-Match is a 412 ({@link CONDITIONAL_WRITE}).
+ */
+export const REPLACED: Declared = { 200: { headers: CACHING_HEADERS }, ...CONDITIONAL_WRITE };
+
 /** An order change the order's state forbids. */
 export const ORDER_CONFLICT: Declared = {
   409: { description: "The change is not allowed from the order's status (invalid_transition, order_not_editable)." },
 };
 
-/** A page of orders, with the next page's link (RFC 8288). */
+const LINK: DescribedHeader = {
+  description:
+    'RFC 8288: `<…>; rel="next"`, present exactly when there is a next page. The target keeps the filter and ' +
+    "`limit` and carries the cursor; it is a path, resolved against the request's URL.",
+};
+
+/**
+ * A page of orders, with the next page's link (RFC 8288). Its 304 repeats the Link and Cache-Control the 200 would
+ * send (RFC 9110 §15.4.5; a 304 refreshes the stored fields, RFC 9111 §4.3.4).
+ */
 export const ORDER_PAGE: Declared = {
   200: {
     description: "A page of orders, oldest first.",
     schema: OrderList,
-    headers: {
-      Link: {
-        description:
-          'RFC 8288: `<…>; rel="next"`, present exactly when there is a next page. The target keeps the filter and ' +
-          "`limit` and carries the cursor; it is a path, resolved against the request's URL.",
-      },
-    },
+    headers: { Link: LINK, "Cache-Control": LIST_CACHE_CONTROL_HEADER },
   },
+  304: { headers: { Link: LINK, "Cache-Control": LIST_CACHE_CONTROL_HEADER } },
+};
+
+const VARY: DescribedHeader = {
+  description: "`authorization`: one URL answers each token its own list (RFC 9110 §12.5.5).",
+};
+
+/** `GET /orders`: a page like {@link ORDER_PAGE}, whose 200 and 304 also carry `Vary: authorization`. */
+export const ORDER_COLLECTION_PAGE: Declared = {
+  200: { ...ORDER_PAGE[200], headers: { ...ORDER_PAGE[200]?.headers, Vary: VARY } },
+  304: { headers: { ...ORDER_PAGE[304]?.headers, Vary: VARY } },
 };

@@ -101,6 +101,9 @@ const CACHE_CONTROL_HEADER: DescribedHeader = {
   description: "`private, no-cache`: only the client stores it, and revalidates it.",
 };
 
+/** {@link LIST_CACHE_CONTROL} as an OpenAPI response header. */
+export const LIST_CACHE_CONTROL_HEADER: DescribedHeader = CACHE_CONTROL_HEADER;
+
 /**
  * The headers {@link cachingHeaders} sends, as OpenAPI response headers: for the `responses` of an operation that
  * answers with them (a create's 201, a replace's 200).

@@ -13,7 +13,24 @@ if (!loaded.ok) {
   process.exit(1);
 }
 const { shop: config, server: serverConfig } = loaded;
-const shop = await createShop(config, { log: (line) => console.log(`shop: ${line}`) });
+
+/** Where the storage lives, as the start lines say it; a server URL without its password. */
+function storageName(storage: typeof config.storage): string {
+  if (storage.kind === "pglite") return `pglite, data in ${resolve(storage.dataDir)}`;
+  if (storage.kind === "memory") return "memory: lost on restart";
+  const url = new URL(storage.url);
+  if (url.password !== "") url.password = "***";
+  return `postgres at ${url.host}${url.pathname}, schema ${storage.schema}`;
+}
+
+// A storage that cannot be opened (a server that refuses, a missing database, a data directory another process holds)
+// is a setup problem, said in one line like a busy port, not a stack trace.
+const shop = await createShop(config, { log: (line) => console.log(`shop: ${line}`) }).catch((error: unknown) => {
+  const { message, code } = error as { message?: unknown; code?: unknown };
+  const why = typeof message === "string" && message !== "" ? message : String(code ?? error);
+  console.error(`shop: cannot open the storage (${storageName(config.storage)}): ${why}`);
+  process.exit(1);
+});
 const server = await listen(shop.handler, { ...serverConfig, bodyLimit: config.bodyLimit }).catch(async (error) => {
   await shop.close(); // releases the data directory
   const code = (error as { code?: unknown }).code;

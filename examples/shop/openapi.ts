@@ -19,6 +19,8 @@ export function describeShop(router: Router): OpenApiDocument {
   return document;
 }
 
+const CACHE_CONTROL = { description: "`public, max-age=300`." };
+
 /** The description, once: its bytes, validators and when it was generated. */
 interface Described {
   body: string;
@@ -57,8 +59,12 @@ export function declareOpenApi(router: Router, now: () => number): void {
       name: "openapi",
       summary: "This API's OpenAPI 3.1 description",
       use: [conditional({ now })],
-      // Merged over the router's 200; conditional() adds ETag and Last-Modified.
-      responses: { 200: { headers: { "Cache-Control": { description: "`public, max-age=300`." } } } },
+      // Merged over the router's 200 and conditional()'s 304, which add ETag and Last-Modified; the 304 repeats the
+      // 200's Cache-Control (RFC 9110 §15.4.5).
+      responses: {
+        200: { headers: { "Cache-Control": CACHE_CONTROL } },
+        304: { headers: { "Cache-Control": CACHE_CONTROL } },
+      },
     },
     serve,
   );

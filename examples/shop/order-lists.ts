@@ -4,7 +4,7 @@ import type { Router } from "rest-webhooks/routing";
 import type { z } from "zod";
 import { authenticate, principalOf } from "./auth";
 import type { ShopContext } from "./context";
-import { ORDER_PAGE } from "./declared-responses";
+import { ORDER_COLLECTION_PAGE } from "./declared-responses";
 import { LIST_CACHE_CONTROL, pageEtag } from "./http-caching";
 import { cutPage, decodeCursor, nextLink } from "./pagination";
 import { orderJson } from "./representations";
@@ -67,7 +67,7 @@ export function declareOrderCollection(router: Router, ctx: ShopContext): void {
       name: "orders.list",
       query: OrderListQuery,
       response: OrderList,
-      responses: ORDER_PAGE,
+      responses: ORDER_COLLECTION_PAGE,
       summary: "List orders: every user's for an admin, else the caller's own (cursor pagination, filter by status)",
       tags: ["orders"],
       use: [authenticate(ctx.verify), ctx.conditionalList],

@@ -2,7 +2,14 @@ import { HttpProblem, type HttpRequest, json } from "rest-webhooks/http";
 import type { ResourceBuilder } from "rest-webhooks/routing";
 import type { z } from "zod";
 import { notFound, type ShopContext } from "./context";
-import { CONDITIONAL_READ, CONDITIONAL_WRITE, ORDER_CONFLICT, ORDER_PAGE } from "./declared-responses";
+import {
+  CONDITIONAL_READ,
+  CONDITIONAL_WRITE,
+  CREATED,
+  ORDER_CONFLICT,
+  ORDER_PAGE,
+  REPLACED,
+} from "./declared-responses";
 import { orderChangeType, orderEvent } from "./events";
 import {
   assertPreconditions,
@@ -96,6 +103,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: UserParams,
       body: OrderCreate,
       response: Order,
+      responses: CREATED,
       summary: "Place an order (Idempotency-Key supported; the total is computed)",
       use: [ctx.idempotent],
     },
@@ -142,7 +150,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: OrderParams,
       body: OrderState,
       response: Order,
-      responses: { ...CONDITIONAL_WRITE, ...ORDER_CONFLICT },
+      responses: { ...REPLACED, ...ORDER_CONFLICT },
       use: [conditionalWriteDescribed],
       summary: "Replace an order's status and items (transitions enforced; If-Match honoured)",
     },
@@ -154,7 +162,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: OrderParams,
       body: OrderState,
       response: Order,
-      responses: { ...CONDITIONAL_WRITE, ...ORDER_CONFLICT },
+      responses: { ...REPLACED, ...ORDER_CONFLICT },
       use: [conditionalWriteDescribed],
       summary: "Update an order with a JSON Merge Patch (transitions enforced; If-Match honoured)",
     },
@@ -172,7 +180,8 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
     ({ params, request }) =>
       ctx.write(request, async (tx) => {
         const current = await tx.getOrder(params.user_id, params.order_id);
-        if (current === undefined) return false;
+        // The problem every other method answers for a missing order: a repeated DELETE gets the GET's 404 and code.
+        if (current === undefined) throw notFound("order", params.order_id);
         const now = ctx.now();
         assertPreconditions(request, current, now);
         await tx.deleteOrder(params.user_id, params.order_id);

@@ -2,7 +2,7 @@ import { json } from "rest-webhooks/http";
 import { type Router, routeOf } from "rest-webhooks/routing";
 import { type Authorize, authenticate, forbidden, mayAccessUser } from "./auth";
 import { notFound, type ShopContext } from "./context";
-import { CONDITIONAL_READ, CONDITIONAL_WRITE } from "./declared-responses";
+import { CONDITIONAL_READ, CREATED, REPLACED } from "./declared-responses";
 import { userEvent } from "./events";
 import {
   assertPreconditions,
@@ -34,7 +34,7 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
     users.use(authenticate(ctx.verify, authorizeUser), ctx.requestScope);
 
     users.create(
-      { body: UserInput, response: User, summary: "Create a user (admin)", use: [ctx.idempotent] },
+      { body: UserInput, response: User, responses: CREATED, summary: "Create a user (admin)", use: [ctx.idempotent] },
       async ({ body, created, request }) => {
         const now = ctx.now();
         const user: UserRecord = {
@@ -74,7 +74,7 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
         params: UserParams,
         body: UserInput,
         response: User,
-        responses: CONDITIONAL_WRITE,
+        responses: REPLACED,
         use: [conditionalWriteDescribed],
         summary: "Replace a user's name and tier",
       },

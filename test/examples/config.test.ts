@@ -50,6 +50,18 @@ describe("loadConfig", () => {
     expect(failing({ PORT: "70000" })).toEqual(["PORT"]);
   });
 
+  // Regression: Number() read an empty PORT as 0, a random port, and "0x10" as port 16.
+  it("takes PORT and SHOP_BODY_LIMIT in decimal digits only, not what Number() would make of them", () => {
+    for (const value of ["", " ", "0x10", "1e3", "+80", "80.0", "-1"]) {
+      expect(failing({ PORT: value }), JSON.stringify(value)).toEqual(["PORT"]);
+      expect(failing({ SHOP_BODY_LIMIT: value.replace("80", "2048") }), JSON.stringify(value)).toEqual([
+        "SHOP_BODY_LIMIT",
+      ]);
+    }
+    expect(loaded({ SHOP_BODY_LIMIT: "2048" }).shop.bodyLimit).toBe(2048);
+    expect(failing({ SHOP_BODY_LIMIT: "1023" })).toEqual(["SHOP_BODY_LIMIT"]);
+  });
+
   it("generates SHOP_API_KEY and SHOP_JWT_SECRET in development when unset, and says so", () => {
     const first = loaded({});
     expect(first.generated.sort()).toEqual(["SHOP_API_KEY", "SHOP_JWT_SECRET"]);
@@ -238,6 +250,21 @@ describe("npm start (examples/shop/main.ts)", () => {
     } finally {
       busy.close();
     }
+  }, 60_000);
+
+  it("when the storage cannot be opened, says which and why in one line, without the password, and exits 1", async () => {
+    // A port nothing listens on: the PostgreSQL server refuses the connection (regression: a stack trace).
+    const closed = createServer().listen(0, "127.0.0.1");
+    await new Promise((resolve) => closed.once("listening", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const { output, exited } = run({ PORT: "0", DATABASE_URL: `postgres://shop:s3cret@127.0.0.1:${port}/shop` });
+    expect(await exited).toBe(1);
+    expect(output.stderr).toContain(`shop: cannot open the storage (postgres at 127.0.0.1:${port}/shop, schema shop)`);
+    expect(output.stderr).toContain("ECONNREFUSED");
+    expect(output.stderr).not.toContain("s3cret");
+    expect(output.stderr).not.toMatch(/\n\s+at /); // no stack
+    expect(output.stdout).not.toContain("listening on");
   }, 60_000);
 
   it("exits with status 1 and names the missing secrets in production", async () => {

@@ -89,6 +89,11 @@ export interface RunningShop {
    * test that the OpenAPI document declares each of them.
    */
   readonly statuses: ReadonlyMap<string, ReadonlySet<number>>;
+  /**
+   * The header fields the shop sent, by operation and status (`"users.orders.create 201"`): for the contract test
+   * that the OpenAPI document declares them.
+   */
+  readonly headersSent: ReadonlyMap<string, ReadonlySet<string>>;
   close(): Promise<void>;
 }
 
@@ -98,11 +103,17 @@ export async function startShop(storage: ShopStorage, overrides: Partial<ShopCon
   const config = testConfig({ now: () => Date.now() + skew, ...overrides });
   const shop = await createShop(config, { storage });
   const statuses = new Map<string, Set<number>>();
+  const headersSent = new Map<string, Set<string>>();
   // Records the route each answer came from (the router attaches the match to the request).
   const recording: Handler = async (request) => {
     const response = await shop.handler(request);
     const name = routeOf(request)?.route.name;
-    if (name !== undefined) (statuses.get(name) ?? statuses.set(name, new Set()).get(name))?.add(response.status);
+    if (name !== undefined) {
+      (statuses.get(name) ?? statuses.set(name, new Set()).get(name))?.add(response.status);
+      const key = `${name} ${response.status}`;
+      const sent = headersSent.get(key) ?? headersSent.set(key, new Set()).get(key);
+      for (const field of Object.keys(response.headers)) sent?.add(field.toLowerCase());
+    }
     return response;
   };
   const server = await listen(recording, { port: 0, host: "127.0.0.1", bodyLimit: config.bodyLimit });
@@ -118,6 +129,7 @@ export async function startShop(storage: ShopStorage, overrides: Partial<ShopCon
       skew += ms;
     },
     statuses,
+    headersSent,
     async close() {
       await server.close();
       await shop.close();

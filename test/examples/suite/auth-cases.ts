@@ -67,6 +67,22 @@ export function authCases(shop: () => RunningShop): void {
     });
   }
 
+  it("answers 401 invalid_token for a sub no user id can be (regression: a NUL in sub was a 500 on PostgreSQL)", async () => {
+    for (const sub of ["usr_\u0000", "usr_\ud800", "\udc00usr"]) {
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject(sub)
+        .setExpirationTime("1h")
+        .sign(secretKey(shop()));
+      for (const path of ["/orders", `/users/${encodeURIComponent("usr_\ufffd")}`]) {
+        const reply = await shop().api("GET", path, { token });
+        expect(reply.status, `${JSON.stringify(sub)} ${path}`).toBe(401);
+        expect(reply.headers.get("www-authenticate")).toMatch(/^Bearer realm="shop", error="invalid_token"/);
+        expect(reply.json().code).toBe("invalid_token");
+      }
+    }
+  });
+
   it("answers 401 for another authentication scheme", async () => {
     const reply = await shop().api("GET", "/users/usr_any", { headers: { authorization: "Basic YWRtaW46YWRtaW4=" } });
     expect(reply.status).toBe(401);

@@ -3,6 +3,7 @@ import {
   badRequestTarget,
   bodyConsumed,
   bodyLimitOf,
+  bodyReadFailed,
   bodyTooLarge,
   contentLength,
   type ReadRequestResult,
@@ -63,15 +64,6 @@ function consumedCause(request: Request): TypeError {
       "the body readers cannot see them. Hand the adapter the untouched Request (in Hono, c.req.raw without " +
       "calling c.req.json() or a validator first), or a clone made before the body was read (request.clone()).",
   );
-}
-
-function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
-  return new HttpProblem({
-    status: 400,
-    code: "body_read_failed",
-    detail: "The request body could not be read.",
-    cause,
-  });
 }
 
 function clientGone(signal: AbortSignal): Error {

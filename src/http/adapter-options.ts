@@ -74,6 +74,20 @@ export function bodyConsumed(cause: Error): HttpProblem<HttpProblemCode> {
   });
 }
 
+/**
+ * The 400 problem for a request body the adapter could not read to its end: the stream failed, or the client went
+ * away before it ended. Every adapter answers it the same; `cause` (for `onError`, never serialised) says which.
+ * @param cause what ended the reading.
+ */
+export function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 400,
+    code: "body_read_failed",
+    detail: "The request body could not be read.",
+    cause,
+  });
+}
+
 /** The 400 problem for a request target the adapter cannot parse. */
 export function badRequestTarget(detail: string): HttpProblem<HttpProblemCode> {
   return new HttpProblem({ status: 400, code: "bad_request_target", detail });

@@ -4,6 +4,7 @@ import {
   badRequestTarget,
   bodyConsumed,
   bodyLimitOf,
+  bodyReadFailed,
   bodyTooLarge,
   contentLength,
   type ReadRequestResult,
@@ -131,15 +132,6 @@ export class NodeRequest implements HttpRequest {
     }
     return this.#signal;
   }
-}
-
-function bodyReadFailed(cause: unknown): HttpProblem<HttpProblemCode> {
-  return new HttpProblem({
-    status: 400,
-    code: "body_read_failed",
-    detail: "The request body could not be read.",
-    cause,
-  });
 }
 
 /** A body read to its end: the bytes, or the 413/400/501/500 problem that ended the reading. */

@@ -71,6 +71,24 @@ describe("rest-webhooks listen", () => {
   });
 });
 
+/** `listen --scheme stripe` on a free port, forwarding to `to`: the running CLI and the URL it listens at. */
+async function listenForwardingTo(to: string, secret: string): Promise<{ listening: RunningCli; url: string }> {
+  const listening = startCli([
+    "listen",
+    "--port",
+    "0",
+    "--scheme",
+    "stripe",
+    "--secret",
+    secret,
+    "--forward-to",
+    to,
+    "--json",
+  ]);
+  const url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
+  return { listening, url };
+}
+
 describe("rest-webhooks listen --scheme stripe --forward-to a URL that redirects", () => {
   const secret = "whsec_test_listen";
   const forwarded: string[] = [];
@@ -85,19 +103,7 @@ describe("rest-webhooks listen --scheme stripe --forward-to a URL that redirects
   beforeAll(async () => {
     await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
     const to = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hooks`;
-    listening = startCli([
-      "listen",
-      "--port",
-      "0",
-      "--scheme",
-      "stripe",
-      "--secret",
-      secret,
-      "--forward-to",
-      to,
-      "--json",
-    ]);
-    url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
+    ({ listening, url } = await listenForwardingTo(to, secret));
   });
   afterAll(async () => {
     await listening?.stop();
@@ -142,19 +148,7 @@ describe("rest-webhooks listen --forward-to a URL that never answers", () => {
   beforeAll(async () => {
     await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
     const to = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`;
-    listening = startCli([
-      "listen",
-      "--port",
-      "0",
-      "--scheme",
-      "stripe",
-      "--secret",
-      secret,
-      "--forward-to",
-      to,
-      "--json",
-    ]);
-    url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
+    ({ listening, url } = await listenForwardingTo(to, secret));
   });
   afterAll(() => {
     hanging.close();

@@ -24,6 +24,7 @@ import {
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
 import { receivesFor } from "../tenant";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
+import { sortedPlace } from "./sorted-place";
 
 /** Options of {@link createMemoryDeliveryQueue}. */
 export interface MemoryDeliveryQueueOptions {
@@ -98,14 +99,7 @@ function createdBefore(a: Entry, b: Entry): boolean {
 
 // Where `entry` is, or goes, in its endpoint's list: the first place not created before it.
 function positionOf(deliveries: readonly Entry[], entry: Entry): number {
-  let low = 0;
-  let high = deliveries.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (createdBefore(deliveries[middle] as Entry, entry)) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+  return sortedPlace(deliveries, entry, createdBefore);
 }
 
 // Kept in creation order: appended when published in it (the usual case), else inserted at its place.

@@ -3,6 +3,7 @@ import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
 import { subscribesTo } from "../event-type";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
+import { sortedPlace } from "./sorted-place";
 
 /** Event types whose subscribers are kept at once, per tenant (cleared whole when full). */
 const MAX_CACHED_TYPES = 1_024;
@@ -56,16 +57,8 @@ export function createMemoryEndpointStore(): EndpointStore {
     a.createdAt < b.createdAt ||
     (a.createdAt === b.createdAt && (storedAt.get(a.id) as number) < (storedAt.get(b.id) as number));
   // Where `endpoint` is, or goes, in a list in that order: the first place not created before it.
-  const placeOf = (list: readonly WebhookEndpoint[], endpoint: WebhookEndpoint): number => {
-    let low = 0;
-    let high = list.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (createdBefore(list[middle] as WebhookEndpoint, endpoint)) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  };
+  const placeOf = (list: readonly WebhookEndpoint[], endpoint: WebhookEndpoint): number =>
+    sortedPlace(list, endpoint, createdBefore);
   // Where an endpoint of `list` is: at its place (its id and creation time never change).
   const indexIn = (list: readonly WebhookEndpoint[], endpoint: WebhookEndpoint): number => {
     const at = placeOf(list, endpoint);

@@ -2,38 +2,48 @@ import { describe, expect, it } from "vitest";
 import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
 import { ClaimPump } from "../../../../src/webhooks/delivery/node/claim-pump";
 
+const NOW = 1_700_000_000_000;
+
+/**
+ * Runs a pump for `forMs` over a queue whose claims find nothing and whose next due time is `nextDue`, and answers
+ * how many claims it made.
+ */
+async function claimsOf(nextDue: number | undefined, pollMs: number, forMs: number): Promise<number> {
+  let claims = 0;
+  const queue = {
+    claim: async () => {
+      claims++;
+      return [];
+    },
+    nextDueAt: async () => nextDue,
+  } as unknown as DeliveryQueue;
+  let running = true;
+  const pump = new ClaimPump({
+    queue,
+    now: () => NOW,
+    leaseMs: 60_000,
+    pollMs,
+    running: () => running,
+    held: () => 0,
+    wants: () => true,
+    request: () => ({ limit: 10 }),
+    claimed: () => {},
+    admit: () => {},
+    onError: (error) => {
+      throw error;
+    },
+  });
+  pump.kick(true);
+  await new Promise((resolve) => setTimeout(resolve, forMs));
+  running = false;
+  pump.stop();
+  return claims;
+}
+
 describe("claim pump", () => {
   it("pauses between claims that find nothing while the queue reports a delivery overdue (regression: a busy loop of claims)", async () => {
-    let claims = 0;
-    const now = 1_700_000_000_000;
     // A queue whose claim and nextDueAt disagree: the due delivery is locked elsewhere, or past the claim's walk.
-    const queue = {
-      claim: async () => {
-        claims++;
-        return [];
-      },
-      nextDueAt: async () => now - 1_000,
-    } as unknown as DeliveryQueue;
-    let running = true;
-    const pump = new ClaimPump({
-      queue,
-      now: () => now,
-      leaseMs: 60_000,
-      pollMs: 1_000,
-      running: () => running,
-      held: () => 0,
-      wants: () => true,
-      request: () => ({ limit: 10 }),
-      claimed: () => {},
-      admit: () => {},
-      onError: (error) => {
-        throw error;
-      },
-    });
-    pump.kick(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    running = false;
-    pump.stop();
+    const claims = await claimsOf(NOW - 1_000, 1_000, 200);
     // A pause of 10 ms: about 20 claims in 200 ms. At once each time, it was several hundred.
     expect(claims).toBeGreaterThan(1);
     expect(claims).toBeLessThanOrEqual(30);
@@ -41,34 +51,6 @@ describe("claim pump", () => {
 
   // Regression: past 2^31 - 1 ms a Node timer fires after 1 ms, so a very long poll interval polled every millisecond.
   it("waits a poll interval longer than a timer can wait (over 24.8 days) without claiming meanwhile", async () => {
-    let claims = 0;
-    const queue = {
-      claim: async () => {
-        claims++;
-        return [];
-      },
-      nextDueAt: async () => undefined,
-    } as unknown as DeliveryQueue;
-    let running = true;
-    const pump = new ClaimPump({
-      queue,
-      now: () => 1_700_000_000_000,
-      leaseMs: 60_000,
-      pollMs: 1e10,
-      running: () => running,
-      held: () => 0,
-      wants: () => true,
-      request: () => ({ limit: 10 }),
-      claimed: () => {},
-      admit: () => {},
-      onError: (error) => {
-        throw error;
-      },
-    });
-    pump.kick(true);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    running = false;
-    pump.stop();
-    expect(claims).toBe(1);
+    expect(await claimsOf(undefined, 1e10, 100)).toBe(1);
   });
 });

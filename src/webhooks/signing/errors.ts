@@ -46,7 +46,7 @@ const PUBLIC_DETAIL: Record<VerificationErrorCode, string> = {
   no_matching_signature: "No webhook signature matched.",
   body_not_raw: "The webhook could not be verified.",
   secret_invalid: "The webhook could not be verified.",
-  payload_invalid: "The webhook payload does not match the expected schema.",
+  payload_invalid: "The webhook payload is not JSON, or not the event this endpoint expects.",
 };
 
 /**

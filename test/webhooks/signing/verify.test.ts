@@ -521,4 +521,10 @@ describe("WebhookVerificationError", () => {
     expect(new WebhookVerificationError("missing_header", "x").status).toBe(400);
     expect(new WebhookVerificationError("payload_invalid", "x").status).toBe(422);
   });
+
+  it("regression: a payload that is not JSON is not said to miss a schema nobody gave", () => {
+    const detail = new WebhookVerificationError("payload_invalid", "x").toProblem().toJSON().detail;
+    expect(detail).toContain("not JSON");
+    expect(detail).not.toContain("schema");
+  });
 });

@@ -1,4 +1,7 @@
-/** Deno: `deno run -A examples/frameworks/deno.ts` serves the Fetch app with Deno.serve. */
+/**
+ * Deno: `deno run -A examples/frameworks/deno.ts` serves the Fetch app with Deno.serve. In this repository, run
+ * `npm run build` first: Deno resolves `rest-webhooks/*` through package.json's exports, to dist/.
+ */
 import { createMemoryInbox } from "rest-webhooks/webhooks/consumer/memory";
 import { createFetchApp } from "./fetch-app";
 

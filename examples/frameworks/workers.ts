@@ -30,3 +30,5 @@ export function createWorker(inbox: Pick<Inbox, "add">) {
     },
   };
 }
+
+// export default createWorker(inbox); // the Worker module: workerd calls its fetch(request, env, ctx)

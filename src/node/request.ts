@@ -13,7 +13,7 @@ import { parseQuery } from "../http/body";
 import { removeDotSegments } from "../http/dot-segments";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
-import { RECEIVED_TARGET } from "../http/received-target";
+import { MOUNT_POINT, RECEIVED_TARGET } from "../http/received-target";
 import { isAuthority, splitAbsoluteTarget } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
@@ -114,6 +114,12 @@ export class NodeRequest implements HttpRequest {
   get [RECEIVED_TARGET](): string | undefined {
     const original: unknown = (this.#req as IncomingMessage & { originalUrl?: unknown }).originalUrl;
     return typeof original === "string" && original !== this.#req.url ? receivedTargetOf(original) : undefined;
+  }
+
+  // A getter on the prototype: Express's `baseUrl`, the path of the `app.use(path, ...)` the router is mounted under.
+  get [MOUNT_POINT](): string | undefined {
+    const base: unknown = (this.#req as IncomingMessage & { baseUrl?: unknown }).baseUrl;
+    return typeof base === "string" && base !== "" ? base : undefined;
   }
 
   // A getter: reading the peer address asks the OS, and most handlers never need it.

@@ -6,6 +6,7 @@ import { empty, type Handler, type HttpRequest, type HttpResponse, json, type Re
 import { definesRequestContent } from "../http/methods";
 import { HttpProblem } from "../http/problem";
 import { queryProblem } from "../http/query-check";
+import { mountPointOf } from "../http/received-target";
 import { validationProblem } from "../http/validation";
 import { positiveInteger } from "../options/number-option";
 import { RoutingError } from "./errors";
@@ -235,7 +236,8 @@ export function operationHandler(setup: OperationSetup): Handler {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {
         const base = fillCollection(raw);
         // An id "." or ".." would be a dot segment, which the client removes (RFC 3986 §5.2.4): encoded as url() does.
-        const location = `${base === "/" ? "" : base}/${dotless(encodeURIComponent(id))}`;
+        // Behind a framework's mount (Express `app.use("/api", ...)`), the location begins with the mount's path.
+        const location = `${mountPointOf(request)}${base === "/" ? "" : base}/${dotless(encodeURIComponent(id))}`;
         // RFC 9110 §15.3.2 / §8.7: a 201 names the new resource; with its representation as the body,
         // Content-Location says the body is that resource's current state.
         const out = withLocation(headers, location, body !== undefined);

@@ -1,6 +1,7 @@
 import { isToken } from "../http/media-type";
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isHttpProblem, problem } from "../http/problem";
+import { mountPointOf } from "../http/received-target";
 import { utf8Length } from "../http/utf8-length";
 import { RoutingError } from "./errors";
 import type { MatchResult } from "./match-result";
@@ -216,7 +217,9 @@ export class Router {
         }
         case "redirect": {
           // RFC 9110 §15.4.9: 308 keeps the method and body.
-          const location = request.search === "" ? result.location : `${result.location}?${request.search}`;
+          // Inside a framework's mount, the redirect stays inside it.
+          const target = `${mountPointOf(request)}${result.location}`;
+          const location = request.search === "" ? target : `${target}?${request.search}`;
           return { status: 308, headers: { location }, body: null };
         }
         case "bad_path":

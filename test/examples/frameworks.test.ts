@@ -41,6 +41,8 @@ describe.each(Object.entries(starts))("the %s example", (name, start) => {
       headers: { "content-type": "application/json" },
     });
     expect(created.status).toBe(201);
+    // Mounted at the root with the full paths declared, so the Location the router builds is the client's.
+    expect(created.headers.get("location")).toBe("/api/items/1");
     expect(await (await fetch(`${base}/api/items/1`)).json()).toStrictEqual({ id: "1", name: "kettle" });
     expect((await fetch(`${base}/api/items/2`)).status).toBe(404);
     expect((await fetch(`${base}/api/items`, { method: "DELETE" })).headers.get("allow")).toContain("POST");

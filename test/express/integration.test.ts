@@ -108,6 +108,32 @@ describe("rest-webhooks/express", () => {
       expect(onError).not.toHaveBeenCalled();
     });
 
+    describe("regression: behind app.use(path, ...), the router's own locations left the mount", () => {
+      const mounted = () =>
+        createRouter({ trailingSlash: "redirect" }).resource("/items/{item_id}", (items) => {
+          items.create({}, ({ created }) => created("i1"));
+          items.list({}, () => json(200, []));
+        });
+
+      it("gives a create's Location and a slash redirect the mount's path", async () => {
+        const base = await listen(express().use("/api", adapt(mounted())));
+        const create = await fetch(`${base}/api/items`, { method: "POST" });
+        expect(create.status).toBe(201);
+        expect(create.headers.get("location")).toBe("/api/items/i1");
+        const slash = await fetch(`${base}/api/items/?x=1`, { redirect: "manual" });
+        expect(slash.status).toBe(308);
+        expect(slash.headers.get("location")).toBe("/api/items?x=1");
+      });
+
+      it("follows a parameterized mount as the client sent it, and none at the root", async () => {
+        const base = await listen(express().use("/t/:tenant", adapt(mounted())).use(adapt(mounted())));
+        const tenant = await fetch(`${base}/t/acme/items`, { method: "POST" });
+        expect(tenant.headers.get("location")).toBe("/t/acme/items/i1");
+        const root = await fetch(`${base}/items`, { method: "POST" });
+        expect(root.headers.get("location")).toBe("/items/i1");
+      });
+    });
+
     describe("regression: a Content-Encoding: gzip body behind express.raw() is never handed on decoded", () => {
       const sent = gzipSync("hello");
       const post = (base: string) =>

@@ -20,7 +20,10 @@ type RouteHandler = (
 ) => Promise<Response> | Response;
 type RouteModule = Partial<Record<string, RouteHandler>>;
 
-/** What Next.js does with a route module for one request. */
+/**
+ * What Next.js does with a route module for one request: a method the module does not export gets a bare 405,
+ * without Allow (Next.js's `handleMethodNotAllowedResponse`, `new Response(null, { status: 405 })`).
+ */
 function nextServe(module: RouteModule): (request: Request) => Promise<Response> {
   return async (request) => {
     const handler = module[request.method];
@@ -70,7 +73,6 @@ describe("the Next.js example", () => {
     const headers = sign({ id: "msg_next", timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
     const response = await serve(new Request("http://localhost/webhooks", { method: "POST", body, headers }));
     expect(response.status).toBe(202);
-    expect((await serve(new Request("http://localhost/webhooks"))).status).toBe(405); // no GET export
     const handled: unknown[] = [];
     await createWebhookProcessor({ inbox })
       .on("order.*", ({ event }) => {
@@ -78,5 +80,15 @@ describe("the Next.js example", () => {
       })
       .processDue();
     expect(handled).toStrictEqual([{ type: "order.shipped", data: { order: "msg_next" } }]);
+  });
+
+  it("regression: answers another method on /webhooks 405 with Allow: POST as a problem (RFC 9110 §15.5.6), not Next's bare 405", async () => {
+    const serve = nextServe(webhooksRoute as unknown as RouteModule);
+    for (const method of ["GET", "PUT"]) {
+      const response = await serve(new Request("http://localhost/webhooks", { method }));
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toContain("POST");
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+    }
   });
 });

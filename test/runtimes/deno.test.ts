@@ -1,9 +1,11 @@
 /** The Fetch adapter's contract and a signed webhook round trip, on Deno (vitest itself run by Deno). */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { run, runtimeBinary } from "../support/runtimes";
+import { root, run, runtimeBinary } from "../support/runtimes";
+import { checkExampleServer } from "./serve-example";
 
 interface Report {
   numPassedTests: number;
@@ -31,6 +33,26 @@ describe("on Deno", () => {
       );
       expect(passed).toContain("on deno really runs on Bun or Deno");
       expect(passed).toContain("on deno delivers a signed webhook end to end over the runtime's own HTTP server");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("runs examples/frameworks/deno.ts as written: the API and a signed webhook over Deno.serve", {
+    timeout: 60_000,
+  }, async () => {
+    // `rest-webhooks/*` resolved to the sources, where a user's Deno resolves the installed package (and this
+    // repository's, after `npm run build`, dist/).
+    const dir = mkdtempSync(join(tmpdir(), "rest-webhooks-deno-"));
+    try {
+      const src = pathToFileURL(join(root, "src")).href;
+      const map = join(dir, "import-map.json");
+      writeFileSync(
+        map,
+        JSON.stringify({ imports: { "rest-webhooks": `${src}/index.ts`, "rest-webhooks/": `${src}/` } }),
+      );
+      const args = ["run", "-A", "--unstable-sloppy-imports", `--import-map=${map}`, "examples/frameworks/deno.ts"];
+      await checkExampleServer(runtimeBinary("deno"), args);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -54,7 +54,7 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
     unit: "{error}",
   });
 
-  function attempted({ delivery, attempt }: AttemptEvent): void {
+  function attempted({ delivery, attempt, target }: AttemptEvent): void {
     const outcome = delivery.state.status;
     const failed = attempt.errorKind !== null || attempt.status === null || !isSuccessStatus(attempt.status);
     // HTTP semantic conventions: error.type is the status code for an HTTP failure, else the error's kind.
@@ -74,10 +74,18 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
       delivery.traceparent === undefined
         ? context.active()
         : contextWithTraceparent(ROOT_CONTEXT, delivery.traceparent);
+    // HTTP client span: the method, server.address and server.port (required) are given at creation, for samplers;
+    // url.scheme too. url.full is left out on purpose: a webhook URL's path often holds a secret.
+    const attributes: Attributes = { [A.httpMethod]: "POST" };
+    if (target !== undefined) {
+      attributes[A.serverAddress] = target.host;
+      attributes[A.serverPort] = target.port;
+      attributes[A.urlScheme] = target.scheme;
+    }
     const span = startSpanQuietly(
       tracer,
       SPAN_NAMES.attempt,
-      { kind: SpanKind.CLIENT, startTime: attempt.startedAt },
+      { kind: SpanKind.CLIENT, startTime: attempt.startedAt, attributes },
       parent,
     );
     quietly(() => {
@@ -85,7 +93,6 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
       // HTTP semantic conventions: http.request.resend_count is set only on a resend (attempt 2 is resend 1).
       if (attempt.attempt > 1) span.setAttribute(A.httpResendCount, attempt.attempt - 1);
       span.setAttributes({
-        [A.httpMethod]: "POST",
         [A.endpointId]: delivery.endpointId,
         [A.deliveryId]: delivery.id,
         [A.eventType]: delivery.eventType,

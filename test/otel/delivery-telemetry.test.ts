@@ -33,11 +33,15 @@ function scriptedDispatcher(results: AttemptResult[]) {
   };
 }
 
-async function setup(results: AttemptResult[], also: (event: DeliveryWorkerEvent) => void = () => {}) {
+async function setup(
+  results: AttemptResult[],
+  also: (event: DeliveryWorkerEvent) => void = () => {},
+  { url = "https://receiver.example/hooks", propagateTraceContext = false } = {},
+) {
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints });
   const admin = createEndpointAdmin({ endpoints, queue, resolve: false });
-  const created = await admin.create({ url: "https://receiver.example/hooks", enabled_events: ["order.*"] });
+  const created = await admin.create({ url, enabled_events: ["order.*"] });
   if (!created.ok) throw new Error("endpoint not created");
   const dispatcher = scriptedDispatcher(results);
   const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
@@ -48,6 +52,7 @@ async function setup(results: AttemptResult[], also: (event: DeliveryWorkerEvent
     dispatcher,
     retry: scheduleBackoff([0, 0, 0], 0),
     endpointCacheMs: 0,
+    propagateTraceContext,
     onEvent: (event) => {
       events.push(event);
       telemetry(event);
@@ -145,6 +150,61 @@ describe("delivery telemetry", () => {
     expect(deliveries).toHaveLength(2);
     const durations = await otel.points(METRIC_NAMES.attemptDuration);
     expect(durations.reduce((sum, point) => sum + point.value, 0)).toBe(2);
+  });
+
+  it("regression: attempt spans carry server.address, server.port and url.scheme, never the URL's path", async () => {
+    const secret = "XXXXsecretXXXX";
+    const { queue, worker } = await setup([{ kind: "response", status: 503, durationMs: 1 }], () => {}, {
+      url: `https://hooks.receiver.example:8443/services/T000/B000/${secret}?token=${secret}`,
+    });
+    await queue.publish(createEvent({ type: "order.created", data: {} }));
+    worker.start();
+    await worker.drained();
+    await worker.stop();
+    const attempts = otel.spans().filter((span) => span.name === "POST");
+    // The retry is a span of its own, with the same server.
+    expect(attempts).toHaveLength(2);
+    for (const span of attempts) {
+      expect(span.attributes).toMatchObject({
+        [ATTRIBUTES.serverAddress]: "hooks.receiver.example",
+        [ATTRIBUTES.serverPort]: 8443,
+        [ATTRIBUTES.urlScheme]: "https",
+      });
+      expect(span.attributes).not.toHaveProperty(["url.full"]);
+      expect(JSON.stringify(span.attributes)).not.toContain(secret);
+    }
+  });
+
+  it("the default port of the scheme is the server.port of a URL without one", async () => {
+    const { queue, worker } = await setup([]);
+    await queue.publish(createEvent({ type: "order.created", data: {} }));
+    worker.start();
+    await worker.drained();
+    await worker.stop();
+    const [span] = otel.spans();
+    expect(span?.attributes).toMatchObject({
+      [ATTRIBUTES.serverAddress]: "receiver.example",
+      [ATTRIBUTES.serverPort]: 443,
+      [ATTRIBUTES.urlScheme]: "https",
+    });
+  });
+
+  it("propagateTraceContext sends the publish span's traceparent on every attempt, as documented", async () => {
+    const { queue, worker, dispatcher } = await setup([{ kind: "response", status: 503, durationMs: 1 }], () => {}, {
+      propagateTraceContext: true,
+    });
+    await tracedPublish(queue, { tracer: otel.tracer })(createEvent({ type: "order.created", data: {} }));
+    worker.start();
+    await worker.drained();
+    await worker.stop();
+    const [published] = otel.spans().filter((span) => span.name === "publish order.created");
+    const { traceId, spanId } = published?.spanContext() ?? { traceId: "", spanId: "" };
+    // The receiver's span is a child of the publish span, a sibling of the attempt span: that span's id is not known
+    // when the request goes out (it is made after the fact, and OpenTelemetry lets no caller choose a span's id).
+    expect(dispatcher.requests.map((request) => request.headers.traceparent)).toEqual([
+      `00-${traceId}-${spanId}-01`,
+      `00-${traceId}-${spanId}-01`,
+    ]);
   });
 
   it("stores the publish span's traceparent with every delivery, and a caller's own wins", async () => {

@@ -70,6 +70,35 @@ export function buildDeliveryRequest(
 }
 
 /**
+ * Where a request goes: the scheme, host and port of its URL, the parts the OpenTelemetry HTTP client conventions
+ * require on a client span (`url.scheme`, `server.address`, `server.port`). Never the path or query: a webhook URL's
+ * path often holds a secret (Slack-style `…/services/T0/B0/<token>`).
+ */
+export interface RequestTarget {
+  /** The URI scheme, without its colon: `https` or `http`. */
+  scheme: string;
+  /** The host as written in the URL (not resolved); an IPv6 address without its brackets. */
+  host: string;
+  /** The URL's port, else the scheme's default (443 for https, 80 for http). */
+  port: number;
+}
+
+// RFC 9110 §4.2.1, §4.2.2: a URI that names no port means the scheme's default.
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { "https:": 443, "http:": 80 };
+
+/** The {@link RequestTarget} of `url`, or `undefined` when it is no absolute http(s) URL (a row stored by hand). */
+export function requestTarget(url: string): RequestTarget | undefined {
+  if (!URL.canParse(url)) return undefined;
+  const parsed = new URL(url);
+  const defaultPort = DEFAULT_PORTS[parsed.protocol];
+  if (defaultPort === undefined) return undefined;
+  const port = parsed.port === "" ? defaultPort : Number(parsed.port);
+  // RFC 3986 §3.2.2: the brackets delimit an IP literal in a URI; they are not part of the address.
+  const host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname;
+  return { scheme: parsed.protocol.slice(0, -1), host, port };
+}
+
+/**
  * Whether a request built for `endpoint` at `builtAt` is the one building it at `now` would give: the same signed
  * second (Standard Webhooks signs `webhook-timestamp` in seconds) and no secret of the endpoint expiring in between.
  * So a worker may sign a delivery while it waits for its turn and send that signature.

@@ -31,7 +31,7 @@ export type {
   PublishOptions,
   PublishResult,
 } from "./delivery-queue";
-export type { DeliveryRequest } from "./delivery-request";
+export type { DeliveryRequest, RequestTarget } from "./delivery-request";
 export type { DisabledReason, EndpointSecret, WebhookEndpoint } from "./endpoint";
 export {
   type AdminResult,

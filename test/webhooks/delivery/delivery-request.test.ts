@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildDeliveryRequest, signedAsOf } from "../../../src/webhooks/delivery/delivery-request";
+import {
+  buildDeliveryRequest,
+  type RequestTarget,
+  requestTarget,
+  signedAsOf,
+} from "../../../src/webhooks/delivery/delivery-request";
 import type { EndpointSecret } from "../../../src/webhooks/delivery/endpoint";
 
 const SECRET_A = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -142,4 +147,26 @@ describe("buildDeliveryRequest with the endpoint's headers", () => {
       }),
     );
   });
+});
+
+describe("requestTarget (url.scheme, server.address, server.port of an attempt span)", () => {
+  const cases: [url: string, target: RequestTarget | undefined][] = [
+    // RFC 9110 §4.2.1, §4.2.2: no port means the scheme's default; the path (a secret, Slack-style) is never kept.
+    [
+      "https://hooks.slack.example/services/T000/B000/XXXXsecret",
+      { scheme: "https", host: "hooks.slack.example", port: 443 },
+    ],
+    ["http://127.0.0.1/hooks", { scheme: "http", host: "127.0.0.1", port: 80 }],
+    ["https://receiver.example:8443/h?token=secret", { scheme: "https", host: "receiver.example", port: 8443 }],
+    ["HTTPS://User:pw@Receiver.Example:443/h", { scheme: "https", host: "receiver.example", port: 443 }],
+    // RFC 3986 §3.2.2: the brackets are the URI's, not the address's.
+    ["https://[2606:4700::1111]:8080/h", { scheme: "https", host: "2606:4700::1111", port: 8080 }],
+    ["not a url", undefined],
+    ["ftp://files.example:21/h", undefined],
+  ];
+  for (const [url, target] of cases) {
+    it(`${url} → ${JSON.stringify(target)}`, () => {
+      expect(requestTarget(url)).toStrictEqual(target);
+    });
+  }
 });

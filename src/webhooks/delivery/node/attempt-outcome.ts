@@ -1,7 +1,7 @@
 import type { AttemptInput, AttemptResult } from "../attempt";
 import { circuitRecord } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
-import type { DeliveryRequest } from "../delivery-request";
+import { type DeliveryRequest, type RequestTarget, requestTarget } from "../delivery-request";
 import type { WebhookEndpoint } from "../endpoint";
 import { endpointHealthAfter } from "../endpoint-health";
 import { type Transition, transition } from "../state-machine";
@@ -67,6 +67,19 @@ export function decideOutcome(
   return { outgoing, result, next, finishedAt, stops, shared };
 }
 
+// Parsed once per endpoint as loaded (the worker reuses it while cached), not per attempt: bench/delivery/otel.ts.
+const targets = new WeakMap<WebhookEndpoint, Readonly<RequestTarget> | undefined>();
+
+/** Where requests signed for `endpoint` go (the request's URL is the endpoint's), for the `attempt` event. */
+function targetOf(endpoint: WebhookEndpoint): Readonly<RequestTarget> | undefined {
+  if (targets.has(endpoint)) return targets.get(endpoint);
+  const parsed = requestTarget(endpoint.url);
+  // Shared by every event of the endpoint: no listener may change what the next one sees.
+  const target = parsed === undefined ? undefined : Object.freeze(parsed);
+  targets.set(endpoint, target);
+  return target;
+}
+
 /**
  * Stores a decided outcome: the delivery's new state and its log line, then the state machine's effects (disable the
  * endpoint, notify) and the endpoint's health (disabled after failing for `disableAfterMs` without a success).
@@ -94,7 +107,9 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
     }
     // Built once for the attempt event and the notification, and only when someone listens.
     const delivery = settings.listener === undefined ? undefined : { ...claim, state: next.state };
-    if (delivery !== undefined) emit(settings, { type: "attempt", delivery, attempt });
+    if (delivery !== undefined) {
+      emit(settings, { type: "attempt", delivery, attempt, target: targetOf(outgoing.endpoint) });
+    }
     for (const effect of next.effects) {
       if (effect.type === "disable_endpoint") {
         if (await lines.disable(line, effect.reason, finishedAt)) {

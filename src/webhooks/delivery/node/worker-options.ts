@@ -7,6 +7,7 @@ import type { CircuitBoard } from "../circuit-board";
 import { type CircuitConfig, defaultCircuitConfig } from "../circuit-breaker";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryQueue, DeliveryRecord } from "../delivery-queue";
+import type { RequestTarget } from "../delivery-request";
 import type { DisabledReason } from "../endpoint";
 import type { EndpointStore } from "../endpoint-store";
 import { type DeliveryConfig, defaultDeliveryConfig } from "../state-machine";
@@ -20,8 +21,12 @@ export type DeliveryWorkerEvent =
       attempt?: AttemptInput | undefined;
     }
   | { type: "endpoint.disabled"; endpointId: string; reason: DisabledReason }
-  /** Every stored attempt (its log line, less the id the queue gave it), whatever the outcome: for tracing, metrics. */
-  | { type: "attempt"; delivery: DeliveryRecord; attempt: AttemptInput }
+  /**
+   * Every stored attempt (its log line, less the id the queue gave it), whatever the outcome: for tracing, metrics.
+   * `target` is where it was sent (scheme, host, port; never the path, which may hold a secret), absent when the
+   * endpoint's URL does not parse.
+   */
+  | { type: "attempt"; delivery: DeliveryRecord; attempt: AttemptInput; target?: Readonly<RequestTarget> | undefined }
   /** An endpoint's circuit changed status after an attempt's outcome. */
   | { type: "circuit"; endpointId: string; status: "open" | "half_open" | "closed" }
   | { type: "error"; error: unknown };

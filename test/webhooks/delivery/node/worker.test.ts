@@ -132,6 +132,16 @@ describe("delivery worker", () => {
     }
   });
 
+  it("tells the listener where each attempt went: scheme, host and port, not the path", async () => {
+    const { server, queue, worker, events } = await setup((_req, res) => res.end("ok"));
+    await queue.publish(createEvent({ type: "order.created", data: {} }));
+    await worker.drained();
+    const port = Number(new URL(server.url).port);
+    const attempts = events.filter((e) => e.type === "attempt");
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]?.target).toStrictEqual({ scheme: "http", host: "127.0.0.1", port });
+  });
+
   // Regression: undici refuses a header value with CR, LF or NUL, so a value stored by hand failed every attempt with a
   // TypeError, attempts never counted, and the delivery was claimed again after each lease, for ever.
   it("delivers to an endpoint whose stored headers hold a value the HTTP client refuses, without that field", async () => {

@@ -53,29 +53,41 @@ async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
 
 /**
  * Applies the migrations not yet recorded in their schema's `rest_webhooks_migrations` table, in order, in one
- * transaction under an advisory lock: safe to call at every start, from several processes at once.
+ * transaction under an advisory lock: safe to call at every start, from several processes at once, at any
+ * `default_transaction_isolation`. A caller that finds another at work waits for it to finish, then starts afresh.
  * @param db a pool, client or PGlite.
  * @param migrations e.g. `[...idempotencyMigrations(), ...deliveryMigrations()]`.
  * @returns the ids applied now (empty when everything was there).
  * @example await migrate(pool, deliveryMigrations({ schema: "shop" }))
  */
-export function migrate(db: SqlDatabase, migrations: readonly Migration[]): Promise<string[]> {
-  return transaction(db, async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-    const applied = new Map<string, Set<string>>();
-    const now: string[] = [];
-    for (const migration of migrations) {
-      let done = applied.get(migration.schema);
-      if (done === undefined) {
-        done = await appliedIn(tx, migration.schema);
-        applied.set(migration.schema, done);
-      }
-      if (done.has(migration.id)) continue;
-      for (const statement of migration.statements) await tx.query(statement);
-      await tx.query(`INSERT INTO ${tableIn(migration.schema, MIGRATIONS_TABLE)} (id) VALUES ($1)`, [migration.id]);
-      done.add(migration.id);
-      now.push(`${migration.schema}:${migration.id}`);
+export async function migrate(db: SqlDatabase, migrations: readonly Migration[]): Promise<string[]> {
+  for (;;) {
+    const applied = await transaction(db, async (tx) => {
+      const { rows } = await tx.query("SELECT pg_try_advisory_xact_lock($1) AS locked", [MIGRATION_LOCK]);
+      if ((rows[0] as { locked?: unknown } | undefined)?.locked === true) return applyPending(tx, migrations);
+      // Not in a transaction that waited: its snapshot (REPEATABLE READ, SERIALIZABLE) and the backend's catalog
+      // cache (a schema looked up while missing) predate the holder's commit, so it would run the steps again.
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      return undefined;
+    });
+    if (applied !== undefined) return applied;
+  }
+}
+
+async function applyPending(tx: SqlClient, migrations: readonly Migration[]): Promise<string[]> {
+  const applied = new Map<string, Set<string>>();
+  const now: string[] = [];
+  for (const migration of migrations) {
+    let done = applied.get(migration.schema);
+    if (done === undefined) {
+      done = await appliedIn(tx, migration.schema);
+      applied.set(migration.schema, done);
     }
-    return now;
-  });
+    if (done.has(migration.id)) continue;
+    for (const statement of migration.statements) await tx.query(statement);
+    await tx.query(`INSERT INTO ${tableIn(migration.schema, MIGRATIONS_TABLE)} (id) VALUES ($1)`, [migration.id]);
+    done.add(migration.id);
+    now.push(`${migration.schema}:${migration.id}`);
+  }
+  return now;
 }

@@ -392,6 +392,59 @@ describe("the PostgreSQL kit", () => {
       await pool.end();
     });
 
+    // Regression: the waiting migrator's snapshot (REPEATABLE READ, SERIALIZABLE) was taken by the lock's own SELECT
+    // before its wait, and its backend's catalog cache could still hold the schema as missing, so once the holder
+    // committed it ran the steps again: 23505 (the schema, or the recorded id) or 40001 at start-up.
+    describe("migrate waits for a migrator at work, then sees its steps done", () => {
+      const cases: [string, string, boolean][] = [
+        ["at REPEATABLE READ", "repeatable\\ read", false],
+        ["at SERIALIZABLE", "serializable", false],
+        ["with the schema cached as missing on the waiting connections", "read\\ committed", true],
+      ];
+      for (const [name, level, lookedUp] of cases) {
+        it(name, async () => {
+          const schema = uniqueName("kitwait").toLowerCase();
+          const holderPool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+          const pool = new pg.Pool({
+            connectionString: databaseUrl,
+            max: 2,
+            options: `-c default_transaction_isolation=${level}`,
+            // Its waits told apart from those of other suites migrating on this server meanwhile.
+            application_name: schema,
+          });
+          try {
+            if (lookedUp) {
+              const clients = [await pool.connect(), await pool.connect()];
+              // DROP … IF EXISTS looks the name up and finds nothing: each backend caches the schema as missing.
+              for (const client of clients) await client.query(`DROP SCHEMA IF EXISTS "${schema}"`);
+              for (const client of clients) client.release();
+            }
+            let racing: Promise<PromiseSettledResult<string[]>[]> | undefined;
+            await transaction(holderPool, async (tx) => {
+              await tx.query("SELECT pg_advisory_xact_lock($1)", [4_242_017]); // migrate.ts MIGRATION_LOCK
+              racing = Promise.allSettled([1, 2].map(() => migrate(pool, migrations(schema))));
+              for (;;) {
+                const { rows } = await tx.query(
+                  `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                  WHERE l.locktype = 'advisory' AND l.objid = $1 AND NOT l.granted AND a.application_name = $2`,
+                  [4_242_017, schema],
+                );
+                if ((rows[0] as { n: number }).n === 2) break;
+              }
+              expect(await migrate(tx, migrations(schema))).toEqual([`${schema}:t@1`, `${schema}:t@2`]);
+            });
+            expect(await racing).toEqual([
+              { status: "fulfilled", value: [] },
+              { status: "fulfilled", value: [] },
+            ]);
+          } finally {
+            await holderPool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+            await Promise.all([holderPool.end(), pool.end()]);
+          }
+        });
+      }
+    });
+
     kitContract(
       "a pg Client",
       async () => {

@@ -1,3 +1,4 @@
+import { positiveInteger } from "../../../options/number-option";
 import { type ProcessorLoopOptions, processorPauses, runProcessorLoop } from "../process-loop";
 
 /** Options of {@link startWebhookProcessor}. */
@@ -43,8 +44,9 @@ export function startWebhookProcessor(
   processor: ProcessorLoopOptions["processor"],
   options: ProcessorRunnerOptions = {},
 ): ProcessorRunner {
-  // Refused now, synchronously: the loop below would only reject its promise.
+  // Refused now, synchronously: the loop below would only reject its promise, unhandled unless `stop` was awaited.
   const { idleMs, errorDelayMs } = processorPauses(options, "startWebhookProcessor");
+  positiveInteger("startWebhookProcessor", "batchSize", processor?.batchSize);
   const controller = new AbortController();
   let woken = false;
   let wakeSleeper: (() => void) | undefined;

@@ -5,7 +5,14 @@ import { nonNegativeInteger, positiveInteger } from "../../../options/number-opt
 import { GroupWriter } from "../../../postgres/group-writer";
 import { schemaName } from "../../../postgres/identifier";
 import { decodeRow } from "../../../postgres/rows";
-import { assertSqlClient, type SqlClient, type SqlDatabase, takesQueryConfig } from "../../../postgres/sql-client";
+import {
+  assertSqlClient,
+  isPglite,
+  isPool,
+  type SqlClient,
+  type SqlDatabase,
+  takesQueryConfig,
+} from "../../../postgres/sql-client";
 import {
   affected,
   isDataError,
@@ -40,7 +47,8 @@ export interface PostgresInboxContext {
 export interface PostgresInboxOptions extends InboxTableOptions {
   /**
    * A `pg` Pool, or PGlite (see `SqlDatabase` in `rest-webhooks/postgres`): each running handler holds one
-   * connection for its transaction.
+   * connection for its transaction. A single `pg` Client or PoolClient is a TypeError: the consumer's inserts would
+   * run inside a handler's transaction there, and roll back with its failure after they were acknowledged.
    */
   client: SqlDatabase;
   /**
@@ -151,6 +159,18 @@ function payloadValue(event: InboxEvent, source: InboxAddSource | undefined, asB
   return JSON.stringify(event.payload ?? null);
 }
 
+const byId = (a: Addition, b: Addition) => (a.event.id < b.event.id ? -1 : a.event.id > b.event.id ? 1 : 0);
+
+/**
+ * A connection that runs every statement it is given in whatever transaction it has open: a `pg` Client or PoolClient
+ * (not a Pool, PGlite, whose statements wait for its transaction to end, or a client with a `transaction` of its own).
+ */
+function isSingleConnection(client: SqlDatabase): boolean {
+  return (
+    !isPool(client) && !isPglite(client) && typeof (client as { transaction?: unknown }).transaction !== "function"
+  );
+}
+
 /** Events a single INSERT writes at most (7 parameters each, far below PostgreSQL's 65,535). */
 const MAX_BATCH = 256;
 
@@ -174,6 +194,12 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
 
   constructor(options: PostgresInboxOptions) {
     assertSqlClient(options?.client, "createPostgresInbox");
+    if (isSingleConnection(options.client)) {
+      throw new TypeError(
+        "createPostgresInbox: client must be a pg Pool or PGlite, not a single connection (a pg Client or PoolClient): " +
+          "a handler's transaction on it would take in the consumer's inserts, and roll back events already acknowledged.",
+      );
+    }
     const schema = schemaName(options.schema, "createPostgresInbox");
     this.#client = options.client;
     this.#randomId = options.randomId ?? randomUUID;
@@ -209,7 +235,10 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   async #insert(additions: Addition[]): Promise<InboxAddResult[]> {
     const values: unknown[] = new Array(additions.length * ADD_PARAMS);
     let i = 0;
-    for (const { event, payload, bytes } of additions) {
+    // Rows go in id order, as every instance writes them: each row waits on the unique index for a concurrent
+    // insert of its id, and two batches taking two ids in opposite orders would each wait for the other (a deadlock,
+    // 40P01, failing a whole batch). The sort is stable, so of two adds of one id the first is still written first.
+    for (const { event, payload, bytes } of [...additions].sort(byId)) {
       values[i++] = event.id;
       values[i++] = event.type;
       values[i++] = payload;

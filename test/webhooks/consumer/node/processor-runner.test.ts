@@ -184,6 +184,16 @@ describe("startWebhookProcessor (real timers)", () => {
     }
   });
 
+  // Regression: only the pauses were checked at once; a bad batchSize rejected the loop's promise, which nothing
+  // awaited before stop(): an unhandled rejection, fatal to the process by default.
+  it("refuses a processor whose batchSize is not a positive integer at once, and starts no loop", () => {
+    for (const batchSize of [0, -1, 1.5, Number.NaN, undefined]) {
+      const startDue = vi.fn(async () => []);
+      expect(() => startWebhookProcessor({ batchSize, startDue } as never)).toThrow(/batchSize/);
+      expect(startDue).not.toHaveBeenCalled();
+    }
+  });
+
   it("stop() resolves only after the handler in flight has settled, and the event is done", async () => {
     const inbox = createMemoryInbox();
     await inbox.add(evt("a"));

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, type SqlDatabase } from "../../../../src/postgres/index";
+import { migrate, type SqlDatabase, type SqlPool } from "../../../../src/postgres/index";
 import { createWebhookProcessor, runProcessorLoop, scheduleBackoff } from "../../../../src/webhooks/consumer/index";
 import {
   createPostgresInbox,
@@ -171,6 +171,18 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     }
   });
 
+  // Regression: on a single connection the handler's transaction took in the consumer's inserts, acknowledged with a
+  // 202 and then rolled back with the handler's failure: the event was gone.
+  if (backend.concurrent)
+    it("refuses a single connection (a pg PoolClient or Client), where a handler's transaction would take in the adds", async () => {
+      const connection = await (pool as SqlPool).connect();
+      try {
+        expect(() => createPostgresInbox({ client: connection })).toThrow(TypeError);
+      } finally {
+        connection.release();
+      }
+    });
+
   it("writes concurrent adds together, reports a duplicate in a batch, and fails only a row the database refuses", async () => {
     const inbox = await freshInbox();
     const results = await Promise.allSettled([
@@ -205,6 +217,50 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     if (backend.name === "postgres") expect(statuses.deep).toBe("rejected");
     for (const id of ["first", "honest-1", "honest-2"]) expect(await inbox.get(id), id).toBeDefined();
   });
+
+  // Regression: each instance wrote a batch's rows in arrival order. Two instances adding the same ids in opposite
+  // orders (a provider's redeliveries spread over them) each waited on the unique index for a row the other had
+  // written: PostgreSQL broke the deadlock (40P01) by failing one whole batch, every event in it answered 503.
+  if (backend.concurrent)
+    it("writes the same ids arriving in opposite orders on two instances without a deadlock, each id once", async () => {
+      const { table } = await freshTable();
+      const schemaOf = table.slice(1, table.indexOf('"', 1));
+      const [first, second] = [
+        createPostgresInbox({ client: pool, schema: schemaOf }),
+        createPostgresInbox({ client: pool, schema: schemaOf }),
+      ];
+      // An uncommitted insert of the middle id holds both batches at it once each has written its first row.
+      const blocker = await (pool as SqlPool).connect();
+      await blocker.query("BEGIN");
+      await blocker.query(
+        `INSERT INTO ${table} (id, type, scheme, received_at, state, updated_at) VALUES ('dl-2', 't', 's', now(), 'pending', now())`,
+      );
+      // The first add of each goes alone; the three after it wait and go together in the next statement.
+      const added = [
+        first.add(event("dl-first")),
+        second.add(event("dl-second")),
+        ...["dl-1", "dl-2", "dl-3"].map((id) => first.add(event(id))),
+        ...["dl-3", "dl-2", "dl-1"].map((id) => second.add(event(id))),
+      ];
+      for (;;) {
+        const { rows } = await pool.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO %' AND query LIKE '%${schemaOf}%'`,
+        );
+        if ((rows[0] as { n: number }).n >= 2) break;
+      }
+      await blocker.query("ROLLBACK");
+      blocker.release();
+      const results = await Promise.allSettled(added);
+      expect(results.filter((result) => result.status === "rejected")).toEqual([]);
+      const duplicates = results.map(
+        (result) => (result as PromiseFulfilledResult<{ duplicate: boolean }>).value.duplicate,
+      );
+      expect(duplicates.slice(0, 2)).toEqual([false, false]);
+      // Each id stored once, by one of its two adds.
+      for (const i of [2, 3, 4]) expect([duplicates[i], duplicates[9 - i]].sort()).toEqual([false, true]);
+      const { rows } = await pool.query(`SELECT id FROM ${table} ORDER BY id`);
+      expect(rows).toEqual(["dl-1", "dl-2", "dl-3", "dl-first", "dl-second"].map((id) => ({ id })));
+    });
 
   it("writes a burst larger than one statement's batch (256 events) as full batches, every event once", async () => {
     const inbox = await freshInbox();

@@ -1,8 +1,9 @@
 /** The docs check itself: it finds the blocks, locates a compile error on its markdown line, and passes good code. */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkSnippets, extractSnippets } from "./snippets";
+import { checkSnippets, extractSnippets, runSnippet, snippetFile, unclosedFence } from "./snippets";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const dir = join(root, ".doc-snippets", "checker");
@@ -51,5 +52,25 @@ describe("the docs checker", () => {
 
   it("passes when every block compiles", () => {
     expect(checkSnippets(root, dir, snippets.slice(0, 1))).toEqual([]);
+  });
+
+  // A ````sh block closed by ``` stays open (CommonMark §4.5) and swallowed the page's TypeScript without a word.
+  it("finds a fence left open, which hides the blocks after it", () => {
+    const open = ["````sh", "npm test", "```", "", "```ts", "export const hidden: number = 'text';", "```"].join("\n");
+    expect(extractSnippets("docs/open.md", open)).toEqual([]);
+    expect(unclosedFence(open)).toBe(1);
+    expect(unclosedFence(markdown)).toBeUndefined();
+    expect(unclosedFence(`${markdown}\n\n\`\`\`sh\nnpm start\n`)).toBe(22);
+  });
+
+  // A test filter that left the compile check out ran whatever file an earlier run had left.
+  it("runs a runnable block from its text, never from a file an earlier run left", { timeout: 60_000 }, () => {
+    const [good] = extractSnippets("docs/run.md", "```ts runnable\nconsole.log('fresh');\n```");
+    if (good === undefined) throw new Error("no block");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(snippetFile(dir, good), "throw new Error('a stale copy');\nexport {};\n");
+    const run = runSnippet(root, dir, good);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain("fresh");
   });
 });

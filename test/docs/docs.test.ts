@@ -3,12 +3,11 @@
  * imports, nothing assumed), and every block marked `runnable` runs to completion. A doc that drifts from the code
  * fails here. The checker itself is tested in checker.test.ts.
  */
-import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkSnippets, snippetFile, snippetsOf } from "./snippets";
+import { checkSnippets, runSnippet, snippetsOf, unclosedFence } from "./snippets";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const dir = join(root, ".doc-snippets", "docs");
@@ -25,6 +24,14 @@ describe("the documentation's TypeScript", () => {
     expect(snippets.length).toBeGreaterThan(40);
   });
 
+  it("has no fence left open, which would hide every block after it", () => {
+    const open = docs.flatMap((doc) => {
+      const line = unclosedFence(readFileSync(join(root, doc), "utf8"));
+      return line === undefined ? [] : [`${doc}:${line}`];
+    });
+    expect(open).toEqual([]);
+  });
+
   it("compiles, block by block, under strict options", { timeout: 120_000 }, () => {
     const errors = checkSnippets(root, dir, snippets);
     expect(errors.map((e) => `${e.doc}:${e.line} ${e.message}`)).toEqual([]);
@@ -34,12 +41,7 @@ describe("the documentation's TypeScript", () => {
     "runnable block $name",
     (snippet) => {
       it("runs to completion", { timeout: 60_000 }, () => {
-        const run = spawnSync(process.execPath, ["--import", "tsx", snippetFile(dir, snippet)], {
-          cwd: root,
-          encoding: "utf8",
-          timeout: 50_000,
-          env: { ...process.env, NODE_ENV: "test" },
-        });
+        const run = runSnippet(root, dir, snippet);
         expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
       });
     },

@@ -4,6 +4,7 @@
  * copies that one block would compile it. Blocks whose info string says `runnable` also run (tsx), against the
  * in-memory stores, and must exit 0.
  */
+import { type SpawnSyncReturns, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
@@ -33,6 +34,23 @@ const FENCE = /^( *)(`{3,}|~{3,})\s*(ts|typescript)\b(.*)$/;
 function closes(line: string, fence: string): boolean {
   const match = /^ *(`{3,}|~{3,})\s*$/.exec(line);
   return match !== null && (match[1] as string)[0] === fence[0] && (match[1] as string).length >= fence.length;
+}
+
+/**
+ * The 1-based line of the first fenced block of one markdown text that is never closed, or `undefined`. CommonMark
+ * §4.5 runs such a block to the end of the document: every TypeScript block after it would be prose inside a code
+ * block, shown as such and skipped by the check without a word.
+ */
+export function unclosedFence(markdown: string): number | undefined {
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^ *(`{3,}|~{3,})/.exec(lines[i] as string);
+    if (open === null) continue;
+    const start = i + 1;
+    for (i++; i < lines.length && !closes(lines[i] as string, open[1] as string); i++);
+    if (i === lines.length) return start;
+  }
+  return undefined;
 }
 
 /** Every TypeScript block of one markdown text (CommonMark fenced code blocks, §4.5). */
@@ -65,20 +83,36 @@ export function snippetFile(dir: string, snippet: Snippet): string {
   return join(dir, `${snippet.doc.replace(/[^A-Za-z0-9]+/g, "_")}_L${snippet.line}.ts`);
 }
 
+/** Writes one snippet as the module it is checked and run as, and returns its path. */
+export function writeSnippet(dir: string, snippet: Snippet): string {
+  const file = snippetFile(dir, snippet);
+  mkdirSync(dir, { recursive: true });
+  // `export {}` makes a block without imports a module too (its own scope, top-level await).
+  writeFileSync(file, `${snippet.code}\nexport {};\n`);
+  return file;
+}
+
+/**
+ * Runs one snippet as a reader would (tsx, from the root), from a file written afresh: never a copy left by an
+ * earlier run, which a test filter leaving out the compile check would otherwise run in its place.
+ */
+export function runSnippet(root: string, dir: string, snippet: Snippet): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, ["--import", "tsx", writeSnippet(dir, snippet)], {
+    cwd: root,
+    encoding: "utf8",
+    timeout: 50_000,
+    env: { ...process.env, NODE_ENV: "test" },
+  });
+}
+
 /**
  * Writes every snippet under `dir` (inside the project, so `node_modules` resolves) and type-checks them together,
  * each a module of its own. Returns the errors, located in the markdown.
  */
 export function checkSnippets(root: string, dir: string, snippets: readonly Snippet[]): SnippetDiagnostic[] {
   rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
   const files = new Map<string, Snippet>();
-  for (const snippet of snippets) {
-    const file = snippetFile(dir, snippet);
-    // `export {}` makes a block without imports a module too (its own scope, top-level await).
-    writeFileSync(file, `${snippet.code}\nexport {};\n`);
-    files.set(file, snippet);
-  }
+  for (const snippet of snippets) files.set(writeSnippet(dir, snippet), snippet);
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     lib: ["lib.es2023.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],

@@ -2,10 +2,13 @@
  * The example consumer over real HTTP: signed deliveries (signed by the `standardwebhooks` package) are
  * acknowledged with 202 and processed once; bad signatures get 400; `failFirst` answers 503 first.
  */
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ConsumerApp, createConsumerApp } from "../../examples/consumer/app";
+import { loadConsumerSettings } from "../../examples/consumer/config";
 import { type Listening, listen } from "../../examples/shop/server";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -78,5 +81,56 @@ describe("the example consumer", () => {
     expect((await deliver(server.url, shipped)).status).toBe(202);
     await app.drain();
     expect(app.processed.map((p) => p.type)).toEqual(["order.created", "order.shipped"]);
+  });
+});
+
+describe("the example consumer's settings", () => {
+  it("defaults to 127.0.0.1:4000, failing nothing", () => {
+    expect(loadConsumerSettings({ WEBHOOK_SECRET: SECRET })).toEqual({
+      ok: true,
+      settings: { secret: SECRET, port: 4000, host: "127.0.0.1", failFirst: 0, failTypes: "*" },
+    });
+  });
+
+  // z.coerce.number() read "" as 0: `PORT=` listened on a random port, and "0x1F90" on 8080.
+  it.each(["", " ", "0x1F90", "1e3", "-1", "4000.5"])("refuses PORT=%j, which is not a decimal port", (port) => {
+    const loaded = loadConsumerSettings({ WEBHOOK_SECRET: SECRET, PORT: port });
+    expect(loaded.ok).toBe(false);
+    expect(loaded.ok ? [] : loaded.errors).toEqual(["PORT: must be written in decimal digits"]);
+  });
+
+  it("refuses a CONSUMER_FAIL_FIRST that is not a decimal count, and a secret that is not whsec_", () => {
+    const loaded = loadConsumerSettings({ WEBHOOK_SECRET: "secret", CONSUMER_FAIL_FIRST: "" });
+    expect(loaded.ok ? [] : loaded.errors.map((line) => line.split(":")[0])).toEqual([
+      "WEBHOOK_SECRET",
+      "CONSUMER_FAIL_FIRST",
+    ]);
+  });
+
+  const main = fileURLToPath(new URL("../../examples/consumer/main.ts", import.meta.url));
+  const runMain = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ["--import", "tsx", main], {
+      env: { ...process.env, WEBHOOK_SECRET: SECRET, ...env },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+
+  it("main.ts exits 1 on an empty PORT instead of listening on a random port", { timeout: 30_000 }, () => {
+    const run = runMain({ PORT: "" });
+    expect(run.status, run.stdout + run.stderr).toBe(1);
+    expect(run.stderr).toContain("PORT: must be written in decimal digits");
+  });
+
+  // It crashed with an EADDRINUSE stack trace where the shop says one line.
+  it("main.ts says in one line that its port is taken, and exits 1", { timeout: 30_000 }, async () => {
+    const taken = await listen(() => ({ status: 204, headers: {} }), { port: 0, host: "127.0.0.1" });
+    try {
+      const run = runMain({ PORT: taken.url.split(":").pop() as string });
+      expect(run.status, run.stdout + run.stderr).toBe(1);
+      expect(run.stderr.trim()).toMatch(/^consumer: 127\.0\.0\.1:\d+ is already in use\. Pick another port/);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    } finally {
+      await taken.close();
+    }
   });
 });

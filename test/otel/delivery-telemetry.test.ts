@@ -313,6 +313,41 @@ describe("delivery telemetry", () => {
     expect(span?.parentSpanContext).toBeUndefined();
     expect(trace.isSpanContextValid(span?.spanContext() ?? { traceId: "", spanId: "", traceFlags: 0 })).toBe(true);
   });
+  it("an attempt whose request could not be built: error.type is its kind (request_invalid), no status, span ERROR", () => {
+    const telemetry = deliveryTelemetry({ tracer: otel.tracer });
+    const state = {
+      status: "failed",
+      attempts: 1,
+      nextAttemptAt: 6_000,
+      lastAttemptAt: 1_000,
+      lastStatus: null,
+      lastErrorKind: "request_invalid",
+      deliveredAt: null,
+    } as const;
+    telemetry({
+      type: "attempt",
+      delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
+      attempt: {
+        deliveryId: "d",
+        endpointId: "ep",
+        eventId: "e",
+        attempt: 1,
+        startedAt: 1_000,
+        durationMs: 0,
+        status: null,
+        errorKind: "request_invalid",
+        response: "standard-webhooks.sign: the secret is not whsec_ followed by base64",
+      },
+    });
+    const [span] = otel.spans();
+    expect(span?.attributes).toMatchObject({
+      [ATTRIBUTES.errorKind]: "request_invalid",
+      [ATTRIBUTES.errorType]: "request_invalid",
+      [ATTRIBUTES.outcome]: "failed",
+    });
+    expect(span?.attributes).not.toHaveProperty([ATTRIBUTES.httpStatus]);
+    expect(span?.status.code).toBe(SpanStatusCode.ERROR);
+  });
   it("regression: the attempt duration histogram (seconds) has the HTTP duration buckets, not the SDK's millisecond ones", async () => {
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });

@@ -4,6 +4,7 @@ import { isThenable } from "../../http/thenable";
 import { untilAborted } from "../../http/until-aborted";
 import { fieldErrors } from "../../http/validation";
 import { positiveInteger, positiveNumber } from "../../options/number-option";
+import { MAX_TIMER_MS } from "../../options/timer-delay";
 import { EventRouter } from "../event-pattern/event-router";
 import { exponentialBackoff, type RetryPolicy } from "../retry/backoff";
 import { AttemptDeadline } from "./attempt-deadline";
@@ -393,8 +394,6 @@ const DEFAULT_RETRY = exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxA
 // Longer than the providers' redelivery windows (Stripe: 3 days), so a purged id is one no provider sends again.
 const DEFAULT_RETAIN_DONE_MS = 7 * 24 * 3_600_000;
 const PURGE_EVERY_MS = 3_600_000;
-/** The longest delay Node's timers take (2^31 − 1 ms); a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Creates a {@link WebhookProcessor} over an inbox.

@@ -12,7 +12,12 @@ export type DeliveryErrorKind =
   /** Not produced by the built-in dispatcher, where the status line decides (kept for custom dispatchers and old logs). */
   | "response_too_large"
   | "network"
-  | "endpoint_disabled";
+  | "endpoint_disabled"
+  /**
+   * The request could not be built or signed (an endpoint row written by hand whose secrets are all expired or no
+   * signing keys, say): nothing was sent. Retried on the schedule like any failure, the row may be fixed meanwhile.
+   */
+  | "request_invalid";
 
 /** Every {@link DeliveryErrorKind}, for schemas and tests. */
 export const DELIVERY_ERROR_KINDS: readonly DeliveryErrorKind[] = [
@@ -27,6 +32,7 @@ export const DELIVERY_ERROR_KINDS: readonly DeliveryErrorKind[] = [
   "response_too_large",
   "network",
   "endpoint_disabled",
+  "request_invalid",
 ];
 
 /**

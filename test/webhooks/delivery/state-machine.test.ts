@@ -53,6 +53,7 @@ describe("transition table", () => {
       ["TLS failure", error("tls"), "tls"],
       ["SSRF refusal", error("ssrf_blocked"), "ssrf_blocked"],
       ["oversized response", error("response_too_large"), "response_too_large"],
+      ["request that could not be built or signed", error("request_invalid"), "request_invalid"],
     ] as const)("%s → failed, retry scheduled on the schedule", (_name, result, kind) => {
       const { state, effects } = transition(afterAttempts(1), attempt(result), T0, fixed);
       expect(state).toMatchObject({ status: "failed", attempts: 2, lastErrorKind: kind, nextAttemptAt: T0 + 300_000 });
@@ -172,7 +173,15 @@ const results: fc.Arbitrary<AttemptResult> = fc.oneof(
   }),
   fc.record({
     kind: fc.constant("error" as const),
-    errorKind: fc.constantFrom("timeout", "connection_refused", "connection_reset", "dns", "tls", "ssrf_blocked"),
+    errorKind: fc.constantFrom(
+      "timeout",
+      "connection_refused",
+      "connection_reset",
+      "dns",
+      "tls",
+      "ssrf_blocked",
+      "request_invalid",
+    ),
     durationMs: fc.nat(20_000),
   }),
 );

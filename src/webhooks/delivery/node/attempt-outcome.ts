@@ -1,22 +1,32 @@
 import type { AttemptInput, AttemptResult } from "../attempt";
 import { circuitRecord } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
-import { type DeliveryRequest, type RequestTarget, requestTarget } from "../delivery-request";
+import { type RequestTarget, requestTarget } from "../delivery-request";
 import type { WebhookEndpoint } from "../endpoint";
 import { endpointHealthAfter } from "../endpoint-health";
 import { type Transition, transition } from "../state-machine";
 import type { EndpointLine, EndpointLines } from "./endpoint-lines";
 import { emit, type WorkerSettings } from "./worker-options";
 
-/** A claimed delivery on its way out: its endpoint, and the signed request once built. Internal. */
+/** A claimed delivery on its way out, with the endpoint its request was built for. Internal. */
 export interface Outgoing {
   readonly claim: ClaimedDelivery;
   readonly line: EndpointLine;
   /** The endpoint the request was signed for. */
   endpoint: WebhookEndpoint;
-  request: DeliveryRequest;
   /** Epoch ms when the request went out. */
   sentAt: number;
+}
+
+/**
+ * The result of an attempt whose request could not be built or signed (an endpoint row written by hand whose secrets
+ * are all expired or no signing keys, say): a failed attempt like any other, logged with the error's message and
+ * retried on the schedule (the row may be fixed meanwhile), never a throw that leaves the delivery to its lease, to
+ * be claimed again for ever without an attempt counted.
+ */
+export function requestInvalid(error: unknown, durationMs: number): AttemptResult {
+  const message = error instanceof Error ? error.message : String(error);
+  return { kind: "error", errorKind: "request_invalid", message, durationMs };
 }
 
 /** An attempt whose outcome is decided but not yet stored. Internal. */

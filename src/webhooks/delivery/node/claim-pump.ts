@@ -1,6 +1,6 @@
+import { timerDelay } from "../../../options/timer-delay";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import type { ClaimRequest } from "../delivery-scheduler";
-import { timerDelay } from "./timer-delay";
 
 // The pause before claiming again after claims that found nothing though a delivery is reported due.
 const RECLAIM_PAUSE_MS = 10;

@@ -1,15 +1,16 @@
 import { setMaxListeners } from "node:events";
+import { timerDelay } from "../../../options/timer-delay";
 import type { AttemptResult } from "../attempt";
 import type { ClaimedDelivery } from "../delivery-queue";
 import { buildDeliveryRequest, type DeliveryRequest, signedAsOf } from "../delivery-request";
 import { DeliveryScheduler, verdictOf } from "../delivery-scheduler";
+import type { WebhookEndpoint } from "../endpoint";
 import { transition } from "../state-machine";
-import { decideOutcome, type Outgoing, storeOutcome } from "./attempt-outcome";
+import { decideOutcome, type Outgoing, requestInvalid, storeOutcome } from "./attempt-outcome";
 import { ClaimPump } from "./claim-pump";
 import { admit, holdBack } from "./delivery-admission";
 import { EndpointLines } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
-import { timerDelay } from "./timer-delay";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
 
 // One signal for every attempt in flight (each request listens to it): no listener limit, no leak warning.
@@ -126,7 +127,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       const turn = endpointTurn && scheduler.takeSlot();
       if (!turn && earlyEndpoint !== undefined) {
         earlyAt = now();
-        early = buildDeliveryRequest(claim, earlyEndpoint, earlyAt, settings.userAgent, traceparent);
+        early = buildEarly(claim, earlyEndpoint, earlyAt, traceparent);
       }
       if (!endpointTurn && !(await endpointSlot(claim.endpointId))) {
         await handBack(claim, now()); // stopping: due at once, for another worker
@@ -146,12 +147,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       const sentAt = now();
-      const request =
-        early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt)
-          ? early
-          : buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent);
-      const outgoing: Outgoing = { claim, line, endpoint, request, sentAt };
-      const result = await attempt(outgoing);
+      let request =
+        early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt) ? early : undefined;
+      let result: AttemptResult | undefined;
+      try {
+        request ??= buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent);
+      } catch (error) {
+        result = requestInvalid(error, now() - sentAt);
+      }
+      const outgoing: Outgoing = { claim, line, endpoint, sentAt };
+      if (request !== undefined) result = await attempt(request);
       if (result === undefined) {
         // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.
         await handBack(claim, now());
@@ -206,8 +211,22 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     freeEndpointSlot(endpointId);
   }
 
+  // Signing ahead only saves time: a request that cannot be built here is built again at the send, and counted there.
+  function buildEarly(
+    claim: ClaimedDelivery,
+    endpoint: WebhookEndpoint,
+    at: number,
+    traceparent: string | undefined,
+  ): DeliveryRequest | undefined {
+    try {
+      return buildDeliveryRequest(claim, endpoint, at, settings.userAgent, traceparent);
+    } catch {
+      return undefined;
+    }
+  }
+
   // Sends; `undefined` when the attempt was aborted (the dispatcher's late answer, if any, is ignored).
-  function attempt(outgoing: Outgoing): Promise<AttemptResult | undefined> {
+  function attempt(request: DeliveryRequest): Promise<AttemptResult | undefined> {
     const signal = abort.signal;
     if (signal.aborted) return Promise.resolve(undefined);
     return new Promise((resolve, reject) => {
@@ -215,7 +234,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       attempts.add(aborted);
       let sent: Promise<AttemptResult>;
       try {
-        sent = dispatcher.dispatch(outgoing.request, { signal });
+        sent = dispatcher.dispatch(request, { signal });
       } catch (error) {
         sent = Promise.reject(error);
       }

@@ -1,5 +1,5 @@
+import { timerDelay } from "../../../options/timer-delay";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
-import { timerDelay } from "./timer-delay";
 
 /** What the heartbeat asks of the worker. Internal. */
 export interface HeartbeatHost {

@@ -1,9 +1,9 @@
 import { isIP, type LookupFunction, connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import type { buildConnector } from "undici";
+import { timerDelay } from "../../../options/timer-delay";
 import { codedError, PROXY_CODE } from "./error-kind";
 import { type EgressProxy, readTunnelAnswer, tunnelAuthority, tunnelRequest } from "./proxy-tunnel";
-import { timerDelay } from "./timer-delay";
 
 /** Resolves `hostname` through the SSRF-guarded lookup: the first address every check let through. */
 function checkedAddress(lookup: LookupFunction, hostname: string): Promise<string> {

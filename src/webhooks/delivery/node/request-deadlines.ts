@@ -1,4 +1,4 @@
-import { timerDelay } from "./timer-delay";
+import { timerDelay } from "../../../options/timer-delay";
 
 /** A request's place in {@link RequestDeadlines}. Internal. */
 export interface Deadline {

@@ -1,6 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { positiveNumber } from "../../../options/number-option";
+import { timerDelay } from "../../../options/timer-delay";
 import type { HostResolver } from "../url-policy";
 
 /** Options of {@link createSystemResolver}. */
@@ -35,14 +36,10 @@ export function createSystemResolver(options: SystemResolverOptions = {}): HostR
   return (hostname) =>
     new Promise((resolve, reject) => {
       // A slow name server (getaddrinfo's own retries can take 10–30 s) must not hold a registration or an attempt.
-      const timer = setTimeout(
-        () => {
-          const error = new Error(`Looking up ${hostname} took more than ${timeoutMs} ms.`);
-          reject(Object.assign(error, { code: "ETIMEOUT", hostname }));
-          // setTimeout fires at once past 2^31 - 1 ms; a longer wait is no wait at all in practice.
-        },
-        Math.min(timeoutMs, 2 ** 31 - 1),
-      );
+      const timer = setTimeout(() => {
+        const error = new Error(`Looking up ${hostname} took more than ${timeoutMs} ms.`);
+        reject(Object.assign(error, { code: "ETIMEOUT", hostname }));
+      }, timerDelay(timeoutMs));
       timer.unref();
       lookup(hostname, { all: true, verbatim: true }).then(
         (addresses) => {

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../../src/ratelimit/endpoint-limiter";
 import type { AttemptInput } from "../../../../src/webhooks/delivery/attempt";
 import type { ClaimedDelivery, ClaimOptions, DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
+import { buildDeliveryRequest } from "../../../../src/webhooks/delivery/delivery-request";
+import type { WebhookEndpoint } from "../../../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../../../src/webhooks/delivery/endpoint-admin";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
@@ -10,6 +12,7 @@ import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/
 import { workerSettings } from "../../../../src/webhooks/delivery/node/worker-options";
 import type { DeliveryState } from "../../../../src/webhooks/delivery/state-machine";
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
+import { generateSecret } from "../../../../src/webhooks/signing/standard-keys";
 import { fakeDispatcher } from "./fake-dispatcher";
 import { localServer } from "./local-server";
 
@@ -512,6 +515,145 @@ describe("delivery worker", () => {
         new Webhook(secret).verify(received!.body, received!.headers as Record<string, string>),
       ).not.toThrow();
     }
+  });
+});
+
+describe("delivery worker: a request that cannot be built", () => {
+  const T0 = 1_700_000_000_000;
+  const row = (id: string, url: string, secrets: WebhookEndpoint["secrets"], events = ["*"]): WebhookEndpoint => ({
+    id,
+    url,
+    enabledEvents: events,
+    secrets,
+    status: "enabled",
+    disabledReason: null,
+    disabledAt: null,
+    description: "",
+    metadata: {},
+    headers: {},
+    rateLimit: null,
+    failingSince: null,
+    createdAt: T0,
+    tenant: null,
+    allTenants: false,
+  });
+
+  // Regression: buildDeliveryRequest's throw (every secret of a row written by hand expired, or none a signing key)
+  // was only reported as an `error` event; the lease brought the delivery back, to be claimed again at every lease
+  // end for ever, with no attempt counted or logged.
+  it("counts a request_invalid attempt per claim, logged, on the retry schedule, until exhausted; others still go out", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const good = generateSecret();
+    const bad = [
+      row("ep_expired", "http://expired.test/h", [{ secret: good, expiresAt: T0 - 1 }], ["order.created"]),
+      row(
+        "ep_literal",
+        "http://literal.test/h",
+        [
+          { secret: good, expiresAt: T0 - 1 },
+          { secret: "not-a-signing-key", expiresAt: null },
+        ],
+        ["order.created"],
+      ),
+    ];
+    for (const endpoint of [...bad, row("ep_good", "http://good.test/h", [{ secret: good, expiresAt: null }])]) {
+      await endpoints.create(endpoint);
+    }
+    let now = T0;
+    const fake = fakeDispatcher();
+    const events: DeliveryWorkerEvent[] = [];
+    const worker = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: fake.dispatcher,
+      now: () => now,
+      retry: scheduleBackoff([0, 5_000, 60_000], 0),
+      endpointCacheMs: 0,
+      onEvent: (e) => events.push(e),
+    });
+    cleanups.push(() => worker.stop());
+    const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { now });
+    worker.start();
+    const quiet = async () => {
+      while (worker.inFlight > 0 || ((await queue.nextDueAt()) ?? Number.POSITIVE_INFINITY) <= now) {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    };
+    const first = async () => (await Promise.all(deliveryIds.map((d) => queue.get(d)))).filter((d) => d !== undefined);
+    // To each due time in turn; an event published at each step must reach the good endpoint meanwhile.
+    for (let step = 0; step < 40; step++) {
+      await quiet();
+      await queue.publish(createEvent({ type: "order.updated", data: { step } }), { now });
+      await quiet();
+      expect(fake.sentTo("good.test"), `step ${step}`).toBe(step + 2);
+      if ((await first()).every((d) => d.state.status === "delivered" || d.state.status === "exhausted")) break;
+      now = Math.max(now, (await queue.nextDueAt()) ?? now);
+      worker.wake();
+    }
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    expect(fake.sentTo("expired.test") + fake.sentTo("literal.test")).toBe(0);
+    for (const endpoint of bad) {
+      const delivery = (await first()).find((d) => d?.endpointId === endpoint.id);
+      expect(delivery?.state).toMatchObject({ status: "exhausted", attempts: 3, lastErrorKind: "request_invalid" });
+      const log = (await queue.attempts({ endpointId: endpoint.id })).filter((a) => a.deliveryId === delivery?.id);
+      // One line per claim, at the schedule's times (0, then 5 s, then 60 s later), none with a status or a body.
+      expect(log.map((a) => [a.attempt, a.startedAt, a.errorKind, a.status])).toEqual(
+        [
+          [1, T0, "request_invalid", null],
+          [2, T0 + 5_000, "request_invalid", null],
+          [3, T0 + 65_000, "request_invalid", null],
+        ].reverse(),
+      );
+      // The log line's text is the error buildDeliveryRequest throws.
+      let thrown: unknown;
+      try {
+        buildDeliveryRequest(delivery!, endpoint, T0);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(TypeError);
+      for (const line of log) expect(line.response).toBe((thrown as Error).message);
+      expect(events).toContainEqual(
+        expect.objectContaining({
+          type: "delivery.exhausted",
+          delivery: expect.objectContaining({ id: delivery?.id }),
+        }),
+      );
+    }
+  });
+
+  // The same, signed while it waits for a slot (concurrency 1): that throw left the endpoint's turn taken for good.
+  it("counts it too when the delivery is signed ahead while another attempt is out (concurrency 1)", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const good = generateSecret();
+    await endpoints.create(row("ep_expired", "http://expired.test/h", [{ secret: good, expiresAt: T0 - 1 }]));
+    await endpoints.create(row("ep_good", "http://good.test/h", [{ secret: good, expiresAt: null }]));
+    const fake = fakeDispatcher();
+    const events: DeliveryWorkerEvent[] = [];
+    const worker = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: fake.dispatcher,
+      now: () => T0,
+      concurrency: 1,
+      retry: scheduleBackoff([0], 0),
+      onEvent: (e) => events.push(e),
+    });
+    cleanups.push(() => worker.stop());
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      ids.push(...(await queue.publish(createEvent({ type: "order.created", data: { i } }), { now: T0 })).deliveryIds);
+    }
+    worker.start();
+    await worker.drained();
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    expect(fake.sentTo("good.test")).toBe(6);
+    const states = (await Promise.all(ids.map((id) => queue.get(id)))).filter((d) => d?.endpointId === "ep_expired");
+    expect(states.map((d) => [d?.state.status, d?.state.attempts, d?.state.lastErrorKind])).toEqual(
+      Array.from({ length: 6 }, () => ["exhausted", 1, "request_invalid"]),
+    );
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * The longest delay a Node.js timer keeps. Past it `setTimeout` and `setInterval` fire after 1 ms instead (with a
  * TimeoutOverflowWarning): a poll interval, a lease, a time-out or a stop grace that long became a busy loop, or no
- * wait at all. Internal.
+ * wait at all (the delivery worker's timers, the system resolver's time-out, the webhook processor's handler time-out).
+ * Internal.
  */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 

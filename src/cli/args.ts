@@ -44,6 +44,21 @@ export function integerOption(value: string | undefined, name: string, fallback:
   return Number(value);
 }
 
+// setTimeout holds at most 2^31 - 1 ms; a longer delay fires at once (node warns TimeoutOverflowWarning).
+const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/**
+ * A positive number of seconds, decimals allowed (`0.2`, `30`, `.5`), at most 2147483 (what a timer can wait).
+ * @example secondsOption("0.5", "timeout", 30) // 0.5
+ */
+export function secondsOption(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const seconds = Number(value);
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value) || seconds <= 0 || seconds > MAX_SECONDS)
+    throw new UsageError(`--${name} must be a number of seconds > 0 and ≤ ${MAX_SECONDS}, got "${value}"`);
+  return seconds;
+}
+
 /**
  * Whether `value` is an absolute http or https URL, the only ones the CLI sends to. `localhost:3000` parses as a URL
  * whose scheme is "localhost" (RFC 3986 §3.1), on which every fetch fails ("unknown scheme"), so it is refused.

@@ -3,7 +3,7 @@ import { type ResourceSpec, targetPath } from "../testing/resource-spec";
 import { resourceLaws } from "../testing/suite";
 import { fromBaseUrl, type Target } from "../testing/target";
 import { requestUrl } from "../testing/transcript";
-import { headerOptions, integerOption, isHttpUrl, parseCommand } from "./args";
+import { headerOptions, integerOption, isHttpUrl, parseCommand, secondsOption } from "./args";
 import { checkConsumer, NOT_RUN } from "./consumer-check";
 import { type LawOutcome, printOutcome, runLaw } from "./law-outcome";
 import {
@@ -15,6 +15,7 @@ import {
   resourcesOf,
 } from "./openapi-resources";
 import { EXIT, noAnswerReason, type Output, UsageError } from "./output";
+import { DEFAULT_TIMEOUT_SECONDS, RequestTimeoutError, type TimedFetch, timedFetch } from "./request-timeout";
 import { secretsOption } from "./schemes";
 import { readUserFile } from "./user-file";
 
@@ -36,6 +37,8 @@ Options:
   --ignore-field <name>  A top-level field that is not state (repeatable); date-time fields are ignored anyway
   --runs <n>             Runs per law (default 25)
   --seed <n>             The seed; a failure prints the one that replays it
+  --timeout <seconds>    Give up on a request with no whole answer after this long (default 30): the document
+                         fails the check (exit 2), a law's request fails that law
   --webhook-consumer <url> --secret <s>
                          Check a webhook consumer instead: a signed delivery must get a 2xx, then bad,
                          expired, future and foreign-secret signatures must get 400 (Standard Webhooks)
@@ -50,18 +53,25 @@ const options = {
   "ignore-field": { type: "string", multiple: true },
   runs: { type: "string" },
   seed: { type: "string" },
+  timeout: { type: "string" },
   "webhook-consumer": { type: "string" },
   secret: { type: "string", multiple: true },
 } as const;
 
-async function loadDocument(source: string, headers: Record<string, string>): Promise<OpenApiDocument> {
+async function loadDocument(
+  source: string,
+  headers: Record<string, string>,
+  send: typeof fetch,
+): Promise<OpenApiDocument> {
   let text: string;
   if (/^https?:\/\//.test(source)) {
     let response: Response;
     try {
-      response = await fetch(source, { headers: { accept: "application/json", ...headers } });
+      response = await send(source, { headers: { accept: "application/json", ...headers } });
       text = await response.text();
     } catch (error) {
+      if (error instanceof RequestTimeoutError)
+        throw new UsageError(`cannot read the OpenAPI document: ${error.message}`);
       // The system code (ECONNREFUSED: the server is down) rather than undici's bare "fetch failed".
       throw new UsageError(`cannot read the OpenAPI document: GET ${source} got no answer (${noAnswerReason(error)})`);
     }
@@ -94,6 +104,7 @@ async function concreteCollection(
   all: readonly OpenApiResource[],
   context: {
     target: Target;
+    send: typeof fetch;
     headers: Record<string, string>;
     seed: number;
     bodies: (r: OpenApiResource) => ResourceBodies;
@@ -109,11 +120,13 @@ async function concreteCollection(
   const collection = await concreteCollection(owner, all, context, out);
   const [body] = fc.sample(context.bodies(owner).createBody, { numRuns: 1, seed: context.seed });
   const url = requestUrl(context.target, collection);
-  const response = await fetch(url, {
+  const response = await context.send(url, {
     method: "POST",
     headers: { "content-type": "application/json", ...context.headers },
     body: JSON.stringify(body),
   });
+  // Read to its end: the time-out runs until the body ends, and the connection is freed for the laws.
+  await response.arrayBuffer();
   const location = response.headers.get("location");
   if (response.status !== 201 || location === null || !URL.canParse(location, url)) {
     throw new Error(
@@ -135,6 +148,7 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
   }
   const runs = integerOption(values.runs, "runs", 25, 1);
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : integerOption(values.seed, "seed", 0);
+  const timed: TimedFetch = timedFetch(secondsOption(values.timeout, "timeout", DEFAULT_TIMEOUT_SECONDS));
   const replay = (outcomes: LawOutcome[]) => {
     const failed = outcomes.filter((o) => !o.passed).length;
     const summary = `${outcomes.length - failed} passed, ${failed} failed · seed ${seed} (replay with --seed ${seed})`;
@@ -149,7 +163,7 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
       throw new UsageError(`--webhook-consumer is not an http:// or https:// URL: ${consumerUrl}`);
     }
     const secret = secretsOption(values.secret)[0] as string;
-    const outcome = await checkConsumer(consumerUrl, { secret, headers, runs, seed }, out);
+    const outcome = await checkConsumer(consumerUrl, { secret, headers, runs, seed, timed }, out);
     if (out.json) out.result({ seed, runs, laws: [outcome], notRun: NOT_RUN });
     return replay([outcome]);
   }
@@ -158,7 +172,7 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
   if (baseArg === undefined || !isHttpUrl(baseArg))
     throw new UsageError("check needs the server's base URL, http:// or https://, e.g. http://localhost:3000");
   const base = baseArg.replace(/\/$/, "");
-  const document = await loadDocument(values.openapi ?? `${base}/openapi.json`, headers);
+  const document = await loadDocument(values.openapi ?? `${base}/openapi.json`, headers, timed.fetch);
   const all = resourcesOf(document, values["idempotency-key"] === true);
   const chosen = values.path === undefined ? all : all.filter((r) => values.path?.includes(r.collection));
   for (const wanted of values.path ?? []) {
@@ -180,15 +194,16 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
     return known;
   };
   for (const resource of chosen) for (const needed of [...ancestors(resource, all), resource]) bodies(needed);
-  const target = fromBaseUrl(base);
+  const target = fromBaseUrl(base, timed.fetch);
   const secretFields = new Set(Object.keys(headers));
   const outcomes: LawOutcome[] = [];
   const notes: string[] = [];
   for (const resource of chosen) {
     out.line(out.bold(resource.collection));
     let collection: string;
+    timed.reset();
     try {
-      collection = await concreteCollection(resource, all, { target, headers, seed, bodies }, out);
+      collection = await concreteCollection(resource, all, { target, send: timed.fetch, headers, seed, bodies }, out);
     } catch (error) {
       const outcome = {
         resource: resource.collection,
@@ -221,6 +236,7 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
     const laws = resourceLaws(target, spec);
     for (const [index, law] of laws.entries()) {
       out.progress(`[${index + 1}/${laws.length}] ${resource.collection}: ${law.name}…`);
+      timed.reset();
       const outcome = await runLaw(law, resource.collection, { runs, seed, secretFields });
       outcomes.push(outcome);
       printOutcome(out, outcome);

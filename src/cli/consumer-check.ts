@@ -10,6 +10,7 @@ import { fromBaseUrl, type Target } from "../testing/target";
 import { Transcript } from "../testing/transcript";
 import { type LawOutcome, printOutcome, redactFields, runLaw } from "./law-outcome";
 import { noAnswerReason, type Output } from "./output";
+import type { TimedFetch } from "./request-timeout";
 
 const LAW = "bad signatures are rejected (400)";
 
@@ -23,15 +24,17 @@ export interface ConsumerCheckOptions {
   headers: Record<string, string>;
   runs: number;
   seed: number;
+  /** Every request goes through it: `--timeout`. */
+  timed: TimedFetch;
 }
 
 /** A fetch that adds `headers` to every request, without replacing a field the law set itself. */
-function withHeaders(headers: Record<string, string>): typeof fetch {
+function withHeaders(headers: Record<string, string>, send: typeof fetch): typeof fetch {
   return (input, init) => {
     const request = new Request(input, init);
     const merged = new Headers(request.headers);
     for (const [name, value] of Object.entries(headers)) if (!merged.has(name)) merged.set(name, value);
-    return fetch(new Request(request, { headers: merged }));
+    return send(new Request(request, { headers: merged }));
   };
 }
 
@@ -64,11 +67,13 @@ async function refusedSignedDelivery(
 
 /**
  * Runs the signature law against the consumer at `url`, after checking that it accepts a signed delivery.
- * @example await checkConsumer("http://localhost:3000/webhooks", { secret, headers: {}, runs: 25, seed: 1 }, out)
+ * @example
+ * const options = { secret, headers: {}, runs: 25, seed: 1, timed: timedFetch(30) };
+ * await checkConsumer("http://localhost:3000/webhooks", options, out);
  */
 export async function checkConsumer(url: string, options: ConsumerCheckOptions, out: Output): Promise<LawOutcome> {
   const location = new URL(url);
-  const target = fromBaseUrl(location.origin, withHeaders(options.headers));
+  const target = fromBaseUrl(location.origin, withHeaders(options.headers, options.timed.fetch));
   const consumer: ConsumerSpec = {
     path: `${location.pathname}${location.search}`,
     secret: options.secret,
@@ -79,6 +84,7 @@ export async function checkConsumer(url: string, options: ConsumerCheckOptions, 
   const secretFields = new Set(Object.keys(options.headers));
   out.line(out.bold(url));
   out.progress(`[1/1] ${LAW}…`);
+  options.timed.reset();
   const refused = await refusedSignedDelivery(target, consumer, secretFields);
   const outcome: LawOutcome =
     refused === undefined

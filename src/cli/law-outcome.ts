@@ -6,6 +6,7 @@ import fc from "fast-check";
 import type { NamedLaw } from "../testing/suite";
 import { CREDENTIAL_FIELDS, LawViolation, redactedField } from "../testing/transcript";
 import { noAnswerReason, type Output } from "./output";
+import { RequestTimeoutError } from "./request-timeout";
 
 /** The outcome of one law. */
 export interface LawOutcome {
@@ -53,6 +54,10 @@ export async function runLaw(
   const details = await fc.check(law.property, { numRuns: options.runs, seed: options.seed });
   if (!details.failed) return { resource, law: law.name, passed: true, runs: details.numRuns };
   const error = details.errorInstance;
+  // A hung server is no counterexample: the runs shrunk after it failed at once (see timedFetch), not on the values.
+  if (error instanceof RequestTimeoutError) {
+    return { resource, law: law.name, passed: false, runs: details.numRuns, reason: error.message };
+  }
   const violation = error instanceof LawViolation ? error : undefined;
   return {
     resource,

@@ -1,6 +1,6 @@
 /** The CLI's argument parsing: strict, every misuse a UsageError (exit 2), never ignored. */
 import { describe, expect, it } from "vitest";
-import { integerOption, isHttpUrl, parseCommand } from "../../src/cli/args";
+import { integerOption, isHttpUrl, parseCommand, secondsOption } from "../../src/cli/args";
 import { UsageError } from "../../src/cli/output";
 
 const options = { secret: { type: "string", multiple: true }, port: { type: "string" } } as const;
@@ -69,4 +69,20 @@ describe("isHttpUrl() (regression: localhost:3000 taken as a URL, every request 
   for (const url of ["localhost:3000/webhooks", "127.0.0.1:3000", "ftp://example.com", "file:///etc/hosts", "/hooks"]) {
     it(`refuses ${url}`, () => expect(isHttpUrl(url)).toBe(false));
   }
+});
+
+describe("secondsOption()", () => {
+  it("reads whole and decimal seconds, the fallback when absent", () => {
+    expect(secondsOption("0.2", "timeout", 30)).toBe(0.2);
+    expect(secondsOption(".5", "timeout", 30)).toBe(0.5);
+    expect(secondsOption("45", "timeout", 30)).toBe(45);
+    expect(secondsOption("2147483", "timeout", 30)).toBe(2147483);
+    expect(secondsOption(undefined, "timeout", 30)).toBe(30);
+  });
+
+  it.each(["0", "0.0", "-1", "abc", "1e3", "", " 1", "Infinity", "2147484"])("refuses %j as misuse", (value) => {
+    expect(usageError(() => secondsOption(value, "timeout", 30)).message).toBe(
+      `--timeout must be a number of seconds > 0 and ≤ 2147483, got "${value}"`,
+    );
+  });
 });

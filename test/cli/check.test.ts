@@ -177,6 +177,81 @@ describe("rest-webhooks check against a server that is down", () => {
   });
 });
 
+describe("rest-webhooks check --timeout (regression: a server that never answers held check for ever)", () => {
+  let silent: Awaited<ReturnType<typeof startBrokenThings>>;
+  let hanging: Awaited<ReturnType<typeof startBrokenThings>>;
+  beforeAll(async () => {
+    silent = await startBrokenThings({ silent: ["GET", "POST"] });
+    hanging = await startBrokenThings({ silent: ["DELETE"], stalled: ["PUT"] });
+  });
+  afterAll(async () => {
+    await silent.close();
+    await hanging.close();
+  });
+
+  it("a document that never comes is exit 2 naming its URL and the time-out, JSON with --json", async () => {
+    const run = await runCli(["check", silent.url, "--timeout", "0.2"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `cannot read the OpenAPI document: GET ${silent.url}/openapi.json: no answer within 0.2 s (--timeout 0.2)`,
+    );
+    const json = await runCli(["check", silent.url, "--timeout", "0.2", "--json"]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: "cli_usage" } });
+  });
+
+  it("a law whose request never gets its answer fails naming the time-out, the others run", async () => {
+    const args = ["check", hanging.url, "--timeout", "0.2", "--runs", "3", "--seed", "20261125"];
+    const run = await runCli([...args, "--json"]);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    const law = (name: string) => report.laws.find((l) => l.law === name);
+    // No answer at all, and headers with a body that never ends: both are the time-out, neither a counterexample.
+    expect(law("DELETE twice leaves it gone")).toEqual({
+      resource: "/things",
+      law: "DELETE twice leaves it gone",
+      passed: false,
+      runs: 1,
+      reason: expect.stringMatching(
+        /^DELETE http:\/\/127\.0\.0\.1:\d+\/things\/t\d+: no answer within 0\.2 s \(--timeout 0\.2\)$/,
+      ),
+    });
+    expect(law("PUT twice = PUT once")?.reason).toMatch(/^PUT http:\S+: no answer within 0\.2 s \(--timeout 0\.2\)$/);
+    expect(law("POST twice creates two")?.passed).toBe(true);
+    expect(law("GET and HEAD change nothing")?.passed).toBe(true);
+
+    const text = await runCli(args);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain("✗ DELETE twice leaves it gone: DELETE http://");
+    expect(text.stdout).toMatch(/\d+ passed, \d+ failed · seed 20261125/);
+  });
+
+  it("--webhook-consumer: a consumer that never answers fails the law naming the time-out", async () => {
+    const secret = generateSecret();
+    const run = await runCli([
+      "check",
+      "--webhook-consumer",
+      `${silent.url}/webhooks`,
+      "--secret",
+      secret,
+      "--timeout",
+      "0.2",
+      "--json",
+    ]);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.laws[0]?.reason).toBe(
+      `a correctly signed delivery got no answer (POST ${silent.url}/webhooks: no answer within 0.2 s (--timeout 0.2))`,
+    );
+  });
+
+  it("refuses a --timeout that is no positive number of seconds: exit 2", async () => {
+    const run = await runCli(["check", "http://127.0.0.1:9", "--timeout=0"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--timeout must be a number of seconds > 0 and ≤ 2147483, got "0"');
+  });
+});
+
 describe("rest-webhooks check on a malformed request schema", () => {
   it("is misuse: exit 2 naming its operation, JSON with --json (regression: a stack trace)", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "rest-webhooks-check-")), "openapi.json");

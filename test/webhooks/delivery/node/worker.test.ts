@@ -13,6 +13,7 @@ import { workerSettings } from "../../../../src/webhooks/delivery/node/worker-op
 import type { DeliveryState } from "../../../../src/webhooks/delivery/state-machine";
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
 import { generateSecret } from "../../../../src/webhooks/signing/standard-keys";
+import { endpointFixture } from "../store-contract";
 import { fakeDispatcher } from "./fake-dispatcher";
 import { localServer } from "./local-server";
 
@@ -520,23 +521,8 @@ describe("delivery worker", () => {
 
 describe("delivery worker: a request that cannot be built", () => {
   const T0 = 1_700_000_000_000;
-  const row = (id: string, url: string, secrets: WebhookEndpoint["secrets"], events = ["*"]): WebhookEndpoint => ({
-    id,
-    url,
-    enabledEvents: events,
-    secrets,
-    status: "enabled",
-    disabledReason: null,
-    disabledAt: null,
-    description: "",
-    metadata: {},
-    headers: {},
-    rateLimit: null,
-    failingSince: null,
-    createdAt: T0,
-    tenant: null,
-    allTenants: false,
-  });
+  const row = (id: string, url: string, secrets: WebhookEndpoint["secrets"], enabledEvents = ["*"]): WebhookEndpoint =>
+    endpointFixture({ id, url, secrets, enabledEvents, createdAt: T0 });
 
   // Regression: buildDeliveryRequest's throw (every secret of a row written by hand expired, or none a signing key)
   // was only reported as an `error` event; the lease brought the delivery back, to be claimed again at every lease

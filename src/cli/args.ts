@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { MAX_TIMER_MS } from "../options/timer-delay";
 import { UsageError } from "./output";
 
 /** The options of a command, in `node:util` `parseArgs` form. */
@@ -44,8 +45,8 @@ export function integerOption(value: string | undefined, name: string, fallback:
   return Number(value);
 }
 
-// setTimeout holds at most 2^31 - 1 ms; a longer delay fires at once (node warns TimeoutOverflowWarning).
-const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+// A timer waits at most MAX_TIMER_MS; a longer delay fires at once (node warns TimeoutOverflowWarning).
+const MAX_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 
 /**
  * A positive number of seconds, decimals allowed (`0.2`, `30`, `.5`), at most 2147483 (what a timer can wait).

@@ -3,6 +3,7 @@
  * end-to-end header fields and bytes, and the answer taken as it comes.
  */
 import { empty, type HttpRequest, type HttpResponse } from "../http/message";
+import { linkedAbort } from "./linked-abort";
 import { noAnswerReason } from "./output";
 
 /** The forward's answer; `error` when the URL did not answer (the sender then gets 502), `location` of a redirect. */
@@ -52,21 +53,14 @@ const FORWARD_TIMEOUT_MS = 30_000;
  * @example const answer = await forward("http://localhost:3000/webhooks", request);
  */
 export async function forward(to: string, request: HttpRequest, stop?: AbortSignal): Promise<Forwarded> {
-  // One signal for the timeout and `stop` (AbortSignal.any needs node 20.3; the package supports 20.0).
-  const aborts = new AbortController();
-  const timeout = AbortSignal.timeout(FORWARD_TIMEOUT_MS);
-  const abort = (event: Event) => aborts.abort((event.target as AbortSignal).reason);
-  for (const signal of [timeout, stop]) {
-    if (signal?.aborted) aborts.abort(signal.reason);
-    signal?.addEventListener("abort", abort, { once: true });
-  }
+  const aborts = linkedAbort([AbortSignal.timeout(FORWARD_TIMEOUT_MS), stop]);
   try {
     const response = await fetch(to, {
       method: "POST",
       headers: endToEnd(request.headers),
       body: new Uint8Array(request.body),
       redirect: "manual",
-      signal: aborts.signal,
+      signal: aborts.controller.signal,
     });
     const type = response.headers.get("content-type");
     const location = response.status >= 300 && response.status < 400 ? response.headers.get("location") : null;
@@ -80,7 +74,6 @@ export async function forward(to: string, request: HttpRequest, stop?: AbortSign
     return { ...empty(502), error: noAnswerReason(error) };
   } finally {
     // `stop` outlives every forward: a listener left on it per delivery would pile up.
-    timeout.removeEventListener("abort", abort);
-    stop?.removeEventListener("abort", abort);
+    aborts.release();
   }
 }

@@ -1,3 +1,5 @@
+import { linkedAbort } from "./linked-abort";
+
 /**
  * `check --timeout`: a time limit on each request `check` sends, from the request until the last byte of the
  * answer. Without one, a server that accepts the connection and never answers holds `check` (and the CI job
@@ -38,16 +40,19 @@ export function timedFetch(seconds: number, base: typeof fetch = fetch): TimedFe
     const error = new RequestTimeoutError(
       `${request.method} ${request.url}: no answer within ${seconds} s (--timeout ${seconds})`,
     );
-    const controller = new AbortController();
     // The caller's own abort still applies: its signal itself, not the Request's copy (see below).
     const own = init?.signal ?? (input instanceof Request ? input.signal : undefined);
-    own?.addEventListener("abort", () => controller.abort(own.reason), { once: true });
+    const { controller, release } = linkedAbort([own]);
     const timer = setTimeout(() => controller.abort(error), seconds * 1000);
     // The open socket keeps the process alive while a request waits; an answer nobody read must not.
     timer.unref();
+    const finish = () => {
+      clearTimeout(timer);
+      release();
+    };
     // Only a time-out someone waited for counts: an answer whose body nobody read is no hung server.
     const seen = (failure: unknown): never => {
-      clearTimeout(timer);
+      finish();
       if (failure === error) timedOut = error;
       throw failure;
     };
@@ -56,7 +61,7 @@ export function timedFetch(seconds: number, base: typeof fetch = fetch): TimedFe
     const response = await base(request, { signal: controller.signal }).catch(seen);
     // A status the Response constructor refuses (600 and up) keeps its answer as sent, without a body limit.
     if (response.body === null || response.status < 200 || response.status > 599) {
-      clearTimeout(timer);
+      finish();
       return response;
     }
     // The limit runs until the body ends: a server may send its headers and then stall.
@@ -65,12 +70,12 @@ export function timedFetch(seconds: number, base: typeof fetch = fetch): TimedFe
       async pull(stream) {
         const chunk = await reader.read().catch(seen);
         if (chunk.done) {
-          clearTimeout(timer);
+          finish();
           stream.close();
         } else stream.enqueue(chunk.value);
       },
       cancel(reason) {
-        clearTimeout(timer);
+        finish();
         return reader.cancel(reason);
       },
     });

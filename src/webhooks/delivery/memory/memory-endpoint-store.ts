@@ -59,10 +59,11 @@ export function createMemoryEndpointStore(): EndpointStore {
   // Where `endpoint` is, or goes, in a list in that order: the first place not created before it.
   const placeOf = (list: readonly WebhookEndpoint[], endpoint: WebhookEndpoint): number =>
     sortedPlace(list, endpoint, createdBefore);
-  // Where an endpoint of `list` is: at its place (its id and creation time never change).
+  // Where an endpoint of `list` is, -1 if not there: at its place, as its creation time and store order never change
+  // (createdAt is not patchable) and tell every endpoint from the others.
   const indexIn = (list: readonly WebhookEndpoint[], endpoint: WebhookEndpoint): number => {
     const at = placeOf(list, endpoint);
-    return list[at]?.id === endpoint.id ? at : list.findIndex((kept) => kept.id === endpoint.id);
+    return list[at]?.id === endpoint.id ? at : -1;
   };
   // Every endpoint, and each tenant's (`null`: the operator's), in list order: a tenant's publish and list read only
   // its own, and a page starts after its cursor by a binary search.

@@ -402,9 +402,13 @@ describe("the PostgreSQL kit", () => {
         ["with the schema cached as missing on the waiting connections", "read\\ committed", true],
       ];
       for (const [name, level, lookedUp] of cases) {
-        it(name, async () => {
+        it(name, async ({ signal }) => {
           const schema = uniqueName("kitwait").toLowerCase();
           const holderPool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+          // The waits are watched from a connection of their own: within a transaction, PostgreSQL reads
+          // pg_stat_activity once and shows that snapshot throughout, so the holder would never see the migrators'
+          // backends that connected after its first look (28.2.2 "Viewing Statistics").
+          const watcher = new pg.Pool({ connectionString: databaseUrl, max: 1 });
           const pool = new pg.Pool({
             connectionString: databaseUrl,
             max: 2,
@@ -420,17 +424,22 @@ describe("the PostgreSQL kit", () => {
               for (const client of clients) client.release();
             }
             let racing: Promise<PromiseSettledResult<string[]>[]> | undefined;
+            let settled = false;
             await transaction(holderPool, async (tx) => {
               await tx.query("SELECT pg_advisory_xact_lock($1)", [4_242_017]); // migrate.ts MIGRATION_LOCK
               racing = Promise.allSettled([1, 2].map(() => migrate(pool, migrations(schema))));
-              for (;;) {
-                const { rows } = await tx.query(
+              void racing.then(() => (settled = true));
+              // Until both wait; a migrator that settled without waiting, or the test's time-out, ends the watch,
+              // so the lock is released rather than held past the test for every later migrator on the server.
+              while (!settled && !signal.aborted) {
+                const { rows } = await watcher.query(
                   `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                   WHERE l.locktype = 'advisory' AND l.objid = $1 AND NOT l.granted AND a.application_name = $2`,
                   [4_242_017, schema],
                 );
                 if ((rows[0] as { n: number }).n === 2) break;
               }
+              expect(settled).toBe(false);
               expect(await migrate(tx, migrations(schema))).toEqual([`${schema}:t@1`, `${schema}:t@2`]);
             });
             expect(await racing).toEqual([
@@ -439,7 +448,7 @@ describe("the PostgreSQL kit", () => {
             ]);
           } finally {
             await holderPool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-            await Promise.all([holderPool.end(), pool.end()]);
+            await Promise.all([holderPool.end(), pool.end(), watcher.end()]);
           }
         });
       }

@@ -15,7 +15,10 @@ export interface ProcessorLoopOptions {
   idleMs?: number;
   /** Pause after the inbox failed to claim, ms. @default 5_000 */
   errorDelayMs?: number;
-  /** Told when a claim throws (the inbox could not claim), or an attempt does (your `onError` or `retry` threw). */
+  /**
+   * Told when a claim throws (the inbox could not claim), or an attempt does (your `onError` or `retry` threw). What
+   * it throws itself is dropped: the loop goes on (`startWebhookProcessor` logs it to stderr).
+   */
   onError?: (error: unknown) => void;
 }
 
@@ -45,7 +48,16 @@ export function processorPauses(
  * const done = runProcessorLoop({ processor, sleep: fakeClock.sleep, signal: controller.signal });
  */
 export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<void> {
-  const { processor, sleep, signal, onError } = options;
+  const { processor, sleep, signal } = options;
+  // A reporter that throws must neither end the loop nor, from an attempt's rejection, become an unhandled rejection
+  // (fatal to the process by default), leaving its slot counted for ever.
+  const onError = (error: unknown) => {
+    try {
+      options.onError?.(error);
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
   const { idleMs, errorDelayMs } = processorPauses(options, "runProcessorLoop");
   // Zero slots would wait forever for an attempt to settle: refused, as the processor refuses such a batch.
   const slots = positiveInteger("runProcessorLoop", "batchSize", processor.batchSize);
@@ -57,7 +69,7 @@ export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<v
   };
   const failed = (error: unknown) => {
     settled();
-    onError?.(error);
+    onError(error);
   };
   // Resolves when an attempt settles, or (with `orStop`) when the loop is stopped.
   const nextSettled = (orStop: boolean) =>
@@ -83,7 +95,7 @@ export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<v
       for (const attempt of started) attempt.then(settled, failed);
       if (started.length < free) delay = idleMs;
     } catch (error) {
-      onError?.(error);
+      onError(error);
       delay = errorDelayMs;
     }
     if (delay > 0 && !signal.aborted) await sleep(delay, signal);

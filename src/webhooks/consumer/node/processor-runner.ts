@@ -7,7 +7,10 @@ export interface ProcessorRunnerOptions {
   idleMs?: number;
   /** Pause after the inbox failed to claim, ms. @default 5_000 */
   errorDelayMs?: number;
-  /** Told when claiming fails, or settling an event throws (your `onError` or `retry` threw). @default logs to stderr */
+  /**
+   * Told when claiming fails, or settling an event throws (your `onError` or `retry` threw). What it throws itself
+   * is logged to stderr, and the runner goes on. @default logs to stderr
+   */
   onError?: (error: unknown) => void;
 }
 
@@ -89,7 +92,18 @@ export function startWebhookProcessor(
     signal: controller.signal,
     idleMs,
     errorDelayMs,
-    onError: options.onError ?? ((error) => console.error("rest-webhooks: the webhook processor failed", error)),
+    onError: (error) => {
+      const { onError } = options;
+      if (onError !== undefined) {
+        try {
+          onError(error);
+          return;
+        } catch (thrown) {
+          console.error("rest-webhooks: the processor runner's onError threw", thrown);
+        }
+      }
+      console.error("rest-webhooks: the webhook processor failed", error);
+    },
   });
   return {
     wake,

@@ -120,6 +120,40 @@ describe("runProcessorLoop (injected sleep)", () => {
     await loop;
   });
 
+  // Regression: an onError that threw ended the loop from a claim error, and from an attempt's rejection became an
+  // unhandled rejection (fatal to the process by default) with the attempt's slot counted for ever.
+  it("goes on when onError throws: after a claim error, and after an attempt that rejects", async () => {
+    const controller = new AbortController();
+    const { processor, limits, attempts } = scriptedProcessor(1, [1, -1, 1, 0]);
+    const onError = vi.fn(() => {
+      throw new Error("the reporter failed");
+    });
+    const unhandled = vi.fn();
+    process.on("unhandledRejection", unhandled);
+    try {
+      const loop = runProcessorLoop({
+        processor,
+        sleep: async () => {
+          if (limits.length === 4) controller.abort();
+        },
+        signal: controller.signal,
+        onError,
+      });
+      await settle();
+      attempts[0]?.reject(new Error("settling failed"));
+      await settle();
+      expect(limits).toEqual([1, 1, 1]); // the claim error's pause ended, and the loop claimed again
+      attempts[1]?.resolve();
+      await settle();
+      expect(limits).toEqual([1, 1, 1, 1]);
+      await loop;
+      expect(onError).toHaveBeenCalledTimes(2);
+      expect(unhandled).not.toHaveBeenCalled();
+    } finally {
+      process.off("unhandledRejection", unhandled);
+    }
+  });
+
   it("a handler that hangs holds one slot: every other event is processed around it", async () => {
     const inbox = createMemoryInbox();
     await inbox.add({ ...evt("slow"), type: "order.slow" });
@@ -191,6 +225,38 @@ describe("startWebhookProcessor (real timers)", () => {
       const startDue = vi.fn(async () => []);
       expect(() => startWebhookProcessor({ batchSize, startDue } as never)).toThrow(/batchSize/);
       expect(startDue).not.toHaveBeenCalled();
+    }
+  });
+
+  it("logs what a throwing onError threw, with the error it was told, and claims again", async () => {
+    const claimed = latch();
+    let claims = 0;
+    const processor = {
+      batchSize: 1,
+      startDue: async () => {
+        if (++claims === 1) throw new Error("claim failed");
+        claimed.open();
+        return [];
+      },
+    };
+    const reporterFailure = new Error("the reporter failed");
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const runner = startWebhookProcessor(processor, {
+      errorDelayMs: 0,
+      idleMs: 600_000,
+      onError: () => {
+        throw reporterFailure;
+      },
+    });
+    try {
+      await claimed.promise;
+      expect(logged.mock.calls).toEqual([
+        ["rest-webhooks: the processor runner's onError threw", reporterFailure],
+        ["rest-webhooks: the webhook processor failed", new Error("claim failed")],
+      ]);
+    } finally {
+      await runner.stop();
+      logged.mockRestore();
     }
   });
 

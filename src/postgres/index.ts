@@ -6,6 +6,7 @@
  */
 export { DEFAULT_SCHEMA } from "./identifier";
 export { MIGRATIONS_TABLE, type Migration, migrate, migrationSql } from "./migrate";
+export { MigrationError } from "./migration-error";
 export { type OpenPgliteOptions, openPglite, type PgliteDatabase } from "./pglite";
 export { PGLITE_LOCK_FILE, PgliteLockError, type PgliteLockErrorCode } from "./pglite-lock";
 export { type RequestTransactionOptions, requestTransaction, transactionOf } from "./request-transaction";

@@ -1,4 +1,5 @@
 import { tableIn } from "./identifier";
+import { MigrationError } from "./migration-error";
 import type { SqlClient, SqlDatabase } from "./sql-client";
 import { transaction } from "./transaction";
 
@@ -58,6 +59,8 @@ async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
  * @param db a pool, client or PGlite.
  * @param migrations e.g. `[...idempotencyMigrations(), ...deliveryMigrations()]`.
  * @returns the ids applied now (empty when everything was there).
+ * @throws {@link MigrationError} naming the migration and statement that failed (the database's error as `cause`);
+ *   nothing of the call is applied then.
  * @example await migrate(pool, deliveryMigrations({ schema: "shop" }))
  */
 export async function migrate(db: SqlDatabase, migrations: readonly Migration[]): Promise<string[]> {
@@ -84,7 +87,13 @@ async function applyPending(tx: SqlClient, migrations: readonly Migration[]): Pr
       applied.set(migration.schema, done);
     }
     if (done.has(migration.id)) continue;
-    for (const statement of migration.statements) await tx.query(statement);
+    for (const [index, statement] of migration.statements.entries()) {
+      try {
+        await tx.query(statement);
+      } catch (error) {
+        throw new MigrationError(migration.id, migration.schema, index + 1, error);
+      }
+    }
     await tx.query(`INSERT INTO ${tableIn(migration.schema, MIGRATIONS_TABLE)} (id) VALUES ($1)`, [migration.id]);
     done.add(migration.id);
     now.push(`${migration.schema}:${migration.id}`);

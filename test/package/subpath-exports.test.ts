@@ -225,6 +225,7 @@ const RUNTIME: Record<string, readonly string[]> = {
   "./postgres": [
     "DEFAULT_SCHEMA",
     "MIGRATIONS_TABLE",
+    "MigrationError",
     "PGLITE_LOCK_FILE",
     "PgliteLockError",
     "epochMsOf",

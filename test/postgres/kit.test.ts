@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaName } from "../../src/postgres/identifier";
 import {
   type Migration,
+  MigrationError,
   migrate,
   migrationSql,
   type SqlClient,
@@ -51,6 +52,25 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
     it("migrate applies each migration once, in order, and records it", async () => {
       expect(await migrate(kit.db, migrations(schema))).toEqual([`${schema}:t@1`, `${schema}:t@2`]);
       expect(await migrate(kit.db, migrations(schema))).toEqual([]);
+      const { rows } = await kit.db.query(`SELECT id FROM "${schema}".rest_webhooks_migrations ORDER BY id`);
+      expect(rows).toEqual([{ id: "t@1" }, { id: "t@2" }]);
+    });
+
+    it("names the migration, its schema and the statement that failed, with the database's error as cause", async () => {
+      const broken: Migration[] = [
+        {
+          id: "t@3",
+          schema,
+          statements: [`CREATE INDEX ON "${schema}".t (id)`, `ALTER TABLE "${schema}".t ADD COLUMN extra no_such_type`],
+        },
+      ];
+      const failure = await migrate(kit.db, broken).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(MigrationError);
+      expect(failure).toMatchObject({ code: "migration_failed", migration: "t@3", schema, statement: 2 });
+      expect((failure as Error).message).toMatch(
+        new RegExp(`^Migration "t@3" in schema "${schema}" failed at statement 2: `),
+      );
+      expect((failure as Error).cause).toMatchObject({ code: "42704" }); // type "no_such_type" does not exist
       const { rows } = await kit.db.query(`SELECT id FROM "${schema}".rest_webhooks_migrations ORDER BY id`);
       expect(rows).toEqual([{ id: "t@1" }, { id: "t@2" }]);
     });

@@ -86,11 +86,14 @@ onServer(
           most = Math.max(most, j - i);
         }
         expect(most).toBeLessThanOrEqual(RATE + BURST + 1);
-        // The whole run: at most RATE/s plus the burst, and not starved either. A slot the limiter offers is lost
-        // when no worker is there to take it at once (evenly spaced, burst 1), so a loaded machine (seen: 80 %
-        // with two other processes busy) delivers less than the rate; half of it means the workers are still sending.
+        // The whole run: at most RATE/s plus the burst. A slot the limiter offers is lost when no worker is there to
+        // take it at once (evenly spaced, burst 1), so how far below the rate a run falls depends on the machine's
+        // load (seen: 80 % with two other processes busy, 40 % on an overloaded CI machine): not asserted. That the
+        // bound is not met vacuously, by workers that stopped: a second's worth arrived, and deliveries still
+        // arrived in the run's second half.
         expect(inRun.length).toBeLessThanOrEqual((RATE * RUN_MS) / 1_000 + BURST + 1);
-        expect(inRun.length).toBeGreaterThanOrEqual(0.5 * ((RATE * RUN_MS) / 1_000));
+        expect(inRun.length).toBeGreaterThanOrEqual(RATE);
+        expect((inRun.at(-1) as number) - first).toBeGreaterThanOrEqual(RUN_MS / 2);
       } finally {
         await server.close();
         await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

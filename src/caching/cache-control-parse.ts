@@ -202,6 +202,8 @@ export function parseCacheControl(value: string | undefined): CacheControl {
         i = argStart;
         while (i < n && isTchar(value.charCodeAt(i))) i++;
         raw = value.slice(argStart, i);
+        // token = 1*tchar (RFC 9110 §5.6.2): `private=` is malformed, not an empty field-name list.
+        malformed = i === argStart;
       }
     }
     if (!malformed) {

@@ -5,11 +5,11 @@ import { type DescribedResponse, describeMiddleware, type MiddlewareDescription 
  * GET/HEAD responses, 304 when the client's copy is current, 412/428 before an unsafe method runs.
  */
 import { bodyBytes, type Handler, type HttpRequest, type HttpResponse, type ResponseHeaders } from "../http/message";
-import { isSafe } from "../http/methods";
+import { isKnownMethod, isSafe } from "../http/methods";
 import { isThenable } from "../http/thenable";
 import { withMethod } from "../http/with-method";
 import { etagFromBody } from "./etag-generate";
-import { parseHttpDate, tryFormatHttpDate } from "./http-date";
+import { parseDateField, tryFormatHttpDate } from "./http-date";
 import { evaluatePreconditions, revalidates, type Validators } from "./preconditions";
 import { readHeader } from "./response-headers";
 import { preconditionResponse } from "./responses";
@@ -24,7 +24,8 @@ export interface ConditionalOptions {
   validators?: (request: HttpRequest) => Validators | undefined | Promise<Validators | undefined>;
   /**
    * Methods that must carry If-Match, If-None-Match or If-Unmodified-Since, else 428 (RFC 6585 §3);
-   * `true` means PUT, PATCH and DELETE.
+   * `true` means PUT, PATCH and DELETE. Methods are case-sensitive: a list naming `"put"` or a safe method
+   * such as `"GET"` (never required) throws a `TypeError`.
    * @default false
    */
   requirePrecondition?: boolean | readonly string[];
@@ -101,8 +102,10 @@ function finishHeadFromGet(
 ): HttpResponse {
   // A GET that does not answer 200 cannot stand for the HEAD: the HEAD's own response is kept.
   if (get.status !== 200 || get.body == null) return finishRead(request, head, options);
-  // Read member by member, not spread: the GET's callback (a symbol member) must not come along.
-  const finished = finishRead(request, { status: get.status, headers: get.headers, body: get.body }, options);
+  // Read member by member, not spread: the GET's callback (a symbol member) must not come along. Finished for the GET
+  // request it answers: a zero-length GET body is content, tagged as the GET's own response is (§9.3.2).
+  const asGet = withMethod(request, "GET");
+  const finished = finishRead(asGet, { status: get.status, headers: get.headers, body: get.body }, options);
   if (finished.status !== 200 || finished.body == null) return carryAfterSend(head, finished);
   const headers = { ...finished.headers };
   if (readHeader(headers, "content-length") === undefined) {
@@ -116,10 +119,10 @@ function finishHeadFromGet(
 function boundLastModified(headers: ResponseHeaders, now: number | undefined): string | undefined {
   const value = readHeader(headers, "last-modified");
   if (value === undefined) return undefined;
-  const modified = parseHttpDate(value, { now });
+  const modified = parseDateField(value, now);
   if (modified === undefined) return value;
   const dateValue = readHeader(headers, "date");
-  const date = (dateValue === undefined ? undefined : parseHttpDate(dateValue, { now })) ?? now ?? Date.now();
+  const date = (dateValue === undefined ? undefined : parseDateField(dateValue, now)) ?? now ?? Date.now();
   if (modified <= date) return value;
   const bounded = tryFormatHttpDate(Math.floor(date / 1000) * 1000);
   if (bounded === undefined) return value;
@@ -268,6 +271,20 @@ function checkOptions(options: ConditionalOptions): void {
     !(Array.isArray(requirePrecondition) && requirePrecondition.every((m) => typeof m === "string"))
   ) {
     throw new TypeError("conditional: requirePrecondition must be true, false or a list of methods");
+  }
+  // A list entry that can never match would silently switch the 428 off for the method the caller meant.
+  for (const method of Array.isArray(requirePrecondition) ? requirePrecondition : []) {
+    const upper = method.toUpperCase();
+    if (method !== upper && isKnownMethod(upper)) {
+      // RFC 9110 §9.1: methods are case-sensitive, so "put" is not PUT.
+      throw new TypeError(
+        `conditional: requirePrecondition lists "${method}": methods are case-sensitive, write "${upper}"`,
+      );
+    }
+    if (isSafe(method)) {
+      // RFC 6585 §3 guards against lost updates: a safe method (§9.2.1) changes nothing, so it is never required.
+      throw new TypeError(`conditional: requirePrecondition lists "${method}", a safe method, which is never required`);
+    }
   }
   if (etag !== undefined && etag !== false && etag !== "strong" && etag !== "weak") {
     throw new TypeError('conditional: etag must be "strong", "weak" or false');

@@ -8,6 +8,7 @@
  */
 import { finiteNumber } from "../options/number-option";
 import { CachingError } from "./errors";
+import { trimOws } from "./syntax";
 
 const MS_PER_DAY = 86_400_000;
 const MAX_FORMATTABLE = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z: year is 4DIGIT
@@ -149,6 +150,14 @@ export function parseHttpDate(value: string, options?: ParseHttpDateOptions): nu
 }
 
 /**
+ * Parses a field value holding one HTTP-date (If-Modified-Since, If-Unmodified-Since, Last-Modified, Date): the OWS
+ * around a field value is not part of it (RFC 9110 §5.5), anything else around the date still makes it invalid.
+ */
+export function parseDateField(value: string, now: number | undefined): number | undefined {
+  return parseHttpDate(trimOws(value), { now });
+}
+
+/**
  * Formats a time as IMF-fixdate, the form every sender must generate (§5.6.7); milliseconds are dropped.
  * @throws {CachingError} `invalid_date` for an invalid Date or a year outside 0000-9999.
  * @example formatHttpDate(784111777000) // "Sun, 06 Nov 1994 08:49:37 GMT"
@@ -185,7 +194,7 @@ function formatSeconds(ms: number): string {
 /** Epoch milliseconds of a Date, a number or an HTTP-date string, truncated to whole seconds. */
 export function toSeconds(time: Date | number | string | undefined, now?: number): number | undefined {
   if (time === undefined) return undefined;
-  const ms = typeof time === "number" ? time : typeof time === "string" ? parseHttpDate(time, { now }) : time.getTime();
+  const ms = typeof time === "number" ? time : typeof time === "string" ? parseDateField(time, now) : time.getTime();
   if (ms === undefined || !Number.isFinite(ms)) return undefined;
   // HTTP-dates have one-second resolution: compare what the client could have seen.
   return Math.floor(ms / 1000) * 1000;

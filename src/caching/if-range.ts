@@ -2,6 +2,8 @@
  * If-Range, RFC 9110 §13.1.5 (§13.2.2 step 5):
  *   If-Range = entity-tag / HTTP-date
  */
+
+import { finiteNumber } from "../options/number-option";
 import { normalizeTag, parseEntityTag, strongCompare } from "./entity-tag";
 import { parseHttpDate, toSeconds } from "./http-date";
 import type { ConditionalRequest, Validators } from "./preconditions";
@@ -31,6 +33,8 @@ export function evaluateIfRange(
   current: Validators | undefined,
   options?: IfRangeOptions,
 ): "range" | "full" {
+  // Checked whatever the request carries: a bad clock is the caller's bug, not for a client's dates to reveal.
+  if (options?.now !== undefined) finiteNumber("evaluateIfRange", "now", options.now, "epoch milliseconds");
   const { headers } = request;
   if (request.method !== "GET" || headers.range === undefined) return "full";
   const ifRange = headers["if-range"];

@@ -3,8 +3,9 @@
  */
 import type { RequestHeaders, ResponseHeaders } from "../http/message";
 import { isCacheable, isSafe } from "../http/methods";
+import { finiteNumber } from "../options/number-option";
 import { type EntityTag, fieldListsTag, isValidTagText, normalizeTag } from "./entity-tag";
-import { parseHttpDate, toSeconds, tryFormatHttpDate } from "./http-date";
+import { parseDateField, toSeconds, tryFormatHttpDate } from "./http-date";
 import { notModifiedHeaders } from "./not-modified";
 import { readHeader } from "./response-headers";
 import { isOws } from "./syntax";
@@ -140,7 +141,7 @@ function decide(
     const ifUnmodifiedSince = headers["if-unmodified-since"];
     // Step 2: If-Unmodified-Since (§13.1.4), ignored without a valid HTTP-date or a modification date.
     if (ifUnmodifiedSince !== undefined && exists && lastModified !== undefined) {
-      const date = parseHttpDate(ifUnmodifiedSince, { now });
+      const date = parseDateField(ifUnmodifiedSince, now);
       const modified = date === undefined ? undefined : toSeconds(lastModified, now);
       if (date !== undefined && modified !== undefined && modified > date) return FAIL_IF_UNMODIFIED_SINCE;
     }
@@ -154,7 +155,7 @@ function decide(
     // Step 4: If-Modified-Since (§13.1.3), GET/HEAD only, ignored when If-None-Match is present, when the
     // value is not one valid HTTP-date (a list of dates is not), or without a modification date.
     if (ifModifiedSince !== undefined && exists && lastModified !== undefined) {
-      const date = parseHttpDate(ifModifiedSince, { now });
+      const date = parseDateField(ifModifiedSince, now);
       const modified = date === undefined ? undefined : toSeconds(lastModified, now);
       if (date !== undefined && modified !== undefined && modified <= date) return NOT_MODIFIED;
     }
@@ -199,6 +200,8 @@ export function evaluatePreconditions(
   current: Validators | undefined,
   options?: EvaluateOptions,
 ): PreconditionResult {
+  // Checked whatever the request carries: a bad clock is the caller's bug, not for a client's dates to reveal.
+  if (options?.now !== undefined) finiteNumber("evaluatePreconditions", "now", options.now, "epoch milliseconds");
   const { method, headers } = request;
   if (NO_SELECTION.has(method)) return PROCEED;
   const getOrHead = revalidates(method);

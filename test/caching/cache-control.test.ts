@@ -71,6 +71,7 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
 
     it("skips a malformed unknown member up to the next comma", () => {
       expect(parseCacheControl('x="unterminated, public')).toEqual({ public: true });
+      expect(parseCacheControl("x=, public")).toEqual({ public: true });
       expect(parseCacheControl("=5, public, @@, no-store")).toEqual({ public: true, noStore: true });
     });
 
@@ -104,6 +105,14 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
       ["qualified no-cache lists merge", 'no-cache="a", no-cache="b, A"', { noCache: ["a", "b"] }],
       ["a malformed private list is unqualified", 'private="a b"', { private: true }],
       ["an unterminated private list is unqualified", 'private="a', { private: true }],
+      // Regression: an empty token argument was read as an empty list, so nothing was private.
+      [
+        "an empty private argument is unqualified (token = 1*tchar)",
+        "private=, max-age=60",
+        { private: true, maxAge: 60 },
+      ],
+      ["an empty no-cache argument is unqualified", "no-cache= , public", { noCache: true, public: true }],
+      ["an empty quoted list stays an empty list", 'private=""', { private: [] }],
       ["a private list trims OWS only (§5.6.3)", 'private=" a ,\tb\t"', { private: ["a", "b"] }],
       ["a private list name ending in NBSP is malformed", 'private="a\u00a0"', { private: true }],
       ["a no-cache list name after U+FEFF is malformed", 'no-cache="\ufeffa"', { noCache: true }],

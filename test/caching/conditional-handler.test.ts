@@ -115,6 +115,17 @@ describe("conditional(): GET and HEAD", () => {
     expect(clocked.headers["last-modified"]).toBe("Fri, 03 May 2024 00:00:00 GMT");
   });
 
+  // Regression: OWS around the value made it no date, so a future Last-Modified (and a Date) went out unchecked.
+  it("bounds a future Last-Modified with OWS around it by a Date with OWS around it (§5.5)", () => {
+    const handler: Handler = () => ({
+      status: 200,
+      headers: { "last-modified": " Fri, 01 Jan 2100 00:00:00 GMT", date: "Wed, 01 May 2024 12:00:00 GMT\t" },
+      body: "x",
+    });
+    const response = conditional({ now: () => Date.UTC(2030, 0, 1) })(handler)(request("GET")) as HttpResponse;
+    expect(response.headers["last-modified"]).toBe("Wed, 01 May 2024 12:00:00 GMT");
+  });
+
   it("reads a two-digit rfc850 year of Last-Modified with the now option, as the evaluation does (§5.6.7)", () => {
     // With now in 1990, "60" is 1960, not after the clock: the value is kept. Date.now() (2000s) reads 2060, in
     // the future, and replaced it with the clock's time.
@@ -262,6 +273,17 @@ describe("conditional(): HEAD answered without content (RFC 9110 §9.3.2)", () =
     expect((conditional()(handler)(request("HEAD", { "if-none-match": tag })) as HttpResponse).status).toBe(304);
   });
 
+  // Regression: the GET run was finished as HEAD, so its empty body was no content and got no tag, and HEAD no 304.
+  it("gives HEAD the ETag and the 304 of a GET whose body is empty", () => {
+    const handler: Handler = (req) => ({ status: 200, headers: {}, body: req.method === "HEAD" ? null : "" });
+    const get = conditional()(handler)(request("GET")) as HttpResponse;
+    const tag = etagFromBody("");
+    expect(get.headers.etag).toBe(tag);
+    const head = conditional()(handler)(request("HEAD")) as HttpResponse;
+    expect(head).toEqual({ status: 200, headers: { etag: tag, "content-length": "0" }, body: null });
+    expect((conditional()(handler)(request("HEAD", { "if-none-match": tag })) as HttpResponse).status).toBe(304);
+  });
+
   it("gives a zero-length HEAD body no tag of its own when the GET does not answer 200", () => {
     const handler: Handler = (req) =>
       req.method === "HEAD" ? { status: 200, headers: {}, body: "" } : { status: 503, headers: {} };
@@ -401,6 +423,17 @@ describe("conditional(options): a middleware like idempotency() and rateLimit()"
     expect(() => conditional({ validators: "etag" as never })).toThrow(/validators must be a function/);
     expect(() => conditional({ etag: "strongest" as never })).toThrow(/etag must be/);
     expect(() => conditional({ requirePrecondition: "PUT" as never })).toThrow(/requirePrecondition/);
+  });
+
+  // Regression: ["put"] never matched PUT (methods are case-sensitive) and ["GET"] never applied: no 428, no error.
+  it("refuses a requirePrecondition entry that could never apply", () => {
+    expect(() => conditional({ requirePrecondition: ["put"] })).toThrow(
+      /"put": methods are case-sensitive, write "PUT"/,
+    );
+    expect(() => conditional({ requirePrecondition: ["PUT", "Delete"] })).toThrow(/write "DELETE"/);
+    expect(() => conditional({ requirePrecondition: ["GET"] })).toThrow(/"GET", a safe method/);
+    // Extension methods are the caller's to name (RFC 9110 §9.1).
+    expect(() => conditional({ requirePrecondition: ["PROPPATCH", "lock"] })).not.toThrow();
   });
 });
 

@@ -48,4 +48,18 @@ describe("evaluateIfRange (RFC 9110 §13.1.5, §13.2.2 step 5)", () => {
   ])("%s", (_name, method, headers, current, expected, lastModifiedIsStrong) => {
     expect(evaluateIfRange({ method, headers }, current, { lastModifiedIsStrong })).toBe(expected);
   });
+
+  // Regression: a bad `now` threw only for an If-Range date, so a client's header decided between a 500 and an answer.
+  it("refuses a now that is not a finite number whatever the request carries", () => {
+    const requests: RequestHeaders[] = [
+      {},
+      { range: RANGE, "if-range": '"v2"' },
+      { range: RANGE, "if-range": "Wed, 01 May 2024 12:00:00 GMT" },
+    ];
+    for (const headers of requests) {
+      expect(() => evaluateIfRange({ method: "GET", headers }, CURRENT, { now: Number.NaN })).toThrow(
+        /^evaluateIfRange: now must be a finite number/,
+      );
+    }
+  });
 });

@@ -209,6 +209,19 @@ export const CASES: Record<string, PreconditionCase[]> = {
       headers: { "if-unmodified-since": BEFORE },
       expected: "failed:if-unmodified-since",
     },
+    // Regression: OWS around the field value made the date invalid, so the write went ahead.
+    {
+      name: "a date with OWS around it still counts (§5.5)",
+      method: "PUT",
+      headers: { "if-unmodified-since": ` ${BEFORE}\t` },
+      expected: "failed:if-unmodified-since",
+    },
+    {
+      name: "a date followed by NBSP is no date (only SP and HTAB are OWS)",
+      method: "PUT",
+      headers: { "if-unmodified-since": `${BEFORE}\u00a0` },
+      expected: "proceed",
+    },
   ],
   "step 3: If-None-Match (§13.1.2)": [
     { name: "GET with the current tag", method: "GET", headers: { "if-none-match": ETAG }, expected: "not-modified" },
@@ -416,6 +429,19 @@ export const CASES: Record<string, PreconditionCase[]> = {
       method: "GET",
       headers: { "if-modified-since": LAST_MODIFIED.toLowerCase() },
       expected: "proceed",
+    },
+    {
+      name: "a date with OWS around it still counts (§5.5)",
+      method: "GET",
+      headers: { "if-modified-since": `\t${LAST_MODIFIED} ` },
+      expected: "not-modified",
+    },
+    {
+      name: "a Last-Modified with OWS around it still counts (§5.5)",
+      method: "GET",
+      headers: { "if-modified-since": LAST_MODIFIED },
+      current: { etag: ETAG, lastModified: ` ${LAST_MODIFIED}\t` },
+      expected: "not-modified",
     },
     {
       name: "a list of dates is ignored",

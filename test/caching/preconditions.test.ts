@@ -207,6 +207,19 @@ describe("evaluatePreconditions: laws", () => {
     );
   });
 
+  // Regression: a bad `now` threw only when the request carried a date, so a client's header decided between a 500 and
+  // an answer.
+  it("refuses a now that is not a finite number whatever the request carries", () => {
+    const dated = { "if-modified-since": "Wed, 01 May 2024 12:00:00 GMT" };
+    for (const now of [Number.NaN, Number.POSITIVE_INFINITY]) {
+      for (const headers of [{}, { "if-none-match": '"a"' }, dated]) {
+        expect(() => evaluatePreconditions({ method: "GET", headers }, CURRENT, { now })).toThrow(
+          /^evaluatePreconditions: now must be a finite number/,
+        );
+      }
+    }
+  });
+
   it("isFresh is exactly the not-modified outcome of a GET", () => {
     fc.assert(
       fc.property(wellFormedHeaders, tagArb, dateArb, (headers, etag, lastModified) => {

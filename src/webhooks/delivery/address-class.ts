@@ -42,9 +42,12 @@ const IPV6_RANGES: readonly Range[] = [
   ["::", 96, "reserved"], // RFC 4291 §2.5.5.1 deprecated IPv4-compatible
   ["64:ff9b:1::", 48, "reserved"], // RFC 8215 local-use NAT64
   ["100::", 64, "reserved"], // RFC 6666 discard-only
+  ["100:0:0:1::", 64, "reserved"], // RFC 9780 dummy IPv6 prefix
   ["2001::", 23, "reserved"], // RFC 2928 IETF protocol assignments (incl. Teredo)
   ["2001:db8::", 32, "reserved"], // RFC 3849 documentation
   ["2002::", 16, "reserved"], // RFC 3056 6to4 tunnels into any IPv4 address
+  ["3fff::", 20, "reserved"], // RFC 9637 documentation
+  ["5f00::", 16, "reserved"], // RFC 9602 SRv6 SIDs
   ["fc00::", 7, "unique_local"], // RFC 4193
   ["fe80::", 10, "link_local"], // RFC 4291 §2.5.6
   ["fec0::", 10, "reserved"], // RFC 3879 deprecated site-local
@@ -56,7 +59,10 @@ const compile = (ranges: readonly Range[]) =>
 const V4 = compile(IPV4_RANGES);
 const V6 = compile(IPV6_RANGES);
 
-/** Classifies 4 or 16 address bytes; NAT64 (64:ff9b::/96) takes the class of the embedded IPv4 address. */
+/**
+ * Classifies 4 or 16 address bytes; NAT64 (64:ff9b::/96) takes the class of the embedded IPv4 address, and an IPv6
+ * address outside 2000::/3 is `reserved`.
+ */
 export function classifyAddressBytes(bytes: Uint8Array): AddressClass {
   if (bytes.length === 4) {
     for (const range of V4) if (inPrefix(bytes, range.network, range.bits)) return range.kind;
@@ -65,10 +71,13 @@ export function classifyAddressBytes(bytes: Uint8Array): AddressClass {
   // RFC 6052 §2.1: the well-known NAT64 prefix reaches whatever IPv4 address it embeds.
   if (inPrefix(bytes, NAT64, 96)) return classifyAddressBytes(bytes.subarray(12));
   for (const range of V6) if (inPrefix(bytes, range.network, range.bits)) return range.kind;
-  return "public";
+  // IANA IPv6 Address Space registry: only 2000::/3 is allocated as global unicast, the rest is "Reserved by IETF";
+  // nothing public lives there, so an address outside it (1::1, 8000::1) is refused rather than trusted.
+  return inPrefix(bytes, GLOBAL_UNICAST, 3) ? "public" : "reserved";
 }
 
 const NAT64 = parseIp("64:ff9b::") as Uint8Array;
+const GLOBAL_UNICAST = parseIp("2000::") as Uint8Array;
 
 /**
  * Classifies an IP address literal for the SSRF policy; `undefined` when `text` is not an IP address.

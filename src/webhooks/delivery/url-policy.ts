@@ -53,6 +53,29 @@ export interface CompiledUrlPolicy {
 // RFC 4632 §3.1 / RFC 4291 §2.3: the prefix length is a decimal number of bits, 0 to 32 (IPv4) or 128 (IPv6).
 const PREFIX_LENGTH = /^\d{1,3}$/;
 
+// Characters a host name entry cannot hold: a URL would read them as a port, credentials, a path, a query or a
+// fragment, or percent-decode them, and so compare something else than the entry says.
+const NOT_IN_HOST_ENTRY = /[\s:@/?#\\%]/;
+
+/**
+ * A host name entry as URLs spell hosts (WHATWG URL host parsing: IDNA to punycode, lower case), so `bücher.example`
+ * matches https://bücher.example/, whose host is `xn--bcher-kva.example`; throws TypeError on what no host can be.
+ */
+function hostEntry(entry: string): string {
+  let host = "";
+  if (!NOT_IN_HOST_ENTRY.test(entry)) {
+    try {
+      host = new URL(`http://${entry}/`).hostname;
+    } catch {
+      // Not a host a URL can name: refused below.
+    }
+  }
+  if (host === "") {
+    throw new TypeError(`UrlPolicy.allow: ${JSON.stringify(entry)} is not an address, a CIDR range or a host name.`);
+  }
+  return normalizeHost(host);
+}
+
 /**
  * Compiles a policy; throws TypeError on a malformed allow-list entry (programmer error). Fails closed: an entry that
  * is not exactly an address, `address/bits` with bits a decimal within the family's range, or a host name is refused,
@@ -74,7 +97,11 @@ export function compileUrlPolicy(policy: UrlPolicy | CompiledUrlPolicy = {}): Co
     const network = parseIp(address);
     if (network === undefined) {
       if (prefix !== undefined) throw new TypeError(`Invalid CIDR in UrlPolicy.allow: ${entry}`);
-      hosts.add(normalizeHost(entry));
+      const host = hostEntry(entry);
+      const literal = parseIp(host);
+      // A URL reads `0x7f.1` as 127.0.0.1: such an entry names that one address, as the URL's host would.
+      if (literal === undefined) hosts.add(host);
+      else ranges.push({ network: literal, bits: literal.length * 8 });
       continue;
     }
     if (prefix !== undefined && !PREFIX_LENGTH.test(prefix)) {
@@ -191,6 +218,15 @@ function hostToResolve(url: URL, policy: UrlPolicy | CompiledUrlPolicy = {}): st
 }
 
 /**
+ * Why a host name is refused, for the one who registered it: the class of the forbidden address, never the address.
+ * The name was resolved by the provider's own resolver, so the address may be an internal one (`db.internal` →
+ * 10.20.0.5), and naming it would make registration, or the delivery log, a map of the provider's network.
+ */
+export function resolvedRefusalDetail(host: string, addressClass: AddressClass): string {
+  return `The host ${host} resolves to an address that is ${addressClass.replace("_", "-")}; it may not receive webhooks.`;
+}
+
+/**
  * Checks every address a host name resolved to: refused when ANY of them is forbidden (no partial trust: a
  * resolver may hand out any of them), or when there is none. Pure: the caller resolves.
  * @example checkResolvedAddresses("evil.example", [{ address: "127.0.0.1", family: 4 }]) // forbidden_address
@@ -207,10 +243,7 @@ export function checkResolvedAddresses(
   for (const entry of addresses) {
     const refusal = checkAddress(entry.address, compiled);
     if (refusal !== undefined) {
-      return {
-        ...refusal,
-        detail: `The host ${host} resolves to ${entry.address}, which is ${refusal.addressClass.replace("_", "-")}; it may not receive webhooks.`,
-      };
+      return { ...refusal, detail: resolvedRefusalDetail(host, refusal.addressClass) };
     }
   }
   return undefined;

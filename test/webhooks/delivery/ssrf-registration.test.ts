@@ -145,6 +145,38 @@ describe("registration resolves the host name (SSRF)", () => {
     }
   });
 
+  // Regression: the 422 named the address ("resolves to 10.20.0.5"): a map of the provider's internal DNS.
+  it("names the class of a forbidden address a name resolves to, never the address (no internal DNS oracle)", async () => {
+    const internal = "10.20.0.5";
+    const resolve = resolver({ "db.internal": [internal] });
+    const checked = await checkResolvedEndpointUrl("https://db.internal/", resolve);
+    expect(checked).toMatchObject({ ok: false, code: "forbidden_address", addressClass: "private", address: internal });
+    expect(checked.ok ? "" : checked.detail).not.toContain(internal);
+    expect(checked.ok ? "" : checked.detail).toContain("private");
+    const endpoints = createMemoryEndpointStore();
+    const handler = declareEndpointApi(createRouter(), {
+      endpoints,
+      queue: createMemoryDeliveryQueue({ endpoints }),
+      apiKeys: ["sk_test_key"],
+      resolve,
+    }).handler();
+    const res = await Promise.resolve(
+      handler({
+        method: "POST",
+        path: "/v1/webhook_endpoints",
+        search: "",
+        query: {},
+        headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
+        body: new TextEncoder().encode(JSON.stringify({ url: "https://db.internal/", enabled_events: ["*"] })),
+      }),
+    ).catch((error: unknown) => {
+      if (isHttpProblem(error)) return error.toResponse();
+      throw error;
+    });
+    expect(res.status).toBe(422);
+    expect(String(res.body)).not.toContain(internal);
+  });
+
   it("`resolve` is a visible choice: a resolver, or `false` for IP literals only; anything else is refused", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });

@@ -2,7 +2,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseIp } from "../../../src/http/ip-address";
 import { type AddressClass, classifyAddress } from "../../../src/webhooks/delivery/address-class";
-import { checkEndpointUrl, compileUrlPolicy } from "../../../src/webhooks/delivery/url-policy";
+import {
+  checkEndpointUrl,
+  checkResolvedEndpointUrl,
+  compileUrlPolicy,
+  type HostResolver,
+} from "../../../src/webhooks/delivery/url-policy";
 
 const CASES: readonly [string, AddressClass][] = [
   ["127.0.0.1", "loopback"],
@@ -36,6 +41,17 @@ const CASES: readonly [string, AddressClass][] = [
   ["255.255.255.255", "reserved"],
   ["192.0.2.1", "reserved"],
   ["2001:db8::1", "reserved"],
+  // Regression: special-purpose ranges newer than RFC 6890, and space IANA never allocated, were classed public.
+  ["3fff::1", "reserved"], // RFC 9637 documentation
+  ["3fff:fff:ffff::1", "reserved"],
+  ["5f00::1", "reserved"], // RFC 9602 SRv6 SIDs
+  ["100:0:0:1::1", "reserved"], // RFC 9780 dummy prefix
+  ["1::1", "reserved"], // outside 2000::/3: reserved by IETF
+  ["8000::1", "reserved"],
+  ["4000::1", "reserved"],
+  ["2000::1", "public"],
+  ["3ffe:ffff::1", "public"],
+  ["3fff:1000::1", "public"],
   ["8.8.8.8", "public"],
   ["1.1.1.1", "public"],
   ["172.32.0.1", "public"],
@@ -114,6 +130,13 @@ describe("checkEndpointUrl at registration", () => {
     ["https://api.localhost./x", "loopback"],
     ["https://localhost../x", "loopback"],
     ["https://127.0.0.1./x", "loopback"],
+    ["https://017700000001/x", "loopback"], // octal
+    ["https://[fd00:ec2::254]/latest/meta-data", "unique_local"], // AWS metadata over IPv6
+    ["https://[64:ff9b::169.254.169.254]/x", "link_local"], // NAT64 of the metadata address
+    ["https://[::127.0.0.1]/x", "reserved"], // deprecated IPv4-compatible
+    ["https://[2002:7f00:1::]/x", "reserved"], // 6to4 of 127.0.0.1
+    ["https://[3fff::1]/x", "reserved"],
+    ["https://[5f00::1]/x", "reserved"],
   ])("refuses %s (%s)", (url, addressClass) => {
     expect(checkEndpointUrl(url)).toMatchObject({ ok: false, code: "forbidden_address", addressClass });
   });
@@ -145,6 +168,42 @@ describe("checkEndpointUrl at registration", () => {
     expect(checkEndpointUrl("https://[fd00::1]/hooks", policy).ok).toBe(true);
     expect(checkEndpointUrl("http://10.0.0.1/hooks", policy)).toMatchObject({ ok: false, addressClass: "private" });
   });
+
+  // Regression: a Unicode entry was kept as written and never matched, since a URL's host is punycode.
+  it("compares a host name entry as URLs spell hosts: IDNA to punycode, lower case", async () => {
+    const loopback: HostResolver = async () => [{ address: "127.0.0.1", family: 4 }];
+    for (const entry of ["bücher.test", "BÜCHER.test", "xn--bcher-kva.test"]) {
+      for (const url of ["https://bücher.test/", "https://xn--bcher-kva.test/"]) {
+        expect((await checkResolvedEndpointUrl(url, loopback, { allow: [entry] })).ok, `${entry} ${url}`).toBe(true);
+      }
+    }
+    expect(await checkResolvedEndpointUrl("https://other.test/", loopback, { allow: ["bücher.test"] })).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+    });
+  });
+
+  it("reads an entry a URL reads as an address (0x7f.1) as that one address", () => {
+    const policy = compileUrlPolicy({ allow: ["0x7f.1"] });
+    expect(checkEndpointUrl("https://127.0.0.1/", policy).ok).toBe(true);
+    expect(checkEndpointUrl("https://127.0.0.2/", policy)).toMatchObject({ ok: false, addressClass: "loopback" });
+  });
+
+  it.each([
+    "exa mple.test",
+    "user@evil.test",
+    "host.test:8443",
+    "host.test?x",
+    "host.test#x",
+    "a%2eb.test",
+    "fd00::g",
+    "xn--",
+  ])(
+    "refuses the allow-list entry %j, which no URL host can be (regression: it was kept and never matched)",
+    (entry) => {
+      expect(() => compileUrlPolicy({ allow: [entry] })).toThrow(TypeError);
+    },
+  );
 
   it("a malformed allow-list entry is a programmer error", () => {
     expect(() => compileUrlPolicy({ allow: ["10.0.0.0/33"] })).toThrow(TypeError);

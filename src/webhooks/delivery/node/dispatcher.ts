@@ -14,6 +14,7 @@ import {
   compileUrlPolicy,
   type HostResolver,
   normalizeHost,
+  resolvedRefusalDetail,
   type UrlPolicy,
 } from "../url-policy";
 import { codedError, errorKindOf, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
@@ -112,36 +113,60 @@ function flatHeaders(fields: Readonly<Record<string, string>>): string[] {
 }
 
 /**
+ * The addresses of `hostname` a connection may use (those of `family`, 0 for any), or a coded error: none, or any of
+ * them forbidden. The resolver is injected code, so its answer is checked for the shape node:dns gives.
+ */
+function admitted(hostname: string, answer: unknown, family: number, policy: CompiledUrlPolicy): LookupAddress[] {
+  if (!Array.isArray(answer)) {
+    throw codedError(SSRF_BLOCKED_CODE, `${hostname}: the resolver answered no list of addresses.`);
+  }
+  const usable: LookupAddress[] = [];
+  for (const entry of answer as unknown[]) {
+    const { address, family: entryFamily } = (entry ?? {}) as { address?: unknown; family?: unknown };
+    if (typeof address !== "string" || typeof entryFamily !== "number") {
+      throw codedError(
+        SSRF_BLOCKED_CODE,
+        `${hostname}: the resolver answered ${String(entry)}, not { address, family }.`,
+      );
+    }
+    if (family === 0 || entryFamily === family) usable.push({ address, family: entryFamily });
+  }
+  if (usable.length === 0) throw codedError("ENOTFOUND", `No address for ${hostname}`);
+  if (policy.hosts.has(normalizeHost(hostname))) return usable;
+  for (const entry of usable) {
+    const refusal = checkAddress(entry.address, policy);
+    // The message is the attempt's log line, which the endpoint's owner reads: the class, never the address.
+    if (refusal !== undefined) {
+      throw codedError(SSRF_BLOCKED_CODE, resolvedRefusalDetail(hostname, refusal.addressClass));
+    }
+  }
+  return usable;
+}
+
+/** node:dns `family` as a number: 4, 6, or 0 for any (`"IPv4"` and `"IPv6"` are accepted as node:dns does). */
+const familyNumber = (family: number | "IPv4" | "IPv6" | undefined): number =>
+  family === "IPv4" ? 4 : family === "IPv6" ? 6 : (family ?? 0);
+
+/**
  * A `net` lookup that resolves with the injected resolver and refuses the connection when any address is forbidden,
  * so a name that resolves (or later re-resolves) to 127.0.0.1 is never reached. Checking at connect time closes the
  * DNS-rebinding gap between a registration check and the send.
  */
 function guardedLookup(resolve: HostResolver, policy: CompiledUrlPolicy): LookupFunction {
   return (hostname, options, callback) => {
-    resolve(hostname).then(
-      (addresses) => {
-        const family = typeof options === "object" && options !== null ? (options.family ?? 0) : 0;
-        const usable = addresses.filter((a) => family === 0 || a.family === family);
-        if (usable.length === 0) return callback(codedError("ENOTFOUND", `No address for ${hostname}`), "", 4);
-        if (!policy.hosts.has(normalizeHost(hostname))) {
-          for (const entry of usable) {
-            const refusal = checkAddress(entry.address, policy);
-            if (refusal !== undefined) {
-              return callback(codedError(SSRF_BLOCKED_CODE, `${hostname}: ${refusal.detail}`), "", 4);
-            }
-          }
-        }
-        if (typeof options === "object" && options !== null && options.all) {
-          return (callback as unknown as (e: null, a: LookupAddress[]) => void)(
-            null,
-            usable.map((a) => ({ address: a.address, family: a.family })),
-          );
-        }
-        const first = usable[0] as { address: string; family: number };
-        callback(null, first.address, first.family);
-      },
-      (error: unknown) => callback(error as NodeJS.ErrnoException, "", 4),
-    );
+    const asked = typeof options === "object" && options !== null ? options : {};
+    // Whatever the resolver throws or answers ends in the callback: a throw left in this promise chain would be an
+    // unhandled rejection, which ends the worker's process, and the attempt would never settle.
+    new Promise<unknown>((answer) => answer(resolve(hostname)))
+      .then((answer) => admitted(hostname, answer, familyNumber(asked.family), policy))
+      .then(
+        (addresses) => {
+          if (asked.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+          const first = addresses[0] as LookupAddress;
+          callback(null, first.address, first.family);
+        },
+        (error: unknown) => callback(error as NodeJS.ErrnoException, "", 4),
+      );
   };
 }
 

@@ -103,6 +103,20 @@ describe("dispatcher", () => {
       dispatcher.close();
     });
 
+    // Regression: the attempt's log line, which the endpoint's owner reads, named the address of the provider's DNS.
+    it("logs the class of the forbidden address, never the address a name resolved to", async () => {
+      const dispatcher = createDispatcher({
+        urlPolicy: { allowHttp: true },
+        resolve: resolver({ "db.internal": ["10.20.0.5"] }),
+      });
+      const result = await dispatcher.dispatch(request(`http://db.internal:${server.port}/hooks`));
+      expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+      const message = result.kind === "error" ? result.message : "";
+      expect(message).toContain("private");
+      expect(message).not.toContain("10.20.0.5");
+      dispatcher.close();
+    });
+
     it("one forbidden address among several refuses the name (no partial trust)", async () => {
       const dispatcher = createDispatcher({
         urlPolicy: { allowHttp: true },
@@ -132,6 +146,28 @@ describe("dispatcher", () => {
       const dispatcher = createDispatcher({ ...allowLocal, resolve: resolver({ "good.test": ["127.0.0.1"] }) });
       const result = await dispatcher.dispatch(request(`http://good.test:${server.port}/hooks`));
       expect(result).toMatchObject({ kind: "response", status: 200, body: "thanks" });
+      dispatcher.close();
+    });
+
+    // Regression: an answer in node:dns `resolve4`'s shape threw inside the lookup's promise, an unhandled rejection
+    // that ended the worker's process, and the attempt never settled.
+    it.each([
+      ["addresses as bare strings (dns.resolve4's shape)", "ssrf_blocked", async () => ["127.0.0.1"]],
+      ["no list", "ssrf_blocked", async () => null],
+      ["an entry without an address", "ssrf_blocked", async () => [{ family: 4 }]],
+      [
+        "a throw, not a rejection",
+        "network",
+        () => {
+          throw new Error("resolver bug");
+        },
+      ],
+    ])("a resolver answering %s fails the attempt (%s), and nothing is sent", async (_case, errorKind, resolve) => {
+      const before = server.received.length;
+      const dispatcher = createDispatcher({ ...allowLocal, timeoutMs: 10_000, resolve: resolve as never });
+      const result = await dispatcher.dispatch(request(`http://broken.test:${server.port}/hooks`));
+      expect(result).toMatchObject({ kind: "error", errorKind });
+      expect(server.received.length).toBe(before);
       dispatcher.close();
     });
 

@@ -7,6 +7,7 @@ import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endp
 import {
   type CreateEndpointInput,
   endpointHeadersInput,
+  MAX_ENDPOINT_URL_LENGTH,
   MAX_RATE_LIMIT,
   MIN_RATE_LIMIT,
   type UpdateEndpointInput,
@@ -184,8 +185,18 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       "createEndpointAdmin: resolve must be a HostResolver (systemResolver from rest-webhooks/webhooks/delivery/node) or false.",
     );
   }
-  const checkUrl = (url: string): Promise<UrlCheck> | UrlCheck =>
-    resolve ? checkResolvedEndpointUrl(url, resolve, policy) : checkEndpointUrl(url, policy);
+  const checkUrl = async (url: string): Promise<UrlCheck> => {
+    const checked = await (resolve ? checkResolvedEndpointUrl(url, resolve, policy) : checkEndpointUrl(url, policy));
+    // Normalizing can make a URL six times longer (ü is %C3%BC): one kept past the limit could not be sent back.
+    if (checked.ok && checked.url.href.length > MAX_ENDPOINT_URL_LENGTH) {
+      return {
+        ok: false,
+        code: "invalid_url",
+        detail: `The URL is longer than ${MAX_ENDPOINT_URL_LENGTH} characters once normalized (${checked.url.href.length}: non-ASCII characters are percent-encoded).`,
+      };
+    }
+    return checked;
+  };
 
   // Every matching delivery, page by page to the end (a cursor: pages with nothing to retry, all leased or filtered
   // out, do not end the walk, and a retried delivery keeps its place in the list).

@@ -1,3 +1,4 @@
+import { describeMiddleware } from "../../http/described";
 import type { HttpRequest } from "../../http/message";
 import type { Middleware } from "../../routing/types";
 import { checkTenant } from "./tenant";
@@ -19,11 +20,19 @@ export function tenantScope(tenantOf: TenantOf | undefined): {
     tenantOf === undefined ? undefined : checkTenant("declareEndpointApi: tenant(request)", await tenantOf(request));
   if (tenantOf === undefined) return { scoped: undefined, scope: decide };
   const decided = new WeakMap<HttpRequest, string | undefined>();
+  const scoped: Middleware = (next) => async (request) => {
+    decided.set(request, await decide(request));
+    return next(request);
+  };
   return {
-    scoped: (next) => async (request) => {
-      decided.set(request, await decide(request));
-      return next(request);
-    },
+    // OpenAPI lists the refusal on every operation, as it lists the key check's 401.
+    scoped: describeMiddleware(scoped, {
+      responses: {
+        403: {
+          description: "The tenant option refused the request (the HttpProblem it threw): nothing else was checked.",
+        },
+      },
+    }),
     scope: async (request) => (decided.has(request) ? decided.get(request) : await decide(request)),
   };
 }

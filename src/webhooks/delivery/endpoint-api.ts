@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { conditional } from "../../caching/conditional-handler";
-import { parseMediaType } from "../../http/media-type";
 import { type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
 import { validationProblem } from "../../http/validation";
@@ -15,6 +14,7 @@ import type { WebhookEndpoint } from "./endpoint";
 import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
 import { declareDeliveryRoutes } from "./endpoint-api-deliveries";
 import { type DescribedEvents, declareEventTypeRoutes } from "./endpoint-api-event-types";
+import { isMergePatch, patchMediaTypes } from "./endpoint-api-patch";
 import {
   assertPreconditions,
   conditionalUpdate,
@@ -109,11 +109,6 @@ function withoutContentLocation(response: HttpResponse): HttpResponse {
   for (const [name, value] of Object.entries(response.headers)) if (name !== "content-location") headers[name] = value;
   return { ...response, headers };
 }
-
-const isMergePatch = (contentType: string | undefined): boolean => {
-  const media = parseMediaType(contentType ?? "");
-  return media?.type === "application" && media.subtype === "merge-patch+json";
-};
 
 /**
  * Declares the webhook endpoint API on a router, Stripe's shape under `basePath`: `POST /` create (201, the secret
@@ -244,8 +239,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         response: endpointJsonSchema,
         tags,
         summary: "Update an endpoint",
-        use: [conditionalWriteDescribed],
-        description: `With Content-Type ${MERGE_PATCH_CONTENT_TYPE}, a JSON Merge Patch (RFC 7396): metadata and headers merge key by key and a member set to null is removed (a metadata key or header; description back to "", rate_limit lifted). With application/json or a form, the fields given replace the stored ones, as POST does (no null).`,
+        use: [patchMediaTypes, conditionalWriteDescribed],
+        description: `With Content-Type ${MERGE_PATCH_CONTENT_TYPE}, a JSON Merge Patch (RFC 7396): metadata and headers merge key by key and a member set to null is removed (a metadata key or header; description back to "", rate_limit lifted). With application/json or a form, the fields given replace the stored ones, as POST does (no null). Any other media type (a JSON Patch, a vendor +json type) is a 415 naming these three in Accept-Patch.`,
       },
       async ({ params, body, request }) => {
         const endpoint = await find(request, params.endpoint_id);

@@ -19,12 +19,10 @@ const TOKEN = new RegExp(`^[!#$%&'*+\\-.^_\`|~0-9A-Za-z]{1,${MAX_ENDPOINT_HEADER
 const VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
 
 // Fields the request's framing, the signature and the dispatcher own (RFC 9110 §6.6.1, §7.6.1, §7.8, §8.6, §10.1.1;
-// Standard Webhooks; W3C Trace Context): an endpoint setting one would break or forge the delivery.
+// Standard Webhooks; W3C Trace Context): an endpoint setting one would break or forge the delivery. Every content-*
+// field describes the body the delivery sends (RFC 9110 §8; Content-Range, Content-Digest of RFC 9530 too).
 const RESERVED = new Set([
   "host",
-  "content-length",
-  "content-type",
-  "content-encoding",
   "transfer-encoding",
   "connection",
   "keep-alive",
@@ -36,7 +34,7 @@ const RESERVED = new Set([
   "traceparent",
   "tracestate",
 ]);
-const RESERVED_PREFIXES = ["webhook-", "proxy-"];
+const RESERVED_PREFIXES = ["content-", "webhook-", "proxy-"];
 
 /** Whether `name` (any case) is a field an endpoint may set. */
 export function isEndpointHeaderName(name: string): boolean {

@@ -86,8 +86,14 @@ const secret = z.string().refine(isEndpointSecret, ENDPOINT_SECRET_RULE).meta({
 /** Body of `POST /v1/webhook_endpoints/:id/rotate_secret`: none, or the new secret to use (else one is generated). */
 export const rotateSecretBody = z.strictObject({ secret: secret.optional() }).optional();
 
+/**
+ * The longest endpoint URL, in characters: as sent, and as kept once normalized (an IDN host in punycode, a
+ * non-ASCII path percent-encoded), so the `url` an endpoint shows can always be sent back.
+ */
+export const MAX_ENDPOINT_URL_LENGTH = 2048;
+
 // The URL rules live in the URL policy (url-policy.ts), which the API runs after the parse.
-const url = z.string().min(1).max(2048).meta({
+const url = z.string().min(1).max(MAX_ENDPOINT_URL_LENGTH).meta({
   description:
     "The absolute URL deliveries are POSTed to: https (http only where the API allows it), no user name or password, a host that resolves to public addresses only unless the API allow-lists it (else 422 insecure_scheme, invalid_url, forbidden_address or unresolvable_host).",
 });

@@ -42,7 +42,7 @@ export interface EventCatalog<S extends EventSchemas> {
   readonly types: readonly (keyof S & string)[];
   /** Whether `type` is in the catalog. */
   has(type: string): type is keyof S & string;
-  /** The zod schema of the data of `type` (what `defineEvents` was given for it). */
+  /** The zod schema of the data of `type` (what `defineEvents` was given for it); `undefined` outside the catalog. */
   data<T extends keyof S & string>(type: T): S[T];
   /**
    * Builds an event of `type`: `data` is type-checked against the type's schema, and validated at run time
@@ -57,14 +57,15 @@ export interface EventCatalog<S extends EventSchemas> {
   /**
    * The zod schema of a whole envelope of `type`, for a consumer: `processor.on(type, events.envelope(type),
    * ({ event }) => event.payload.data …)` types and validates what arrives (a mismatch is dead-lettered as
-   * `payload_invalid`).
+   * `payload_invalid`). A type outside the catalog is a TypeError.
    */
   envelope<T extends keyof S & string>(
     type: T,
   ): z.ZodType<TypedWebhookEvent<T, z.output<S[T]>>, TypedWebhookEvent<T, z.input<S[T]>>>;
   /**
    * What the OpenAPI 3.1 `webhooks` object (§4.8.1) says of `type`: its envelope and the Standard Webhooks signature
-   * headers. Pass the catalog to `router.openapi(info, { webhooks: catalog })`.
+   * headers. Pass the catalog to `router.openapi(info, { webhooks: catalog })`. A type outside the catalog is a
+   * TypeError.
    */
   webhook(type: keyof S & string): WebhookDescription;
 }
@@ -98,15 +99,22 @@ export function defineEvents<const S extends EventSchemas>(schemas: S): EventCat
       throw new TypeError(`defineEvents: the data of "${type}" must be a zod schema`);
     }
   }
+  // The catalog's own types only: `schemas[type]` would find "constructor" or "toString" on Object.prototype.
+  const schemaOf = (type: string): EventSchemas[string] | undefined =>
+    Object.hasOwn(schemas, type) ? schemas[type] : undefined;
   const envelopes = new Map<string, z.ZodType>();
   const envelopeOf = (type: string): z.ZodType => {
     let envelope = envelopes.get(type);
     if (envelope === undefined) {
+      const data = schemaOf(type);
+      if (data === undefined) {
+        throw new TypeError(`defineEvents: "${type}" is not in the event catalog (${types.join(", ")}).`);
+      }
       envelope = z.object({
         id: z.string().min(1),
         type: z.literal(type),
         timestamp: z.iso.datetime({ offset: true }),
-        data: schemas[type] as z.ZodType,
+        data,
       });
       envelopes.set(type, envelope);
     }
@@ -115,9 +123,9 @@ export function defineEvents<const S extends EventSchemas>(schemas: S): EventCat
   return {
     types,
     has: (type): type is keyof S & string => Object.hasOwn(schemas, type),
-    data: (type) => schemas[type],
+    data: (type) => schemaOf(type) as S[typeof type],
     create(type, data, options = {}) {
-      const schema = schemas[type];
+      const schema = schemaOf(type);
       if (schema === undefined) {
         throw new WebhookDeliveryError("invalid_event", `"${type}" is not in the event catalog (${types.join(", ")}).`);
       }

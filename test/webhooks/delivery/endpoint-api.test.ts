@@ -280,6 +280,9 @@ describe("webhook endpoint API", () => {
 
     it.each([
       ["a field the delivery owns", { "Content-Type": "text/plain" }, "/headers/Content-Type"],
+      // Every content-* field, as documented (regression: only Content-Type, -Length and -Encoding were refused).
+      ["another content-* field", { "Content-Range": "bytes 0-1/2" }, "/headers/Content-Range"],
+      ["a digest of the content (RFC 9530)", { "content-digest": "sha-256=:x:" }, "/headers/content-digest"],
       ["a signature field", { "webhook-signature": "v1,x" }, "/headers/webhook-signature"],
       ["a proxy field", { "proxy-authorization": "Basic x" }, "/headers/proxy-authorization"],
       ["a name that is no token", { "x key": "1" }, "/headers/x key"],
@@ -798,6 +801,25 @@ describe("webhook endpoint API", () => {
       expect((await patch(e.id, { metadata: { c: null } }, json)).status).toBe(422);
       expect((await patch(e.id, { description: null }, json)).status).toBe(422);
     });
+
+    it.each([
+      ["a JSON Patch (RFC 6902)", "application/json-patch+json", [{ op: "replace", path: "/description", value: "x" }]],
+      ["a JSON Patch shaped as fields", "application/json-patch+json", { metadata: { b: "2" } }],
+      ["a vendor +json type", "application/vnd.api+json", { metadata: { b: "2" } }],
+      ["text", "text/plain", { metadata: { b: "2" } }],
+    ])(
+      "refuses %s with 415 and Accept-Patch, changing nothing (RFC 5789 §2.2; regression: read as the fields to replace)",
+      async (_name, type, body) => {
+        const e = await createWith({ metadata: { a: "1" } });
+        const res = await patch(e.id, body, { "content-type": type });
+        expect(res.status).toBe(415);
+        expect(parse(res).code).toBe("unsupported_media_type");
+        expect(res.headers["accept-patch"]).toBe(
+          "application/merge-patch+json, application/json, application/x-www-form-urlencoded",
+        );
+        expect((await endpoints.get(e.id))?.metadata).toEqual({ a: "1" });
+      },
+    );
   });
 
   describe("refused at registration", () => {
@@ -812,6 +834,23 @@ describe("webhook endpoint API", () => {
       expect(res.status).toBe(422);
       expect(parse(res).errors[0].pointer).toBe(pointer);
       expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    });
+
+    it("a URL within 2048 characters that normalizes past them → 422 invalid_url, on creation and update (regression: kept at 12,022, and could not be sent back)", async () => {
+      const long = `https://a.example/${"ü".repeat(2_000)}`;
+      const res = await handler(req("POST", "/v1/webhook_endpoints", { url: long, enabled_events: ["*"] }));
+      expect(res.status).toBe(422);
+      expect(parse(res)).toMatchObject({ code: "invalid_url", errors: [{ pointer: "/url" }] });
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+      const e = await create();
+      const updated = await handler(req("POST", `/v1/webhook_endpoints/${e.id}`, { url: long }));
+      expect(parse(updated).code).toBe("invalid_url");
+      expect((await endpoints.get(e.id))?.url).toBe(e.url);
+      // At the limit once normalized: kept, and the URL it shows can be sent back as it is.
+      const fits = `https://a.example/${"a".repeat(2_048 - "https://a.example/".length)}`;
+      const kept = parse(await handler(req("POST", `/v1/webhook_endpoints/${e.id}`, { url: fits })));
+      expect(kept.url).toHaveLength(2_048);
+      expect((await handler(req("POST", `/v1/webhook_endpoints/${e.id}`, { url: kept.url }))).status).toBe(200);
     });
 
     it("a __proto__ metadata key → 422, not dropped while the create succeeds (regression)", async () => {
@@ -1524,6 +1563,24 @@ describe("webhook endpoint API", () => {
       const create = doc.paths[base].post.requestBody.content["application/json"].schema;
       expect(Object.keys(create.properties)).not.toContain("tenant");
       expect(create.additionalProperties).toBe(false);
+    });
+
+    it("documents the refusal tenant() may throw (403) on every operation in OpenAPI, and only with the option (regression: answered, never listed)", () => {
+      const operations = (tenant: EndpointApiOptions["tenant"]) => {
+        const doc = declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false, tenant })
+          // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document read as plain JSON.
+          .openapi({ title: "t", version: "1" }) as Record<string, any>;
+        return Object.values(doc.paths).flatMap((item) =>
+          // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document read as plain JSON.
+          Object.values(item as Record<string, any>).filter((operation) => operation?.responses !== undefined),
+        );
+      };
+      const scoped = operations(() => undefined);
+      expect(scoped.length).toBeGreaterThan(10);
+      for (const operation of scoped) {
+        expect(operation.responses["403"]?.content?.["application/problem+json"], operation.operationId).toBeDefined();
+      }
+      for (const operation of operations(undefined)) expect(operation.responses["403"]).toBeUndefined();
     });
   });
 });

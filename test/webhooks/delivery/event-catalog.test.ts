@@ -41,6 +41,29 @@ describe("defineEvents", () => {
     expect(() => untyped("order.deleted", { id: "x", total: 1 })).toThrow(/not in the event catalog/);
   });
 
+  it.each(["constructor", "toString", "__proto__", "hasOwnProperty", "order.deleted"])(
+    "a type outside the catalog (%s) is invalid_event, never a property every object inherits (regression: a bare TypeError)",
+    (type) => {
+      const untyped = events as unknown as {
+        create(type: string, data: unknown): unknown;
+        envelope(type: string): unknown;
+        webhook(type: string): unknown;
+        data(type: string): unknown;
+      };
+      let thrown: unknown;
+      try {
+        untyped.create(type, {});
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(WebhookDeliveryError);
+      expect((thrown as WebhookDeliveryError).code).toBe("invalid_event");
+      expect(() => untyped.envelope(type)).toThrow(/not in the event catalog/);
+      expect(() => untyped.webhook(type)).toThrow(/not in the event catalog/);
+      expect(untyped.data(type)).toBeUndefined();
+    },
+  );
+
   it("refuses a catalog that is not one", () => {
     expect(() => defineEvents({})).toThrow(TypeError);
     expect(() => defineEvents({ Order: Order })).toThrow(/not an event type/);

@@ -297,6 +297,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "systemResolver",
   ],
   "./webhooks/consumer": [
+    "InboxEventTooLargeError",
     "InboxFullError",
     "WebhookConsumerError",
     "WebhookProcessor",

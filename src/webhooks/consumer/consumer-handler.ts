@@ -14,6 +14,7 @@ import type { Tolerance } from "../signing/tolerance";
 import { verify } from "../signing/verify";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
+import { InboxEventTooLargeError } from "./event-too-large";
 import type { Inbox, InboxAddResult } from "./inbox";
 import { InboxFullError } from "./inbox-full";
 import { refusalLog } from "./refusal-log";
@@ -44,12 +45,16 @@ export interface WebhookConsumerOptions {
   /** The acknowledgement status. @default 202 */
   status?: 200 | 202;
   /**
-   * Derives the de-duplication id; return `undefined` to fall back to {@link defaultEventId}. GitHub's and Shopify's
+   * Derives the de-duplication id; return `undefined` to fall back to {@link defaultEventId}. Anything but a non-empty
+   * string or `undefined` throws a TypeError from the handler (the adapter answers 500). GitHub's and Shopify's
    * default ids are unsigned headers, which a replayed delivery can change: derive the id from the signed `body` or
    * `payload` there when replays matter.
    */
   eventId?: (input: EventIdentityInput) => string | undefined;
-  /** Derives the routing type; return `undefined` to fall back to {@link defaultEventType}. */
+  /**
+   * Derives the routing type; return `undefined` to fall back to {@link defaultEventType}. Anything but a string or
+   * `undefined` throws a TypeError from the handler (the adapter answers 500).
+   */
   eventType?: (input: EventIdentityInput) => string | undefined;
   /**
    * Called for a newly stored event (not a duplicate) once its 2xx has been sent — pass
@@ -61,9 +66,10 @@ export interface WebhookConsumerOptions {
    */
   onStored?: (event: InboxEvent) => void;
   /**
-   * Told when the inbox fails to store or is full (the provider gets 503 and retries), or when `onStored` throws.
-   * @default logs to stderr: each kind of refusal (inbox full, inbox failing) at most once a minute, with how many
-   * deliveries it refused since its last line; an `onStored` error each time
+   * Told when the inbox fails to store or is full (the provider gets 503 and retries), when it refuses an event it
+   * can never hold (`InboxEventTooLargeError`: 413), or when `onStored` throws.
+   * @default logs to stderr: each kind of refusal (inbox full, event too large, inbox failing) at most once a minute,
+   * with how many deliveries it refused since its last line; an `onStored` error each time
    */
   onError?: (error: unknown, request: HttpRequest) => void;
   /**
@@ -99,6 +105,19 @@ function idTooLong(id: string): number | undefined {
   return bytes > MAX_EVENT_ID_BYTES ? bytes : undefined;
 }
 
+/**
+ * What the `eventId` or `eventType` option returned, checked: a string (an id not empty: every event given `""` would
+ * be de-duplicated against the first, acknowledged and dropped) or `undefined` for the default. Anything else is the
+ * option's bug, a TypeError the adapter answers with 500, so the provider retries once it is fixed.
+ */
+function derived(option: "eventId" | "eventType", value: unknown): string | undefined {
+  if (value === undefined || (typeof value === "string" && (value !== "" || option === "eventType"))) return value;
+  const kind = typeof value;
+  const got = value === "" ? "an empty string" : value === null ? "null" : `${kind === "object" ? "an" : "a"} ${kind}`;
+  const wanted = option === "eventId" ? "a non-empty string" : "a string";
+  throw new TypeError(`createWebhookConsumer: ${option} must return ${wanted} or undefined; it returned ${got}.`);
+}
+
 function invalidEvent(detail: string, extensions?: Record<string, unknown>): HttpResponse {
   return new HttpProblem({ status: 400, code: "invalid_event", detail, extensions }).toResponse();
 }
@@ -116,6 +135,16 @@ function verificationProblem(problem: HttpProblem): HttpResponse {
 }
 
 function inboxUnavailable(error: unknown): HttpResponse {
+  if (error instanceof InboxEventTooLargeError) {
+    // RFC 9110 §15.5.14: 413, and no Retry-After, since no redelivery of this event can ever be stored.
+    return new HttpProblem({
+      status: 413,
+      code: "body_too_large",
+      detail: `The event is larger than the webhook inbox can hold (${error.limit} bytes with its id and type).`,
+      extensions: { limit: error.limit },
+      cause: error,
+    }).toResponse();
+  }
   // RFC 9110 §15.6.4: 503 with Retry-After, "deliver it again later"; the sender's event is not acknowledged.
   const full = error instanceof InboxFullError;
   return new HttpProblem({
@@ -233,8 +262,9 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       scheme: result.scheme,
     };
     const event: InboxEvent = {
-      id: eventId?.(identity) ?? defaultEventId(identity),
-      type: eventType?.(identity) ?? defaultEventType(identity),
+      id: (eventId === undefined ? undefined : derived("eventId", eventId(identity))) ?? defaultEventId(identity),
+      type:
+        (eventType === undefined ? undefined : derived("eventType", eventType(identity))) ?? defaultEventType(identity),
       payload: result.payload ?? null,
       scheme: result.scheme,
       timestamp: result.timestamp,

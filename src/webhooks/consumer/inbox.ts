@@ -78,7 +78,8 @@ export interface Inbox<Context extends object = object> {
    * elsewhere returns a promise; one that keeps events in the process (the memory inbox) may answer at once, and the
    * consumer then acknowledges in the same tick.
    * An inbox that cannot take the event now without dropping one it acknowledged throws (or rejects with)
-   * `InboxFullError`: the consumer answers `503 inbox_full` and the provider delivers it again later.
+   * `InboxFullError`: the consumer answers `503 inbox_full` and the provider delivers it again later. One that can
+   * never hold this event, whatever room is made, throws `InboxEventTooLargeError`: the consumer answers `413`.
    * @param source the verified body, which a store may keep as the payload's text (see {@link InboxAddSource}).
    */
   add(event: InboxEvent, source?: InboxAddSource): InboxAddResult | Promise<InboxAddResult>;

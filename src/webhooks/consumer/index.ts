@@ -16,6 +16,7 @@ export { createWebhookConsumer, type WebhookConsumerOptions } from "./consumer-h
 export { type ConsumerErrorCode, type ConsumerErrorRecord, WebhookConsumerError } from "./errors";
 export type { InboxEvent, InboxRecord, InboxState } from "./event";
 export { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
+export { InboxEventTooLargeError } from "./event-too-large";
 export type {
   Inbox,
   InboxAddResult,

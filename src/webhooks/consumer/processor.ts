@@ -7,6 +7,7 @@ import { positiveInteger, positiveNumber } from "../../options/number-option";
 import { MAX_TIMER_MS } from "../../options/timer-delay";
 import { EventRouter } from "../event-pattern/event-router";
 import { exponentialBackoff, type RetryPolicy } from "../retry/backoff";
+import { policyDelay } from "../retry/policy-delay";
 import { AttemptDeadline } from "./attempt-deadline";
 import { errorRecord, WebhookConsumerError } from "./errors";
 import type { InboxEvent } from "./event";
@@ -63,7 +64,8 @@ export interface WebhookProcessorOptions<Context extends object> {
   batchSize?: number;
   /**
    * When a failed event is tried again, and when it is dead-lettered instead (the policy returns `undefined`): the
-   * same retry family the delivery worker uses (`exponentialBackoff`, `scheduleBackoff`, or your own function).
+   * same retry family the delivery worker uses (`exponentialBackoff`, `scheduleBackoff`, or your own function). An
+   * answer that is no number of ms (NaN, ±Infinity) dead-letters too; a delay over 365 days is cut to 365 days.
    * @default exponentialBackoff({ baseMs: 1_000, capMs: 3_600_000, maxAttempts: 8 }) — full jitter, 8 attempts
    */
   retry?: RetryPolicy;
@@ -272,7 +274,10 @@ export class WebhookProcessor<Context extends object = object> {
   async #purgeIfDue(): Promise<number> {
     const now = this.#now();
     const retain = this.#retainDoneMs;
-    if (retain === undefined || (this.#purgedAt !== undefined && now - this.#purgedAt < this.#purgeEveryMs)) return 0;
+    if (retain === undefined) return 0;
+    // A clock set back (an NTP step) is due at once: waiting for it to pass the last purge again kept every done event.
+    const last = this.#purgedAt;
+    if (last !== undefined && now >= last && now - last < this.#purgeEveryMs) return 0;
     // Taken before the await, so steps that overlap purge once; a failed purge waits for the next interval too.
     this.#purgedAt = now;
     try {
@@ -286,7 +291,7 @@ export class WebhookProcessor<Context extends object = object> {
   async #process(claim: InboxClaim, report: ProcessorReport): Promise<void> {
     const { event, attempts } = claim;
     // Claims count attempts, so processors that died holding the lease used them up too: the policy decides.
-    if (attempts > 1 && this.#retry(attempts - 1, this.#random) === undefined) {
+    if (attempts > 1 && this.#delay(attempts - 1) === undefined) {
       const error = new WebhookConsumerError(
         "attempts_exhausted",
         `${attempts - 1} attempts were started and none finished; the last processors died holding the lease.`,
@@ -358,10 +363,18 @@ export class WebhookProcessor<Context extends object = object> {
   /** Settles a failed attempt: retried after the policy's delay, or dead when the policy says no more. */
   async #failed(claim: InboxClaim, error: unknown, report: ProcessorReport): Promise<void> {
     this.#onError?.(error, claim.event);
-    const delay = this.#retry(claim.attempts, this.#random);
+    const delay = this.#delay(claim.attempts);
     if (delay === undefined) return this.#dead(claim, error, report);
-    const retryAt = this.#now() + Math.max(0, delay);
+    const retryAt = this.#now() + delay;
     tally(report, await this.#settle(claim, { retryAt, error: errorRecord(error) }), "retried");
+  }
+
+  /**
+   * The policy's delay after `attempts`, read as the delivery worker reads it (`policyDelay`): a retry time no inbox
+   * takes left the event to be run again at every lease's end, for ever.
+   */
+  #delay(attempts: number): number | undefined {
+    return policyDelay(this.#retry(attempts, this.#random));
   }
 
   async #dead(claim: InboxClaim, error: unknown, report: ProcessorReport): Promise<void> {

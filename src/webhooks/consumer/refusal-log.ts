@@ -1,15 +1,30 @@
+import { InboxEventTooLargeError } from "./event-too-large";
 import { InboxFullError } from "./inbox-full";
 
 /** How often the default log writes a line for one kind of refusal, ms. */
 export const REFUSAL_LOG_EVERY_MS = 60_000;
 
-type Kind = "inbox_full" | "inbox_unavailable";
+type Kind = "inbox_full" | "event_too_large" | "inbox_unavailable";
+
+const LINES: Record<Kind, string> = {
+  inbox_full: "rest-webhooks: the webhook inbox is full; deliveries get 503 until the processor makes room",
+  event_too_large:
+    "rest-webhooks: a webhook event is larger than the inbox can ever hold; it got 413 (raise the inbox's bound above " +
+    "the consumer's bodyLimit)",
+  inbox_unavailable: "rest-webhooks: the webhook inbox could not store a delivery; it got 503",
+};
+
+function kindOf(error: unknown): Kind {
+  if (error instanceof InboxFullError) return "inbox_full";
+  return error instanceof InboxEventTooLargeError ? "event_too_large" : "inbox_unavailable";
+}
 
 /**
- * The consumer's default `onError`. A refusal (`503`: the inbox full or failing) is logged at most once per
- * {@link REFUSAL_LOG_EVERY_MS} for each kind, with how many deliveries it refused since the last line: an inbox that
- * is down or full refuses every delivery, and a line with a stack for each, under a provider's retries, would add
- * disk and CPU to an overload. Anything else (an `onStored` that throws) is logged each time.
+ * The consumer's default `onError`. A refusal (`503`: the inbox full or failing; `413`: an event it can never hold) is
+ * logged at most once per {@link REFUSAL_LOG_EVERY_MS} for each kind, with how many deliveries it refused since the
+ * last line: an inbox that is down or full refuses every delivery, and a line with a stack for each, under a
+ * provider's retries, would add disk and CPU to an overload. Anything else (an `onStored` that throws) is logged each
+ * time.
  * @param now the consumer's clock, Unix ms.
  * @param write where lines go. @default console.error
  */
@@ -23,7 +38,7 @@ export function refusalLog(
       write("rest-webhooks: the webhook consumer's onStored threw", error);
       return;
     }
-    const kind: Kind = error instanceof InboxFullError ? "inbox_full" : "inbox_unavailable";
+    const kind = kindOf(error);
     const at = now();
     const seen = last.get(kind);
     if (seen !== undefined && at - seen.at < REFUSAL_LOG_EVERY_MS && at >= seen.at) {
@@ -32,11 +47,6 @@ export function refusalLog(
     }
     const more = seen === undefined || seen.since === 0 ? "" : ` (${seen.since} more refused since the last line)`;
     last.set(kind, { at, since: 0 });
-    write(
-      kind === "inbox_full"
-        ? `rest-webhooks: the webhook inbox is full; deliveries get 503 until the processor makes room${more}`
-        : `rest-webhooks: the webhook inbox could not store a delivery; it got 503${more}`,
-      error,
-    );
+    write(`${LINES[kind]}${more}`, error);
   };
 }

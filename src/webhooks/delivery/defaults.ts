@@ -1,4 +1,5 @@
 import { STANDARD_WEBHOOKS_SCHEDULE } from "../retry/backoff";
+import { MAX_RETRY_DELAY_MS } from "../retry/policy-delay";
 
 /**
  * Every default of the delivery engine in one table, so a reader sees the whole policy at once.
@@ -24,7 +25,7 @@ export const DELIVERY_DEFAULTS = {
    * option but a bound: far beyond any schedule in use (Standard Webhooks waits 10 h at most), and a due time both
    * queues can store (PostgreSQL refuses a timestamp past the year 294276, a JavaScript Date past 275760).
    */
-  maxRetryDelayMs: 31_536_000_000,
+  maxRetryDelayMs: MAX_RETRY_DELAY_MS,
   /**
    * Queues: the largest event `publish` takes, in bytes of its JSON (1 MiB). A consumer on this library's defaults
    * refuses a larger body (413, the adapters' `bodyLimit`), so every delivery of it would fail for days; and each

@@ -1,4 +1,5 @@
 import { type RetryPolicy, type SchedulePolicy, standardWebhooksBackoff } from "../retry/backoff";
+import { policyDelay } from "../retry/policy-delay";
 import type { AttemptResult, DeliveryErrorKind } from "./attempt";
 import { isSuccessStatus } from "./attempt";
 import { DELIVERY_DEFAULTS } from "./defaults";
@@ -157,14 +158,14 @@ function afterAttempt(state: DeliveryState, result: AttemptResult, now: number, 
       effects: [DISABLE_GONE, NOTIFY_EXHAUSTED],
     };
   }
-  const scheduled = config.retryable(result) ? config.retry(attempts, config.random) : undefined;
-  // A custom policy's answer that is no number of ms (NaN, ±Infinity) ends the schedule as `undefined` does: there is
-  // no time to wait for, and the delivery stays for a manual retry. A negative delay is none; a finite one is cut to
-  // maxRetryDelayMs, so the due time is one both queues can store (never "timestamp out of range", re-sent forever).
-  if (scheduled === undefined || !Number.isFinite(scheduled)) {
+  // A custom policy's answer that is no number of ms (NaN, ±Infinity) ends the schedule as `undefined` does, and the
+  // delivery stays for a manual retry; the delay, stretched by a Retry-After, is cut to maxRetryDelayMs again, so the
+  // due time is one both queues can store (never "timestamp out of range", re-sent forever).
+  const scheduled = config.retryable(result) ? policyDelay(config.retry(attempts, config.random)) : undefined;
+  if (scheduled === undefined) {
     return { state: attempted("exhausted", attempts, now, result, null, kind), effects: [NOTIFY_EXHAUSTED] };
   }
-  const at = now + Math.min(retryDelay(result, Math.max(0, scheduled), config), DELIVERY_DEFAULTS.maxRetryDelayMs);
+  const at = now + Math.min(retryDelay(result, scheduled, config), DELIVERY_DEFAULTS.maxRetryDelayMs);
   return {
     state: attempted("failed", attempts, now, result, at, kind),
     effects: [{ type: "schedule", at }, NOTIFY_FAILED],

@@ -11,6 +11,7 @@ import {
   createWebhookProcessor,
   type Inbox,
   type InboxEvent,
+  InboxEventTooLargeError,
   InboxFullError,
   type WebhookConsumerOptions,
 } from "../../../src/webhooks/consumer/index";
@@ -522,6 +523,25 @@ describe("createWebhookConsumer over node:http", () => {
       expect((await inbox.get("msg_1"))?.state).toBe("done");
     });
 
+    it("answers 413 naming the bound, without Retry-After, for an event larger than the memory inbox's maxBytes", async () => {
+      // Regression: it got 503 inbox_full with Retry-After on every redelivery, for an event that can never fit.
+      const onError = vi.fn();
+      const inbox = createMemoryInbox({ maxBytes: 200 });
+      const { url } = await serve({ inbox, onError });
+      const big = { type: "order.shipped", data: { note: "x".repeat(250) } };
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const refused = await post(url, delivery("msg_big", big));
+        expect(refused.status).toBe(413);
+        expect(refused.headers.get("retry-after")).toBeNull();
+        expect(refused.headers.get("content-type")).toBe("application/problem+json");
+        expect(await refused.json()).toMatchObject({ status: 413, code: "body_too_large", limit: 200 });
+      }
+      expect(onError).toHaveBeenCalledWith(expect.any(InboxEventTooLargeError), expect.anything());
+      expect(inbox.size).toBe(0);
+      // One that fits is still taken.
+      expect((await post(url, delivery("msg_small"))).status).toBe(202);
+    });
+
     it("logs refusals by default at most once a minute, not once per delivery", async () => {
       const spy = vi.spyOn(console, "error").mockImplementation(() => {});
       try {
@@ -724,6 +744,40 @@ describe("dedup key and event type per scheme", () => {
     const d = delivery("msg_1");
     const inbox = await deliver({ secrets: secret, eventId: ({ id }) => `acme:${id}` }, d.body, d.headers);
     expect(await inbox.get("acme:msg_1")).toBeDefined();
+  });
+
+  // Regression: an eventId that returned "" stored the first event under "", and acknowledged every later one as its
+  // duplicate, dropping it; one that returned a number failed with "text.isWellFormed is not a function".
+  it("a custom eventId or eventType that returns what no event can have: a TypeError naming it (500), nothing stored", async () => {
+    const cases: [string, Partial<WebhookConsumerOptions>, RegExp][] = [
+      ["empty id", { eventId: () => "" }, /eventId must return a non-empty string or undefined; it returned an empty/],
+      ["number id", { eventId: () => 42 as never }, /eventId must return .* it returned a number/],
+      ["null id", { eventId: () => null as never }, /eventId must return .* it returned null/],
+      [
+        "object type",
+        { eventType: () => ({}) as never },
+        /eventType must return a string or undefined; it returned an object/,
+      ],
+    ];
+    for (const [name, options, message] of cases) {
+      const inbox = createMemoryInbox();
+      const onError = vi.fn();
+      const handler = adaptFetch(createWebhookConsumer({ inbox, secrets: secret, ...options }), { onError });
+      for (const id of ["msg_1", "msg_2"]) {
+        const d = delivery(id);
+        const response = await handler(
+          new Request("http://consumer/hooks", { method: "POST", body: d.body, headers: d.headers }),
+        );
+        expect(response.status, name).toBe(500);
+      }
+      expect(onError.mock.calls[0]?.[0], name).toBeInstanceOf(TypeError);
+      expect((onError.mock.calls[0]?.[0] as Error | undefined)?.message, name).toMatch(message);
+      expect(inbox.size, name).toBe(0);
+    }
+    // An empty type is a type (none found): stored.
+    const d = delivery("msg_3");
+    const inbox = await deliver({ secrets: secret, eventType: () => "" }, d.body, d.headers);
+    expect((await inbox.get("msg_3"))?.type).toBe("");
   });
 });
 

@@ -219,6 +219,42 @@ describe("WebhookProcessor", () => {
       clock.now += 5;
       expect(await processor.processDue()).toMatchObject({ dead: 1 });
     });
+
+    // Regression: NaN or Infinity made a retry time no inbox takes; the event stayed claimed and its handler ran
+    // again at every lease's end, for ever. The delivery worker reads such an answer as `undefined`.
+    it("dead-letters when the policy answers NaN or an infinity, as the delivery worker does", async () => {
+      for (const answer of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+        const onError = vi.fn();
+        const { clock, inbox, processor } = setup({ retry: () => answer, leaseMs: 1_000, onError });
+        let runs = 0;
+        processor.on("*", () => {
+          runs++;
+          throw new Error("always");
+        });
+        await inbox.add(evt("1"));
+        expect(await processor.processDue(), String(answer)).toMatchObject({ dead: 1, errors: 0 });
+        clock.now += 5_000;
+        await processor.processDue();
+        expect(runs, String(answer)).toBe(1);
+        expect(await inbox.get("1"), String(answer)).toMatchObject({ state: "dead", lastError: { message: "always" } });
+        expect(onError, String(answer)).toHaveBeenCalledTimes(1);
+      }
+    });
+
+    it("retries at once for a negative delay, and cuts a delay past 365 days to it (a time PostgreSQL stores)", async () => {
+      for (const [answer, wait] of [
+        [-5, 0],
+        [1e300, 31_536_000_000],
+      ] as const) {
+        const { inbox, processor } = setup({ retry: (attempts) => (attempts < 2 ? answer : undefined) });
+        processor.on("*", () => {
+          throw new Error("always");
+        });
+        await inbox.add(evt("1"));
+        expect(await processor.processDue()).toMatchObject({ retried: 1 });
+        expect((await inbox.get("1"))?.availableAt, String(answer)).toBe(T0 + wait);
+      }
+    });
   });
 
   describe("typed events", () => {
@@ -484,6 +520,27 @@ describe("the processor's retention of done events (retainDoneMs)", () => {
     expect(await inbox.get("done")).toBeUndefined();
     expect((await inbox.get("failing"))?.state).not.toBe("done");
     expect(befores.length).toBe(3);
+  });
+
+  // Regression: after the clock was set back, no purge ran until it passed the last purge's time again (a day set
+  // back, a day of done events kept past an hour's retention).
+  it("purges at the next step after the clock is set back, then at most once an interval again", async () => {
+    const befores: number[] = [];
+    const inbox = purgeRecording(befores);
+    const clock = { now: T0 };
+    const processor = createWebhookProcessor({ inbox, now: () => clock.now, retainDoneMs: HOUR });
+    processor.on("*", () => {});
+    await processor.processDue();
+    clock.now = T0 - DAY;
+    await inbox.add({ ...evt("a"), receivedAt: clock.now });
+    expect(await processor.processDue()).toMatchObject({ done: 1, purged: 0 });
+    expect(befores).toEqual([T0 - HOUR, T0 - DAY - HOUR]);
+    clock.now += HOUR - 1;
+    await processor.processDue();
+    expect(befores).toHaveLength(2);
+    clock.now += 2;
+    expect(await processor.processDue()).toMatchObject({ purged: 1 });
+    expect(await inbox.get("a")).toBeUndefined();
   });
 
   it("keeps every done event with retainDoneMs: false", async () => {

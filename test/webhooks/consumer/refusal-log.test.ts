@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { InboxFullError } from "../../../src/webhooks/consumer/index";
+import { InboxEventTooLargeError, InboxFullError } from "../../../src/webhooks/consumer/index";
 import { REFUSAL_LOG_EVERY_MS, refusalLog } from "../../../src/webhooks/consumer/refusal-log";
 
 describe("the consumer's default error log", () => {
@@ -39,6 +39,16 @@ describe("the consumer's default error log", () => {
     log(thrown, undefined, false);
     expect(write.mock.calls.map((call) => call[1])).toEqual([full, down, thrown, thrown]);
     expect(write.mock.calls[1]?.[0]).toContain("could not store");
+  });
+
+  it("names an event too large for the inbox as such (413), not as an inbox that could not store it", () => {
+    const { write, log } = setup();
+    const tooLarge = new InboxEventTooLargeError("too large", 100, 150);
+    log(tooLarge, undefined, true);
+    log(tooLarge, undefined, true);
+    log(down, undefined, true);
+    expect(write.mock.calls.map((call) => call[1])).toEqual([tooLarge, down]);
+    expect(write.mock.calls[0]?.[0]).toContain("larger than the inbox can ever hold; it got 413");
   });
 
   it("writes again when the clock goes back, rather than staying silent until it catches up", () => {

@@ -6,6 +6,7 @@ import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import { readPayload } from "../../signing/payload";
 import type { ConsumerErrorRecord } from "../errors";
 import type { InboxEvent, InboxRecord, InboxState } from "../event";
+import { InboxEventTooLargeError } from "../event-too-large";
 import type {
   Inbox,
   InboxAddResult,
@@ -111,7 +112,10 @@ export interface MemoryInboxOptions {
    * events, the one done longest ago first; when events not yet done fill it, `add` throws {@link InboxFullError} and
    * the consumer answers `503` with `Retry-After`, so the provider delivers it again later. A processor that stalls
    * then costs retries, not the process: without a bound, a flood of acknowledged events would grow the heap until
-   * the process died, taking every one of them with it. `Infinity` for no bound. @default 67_108_864 (64 MiB)
+   * the process died, taking every one of them with it. One event larger than the bound alone could never be taken:
+   * `add` throws {@link InboxEventTooLargeError} for it, and the consumer answers `413` with no `Retry-After`; keep
+   * the bound above the consumer's `bodyLimit` (1 MiB by default). `Infinity` for no bound.
+   * @default 67_108_864 (64 MiB)
    */
   maxBytes?: number;
   /**
@@ -181,12 +185,21 @@ export class MemoryInbox implements Inbox<object> {
 
   /**
    * Stores `event` unless its id is known; answers at once (no promise), as {@link Inbox.add} allows. Throws
-   * {@link InboxFullError} when events not yet done leave no room for it under `maxBytes`.
+   * {@link InboxFullError} when events not yet done leave no room for it under `maxBytes`, and
+   * {@link InboxEventTooLargeError} when it alone is larger than `maxBytes`.
    */
   add(event: InboxEvent, source?: InboxAddSource): InboxAddResult {
     checkInboxAdd(event);
     if (this.#entries.has(event.id)) return { duplicate: true };
     const bytes = heldBytes(event, source);
+    if (bytes > this.#maxBytes) {
+      // No room the processor makes can ever take it: a 503 would ask for redeliveries, each refused alike, for ever.
+      throw new InboxEventTooLargeError(
+        `The event counts ${bytes} bytes (its body, id and type), more than the inbox can ever hold under maxBytes (${this.#maxBytes}): raise maxBytes above the consumer's bodyLimit.`,
+        this.#maxBytes,
+        bytes,
+      );
+    }
     if (this.#bytes + bytes > this.#maxBytes) this.#makeRoom(bytes);
     const body = source?.json;
     // Copied: the inbox owns what it keeps, and a view into a pooled buffer would keep the whole pool alive. An empty

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { DEFAULT_JSON_MAX_DEPTH, scanJsonText } from "../../../http/json-limits";
 import { nonNegativeInteger, positiveInteger } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { schemaName } from "../../../postgres/identifier";
@@ -154,7 +155,12 @@ function payloadValue(event: InboxEvent, source: InboxAddSource | undefined, asB
   const json = source?.json;
   if (json !== undefined && json.byteLength > 0) {
     if (asBytes && !hasBom(json) && isUtf8(json)) return Buffer.from(json.buffer, json.byteOffset, json.byteLength);
-    return decoder.decode(json);
+    const text = decoder.decode(json);
+    // PGlite's json input runs out of its WASM stack on deep text without an error, inserting nothing and returning no
+    // row (a duplicate, acknowledged and lost). The consumer refused a payload deeper than this: a deeper text hides a
+    // subtree behind a repeated member name, and its payload serialised is the value a handler reads either way.
+    if (!asBytes && scanJsonText(text, DEFAULT_JSON_MAX_DEPTH).tooDeep) return JSON.stringify(event.payload ?? null);
+    return text;
   }
   return JSON.stringify(event.payload ?? null);
 }
@@ -170,6 +176,9 @@ function isSingleConnection(client: SqlDatabase): boolean {
     !isPool(client) && !isPglite(client) && typeof (client as { transaction?: unknown }).transaction !== "function"
   );
 }
+
+/** SQLSTATE 54001 (statement_too_complex): what PostgreSQL's json input answers for text nested past its stack. */
+const STACK_DEPTH_EXCEEDED = "54001";
 
 /** Events a single INSERT writes at most (7 parameters each, far below PostgreSQL's 65,535). */
 const MAX_BATCH = 256;
@@ -229,7 +238,20 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
       const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
       return this.#writer.submit({ event, payload: null, bytes });
     }
-    return this.#writer.submit({ event, payload: payloadValue(event, source, this.#payloadAsBytes), bytes: null });
+    const added = this.#writer.submit({
+      event,
+      payload: payloadValue(event, source, this.#payloadAsBytes),
+      bytes: null,
+    });
+    if (source?.json === undefined || source.json.byteLength === 0) return added;
+    return added.catch((error: unknown) => {
+      // The body's text can nest deeper than its payload: of two members with one name JSON.parse keeps the last
+      // (RFC 8259 §4 leaves it open), so a deep first one passes the consumer's depth check, made on the payload, and
+      // overflows PostgreSQL's json parser (54001, stack depth limit exceeded) on every redelivery. The payload
+      // serialised is the value a handler reads either way.
+      if ((error as { code?: unknown } | null)?.code !== STACK_DEPTH_EXCEEDED) throw error;
+      return this.#writer.submit({ event, payload: JSON.stringify(event.payload ?? null), bytes: null });
+    });
   }
 
   async #insert(additions: Addition[]): Promise<InboxAddResult[]> {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isThenable } from "../../../../src/http/thenable";
 import type { InboxClaim, InboxState } from "../../../../src/webhooks/consumer/index";
-import { InboxFullError } from "../../../../src/webhooks/consumer/index";
+import { InboxEventTooLargeError, InboxFullError } from "../../../../src/webhooks/consumer/index";
 import { createMemoryInbox, type MemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
 import { event, inboxContract } from "../inbox-contract";
 
@@ -265,7 +265,31 @@ describe("the memory inbox's bound on bytes held (maxBytes)", () => {
     // A redelivery of an event it holds is still a duplicate, full or not; a smaller one still fits.
     expect(add(inbox, "e1", 300)).toEqual({ duplicate: true });
     expect(add(inbox, "small", 50)).toEqual({ duplicate: false });
-    expect(() => add(inbox, "huge", 5_000)).toThrow(InboxFullError);
+  });
+
+  it("refuses an event larger than maxBytes alone with InboxEventTooLargeError, empty or full, dropping nothing", async () => {
+    // Regression: such an event was refused with InboxFullError, a 503 asking for redeliveries that never fit.
+    for (const held of [0, 300]) {
+      const inbox = createMemoryInbox({ maxBytes: 1_000 });
+      if (held > 0) {
+        add(inbox, "done", held);
+        await finish(inbox, ["done"], T);
+      }
+      const refused = (() => {
+        try {
+          add(inbox, "huge", 998);
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(refused).toBeInstanceOf(InboxEventTooLargeError);
+      expect(refused).toMatchObject({ code: "event_too_large", limit: 1_000, size: 998 + 4 + 1 });
+      expect(refused).not.toBeInstanceOf(InboxFullError);
+      expect(inbox.size).toBe(held > 0 ? 1 : 0);
+      // One that fits exactly is taken.
+      expect(add(inbox, "fits", 1_000 - 4 - 1 - (held > 0 ? 5 : 0))).toEqual({ duplicate: false });
+      expect(inbox.bytes).toBe(1_000);
+    }
   });
 
   it("keeps a done event's id, type and state without its payload, and counts its id and type alone", async () => {

@@ -197,7 +197,7 @@ describe("checkEndpointUrl at registration", () => {
     "host.test#x",
     "a%2eb.test",
     "fd00::g",
-    "xn--",
+    // Not "xn--": Node 24's URL parser takes it as a host, Node 20's does not; the entry follows the platform's URLs.
   ])(
     "refuses the allow-list entry %j, which no URL host can be (regression: it was kept and never matched)",
     (entry) => {

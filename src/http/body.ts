@@ -10,6 +10,7 @@ import {
 import { isJsonMediaType, type MediaType, parseMediaType } from "./media-type";
 import type { HttpRequest } from "./message";
 import { HttpProblem, type HttpProblemCode } from "./problem";
+import { unsupportedMediaType } from "./unsupported-media-type";
 
 /** The outcome of reading a body: the value, or the problem to answer with (its `code` is an {@link HttpProblemCode}). */
 export type BodyResult<T> = { ok: true; value: T } | { ok: false; problem: HttpProblem<HttpProblemCode> };
@@ -26,30 +27,6 @@ function contentType(request: Pick<HttpRequest, "headers">): MediaType | undefin
 
 /** A request as the body readers see it: the method, when given, decides which Accept-* field a 415 carries. */
 export type BodyRequest = Pick<HttpRequest, "headers" | "body"> & { readonly method?: string };
-
-/**
- * The fields naming what a 415 takes: W3C LDP §7.1 Accept-Post on a POST, RFC 5789 §3.1 Accept-Patch on a PATCH,
- * both lists of media types; both when the method is not known; neither for other methods (no field exists).
- */
-function acceptFields(method: string | undefined, accepted: string): Record<string, string> {
-  if (method === undefined) return { "accept-post": accepted, "accept-patch": accepted };
-  if (method === "POST") return { "accept-post": accepted };
-  if (method === "PATCH") return { "accept-patch": accepted };
-  return {};
-}
-
-function unsupported(request: BodyRequest, expected: readonly string[]): HttpProblem<HttpProblemCode> {
-  const got = request.headers["content-type"];
-  const send = expected.join(" or ");
-  return new HttpProblem({
-    status: 415,
-    code: "unsupported_media_type",
-    detail: got
-      ? `Content-Type "${got}" is not accepted here; send ${send}.`
-      : `The request has a body but no Content-Type; send ${send}.`,
-    headers: acceptFields(request.method, expected.join(", ")),
-  });
-}
 
 function emptyBody(): HttpProblem<HttpProblemCode> {
   return new HttpProblem({ status: 400, code: "body_required", detail: "The request body is empty." });
@@ -140,12 +117,12 @@ export function safeJsonBody(request: BodyRequest, options: JsonBodyOptions = {}
   if (coded !== undefined) return { ok: false, problem: coded };
   const media = contentType(request);
   if (!isJsonMediaType(media)) {
-    return { ok: false, problem: unsupported(request, ["application/json"]) };
+    return { ok: false, problem: unsupportedMediaType(request, ["application/json"]) };
   }
   const charset = media?.parameters.charset?.toLowerCase();
   // RFC 8259 §8.1: JSON exchanged between systems must be UTF-8.
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
-    return { ok: false, problem: unsupported(request, ["application/json; charset=utf-8"]) };
+    return { ok: false, problem: unsupportedMediaType(request, ["application/json; charset=utf-8"]) };
   }
   const text = decodeUtf8(request.body);
   if (text === undefined) {
@@ -195,7 +172,7 @@ export function safeFormBody(
   if (coded !== undefined) return { ok: false, problem: coded };
   const media = contentType(request);
   if (media?.type !== "application" || media.subtype !== "x-www-form-urlencoded") {
-    return { ok: false, problem: unsupported(request, ["application/x-www-form-urlencoded"]) };
+    return { ok: false, problem: unsupportedMediaType(request, ["application/x-www-form-urlencoded"]) };
   }
   const text = decodeUtf8(request.body);
   if (text === undefined) {
@@ -220,7 +197,7 @@ export function safeJsonOrFormBody(request: BodyRequest, options: JsonBodyOption
   if (request.body.byteLength > 0 && !isJsonMediaType(media)) {
     return {
       ok: false,
-      problem: unsupported(request, ["application/json", "application/x-www-form-urlencoded"]),
+      problem: unsupportedMediaType(request, ["application/json", "application/x-www-form-urlencoded"]),
     };
   }
   return safeJsonBody(request, options);

@@ -1,5 +1,5 @@
 import { type MediaType, parseMediaType } from "../../http/media-type";
-import { HttpProblem } from "../../http/problem";
+import { unsupportedMediaType } from "../../http/unsupported-media-type";
 import { MERGE_PATCH_CONTENT_TYPE } from "../../routing/merge-patch";
 import type { Middleware } from "../../routing/types";
 
@@ -20,16 +20,7 @@ export const isMergePatch = (contentType: string | undefined): boolean =>
  */
 export const patchMediaTypes: Middleware = (next) => (request) => {
   if (request.body.byteLength === 0) return next(request);
-  const contentType = request.headers["content-type"];
-  const media = parseMediaType(contentType ?? "");
+  const media = parseMediaType(request.headers["content-type"] ?? "");
   if (PATCH_TYPES.some((type) => isType(media, type.slice("application/".length)))) return next(request);
-  throw new HttpProblem({
-    status: 415,
-    code: "unsupported_media_type",
-    detail:
-      contentType === undefined
-        ? `The request has a body but no Content-Type; send ${PATCH_TYPES.join(" or ")}.`
-        : `Content-Type "${contentType}" is not accepted here; send ${PATCH_TYPES.join(" or ")}.`,
-    headers: { "accept-patch": PATCH_TYPES.join(", ") },
-  });
+  throw unsupportedMediaType(request, PATCH_TYPES);
 };

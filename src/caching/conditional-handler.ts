@@ -116,19 +116,21 @@ function finishHeadFromGet(
 
 // §8.8.2.1: Last-Modified must not be later than the message's Date; a later value is replaced by it.
 // `now` (the `now` option's reading) also resolves two-digit rfc850 years (§5.6.7), as the evaluation does.
-function boundLastModified(headers: ResponseHeaders, now: number | undefined): string | undefined {
+function boundLastModified(headers: ResponseHeaders, now: number | undefined): number | undefined {
   const value = readHeader(headers, "last-modified");
   if (value === undefined) return undefined;
+  // §8.8.2: a Last-Modified that is no HTTP-date is no validator; the handler's field is left as it wrote it.
   const modified = parseDateField(value, now);
-  if (modified === undefined) return value;
+  if (modified === undefined) return undefined;
   const dateValue = readHeader(headers, "date");
   const date = (dateValue === undefined ? undefined : parseDateField(dateValue, now)) ?? now ?? Date.now();
-  if (modified <= date) return value;
-  const bounded = tryFormatHttpDate(Math.floor(date / 1000) * 1000);
-  if (bounded === undefined) return value;
+  if (modified <= date) return modified;
+  const second = Math.floor(date / 1000) * 1000;
+  const bounded = tryFormatHttpDate(second);
+  if (bounded === undefined) return modified;
   for (const name in headers) if (name.toLowerCase() === "last-modified") delete headers[name];
   headers["last-modified"] = bounded;
-  return bounded;
+  return second;
 }
 
 function required(method: string, option: ConditionalOptions["requirePrecondition"]): boolean {

@@ -6,6 +6,7 @@
 import { finiteNumber } from "../options/number-option";
 import { normalizeTag, parseEntityTag, strongCompare } from "./entity-tag";
 import { parseHttpDate, toSeconds } from "./http-date";
+import { validatorTime } from "./last-modified";
 import type { ConditionalRequest, Validators } from "./preconditions";
 import { trimOws } from "./syntax";
 
@@ -35,6 +36,7 @@ export function evaluateIfRange(
 ): "range" | "full" {
   // Checked whatever the request carries: a bad clock is the caller's bug, not for a client's dates to reveal.
   if (options?.now !== undefined) finiteNumber("evaluateIfRange", "now", options.now, "epoch milliseconds");
+  const lastModified = validatorTime("evaluateIfRange", current?.lastModified, options?.now);
   const { headers } = request;
   if (request.method !== "GET" || headers.range === undefined) return "full";
   const ifRange = headers["if-range"];
@@ -52,5 +54,5 @@ export function evaluateIfRange(
   const date = parseHttpDate(value, { now: options?.now });
   if (date === undefined || options?.lastModifiedIsStrong !== true) return "full";
   // §13.1.5: the date must exactly match the Last-Modified field value.
-  return toSeconds(current.lastModified, options.now) === date ? "range" : "full";
+  return toSeconds(lastModified) === date ? "range" : "full";
 }

@@ -2,7 +2,7 @@
  * Last-Modified, RFC 9110 §8.8.2.
  */
 import { CachingError } from "./errors";
-import { formatHttpDate } from "./http-date";
+import { formatHttpDate, parseDateField } from "./http-date";
 
 const MAX_TIME = 8.64e15; // ECMA-262 TimeClip: the times a Date can hold.
 
@@ -43,4 +43,33 @@ export function settledLastModified(modified: Date | number, date: Date | number
   const m = typeof modified === "number" ? modified : modified.getTime();
   const d = typeof date === "number" ? date : date.getTime();
   return Math.floor(m / 1000) < Math.floor(d / 1000) ? formatted : undefined;
+}
+
+/**
+ * The epoch milliseconds of the `lastModified` a caller gives as a resource's current validator (a Date, epoch
+ * milliseconds or an HTTP-date), or `undefined` for none. A value that is no time is refused rather than read as no
+ * validator: If-Unmodified-Since would then be ignored (RFC 9110 §13.1.4), and a write the client guarded against a
+ * lost update would go through. An ISO 8601 text (a JSON timestamp) is the usual mistake: the error says what to do.
+ * @throws {CachingError} `invalid_date` naming `owner` and the value.
+ */
+export function validatorTime(
+  owner: string,
+  value: Date | number | string | undefined,
+  now: number | undefined,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string") {
+    const parsed = parseDateField(value, now);
+    if (parsed !== undefined) return parsed;
+    throw new CachingError(
+      "invalid_date",
+      `${owner}: lastModified ${JSON.stringify(value)} is not an HTTP-date (RFC 9110 §5.6.7, such as "Sun, 06 Nov 1994 08:49:37 GMT"): give a Date or epoch milliseconds (new Date(text) reads an ISO 8601 timestamp).`,
+    );
+  }
+  const ms = typeof value === "number" ? value : value instanceof Date ? value.getTime() : Number.NaN;
+  if (isTime(ms)) return ms;
+  throw new CachingError(
+    "invalid_date",
+    `${owner}: lastModified must be a valid Date, epoch milliseconds or an HTTP-date, got ${value instanceof Date ? "an invalid Date" : String(value)}.`,
+  );
 }

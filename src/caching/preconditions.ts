@@ -6,6 +6,7 @@ import { isCacheable, isSafe } from "../http/methods";
 import { finiteNumber } from "../options/number-option";
 import { type EntityTag, fieldListsTag, isValidTagText, normalizeTag } from "./entity-tag";
 import { parseDateField, toSeconds, tryFormatHttpDate } from "./http-date";
+import { validatorTime } from "./last-modified";
 import { notModifiedHeaders } from "./not-modified";
 import { readHeader } from "./response-headers";
 import { isOws } from "./syntax";
@@ -14,7 +15,10 @@ import { isOws } from "./syntax";
 export interface Validators {
   /** The current ETag: a field value such as `'"a1"'` / `'W/"3"'`, or a parsed tag. An invalid value is no validator. */
   etag?: string | EntityTag | undefined;
-  /** The last modification time: a Date, epoch milliseconds or an HTTP-date. Compared at one-second resolution. */
+  /**
+   * The last modification time: a Date, epoch milliseconds or an HTTP-date, compared at one-second resolution. A value
+   * that is no time (an invalid Date, NaN, an ISO 8601 text) throws a `CachingError` (`invalid_date`).
+   */
   lastModified?: Date | number | string | undefined;
 }
 
@@ -163,18 +167,22 @@ function decide(
   return GO;
 }
 
-function notModified(current: Validators, options: EvaluateOptions | undefined): PreconditionResult {
+function notModified(
+  etag: Validators["etag"],
+  lastModified: number | undefined,
+  options: EvaluateOptions | undefined,
+): PreconditionResult {
   const headers = options?.responseHeaders === undefined ? {} : notModifiedHeaders(options.responseHeaders);
   let hasEtag = readHeader(headers, "etag") !== undefined;
   if (!hasEtag) {
-    const tag = currentTag(current.etag);
+    const tag = currentTag(etag);
     if (tag !== undefined) {
       headers.etag = tag;
       hasEtag = true;
     }
   }
   if (!hasEtag && readHeader(headers, "last-modified") === undefined) {
-    const modified = tryFormatHttpDate(toSeconds(current.lastModified, options?.now));
+    const modified = tryFormatHttpDate(toSeconds(lastModified));
     if (modified !== undefined) headers["last-modified"] = modified;
   }
   return { kind: "not-modified", headers };
@@ -215,12 +223,15 @@ export function evaluatePreconditions(
   ) {
     return REQUIRED;
   }
-  const outcome = decide(getOrHead, headers, current !== undefined, current?.etag, current?.lastModified, options?.now);
+  const now = options?.now;
+  // Checked whatever the request carries, as `now` is: a value that is no time is the caller's bug.
+  const lastModified = validatorTime("evaluatePreconditions", current?.lastModified, now);
+  const outcome = decide(getOrHead, headers, current !== undefined, current?.etag, lastModified, now);
   switch (outcome) {
     case GO:
       return PROCEED;
     case NOT_MODIFIED:
-      return notModified(current ?? {}, options);
+      return notModified(current?.etag, lastModified, options);
     case FAIL_IF_MATCH:
       return FAILED["if-match"];
     case FAIL_IF_UNMODIFIED_SINCE:

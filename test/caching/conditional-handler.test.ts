@@ -138,6 +138,29 @@ describe("conditional(): GET and HEAD", () => {
     expect(response.headers["last-modified"]).toBe("Friday, 01-Jan-60 00:00:00 GMT");
   });
 
+  it("reads a handler's Last-Modified that is no HTTP-date as no validator, and leaves it as written (§8.8.2)", () => {
+    const handler: Handler = () => ({ status: 200, headers: { "last-modified": "2024-05-01T12:00:00Z" }, body: "x" });
+    const since = { "if-modified-since": "Fri, 01 Jan 2100 00:00:00 GMT" };
+    const response = conditional({ etag: false })(handler)(request("GET", since)) as HttpResponse;
+    expect(response.status).toBe(200);
+    expect(response.headers["last-modified"]).toBe("2024-05-01T12:00:00Z");
+  });
+
+  // Regression: validators giving an ISO 8601 text as lastModified read as none, so If-Unmodified-Since was ignored
+  // and the guarded write reached the handler.
+  it("refuses validators whose lastModified is no time, before the handler runs", async () => {
+    let ran = false;
+    const handler = conditional({ validators: () => ({ lastModified: "2024-05-01T12:00:05Z" }) })(() => {
+      ran = true;
+      return { status: 204, headers: {}, body: null };
+    });
+    const guarded = request("PUT", { "if-unmodified-since": "Wed, 01 May 2024 12:00:00 GMT" });
+    await expect(async () => handler(guarded)).rejects.toThrow(
+      /lastModified "2024-05-01T12:00:05Z" is not an HTTP-date/,
+    );
+    expect(ran).toBe(false);
+  });
+
   describe("after-send callbacks: the answered response's callback runs", () => {
     const tagged =
       (ran: string[]): Handler =>

@@ -62,4 +62,18 @@ describe("evaluateIfRange (RFC 9110 §13.1.5, §13.2.2 step 5)", () => {
       );
     }
   });
+
+  // Regression: a lastModified that was no time (an ISO 8601 text) was read as none, so a strong date never matched.
+  it("refuses a lastModified that is no time, whatever the request carries", () => {
+    const dated = { range: RANGE, "if-range": "Wed, 01 May 2024 12:00:00 GMT" };
+    for (const lastModified of ["2024-05-01T12:00:00Z", new Date(Number.NaN), Number.POSITIVE_INFINITY]) {
+      for (const headers of [{}, dated]) {
+        expect(() => evaluateIfRange({ method: "GET", headers }, { lastModified })).toThrow(
+          /^evaluateIfRange: lastModified /,
+        );
+      }
+    }
+    const current = { lastModified: new Date("2024-05-01T12:00:00.250Z") };
+    expect(evaluateIfRange({ method: "GET", headers: dated }, current, { lastModifiedIsStrong: true })).toBe("range");
+  });
 });

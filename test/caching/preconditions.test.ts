@@ -12,6 +12,7 @@ import {
 } from "../../src/caching/index";
 import type { RequestHeaders } from "../../src/http/message";
 import { anyFieldArb } from "./arbitraries";
+import { expectCode } from "./expect-code";
 import { CASES, CURRENT, describeResult, ETAG, LAST_MODIFIED, NOW } from "./precondition-cases";
 
 describe("evaluatePreconditions: RFC 9110 §13.2.2 decision order", () => {
@@ -186,7 +187,7 @@ describe("evaluatePreconditions: laws", () => {
     const anyCurrent = fc.option(
       fc.record({
         etag: fc.option(fc.oneof(fc.string(), tagArb), { nil: undefined }),
-        lastModified: fc.option(fc.oneof(fc.string(), dateArb, fc.integer(), fc.date({ noInvalidDate: false })), {
+        lastModified: fc.option(fc.oneof(dateArb, fc.integer(), fc.date({ noInvalidDate: true })), {
           nil: undefined,
         }),
       }),
@@ -218,6 +219,29 @@ describe("evaluatePreconditions: laws", () => {
         );
       }
     }
+  });
+
+  // Regression: a lastModified that is no time (an ISO 8601 text from JSON, an invalid Date) was read as no validator,
+  // so If-Unmodified-Since was ignored and a write the client guarded went through.
+  it("refuses a lastModified that is no time, whatever the request carries", () => {
+    const guarded = { "if-unmodified-since": "Wed, 01 May 2024 12:00:00 GMT" };
+    for (const lastModified of ["2024-05-01T12:00:00Z", "", "yesterday", new Date(Number.NaN), Number.NaN, 1e300]) {
+      for (const [method, headers] of [
+        ["PUT", guarded],
+        ["PUT", {}],
+        ["GET", { "if-modified-since": "Wed, 01 May 2024 12:00:00 GMT" }],
+      ] as const) {
+        expectCode(() => evaluatePreconditions({ method, headers }, { etag: ETAG, lastModified }), "invalid_date");
+      }
+    }
+    expect(() => evaluatePreconditions({ method: "PUT", headers: guarded }, { lastModified: "2024-05-01" })).toThrow(
+      /^evaluatePreconditions: lastModified "2024-05-01" is not an HTTP-date .*new Date\(text\)/,
+    );
+    // What the message says to do answers the guarded write as intended: modified after the client's copy, so 412.
+    const iso = new Date("2024-05-01T12:00:05Z");
+    expect(evaluatePreconditions({ method: "PUT", headers: guarded }, { lastModified: iso }).kind).toBe(
+      "precondition-failed",
+    );
   });
 
   it("isFresh is exactly the not-modified outcome of a GET", () => {

@@ -119,7 +119,16 @@ export interface EndpointAdmin {
   ): Promise<AdminResult<WebhookEndpoint>>;
   /** Disables an endpoint with a reason (`manual`, `gone`, `failing`). */
   disable(id: string, reason: DisabledReason): Promise<WebhookEndpoint | undefined>;
-  delete(id: string): Promise<boolean>;
+  /**
+   * Deletes an endpoint; `false` when there is no such endpoint.
+   * @param options.check refuses the delete by throwing, given the endpoint as stored: checked and deleted
+   *   atomically in the store (`EndpointStore.deleteChecked`), so a write landing after the caller's read is never
+   *   lost; when it throws, nothing is deleted and `delete` rejects with what it threw. Pure, it may be called more
+   *   than once.
+   * @example
+   * await admin.delete(id, { check: (current) => { if (current.status === "enabled") throw new Error("disable it first"); } });
+   */
+  delete(id: string, options?: { check?: ((current: WebhookEndpoint) => void) | undefined }): Promise<boolean>;
   /**
    * Adds a new secret, atomically (two rotations at once both keep theirs): `options.secret` (e.g. one another sender
    * gave the consumer), else a generated one. The old ones keep signing for `options.graceMs` (a finite number of 0
@@ -176,6 +185,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   if (typeof endpoints.modify !== "function") {
     throw new TypeError(
       "createEndpointAdmin: endpoints must be an EndpointStore with modify(id, next) (atomic read-modify-write).",
+    );
+  }
+  // Likewise deleteChecked: a store written before it fails here, not at the first conditional DELETE (a 500).
+  if (typeof endpoints.deleteChecked !== "function") {
+    throw new TypeError(
+      "createEndpointAdmin: endpoints must be an EndpointStore with deleteChecked(id, check) (atomic conditional delete).",
     );
   }
   if (typeof queue?.publish !== "function") throw new TypeError("createEndpointAdmin: queue must be a DeliveryQueue.");
@@ -374,7 +389,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       }
     },
     disable: (id, reason) => endpoints.update(id, { status: "disabled", disabledReason: reason, disabledAt: now() }),
-    delete: (id) => endpoints.delete(id),
+    delete: (id, options) =>
+      options?.check === undefined ? endpoints.delete(id) : endpoints.deleteChecked(id, options.check),
     async rotateSecret(id, options = {}) {
       // NaN or a negative grace would expire the old secrets at once while the rotation reports success.
       const grace = nonNegativeNumber(

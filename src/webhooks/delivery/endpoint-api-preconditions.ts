@@ -56,11 +56,21 @@ export function conditionalUpdate(
   };
 }
 
+/**
+ * A delete made conditional: the check `EndpointAdmin.delete` runs on the endpoint as stored inside the store's
+ * atomic delete, where a throw deletes nothing (RFC 9110 §13.1.1). A request without If-Match or If-None-Match gets
+ * no check, an unconditional delete.
+ */
+export function conditionalDelete(request: HttpRequest): { check?: (current: WebhookEndpoint) => void } {
+  if (request.headers["if-match"] === undefined && request.headers["if-none-match"] === undefined) return {};
+  return { check: (current) => assertPreconditions(request, current) };
+}
+
 const WRITES = ["POST", "PATCH", "DELETE"];
 
 /**
  * What the writes of the endpoint resource read and answer, for OpenAPI, riding on a middleware that changes nothing:
- * the check itself runs in the handler, inside the store's atomic update, which no middleware reaches.
+ * the check itself runs in the handler, inside the store's atomic update or delete, which no middleware reaches.
  */
 export const conditionalWriteDescribed: Middleware = describeMiddleware((next) => next, {
   requestHeaders: {

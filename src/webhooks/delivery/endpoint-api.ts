@@ -16,7 +16,7 @@ import { declareDeliveryRoutes } from "./endpoint-api-deliveries";
 import { type DescribedEvents, declareEventTypeRoutes } from "./endpoint-api-event-types";
 import { isMergePatch, patchMediaTypes } from "./endpoint-api-patch";
 import {
-  assertPreconditions,
+  conditionalDelete,
   conditionalUpdate,
   conditionalWriteDescribed,
   endpointResponse,
@@ -268,10 +268,10 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       "remove",
       { response: deletedJson, tags, summary: "Delete an endpoint", use: [conditionalWriteDescribed] },
       async ({ params, request }) => {
+        // Found first: a missing endpoint is a 404 whatever its preconditions (RFC 9110 §13.2.1); then checked
+        // against the endpoint the store deletes (§13.1.1), so a write landing after this read is never lost.
         const endpoint = await find(request, params.endpoint_id);
-        // Two steps: the store has no conditional delete, so a write landing between the check and the delete is lost.
-        assertPreconditions(request, endpoint);
-        if (!(await admin.delete(endpoint.id))) throw notFound("endpoint");
+        if (!(await admin.delete(endpoint.id, conditionalDelete(request)))) throw notFound("endpoint");
         return json(200, { id: endpoint.id, object: "webhook_endpoint", deleted: true });
       },
     );

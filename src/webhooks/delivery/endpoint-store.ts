@@ -50,7 +50,18 @@ export interface EndpointStore {
    * @example await endpoints.modify(id, (current) => ({ metadata: { ...current.metadata, plan: "pro" } }));
    */
   modify(id: string, next: (current: WebhookEndpoint) => EndpointPatch): Promise<WebhookEndpoint | undefined>;
+  /** Deletes the endpoint; `false` when there is no such endpoint. */
   delete(id: string): Promise<boolean>;
+  /**
+   * Deletes the endpoint if `check(endpoint as stored)` returns, atomically: the endpoint deleted is exactly the one
+   * `check` was given, so a write landing after the caller's read is seen by `check`, never lost (the endpoint API's
+   * DELETE evaluates If-Match here, RFC 9110 §13.1.1). `check` is pure and may be called more than once (PostgreSQL
+   * compares and deletes, and calls it again when the endpoint changed in between); it refuses by throwing: then
+   * nothing is deleted and `deleteChecked` rejects with what it threw. Its return value is ignored.
+   * @returns `true` when deleted, `false` when there is no such endpoint (`check` not called).
+   * @example await endpoints.deleteChecked(id, (current) => { if (current.status === "enabled") throw new Error("disable it first"); });
+   */
+  deleteChecked(id: string, check: (current: WebhookEndpoint) => void): Promise<boolean>;
   /**
    * Enabled endpoints with a pattern matching `eventType`, oldest first: those of `tenant` (`null`: those without a
    * tenant), and the operator's endpoints with `allTenants`. An event published for one tenant never reaches another

@@ -204,6 +204,42 @@ describe("createEndpointAdmin", () => {
     expect(() => createEndpointAdmin({ endpoints: old as EndpointStore, queue, resolve: false })).toThrow(/modify/);
   });
 
+  it("refuses a store without deleteChecked at construction, rather than fail at the first conditional delete", () => {
+    const { endpoints } = setup();
+    const { deleteChecked: _, ...old } = endpoints;
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    expect(() => createEndpointAdmin({ endpoints: old as EndpointStore, queue, resolve: false })).toThrow(
+      /deleteChecked/,
+    );
+  });
+
+  describe("delete", () => {
+    it("with a check, deletes only when it returns: given the endpoint as stored, it refuses by throwing, nothing deleted", async () => {
+      const { endpoints, admin, create } = setup();
+      const e = await create({ plan: "free" });
+      await admin.update(e.id, { metadata: { plan: "pro" } });
+      const refused = new Error("changed since read");
+      const unchangedSince = (seen: WebhookEndpoint) => (current: WebhookEndpoint) => {
+        if (current.metadata["plan"] !== seen.metadata["plan"]) throw refused;
+      };
+      await expect(admin.delete(e.id, { check: unchangedSince(e) })).rejects.toBe(refused);
+      expect(await endpoints.get(e.id)).toBeDefined();
+      expect(await admin.delete(e.id, { check: unchangedSince((await endpoints.get(e.id))!) })).toBe(true);
+      expect(await endpoints.get(e.id)).toBeUndefined();
+      expect(await admin.delete(e.id, { check: () => {} })).toBe(false);
+    });
+
+    it("without a check (or with check undefined), deletes whatever is stored", async () => {
+      const { endpoints, admin, create } = setup();
+      for (const options of [undefined, {}, { check: undefined }]) {
+        const e = await create();
+        expect(await admin.delete(e.id, options)).toBe(true);
+        expect(await endpoints.get(e.id)).toBeUndefined();
+      }
+      expect(await admin.delete("we_missing")).toBe(false);
+    });
+  });
+
   // Regression: the memory queue's list stopped at the first delivery older than `since` in publication order, so a
   // delivery created inside the window but published after an older one was never replayed.
   it("replay retries every failed delivery created since, whatever order they were published in", async () => {

@@ -457,6 +457,96 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       });
     });
 
+    describe("deleteChecked: an atomic conditional delete", () => {
+      // What the endpoint API's If-Match does: refuse unless the endpoint is still the one the caller read.
+      const unchangedSince = (seen: WebhookEndpoint | undefined) => (current: WebhookEndpoint) => {
+        if (JSON.stringify(current) !== JSON.stringify(seen)) throw new Error("changed since read");
+      };
+
+      it("deletes when check returns, handing it the endpoint as stored; the tenant's place is freed", async () => {
+        const e = endpointFixture({ tenant: "acme_delete_checked", metadata: { team: "a" } });
+        expect(await f.endpoints.create(e, { maxPerTenant: 1 })).toBe(true);
+        const given: WebhookEndpoint[] = [];
+        expect(await f.endpoints.deleteChecked(e.id, (current) => void given.push(current))).toBe(true);
+        expect(given.at(-1)).toEqual(e);
+        expect(await f.endpoints.get(e.id)).toBeUndefined();
+        const subscribers = await f.endpoints.subscribed("order.created", "acme_delete_checked");
+        expect(subscribers.map((x) => x.id)).not.toContain(e.id);
+        const next = endpointFixture({ tenant: "acme_delete_checked" });
+        expect(await f.endpoints.create(next, { maxPerTenant: 1 })).toBe(true);
+        await f.endpoints.delete(next.id);
+      });
+
+      it("deletes nothing and rejects with what check threw", async () => {
+        const e = endpointFixture({ description: "kept" });
+        await f.endpoints.create(e);
+        const thrown = new Error("refused by check");
+        await expect(
+          f.endpoints.deleteChecked(e.id, () => {
+            throw thrown;
+          }),
+        ).rejects.toBe(thrown);
+        // Not an Error: whatever was thrown, as it was.
+        await expect(
+          f.endpoints.deleteChecked(e.id, () => {
+            throw "a string";
+          }),
+        ).rejects.toBe("a string");
+        expect(await f.endpoints.get(e.id)).toEqual(e);
+        expect((await f.endpoints.list({ limit: 1_000 })).map((x) => x.id)).toContain(e.id);
+        await f.endpoints.delete(e.id);
+      });
+
+      it("answers false for no such endpoint, without calling check", async () => {
+        let called = false;
+        expect(
+          await f.endpoints.deleteChecked("we_missing", () => {
+            called = true;
+          }),
+        ).toBe(false);
+        expect(called).toBe(false);
+      });
+
+      it("checks the endpoint as stored, not as the caller read it: a write landing after the read is refused, nothing deleted (regression: the API's DELETE checked If-Match on its read, then deleted what had changed)", async () => {
+        const e = endpointFixture({ description: "read" });
+        await f.endpoints.create(e);
+        const seen = await f.endpoints.get(e.id);
+        // Another writer, between the caller's read and its delete.
+        await f.endpoints.modify(e.id, () => ({ description: "written after the read" }));
+        await expect(f.endpoints.deleteChecked(e.id, unchangedSince(seen))).rejects.toThrow("changed since read");
+        expect((await f.endpoints.get(e.id))?.description).toBe("written after the read");
+        // Read again, the check holds.
+        expect(await f.endpoints.deleteChecked(e.id, unchangedSince(await f.endpoints.get(e.id)))).toBe(true);
+        expect(await f.endpoints.get(e.id)).toBeUndefined();
+      });
+
+      it("of a write and a conditional delete at once, one acts on what the other left: never a deleted endpoint whose write was answered as stored", async () => {
+        for (let round = 0; round < 10; round++) {
+          const e = endpointFixture({ description: "original" });
+          await f.endpoints.create(e);
+          const seen = await f.endpoints.get(e.id);
+          const [written, deleted] = await Promise.allSettled([
+            f.endpoints.modify(e.id, () => ({ description: `write ${round}` })),
+            f.endpoints.deleteChecked(e.id, unchangedSince(seen)),
+          ]);
+          const stored = await f.endpoints.get(e.id);
+          if (deleted.status === "fulfilled") {
+            // Deleted first: the write found nothing.
+            expect(deleted.value, `round ${round}`).toBe(true);
+            expect(written, `round ${round}`).toEqual({ status: "fulfilled", value: undefined });
+            expect(stored, `round ${round}`).toBeUndefined();
+          } else {
+            // Written first: the check saw the write and refused.
+            expect(written.status === "fulfilled" && written.value?.description, `round ${round}`).toBe(
+              `write ${round}`,
+            );
+            expect(stored?.description, `round ${round}`).toBe(`write ${round}`);
+            await f.endpoints.delete(e.id);
+          }
+        }
+      });
+    });
+
     it("keeps copies: changing what was handed to create or update, or what get returned, changes nothing stored (regression: the memory store kept metadata by reference)", async () => {
       const metadata: Record<string, string> = { team: "billing" };
       const enabledEvents = ["copy.created"];

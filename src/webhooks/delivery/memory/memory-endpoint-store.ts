@@ -109,6 +109,18 @@ export function createMemoryEndpointStore(): EndpointStore {
     put(stored);
     return stored;
   };
+  // A stored endpoint out of the map, both lists it is in and its tenant's subscribers.
+  const remove = (endpoint: WebhookEndpoint) => {
+    byId.delete(endpoint.id);
+    const own = ownList(endpoint.tenant);
+    for (const list of [all, own]) {
+      const at = indexIn(list, endpoint);
+      if (at !== -1) list.splice(at, 1);
+    }
+    if (own.length === 0) byTenant.delete(endpoint.tenant);
+    storedAt.delete(endpoint.id);
+    forget(endpoint.tenant);
+  };
   return {
     async create(endpoint, options) {
       if (byId.has(endpoint.id)) throw new TypeError(`Endpoint ${endpoint.id} already exists.`);
@@ -151,15 +163,15 @@ export function createMemoryEndpointStore(): EndpointStore {
     async delete(id) {
       const endpoint = byId.get(id);
       if (endpoint === undefined) return false;
-      byId.delete(id);
-      const own = ownList(endpoint.tenant);
-      for (const list of [all, own]) {
-        const at = indexIn(list, endpoint);
-        if (at !== -1) list.splice(at, 1);
-      }
-      if (own.length === 0) byTenant.delete(endpoint.tenant);
-      storedAt.delete(id);
-      forget(endpoint.tenant);
+      remove(endpoint);
+      return true;
+    },
+    async deleteChecked(id, check) {
+      // No await between the check and the delete: nothing else runs in between.
+      const current = byId.get(id);
+      if (current === undefined) return false;
+      check(current);
+      remove(current);
       return true;
     },
     async subscribed(eventType, tenant) {

@@ -34,6 +34,9 @@ const COLUMNS: Record<
   failingSince: ["failing_since", timestampOf, (v: number | null) => v],
 };
 
+// The row `readVersion` read, as it was then ($1 its id, $2 and $3 its xmin and ctid): no other write landed since.
+const SAME_VERSION = "id = $1 AND xmin = $2::xid AND ctid = $3::tid";
+
 /**
  * The SET list of a patch, each value pushed onto `values` as the parameter it names: an `undefined` field is left as
  * it is, and a key that names no column is ignored (own keys only: "constructor" or "toString" names none).
@@ -57,6 +60,27 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
   const { client } = options;
   assertSqlClient(client, "createPostgresEndpointStore");
   const { endpoints: E, tenants: T } = deliveryTables(options, "createPostgresEndpointStore");
+  // The endpoint and the version of its row: xmin alone stays the same across the updates of one transaction (a
+  // client that is a transaction, written twice in it), ctid does not; together they name one version.
+  const readVersion = async (id: string) => {
+    const { rows } = await client.query(
+      `SELECT xmin::text AS seen_xmin, ctid::text AS seen_ctid, ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`,
+      [id],
+    );
+    const row = rows[0] as { seen_xmin: string; seen_ctid: string } | undefined;
+    return row === undefined ? undefined : { endpoint: toEndpoint(row), xmin: row.seen_xmin, ctid: row.seen_ctid };
+  };
+  // Deletes the endpoint `where` names, and its place in its tenant's count, in one statement.
+  const deleteWhere = async (where: string, values: unknown[]): Promise<boolean> => {
+    const { rows } = await client.query(
+      `WITH gone AS (DELETE FROM ${E} WHERE ${where} RETURNING tenant),
+         -- Never below 0: an endpoint written by hand (not through create) was never counted.
+         freed AS (UPDATE ${T} AS t SET endpoints = greatest(t.endpoints - 1, 0) FROM gone WHERE t.tenant = gone.tenant)
+       SELECT count(*)::int AS deleted FROM gone`,
+      values,
+    );
+    return (rows[0] as { deleted: number } | undefined)?.deleted === 1;
+  };
   return {
     async create(e, createOptions) {
       const tenant = checkTenant("EndpointStore.create", e.tenant ?? undefined) ?? null;
@@ -136,37 +160,29 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     },
     async modify(id, next) {
       // Optimistic compare and set on the row version `next` saw, else read again: each miss means another write of
-      // the endpoint landed, so the writers progress. xmin alone stays the same across the updates of one
-      // transaction (a client that is a transaction, written twice in it), ctid does not: together they name one
-      // version.
+      // the endpoint landed, so the writers progress.
       for (;;) {
-        const read = await client.query(
-          `SELECT xmin::text AS seen_xmin, ctid::text AS seen_ctid, ${ENDPOINT_COLUMNS} FROM ${E} WHERE id = $1`,
-          [id],
-        );
-        const row = read.rows[0] as { seen_xmin: string; seen_ctid: string } | undefined;
-        if (row === undefined) return undefined;
-        const current = toEndpoint(row);
-        const values: unknown[] = [id, row.seen_xmin, row.seen_ctid];
-        const sets = assignments(next(current), values);
-        if (sets.length === 0) return current;
+        const read = await readVersion(id);
+        if (read === undefined) return undefined;
+        const values: unknown[] = [id, read.xmin, read.ctid];
+        const sets = assignments(next(read.endpoint), values);
+        if (sets.length === 0) return read.endpoint;
         const { rows } = await client.query(
-          `UPDATE ${E} SET ${sets.join(", ")} WHERE id = $1 AND xmin = $2::xid AND ctid = $3::tid
-           RETURNING ${ENDPOINT_COLUMNS}`,
+          `UPDATE ${E} SET ${sets.join(", ")} WHERE ${SAME_VERSION} RETURNING ${ENDPOINT_COLUMNS}`,
           values,
         );
         if (rows[0] !== undefined) return toEndpoint(rows[0]);
       }
     },
-    async delete(id) {
-      const { rows } = await client.query(
-        `WITH gone AS (DELETE FROM ${E} WHERE id = $1 RETURNING tenant),
-           -- Never below 0: an endpoint written by hand (not through create) was never counted.
-           freed AS (UPDATE ${T} AS t SET endpoints = greatest(t.endpoints - 1, 0) FROM gone WHERE t.tenant = gone.tenant)
-         SELECT count(*)::int AS deleted FROM gone`,
-        [id],
-      );
-      return (rows[0] as { deleted: number } | undefined)?.deleted === 1;
+    delete: (id) => deleteWhere("id = $1", [id]),
+    async deleteChecked(id, check) {
+      // As modify: compare and delete on the row version `check` saw, else read again and check what landed.
+      for (;;) {
+        const read = await readVersion(id);
+        if (read === undefined) return false;
+        check(read.endpoint);
+        if (await deleteWhere(SAME_VERSION, [id, read.xmin, read.ctid])) return true;
+      }
     },
     async subscribed(eventType, tenant) {
       const values: unknown[] = [patternsMatching(eventType)];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, migrationSql, type SqlDatabase, transaction } from "../../../../src/postgres/index";
+import { migrate, migrationSql, type SqlClient, type SqlDatabase, transaction } from "../../../../src/postgres/index";
 import type { AttemptRecord } from "../../../../src/webhooks/delivery/attempt";
 import type { ClaimedDelivery } from "../../../../src/webhooks/delivery/delivery-queue";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
@@ -475,6 +475,88 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
       } finally {
         await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
       }
+    });
+  });
+
+  describe("the endpoint store's deleteChecked (compare and delete on the row version)", () => {
+    // `client`, with `write` run once just before the first conditional delete is sent: after the store read the row
+    // and checked it, before it deletes (deterministic, where two connections would race).
+    const writingBeforeDelete = (client: SqlClient, write: () => Promise<unknown>): SqlClient => {
+      let pending: (() => Promise<unknown>) | undefined = write;
+      return {
+        async query(text, values) {
+          if (pending !== undefined && /DELETE FROM .* AND xmin = /s.test(text)) {
+            const run = pending;
+            pending = undefined;
+            await run();
+          }
+          return client.query(text, values);
+        },
+      };
+    };
+
+    // On the pool, and on one transaction's connection after a write in it (xmin alone would be the transaction's
+    // for both versions of the row: ctid tells them apart, as in modify).
+    describe.each(["pool", "transaction"] as const)("on a %s", (on) => {
+      const within = async <T>(work: (client: SqlClient) => Promise<T>): Promise<T> =>
+        on === "pool" ? work(pool) : transaction(pool, (tx) => work(tx));
+
+      it("checks again what a write landing between its read and its delete left: refused, nothing deleted", async () => {
+        const schema = uniqueName("whq").toLowerCase();
+        try {
+          await migrate(pool, deliveryMigrations({ schema }));
+          const e = endpointFixture({ description: "read" });
+          await createPostgresEndpointStore({ client: pool, schema }).create(e);
+          const seen: string[] = [];
+          await within(async (client) => {
+            const plain = createPostgresEndpointStore({ client, schema });
+            // A write in this transaction first, so that the row's xmin is the transaction's before and after.
+            if (on === "transaction") await plain.update(e.id, { description: "read" });
+            const endpoints = createPostgresEndpointStore({
+              client: writingBeforeDelete(client, () => plain.update(e.id, { description: "written in between" })),
+              schema,
+            });
+            await expect(
+              endpoints.deleteChecked(e.id, (current) => {
+                seen.push(current.description);
+                if (current.description !== "read") throw new Error("changed since read");
+              }),
+            ).rejects.toThrow("changed since read");
+          });
+          expect(seen).toEqual(["read", "written in between"]);
+          const stored = await createPostgresEndpointStore({ client: pool, schema }).get(e.id);
+          expect(stored?.description).toBe("written in between");
+        } finally {
+          await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+        }
+      });
+
+      it("deletes the row as the write left it when the check holds for it too, once", async () => {
+        const schema = uniqueName("whq").toLowerCase();
+        try {
+          await migrate(pool, deliveryMigrations({ schema }));
+          const e = endpointFixture({ tenant: "acme", description: "read" });
+          await createPostgresEndpointStore({ client: pool, schema }).create(e, { maxPerTenant: 1 });
+          const seen: string[] = [];
+          await within(async (client) => {
+            const plain = createPostgresEndpointStore({ client, schema });
+            if (on === "transaction") await plain.update(e.id, { description: "read" });
+            const endpoints = createPostgresEndpointStore({
+              client: writingBeforeDelete(client, () => plain.update(e.id, { description: "written in between" })),
+              schema,
+            });
+            expect(await endpoints.deleteChecked(e.id, (current) => void seen.push(current.description))).toBe(true);
+          });
+          expect(seen).toEqual(["read", "written in between"]);
+          const endpoints = createPostgresEndpointStore({ client: pool, schema });
+          expect(await endpoints.get(e.id)).toBeUndefined();
+          // Its place in the tenant's count freed once: the next creation fits, the one after does not.
+          expect(await endpoints.create(endpointFixture({ tenant: "acme" }), { maxPerTenant: 1 })).toBe(true);
+          expect(await endpoints.create(endpointFixture({ tenant: "acme" }), { maxPerTenant: 1 })).toBe(false);
+        } finally {
+          await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+        }
+      });
     });
   });
 

@@ -78,6 +78,19 @@ export function classifyAddressBytes(bytes: Uint8Array): AddressClass {
 
 const NAT64 = parseIp("64:ff9b::") as Uint8Array;
 const GLOBAL_UNICAST = parseIp("2000::") as Uint8Array;
+const MAPPED = parseIp("::ffff:0:0") as Uint8Array;
+const TRANSLATED = parseIp("::ffff:0:0:0") as Uint8Array;
+
+/**
+ * The IPv4 address an IPv6 address reaches, or `undefined`: IPv4-mapped (RFC 4291 §2.5.5.2), IPv4-translated
+ * (RFC 7915 §2) and the NAT64 well-known prefix (RFC 6052 §2.1) each carry one in their last 32 bits, so a rule
+ * about an IPv4 address must hold for these spellings of it too.
+ */
+export function embeddedIpv4(bytes: Uint8Array): Uint8Array | undefined {
+  if (bytes.length !== 16) return undefined;
+  const embeds = inPrefix(bytes, MAPPED, 96) || inPrefix(bytes, TRANSLATED, 96) || inPrefix(bytes, NAT64, 96);
+  return embeds ? bytes.subarray(12) : undefined;
+}
 
 /**
  * Classifies an IP address literal for the SSRF policy; `undefined` when `text` is not an IP address.

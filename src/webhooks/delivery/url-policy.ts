@@ -1,5 +1,8 @@
 import { inPrefix, parseIp } from "../../http/ip-address";
-import { type AddressClass, classifyAddressBytes } from "./address-class";
+import { type AddressClass, classifyAddressBytes, embeddedIpv4 } from "./address-class";
+import { type AddressRange, bareHost, compileEntries, compilePorts, normalizeHost } from "./url-policy-entries";
+
+export { bareHost, normalizeHost };
 
 // Said with every refusal a developer meets on a laptop: how the server's operator allows local URLs.
 const LOCAL_HINT =
@@ -19,14 +22,34 @@ export interface UrlPolicy {
    * @default []
    */
   allow?: readonly string[];
+  /**
+   * Addresses, CIDR ranges or exact host names refused even though public, written as `allow` entries: your own API
+   * and admin hosts and ranges (a customer's URL on them would make you POST to yourself), cloud metadata names
+   * (`metadata.google.internal`). Deny wins over `allow`. Checked on the URL's host at registration and on every
+   * address a name resolves to, at registration and at connect time; an IPv4 entry also covers its IPv4-mapped and
+   * NAT64 spellings. A refusal is `forbidden_address` with `addressClass: "denied"`.
+   * @default []
+   * @example { deny: ["api.provider.example", "203.0.113.0/24", "metadata.google.internal"] }
+   */
+  deny?: readonly string[];
+  /**
+   * The destination ports deliveries may use, integers 1 to 65535; a URL names the scheme's default port (443, or 80
+   * for `http:`) when it names none. A URL on another port is refused at registration (`invalid_url`) and at send
+   * time (an endpoint stored before the list changed).
+   * @default every port
+   * @example { ports: [443, 8443] }
+   */
+  ports?: readonly number[];
 }
 
-/** Why a URL or an address is refused. */
+/** Why a URL or an address is refused; `addressClass: "denied"` names an address or host the policy's `deny` holds. */
 export type UrlRefusal =
   | { code: "invalid_url"; detail: string }
   | { code: "insecure_scheme"; detail: string }
-  | { code: "forbidden_address"; detail: string; addressClass: AddressClass; address: string }
+  | { code: "forbidden_address"; detail: string; addressClass: AddressClass | "denied"; address: string }
   | { code: "unresolvable_host"; detail: string; host: string };
+
+type AddressRefusal = Extract<UrlRefusal, { code: "forbidden_address" }>;
 
 /** One address a host name resolved to (the shape of node:dns `lookup(host, { all: true })`). */
 export interface ResolvedAddress {
@@ -46,102 +69,53 @@ export type UrlCheck = { ok: true; url: URL } | ({ ok: false } & UrlRefusal);
 /** A {@link UrlPolicy} compiled once for fast checks. */
 export interface CompiledUrlPolicy {
   readonly allowHttp: boolean;
+  /** Allowed host names. */
   readonly hosts: ReadonlySet<string>;
-  readonly ranges: readonly { network: Uint8Array; bits: number }[];
-}
-
-// RFC 4632 §3.1 / RFC 4291 §2.3: the prefix length is a decimal number of bits, 0 to 32 (IPv4) or 128 (IPv6).
-const PREFIX_LENGTH = /^\d{1,3}$/;
-
-// Characters a host name entry cannot hold: a URL would read them as a port, credentials, a path, a query or a
-// fragment, or percent-decode them, and so compare something else than the entry says.
-const NOT_IN_HOST_ENTRY = /[\s:@/?#\\%]/;
-
-/**
- * A host name entry as URLs spell hosts (WHATWG URL host parsing: IDNA to punycode, lower case), so `bücher.example`
- * matches https://bücher.example/, whose host is `xn--bcher-kva.example`; throws TypeError on what no host can be.
- */
-function hostEntry(entry: string): string {
-  let host = "";
-  if (!NOT_IN_HOST_ENTRY.test(entry)) {
-    try {
-      host = new URL(`http://${entry}/`).hostname;
-    } catch {
-      // Not a host a URL can name: refused below.
-    }
-  }
-  if (host === "") {
-    throw new TypeError(`UrlPolicy.allow: ${JSON.stringify(entry)} is not an address, a CIDR range or a host name.`);
-  }
-  return normalizeHost(host);
+  /** Allowed addresses. */
+  readonly ranges: readonly AddressRange[];
+  readonly deniedHosts: ReadonlySet<string>;
+  readonly deniedRanges: readonly AddressRange[];
+  /** `undefined`: every port. */
+  readonly ports: ReadonlySet<number> | undefined;
 }
 
 /**
- * Compiles a policy; throws TypeError on a malformed allow-list entry (programmer error). Fails closed: an entry that
- * is not exactly an address, `address/bits` with bits a decimal within the family's range, or a host name is refused,
- * never read as something wider (`10.0.0.0/` is not `10.0.0.0/0`, which would allow every address).
+ * Compiles a policy; throws TypeError on a malformed `allow`, `deny` or `ports` entry (programmer error), naming it.
  */
 export function compileUrlPolicy(policy: UrlPolicy | CompiledUrlPolicy = {}): CompiledUrlPolicy {
   if ("ranges" in policy) return policy;
-  const hosts = new Set<string>();
-  const ranges: { network: Uint8Array; bits: number }[] = [];
-  for (const entry of policy.allow ?? []) {
-    if (typeof entry !== "string" || entry === "") {
-      throw new TypeError(
-        `UrlPolicy.allow: an entry must be an address, a CIDR range or a host name, got ${JSON.stringify(entry)}.`,
-      );
-    }
-    const slash = entry.indexOf("/");
-    const address = slash === -1 ? entry : entry.slice(0, slash);
-    const prefix = slash === -1 ? undefined : entry.slice(slash + 1);
-    const network = parseIp(address);
-    if (network === undefined) {
-      if (prefix !== undefined) throw new TypeError(`Invalid CIDR in UrlPolicy.allow: ${entry}`);
-      const host = hostEntry(entry);
-      const literal = parseIp(host);
-      // A URL reads `0x7f.1` as 127.0.0.1: such an entry names that one address, as the URL's host would.
-      if (literal === undefined) hosts.add(host);
-      else ranges.push({ network: literal, bits: literal.length * 8 });
-      continue;
-    }
-    if (prefix !== undefined && !PREFIX_LENGTH.test(prefix)) {
-      throw new TypeError(
-        `Invalid prefix length in UrlPolicy.allow: ${entry} (expected 0 to ${network.length * 8} after one "/")`,
-      );
-    }
-    const bits = prefix === undefined ? network.length * 8 : Number(prefix);
-    if (bits > network.length * 8) {
-      throw new TypeError(`Invalid prefix length in UrlPolicy.allow: ${entry} (expected 0 to ${network.length * 8})`);
-    }
-    ranges.push({ network, bits });
+  const allowed = compileEntries("allow", policy.allow);
+  const denied = compileEntries("deny", policy.deny);
+  return {
+    allowHttp: policy.allowHttp ?? false,
+    hosts: allowed.hosts,
+    ranges: allowed.ranges,
+    deniedHosts: denied.hosts,
+    deniedRanges: denied.ranges,
+    ports: compilePorts(policy.ports),
+  };
+}
+
+// Whether `deny` holds the address, or the IPv4 address it embeds (::ffff:a.b.c.d, 64:ff9b::a.b.c.d reach a.b.c.d).
+function isDenied(bytes: Uint8Array, policy: CompiledUrlPolicy): boolean {
+  const reached = embeddedIpv4(bytes);
+  for (const range of policy.deniedRanges) {
+    if (inPrefix(bytes, range.network, range.bits)) return true;
+    if (reached !== undefined && inPrefix(reached, range.network, range.bits)) return true;
   }
-  return { allowHttp: policy.allowHttp ?? false, hosts, ranges };
-}
-
-/** Strips IPv6 brackets from a URL host name. */
-export function bareHost(hostname: string): string {
-  return hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
-}
-
-/**
- * A host name as the policy compares it: lower case, without the trailing dots of a fully qualified name
- * (RFC 1034 §3.1: `localhost.` is `localhost`, so it must not slip past the localhost rule or the allow-list).
- */
-export function normalizeHost(hostname: string): string {
-  let end = hostname.length;
-  while (end > 0 && hostname.charCodeAt(end - 1) === 46) end--;
-  const host = end === hostname.length ? hostname : hostname.slice(0, end);
-  return host.toLowerCase();
+  return false;
 }
 
 /**
  * Checks one resolved (or literal) address against the policy: `undefined` when it may be reached.
  * Run at registration for IP literals and again at connect time for every address DNS returns.
+ * @param nameAllowed the address is one of a host name `allow` holds: only `deny` applies to it.
  */
 export function checkAddress(
   address: string,
   policy: CompiledUrlPolicy,
-): Extract<UrlRefusal, { code: "forbidden_address" }> | undefined {
+  nameAllowed = false,
+): AddressRefusal | undefined {
   const bytes = parseIp(address);
   if (bytes === undefined) {
     return {
@@ -151,6 +125,16 @@ export function checkAddress(
       address,
     };
   }
+  // Deny wins over allow: an allow entry wide enough for development must not reopen what the operator denied.
+  if (isDenied(bytes, policy)) {
+    return {
+      code: "forbidden_address",
+      detail: `The address ${address} is denied by this server's URL policy and may not receive webhooks.`,
+      addressClass: "denied",
+      address,
+    };
+  }
+  if (nameAllowed) return undefined;
   for (const range of policy.ranges) if (inPrefix(bytes, range.network, range.bits)) return undefined;
   const addressClass = classifyAddressBytes(bytes);
   if (addressClass === "public") return undefined;
@@ -159,6 +143,36 @@ export function checkAddress(
     detail: `The address ${address} is ${addressClass.replace("_", "-")} and may not receive webhooks.${LOCAL_HINT}`,
     addressClass,
     address,
+  };
+}
+
+/**
+ * Checks a host name against `deny` (exact names, compared as {@link normalizeHost} spells them): `undefined` when
+ * it is not denied. Run at registration and again at send time, for endpoints stored before the entry was added.
+ */
+export function checkDeniedHost(hostname: string, policy: CompiledUrlPolicy): AddressRefusal | undefined {
+  const host = normalizeHost(bareHost(hostname));
+  if (!policy.deniedHosts.has(host)) return undefined;
+  return {
+    code: "forbidden_address",
+    detail: `The host ${host} is denied by this server's URL policy and may not receive webhooks.`,
+    addressClass: "denied",
+    address: host,
+  };
+}
+
+/**
+ * Checks the URL's port against `ports` (RFC 3986 §3.2.3: no port written means the scheme's default, 443 for
+ * https, 80 for http, RFC 9110 §4.2): `undefined` when allowed. Run at registration and again at send time, for
+ * endpoints stored before the list changed.
+ */
+export function checkPort(url: URL, policy: CompiledUrlPolicy): { code: "invalid_url"; detail: string } | undefined {
+  if (policy.ports === undefined) return undefined;
+  const port = url.port === "" ? (url.protocol === "http:" ? 80 : 443) : Number(url.port);
+  if (policy.ports.has(port)) return undefined;
+  return {
+    code: "invalid_url",
+    detail: `Webhooks are not sent to port ${port}; the URL's port must be one of ${[...policy.ports].join(", ")}.`,
   };
 }
 
@@ -188,6 +202,10 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
   }
   // RFC 6335 §6: port 0 is reserved; nothing listens on it, so every delivery would fail to connect.
   if (url.port === "0") return { ok: false, code: "invalid_url", detail: "The URL's port must not be 0." };
+  const port = checkPort(url, compiled);
+  if (port !== undefined) return { ok: false, ...port };
+  const denied = checkDeniedHost(url.hostname, compiled);
+  if (denied !== undefined) return { ok: false, ...denied };
   const host = normalizeHost(bareHost(url.hostname));
   if (compiled.hosts.has(host)) return { ok: true, url };
   if (parseIp(host) !== undefined) {
@@ -208,12 +226,14 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
 
 /**
  * Whether a URL accepted by {@link checkEndpointUrl} names a host whose addresses still need checking: a name that
- * is not allow-listed (an IP literal was checked already). Returns the name to resolve, or `undefined`.
+ * is not allow-listed, or any name when `deny` holds addresses (an IP literal was checked already). Returns the name
+ * to resolve, or `undefined`.
  */
-function hostToResolve(url: URL, policy: UrlPolicy | CompiledUrlPolicy = {}): string | undefined {
+function hostToResolve(url: URL, policy: CompiledUrlPolicy): string | undefined {
   const host = bareHost(url.hostname);
   const normal = normalizeHost(host);
-  if (compileUrlPolicy(policy).hosts.has(normal) || parseIp(normal) !== undefined) return undefined;
+  if (parseIp(normal) !== undefined) return undefined;
+  if (policy.hosts.has(normal) && policy.deniedRanges.length === 0) return undefined;
   return host;
 }
 
@@ -222,13 +242,14 @@ function hostToResolve(url: URL, policy: UrlPolicy | CompiledUrlPolicy = {}): st
  * The name was resolved by the provider's own resolver, so the address may be an internal one (`db.internal` →
  * 10.20.0.5), and naming it would make registration, or the delivery log, a map of the provider's network.
  */
-export function resolvedRefusalDetail(host: string, addressClass: AddressClass): string {
+export function resolvedRefusalDetail(host: string, addressClass: AddressClass | "denied"): string {
   return `The host ${host} resolves to an address that is ${addressClass.replace("_", "-")}; it may not receive webhooks.`;
 }
 
 /**
  * Checks every address a host name resolved to: refused when ANY of them is forbidden (no partial trust: a
- * resolver may hand out any of them), or when there is none. Pure: the caller resolves.
+ * resolver may hand out any of them), or when there is none. A name `allow` holds is checked against `deny` only.
+ * Pure: the caller resolves.
  * @example checkResolvedAddresses("evil.example", [{ address: "127.0.0.1", family: 4 }]) // forbidden_address
  */
 export function checkResolvedAddresses(
@@ -240,8 +261,9 @@ export function checkResolvedAddresses(
   if (addresses.length === 0) {
     return { code: "unresolvable_host", detail: `The host ${host} has no address.`, host };
   }
+  const nameAllowed = compiled.hosts.has(normalizeHost(host));
   for (const entry of addresses) {
-    const refusal = checkAddress(entry.address, compiled);
+    const refusal = checkAddress(entry.address, compiled, nameAllowed);
     if (refusal !== undefined) {
       return { ...refusal, detail: resolvedRefusalDetail(host, refusal.addressClass) };
     }

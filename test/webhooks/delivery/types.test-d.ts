@@ -6,6 +6,7 @@ import { createRouter, type Router } from "../../../src/routing/index";
 import { createWebhookProcessor } from "../../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../../src/webhooks/consumer/memory/index";
 import {
+  type AddressClass,
   type AttemptInput,
   type AttemptRecord,
   type AttemptResult,
@@ -20,6 +21,8 @@ import {
   type PublishOptions,
   transition,
   type UrlCheck,
+  type UrlPolicy,
+  type UrlRefusal,
   type WebhookEvent,
 } from "../../../src/webhooks/delivery/index";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
@@ -97,5 +100,17 @@ describe("the event catalog's types", () => {
         expectTypeOf(event.payload.type).toEqualTypeOf<"order.shipped">();
       },
     );
+  });
+});
+
+describe("the URL policy's types", () => {
+  it("takes deny entries and ports, and a denied refusal names its class", () => {
+    expectTypeOf<{ deny: string[]; ports: number[] }>().toMatchTypeOf<UrlPolicy>();
+    // @ts-expect-error ports are numbers, not strings
+    const policy: UrlPolicy = { ports: ["443"] };
+    void policy;
+    expectTypeOf<Extract<UrlRefusal, { code: "forbidden_address" }>["addressClass"]>().toEqualTypeOf<
+      AddressClass | "denied"
+    >();
   });
 });

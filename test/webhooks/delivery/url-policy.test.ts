@@ -1,9 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseIp } from "../../../src/http/ip-address";
+import { isHttpProblem } from "../../../src/http/problem";
+import { createRouter } from "../../../src/routing/index";
 import { type AddressClass, classifyAddress } from "../../../src/webhooks/delivery/address-class";
+import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
+import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
 import {
   checkEndpointUrl,
+  checkResolvedAddresses,
   checkResolvedEndpointUrl,
   compileUrlPolicy,
   type HostResolver,
@@ -251,5 +257,317 @@ describe("checkEndpointUrl at registration", () => {
     ["::1", 128],
   ])("reads %s as a prefix of %d bits", (entry, bits) => {
     expect(compileUrlPolicy({ allow: [entry] }).ranges.map((range) => range.bits)).toEqual([bits]);
+  });
+});
+
+// A provider's own public surface: public addresses and names it must never POST to, and the ports it delivers to.
+const PROVIDER_RANGE = "93.184.216.0/24";
+const PROVIDER_ADDRESS = "93.184.216.34";
+const CUSTOMER_ADDRESS = "151.101.1.69";
+const DENY = ["api.provider.example", PROVIDER_RANGE, "metadata.google.internal", "2606:2800:220::/48"];
+
+// No real DNS: names resolve to what the table says.
+function table(entries: Record<string, string[]>, calls: string[] = []): HostResolver {
+  return async (hostname) => {
+    calls.push(hostname);
+    const addresses = entries[hostname];
+    if (addresses === undefined) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+}
+
+describe("deny: public destinations the provider refuses (SSRF against its own surface)", () => {
+  const resolve = table({
+    "api.provider.example": [PROVIDER_ADDRESS],
+    "alias.attacker.example": [CUSTOMER_ADDRESS, PROVIDER_ADDRESS],
+    "hooks.customer.example": [CUSTOMER_ADDRESS],
+    "v6.attacker.example": ["2606:2800:220:1::1"],
+  });
+
+  // Regression: with only `allow`, a URL on the provider's own public API host was accepted, and every delivery
+  // to it was a POST from the provider's workers to its own admin API.
+  it("refuses the provider's own public API host, which the policy could not refuse before", async () => {
+    const url = "https://api.provider.example/admin/users";
+    expect((await checkResolvedEndpointUrl(url, resolve)).ok).toBe(true);
+    expect(await checkResolvedEndpointUrl(url, resolve, { deny: DENY })).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+      addressClass: "denied",
+    });
+  });
+
+  it.each([
+    "https://api.provider.example/admin",
+    "https://API.Provider.Example./admin", // RFC 1034 §3.1: the same name, fully qualified
+    "https://metadata.google.internal/computeMetadata/v1/",
+    `https://${PROVIDER_ADDRESS}/admin`,
+    "https://93.184.216.1:8443/",
+    "https://[2606:2800:220:1::1]/",
+    `https://[::ffff:${PROVIDER_ADDRESS}]/`, // IPv4-mapped spelling of a denied IPv4 address
+  ])("refuses %s by its host alone, without DNS", (url) => {
+    expect(checkEndpointUrl(url, { deny: DENY })).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+      addressClass: "denied",
+    });
+  });
+
+  it("refuses a name that resolves to a denied address (any of its addresses), naming the class, not the address", async () => {
+    const checked = await checkResolvedEndpointUrl("https://alias.attacker.example/", resolve, { deny: DENY });
+    expect(checked).toMatchObject({ ok: false, code: "forbidden_address", addressClass: "denied" });
+    expect(checked.ok ? "" : checked.detail).not.toContain(PROVIDER_ADDRESS);
+    expect(await checkResolvedEndpointUrl("https://v6.attacker.example/", resolve, { deny: DENY })).toMatchObject({
+      addressClass: "denied",
+    });
+  });
+
+  it("refuses a denied address in its NAT64 spelling (64:ff9b::/96 reaches the IPv4 address it embeds)", () => {
+    expect(
+      checkResolvedAddresses("nat64.example", [{ address: "64:ff9b::5db8:d822", family: 6 }], { deny: DENY }),
+    ).toMatchObject({ code: "forbidden_address", addressClass: "denied" });
+    expect(
+      checkResolvedAddresses("nat64.example", [{ address: "64:ff9b::9765:145", family: 6 }], { deny: DENY }),
+    ).toBeUndefined();
+  });
+
+  it("accepts what it does not name: host names are exact, ranges are ranges", async () => {
+    const policy = compileUrlPolicy({ deny: DENY });
+    expect((await checkResolvedEndpointUrl("https://hooks.customer.example/in", resolve, policy)).ok).toBe(true);
+    expect(checkEndpointUrl("https://status.api.provider.example/", policy).ok).toBe(true);
+    expect(checkEndpointUrl("https://93.184.217.1/", policy).ok).toBe(true);
+  });
+
+  it("wins over allow: an address, a range or a name both lists hold is refused", async () => {
+    const policy = compileUrlPolicy({
+      allowHttp: true,
+      allow: ["10.0.0.0/8", "dev.internal", "api.provider.example", PROVIDER_ADDRESS],
+      deny: ["10.1.0.0/16", "api.provider.example", PROVIDER_RANGE],
+    });
+    expect(checkEndpointUrl("http://10.2.0.5/", policy).ok).toBe(true);
+    expect(checkEndpointUrl("http://10.1.0.5/", policy)).toMatchObject({ addressClass: "denied" });
+    expect(checkEndpointUrl(`https://${PROVIDER_ADDRESS}/`, policy)).toMatchObject({ addressClass: "denied" });
+    expect(checkEndpointUrl("https://api.provider.example/", policy)).toMatchObject({ addressClass: "denied" });
+    // An allow-listed name is resolved when `deny` holds addresses: it may point into a denied range.
+    const dev = (address: string) => table({ "dev.internal": [address] });
+    expect((await checkResolvedEndpointUrl("http://dev.internal/", dev("10.2.0.5"), policy)).ok).toBe(true);
+    expect(await checkResolvedEndpointUrl("http://dev.internal/", dev("10.1.0.5"), policy)).toMatchObject({
+      code: "forbidden_address",
+      addressClass: "denied",
+    });
+  });
+
+  it("does not resolve an allow-listed name when deny holds no address", async () => {
+    const calls: string[] = [];
+    const policy = { allowHttp: true, allow: ["dev.internal"], deny: ["api.provider.example"] };
+    expect((await checkResolvedEndpointUrl("http://dev.internal:3000/", table({}, calls), policy)).ok).toBe(true);
+    expect(calls).toEqual([]);
+  });
+
+  it("the endpoint admin refuses a denied destination on create and on a URL change, with resolve: false too", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const admin = createEndpointAdmin({ endpoints, queue, resolve, urlPolicy: { deny: DENY } });
+    const input = (url: string) => ({ url, enabled_events: ["*"] });
+    expect(await admin.create(input("https://alias.attacker.example/in"))).toMatchObject({
+      ok: false,
+      code: "forbidden_address",
+      addressClass: "denied",
+    });
+    const created = await admin.create(input("https://hooks.customer.example/in"));
+    if (!created.ok) throw new Error("create failed");
+    expect(await admin.update(created.value.id, { url: "https://api.provider.example/admin" })).toMatchObject({
+      code: "forbidden_address",
+      addressClass: "denied",
+    });
+    const offline = createEndpointAdmin({ endpoints, queue, resolve: false, urlPolicy: { deny: DENY } });
+    expect(await offline.create(input("https://metadata.google.internal/"))).toMatchObject({ addressClass: "denied" });
+  });
+});
+
+describe("ports: the destination ports deliveries may use", () => {
+  it.each([
+    "https://hooks.example.com:8080/in",
+    "https://hooks.example.com:1/in",
+    "https://hooks.example.com:65535/in",
+  ])("every port is accepted by default (%s)", (url) => {
+    expect(checkEndpointUrl(url).ok).toBe(true);
+  });
+
+  it.each([
+    ["https://hooks.example.com/in", true], // RFC 9110 §4.2.2: https without a port is 443
+    ["https://hooks.example.com:443/in", true],
+    ["https://hooks.example.com:8443/in", true],
+    ["https://hooks.example.com:8080/in", false],
+    ["https://hooks.example.com:80/in", false],
+    ["http://127.0.0.1/in", false], // RFC 9110 §4.2.1: http without a port is 80, even for an allowed address
+    ["http://127.0.0.1:8443/in", true],
+  ])("with ports [443, 8443], %s is %s", (url, accepted) => {
+    const policy = compileUrlPolicy({ allowHttp: true, allow: ["127.0.0.1"], ports: [443, 8443] });
+    const checked = checkEndpointUrl(url, policy);
+    expect(checked.ok).toBe(accepted);
+    if (!accepted) expect(checked).toMatchObject({ ok: false, code: "invalid_url" });
+  });
+
+  it("is checked before DNS: a refused port resolves nothing", async () => {
+    const calls: string[] = [];
+    const checked = await checkResolvedEndpointUrl("https://hooks.example:8080/", table({}, calls), { ports: [443] });
+    expect(checked).toMatchObject({ ok: false, code: "invalid_url" });
+    expect(calls).toEqual([]);
+  });
+
+  it("the endpoint API answers 422 invalid_url pointing at /url, and forbidden_address for a denied host", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const handler = declareEndpointApi(createRouter(), {
+      endpoints,
+      queue: createMemoryDeliveryQueue({ endpoints }),
+      apiKeys: ["sk_test_key"],
+      resolve: table({ "hooks.example": [CUSTOMER_ADDRESS], "alias.example": [PROVIDER_ADDRESS] }),
+      urlPolicy: { deny: DENY, ports: [443] },
+    }).handler();
+    for (const [url, code] of [
+      ["https://hooks.example:8080/in", "invalid_url"],
+      ["https://alias.example/in", "forbidden_address"],
+      ["https://api.provider.example/admin", "forbidden_address"],
+    ] as const) {
+      const res = await Promise.resolve(
+        handler({
+          method: "POST",
+          path: "/v1/webhook_endpoints",
+          search: "",
+          query: {},
+          headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
+          body: new TextEncoder().encode(JSON.stringify({ url, enabled_events: ["*"] })),
+        }),
+      ).catch((error: unknown) => {
+        if (isHttpProblem(error)) return error.toResponse();
+        throw error;
+      });
+      expect(res.status, url).toBe(422);
+      expect(JSON.parse(String(res.body))).toMatchObject({ code, errors: [{ pointer: "/url", code }] });
+      expect(String(res.body)).not.toContain(PROVIDER_ADDRESS);
+    }
+  });
+});
+
+describe("deny and ports: entries are checked when the policy is compiled", () => {
+  it.each([
+    "10.0.0.0/",
+    "10.0.0.0/33",
+    "fd00::/129",
+    "example.com/8",
+    "host.test:8443",
+    "user@evil.test",
+    "https://api.provider.example",
+    "",
+  ])("refuses the deny entry %j, naming it (a typo must not leave a hole)", (entry) => {
+    expect(() => compileUrlPolicy({ deny: [entry] })).toThrow(TypeError);
+    expect(() => compileUrlPolicy({ deny: [entry] })).toThrow(/UrlPolicy\.deny/);
+    if (entry !== "") expect(() => compileUrlPolicy({ deny: [entry] })).toThrow(entry);
+  });
+
+  it("reads deny entries as allow entries are read", () => {
+    const policy = compileUrlPolicy({ deny: ["0x7f.1", "10.0.0.0/08", "Bücher.Example.", "::1"] });
+    expect(policy.deniedRanges.map((range) => range.bits)).toEqual([32, 8, 128]);
+    expect([...policy.deniedHosts]).toEqual(["xn--bcher-kva.example"]);
+  });
+
+  it.each([[0], [65_536], [-443], [443.5], [Number.NaN], [Number.POSITIVE_INFINITY], ["443"], [null]])(
+    "refuses the port %j",
+    (port) => {
+      expect(() => compileUrlPolicy({ ports: [port as number] })).toThrow(TypeError);
+      expect(() => compileUrlPolicy({ ports: [port as number] })).toThrow(/UrlPolicy\.ports/);
+    },
+  );
+
+  it("refuses an empty ports list (it would refuse every URL) and lists that are not arrays", () => {
+    expect(() => compileUrlPolicy({ ports: [] })).toThrow(TypeError);
+    expect(() => compileUrlPolicy({ ports: 443 as unknown as number[] })).toThrow(TypeError);
+    // Regression: a bare string was read one character at a time ("1", "0", …), each a host of its own.
+    expect(() => compileUrlPolicy({ deny: "10.0.0.0/8" as unknown as string[] })).toThrow(TypeError);
+    expect(() => compileUrlPolicy({ allow: "127.0.0.1" as unknown as string[] })).toThrow(TypeError);
+    expect([...(compileUrlPolicy({ ports: [1, 443, 65_535] }).ports ?? [])]).toEqual([1, 443, 65_535]);
+  });
+});
+
+// An address of the family of `network` whose first `bits` bits are those of `network` and the rest those of `rest`.
+function inside(network: Uint8Array, bits: number, rest: Uint8Array): string {
+  const out = Uint8Array.from(rest);
+  for (let i = 0; i < out.length; i++) {
+    const keep = Math.max(0, Math.min(8, bits - i * 8));
+    const mask = (0xff << (8 - keep)) & 0xff;
+    out[i] = ((network[i] as number) & mask) | ((rest[i] as number) & ~mask & 0xff);
+  }
+  if (out.length === 4) return out.join(".");
+  const words: string[] = [];
+  for (let i = 0; i < 16; i += 2) words.push((((out[i] as number) << 8) | (out[i + 1] as number)).toString(16));
+  return words.join(":");
+}
+
+describe("deny: laws", () => {
+  const family = fc.oneof(
+    fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 32 }), fc.ipV4()),
+    fc.tuple(fc.ipV6(), fc.integer({ min: 0, max: 128 }), fc.ipV6()),
+  );
+
+  it("any address inside a denied range is refused, whatever allow says, at registration and after DNS", () => {
+    fc.assert(
+      fc.property(family, fc.boolean(), ([network, bits, other], nameAllowed) => {
+        const address = inside(parseIp(network) as Uint8Array, bits, parseIp(other) as Uint8Array);
+        const policy = compileUrlPolicy({
+          allow: ["0.0.0.0/0", "::/0", address, "any.example"],
+          deny: [`${network}/${bits}`],
+        });
+        const host = address.includes(":") ? `[${address}]` : address;
+        expect(checkEndpointUrl(`https://${host}/`, policy)).toMatchObject({ ok: false, addressClass: "denied" });
+        const name = nameAllowed ? "any.example" : "other.example";
+        const family = address.includes(":") ? 6 : 4;
+        expect(checkResolvedAddresses(name, [{ address, family }], policy)).toMatchObject({
+          code: "forbidden_address",
+          addressClass: "denied",
+        });
+      }),
+    );
+  });
+
+  it("an IPv4 address denied is denied in its IPv4-mapped and NAT64 spellings too", () => {
+    fc.assert(
+      fc.property(fc.ipV4(), (v4) => {
+        const policy = compileUrlPolicy({ allow: ["::/0"], deny: [v4] });
+        for (const address of [`::ffff:${v4}`, `::ffff:0:${v4}`, `64:ff9b::${v4}`]) {
+          expect(checkResolvedAddresses("x.example", [{ address, family: 6 }], policy)).toMatchObject({
+            addressClass: "denied",
+          });
+        }
+      }),
+    );
+  });
+
+  it("an empty deny list changes nothing: the decision is the one without it", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (address) => {
+        const host = address.includes(":") ? `[${address}]` : address;
+        const without = checkEndpointUrl(`https://${host}/`, { allow: ["10.0.0.0/8"] });
+        const withEmpty = checkEndpointUrl(`https://${host}/`, { allow: ["10.0.0.0/8"], deny: [] });
+        expect(withEmpty.ok).toBe(without.ok);
+      }),
+    );
+  });
+});
+
+describe("ports: laws", () => {
+  it("a URL is accepted exactly when its effective port is listed", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 65_535 }),
+        fc.uniqueArray(fc.integer({ min: 1, max: 65_535 }), { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        (port, ports, written) => {
+          const url = written || port !== 443 ? `https://hooks.example.com:${port}/in` : "https://hooks.example.com/in";
+          const checked = checkEndpointUrl(url, { ports });
+          expect(checked.ok).toBe(ports.includes(port));
+          if (!checked.ok) expect(checked.code).toBe("invalid_url");
+        },
+      ),
+    );
   });
 });

@@ -11,6 +11,8 @@ import {
   bareHost,
   type CompiledUrlPolicy,
   checkAddress,
+  checkDeniedHost,
+  checkPort,
   compileUrlPolicy,
   type HostResolver,
   normalizeHost,
@@ -37,7 +39,10 @@ export interface DispatcherOptions {
   maxResponseBytes?: number;
   /** Response bytes kept for the delivery log. @default 1_024 */
   logResponseBytes?: number;
-  /** Addresses that may be reached; checked again on every connection after DNS. @default public HTTPS only */
+  /**
+   * Addresses that may be reached; checked again on every connection after DNS (`deny` too, even for a name `allow`
+   * holds), and the URL's port and denied host names before each attempt. @default public HTTPS only, any port
+   */
   urlPolicy?: UrlPolicy | CompiledUrlPolicy;
   /** The resolver (inject one in tests: no real DNS). @default dns.lookup with all addresses */
   resolve?: HostResolver;
@@ -132,9 +137,10 @@ function admitted(hostname: string, answer: unknown, family: number, policy: Com
     if (family === 0 || entryFamily === family) usable.push({ address, family: entryFamily });
   }
   if (usable.length === 0) throw codedError("ENOTFOUND", `No address for ${hostname}`);
-  if (policy.hosts.has(normalizeHost(hostname))) return usable;
+  // A name `allow` holds skips the class check, never `deny`: a name can be pointed at a denied address later.
+  const nameAllowed = policy.hosts.has(normalizeHost(hostname));
   for (const entry of usable) {
-    const refusal = checkAddress(entry.address, policy);
+    const refusal = checkAddress(entry.address, policy, nameAllowed);
     // The message is the attempt's log line, which the endpoint's owner reads: the class, never the address.
     if (refusal !== undefined) {
       throw codedError(SSRF_BLOCKED_CODE, resolvedRefusalDetail(hostname, refusal.addressClass));
@@ -355,6 +361,9 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowHttp)) {
       return { refusal: codedError(SSRF_BLOCKED_CODE, `Scheme ${url.protocol} is not allowed.`) };
     }
+    // The policy may have changed since the endpoint was registered: its port and name are checked on every send.
+    const disallowed = checkPort(url, policy) ?? checkDeniedHost(url.hostname, policy);
+    if (disallowed !== undefined) return { refusal: codedError(SSRF_BLOCKED_CODE, disallowed.detail) };
     // An IP literal never goes through lookup, so it is checked here.
     const host = bareHost(url.hostname);
     if (!policy.hosts.has(normalizeHost(host)) && parseIp(host) !== undefined) {

@@ -188,6 +188,104 @@ describe("dispatcher", () => {
     });
   });
 
+  describe("deny and ports at send time (a policy tightened after registration still holds)", () => {
+    // The provider's own public address; the local server stands in for it where a request must not arrive.
+    const PROVIDER = "93.184.216.34";
+    const calls: string[] = [];
+    const dns = (entries: Record<string, string[]>): HostResolver => {
+      const inner = resolver(entries);
+      return (hostname) => {
+        calls.push(hostname);
+        return inner(hostname);
+      };
+    };
+    const deliver = async (options: Parameters<typeof createDispatcher>[0], url: string) => {
+      const before = server.received.length;
+      const dispatcher = createDispatcher(options);
+      try {
+        const result = await dispatcher.dispatch(request(url));
+        return { result, sent: server.received.length - before };
+      } finally {
+        dispatcher.close();
+      }
+    };
+
+    it("a name resolving to a denied address is refused at connect, even where allow holds the address", async () => {
+      const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"], deny: ["127.0.0.1"] };
+      const { result, sent } = await deliver(
+        { urlPolicy, resolve: dns({ "rebound.test": ["127.0.0.1"] }) },
+        `http://rebound.test:${server.port}/hooks`,
+      );
+      expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+      expect(result.kind === "error" ? result.message : "").toContain("denied");
+      expect(result.kind === "error" ? result.message : "").not.toContain("127.0.0.1");
+      expect(sent).toBe(0);
+    });
+
+    it("a name allow holds is still checked against deny at connect (it may point into a denied range later)", async () => {
+      const urlPolicy = { allowHttp: true, allow: ["good.test"], deny: ["127.0.0.0/8"] };
+      const { result, sent } = await deliver(
+        { urlPolicy, resolve: dns({ "good.test": ["127.0.0.1"] }) },
+        `http://good.test:${server.port}/hooks`,
+      );
+      expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+      expect(sent).toBe(0);
+      // The same name without deny reaches the server: the refusal above is deny's.
+      const allowed = await deliver(
+        { urlPolicy: { allowHttp: true, allow: ["good.test"] }, resolve: dns({ "good.test": ["127.0.0.1"] }) },
+        `http://good.test:${server.port}/hooks`,
+      );
+      expect(allowed).toMatchObject({ result: { kind: "response", status: 200 }, sent: 1 });
+    });
+
+    it("a public address the provider denies is never connected to (DNS rebinding onto its own API)", async () => {
+      const { result } = await deliver(
+        {
+          urlPolicy: { deny: [`${PROVIDER}/32`] },
+          resolve: dns({ "alias.attacker.test": [PROVIDER] }),
+          timeoutMs: 2_000,
+        },
+        "https://alias.attacker.test/hooks",
+      );
+      expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+    });
+
+    it("a denied host name or IP literal stored before the entry was added is refused without DNS", async () => {
+      calls.length = 0;
+      const urlPolicy = {
+        allowHttp: true,
+        allow: ["127.0.0.1", "api.provider.test"],
+        deny: ["api.provider.test", "127.0.0.1"],
+      };
+      const resolve = dns({ "api.provider.test": ["127.0.0.1"] });
+      for (const url of [
+        `http://api.provider.test:${server.port}/admin`,
+        `http://API.provider.test.:${server.port}/`,
+        server.url,
+      ]) {
+        const { result, sent } = await deliver({ urlPolicy, resolve }, url);
+        expect(result, url).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+        expect(sent).toBe(0);
+      }
+      expect(calls).toEqual([]);
+    });
+
+    it("a port outside ports is refused before connecting; a listed one is delivered", async () => {
+      calls.length = 0;
+      const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"] };
+      const refused = await deliver({ urlPolicy: { ...urlPolicy, ports: [443] }, resolve: dns({}) }, server.url);
+      expect(refused).toMatchObject({ result: { kind: "error", errorKind: "ssrf_blocked" }, sent: 0 });
+      const named = await deliver(
+        { urlPolicy: { ...urlPolicy, ports: [443] }, resolve: dns({ "hooks.test": ["127.0.0.1"] }) },
+        `http://hooks.test:${server.port}/`,
+      );
+      expect(named).toMatchObject({ result: { kind: "error", errorKind: "ssrf_blocked" }, sent: 0 });
+      expect(calls).toEqual([]);
+      const listed = await deliver({ urlPolicy: { ...urlPolicy, ports: [443, server.port] } }, server.url);
+      expect(listed).toMatchObject({ result: { kind: "response", status: 200 }, sent: 1 });
+    });
+  });
+
   describe("outcomes", () => {
     const dispatcher = createDispatcher({
       ...allowLocal,

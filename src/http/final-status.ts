@@ -6,9 +6,14 @@
  * @throws RangeError when `status` is not an integer in 200..599.
  */
 export function checkFinalStatus(status: number): void {
-  if (!Number.isInteger(status) || status < 200 || status > 599) {
+  if (!isFinalStatus(status)) {
     throw new RangeError(
       `rest-webhooks: a handler's response status must be an integer in 200..599 (RFC 9110 §15), got ${status}`,
     );
   }
+}
+
+/** Whether `status` is one an adapter sends as a final response: an integer in 200..599 ({@link checkFinalStatus}). */
+export function isFinalStatus(status: number): boolean {
+  return Number.isInteger(status) && status >= 200 && status <= 599;
 }

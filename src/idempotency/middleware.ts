@@ -1,4 +1,5 @@
 import { describeMiddleware } from "../http/described";
+import { isFinalStatus } from "../http/final-status";
 import type { Handler, HttpRequest, HttpResponse } from "../http/message";
 import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
@@ -71,7 +72,8 @@ export interface IdempotencyOptions {
   leaseMs?: number;
   /**
    * Whether a response with this status is stored and replayed; when false the key is released
-   * and a retry runs the handler again.
+   * and a retry runs the handler again. A status the adapters refuse to send (not an integer in 200..599) is never
+   * stored, whatever this says.
    * @default {@link defaultStoreOutcome}
    */
   storeOutcome?: (status: number) => boolean;
@@ -86,8 +88,9 @@ export interface IdempotencyOptions {
    */
   strict?: boolean;
   /**
-   * Called when the store fails to record the outcome (`complete` or `release`) after the handler
-   * ran. The client still gets the handler's response: its effect has happened. Pass your logger
+   * Called when the outcome cannot be recorded after the handler ran: the store fails (`complete` or `release`), or
+   * `storeOutcome` or copying the response for replay throws. The client still gets the handler's response: its
+   * effect has happened. Pass your logger
    * here, or `() => {}` to stay silent.
    * @default {@link logStoreError}: `console.error` (stderr on Node, the log on Workers)
    */
@@ -97,10 +100,26 @@ export interface IdempotencyOptions {
 // RFC 9110 §9.2.2: a method that is not idempotent is the one a retry can repeat.
 const notIdempotent = (method: string) => !isIdempotent(method);
 
+// Options are checked where they are taken: storeOutcome and onStoreError are first called after the handler ran,
+// where a wrong one threw with the effect done and the key left leased (the retry got 409, then ran it again).
+function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== "function") {
+    throw new TypeError(`idempotency: options.${name} must be a function`);
+  }
+  return value;
+}
+
+function names(name: string, value: readonly string[]): readonly string[] {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
+    throw new TypeError(`idempotency: options.${name} must be a list of strings, or left out`);
+  }
+  return value;
+}
+
 function protectedMethods(option: IdempotencyOptions["methods"]): (method: string) => boolean {
   if (option === undefined) return notIdempotent;
   if (typeof option === "function") return option;
-  const listed = new Set(option.map((m) => m.toUpperCase()));
+  const listed = new Set(names("methods", option).map((m) => m.toUpperCase()));
   return (method) => listed.has(method);
 }
 
@@ -142,11 +161,18 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   const protects = protectedMethods(options.methods);
   const ttlMs = positiveInteger("idempotency", "ttlMs", options.ttlMs ?? DEFAULT_TTL_MS, "milliseconds");
   const leaseMs = positiveInteger("idempotency", "leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS, "milliseconds");
-  const storeOutcome = options.storeOutcome ?? defaultStoreOutcome;
-  const replayHeaders = new Set((options.replayHeaders ?? DEFAULT_REPLAY_HEADERS).map((h) => h.toLowerCase()));
+  const storeOutcome = optionalFunction("storeOutcome", options.storeOutcome) ?? defaultStoreOutcome;
+  const replayHeaders = new Set(
+    names("replayHeaders", options.replayHeaders ?? DEFAULT_REPLAY_HEADERS).map((h) => h.toLowerCase()),
+  );
   const required = options.required ?? false;
+  // A string such as "false" (read from the environment) would have required the key.
+  if (typeof required !== "boolean" && typeof required !== "function") {
+    throw new TypeError("idempotency: options.required must be a boolean or a function of the request");
+  }
   const strict = options.strict ?? false;
-  const onStoreError = options.onStoreError ?? logStoreError;
+  if (typeof strict !== "boolean") throw new TypeError("idempotency: options.strict must be a boolean");
+  const onStoreError = optionalFunction("onStoreError", options.onStoreError) ?? logStoreError;
 
   // Reports a failed write instead of failing the request. A store that answered at once (the memory store) gets no
   // promise: `undefined` then, nothing to wait for.
@@ -180,15 +206,16 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
       }
       response = error.toResponse();
     }
-    if (!storeOutcome(response.status)) {
-      const released = settle(request, () => store.release(lease.key, lease.token));
-      if (released !== undefined) await released;
-      return response;
-    }
-    const stored = toStoredResponse(response, replayHeaders);
-    // Stored before the client sees the response, so its retry can only find it completed.
-    const completed = settle(request, () => store.complete(lease.key, lease.token, stored, ttlMs));
-    if (completed !== undefined) await completed;
+    // Recorded before the client sees the response, so its retry can only find it completed. The effect has happened:
+    // whatever fails from here (the store, storeOutcome, a header toStoredResponse cannot copy) is reported, not thrown.
+    // A status no adapter sends (RFC 9110 §15: outside 100..599 is invalid; a 1xx is not final) is never stored: each
+    // replay would be a 500, and Redis and PostgreSQL could not even read the record back. Released, as after a 5xx.
+    const recorded = settle(request, () =>
+      isFinalStatus(response.status) && storeOutcome(response.status)
+        ? store.complete(lease.key, lease.token, toStoredResponse(response, replayHeaders), ttlMs)
+        : store.release(lease.key, lease.token),
+    );
+    if (recorded !== undefined) await recorded;
     return response;
   }
 

@@ -59,7 +59,8 @@ export interface IdempotencyStore {
    * @param response what a retry will get back.
    * @param ttlMs how long the response is replayed: a positive integer of milliseconds.
    * @returns false when the lease expired or was taken over: nothing was written.
-   * @throws TypeError when `ttlMs` is not a positive integer (0, negative, fractional, NaN, Infinity).
+   * @throws TypeError when `ttlMs` is not a positive integer (0, negative, fractional, NaN, Infinity), or
+   *   `response.status` is not an integer in 100..599.
    * @example await store.complete(key, found.leaseToken, toStoredResponse(response, names), 86_400_000)
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Key Validity and Expiry")
    */

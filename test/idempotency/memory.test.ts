@@ -81,6 +81,37 @@ describe("MemoryIdempotencyStore bounds", () => {
   });
 });
 
+// Regression: a clock reading NaN made every lease look expired (NaN compares false), so every begin acquired and the
+// handler ran for each retry, and a 409 got `Retry-After: NaN`.
+describe("MemoryIdempotencyStore refuses a clock that is not a finite number", () => {
+  const response = { status: 201, headers: {}, body: new Uint8Array([1]) };
+  const readings = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "1700000000000"];
+
+  it("at construction", () => {
+    for (const reading of readings) {
+      expect(() => new MemoryIdempotencyStore({ now: () => reading as number })).toThrow(TypeError);
+    }
+    expect(() => new MemoryIdempotencyStore({ now: Date.now() as never })).toThrow(/now/);
+  });
+
+  it("in begin, complete and release, and leaves the record as it was", () => {
+    for (const reading of readings) {
+      let now = 1_700_000_000_000;
+      const store = new MemoryIdempotencyStore({ now: () => now });
+      const first = store.begin("k", "f", 1000);
+      if (first.kind !== "acquired") throw new Error(first.kind);
+      now = reading as number;
+      expect(() => store.begin("k", "f", 1000)).toThrow(/now\(\)/);
+      expect(() => store.begin("other", "f", 1000)).toThrow(TypeError);
+      expect(() => store.complete("k", first.leaseToken, response, 5000)).toThrow(TypeError);
+      expect(() => store.release("k", first.leaseToken)).toThrow(TypeError);
+      now = 1_700_000_000_000;
+      expect(store.begin("k", "f", 1000)).toMatchObject({ kind: "in-progress", retryAfterMs: 1000 });
+      expect(store.size).toBe(1);
+    }
+  });
+});
+
 // The store written plainly: an array in write order, searched entry by entry. The real store keeps a Map and a list
 // and hands an evicted record to the write that evicted it; this property checks it answers as the array does.
 interface ModelEntry {

@@ -434,6 +434,28 @@ describe("idempotency middleware", () => {
       expect(onStoreError).toHaveBeenCalledOnce();
     });
 
+    // Regression: a storeOutcome that threw, or a replayed header toStoredResponse could not copy (a number from a
+    // JavaScript handler), threw after the handler ran: the client got a 500 for a request whose effect had happened,
+    // and its retry found the key still leased (409), then ran the handler again.
+    it.each<[string, Partial<IdempotencyOptions>, HttpResponse]>([
+      [
+        "storeOutcome throws",
+        {
+          storeOutcome: () => {
+            throw new Error("no rule for 201");
+          },
+        },
+        json(201, { ok: 1 }),
+      ],
+      ["a replayed header cannot be copied", {}, json(201, { ok: 1 }, { etag: 5 as never })],
+    ])("answers with the handler's response when %s after it ran, and reports it", async (_, options, answer) => {
+      const onStoreError = vi.fn();
+      const { handle, runs } = setup({ ...options, onStoreError }, () => answer);
+      const res = await handle(request({ key: '"k"' }));
+      expect([res.status, runs()]).toEqual([201, 1]);
+      expect(onStoreError).toHaveBeenCalledOnce();
+    });
+
     it("logs with console.error when no onStoreError is given", async () => {
       const store: IdempotencyStore = {
         begin: () => Promise.resolve({ kind: "acquired", leaseToken: "t" }),
@@ -543,8 +565,27 @@ describe("idempotency middleware", () => {
       ["no identify", { store }],
       ["ttl 0", { store, identify, ttlMs: 0 }],
       ["fractional lease", { store, identify, leaseMs: 1.5 }],
+      ["a list of statuses as storeOutcome", { store, identify, storeOutcome: [200, 201] as never }],
+      ["an object as onStoreError", { store, identify, onStoreError: console as never }],
+      ['"false" as required', { store, identify, required: "false" as never }],
+      ['"false" as strict', { store, identify, strict: "false" as never }],
+      ["one method as a string", { store, identify, methods: "POST" as never }],
+      ["a method that is not a string", { store, identify, methods: ["POST", 1] as never }],
+      ["one header name as a string", { store, identify, replayHeaders: "etag" as never }],
+      ["a header name that is not a string", { store, identify, replayHeaders: ["etag", null] as never }],
     ])("throws TypeError for %s", (_, options) => {
       expect(() => idempotency(options as IdempotencyOptions)).toThrow(TypeError);
+    });
+
+    // Regression: storeOutcome and onStoreError were first called after the handler ran. A list of statuses given as
+    // storeOutcome threw there: the effect had happened, the client got a 500, and the key stayed leased, so the
+    // client's retry got 409 and then ran the handler a second time.
+    it("refuses a storeOutcome that is not a function before any handler runs", () => {
+      const handler = vi.fn(() => json(201, {}));
+      expect(() => idempotency({ store, identify, storeOutcome: [200, 201] as never })(handler)).toThrow(
+        /storeOutcome/,
+      );
+      expect(handler).not.toHaveBeenCalled();
     });
 
     it("throws TypeError when identify returns something other than a string", async () => {

@@ -6,6 +6,7 @@ import { IdempotencyError, idempotency, scopedKey } from "../../src/idempotency"
 import { legacyRequestFingerprint } from "../../src/idempotency/fingerprint";
 import type { RedisScriptClient } from "../../src/idempotency/redis";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
+import { BEGIN } from "../../src/idempotency/redis/scripts";
 import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { describeStoreContract } from "./store-contract";
 import { bodyText, request } from "./support";
@@ -182,6 +183,39 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       });
     });
 
+    // Regression: ioredis resends a command whose reply a dropped connection lost (autoResendUnfulfilledCommands, on
+    // by default). A begin whose SET had leased the key then found its own lease: 409 to the request that held it, and
+    // to every retry until the lease ran out, while the handler never ran.
+    describe("a begin sent again after its reply was lost", () => {
+      /** A client that sends each begin twice and answers with the second reply, as ioredis does after a reconnect. */
+      function resending(inner: Redis): RedisScriptClient {
+        return {
+          async callBuffer(command: string, ...args: (string | Buffer | number)[]): Promise<unknown> {
+            const isBegin =
+              (command === "set" && args.includes("GET")) || args[0] === BEGIN.sha || args[0] === BEGIN.source;
+            if (isBegin) await inner.callBuffer(command, ...args);
+            return inner.callBuffer(command, ...args);
+          },
+        };
+      }
+
+      it.each([
+        ["Redis 7.0 and later", (c: RedisScriptClient) => c],
+        ["before 7.0", (c: RedisScriptClient) => beforeRedis7(c as unknown as Redis)],
+      ] as const)("%s: acquires the lease it took, and no other", async (_, wrap) => {
+        const store = new RedisIdempotencyStore(wrap(resending(client)), { prefix });
+        const found = await store.begin("resent", "fp", 5000);
+        expect(found.kind).toBe("acquired");
+        if (found.kind !== "acquired") return;
+        // Another begin, resent or not, still finds the key in progress.
+        expect((await store.begin("resent", "fp", 5000)).kind).toBe("in-progress");
+        const response = { status: 201, headers: {}, body: new Uint8Array([1]) };
+        expect(await store.complete("resent", found.leaseToken, response, 5000)).toBe(true);
+        expect((await store.begin("resent", "fp", 5000)).kind).toBe("completed");
+        await client.del(`${prefix}resent`);
+      });
+    });
+
     it("reads the lease left from the record itself, on the holder's clock", async () => {
       let now = 1_700_000_000_000;
       const store = new RedisIdempotencyStore(client, { prefix, now: () => now });
@@ -351,6 +385,11 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
 
     it("rejects something that is not a Redis client", () => {
       expect(() => new RedisIdempotencyStore({} as never)).toThrow(TypeError);
+    });
+
+    // Regression: a clock given as a number was first called by begin, so every request failed (500).
+    it("rejects a clock that is not a function when it is made", () => {
+      expect(() => new RedisIdempotencyStore(client, { now: Date.now() as never })).toThrow(/now/);
     });
   });
 });

@@ -284,6 +284,35 @@ export function describeStoreContract(
       });
     });
 
+    // Regression: a status the adapters refuse to send (outside 200..599) was stored, by default any below 500. Redis
+    // and PostgreSQL then could not read a record outside 100..599 back, so every retry of the key got a 500
+    // (idempotency_record_invalid) until the TTL ran out; memory replayed a status no adapter sends (a 500 each time).
+    describe("statuses no adapter sends", () => {
+      for (const [status, storeOutcome] of [
+        [0, undefined],
+        [99, undefined],
+        [100, undefined],
+        [600, () => true],
+        [999, () => true],
+        [201.5, () => true],
+      ] as const) {
+        it(`releases the key after a ${status}: the retry runs the handler again`, async () => {
+          let runs = 0;
+          const handle = idempotency({ store, identify: () => "acct_1", storeOutcome })(() => ({
+            status: ++runs === 1 ? status : 201,
+            headers: {},
+            body: `run ${runs}`,
+          }));
+          const idempotencyKey = key();
+          expect((await handle(request({ key: idempotencyKey }))).status).toBe(status);
+          const retry = await handle(request({ key: idempotencyKey }));
+          expect([retry.status, bodyText(retry.body), runs]).toEqual([201, "run 2", 2]);
+          const replay = await handle(request({ key: idempotencyKey }));
+          expect([replay.status, bodyText(replay.body), runs]).toEqual([201, "run 2", 2]);
+        });
+      }
+    });
+
     // Regression: memory and PostgreSQL took 0 or -5 as a dead lease, Redis threw a ReplyError, memory alone kept 1.5,
     // NaN and Infinity (a 409 with Retry-After: Infinity).
     describe("arguments", () => {
@@ -321,6 +350,20 @@ export function describeStoreContract(
         }
         expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("in-progress");
         expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
+      });
+
+      // Regression: memory kept any status; Redis and PostgreSQL wrote one outside 100..599 and then threw
+      // idempotency_record_invalid from every begin on the key until the record expired.
+      it("refuses a response status outside 100..599, and changes nothing", async () => {
+        const k = key();
+        const token = await acquire(k);
+        for (const status of [0, 99, 600, 999, 201.5, Number.NaN, "201"]) {
+          await refused(() => store.complete(k, token, { ...response, status: status as number }, KEEP_MS), "status");
+          await refused(() => store.complete(k, token, { ...large, status: status as number }, KEEP_MS), "status");
+        }
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("in-progress");
+        expect(await store.complete(k, token, { ...response, status: 599 }, KEEP_MS)).toBe(true);
+        expect(await store.begin(k, "fp-1", HOLD_MS)).toMatchObject({ kind: "completed", response: { status: 599 } });
       });
     });
   });

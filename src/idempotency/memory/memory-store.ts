@@ -1,6 +1,6 @@
-import { positiveInteger } from "../../options/number-option";
+import { finiteNumber, positiveInteger } from "../../options/number-option";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { checkLeaseMs, checkTtlMs } from "../store-arguments";
+import { checkLeaseMs, checkStatus, checkTtlMs } from "../store-arguments";
 
 /** Options of {@link MemoryIdempotencyStore}. */
 export interface MemoryStoreOptions {
@@ -12,7 +12,8 @@ export interface MemoryStoreOptions {
   maxEntries?: number;
   /**
    * The clock, in milliseconds; tests pass a fake one. Only differences count: it is read once at
-   * construction (times are kept relative to that reading) and once per operation.
+   * construction (times are kept relative to that reading) and once per operation. A reading that is not a finite
+   * number throws a `TypeError` (at construction, or from the operation that read it).
    * @default Date.now
    */
   now?: () => number;
@@ -55,7 +56,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxEntries = positiveInteger("MemoryIdempotencyStore", "maxEntries", options.maxEntries ?? 10_000);
-    this.#now = options.now ?? Date.now;
+    const clock = options.now ?? Date.now;
+    if (typeof clock !== "function") throw new TypeError("MemoryIdempotencyStore: now must be a function returning ms");
+    // A reading of NaN compares false with every expiry: each lease would look run out, so each retry would acquire
+    // and run the handler again. A clock that cannot be compared is refused, as the other modules' clocks are.
+    this.#now = () => finiteNumber("MemoryIdempotencyStore", "now()", clock(), "milliseconds");
     this.#epoch = this.#now();
   }
 
@@ -98,6 +103,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): boolean {
     checkTtlMs(ttlMs);
+    checkStatus(response);
     const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
     if (found === undefined || found.state !== leaseToken || found.expiresAt <= now) return false;

@@ -6,7 +6,7 @@ import { assertSqlClient, type SqlClient } from "../../postgres/sql-client";
 import { affected, run, type Statement, statementNames } from "../../postgres/statement";
 import { IdempotencyError } from "../errors";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { checkLeaseMs, checkTtlMs } from "../store-arguments";
+import { checkLeaseMs, checkStatus, checkTtlMs } from "../store-arguments";
 import { IDEMPOTENCY_TABLE } from "./migration";
 
 /** Options of {@link PostgresIdempotencyStore}. */
@@ -152,6 +152,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
     checkTtlMs(ttlMs);
+    checkStatus(response);
     const body = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
     const values = [key, leaseToken, response.status, JSON.stringify(response.headers), body, ttlMs];
     return affected(await this.#query("complete", values)) === 1;

@@ -1,7 +1,7 @@
 import { randomHex } from "../../random/random-id";
 import { isNodeRedis, type NodeRedis } from "../../redis/node-redis";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { checkLeaseMs, checkTtlMs } from "../store-arguments";
+import { checkLeaseMs, checkStatus, checkTtlMs } from "../store-arguments";
 import { bufferClient, integerReply, keyPrefixOf } from "./ioredis-client";
 import { nodeRedisScriptClient } from "./node-redis-client";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
@@ -60,6 +60,14 @@ function isSyntaxError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("ERR syntax error");
 }
 
+// Whether begin found the very lease it wrote: ioredis sends a command again when a dropped connection lost its reply
+// (autoResendUnfulfilledCommands, on by default), and the second SET … NX GET then returns the first one's value. The
+// token's nonce (deadline and random digits) is this begin's alone, so that lease is this request's to hold.
+// Only a lease ("p…", short) is compared: a completed value, however large, is never decoded here.
+function isOwn(found: unknown, lease: string): boolean {
+  return Buffer.isBuffer(found) && found[0] === 0x70 && found.toString("utf8") === lease;
+}
+
 /**
  * A store in Redis, shared by every instance. Each operation is one atomic round trip, `begin`
  * whatever it finds (the first `begin` on a server older than 7.0 excepted: it learns to use the
@@ -99,6 +107,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     }
     this.#prefix = options.prefix ?? "idempotency:";
     this.#now = options.now ?? Date.now;
+    // Checked here, not on the first begin: a number passed for the clock (`now: Date.now()`) failed every request.
+    if (typeof this.#now !== "function")
+      throw new TypeError("RedisIdempotencyStore: now must be a function returning ms");
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
@@ -118,18 +129,20 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         this.#setNxGet = false;
         return this.begin(key, fingerprint, leaseMs);
       }
-      if (found === null) return { kind: "acquired", leaseToken: token };
+      if (found === null || isOwn(found, lease)) return { kind: "acquired", leaseToken: token };
       return decodeExisting(found, { now, leaseMs });
     }
     // Before Redis 7.0: one script, which also reads the exact lease left (PTTL).
     const found = await this.#run(BEGIN, [1, recordKey, lease, leaseMs]);
     if (integerReply(found) === 0) return { kind: "acquired", leaseToken: token };
     const [existing, pttl] = Array.isArray(found) ? found : [];
+    if (isOwn(existing, lease)) return { kind: "acquired", leaseToken: token };
     return decodeExisting(existing, { pttl: integerReply(pttl), now, leaseMs });
   }
 
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
     checkTtlMs(ttlMs);
+    checkStatus(response);
     const recordKey = this.#prefix + key;
     const lease = encodeInProgress(leaseToken);
     const value = encodeCompleted(leaseToken, response);

@@ -57,8 +57,26 @@ function foldTemplate(parsed: ParsedTemplate): ParsedTemplate {
   return { template: parsed.template, segments, params: parsed.params };
 }
 
+/**
+ * `text` with the hex digits of its percent-encodings in upper case: RFC 3986 §2.1, "%2b" and "%2B" are one octet, and
+ * URIs that differ only there are equivalent (§6.2.2.1, which names upper case the normal form).
+ */
+function upperHex(text: string): string {
+  return text.includes("%") ? text.replace(/%[0-9a-f]{2}/gi, (triplet) => triplet.toUpperCase()) : text;
+}
+
+// Whether some literal of a template is percent-encoded (`/langs/c%2B%2B`): only then does a path's hex case matter.
+function hasEncodedLiteral(parsed: ParsedTemplate): boolean {
+  return parsed.segments.some((segment) =>
+    segment.kind === "static"
+      ? segment.value.includes("%")
+      : segment.kind === "composite" && segment.pattern.parts.some((part) => part.literal?.includes("%")),
+  );
+}
+
 function toEntry<R>(route: MatcherRoute<R>, caseSensitive: boolean): Entry<R> {
-  const template = parseTemplate(route.template);
+  // Literals compare as sent, but for the case of percent-encoding hex digits (folded anyway without caseSensitive).
+  const template = parseTemplate(caseSensitive ? upperHex(route.template) : route.template);
   const parsed = caseSensitive ? template : foldTemplate(template);
   const names: string[] = [];
   const indexes: number[] = [];
@@ -192,7 +210,11 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
 
   const walk = walker(automaton, rootState, slashState, caseSensitive, maxParamLength);
 
-  function exact(method: string, path: string): MatchResult<R> {
+  // Paths are put in the literals' normal form only where a literal is percent-encoded: other tables pay nothing.
+  const normalHex = caseSensitive && entries.some((entry) => hasEncodedLiteral(entry.parsed));
+
+  function exact(method: string, sent: string): MatchResult<R> {
+    const path = normalHex ? upperHex(sent) : sent;
     if (!rootOpen && path.length > 1 && rootFirsts[path.charCodeAt(1) & 127] === 0) return NOT_FOUND;
     const slot = slotOf(method);
     if (literalLengths[Math.min(path.length, 255)] === 0) return walk(slot, path);

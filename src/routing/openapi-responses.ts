@@ -2,7 +2,7 @@ import { appliesTo, type DescribedHeader, type MiddlewareDescription } from "../
 import { PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
 import { MERGE_PATCH_CONTENT_TYPE } from "./merge-patch";
 import type { JsonSchema, SchemaConverter } from "./openapi-schemas";
-import { readsBody } from "./operation";
+import { readsBody, takesOthers } from "./operation";
 import type { ParsedTemplate } from "./template";
 import type { RouteInfo } from "./types";
 
@@ -120,7 +120,9 @@ function routerProblems(route: RouteInfo, parsed: ParsedTemplate): { 400: string
   bad.push(
     route.spec.query === undefined
       ? "the query is not percent-encoded UTF-8 or holds a NUL"
-      : "the query is not percent-encoded UTF-8, holds a NUL, or has an unknown parameter or an invalid value",
+      : takesOthers(route.spec.query)
+        ? "the query is not percent-encoded UTF-8, holds a NUL, or has an invalid value"
+        : "the query is not percent-encoded UTF-8, holds a NUL, or has an unknown parameter or an invalid value",
   );
   if (body) {
     // An optional body may be left out (see requestBody): then only a malformed one is refused.

@@ -44,7 +44,11 @@ export class SchemaConverter {
   readonly patches = new Map<string, string>();
 
   convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-    const converted = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as JsonSchema;
+    const converted = z.toJSONSchema(schema, {
+      io,
+      unrepresentable: (site) => unrepresentable(site.zodSchema, io),
+      target: "draft-2020-12",
+    }) as JsonSchema;
     const defs = (converted["$defs"] ?? {}) as Record<string, JsonSchema>;
     const renames = this.#names(defs, io);
     for (const [id, def] of Object.entries(defs)) {
@@ -86,6 +90,42 @@ export class SchemaConverter {
   }
 }
 
+// The zod types whose whole schema zod's "any" fallback leaves as `{}`; other sites only lose one keyword there
+// (a bigint default, a dynamic catch value, a multipleOf of 0), the rest of the schema still saying what it takes.
+const COLLAPSING = new Set([
+  "bigint",
+  "symbol",
+  "undefined",
+  "void",
+  "date",
+  "nan",
+  "custom",
+  "function",
+  "transform",
+  "map",
+  "set",
+]);
+
+/**
+ * What stands for a zod schema JSON Schema cannot express. A Date in a response is what JSON.stringify writes of it,
+ * `toISOString()` (ECMA-262 §21.4.4.37), an RFC 3339 date-time; anything else is still any value, but says why in
+ * `x-zod-unrepresentable` (its zod type; OpenAPI 3.1 §4.8.24 allows extensions in a Schema Object) and a description,
+ * rather than a bare `{}` a reader or a client generator takes for "any value, on purpose".
+ */
+function unrepresentable(schema: z.core.$ZodType, io: "input" | "output"): JsonSchema | "any" {
+  const def = schema._zod.def as z.core.$ZodTypeDef & { values?: readonly unknown[] };
+  const type = def.type;
+  // A literal loses only its `undefined` (a member left out); a bigint one became the JSON number, which it refuses.
+  const whole =
+    COLLAPSING.has(type) || (type === "literal" && (def.values ?? []).some((value) => typeof value === "bigint"));
+  if (!whole) return "any";
+  if (type === "date" && io === "output") return { type: "string", format: "date-time" };
+  return {
+    description: `A zod ${type}, which JSON Schema cannot express: any value is documented.`,
+    "x-zod-unrepresentable": type,
+  };
+}
+
 function candidate(id: string, io: "input" | "output", attempt: number): string {
   const name = componentName(id);
   if (attempt === 0) return name;
@@ -93,9 +133,11 @@ function candidate(id: string, io: "input" | "output", attempt: number): string 
   return attempt === 1 ? `${name}${suffix}` : `${name}${suffix}${attempt}`;
 }
 
-// OpenAPI 3.1 §4.8.7.1: component names match ^[a-zA-Z0-9.\-_]+$. Another character of an id (a space, a "/")
-// becomes "_", which also keeps every `$ref` a plain JSON Pointer, nothing to escape.
-function componentName(id: string): string {
+/**
+ * OpenAPI 3.1 §4.8.7.1: component names (schemas, security schemes…) match ^[a-zA-Z0-9.\-_]+$. Another character of
+ * an id (a space, a "/") becomes "_", which also keeps every `$ref` a plain JSON Pointer, nothing to escape.
+ */
+export function componentName(id: string): string {
   return id === "" ? "_" : id.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 

@@ -3,7 +3,7 @@ import { middlewareDescription } from "../http/described";
 import { OpenApiPaths } from "./openapi-paths";
 import { parameters, requestBody } from "./openapi-request";
 import { responses } from "./openapi-responses";
-import { type JsonSchema, SchemaConverter } from "./openapi-schemas";
+import { componentName, type JsonSchema, SchemaConverter } from "./openapi-schemas";
 import type { ParsedTemplate } from "./template";
 import type { RouteInfo } from "./types";
 
@@ -107,8 +107,13 @@ export function openApiDocument(
     operation["responses"] = responses(route, parsed, converter, described);
     // OpenAPI 3.1 §4.8.30: each entry of `security` is an alternative; a layer's schemes are alternatives to each
     // other, and every layer must be satisfied, so layers with schemes combine into each alternative.
-    const layers = described.map((d) => Object.keys(d.security ?? {})).filter((names) => names.length > 0);
-    for (const d of described) Object.assign(securitySchemes, d.security);
+    // Security Scheme names are component names (§4.8.7.1): written as schema ids are, in components and requirements.
+    const layers = described
+      .map((d) => Object.keys(d.security ?? {}).map(componentName))
+      .filter((names) => names.length > 0);
+    for (const d of described) {
+      for (const [name, scheme] of Object.entries(d.security ?? {})) securitySchemes[componentName(name)] = scheme;
+    }
     if (layers.length > 0) {
       let alternatives: Record<string, string[]>[] = [{}];
       for (const names of layers) {

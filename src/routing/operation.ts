@@ -12,8 +12,9 @@ import { positiveInteger } from "../options/number-option";
 import { RoutingError } from "./errors";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
 import { listMembers, withLists } from "./query-arrays";
+import { parseTemplate } from "./template";
 import type { OperationKind, OperationSpec, RouteInfo } from "./types";
-import { dotless } from "./url";
+import { buildPath, dotless } from "./url";
 
 /** A route and its decoded path parameters, as the router attaches them to a request. */
 export interface RouteMatch {
@@ -62,7 +63,16 @@ export interface OperationSetup {
   readonly json?: JsonBodyOptions | undefined;
 }
 
-function queryOf(request: HttpRequest, spec: OperationSpec, lists: ReadonlySet<string>): unknown {
+/**
+ * Whether a query schema takes parameters it does not name: `z.looseObject` or `.catchall(schema)` say so (the
+ * catchall then validates them); a plain `z.object` or `z.strictObject` does not, and an unknown name is a 400.
+ */
+export function takesOthers(schema: z.ZodObject | undefined): boolean {
+  const catchall = schema?._zod.def.catchall;
+  return catchall !== undefined && catchall._zod.def.type !== "never";
+}
+
+function queryOf(request: HttpRequest, spec: OperationSpec, lists: ReadonlySet<string>, others: boolean): unknown {
   // Parameters that decode to a NUL or to bytes that are not UTF-8 never reach a schema or a store.
   if (request.search !== "") {
     const problem = queryProblem(request.search);
@@ -70,7 +80,7 @@ function queryOf(request: HttpRequest, spec: OperationSpec, lists: ReadonlySet<s
   }
   const schema = spec.query;
   if (schema === undefined) return request.query;
-  const unknown = Object.keys(request.query).filter((name) => !Object.hasOwn(schema.shape, name));
+  const unknown = others ? [] : Object.keys(request.query).filter((name) => !Object.hasOwn(schema.shape, name));
   if (unknown.length > 0) {
     throw new HttpProblem({
       status: 400,
@@ -151,19 +161,6 @@ function withLocation(headers: ResponseHeaders | undefined, location: string, co
   return out;
 }
 
-/** A template cut once into literal text and parameter names, filled per request without a regular expression. */
-function templateFiller(template: string): (params: Readonly<Record<string, string>>) => string {
-  const parts = template.split(/\{(\w+)\*?\}/g); // literal, name, literal, name, …, literal
-  if (parts.length === 1) return () => template;
-  return (params) => {
-    let out = parts[0] as string;
-    for (let i = 1; i < parts.length; i += 2) {
-      out += encodeURIComponent(params[parts[i] as string] ?? "") + (parts[i + 1] as string);
-    }
-    return out;
-  };
-}
-
 function violation(info: RouteInfo, rule: string): RoutingError {
   return new RoutingError("method_rule_violation", `${info.method} ${info.template} (${info.name}): ${rule}`);
 }
@@ -207,8 +204,11 @@ export function operationHandler(setup: OperationSetup): Handler {
   const limits: JsonBodyOptions = { ...setup.json, ...spec.json };
   // Checked here so a wrong limit fails at startup rather than on the first body.
   if (limits.maxDepth !== undefined) positiveInteger("router", "json.maxDepth", limits.maxDepth);
-  const fillCollection = kind === "create" ? templateFiller(setup.collection ?? info.template) : undefined;
+  // The collection's path is written as url() writes paths, so the Location matches back to the same parent values
+  // (a composite's value never ends it early, a "." value is %2E).
+  const collection = kind === "create" ? parseTemplate(setup.collection ?? info.template) : undefined;
   const lists = spec.query === undefined ? new Set<string>() : listMembers(spec.query);
+  const others = takesOthers(spec.query);
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {
     const raw = routeOf(request)?.params ?? {};
@@ -216,7 +216,7 @@ export function operationHandler(setup: OperationSetup): Handler {
       request,
       route: info,
       params: paramsOf(raw, spec),
-      query: queryOf(request, spec, lists),
+      query: queryOf(request, spec, lists, others),
       url: setup.url,
     };
     if (kind === "update") {
@@ -232,9 +232,9 @@ export function operationHandler(setup: OperationSetup): Handler {
     } else if (reads) {
       context["body"] = bodyOf(request, spec, kind === "replace", limits);
     }
-    if (fillCollection !== undefined) {
+    if (collection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {
-        const base = fillCollection(raw);
+        const base = buildPath(info.name, collection, raw);
         // An id "." or ".." would be a dot segment, which the client removes (RFC 3986 §5.2.4): encoded as url() does.
         // Behind a framework's mount (Express `app.use("/api", ...)`), the location begins with the mount's path.
         const location = `${mountPointOf(request)}${base === "/" ? "" : base}/${dotless(encodeURIComponent(id))}`;

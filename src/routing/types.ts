@@ -28,7 +28,10 @@ export interface OperationResponse {
 export interface OperationSpec {
   /** Validates and converts the path parameters (422 on failure); keys must be the template's names. */
   params?: ObjectSchema;
-  /** Validates the query: an unknown name gets 400 `unknown_query_parameter`, a bad value 400 `validation_failed`. */
+  /**
+   * Validates the query: an unknown name gets 400 `unknown_query_parameter` (unless the schema takes others,
+   * `z.looseObject` or `.catchall(schema)`), a bad value 400 `validation_failed`.
+   */
   query?: ObjectSchema;
   /** Validates the JSON body (422 on failure); for `update`, the resource the merged result must satisfy. */
   body?: z.ZodType;

@@ -515,6 +515,90 @@ describe("property: the compiled matcher agrees with a naive linear scan", () =>
   });
 });
 
+describe("property: declared HEAD and OPTIONS, extension methods, named wildcards, hostile encodings", () => {
+  // What the first property leaves out: routes declared for HEAD, OPTIONS or an extension method (HEAD must still
+  // fall back to GET only where no HEAD route matches), composites with a prefix or suffix literal or three parts,
+  // `{name*}` tails, a percent-encoded literal, and segments holding %2F, a NUL, an encoded surrogate, an overlong form,
+  // too long a value, or an encoded literal in the other hex case.
+  const literal = fc.constantFrom("a", "users", "v1.json", "x", "c%2B");
+  const segment = fc.oneof(
+    { weight: 5, arbitrary: literal },
+    { weight: 3, arbitrary: fc.constant("{p}") },
+    { weight: 1, arbitrary: fc.constantFrom("{p}.json", "v{p}", "{p}.{p}.json", "{p}-{p}") },
+  );
+  const template = fc
+    .tuple(fc.array(segment, { maxLength: 3 }), fc.constantFrom("", "/*", "/{rest*}"))
+    .map(([segments, tail]) => {
+      let i = 0;
+      const path = `/${segments.join("/")}${tail}`.replace(/\{p\}/g, () => `{p${i++}}`);
+      return path === "//*" || path === "//{rest*}" ? path.slice(1) : path;
+    });
+  const methods = ["GET", "HEAD", "OPTIONS", "DELETE", "PROPFIND"] as const;
+  const routeTable = fc.uniqueArray(fc.tuple(fc.constantFrom(...methods), template), {
+    maxLength: 12,
+    selector: ([method, t]) => `${method} ${t.replace(/\{\w+\*?\}/g, (m) => (m.endsWith("*}") ? "*" : "{}"))}`,
+  });
+  const pathSegment = fc.oneof(
+    { weight: 4, arbitrary: literal },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        "",
+        "a%2Fb",
+        "%2f",
+        "%00",
+        "a%00.json",
+        "%ED%A0%80",
+        "%C0%AF",
+        "%E2%9C%93.json",
+        "va",
+        "v",
+        "a.b.json",
+        ".json",
+        "a-b-c",
+        "x".repeat(9),
+        "%41".repeat(9),
+        "%",
+        "c%2b",
+        "c+",
+      ),
+    },
+  );
+  const path = fc.array(pathSegment, { maxLength: 5 }).map((segments) => `/${segments.join("/")}`);
+
+  it("agrees with the naive scan on kind, route, params and Allow (maxParamLength: 8)", () => {
+    fc.assert(
+      fc.property(
+        routeTable,
+        fc.array(fc.tuple(fc.constantFrom(...methods, "POST", "get", "TRACE"), path), { minLength: 1, maxLength: 20 }),
+        (rows, requests) => {
+          const routes: RefRoute[] = rows.map(([method, t], id) => ({ method, template: t, id }));
+          let matcher: ReturnType<typeof compileMatcher<number>>;
+          try {
+            matcher = compileMatcher(
+              routes.map((r) => ({ method: r.method, template: r.template, route: r.id })),
+              { maxParamLength: 8 },
+            );
+          } catch (error) {
+            // Two composites of one method that can match one segment are refused at build (tested above).
+            if (error instanceof RoutingError && error.code === "ambiguous_route") return;
+            throw error;
+          }
+          for (const [method, p] of requests) {
+            const expected = referenceMatch(routes, method, p, true, 8);
+            const actual: MatchResult<number> = matcher.match(method, p);
+            if (expected.kind === "found")
+              expect(actual).toEqual({ kind: "found", route: expected.id, params: expected.params });
+            else if (expected.kind === "method_not_allowed") expect(actual).toEqual(expected);
+            else expect(actual.kind).toBe(expected.kind);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+});
+
 describe("property: many literals sharing a first character (hashed segment tables), and case folding", () => {
   // Thirteen literals start with "a": a state holding more than eight of them looks segments up by hash.
   const literals = ["a", "ab", "abc", ...Array.from({ length: 10 }, (_, i) => `a${i}`), "b", "users"];
@@ -692,5 +776,39 @@ describe("method slots follow the method table", () => {
       "PROPFIND",
     ]);
     expect(allowList(["POST"])).toEqual(["POST", "OPTIONS"]);
+  });
+});
+
+describe("regression: a percent-encoded literal did not match the same octet spelt with the other hex case", () => {
+  // RFC 3986 §2.1, §6.2.2.1: "%2b" and "%2B" are the same octet; two URIs differing only there are equivalent.
+  const m = compileMatcher([
+    { method: "GET", template: "/langs/c%2B%2B", route: "cpp" },
+    { method: "GET", template: "/langs/{name}", route: "lang" },
+    { method: "GET", template: "/tags/a%2fb", route: "slash" },
+    { method: "GET", template: "/r/{id}/v%C3%A9/{k}.j%2Bson", route: "composite" },
+  ]);
+
+  it.each(["/langs/c%2B%2B", "/langs/c%2b%2b", "/langs/c%2b%2B"])(
+    "%s is the literal route, not the parameter",
+    (path) => {
+      expect(m.match("GET", path)).toEqual({ kind: "found", route: "cpp", params: {} });
+    },
+  );
+
+  it("matches a template written with lower-case hex too, and keeps parameter values as they decode", () => {
+    expect(m.match("GET", "/tags/a%2Fb")).toMatchObject({ kind: "found", route: "slash" });
+    expect(m.match("GET", "/r/%e2%9c%93/v%c3%a9/x%2fy.j%2bson")).toEqual({
+      kind: "found",
+      route: "composite",
+      params: { id: "✓", k: "x/y" },
+    });
+    expect(m.match("GET", "/langs/c%2bx")).toEqual({ kind: "found", route: "lang", params: { name: "c+x" } });
+    // "+" is a sub-delim, not the octet %2B stands for: another URI (RFC 3986 §6.2.2.2).
+    expect(m.match("GET", "/langs/c++")).toMatchObject({ kind: "found", route: "lang" });
+  });
+
+  it("still compares unreserved characters as sent (%75 is not u) and refuses malformed encoding", () => {
+    expect(m.match("GET", "/l%61ngs/c%2B%2B").kind).toBe("not_found");
+    expect(m.match("GET", "/langs/c%2g")).toMatchObject({ kind: "bad_path", code: "malformed_path" });
   });
 });

@@ -242,3 +242,14 @@ describe("two sources describing one status", () => {
     });
   });
 });
+
+describe("the 400 of a query schema that takes other parameters (looseObject, catchall)", () => {
+  it("says an unknown parameter is refused only where it is", () => {
+    const doc = createRouter()
+      .route("GET", "/loose", { query: z.looseObject({ q: z.string() }) }, () => json(200, {}))
+      .route("GET", "/plain", { query: z.object({ q: z.string() }) }, () => json(200, {}))
+      .openapi({ title: "t", version: "1" });
+    expect(operation(doc, "/loose", "get")["responses"]["400"].description).not.toContain("unknown parameter");
+    expect(operation(doc, "/plain", "get")["responses"]["400"].description).toContain("unknown parameter");
+  });
+});

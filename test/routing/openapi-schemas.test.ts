@@ -138,3 +138,40 @@ describe("params and query schemas given an id", () => {
     await expectValid(doc);
   });
 });
+
+describe("regression: a zod type JSON Schema cannot express was documented as {} (any value) without a word", () => {
+  const Row = z.object({
+    id: z.int64(),
+    createdAt: z.date(),
+    seen: z.iso.datetime().pipe(z.coerce.date()),
+    tags: z.set(z.string()),
+    slug: z.string().transform((s) => s.toLowerCase()),
+    version: z.literal(2n),
+    label: z.string(),
+  });
+  const doc = createRouter()
+    .route("GET", "/rows", { query: z.object({ after: z.coerce.bigint() }), response: Row }, () => json(200, {}))
+    .route("POST", "/rows", { body: z.object({ at: z.date(), label: z.string() }) }, () => json(200, {}))
+    .openapi(info);
+  const response = () =>
+    operation(doc, "/rows", "get")["responses"]["200"].content["application/json"].schema["properties"] as Loose;
+
+  it("documents a Date in a response as the string JSON.stringify writes (RFC 3339 date-time)", async () => {
+    expect(response()["createdAt"]).toEqual({ type: "string", format: "date-time" });
+    expect(response()["seen"]).toEqual({ type: "string", format: "date-time" });
+    await expectValid(doc);
+  });
+
+  it("marks every other such schema, in responses, bodies and parameters, rather than leave a bare {}", () => {
+    for (const name of ["id", "tags", "slug", "version"]) {
+      expect(response()[name], name).toMatchObject({ "x-zod-unrepresentable": expect.any(String) });
+    }
+    // A bigint literal is not the JSON number zod's fallback gave it.
+    expect(response()["version"]["const"]).toBeUndefined();
+    expect(response()["label"]).toEqual({ type: "string" });
+    // A JSON body never holds a Date: no date-time string is promised on the input side.
+    expect(bodySchema(doc, "/rows", "post")["properties"].at).toMatchObject({ "x-zod-unrepresentable": "date" });
+    const after = (operation(doc, "/rows", "get")["parameters"] as Loose[]).find((p) => p.name === "after");
+    expect(after?.schema).toMatchObject({ "x-zod-unrepresentable": "bigint" });
+  });
+});

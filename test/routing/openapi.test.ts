@@ -368,3 +368,20 @@ describe("declared responses", () => {
     expect(await new Validator().validate(JSON.parse(JSON.stringify(doc)))).toMatchObject({ valid: true });
   });
 });
+
+describe("regression: a security scheme name OpenAPI refuses as a component name made the document invalid", () => {
+  it("names the scheme with '_' in its place, in components and in every requirement", async () => {
+    const auth = describeMiddleware((next: Handler) => next, {
+      responses: { 401: { description: "No token." } },
+      security: { "bearer auth": { type: "http", scheme: "bearer" } },
+    });
+    const doc = createRouter()
+      .use(auth)
+      .route("GET", "/x", {}, () => json(200, {}))
+      .openapi({ title: "t", version: "1" });
+    expect(Object.keys(doc.components.securitySchemes ?? {})).toEqual(["bearer_auth"]);
+    expect((doc.paths["/x"] as Loose)["get"].security).toEqual([{ bearer_auth: [] }]);
+    const result = await new Validator().validate(JSON.parse(JSON.stringify(doc)));
+    expect(result.errors).toBeUndefined();
+  });
+});

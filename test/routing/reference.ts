@@ -65,7 +65,12 @@ function composite(literals: string[], sent: string, caseSensitive: boolean): st
   return pos === segment.length ? values : undefined;
 }
 
-function matchOne(template: string, path: string, caseSensitive = true): Record<string, string> | undefined | "bad" {
+function matchOne(
+  template: string,
+  path: string,
+  caseSensitive = true,
+  maxParamLength = Number.POSITIVE_INFINITY,
+): Record<string, string> | undefined | "bad" {
   const t = segs(template);
   const p = path === "/" ? [""] : path.slice(1).split("/");
   if (t.length === 0) return path === "/" ? {} : undefined;
@@ -75,11 +80,12 @@ function matchOne(template: string, path: string, caseSensitive = true): Record<
     if (s.t === "w") {
       if (p.length <= i) return undefined;
       raw[s.n] = p.slice(i).join("/");
-      return decodeAll(raw);
+      return limited(decodeAll(raw), maxParamLength, s.n);
     }
     const v = p[i];
     if (v === undefined) return undefined;
-    if (s.t === "s" && (caseSensitive ? v !== s.v : v.toLowerCase() !== s.v.toLowerCase())) return undefined;
+    if (s.t === "s" && (caseSensitive ? hexUpper(v) !== hexUpper(s.v) : v.toLowerCase() !== s.v.toLowerCase()))
+      return undefined;
     if (s.t === "p") {
       if (v === "") return undefined;
       raw[s.n] = v;
@@ -93,7 +99,23 @@ function matchOne(template: string, path: string, caseSensitive = true): Record<
     }
   }
   if (p.length !== t.length) return undefined;
-  return decodeAll(raw);
+  return limited(decodeAll(raw), maxParamLength);
+}
+
+// Documented: a decoded value longer than maxParamLength is refused, a wildcard's never.
+function limited(
+  params: Record<string, string> | "bad",
+  maxParamLength: number,
+  wildcard?: string,
+): Record<string, string> | "bad" {
+  if (params === "bad") return params;
+  const long = Object.entries(params).some(([name, value]) => name !== wildcard && value.length > maxParamLength);
+  return long ? "bad" : params;
+}
+
+// Documented: a literal compares as sent but for the case of its percent-encodings' hex digits (RFC 3986 §2.1).
+function hexUpper(text: string): string {
+  return text.replace(/%[0-9a-f]{2}/gi, (triplet) => triplet.toUpperCase());
 }
 
 function decodeAll(raw: Record<string, string>): Record<string, string> | "bad" {
@@ -104,6 +126,8 @@ function decodeAll(raw: Record<string, string>): Record<string, string> | "bad" 
     } catch {
       return "bad";
     }
+    // Documented: a value that decodes to U+0000 is refused like malformed encoding.
+    if ((out[k] as string).includes("\u0000")) return "bad";
   }
   return out;
 }
@@ -125,6 +149,7 @@ export function referenceMatch(
   method: string,
   path: string,
   caseSensitive = true,
+  maxParamLength = Number.POSITIVE_INFINITY,
 ): RefResult {
   const matching = routes.filter((route) => matchOne(route.template, path, caseSensitive) !== undefined);
   if (matching.length === 0) return { kind: "not_found" };
@@ -135,9 +160,14 @@ export function referenceMatch(
     const allow = new Set(matching.map((r) => r.method));
     if (allow.has("GET")) allow.add("HEAD");
     allow.add("OPTIONS");
-    return { kind: "method_not_allowed", allow: [...allow].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b)) };
+    // RFC order, then extension methods in code-point order.
+    const at = (m: string) => (ORDER.includes(m) ? ORDER.indexOf(m) : ORDER.length);
+    return {
+      kind: "method_not_allowed",
+      allow: [...allow].sort((a, b) => at(a) - at(b) || (a < b ? -1 : a > b ? 1 : 0)),
+    };
   }
-  const params = matchOne(best.template, path, caseSensitive);
+  const params = matchOne(best.template, path, caseSensitive, maxParamLength);
   if (params === "bad" || params === undefined) return { kind: "bad_path" };
   return { kind: "found", id: best.id, params };
 }

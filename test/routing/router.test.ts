@@ -393,3 +393,58 @@ describe("JSON body limits through the router (issue 16)", () => {
     }
   });
 });
+
+describe("regression: created() wrote a Location that matched another resource under a composite parent", () => {
+  const router = createRouter().resource("/compare/{base}...{head}/items/{item_id}", (items) => {
+    items.create({}, ({ created }) => created("n 1"));
+    items.read({}, ({ params }) => json(200, params));
+  });
+
+  it("encodes the parent's values as url() does, so the Location leads back to the same parent", async () => {
+    // base "a...b" arrives encoded (%2E); sent back as "a...b...c" it would be base "a", head "b...c".
+    const response = await router.handler()(request("POST", "/compare/a%2E%2E%2Eb...c/items"));
+    expect(response.status).toBe(201);
+    const location = response.headers["location"] as string;
+    expect(location).toBe(router.url("items.read", { base: "a...b", head: "c", item_id: "n 1" }));
+    expect(router.match("GET", location)).toMatchObject({
+      kind: "found",
+      params: { base: "a...b", head: "c", item_id: "n 1" },
+    });
+  });
+});
+
+describe("regression: a query schema that takes other parameters (looseObject, catchall) was refused them", () => {
+  const router = createRouter()
+    .route("GET", "/loose", { query: z.looseObject({ q: z.string().optional() }) }, ({ query }) => json(200, query))
+    .route(
+      "GET",
+      "/catchall",
+      { query: z.object({ q: z.string().optional() }).catchall(z.string().max(3)) },
+      ({ query }) => json(200, query),
+    )
+    .route("GET", "/strict", { query: z.strictObject({ q: z.string().optional() }) }, ({ query }) => json(200, query));
+  const answer = async (target: string) => {
+    try {
+      const response = await router.handler()(request("GET", target));
+      return { status: response.status, body: JSON.parse(String(response.body)) };
+    } catch (error) {
+      if (!isHttpProblem(error)) throw error;
+      return { status: error.status, body: { code: error.code, ...error.extensions } };
+    }
+  };
+
+  it("hands a looseObject's other parameters to the handler", async () => {
+    expect(await answer("/loose?q=1&utm_source=x")).toEqual({ status: 200, body: { q: "1", utm_source: "x" } });
+  });
+
+  it("validates other parameters with the catchall schema (400 validation_failed naming the parameter)", async () => {
+    expect(await answer("/catchall?filter=abc")).toEqual({ status: 200, body: { filter: "abc" } });
+    const refused = await answer("/catchall?filter=abcdef");
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: "validation_failed", errors: [{ pointer: "/filter", in: "query" }] });
+  });
+
+  it("still refuses an unknown name for a plain or strict object (400 unknown_query_parameter)", async () => {
+    expect((await answer("/strict?x=1")).body).toMatchObject({ code: "unknown_query_parameter", parameters: ["x"] });
+  });
+});

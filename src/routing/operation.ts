@@ -5,6 +5,7 @@ import { parseMediaType } from "../http/media-type";
 import { empty, type Handler, type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../http/message";
 import { definesRequestContent } from "../http/methods";
 import { HttpProblem } from "../http/problem";
+import { unsupportedMediaType } from "../http/unsupported-media-type";
 import { queryProblem } from "../http/query-check";
 import { mountPointOf } from "../http/received-target";
 import { validationProblem } from "../http/validation";
@@ -137,12 +138,7 @@ function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean, limi
 function patchOf(request: HttpRequest, limits: JsonBodyOptions): unknown {
   const media = parseMediaType(request.headers["content-type"] ?? "");
   if (request.body.byteLength > 0 && (media?.type !== "application" || media.subtype !== "merge-patch+json")) {
-    throw new HttpProblem({
-      status: 415,
-      code: "unsupported_media_type",
-      detail: `PATCH takes a JSON Merge Patch: send Content-Type ${MERGE_PATCH_CONTENT_TYPE}.`,
-      headers: { "accept-patch": MERGE_PATCH_CONTENT_TYPE },
-    });
+    throw unsupportedMediaType(request, [MERGE_PATCH_CONTENT_TYPE]);
   }
   const read = safeJsonBody(request, limits);
   if (!read.ok) throw read.problem;

@@ -195,6 +195,10 @@ describe("router over node:http", () => {
       const wrongType = await call("PATCH", path, { name: "Al" });
       expect(wrongType.status).toBe(415);
       expect(wrongType.headers.get("accept-patch")).toBe("application/merge-patch+json");
+      // The body readers' one 415: what was sent and what to send instead.
+      expect(wrongType.json.detail).toBe(
+        'Content-Type "application/json" is not accepted here; send application/merge-patch+json.',
+      );
       const patched = await call("PATCH", path, { name: "Al", tags: ["c"] }, "application/merge-patch+json");
       expect(patched.json).toEqual({ ...user.json, name: "Al", tags: ["c"] });
       const again = await call("PATCH", path, { name: "Al", tags: ["c"] }, "application/merge-patch+json");

@@ -109,7 +109,8 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
     response: result.body ?? (result.kind === "error" ? (result.message ?? null) : null),
   };
   try {
-    await settings.queue.complete(claim, next.state, attempt);
+    // `false`: the lease was lost and the delivery is another worker's claim now; the attempt was made all the same.
+    const stored = await settings.queue.complete(claim, next.state, attempt);
     const board = settings.board;
     if (board !== undefined && outcome.shared !== undefined) {
       if (outcome.shared === null) await board.close(line.id);
@@ -125,7 +126,8 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
         if (await lines.disable(line, effect.reason, finishedAt)) {
           emit(settings, { type: "endpoint.disabled", endpointId: line.id, reason: effect.reason });
         }
-      } else if (effect.type === "notify" && delivery !== undefined) {
+      } else if (effect.type === "notify" && delivery !== undefined && stored) {
+        // A state the queue did not store is not the delivery's: announcing it would contradict the other worker's.
         emit(settings, { type: effect.event, delivery, attempt });
       }
     }

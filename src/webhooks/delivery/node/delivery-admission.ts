@@ -3,7 +3,7 @@ import type { ClaimedDelivery } from "../delivery-queue";
 import type { WebhookEndpoint } from "../endpoint";
 import { runnableRate } from "../runnable-rate";
 import { transition } from "../state-machine";
-import type { EndpointLine, EndpointLines } from "./endpoint-lines";
+import { type EndpointLine, type EndpointLines, fresh } from "./endpoint-lines";
 import { emit, type WorkerSettings } from "./worker-options";
 
 /** What becomes of a claimed delivery before it may take a slot. Internal. */
@@ -34,14 +34,16 @@ export async function admit(
   }
   if (endpoint === undefined || endpoint.status === "disabled") {
     const next = transition(claim.state, { type: "endpoint_disabled" }, at, settings.config);
-    await settings.queue.complete(claim, next.state);
-    emit(settings, { type: "delivery.exhausted", delivery: { ...claim, state: next.state } });
+    // Announced only when parked: a lost lease leaves the delivery to the worker that holds it now.
+    if (await settings.queue.complete(claim, next.state)) {
+      emit(settings, { type: "delivery.exhausted", delivery: { ...claim, state: next.state } });
+    }
     return { type: "parked" };
   }
   let probe = false;
   const board = settings.board;
   if (board !== undefined && settings.circuit !== undefined) {
-    if (at - line.sharedAt >= settings.cacheMs) {
+    if (!fresh(line.sharedAt, at, settings.cacheMs)) {
       line.sharedOpenUntil = await board.openUntil(line.id);
       line.sharedAt = at;
       // Closed for everyone (another worker's probe succeeded): this worker's window starts afresh too.

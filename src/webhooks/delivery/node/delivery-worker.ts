@@ -9,7 +9,7 @@ import { transition } from "../state-machine";
 import { decideOutcome, type Outgoing, requestInvalid, storeOutcome } from "./attempt-outcome";
 import { ClaimPump } from "./claim-pump";
 import { admit, holdBack } from "./delivery-admission";
-import { EndpointLines } from "./endpoint-lines";
+import { EndpointLines, fresh } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
 
@@ -40,7 +40,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let dispatcherClosed = false;
   const scheduler = new DeliveryScheduler(settings);
   const lines = new EndpointLines(settings.endpoints, settings.cacheMs);
-  const held = new Set<ClaimedDelivery>();
+  // Claims held, each with the end of its lease as last known (claimed or renewed; -Infinity: found lost).
+  const held = new Map<ClaimedDelivery, number>();
   // Attempts in flight, each ended early (as aborted) when stop()'s grace period ends; the signal tells the dispatcher.
   const attempts = new Set<() => void>();
   let abort = stopSignal();
@@ -61,7 +62,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     queue,
     now,
     leaseMs: settings.leaseMs,
-    claims: () => [...held],
+    claims: () => [...held.keys()],
+    renewed(claims, ids, until) {
+      const kept = new Set(ids);
+      for (const claim of claims) {
+        if (held.has(claim)) held.set(claim, kept.has(claim.id) ? until : Number.NEGATIVE_INFINITY);
+      }
+    },
     onError: report,
   });
   const pump = new ClaimPump({
@@ -94,7 +101,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       settle();
       return;
     }
-    held.add(claim);
+    held.set(claim, claim.leaseUntil);
     let stored = false; // its outcome is being stored (or was)
     let sending = false; // holding the endpoint's turn and a slot
     try {
@@ -104,9 +111,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       const at = now();
       // With a shared circuit board, the board is read (at most every endpointCacheMs) on the slow path.
       const board = settings.board;
-      const fresh =
-        board === undefined || (line.sharedOpenUntil === undefined && at - line.sharedAt < settings.cacheMs);
-      const ready = fresh ? lines.ready(line, at) : undefined;
+      const shared =
+        board === undefined || (line.sharedOpenUntil === undefined && fresh(line.sharedAt, at, settings.cacheMs));
+      const ready = shared ? lines.ready(line, at) : undefined;
       const admission =
         ready !== undefined
           ? ({ type: "send", endpoint: ready } as const)
@@ -147,6 +154,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       const sentAt = now();
+      // A lease that ran out while the delivery waited (or that the heartbeat found lost) may be another worker's claim
+      // now, which it may already have sent: back to the queue (a no-op if it is another's), never sent twice.
+      if (!(sentAt < (held.get(claim) as number))) {
+        await handBack(claim, sentAt);
+        return;
+      }
       let request =
         early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt) ? early : undefined;
       let result: AttemptResult | undefined;
@@ -156,7 +169,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         result = requestInvalid(error, now() - sentAt);
       }
       const outgoing: Outgoing = { claim, line, endpoint, sentAt };
-      if (request !== undefined) result = await attempt(request);
+      if (request !== undefined) result = await attempt(request, sentAt);
       if (result === undefined) {
         // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.
         await handBack(claim, now());
@@ -225,11 +238,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
   }
 
-  // Sends; `undefined` when the attempt was aborted (the dispatcher's late answer, if any, is ignored).
-  function attempt(request: DeliveryRequest): Promise<AttemptResult | undefined> {
+  // Sends; `undefined` when the attempt was aborted (the dispatcher's late answer, if any, is ignored). A dispatch that
+  // throws or rejects (Dispatcher: a request it cannot frame) is an attempt that failed, as a request that cannot be
+  // built is: left to the lease, it was claimed and sent again every leaseMs for ever, no attempt ever counted.
+  function attempt(request: DeliveryRequest, sentAt: number): Promise<AttemptResult | undefined> {
     const signal = abort.signal;
     if (signal.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve) => {
       const aborted = () => resolve(undefined);
       attempts.add(aborted);
       let sent: Promise<AttemptResult>;
@@ -245,8 +260,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         },
         (error: unknown) => {
           attempts.delete(aborted);
-          if (signal.aborted) resolve(undefined);
-          else reject(error);
+          resolve(signal.aborted ? undefined : requestInvalid(error, now() - sentAt));
         },
       );
     });

@@ -22,6 +22,14 @@ export class EndpointLine {
   }
 }
 
+/**
+ * Whether what was read at `readAt` is still fresh at `at`. A clock stepped back (the wall clock corrected) makes it
+ * stale at once: else it stayed fresh until the clock caught up, and an endpoint disabled meanwhile kept receiving.
+ */
+export function fresh(readAt: number, at: number, cacheMs: number): boolean {
+  return at >= readAt && at - readAt < cacheMs;
+}
+
 /** The worker's endpoint lines, and the endpoint cache they carry. Internal. */
 export class EndpointLines {
   readonly #lines = new Map<string, EndpointLine>();
@@ -45,13 +53,13 @@ export class EndpointLines {
   /** The cached endpoint when it is fresh at `at`, enabled and sendable at once (no rate limit to ask); else `undefined`. */
   ready(line: EndpointLine, at: number): WebhookEndpoint | undefined {
     const endpoint = line.endpoint;
-    if (at - line.loadedAt >= this.#cacheMs || endpoint === undefined || line.disabling > 0) return undefined;
+    if (!fresh(line.loadedAt, at, this.#cacheMs) || endpoint === undefined || line.disabling > 0) return undefined;
     return endpoint.status === "enabled" && endpoint.rateLimit === null ? endpoint : undefined;
   }
 
   /** The endpoint as of `at`: the cached one while fresh, else read from the store. */
   async load(line: EndpointLine, at: number): Promise<WebhookEndpoint | undefined> {
-    if (at - line.loadedAt < this.#cacheMs) return line.endpoint;
+    if (fresh(line.loadedAt, at, this.#cacheMs)) return line.endpoint;
     const endpoint = await this.#store.get(line.id);
     line.endpoint = endpoint;
     line.loadedAt = at;

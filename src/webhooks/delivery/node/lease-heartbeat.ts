@@ -8,6 +8,8 @@ export interface HeartbeatHost {
   readonly leaseMs: number;
   /** The claims the worker holds now. */
   claims(): ClaimedDelivery[];
+  /** What a renewal found: `ids` of `claims` are held until `until`; the others are no longer this worker's. */
+  renewed?(claims: readonly ClaimedDelivery[], ids: readonly string[], until: number): void;
   onError(error: unknown): void;
 }
 
@@ -45,7 +47,9 @@ export class LeaseHeartbeat {
     this.#beating = true;
     // A queue of one's own may throw rather than reject: thrown here it crashed the process from the interval, and
     // left `#beating` set, so no lease was renewed again.
-    new Promise<unknown>((resolve) => resolve(host.queue.renew(claims, host.now(), host.leaseMs)))
+    const now = host.now();
+    new Promise<string[]>((resolve) => resolve(host.queue.renew(claims, now, host.leaseMs)))
+      .then((ids) => host.renewed?.(claims, ids, now + host.leaseMs))
       .catch((error: unknown) => host.onError(error))
       .finally(() => {
         this.#beating = false;

@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
+import type { ClaimedDelivery, DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../../../src/webhooks/delivery/endpoint";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
-import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../../../src/webhooks/delivery/node/index";
+import {
+  createDeliveryWorker,
+  type DeliveryWorkerEvent,
+  type DeliveryWorkerOptions,
+} from "../../../../src/webhooks/delivery/node/index";
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
 import { endpointFixture } from "../store-contract";
 import { fakeDispatcher } from "./fake-dispatcher";
@@ -230,6 +234,117 @@ describe("leases (issue 15)", () => {
     for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 3_000 });
     await until(async () => (await queue.get(id as string))?.state.status === "delivered");
     expect(fake.sent).toHaveLength(1);
+  });
+
+  // Regression: a delivery held while it waited for a slot was sent whatever had become of its lease meanwhile. After
+  // the lease ran out (the clock stepped on, a heartbeat that could not reach the queue) another worker could claim
+  // and send it, and this worker sent it again once a slot came free: a duplicate from an expired lease.
+  it("sends no delivery whose lease ran out while it waited for a slot: another worker owns it now", async () => {
+    const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], { leaseMs: 1_000, concurrency: 1 });
+    const slow = await endpoint("slow.example", ["a.*"]);
+    await endpoint("fast.example", ["b.*"]);
+    await publish(queue, "a.created", 1, T0);
+    const [id] = await publish(queue, "b.created", 1, T0);
+    // The heartbeat cannot reach the queue (the database is away for a moment).
+    queue.renew = () => Promise.reject(new Error("database unreachable"));
+    worker.start();
+    await until(() => fake.pending.size === 1 && worker.inFlight === 2);
+    // The fast endpoint's delivery waits for the one slot. Its lease ends; another worker claims and delivers it.
+    clock.now += 1_001;
+    const [taken] = await queue.claim({
+      limit: 10,
+      now: clock.now,
+      leaseMs: 60_000,
+      endpointLimits: new Map([[slow.id, 0]]),
+    });
+    expect(taken?.id).toBe(id);
+    await queue.complete(taken as ClaimedDelivery, { ...(taken as ClaimedDelivery).state, status: "delivered" });
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 1 });
+    await until(() => worker.inFlight === 0);
+    expect(fake.sentTo("fast.example")).toBe(0);
+  });
+
+  // The same when the lease is lost with no clock running out: the heartbeat learns it from the queue.
+  it("sends no delivery the heartbeat found another worker holds", async () => {
+    const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], { leaseMs: 1_000, concurrency: 1 });
+    const slow = await endpoint("slow.example", ["a.*"]);
+    await endpoint("fast.example", ["b.*"]);
+    await publish(queue, "a.created", 1, T0);
+    const [id] = await publish(queue, "b.created", 1, T0);
+    const renewed: string[][] = [];
+    const renew = queue.renew.bind(queue);
+    queue.renew = async (claims, now, leaseMs) => {
+      const ids = await renew(claims, now, leaseMs);
+      renewed.push(ids);
+      return ids;
+    };
+    worker.start();
+    await until(() => fake.pending.size === 1 && worker.inFlight === 2);
+    // Another worker, whose clock is ahead, finds the lease over and claims the delivery.
+    const [taken] = await queue.claim({
+      limit: 10,
+      now: clock.now + 2_000,
+      leaseMs: 60_000,
+      endpointLimits: new Map([[slow.id, 0]]),
+    });
+    expect(taken?.id).toBe(id);
+    await until(() => renewed.length > 0);
+    expect(renewed.at(-1)).not.toContain(id);
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 1 });
+    await until(() => worker.inFlight === 0);
+    expect(fake.sentTo("fast.example")).toBe(0);
+    expect(fake.sentTo("slow.example")).toBe(1);
+  });
+
+  // Regression: an outcome the queue refused to store (the lease was lost mid-attempt, the delivery another worker's
+  // claim now) was still announced: delivery.exhausted for a delivery that another worker went on to deliver.
+  it("announces no delivery outcome the queue did not store because the lease was lost", async () => {
+    const events: DeliveryWorkerEvent[] = [];
+    const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], {
+      leaseMs: 1_000,
+      retry: () => undefined,
+      onEvent: (event) => events.push(event),
+    });
+    await endpoint("slow.example", ["*"]);
+    const [id] = await publish(queue, "a.created", 1, T0);
+    queue.renew = () => Promise.reject(new Error("database unreachable"));
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    clock.now += 1_001;
+    const [taken] = await queue.claim({ limit: 10, now: clock.now, leaseMs: 60_000 });
+    expect(taken?.id).toBe(id);
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 500, durationMs: 1 });
+    await until(() => worker.inFlight === 0);
+    // The attempt was made (and logged), but the delivery is the other worker's, not exhausted.
+    expect(events.filter((event) => event.type === "attempt")).toHaveLength(1);
+    expect(events.filter((event) => event.type.startsWith("delivery."))).toEqual([]);
+    expect((await queue.get(id as string))?.state.status).toBe("pending");
+  });
+
+  it("announces no parking the queue refused because the lease was lost while the endpoint was read", async () => {
+    const events: DeliveryWorkerEvent[] = [];
+    const { queue, fake, endpoints, endpoint, worker, clock } = await world([], {
+      leaseMs: 1_000,
+      onEvent: (event) => events.push(event),
+    });
+    const gone = await endpoint("gone.example", ["*"]);
+    const [id] = await publish(queue, "a.created", 1, T0);
+    await endpoints.update(gone.id, { status: "disabled", disabledReason: "manual", disabledAt: T0 });
+    queue.renew = () => Promise.reject(new Error("database unreachable"));
+    // The endpoint store answers slowly: the lease ends meanwhile and another worker claims the delivery.
+    let answer: (() => void) | undefined;
+    const get = endpoints.get.bind(endpoints);
+    endpoints.get = (endpointId) => new Promise((resolve) => (answer = () => resolve(get(endpointId))));
+    worker.start();
+    await until(() => answer !== undefined);
+    clock.now += 1_001;
+    const [taken] = await queue.claim({ limit: 10, now: clock.now, leaseMs: 60_000 });
+    expect(taken?.id).toBe(id);
+    (answer as () => void)();
+    await until(() => worker.inFlight === 0);
+    expect(events.filter((event) => event.type.startsWith("delivery."))).toEqual([]);
+    expect((await queue.get(id as string))?.state.status).toBe("pending");
+    expect(fake.sent).toHaveLength(0);
   });
 });
 

@@ -643,6 +643,49 @@ describe("delivery worker: a request that cannot be built", () => {
   });
 });
 
+describe("delivery worker: a dispatcher that throws or rejects", () => {
+  const T0 = 1_700_000_000_000;
+  // Regression: a dispatch that threw (a dispatcher of one's own) or rejected (the built-in one, for a request it
+  // cannot frame) was reported and left to the lease: the delivery was claimed and sent again every leaseMs, for ever,
+  // with no attempt counted, logged or retried on the schedule. It is now an attempt that failed, as request_invalid.
+  for (const how of ["throws", "rejects"] as const) {
+    it(`counts a dispatch that ${how} as a failed attempt, on the retry schedule, until exhausted`, async () => {
+      const endpoints = createMemoryEndpointStore();
+      const queue = createMemoryDeliveryQueue({ endpoints });
+      await endpoints.create(endpointFixture({ url: "https://hooks.example/in", enabledEvents: ["*"] }));
+      let calls = 0;
+      const dispatcher = {
+        dispatch: (): Promise<never> => {
+          calls++;
+          const error = new TypeError("cannot frame the request");
+          if (how === "throws") throw error;
+          return Promise.reject(error);
+        },
+        close() {},
+      };
+      const worker = createDeliveryWorker({
+        queue,
+        endpoints,
+        dispatcher,
+        now: () => T0,
+        retry: scheduleBackoff([0, 0], 0),
+      });
+      cleanups.push(() => worker.stop());
+      const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }), { now: T0 });
+      worker.start();
+      await worker.drained();
+      expect(calls).toBe(2);
+      expect((await queue.get(deliveryIds[0] as string))?.state).toMatchObject({
+        status: "exhausted",
+        attempts: 2,
+        lastErrorKind: "request_invalid",
+      });
+      const log = await queue.attempts({ endpointId: (await queue.get(deliveryIds[0] as string))?.endpointId ?? "" });
+      expect(log.map((line) => line.response)).toEqual(Array(2).fill("cannot frame the request"));
+    });
+  }
+});
+
 describe("delivery worker: signing while a delivery waits for its turn", () => {
   it("sends every delivery with the timestamp of the second it is sent in, across second boundaries", async () => {
     const endpoints = createMemoryEndpointStore();

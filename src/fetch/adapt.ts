@@ -35,8 +35,16 @@ export function adapt(handler: Handler, options: AdapterOptions = {}): (request:
         return sendResponse(response, native.method);
       } catch (error) {
         callback = undefined;
-        if (isHttpProblem(error)) return sendResponse(error.toResponse(), native.method);
-        onError(error, request);
+        let reported = error;
+        if (isHttpProblem(error)) {
+          try {
+            return sendResponse(error.toResponse(), native.method);
+          } catch (refused) {
+            // A header of the problem's that the runtime refuses: the handler's mistake, answered as any other.
+            reported = refused;
+          }
+        }
+        onError(reported, request);
         return sendResponse(internalErrorResponse(), native.method);
       }
     })();

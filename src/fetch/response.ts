@@ -1,3 +1,4 @@
+import { checkDeclaredLength } from "../http/declared-length";
 import { checkFinalStatus } from "../http/final-status";
 import type { HttpResponse } from "../http/message";
 
@@ -10,8 +11,9 @@ const encoder = new TextEncoder();
  * Transfer-Encoding is dropped (the runtime frames the message).
  * @param method the request method: a HEAD response carries the headers, Content-Length included, but no
  * body (RFC 9110 §9.3.2).
- * @throws RangeError when the status is not a final one (200..599), or the runtime's error when it refuses a header
- * value (the adapter turns either into a 500).
+ * @throws RangeError when the status is not a final one (200..599) or the handler's Content-Length is not the
+ * body's length (a HEAD response excepted), or the runtime's error when it refuses a header value (the adapter turns
+ * each into a 500).
  */
 export function sendResponse(response: HttpResponse, method = "GET"): Response {
   checkFinalStatus(response.status);
@@ -23,12 +25,18 @@ export function sendResponse(response: HttpResponse, method = "GET"): Response {
   }
   // RFC 9112 §6.2: never beside the Content-Length set below; the runtime chooses the framing.
   headers.delete("transfer-encoding");
-  if (NULL_BODY_STATUS.has(response.status) || response.body == null) {
+  const body = typeof response.body === "string" ? encoder.encode(response.body) : response.body;
+  const declared = headers.get("content-length");
+  // The client frames the body by the handler's Content-Length (RFC 9112 §6.3), except in a response without content
+  // or to HEAD, where it is the representation's (RFC 9110 §8.6).
+  if (declared !== null && !NULL_BODY_STATUS.has(response.status) && method !== "HEAD") {
+    checkDeclaredLength(declared, body?.byteLength ?? 0);
+  }
+  if (NULL_BODY_STATUS.has(response.status) || body == null) {
     // RFC 9110 §8.6: no Content-Length in a 204; §15.3.6: a 205 has no content, so none can be announced.
     if (response.status === 204 || response.status === 205) headers.delete("content-length");
     return new Response(null, { status: response.status, headers });
   }
-  const body = typeof response.body === "string" ? encoder.encode(response.body) : response.body;
-  if (!headers.has("content-length")) headers.set("content-length", String(body.byteLength));
+  if (declared === null) headers.set("content-length", String(body.byteLength));
   return new Response(method === "HEAD" ? null : (body as BodyInit), { status: response.status, headers });
 }

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { bodyLimitOf, contentLength } from "../http/adapter-options";
+import { bodyLimitOf } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
 import { guardedReporter } from "../http/guarded-report";
 import type { Handler, HttpResponse } from "../http/message";
@@ -9,7 +9,7 @@ import { isThenable } from "../http/thenable";
 import { answerClientError } from "./client-error";
 import { sendAndLinger } from "./linger";
 import { answerConnect, expectationFailed, messageProblem } from "./protocol";
-import { type BodyRead, type BodyStart, NodeRequest, readBody, targetProblem } from "./request";
+import { type BodyRead, type BodyStart, NodeRequest, readBody, targetProblem, willReadBody } from "./request";
 import { sendOrDestroy, sendResponse } from "./response";
 import { type NodeAdapterOptions, serverLimits } from "./server-limits";
 
@@ -41,14 +41,25 @@ function bodyAnswerer(
   };
 
   const failed = (res: ServerResponse, request: NodeRequest | undefined, error: unknown) => {
-    if (isHttpProblem(error)) return sendOrDestroy(res, error.toResponse());
-    onError(error, request);
+    let reported = error;
+    if (isHttpProblem(error)) {
+      try {
+        return sendResponse(res, error.toResponse());
+      } catch (refused) {
+        // A header of the problem's that node:http refuses: the handler's mistake, answered as any other.
+        reported = refused;
+      }
+    }
+    onError(reported, request);
     sendOrDestroy(res, internalErrorResponse());
   };
 
   const finish = (res: ServerResponse, request: NodeRequest, response: HttpResponse) => {
-    const callback = takeAfterSend(response);
+    let callback: (() => void) | undefined;
     try {
+      // Inside the try: a handler that returned no response at all (a JavaScript caller) gets its 500 too, where a
+      // throw here would escape the listener and end the process.
+      callback = takeAfterSend(response);
       sendResponse(res, response);
     } catch (error) {
       // The callback belongs to the response that could not be sent, not to the 500 sent instead.
@@ -132,8 +143,9 @@ export function adapt(handler: Handler, options: NodeAdapterOptions = {}): Reque
 /**
  * Creates a node:http server serving `handler`. Repeated request header fields are joined with ", "
  * (RFC 9110 §5.3), `Expect: 100-continue` with a declared body over the limit gets the 413 instead
- * of the 100 (RFC 9110 §10.1.1), so the client never sends it, and a request node's parser refuses
- * (an invalid method token, a malformed header) gets a problem document ({@link answerClientError}).
+ * of the 100 (RFC 9110 §10.1.1), and one with a transfer coding other than chunked its 501, so the client never
+ * sends it; a request node's parser refuses (an invalid method token, a malformed header) gets a problem document
+ * ({@link answerClientError}).
  * So do the requests node:http would answer with a bare status or no answer at all, each with `Connection: close`:
  * an HTTP/1.1 request without Host, or any with a repeated or invalid Host (400 `invalid_host`, RFC 9112 §3.2), an
  * `Expect` other than 100-continue (417 `expectation_failed`, RFC 9110 §10.1.1), CONNECT (501
@@ -172,8 +184,9 @@ export function createServer(handler: Handler, options: NodeAdapterOptions = {})
     // Refused before the 100: the client never sends the body.
     const problem = messageProblem(req);
     if (problem !== undefined) return refuse(req, res, problem);
-    const declared = contentLength(req.headers["content-length"]);
-    if (declared === undefined || Number.isNaN(declared) || declared <= limit) res.writeContinue();
+    // A body refused unread (over the limit by its Content-Length, a transfer coding other than chunked) gets its
+    // answer instead of the 100, so the client never sends it.
+    if (willReadBody(req, limit)) res.writeContinue();
     listener(req, res);
   });
   // Without this listener node:http answers a bare 417.

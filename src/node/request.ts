@@ -99,7 +99,16 @@ export class NodeRequest implements HttpRequest {
     this.search = q === -1 ? "" : target.slice(q + 1);
     // RFC 9112 §3.2.2: with an absolute-form target the server MUST ignore Host and use the target's authority.
     const host = absolute?.host;
-    this.headers = (host === undefined ? req.headers : { ...req.headers, host }) as RequestHeaders;
+    // node:http gives Set-Cookie, alone of all fields, as an array, even from a request: joined with ", " as every
+    // other repeated field (RFC 9110 §5.3) and as a Fetch `Headers` gives it, so the value is the string its type says.
+    const cookies = req.headers["set-cookie"];
+    if (host === undefined && cookies === undefined) this.headers = req.headers as RequestHeaders;
+    else {
+      const headers: Record<string, string | string[] | undefined> = { ...req.headers };
+      if (host !== undefined) headers.host = host;
+      if (cookies !== undefined) headers["set-cookie"] = cookies.join(", ");
+      this.headers = headers as RequestHeaders;
+    }
     this.body = body;
     this.#req = req;
     this.#res = res;
@@ -204,6 +213,16 @@ function knownBody(req: IncomingMessage, limit: number, consumed: ConsumedCause)
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) return bodyTooLarge(limit);
   return undefined;
+}
+
+/**
+ * Whether the adapter will read the body of `req` rather than answer without it (no body, 413 by its declared length,
+ * 501 for its transfer coding, 500 when another reader has it): `Expect: 100-continue` earns a 100 only then (RFC
+ * 9110 §10.1.1: a server that will answer with a final status first MAY omit the 100, and the client then never
+ * sends the body).
+ */
+export function willReadBody(req: IncomingMessage, limit: number): boolean {
+  return knownBody(req, limit, nodeConsumedCause) === undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { checkDeclaredLength } from "../http/declared-length";
 import { checkFinalStatus } from "../http/final-status";
 import type { HttpResponse } from "../http/message";
 
@@ -12,6 +13,12 @@ const CONTENT_LENGTH = 1;
 const TRANSFER_ENCODING = 2;
 const isContentLength = (name: string) => name.length === 14 && name.toLowerCase() === "content-length";
 const isTransferEncoding = (name: string) => name.length === 17 && name.toLowerCase() === "transfer-encoding";
+
+// The value of the handler's Content-Length, whatever the case of its name.
+function declaredLength(headers: OutgoingHeaders): string | number | readonly string[] {
+  for (const name in headers) if (isContentLength(name)) return headers[name] as string | number | readonly string[];
+  return "";
+}
 
 function framingFields(headers: OutgoingHeaders): number {
   let found = 0;
@@ -56,14 +63,21 @@ function noContentHeaders(status: number, headers: OutgoingHeaders, fields: numb
  * Writes an {@link HttpResponse} to a node:http response, adding Content-Length when the body is known; a handler's
  * Transfer-Encoding is dropped (the whole body goes out with its length). The response's header object is not
  * modified. node:http itself drops the body of a HEAD response.
- * @throws RangeError when the status is not a final one (200..599), or node:http's error when it refuses a header
- * (the adapter turns either into a 500).
+ * @throws RangeError when the status is not a final one (200..599) or the handler's Content-Length is not the
+ * body's length (a HEAD response excepted), or node:http's error when it refuses a header (the adapter turns each
+ * into a 500).
  */
 export function sendResponse(res: ServerResponse, response: HttpResponse): void {
   const { status, body } = response;
   checkFinalStatus(status);
   const given = response.headers as OutgoingHeaders;
   const fields = framingFields(given);
+  const length = body == null ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+  // The client frames the body by the handler's Content-Length (RFC 9112 §6.3), except in a response without content
+  // or to HEAD, where it is the representation's (RFC 9110 §8.6).
+  if ((fields & CONTENT_LENGTH) !== 0 && !hasNoContent(status) && res.req?.method !== "HEAD") {
+    checkDeclaredLength(declaredLength(given), length);
+  }
   if (body == null || hasNoContent(status)) {
     res.writeHead(status, noContentHeaders(status, given, fields) as Record<string, string | string[]>);
     res.end();
@@ -71,7 +85,7 @@ export function sendResponse(res: ServerResponse, response: HttpResponse): void 
   }
   let headers = given;
   if ((fields & CONTENT_LENGTH) === 0) {
-    headers = reframed(given, typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
+    headers = reframed(given, length);
   } else if ((fields & TRANSFER_ENCODING) !== 0) {
     headers = reframed(given, undefined);
   }

@@ -121,6 +121,12 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         expect((doc.headers as Record<string, string>)["x-custom-thing"]).toBe("Value");
       });
 
+      it("regression: gives a Set-Cookie request field as a string, as every other field (node gave an array)", async () => {
+        const { send } = await serve(echo);
+        const doc = parsed(await send({ path: "/", headers: { "Set-Cookie": "a=1" } }));
+        expect((doc.headers as Record<string, unknown>)["set-cookie"]).toBe("a=1");
+      });
+
       it("passes the method through", async () => {
         const { send } = await serve(echo);
         expect(parsed(await send({ method: "PATCH", path: "/", body: "{}" })).method).toBe("PATCH");
@@ -499,6 +505,28 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
         expect(response.status).toBe(500);
         expect(onError).toHaveBeenCalledTimes(1);
       });
+
+      it("regression: answers a thrown HttpProblem whose headers the runtime refuses with a 500 and onError", async () => {
+        // node reset the connection without an answer; the Fetch adapter's promise rejected; neither told onError.
+        onError.mockClear();
+        const { send } = await serve((request) => {
+          const headers: Record<string, string> =
+            request.path === "/name" ? { "retry after": "5" } : { "retry-after": "5\r\nx-injected: 1" };
+          const problem = new HttpProblem({ status: 429, code: "slow_down", headers });
+          if (request.path === "/async") return Promise.reject(problem);
+          throw problem;
+        });
+        for (const path of ["/sync", "/async", "/name"]) {
+          const response = await send({ path });
+          expect(response.status).toBe(500);
+          expect(parsed(response)).toMatchObject({ code: "internal_error" });
+          expect(response.headers["x-injected"]).toBeUndefined();
+        }
+        expect(onError).toHaveBeenCalledTimes(3);
+        expect(onError.mock.calls.every(([error]) => error instanceof Error && !(error instanceof HttpProblem))).toBe(
+          true,
+        );
+      });
     });
 
     describe("after-send callbacks", () => {
@@ -630,6 +658,52 @@ export function adapterContract(name: string, factory: AdapterFactory): void {
           expect(response.headers["content-length"]).toBe("5");
           expect(text(response)).toBe("hello");
         }
+      });
+
+      it("regression: answers a handler's Content-Length that disagrees with its body with a 500 (RFC 9112 §6.3)", async () => {
+        // Sent as given, a shorter one left the rest of the body to be read as the next response on the connection,
+        // a longer one left the client waiting for bytes that never came.
+        onError.mockClear();
+        const { send } = await serve((request) => {
+          if (request.path === "/none") return empty(200, { "content-length": "10" });
+          const declared = request.path === "/ok" ? "5" : request.path.slice(1);
+          return { status: 200, headers: { "content-type": "text/plain", "Content-Length": declared }, body: "hello" };
+        });
+        for (const path of ["/3", "/10", "/0", "/5,5", "/x", "/none"]) {
+          const response = await send({ path });
+          expect(response.status).toBe(500);
+          expect(parsed(response)).toMatchObject({ code: "internal_error" });
+          const next = await send({ path: "/ok" });
+          expect(next.status).toBe(200);
+          expect(text(next)).toBe("hello");
+        }
+        expect(onError).toHaveBeenCalledTimes(6);
+        expect(onError.mock.calls.every(([error]) => error instanceof RangeError)).toBe(true);
+        // HEAD: no body is sent, and the handler's length is the representation's (RFC 9110 §8.6).
+        for (const path of ["/10", "/none"]) {
+          const head = await send({ method: "HEAD", path });
+          expect(head.status).toBe(200);
+          expect(head.headers["content-length"]).toBe("10");
+        }
+        expect(onError).toHaveBeenCalledTimes(6);
+      });
+
+      it("regression: answers a handler that returns no response (undefined, null) with a 500, and keeps serving", async () => {
+        // node: the listener threw (a synchronous handler) or a rejection went unhandled, killing the process.
+        onError.mockClear();
+        const { send } = await serve(((request: HttpRequest) => {
+          if (request.path === "/sync") return undefined;
+          if (request.path === "/async") return Promise.resolve(null);
+          return json(200, { ok: true });
+        }) as unknown as Handler);
+        for (const path of ["/sync", "/async"]) {
+          const response = await send({ path });
+          expect(response.status).toBe(500);
+          expect(parsed(response)).toMatchObject({ code: "internal_error" });
+        }
+        expect(onError).toHaveBeenCalledTimes(2);
+        expect(onError.mock.calls.every(([error]) => error instanceof TypeError)).toBe(true);
+        expect((await send({ path: "/ok" })).status).toBe(200);
       });
 
       it("sends no content with a 205, whatever body or Content-Length the handler gives (RFC 9110 §15.3.6)", async () => {

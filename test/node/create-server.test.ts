@@ -85,6 +85,16 @@ describe("node createServer", () => {
       expect(await post(port, 101)).toStrictEqual({ status: 413, continued: false });
     });
 
+    it("regression: answers 501 instead of 100 for a transfer coding it cannot decode, so the body is never sent", async () => {
+      const port = await listen(createServer(() => json(200, {}), { limits: { lingerMs: 100 } }));
+      const reply = await exchange(
+        port,
+        "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+      );
+      expect(statusLines(reply.received)).toStrictEqual(["HTTP/1.1 501 Not Implemented"]);
+      expect(responses(reply.received)[0]?.body).toMatchObject({ code: "unsupported_transfer_coding" });
+    });
+
     it("sends 100 Continue and reads the body when it fits", async () => {
       const port = await listen(
         createServer((request) => json(200, { size: request.body.byteLength }), { bodyLimit: 100 }),

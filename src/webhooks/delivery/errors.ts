@@ -8,7 +8,12 @@ export type WebhookDeliveryErrorCode =
   | "endpoint_not_found"
   | "delivery_not_found"
   /** A stored row cannot be decoded (written by an incompatible version, or by hand). */
-  | "row_invalid";
+  | "row_invalid"
+  /**
+   * The worker's `stop()` gave up waiting for the queue, 1 s past the grace period: what it had not handed back is
+   * left to its lease. Reported as an `error` event, never thrown.
+   */
+  | "stop_timed_out";
 
 /** The one error class of the delivery module; only misuse throws it, outcomes are values. */
 export class WebhookDeliveryError extends Error {

@@ -5,6 +5,7 @@ import type { ClaimedDelivery } from "../delivery-queue";
 import { buildDeliveryRequest, type DeliveryRequest, signedAsOf } from "../delivery-request";
 import { DeliveryScheduler, verdictOf } from "../delivery-scheduler";
 import type { WebhookEndpoint } from "../endpoint";
+import { WebhookDeliveryError } from "../errors";
 import { transition } from "../state-machine";
 import { decideOutcome, type Outgoing, requestInvalid, storeOutcome } from "./attempt-outcome";
 import { ClaimPump } from "./claim-pump";
@@ -12,6 +13,10 @@ import { admit, holdBack } from "./delivery-admission";
 import { EndpointLines, fresh } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
+
+// How long stop() waits, past the grace period, for the queue to take back what was in flight (issue 15: "stop()
+// resolves within the grace period plus 1 s").
+const STOP_SETTLE_MS = 1_000;
 
 // One signal for every attempt in flight (each request listens to it): no listener limit, no leak warning.
 function stopSignal(): AbortController {
@@ -342,10 +347,27 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       for (const aborted of attempts) aborted();
       attempts.clear();
     }, timerDelay(settings.stopGraceMs));
+    // Issue 15: stop() resolves within the grace period plus STOP_SETTLE_MS. A queue that never answers (a database
+    // hanging, not down) held it for ever: past that, what is still being handed back or stored is left to its lease,
+    // which the stopped heartbeat no longer renews, so another worker gets it within one lease.
+    let givenUp = false;
+    const deadline = setTimeout(() => {
+      givenUp = true;
+    }, timerDelay(settings.stopGraceMs + STOP_SETTLE_MS));
     try {
-      while (held.size + returning > 0 || pump.pumping) await settledOrSoon();
+      while ((held.size + returning > 0 || pump.pumping) && !givenUp) await settledOrSoon();
+      const left = held.size + returning;
+      if (left > 0 || pump.pumping) {
+        report(
+          new WebhookDeliveryError(
+            "stop_timed_out",
+            `stop(): the queue did not answer within ${STOP_SETTLE_MS} ms of the grace period; ${left} ${left === 1 ? "delivery" : "deliveries"} left to their leases${pump.pumping ? ", and a claim under way" : ""}.`,
+          ),
+        );
+      }
     } finally {
       clearTimeout(grace);
+      clearTimeout(deadline);
       heartbeat.stop();
       if (settings.ownDispatcher && !dispatcherClosed) {
         dispatcher.close();

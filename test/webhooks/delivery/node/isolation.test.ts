@@ -211,6 +211,46 @@ describe("stop() (issue 15)", () => {
   });
 });
 
+describe("stop() against a queue that never answers (issue 15)", () => {
+  // Regression: an aborted attempt's hand-back waited on a queue that never answered (a database hanging, not down),
+  // so stop() never resolved and SIGTERM handlers hung until the process was killed.
+  it("resolves 1 s past the grace period, reports stop_timed_out and leaves the delivery to its lease", async () => {
+    const clock = { now: T0 };
+    const endpoints = createMemoryEndpointStore();
+    const memory = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
+    let hanging = false;
+    const never = new Promise<boolean>(() => {});
+    const queue: DeliveryQueue = Object.assign(Object.create(memory) as DeliveryQueue, {
+      complete: (...args: Parameters<DeliveryQueue["complete"]>) => (hanging ? never : memory.complete(...args)),
+    });
+    const fake = fakeDispatcher((host) => host === "hang.example");
+    const events: DeliveryWorkerEvent[] = [];
+    const worker = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: fake.dispatcher,
+      now: () => clock.now,
+      circuit: false,
+      stopGraceMs: 0,
+      onEvent: (event) => events.push(event),
+    });
+    await endpoints.create(endpointFixture({ url: "https://hang.example/hook", enabledEvents: ["*"] }));
+    const [id] = await publish(memory, "x.created", 1, T0);
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    hanging = true;
+    await worker.stop();
+    const errors = events.flatMap((event) => (event.type === "error" ? [event.error] : []));
+    expect(errors).toEqual([expect.objectContaining({ name: "WebhookDeliveryError", code: "stop_timed_out" })]);
+    expect(String((errors[0] as Error).message)).toMatch(/1 delivery left to their leases/);
+    // Still claimed, never marked failed: once its lease ends, another worker claims it.
+    const state = (await memory.get(id as string))?.state;
+    expect(state).toMatchObject({ status: "pending", attempts: 0 });
+    clock.now += 10 * 60_000;
+    expect((await memory.claim({ now: clock.now, leaseMs: 30_000, limit: 10 })).map((claim) => claim.id)).toEqual([id]);
+  });
+});
+
 describe("leases (issue 15)", () => {
   it("renews the lease while an attempt runs: no other worker can claim it, however slow the consumer", async () => {
     const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], { leaseMs: 1_000 });

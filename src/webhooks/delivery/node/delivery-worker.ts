@@ -351,9 +351,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     // hanging, not down) held it for ever: past that, what is still being handed back or stored is left to its lease,
     // which the stopped heartbeat no longer renews, so another worker gets it within one lease.
     let givenUp = false;
-    const deadline = setTimeout(() => {
-      givenUp = true;
-    }, timerDelay(settings.stopGraceMs + STOP_SETTLE_MS));
+    const deadline = setTimeout(
+      () => {
+        givenUp = true;
+      },
+      timerDelay(settings.stopGraceMs + STOP_SETTLE_MS),
+    );
     try {
       while ((held.size + returning > 0 || pump.pumping) && !givenUp) await settledOrSoon();
       const left = held.size + returning;

@@ -103,7 +103,7 @@ function bodyAnswerer(
   return (req, res, read) => {
     if (read instanceof HttpProblem) return refuse(req, res, read);
     // After the body, whole: the connection stays usable.
-    const target = targetProblem(req.url ?? "/");
+    const target = targetProblem(req.url ?? "/", req.method ?? "GET");
     if (target === undefined) run(req, res, read);
     else sendOrDestroy(res, target.toResponse());
   };

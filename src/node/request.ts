@@ -20,6 +20,8 @@ const EMPTY = new Uint8Array(0);
 
 // RFC 9112 §3.2: origin-form ("/…") and asterisk-form ("*", OPTIONS) are used as sent; absolute-form is not.
 const isAbsoluteForm = (target: string) => target.charCodeAt(0) !== 0x2f /* / */ && target !== "*";
+// RFC 3986 §3.1: schemes are case-insensitive.
+const HTTP_SCHEME = /^https?:\/\//i;
 
 // RFC 9112 §3.2 has no fragment in a request-target; one sent anyway ends the target there, as in a URL (RFC 3986 §3.5).
 function withoutFragment(target: string): string {
@@ -33,11 +35,23 @@ function withoutFragment(target: string): string {
  * already refused other malformed targets; an origin-form one, the common case, has no authority and pays nothing.
  * The Fetch adapter has no such check to make: a `Request`'s URL is one the runtime's URL parser accepted.
  */
-export function targetProblem(raw: string): HttpProblem<HttpProblemCode> | undefined {
+export function targetProblem(raw: string, method: string): HttpProblem<HttpProblemCode> | undefined {
+  if (raw === "*") {
+    // RFC 9112 §3.2.4: the asterisk-form is only used for a server-wide OPTIONS request.
+    if (method === "OPTIONS") return undefined;
+    return badRequestTarget(`The request target * is only for OPTIONS (RFC 9112 §3.2.4), not ${method}.`);
+  }
   if (!isAbsoluteForm(raw)) return undefined;
   const absolute = splitAbsoluteTarget(raw);
-  if (absolute !== undefined && isAuthority(absolute.authority)) return undefined;
-  return badRequestTarget("The request target is not a valid absolute-URI: its authority is not RFC 3986's.");
+  if (absolute === undefined || !isAuthority(absolute.authority)) {
+    return badRequestTarget("The request target is not a valid absolute-URI: its authority is not RFC 3986's.");
+  }
+  // RFC 9110 §4.2: an origin server's resources have http or https URIs; `ftp://b/x` names none of them, and read as
+  // its path alone it would be served as `/x`.
+  if (!HTTP_SCHEME.test(raw)) {
+    return badRequestTarget("The request target names a URI of another scheme than http or https.");
+  }
+  return undefined;
 }
 
 /**
@@ -300,7 +314,7 @@ export async function readRequest(
   res?: ServerResponse,
 ): Promise<ReadRequestResult> {
   const limit = bodyLimitOf(options, "readRequest");
-  const refused = targetProblem(req.url ?? "/");
+  const refused = targetProblem(req.url ?? "/", req.method ?? "GET");
   if (refused !== undefined) return { ok: false, problem: refused };
   const body = await startBody(req, limit);
   if (body instanceof HttpProblem) return { ok: false, problem: body };

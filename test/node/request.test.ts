@@ -229,6 +229,35 @@ describe("what the adapter refuses of the message itself, on node's own server a
         expect(seen).toStrictEqual([]);
       });
 
+      // Regression: a target of another scheme was served by its path alone (`ftp://b/orders` as `/orders`).
+      it.each([
+        ["ftp", "ftp://b/orders"],
+        ["ws", "ws://b/orders"],
+      ])("a target of another scheme than http(s), %s: 400 bad_request_target", async (_, target) => {
+        const { port, seen } = await start(variant);
+        const reply = await exchange(port, `GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);
+        const { status, body } = firstResponse(reply.received);
+        expect({ status, body }).toMatchObject({ status: 400, body: { code: "bad_request_target" } });
+        expect(seen).toStrictEqual([]);
+      });
+
+      it("serves an absolute-form target whose scheme is in capitals (RFC 3986 §3.1)", async () => {
+        const { port, seen } = await start(variant);
+        const reply = await exchange(port, "GET HTTP://a/orders HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+        expect(firstResponse(reply.received).status).toBe(200);
+        expect(seen).toStrictEqual(["GET /orders"]);
+      });
+
+      // Regression: `GET *` was served with the path "*"; RFC 9112 §3.2.4 keeps the asterisk-form for OPTIONS.
+      it("refuses the asterisk-form for any method but OPTIONS: 400 bad_request_target", async () => {
+        const { port, seen } = await start(variant);
+        const reply = await exchange(port, "GET * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+        const { status, body } = firstResponse(reply.received);
+        expect({ status, body }).toMatchObject({ status: 400, body: { code: "bad_request_target" } });
+        expect(body.detail).toMatch(/only for OPTIONS/);
+        expect(seen).toStrictEqual([]);
+      });
+
       it("keeps the connection: the next request on it is served", async () => {
         const { port, seen } = await start(variant);
         const reply = await exchange(

@@ -254,7 +254,7 @@ describe("what the adapter refuses of the message itself, on node's own server a
         const reply = await exchange(port, "GET * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
         const { status, body } = firstResponse(reply.received);
         expect({ status, body }).toMatchObject({ status: 400, body: { code: "bad_request_target" } });
-        expect(body.detail).toMatch(/only for OPTIONS/);
+        expect((body as { detail: string }).detail).toMatch(/only for OPTIONS/);
         expect(seen).toStrictEqual([]);
       });
 

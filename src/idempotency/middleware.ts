@@ -7,6 +7,7 @@ import { receivedTarget } from "../http/received-target";
 import { isThenable } from "../http/thenable";
 import { positiveInteger } from "../options/number-option";
 import { decide, type Lease, needsLegacyFingerprint } from "./decision";
+import { IdempotencyError } from "./errors";
 import { type FingerprintInput, legacyRequestFingerprint, requestFingerprint, scopedKey } from "./fingerprint";
 import { parseIdempotencyKey } from "./key";
 import { keyInUse, keyInvalid, keyMissing, keyReused } from "./problems";
@@ -66,7 +67,7 @@ export interface IdempotencyOptions {
   /**
    * How long a request holds its key, in milliseconds; must exceed the handler's longest run. After
    * it, a retry runs the handler again (the first attempt is presumed dead) and a late `complete`
-   * of the first attempt is refused.
+   * of the first attempt is refused, and reported through `onStoreError` (`idempotency_lease_lost`).
    * @default 60_000
    */
   leaseMs?: number;
@@ -89,8 +90,9 @@ export interface IdempotencyOptions {
   strict?: boolean;
   /**
    * Called when the outcome cannot be recorded after the handler ran: the store fails (`complete` or `release`), or
-   * `storeOutcome` or copying the response for replay throws. The client still gets the handler's response: its
-   * effect has happened. Pass your logger
+   * `storeOutcome` or copying the response for replay throws; or the lease ran out while the handler ran (the store
+   * answered false: an {@link IdempotencyError} `idempotency_lease_lost`, saying `leaseMs` is shorter than the
+   * handler took). The client still gets the handler's response: its effect has happened. Pass your logger
    * here, or `() => {}` to stay silent.
    * @default {@link logStoreError}: `console.error` (stderr on Node, the log on Workers)
    */
@@ -122,8 +124,6 @@ function protectedMethods(option: IdempotencyOptions["methods"]): (method: strin
   const listed = new Set(names("methods", option).map((m) => m.toUpperCase()));
   return (method) => listed.has(method);
 }
-
-const ignore = () => undefined;
 
 /**
  * The default `onStoreError`: one `console.error` line with the error.
@@ -174,17 +174,36 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   if (typeof strict !== "boolean") throw new TypeError("idempotency: options.strict must be a boolean");
   const onStoreError = optionalFunction("onStoreError", options.onStoreError) ?? logStoreError;
 
-  // Reports a failed write instead of failing the request. A store that answered at once (the memory store) gets no
-  // promise: `undefined` then, nothing to wait for.
+  // A write the store refused (false): the lease ran out while the handler ran, so nothing was recorded and a retry
+  // runs the handler again. Silent, the operator would never learn that leaseMs is shorter than the handler takes.
+  function leaseLost(written: boolean, request: HttpRequest): void {
+    if (written !== false) return;
+    onStoreError(
+      new IdempotencyError(
+        "idempotency_lease_lost",
+        `idempotency: the key's lease (leaseMs ${leaseMs}) ran out before the handler's outcome was recorded, so nothing was recorded and a retry runs the handler again: set leaseMs above the handler's longest run.`,
+      ),
+      request,
+    );
+  }
+
+  // Reports a failed or refused write instead of failing the request. A store that answered at once (the memory store)
+  // gets no promise: `undefined` then, nothing to wait for.
   function settle(request: HttpRequest, operation: () => boolean | Promise<boolean>): Promise<void> | undefined {
+    let written: boolean | Promise<boolean>;
     try {
-      const written = operation();
-      if (isThenable(written)) {
-        return Promise.resolve(written).then(ignore, (error: unknown) => onStoreError(error, request));
-      }
+      written = operation();
     } catch (error) {
       onStoreError(error, request);
+      return undefined;
     }
+    if (isThenable(written)) {
+      return Promise.resolve(written).then(
+        (held) => leaseLost(held, request),
+        (error: unknown) => onStoreError(error, request),
+      );
+    }
+    leaseLost(written, request);
     return undefined;
   }
 

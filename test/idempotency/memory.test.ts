@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isThenable } from "../../src/http/thenable";
-import { type BeginResult, MemoryIdempotencyStore, type StoredResponse } from "../../src/idempotency";
+import { type BeginResult, IdempotencyError, MemoryIdempotencyStore, type StoredResponse } from "../../src/idempotency";
 import { describeStoreContract } from "./store-contract";
 
 function fakeClock(start = 1_700_000_000_000) {
@@ -121,10 +121,38 @@ interface ModelEntry {
   state: string | StoredResponse;
 }
 
+// What an entry counts toward maxBytes: keys and fingerprints are ASCII here, and no header field is kept.
+const modelBytes = (entry: ModelEntry) =>
+  entry.key.length + entry.fingerprint.length + (typeof entry.state === "string" ? 0 : entry.state.body.byteLength);
+
 class ModelStore {
   readonly entries: ModelEntry[] = [];
   #tokens = 0;
-  constructor(readonly maxEntries: number) {}
+  constructor(
+    readonly maxEntries: number,
+    readonly maxBytes: number,
+  ) {}
+
+  get bytes(): number {
+    return this.entries.reduce((sum, entry) => sum + modelBytes(entry), 0);
+  }
+
+  get completedBytes(): number {
+    return this.entries.reduce((sum, e) => sum + (typeof e.state === "string" ? 0 : modelBytes(e)), 0);
+  }
+
+  // From the oldest: expired entries go, and completed ones unless expiredOnly, until `excess` is freed.
+  #evict(excess: number, now: number, keep: ModelEntry | undefined, expiredOnly: boolean): number {
+    for (const entry of [...this.entries]) {
+      if (excess <= 0) break;
+      if (entry === keep) continue;
+      if (entry.expiresAt <= now || (!expiredOnly && typeof entry.state !== "string")) {
+        excess -= modelBytes(entry);
+        this.entries.splice(this.entries.indexOf(entry), 1);
+      }
+    }
+    return excess;
+  }
 
   begin(key: string, fingerprint: string, leaseMs: number, now: number): BeginResult {
     const at = this.entries.findIndex((entry) => entry.key === key);
@@ -141,7 +169,9 @@ class ModelStore {
     for (let i = 0; i < 2 && (this.entries[0]?.expiresAt ?? Number.POSITIVE_INFINITY) <= now; i++) this.entries.shift();
     if (this.entries.length >= this.maxEntries) this.entries.shift();
     const leaseToken = `model-${++this.#tokens}`;
-    this.entries.push({ key, fingerprint, expiresAt: now + leaseMs, state: leaseToken });
+    const entry = { key, fingerprint, expiresAt: now + leaseMs, state: leaseToken };
+    this.#evict(this.bytes + modelBytes(entry) - this.maxBytes, now, undefined, false);
+    this.entries.push(entry);
     return { kind: "acquired", leaseToken };
   }
 
@@ -149,8 +179,16 @@ class ModelStore {
     const at = this.#held(key, token, now);
     const entry = this.entries[at];
     if (entry === undefined) return false;
-    this.entries.splice(at, 1);
-    this.entries.push({ ...entry, state: response, expiresAt: now + ttlMs });
+    const done = { ...entry, state: response, expiresAt: now + ttlMs };
+    const bytes = modelBytes(done);
+    if (bytes > this.maxBytes) throw new IdempotencyError("idempotency_response_too_large", "model");
+    const excess = this.bytes - modelBytes(entry) + bytes - this.maxBytes;
+    if (excess > this.completedBytes && this.#evict(excess, now, entry, true) > this.completedBytes) {
+      throw new IdempotencyError("idempotency_store_full", "model");
+    }
+    this.#evict(this.bytes - modelBytes(entry) + bytes - this.maxBytes, now, entry, false);
+    this.entries.splice(this.entries.indexOf(entry), 1);
+    this.entries.push(done);
     return true;
   }
 
@@ -168,7 +206,7 @@ class ModelStore {
 
 type StoreCommand =
   | { op: "begin"; key: number; fingerprint: number; leaseMs: number }
-  | { op: "complete"; key: number; token: number; ttlMs: number }
+  | { op: "complete"; key: number; token: number; ttlMs: number; size: number }
   | { op: "release"; key: number; token: number }
   | { op: "advance"; ms: number };
 
@@ -189,55 +227,206 @@ const storeCommand: fc.Arbitrary<StoreCommand> = fc.oneof(
       key: fc.nat(5),
       token: fc.nat(),
       ttlMs: fc.integer({ min: 1, max: 5000 }),
+      size: fc.nat(40),
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("release" as const), key: fc.nat(5), token: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant("advance" as const), ms: fc.integer({ min: 0, max: 2000 }) }) },
 );
 
+// A returned value, or the code of what was thrown.
+function outcome(run: () => boolean): boolean | { code: unknown } {
+  try {
+    return run();
+  } catch (error) {
+    return { code: (error as { code?: unknown }).code };
+  }
+}
+
 describe("MemoryIdempotencyStore against a plain model", () => {
-  it("answers every operation as an array in write order does, whatever the bound and interleaving", () => {
+  it("answers every operation as an array in write order does, whatever the bounds and interleaving", () => {
+    const maxBytes = fc.oneof(fc.constant(Number.POSITIVE_INFINITY), fc.integer({ min: 1, max: 120 }));
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 4 }), fc.array(storeCommand, { maxLength: 60 }), (maxEntries, commands) => {
-        const clock = fakeClock();
-        const store = new MemoryIdempotencyStore({ maxEntries, now: clock.now });
-        const model = new ModelStore(maxEntries);
-        // The n-th token each side issued: a command names a token by its place, so a stale one is tried too.
-        const tokens: { store: string; model: string }[] = [];
-        let responses = 0;
-        for (const command of commands) {
-          const now = clock.now();
-          if (command.op === "advance") {
-            clock.advance(command.ms);
-          } else if (command.op === "begin") {
-            const key = `k${command.key}`;
-            const fingerprint = `f${command.fingerprint}`;
-            const got = store.begin(key, fingerprint, command.leaseMs);
-            const want = model.begin(key, fingerprint, command.leaseMs, now);
-            if (got.kind === "acquired" && want.kind === "acquired") {
-              tokens.push({ store: got.leaseToken, model: want.leaseToken });
-            } else {
-              expect(got).toEqual(want);
-              // The very response stored for this key, not one a reused record held for another.
-              if (got.kind === "completed" && want.kind === "completed") expect(got.response).toBe(want.response);
+      fc.property(
+        fc.integer({ min: 1, max: 4 }),
+        maxBytes,
+        fc.array(storeCommand, { maxLength: 60 }),
+        (maxEntries, maxBytes, commands) => {
+          const clock = fakeClock();
+          const store = new MemoryIdempotencyStore({ maxEntries, maxBytes, now: clock.now });
+          const model = new ModelStore(maxEntries, maxBytes);
+          // The n-th token each side issued: a command names a token by its place, so a stale one is tried too.
+          const tokens: { store: string; model: string }[] = [];
+          let responses = 0;
+          for (const command of commands) {
+            const now = clock.now();
+            if (command.op === "advance") {
+              clock.advance(command.ms);
+            } else if (command.op === "begin") {
+              const key = `k${command.key}`;
+              const fingerprint = `f${command.fingerprint}`;
+              const got = store.begin(key, fingerprint, command.leaseMs);
+              const want = model.begin(key, fingerprint, command.leaseMs, now);
+              if (got.kind === "acquired" && want.kind === "acquired") {
+                tokens.push({ store: got.leaseToken, model: want.leaseToken });
+              } else {
+                expect(got).toEqual(want);
+                // The very response stored for this key, not one a reused record held for another.
+                if (got.kind === "completed" && want.kind === "completed") expect(got.response).toBe(want.response);
+              }
+              expect(got.kind).toBe(want.kind);
+            } else if (tokens.length > 0) {
+              const key = `k${command.key}`;
+              const token = tokens[command.token % tokens.length] as { store: string; model: string };
+              if (command.op === "complete") {
+                const body = new Uint8Array(command.size).fill(++responses % 256);
+                const response = { status: 200, headers: {}, body };
+                expect(outcome(() => store.complete(key, token.store, response, command.ttlMs))).toEqual(
+                  outcome(() => model.complete(key, token.model, response, command.ttlMs, now)),
+                );
+              } else {
+                expect(store.release(key, token.store)).toBe(model.release(key, token.model, now));
+              }
             }
-            expect(got.kind).toBe(want.kind);
-          } else if (tokens.length > 0) {
-            const key = `k${command.key}`;
-            const token = tokens[command.token % tokens.length] as { store: string; model: string };
-            if (command.op === "complete") {
-              const response = { status: 200, headers: {}, body: new Uint8Array([++responses % 256]) };
-              expect(store.complete(key, token.store, response, command.ttlMs)).toBe(
-                model.complete(key, token.model, response, command.ttlMs, now),
-              );
-            } else {
-              expect(store.release(key, token.store)).toBe(model.release(key, token.model, now));
-            }
+            expect(store.size).toBe(model.entries.length);
+            expect(store.bytes).toBe(model.bytes);
+            // Past maxBytes only by leases, which are never evicted for bytes.
+            expect(model.completedBytes === 0 || store.bytes <= maxBytes).toBe(true);
           }
-          expect(store.size).toBe(model.entries.length);
-        }
-      }),
+        },
+      ),
       { numRuns: 500 },
     );
+  });
+});
+
+// Regression: maxEntries bounded the number of records but not their size, so a handler answering large bodies under
+// fresh keys (a client sending POSTs with new Idempotency-Keys) grew the heap without limit.
+describe("MemoryIdempotencyStore maxBytes", () => {
+  const bytes = (n: number): StoredResponse => ({ status: 201, headers: {}, body: new Uint8Array(n) });
+
+  function complete(store: MemoryIdempotencyStore, key: string, response: StoredResponse): boolean {
+    const begun = store.begin(key, "f", 1000);
+    if (begun.kind !== "acquired") throw new Error(begun.kind);
+    return store.complete(key, begun.leaseToken, response, 5000);
+  }
+
+  function codeOf(run: () => unknown): unknown {
+    try {
+      run();
+    } catch (error) {
+      return (error as { code?: unknown }).code;
+    }
+    return "no error";
+  }
+
+  it("counts the key and fingerprint by their length, the body's bytes and the kept header fields' octets", () => {
+    const store = new MemoryIdempotencyStore({ now: fakeClock().now });
+    const begun = store.begin("key-1", "fp", 1000);
+    if (begun.kind !== "acquired") throw new Error(begun.kind);
+    // A lease holds its key and fingerprint (visible ASCII and a digest: a character is a byte).
+    expect(store.bytes).toBe(7);
+    const response = {
+      status: 201,
+      headers: { "content-type": "text/plain", link: ["<a>", "<bc>"] },
+      body: new Uint8Array(7),
+    };
+    store.complete("key-1", begun.leaseToken, response, 5000);
+    expect(store.bytes).toBe(5 + 2 + 7 + "content-type".length + "text/plain".length + "link".length * 2 + 3 + 4);
+    store.clear();
+    expect(store.bytes).toBe(0);
+  });
+
+  it("never holds more than maxBytes of completed records under fresh keys, evicting the oldest first", () => {
+    const store = new MemoryIdempotencyStore({ maxBytes: 64 * 1024, now: fakeClock().now });
+    for (let i = 0; i < 1000; i++) {
+      expect(complete(store, `key-${i}`, bytes(10_000))).toBe(true);
+      expect(store.bytes).toBeLessThanOrEqual(64 * 1024);
+    }
+    // The newest are kept, the oldest evicted: the same write order maxEntries evicts in.
+    expect(store.begin("key-999", "f", 1000).kind).toBe("completed");
+    expect(store.begin("key-0", "f", 1000).kind).toBe("acquired");
+  });
+
+  it("defaults to 64 MiB", () => {
+    const store = new MemoryIdempotencyStore({ now: fakeClock().now });
+    for (let i = 0; i < 70; i++) complete(store, `k${i}`, bytes(2 ** 20));
+    expect(store.bytes).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(store.bytes).toBeGreaterThan(63 * 2 ** 20);
+  });
+
+  it("evicts a completed record in front of a lease, never the lease", () => {
+    const store = new MemoryIdempotencyStore({ maxBytes: 200, now: fakeClock().now });
+    const lease = store.begin("lease", "f", 1000);
+    complete(store, "a", bytes(100));
+    complete(store, "b", bytes(100));
+    expect(store.begin("a", "f", 1000).kind).toBe("acquired");
+    expect(store.begin("b", "f", 1000).kind).toBe("completed");
+    expect(store.begin("lease", "f", 1000)).toMatchObject({ kind: "in-progress" });
+    if (lease.kind !== "acquired") throw new Error(lease.kind);
+    expect(store.complete("lease", lease.leaseToken, bytes(10), 5000)).toBe(true);
+  });
+
+  it("makes room for a new lease by evicting the oldest completed record", () => {
+    const store = new MemoryIdempotencyStore({ maxBytes: 104, now: fakeClock().now });
+    complete(store, "a", bytes(100));
+    store.begin("b", "f", 1000);
+    expect(store.bytes).toBe(104);
+    store.begin("c", "f", 1000);
+    expect(store.bytes).toBe(4);
+    expect(store.begin("a", "f", 1000).kind).toBe("acquired");
+  });
+
+  it("drops expired leases to make room rather than refusing the response", () => {
+    const clock = fakeClock();
+    const store = new MemoryIdempotencyStore({ maxBytes: 100, now: clock.now });
+    // 20 leases of 9 bytes: a lease is never refused for its bytes, only its response is.
+    for (let i = 10; i < 30; i++) store.begin(`lease-${i}`, "f", 100);
+    clock.advance(200);
+    expect(complete(store, "x", bytes(50))).toBe(true);
+    expect(store.bytes).toBeLessThanOrEqual(100);
+    expect(store.begin("x", "f", 1000).kind).toBe("completed");
+  });
+
+  // A response that can never fit is not stored: releasing the key would let a retry repeat the effect at once, so
+  // the lease is left to run out, as after any store failure, and the middleware reports the error.
+  it("throws idempotency_response_too_large for a response larger than maxBytes, evicting nothing", () => {
+    const store = new MemoryIdempotencyStore({ maxBytes: 1000, now: fakeClock().now });
+    complete(store, "small", bytes(10));
+    const begun = store.begin("big", "f", 1000);
+    if (begun.kind !== "acquired") throw new Error(begun.kind);
+    expect(codeOf(() => store.complete("big", begun.leaseToken, bytes(1000), 5000))).toBe(
+      "idempotency_response_too_large",
+    );
+    expect(store.begin("big", "f", 1000)).toMatchObject({ kind: "in-progress" });
+    expect(store.begin("small", "f", 1000).kind).toBe("completed");
+    // Its lease still holds: a smaller answer could still be recorded under it.
+    expect(store.complete("big", begun.leaseToken, bytes(10), 5000)).toBe(true);
+  });
+
+  it("throws idempotency_store_full when leases leave no room, evicting no completed record for nothing", () => {
+    const store = new MemoryIdempotencyStore({ maxBytes: 100, now: fakeClock().now });
+    complete(store, "done", bytes(20));
+    // 25 bytes completed, 42 in leases: a response of 62 fits beside the leases only, not even with "done" evicted.
+    for (let i = 0; i < 5; i++) store.begin(`lease-${i}`, "f", 1000);
+    const begun = store.begin("x", "f", 1000);
+    if (begun.kind !== "acquired") throw new Error(begun.kind);
+    expect(store.bytes).toBe(67);
+    expect(codeOf(() => store.complete("x", begun.leaseToken, bytes(60), 5000))).toBe("idempotency_store_full");
+    expect(store.begin("done", "f", 1000).kind).toBe("completed");
+    expect(store.begin("x", "f", 1000)).toMatchObject({ kind: "in-progress" });
+    expect(store.begin("lease-0", "f", 1000)).toMatchObject({ kind: "in-progress" });
+  });
+
+  it("takes Infinity for no bound", () => {
+    const store = new MemoryIdempotencyStore({ maxBytes: Number.POSITIVE_INFINITY, now: fakeClock().now });
+    for (let i = 0; i < 5; i++) complete(store, `k${i}`, bytes(2 ** 20));
+    expect(store.size).toBe(5);
+    expect(store.bytes).toBeGreaterThan(5 * 2 ** 20);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, Number.NEGATIVE_INFINITY, "1000"])("refuses maxBytes %s, naming it", (value) => {
+    expect(() => new MemoryIdempotencyStore({ maxBytes: value as number })).toThrow(/maxBytes/);
+    expect(() => new MemoryIdempotencyStore({ maxBytes: value as number })).toThrow(TypeError);
   });
 });

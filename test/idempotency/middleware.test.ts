@@ -401,7 +401,8 @@ describe("idempotency middleware", () => {
   describe("leases", () => {
     it("lets a retry take over an expired lease and fences the late first attempt", async () => {
       const gates = [deferred(), deferred()];
-      const { handle, clock, runs } = setup({ leaseMs: 1000 }, async (n) => {
+      const onStoreError = vi.fn();
+      const { handle, clock, runs } = setup({ leaseMs: 1000, onStoreError }, async (n) => {
         await gates[n - 1]?.promise;
         return json(201, { attempt: n });
       });
@@ -412,10 +413,112 @@ describe("idempotency middleware", () => {
       await vi.waitFor(() => expect(runs()).toBe(2));
       gates[0]?.resolve();
       expect(bodyText((await first).body)).toBe('{"attempt":1}');
+      // The late first attempt is fenced, and reported: its lease ran out while its handler ran.
+      expect(onStoreError.mock.calls.map(([error]) => (error as { code?: unknown }).code)).toEqual([
+        "idempotency_lease_lost",
+      ]);
       gates[1]?.resolve();
       await second;
       const replay = await handle(request({ key: '"k"' }));
       expect(bodyText(replay.body)).toBe('{"attempt":2}');
+    });
+  });
+
+  // Regression: a complete or release refused because the lease ran out while the handler ran was silent: nothing was
+  // recorded, the next retry ran the handler again, and the operator never learnt that leaseMs was too short.
+  describe("a lease that ran out while the handler ran", () => {
+    // A handler that takes `took` ms of the fake clock (the lease ends at leaseMs exactly).
+    function slow(status: number, leaseMs = 1000, took = leaseMs) {
+      const onStoreError = vi.fn();
+      let advance: (ms: number) => void = () => undefined;
+      const s = setup({ leaseMs, onStoreError }, () => {
+        advance(took);
+        return json(status, { ok: 1 });
+      });
+      advance = s.clock.advance;
+      return { ...s, onStoreError };
+    }
+
+    it("reports the refused complete as idempotency_lease_lost and answers the handler's response", async () => {
+      const { handle, runs, onStoreError } = slow(201);
+      const res = await handle(request({ key: '"k"' }));
+      expect([res.status, bodyText(res.body)]).toEqual([201, '{"ok":1}']);
+      expect(onStoreError).toHaveBeenCalledOnce();
+      expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({
+        name: "IdempotencyError",
+        code: "idempotency_lease_lost",
+      });
+      expect(onStoreError.mock.calls[0]?.[1]).toMatchObject({ method: "POST", path: "/orders" });
+      // Nothing was recorded: the retry runs the handler again, which is what the report warns of.
+      await handle(request({ key: '"k"' }));
+      expect(runs()).toBe(2);
+    });
+
+    it("reports the refused release after a 5xx as idempotency_lease_lost", async () => {
+      const { handle, onStoreError } = slow(503);
+      const res = await handle(request({ key: '"k"' }));
+      expect(res.status).toBe(503);
+      expect(onStoreError.mock.calls.map(([error]) => (error as { code?: unknown }).code)).toEqual([
+        "idempotency_lease_lost",
+      ]);
+    });
+
+    it("reports the refused release after a thrown error, and rethrows it", async () => {
+      const clock = fakeClock();
+      const onStoreError = vi.fn();
+      const store = new MemoryIdempotencyStore({ now: clock.now });
+      const handle = idempotency({ store, identify: () => "a", leaseMs: 1000, onStoreError })(() => {
+        clock.advance(1000);
+        throw new Error("handler failed");
+      });
+      await expect(handle(request({ key: '"k"' }))).rejects.toThrow("handler failed");
+      expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ code: "idempotency_lease_lost" });
+    });
+
+    it("reports it for a store answering with promises too", async () => {
+      const inner = new MemoryIdempotencyStore();
+      const store: IdempotencyStore = {
+        begin: (...args) => Promise.resolve(inner.begin(...args)),
+        complete: () => Promise.resolve(false),
+        release: () => Promise.resolve(false),
+      };
+      for (const status of [201, 503]) {
+        const onStoreError = vi.fn();
+        const res = await idempotency({ store, identify: () => "a", onStoreError })(() => json(status, {}))(
+          request({ key: `"k${status}"` }),
+        );
+        expect(res.status).toBe(status);
+        expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ code: "idempotency_lease_lost" });
+      }
+    });
+
+    it("reports nothing while the lease holds, to its last millisecond", async () => {
+      for (const status of [201, 503]) {
+        const { handle, onStoreError } = slow(status, 1000, 999);
+        expect((await handle(request({ key: '"k"' }))).status).toBe(status);
+        expect(onStoreError).not.toHaveBeenCalled();
+      }
+    });
+  });
+
+  // The memory store refuses a response it cannot hold under maxBytes; the effect has happened, so the client gets it
+  // and the key stays leased, as after any failed write (releasing it would let a retry repeat the effect at once).
+  describe("a response the memory store cannot hold", () => {
+    it("is answered, reported as idempotency_response_too_large, and its key stays leased", async () => {
+      const clock = fakeClock();
+      const store = new MemoryIdempotencyStore({ maxBytes: 1024, now: clock.now });
+      const onStoreError = vi.fn();
+      let runs = 0;
+      const handle = idempotency({ store, identify: () => "a", leaseMs: 1000, onStoreError })(() => {
+        runs++;
+        return text(201, "x".repeat(2048));
+      });
+      const res = await handle(request({ key: '"k"' }));
+      expect([res.status, bodyText(res.body).length]).toEqual([201, 2048]);
+      expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ code: "idempotency_response_too_large" });
+      expect((await handle(request({ key: '"k"' }))).status).toBe(409);
+      expect(runs).toBe(1);
+      expect(store.bytes).toBeLessThanOrEqual(1024);
     });
   });
 

@@ -83,14 +83,17 @@ class Model {
     return { execute: run };
   }
 
-  finish(scope: string, run: number, seen: Seen, now: number): void {
+  /** Records the outcome; returns whether the run's lease was lost (ran out, taken over or not): nothing recorded. */
+  finish(scope: string, run: number, seen: Seen, now: number): boolean {
     const record = this.records.get(scope);
-    if (record?.state !== "running" || record.run !== run) return;
+    if (record?.state !== "running" || record.run !== run) return true;
+    const lost = record.leaseUntil <= now;
     const stored = "status" in seen && seen.status < 500;
     if (!stored) this.records.delete(scope);
     else if (record.leaseUntil > now) {
       this.records.set(scope, { state: "done", fingerprint: record.fingerprint, until: now + TTL, ...seen });
     }
+    return lost;
   }
 }
 
@@ -115,11 +118,14 @@ async function check(commands: Command[]): Promise<void> {
     onRun?.(run);
     return outcomeResponse(await gate.promise, run);
   };
+  // What onStoreError was told: a finish whose lease was lost must report it, and no other.
+  const reports: unknown[] = [];
   const handle = idempotency({
     store: new MemoryIdempotencyStore({ now: clock.now, maxEntries: 1000 }),
     identify: (req) => req.headers["x-account"] as string,
     leaseMs: LEASE,
     ttlMs: TTL,
+    onStoreError: (error) => reports.push((error as { code?: unknown }).code),
   })(handler);
 
   for (const c of commands) {
@@ -140,7 +146,8 @@ async function check(commands: Command[]): Promise<void> {
         }
       })();
       expect(seen).toEqual(expected);
-      model.finish(p.scope, p.run, seen, clock.now());
+      const lost = model.finish(p.scope, p.run, seen, clock.now());
+      expect(reports.splice(0)).toEqual(lost ? ["idempotency_lease_lost"] : []);
       continue;
     }
     const key = KEYS[c.key] as string;

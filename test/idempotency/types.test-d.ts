@@ -55,6 +55,9 @@ describe("idempotency types", () => {
       "execute" | "replay" | "conflict-in-progress" | "fingerprint-mismatch"
     >();
     expectTypeOf<"idempotency_key_in_use">().toMatchTypeOf<IdempotencyErrorCode>();
+    expectTypeOf<
+      "idempotency_lease_lost" | "idempotency_response_too_large" | "idempotency_store_full"
+    >().toMatchTypeOf<IdempotencyErrorCode>();
     // @ts-expect-error identify is required: keys must be scoped per caller
     idempotency({ store: new MemoryIdempotencyStore() });
   });
@@ -68,6 +71,15 @@ describe("idempotency types", () => {
     expectTypeOf(decide("key", "v2.fp", found, "legacy-fp")).toEqualTypeOf<Decision>();
     // @ts-expect-error the legacy fingerprint is a string
     decide("key", "v2.fp", found, 1);
+  });
+
+  it("bounds the memory store by entries and bytes", () => {
+    const store = new MemoryIdempotencyStore({ maxEntries: 10, maxBytes: Number.POSITIVE_INFINITY });
+    expectTypeOf(store.bytes).toEqualTypeOf<number>();
+    // @ts-expect-error bytes is read-only
+    store.bytes = 0;
+    // @ts-expect-error maxBytes is a number of bytes
+    new MemoryIdempotencyStore({ maxBytes: "64MiB" });
   });
 
   it("takes the protected methods as a list or a test", () => {

@@ -1,4 +1,5 @@
 import { finiteNumber, positiveInteger } from "../../options/number-option";
+import { IdempotencyError } from "../errors";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
 import { checkLeaseMs, checkStatus, checkTtlMs } from "../store-arguments";
 
@@ -10,6 +11,19 @@ export interface MemoryStoreOptions {
    * @default 10_000
    */
   maxEntries?: number;
+  /**
+   * Most bytes the records hold: keys and fingerprints by their length, with each stored response's body and the octets of
+   * its kept header names and values (see the docs; the objects around them are bounded by `maxEntries`). A response that would go
+   * past it first makes room by evicting completed records, in the order `maxEntries` evicts (least recently written
+   * first), and expired ones; records in progress are never evicted for it, since a lease evicted would let a
+   * retry run the handler while the first still runs. A response that cannot fit even so is not stored: `complete`
+   * throws {@link IdempotencyError} `idempotency_response_too_large` (larger than the bound alone) or
+   * `idempotency_store_full` (leases fill it), the lease is left to run out as after any failed write, and the
+   * middleware reports it through `onStoreError` while the client gets the handler's response. `Infinity` for no
+   * bound.
+   * @default 67_108_864 (64 MiB)
+   */
+  maxBytes?: number;
   /**
    * The clock, in milliseconds; tests pass a fake one. Only differences count: it is read once at
    * construction (times are kept relative to that reading) and once per operation. A reading that is not a finite
@@ -33,6 +47,36 @@ class MemoryRecord {
   expiresAt = 0;
   // The lease token while in progress; the response once completed (one field: a smaller record).
   state: string | StoredResponse = "";
+  // What it counts toward maxBytes (leaseBytes, plus responseBytes once completed).
+  bytes = 0;
+}
+
+/** The memory store's default `maxBytes`: 64 MiB of keys, fingerprints and stored responses. */
+const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
+
+/**
+ * What a lease counts toward `maxBytes`: its key and fingerprint by their length (the token's few digits left out).
+ * The middleware's keys are visible ASCII (the draft's sf-string) and fingerprints are digests, so a character is a
+ * byte; not `utf8Length`, which walks every character on this per-write path (bench/idempotency, memory).
+ */
+function leaseBytes(key: string, fingerprint: string): number {
+  return key.length + fingerprint.length;
+}
+
+/**
+ * What a stored response adds to its lease's bytes: the body, and the kept header names and values by their length,
+ * the octets they take on the wire (RFC 9110 §5.5: a field value is octets; the adapters write one per character).
+ * Not `utf8Length`, which walks every character on this per-write path (bench/idempotency, memory).
+ */
+function responseBytes(response: StoredResponse): number {
+  let bytes = response.body.byteLength;
+  const headers = response.headers;
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === "string") bytes += name.length + value.length;
+    else if (value !== undefined) for (const item of value) bytes += name.length + item.length;
+  }
+  return bytes;
 }
 
 // How many expired records at the head of the map one write may drop: constant work per call.
@@ -49,6 +93,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   #oldest: MemoryRecord | undefined;
   #newest: MemoryRecord | undefined;
   readonly #maxEntries: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
+  // The part of #bytes held by completed records, which may be evicted to make room.
+  #completedBytes = 0;
   readonly #now: () => number;
   // Every time kept is relative to this instant (see MemoryRecord.expiresAt).
   readonly #epoch: number;
@@ -56,6 +104,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxEntries = positiveInteger("MemoryIdempotencyStore", "maxEntries", options.maxEntries ?? 10_000);
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.#maxBytes =
+      maxBytes === Number.POSITIVE_INFINITY
+        ? maxBytes
+        : positiveInteger("MemoryIdempotencyStore", "maxBytes", maxBytes, "bytes");
     const clock = options.now ?? Date.now;
     if (typeof clock !== "function") throw new TypeError("MemoryIdempotencyStore: now must be a function returning ms");
     // A reading of NaN compares false with every expiry: each lease would look run out, so each retry would acquire
@@ -67,6 +120,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** The number of records held, live or not yet swept. */
   get size(): number {
     return this.#records.size;
+  }
+
+  /** What the records held count toward `maxBytes`. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   begin(key: string, fingerprint: string, leaseMs: number): BeginResult {
@@ -96,8 +154,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     record.fingerprint = fingerprint;
     record.expiresAt = now + leaseMs;
     record.state = token;
+    record.bytes = leaseBytes(key, fingerprint);
+    // A lease is never refused for its bytes (a key of at most 255 characters, at most maxEntries of them): it only
+    // makes room by evicting completed records, so `bytes` passes maxBytes by leases alone.
+    this.#evictCompleted(this.#bytes + record.bytes - this.#maxBytes, now, undefined);
     this.#records.set(key, record);
     this.#append(record);
+    this.#bytes += record.bytes;
     return { kind: "acquired", leaseToken: token };
   }
 
@@ -107,6 +170,28 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const now = this.#now() - this.#epoch;
     const found = this.#records.get(key);
     if (found === undefined || found.state !== leaseToken || found.expiresAt <= now) return false;
+    const bytes = found.bytes + responseBytes(response);
+    // Refused, not released: the handler's effect has happened, and a released key would let a retry repeat it at
+    // once (draft-ietf-httpapi-idempotency-key-header, "Idempotency Enforcement"). The lease runs out as after any
+    // failed write; storing less than the response would replay another one.
+    if (bytes > this.#maxBytes) {
+      throw new IdempotencyError(
+        "idempotency_response_too_large",
+        `MemoryIdempotencyStore: the response counts ${bytes} bytes (body, header fields, key and fingerprint), more than maxBytes (${this.#maxBytes}) can ever hold: it was not stored.`,
+      );
+    }
+    const excess = this.#bytes - found.bytes + bytes - this.#maxBytes;
+    // Nothing is evicted for a record that would not fit anyway.
+    if (excess > this.#completedBytes && this.#evictCompleted(excess, now, found, true) > this.#completedBytes) {
+      throw new IdempotencyError(
+        "idempotency_store_full",
+        `MemoryIdempotencyStore: records in progress leave no room under maxBytes (${this.#maxBytes}) for a response of ${bytes} bytes: it was not stored.`,
+      );
+    }
+    this.#evictCompleted(this.#bytes - found.bytes + bytes - this.#maxBytes, now, found);
+    this.#bytes += bytes - found.bytes;
+    this.#completedBytes += bytes;
+    found.bytes = bytes;
     found.state = response;
     found.expiresAt = now + ttlMs;
     // Moved to the newest end (usually it is there already): the list stays in write order.
@@ -131,6 +216,27 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#records.clear();
     this.#oldest = undefined;
     this.#newest = undefined;
+    this.#bytes = 0;
+    this.#completedBytes = 0;
+  }
+
+  /**
+   * Frees `excess` bytes, walking from the least recently written record: expired records go, and completed ones unless
+   * `expiredOnly`; live leases and `keep` stay. Returns what is still in excess. The walk passes only live leases
+   * older than what it drops: the requests in flight.
+   */
+  #evictCompleted(excess: number, now: number, keep: MemoryRecord | undefined, expiredOnly = false): number {
+    let record = this.#oldest;
+    while (excess > 0 && record !== undefined) {
+      const next = record.next;
+      const expired = record.expiresAt <= now;
+      if (record !== keep && (expired || (!expiredOnly && typeof record.state !== "string"))) {
+        excess -= record.bytes;
+        this.#remove(record);
+      }
+      record = next;
+    }
+    return excess;
   }
 
   /** Drops expired records at the old end and, at the bound, the oldest one; returns the last record dropped. */
@@ -151,6 +257,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   #remove(record: MemoryRecord): void {
+    this.#bytes -= record.bytes;
+    if (typeof record.state !== "string") this.#completedBytes -= record.bytes;
     this.#records.delete(record.key);
     this.#unlink(record);
   }

@@ -3,6 +3,7 @@ import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
 import type { Handler } from "../http/message";
 import { nodeDispatcher } from "../node/adapt";
 import { mountable } from "../node/mount";
+import { mountedTargetProblem } from "../node/mounted-target";
 import type { ConsumedCause } from "../node/request";
 import type { Router } from "../routing/router";
 import { type ExpressRequest, expressBody } from "./body";
@@ -19,7 +20,8 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * model, body limit, problem documents and after-send callbacks as `rest-webhooks/node`. A router calls `next()`
  * for a path it has no route for (a path it knows with another method gets its 405 with `Allow`); a plain
  * handler answers every request that reaches it. Paths are as Express gives them: relative to the mount point
- * (`app.use("/api", adapt(router))` sees `/users` for `/api/users`).
+ * (`app.use("/api", adapt(router))` sees `/users` for `/api/users`). A path with a dot-segment or a `\` gets a 400
+ * `bad_request_target` problem: Express matched its own middleware on it as sent, the handler would see it resolved.
  *
  * The body is read raw by the adapter. After `express.raw({ inflate: false, ... })` the bytes it read are used
  * (`inflate: false`: by default it decodes a `Content-Encoding`); after a parser or middleware that consumed the
@@ -40,6 +42,12 @@ export function adapt(app: Handler | Router, options: AdapterOptions = {}): Expr
   const consumed: ConsumedCause = (req) => bodyConsumedError(req.method ?? "GET", req.url ?? "/", limit);
   const decoded: ConsumedCause = (req) => bodyDecodedError(req.method ?? "GET", req.url ?? "/", limit);
   return (req, res, next) => {
+    // Express matched its mounts and guards on the path as sent: never serve another one (src/node/mounted-target.ts).
+    const refused = mountedTargetProblem(req.url ?? "/", "Express");
+    if (refused !== undefined) {
+      dispatch(req, res, refused);
+      return;
+    }
     if (!answers(req.method ?? "GET", req.url ?? "/")) {
       next();
       return;

@@ -5,6 +5,7 @@ import type { Handler } from "../http/message";
 import { nodeDispatcher } from "../node/adapt";
 import { consumerAdapterOptions } from "../node/consumer-adapter-options";
 import { type Mounted, mountable } from "../node/mount";
+import { mountedTargetProblem } from "../node/mounted-target";
 import { type ConsumedCause, startBody } from "../node/request";
 import type { Router } from "../routing/router";
 import { createWebhookConsumer, type WebhookConsumerOptions } from "../webhooks/consumer/consumer-handler";
@@ -111,14 +112,17 @@ function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOp
   const handler = (request: FastifyRequest, reply: FastifyReply) => {
     const req = request.raw;
     restoreContentType(req);
-    if (!mounted.answers(req.method ?? "GET", req.url ?? "/")) {
+    // Fastify matched its routes, prefixes and hooks on the path as sent: never serve another one
+    // (src/node/mounted-target.ts).
+    const refused = mountedTargetProblem(req.url ?? "/", "Fastify");
+    if (refused === undefined && !mounted.answers(req.method ?? "GET", req.url ?? "/")) {
       reply.callNotFound();
       return;
     }
     // The node adapter writes the response; Fastify must not touch it.
     reply.hijack();
     copyReplyHeaders(reply, reply.raw);
-    dispatch(req, reply.raw, startBody(req, limit, fastifyConsumedCause));
+    dispatch(req, reply.raw, refused ?? startBody(req, limit, fastifyConsumedCause));
   };
   for (const url of urls) {
     const path = fullPath(fastify.prefix, url);
@@ -143,8 +147,9 @@ function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOp
  * own routes are more specific and win, and a method a route registered earlier already has at `/*`, such as
  * @fastify/cors's `OPTIONS *`, is left to that route), takes the bodies raw through its own content-type parser (in
  * this plugin's context only), and hands a path the router has no route for to Fastify's not-found handler. Paths
- * are matched as sent, prefix included. Header fields Fastify hooks set with `reply.header()` are sent too; the
- * handler's own replace any of the same name.
+ * are matched as sent, prefix included; a path with a dot-segment or a `\` gets a 400 `bad_request_target` problem
+ * (Fastify matched its routes and hooks on it as sent, the handler would see it resolved). Header fields Fastify
+ * hooks set with `reply.header()` are sent too; the handler's own replace any of the same name.
  * @param options `handler` and the adapter's `bodyLimit` and `onError`.
  * @example
  * const app = Fastify();

@@ -204,6 +204,51 @@ describe("rest-webhooks/express", () => {
       });
     });
 
+    describe("regression: a path with dot-segments or a \\ is refused 400, never resolved past a guard on the path as sent", () => {
+      // fetch() resolves dot-segments itself: the target goes out as written only through node:http.
+      const get = (base: string, path: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = httpRequest({ host: "127.0.0.1", port: new URL(base).port, path }, (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk: string) => {
+              body += chunk;
+            });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+          });
+          req.on("error", reject);
+          req.end();
+        });
+      const guarded = () =>
+        express()
+          .use("/admin", (_req, res) => {
+            res.status(403).send("forbidden");
+          })
+          .use(
+            adapt(createRouter().route("GET", "/admin/users", { name: "admin" }, () => json(200, { secret: true }))),
+          );
+
+      it.each([
+        "/public/../admin/users",
+        "/public/%2e%2E/admin/users",
+        "/./admin/users",
+        "/admin\\users",
+        "http://127.0.0.1/public/../admin/users",
+      ])("%s: 400 bad_request_target (Express matched it as sent; the router would see /admin/users)", async (path) => {
+        const response = await get(await listen(guarded()), path);
+        expect(response.status).toBe(400);
+        expect(JSON.parse(response.body)).toMatchObject({ code: "bad_request_target" });
+      });
+
+      it("the guard still answers the path as sent, and dots in the query or inside a segment are data", async () => {
+        const base = await listen(
+          guarded().use(adapt(createRouter().route("GET", "/files/a..b", { name: "f" }, () => json(200, {})))),
+        );
+        expect((await get(base, "/admin/users")).status).toBe(403);
+        expect((await get(base, "/files/a..b?next=/../x")).status).toBe(200);
+      });
+    });
+
     it("refuses a plain object as app with a TypeError", () => {
       expect(() => adapt({} as never)).toThrow(TypeError);
     });

@@ -13,6 +13,8 @@ adapterContract("fastify", async (handler, options): Promise<AdapterHarness> => 
   const { port } = app.server.address() as AddressInfo;
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   return {
+    // Express and Fastify matched their own middleware on the path as sent (src/node/mounted-target.ts).
+    refusesDotSegments: true,
     send: (spec) => send(port, agent, spec),
     close: async () => {
       agent.destroy();

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { PassThrough, Readable } from "node:stream";
@@ -157,6 +158,21 @@ describe("rest-webhooks/fastify", () => {
       expect(mine.headers.get("access-control-allow-origin")).toBe("*");
     });
 
+    it("runs onResponse hooks after the handler's response, with its status (docs/adapters.md, Hooks)", async () => {
+      const app = Fastify();
+      let seen: (status: number) => void = () => {};
+      const status = new Promise<number>((resolve) => {
+        seen = resolve;
+      });
+      app.addHook("onResponse", async (_request, reply) => {
+        seen(reply.statusCode);
+      });
+      await app.register(restWebhooks, { handler: router() });
+      const response = await fetch(`${await listen(app)}/api/items`, { method: "POST", body: "x" });
+      expect(response.status).toBe(201);
+      expect(await status).toBe(201);
+    });
+
     it("regression: registers beside an OPTIONS * route (@fastify/cors's preflight), which then answers OPTIONS", async () => {
       const app = Fastify();
       app.options("*", async (_request, reply) => reply.code(204).header("access-control-allow-methods", "GET").send());
@@ -235,6 +251,68 @@ describe("rest-webhooks/fastify", () => {
       const base = await listen(app);
       expect(await (await fetch(`${base}/api`)).json()).toStrictEqual({ path: "/api" });
       expect(await (await fetch(`${base}/api/items`)).json()).toStrictEqual({ path: "/api/items" });
+    });
+  });
+
+  describe("regression: a path with dot-segments or a \\ is refused 400, never resolved past a guard on the path as sent", () => {
+    // fetch() resolves dot-segments itself: the target goes out as written only through node:http.
+    const get = (base: string, path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port: new URL(base).port, path }, (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            body += chunk;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const admin = () =>
+      createRouter().route("GET", "/admin/users", { name: "admin" }, () => json(200, { secret: true }));
+    const paths = ["/public/../admin/users", "/public/%2E%2e/admin/users", "/./admin/users", "/public/..\\admin/users"];
+
+    it.each(paths)("%s, behind an onRequest guard on the URL: 400 bad_request_target", async (path) => {
+      const app = Fastify();
+      app.addHook("onRequest", async (request, reply) => {
+        if (request.url.startsWith("/admin")) return reply.code(403).send("forbidden");
+      });
+      await app.register(restWebhooks, { handler: admin() });
+      const base = await listen(app);
+      expect((await get(base, "/admin/users")).status).toBe(403);
+      const response = await get(base, path);
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.body)).toMatchObject({ code: "bad_request_target" });
+    });
+
+    it.each(paths.filter((path) => path.startsWith("/public/")))(
+      "%s, through the /public plugin past the guarded /admin one: 400 bad_request_target",
+      async (path) => {
+        const app = Fastify();
+        await app.register(
+          async (scope) => {
+            scope.addHook("onRequest", async (_request, reply) => reply.code(403).send("forbidden"));
+            await scope.register(restWebhooks, { handler: admin() });
+          },
+          { prefix: "/admin" },
+        );
+        await app.register(restWebhooks, { handler: admin(), prefix: "/public" });
+        const response = await get(await listen(app), path);
+        expect(response.status).toBe(400);
+        expect(JSON.parse(response.body)).toMatchObject({ code: "bad_request_target" });
+      },
+    );
+
+    it("dots in the query or inside a segment are data", async () => {
+      const app = Fastify();
+      const files = createRouter().route("GET", "/files/a..b", { name: "f" }, ({ request }) =>
+        json(200, request.query),
+      );
+      await app.register(restWebhooks, { handler: files });
+      const response = await get(await listen(app), "/files/a..b?next=/../x");
+      expect(response.status).toBe(200);
+      expect(JSON.parse(response.body)).toStrictEqual({ next: "/../x" });
     });
   });
 

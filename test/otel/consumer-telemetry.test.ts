@@ -173,6 +173,18 @@ describe("consumer telemetry", () => {
         expect(await failing.processDue()).toMatchObject({ done: 0, retried: 1 });
         expect(errors.map((error) => (error as Error).message)).toEqual(["handler failed"]);
       });
+
+      it(`a ${part} that throws: a refused delivery keeps its 400, a handler's own error still reaches the caller`, async () => {
+        const telemetry = throwingTelemetry(part);
+        const inbox = instrumentInbox(createMemoryInbox(), telemetry);
+        const handler = traceWebhookReceipt(createWebhookConsumer({ inbox, secrets: secret }), telemetry);
+        // Signed with another secret: refused, and counted as rejected (the meter's add throws).
+        const refused = await handler(incoming("msg_r", TRACEPARENT, [{ secret: generateSecret(), expiresAt: null }]));
+        expect(refused.status).toBe(400);
+        expect(await inbox.get("msg_r")).toBeUndefined();
+        const failing = traceWebhookReceipt(() => Promise.reject(new Error("store down")), telemetry);
+        await expect(failing(incoming("msg_s"))).rejects.toThrow("store down");
+      });
     }
   });
 });

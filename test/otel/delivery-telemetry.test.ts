@@ -396,6 +396,25 @@ describe("delivery telemetry", () => {
       await expect(publish(createEvent({ type: "order.created", data: {} }))).rejects.toThrow("store down");
     });
 
+    for (const part of ["onStart", "onEnd"] as const) {
+      it(`deliveryTelemetry with a span processor whose ${part} throws never throws into the worker`, async () => {
+        const telemetry = deliveryTelemetry({ tracer: throwingTelemetry(part).tracer, meter: otel.meter });
+        const state = { status: "failed", attempts: 1, nextAttemptAt: 2_000 } as const;
+        expect(() =>
+          telemetry({
+            type: "attempt",
+            delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
+            attempt: { attempt: 1, startedAt: 1_000, durationMs: 5, status: 503, errorKind: "http_status" },
+            target: { scheme: "https", host: "example.com", port: 443 },
+          } as unknown as DeliveryWorkerEvent),
+        ).not.toThrow();
+        // The metrics of the attempt are still recorded.
+        expect(await otel.points(METRIC_NAMES.deliveries)).toContainEqual(
+          expect.objectContaining({ attributes: expect.objectContaining({ [ATTRIBUTES.errorType]: "503" }) }),
+        );
+      });
+    }
+
     it("deliveryTelemetry with a meter that throws still records the attempt span", () => {
       const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: throwingTelemetry("meter").meter });
       const state = { status: "delivered", attempts: 1, nextAttemptAt: null } as const;

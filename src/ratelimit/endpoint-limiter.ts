@@ -22,7 +22,11 @@ export interface EndpointRateLimiterOptions {
    * @default 1: deliveries are evenly spaced, one every `1 / perSecond` s.
    */
   burst?: number;
-  /** @default "rl:endpoint:" */
+  /**
+   * Prefixed to every endpoint id in the store. On a store other limiters share, no prefix may begin with another's.
+   * @default "rl-endpoint:" (not "rl:…": a rate limiter's default "rl:" plus a client's key "endpoint:ep_1" would be
+   * endpoint ep_1's key)
+   */
   prefix?: string;
 }
 
@@ -88,7 +92,8 @@ export function createEndpointRateLimiter(options: EndpointRateLimiterOptions = 
   const store = options.store ?? createMemoryStore();
   // Checked here, not at the first acquire: a bad burst would otherwise fail every acquire.
   const burst = positiveInteger("createEndpointRateLimiter", "burst", options.burst ?? 1);
-  const prefix = options.prefix ?? "rl:endpoint:";
+  // Not "rl:endpoint:", which begins with createRateLimiter's default "rl:" (see the option).
+  const prefix = options.prefix ?? "rl-endpoint:";
   const sets = new Map<number, PolicySet>();
   return {
     async acquire(endpointId, perSecond, nowMs) {

@@ -35,7 +35,9 @@ export interface RateLimiterOptions {
   /** @default a new {@link createMemoryStore} */
   store?: RateLimitStore;
   /**
-   * Prefixed to every key in the store; give limiters that share a store distinct prefixes.
+   * Prefixed to every key in the store. Give limiters that share a store prefixes none of which begins with another:
+   * with "a:" and "a:b:", key "b:x" of the first is key "x" of the second, and each limiter's state, written for other
+   * policies, starts the other afresh.
    * @default "rl:"
    */
   prefix?: string;

@@ -16,3 +16,15 @@ export function assertStoreKey(key: unknown): asserts key is string {
     );
   }
 }
+
+/**
+ * Checks a check's time the way every store does: a safe integer of ms. GCRA is exact in integers below 2^53 only, and
+ * a NaN stored as a TAT would fail every later comparison: the key would be refused (or admitted) for good.
+ * @throws TypeError when `nowMs` is not a safe integer.
+ */
+export function assertStoreNow(nowMs: unknown): asserts nowMs is number {
+  if (typeof nowMs !== "number" || !Number.isSafeInteger(nowMs)) {
+    const got = typeof nowMs === "number" ? nowMs : typeof nowMs;
+    throw new TypeError(`rate limit store: nowMs must be an integer number of ms within ±2^53, got ${got}.`);
+  }
+}

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createEndpointRateLimiter, createMemoryStore } from "../../src/ratelimit/index";
+import { createEndpointRateLimiter, createMemoryStore, createRateLimiter } from "../../src/ratelimit/index";
 
 describe("createEndpointRateLimiter", () => {
   it("spaces deliveries one emission interval apart by default (burst 1)", async () => {
@@ -73,6 +73,18 @@ describe("createEndpointRateLimiter", () => {
     const pacer = createEndpointRateLimiter();
     expect(await pacer.acquire("ep", 1, 0)).toEqual({ allowed: true });
     expect(await pacer.acquire("ep", 2, 0)).toEqual({ allowed: true });
+  });
+
+  // Regression: the pacer's default prefix "rl:endpoint:" began with the limiter's default "rl:", so on one store (the
+  // delivery queue's PostgreSQL table, one Redis) a client whose key was "endpoint:ep_1" shared ep_1's row; its
+  // policy's state replaced the pacer's (another set id starts afresh), and ep_1 was sent a delivery early each time.
+  it("keeps its keys apart from a rate limiter's keys on a shared store, with both prefixes left at their defaults", async () => {
+    const store = createMemoryStore();
+    const pacer = createEndpointRateLimiter({ store });
+    const api = createRateLimiter({ policies: [{ name: "p", quota: 100, window: 60 }], store });
+    expect(await pacer.acquire("ep_1", 1, 0)).toEqual({ allowed: true });
+    expect((await api.check("endpoint:ep_1", 0)).allowed).toBe(true); // a key the client chose (an API key header)
+    expect(await pacer.acquire("ep_1", 1, 0)).toEqual({ allowed: false, retryAtMs: 1_000 });
   });
 
   // Regression: a bad burst was accepted here, and then every acquire rejected.

@@ -128,4 +128,15 @@ describe.skipIf(skip)("createRedisStore", () => {
     expect(error).toBeInstanceOf(RateLimitErrorFromIndex); // one class, exported from both subpaths
     expect((error as RateLimitError).code).toBe("store_reply_invalid");
   });
+
+  // Regression: any clock but "server" was taken as "caller", so a typo ("sever", "Server") silently put every process
+  // on its own clock, the skew the default exists to avoid.
+  it.each(["sever", "Server", "client", ""])("refuses clock %j at construction, naming the option", (clock) => {
+    const client: RedisScriptClient = { evalsha: async () => [1, 0, 0], eval: async () => [1, 0, 0] };
+    expect(() => createRedisStore({ client, clock: clock as never })).toThrow(/createRedisStore: clock must be/);
+  });
+
+  it("refuses missing options with a TypeError naming the client", () => {
+    expect(() => createRedisStore(undefined as never)).toThrow(/createRedisStore: client must be/);
+  });
 });

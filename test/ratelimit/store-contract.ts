@@ -236,6 +236,27 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
       });
     });
 
+    it("admits exactly the burst to parallel checks on one key at one instant, each seeing its own remaining", async () => {
+      const set = single(5, 10); // burst 5
+      const outcomes = await Promise.all(Array.from({ length: 20 }, () => store().check(`${prefix}k`, set, T0)));
+      const admitted = outcomes.filter((result) => result.allowed);
+      expect(admitted.map((result) => result.remaining[0]).sort()).toEqual([0, 1, 2, 3, 4]);
+      const refused = outcomes.filter((result) => !result.allowed).map(outcome);
+      expect(refused).toEqual(Array(15).fill({ allowed: false, remaining: [0], resetMs: [2_000] }));
+    });
+
+    // Regression: a store took any number; NaN admitted once and stored a NaN TAT, after which the memory and PostgreSQL
+    // stores refused the key for good (with NaN remaining and reset, which no header can carry) — or, with two limits,
+    // admitted it every time.
+    it("rejects with a TypeError a nowMs that is not a safe integer, and records nothing", async () => {
+      const set = single(1, 60);
+      for (const nowMs of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2 ** 53, -(2 ** 53), 1.5]) {
+        await expect(store().check(`${prefix}k`, set, nowMs), String(nowMs)).rejects.toBeInstanceOf(TypeError);
+      }
+      expect((await store().check(`${prefix}k`, set, T0)).allowed).toBe(true);
+      expect((await store().check(`${prefix}k`, set, T0)).allowed).toBe(false);
+    });
+
     it("agrees with the pure GCRA on random scripts, with one or two limits", async () => {
       const limitArb = fc
         .tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 8 }))

@@ -2,7 +2,7 @@ import { positiveInteger } from "../../options/number-option";
 import { type GcraOutcome, gcraCheck } from "../gcra";
 import type { PolicySet } from "../policy";
 import type { RateLimitStore } from "../store";
-import { assertStoreKey } from "../store-key";
+import { assertStoreKey, assertStoreNow } from "../store-key";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -83,6 +83,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
   function checkSync(key: string, set: PolicySet, nowMs: number): GcraOutcome {
     assertStoreKey(key);
+    assertStoreNow(nowMs);
     const entry = entries.get(key);
     if (entry === undefined) {
       const step = gcraCheck(set.limits, undefined, nowMs);

@@ -5,7 +5,7 @@ import { transaction } from "../../postgres/transaction";
 import { type GcraOutcome, gcraCheck } from "../gcra";
 import type { PolicySet } from "../policy";
 import type { RateLimitStore } from "../store";
-import { assertStoreKey } from "../store-key";
+import { assertStoreKey, assertStoreNow } from "../store-key";
 import { RATE_LIMIT_TABLE, type RateLimitTableOptions } from "./rate-limit-tables";
 
 /** Options of {@link createPostgresRateLimitStore}. */
@@ -40,7 +40,7 @@ interface StateRow {
  * const rateLimiter = createEndpointRateLimiter({ store: createPostgresRateLimitStore({ client: pool }) });
  */
 export function createPostgresRateLimitStore(options: PostgresRateLimitStoreOptions): RateLimitStore {
-  const { client } = options;
+  const client = options?.client;
   assertSqlClient(client, "createPostgresRateLimitStore");
   const t = tableIn(schemaName(options.schema, "createPostgresRateLimitStore"), RATE_LIMIT_TABLE);
   let checks = 0;
@@ -55,17 +55,23 @@ export function createPostgresRateLimitStore(options: PostgresRateLimitStoreOpti
   return {
     async check(key: string, set: PolicySet, nowMs: number): Promise<GcraOutcome> {
       assertStoreKey(key);
+      assertStoreNow(nowMs);
       const id = rowKey(key);
       const outcome = await transaction(client, async (tx) => {
-        // The row exists before it is locked, so concurrent first requests for a key queue on one lock.
-        await tx.query(
-          `INSERT INTO ${t} (key, set_id, state, expires_ms) VALUES ($1, '', NULL, 0) ON CONFLICT (key) DO NOTHING`,
-          [id],
-        );
-        const { rows } = await tx.query(`SELECT set_id, state FROM ${t} WHERE key = $1 FOR UPDATE`, [id]);
-        const row = rows[0] as StateRow | undefined;
+        // The row exists before it is locked, so concurrent first requests for a key queue on one lock. A purge may
+        // delete an expired row between the two statements (DO NOTHING locks nothing): then insert it again, or the
+        // UPDATE below would write nothing and the admission would go unrecorded.
+        let row: StateRow | undefined;
+        while (row === undefined) {
+          await tx.query(
+            `INSERT INTO ${t} (key, set_id, state, expires_ms) VALUES ($1, '', NULL, 0) ON CONFLICT (key) DO NOTHING`,
+            [id],
+          );
+          const { rows } = await tx.query(`SELECT set_id, state FROM ${t} WHERE key = $1 FOR UPDATE`, [id]);
+          row = rows[0] as StateRow | undefined;
+        }
         // State written for another policy set is ignored: a changed policy starts afresh (as the other stores do).
-        const state = row !== undefined && row.set_id === set.id && row.state !== null ? row.state : undefined;
+        const state = row.set_id === set.id && row.state !== null ? row.state : undefined;
         const step = gcraCheck(set.limits, state, nowMs);
         if (step.allowed) {
           await tx.query(`UPDATE ${t} SET set_id = $2, state = $3, expires_ms = $4 WHERE key = $1`, [
@@ -77,7 +83,9 @@ export function createPostgresRateLimitStore(options: PostgresRateLimitStoreOpti
         }
         return { allowed: step.allowed, remaining: step.remaining, resetMs: step.resetMs };
       });
-      if (++checks % PURGE_EVERY === 0) await purge(nowMs);
+      // Housekeeping after the commit: its failure (a lock or statement timeout) must not turn the decision into an
+      // error; a later check purges again.
+      if (++checks % PURGE_EVERY === 0) await purge(nowMs).catch(() => undefined);
       return outcome;
     },
   };

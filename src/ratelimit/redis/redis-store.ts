@@ -3,7 +3,7 @@ import { isNodeRedis, type NodeRedis, nodeRedisSender } from "../../redis/node-r
 import { RateLimitError } from "../errors";
 import type { GcraOutcome } from "../gcra";
 import type { RateLimitStore } from "../store";
-import { assertStoreKey } from "../store-key";
+import { assertStoreKey, assertStoreNow } from "../store-key";
 import { GCRA_SCRIPT } from "./gcra-script";
 
 /** The part of an ioredis client (v5 or v6) the store uses; any client with these two commands works. */
@@ -73,15 +73,23 @@ function scriptClient(client: RedisScriptClient | NodeRedis): RedisScriptClient 
  * Creates a store on Redis: one `EVALSHA` per check (falling back to `EVAL` on `NOSCRIPT`), atomic across
  * every process that shares the server; keys expire once their allowance is full again.
  * @param options the connected client, and whose clock decides (`"server"` by default).
+ * @throws TypeError when the client has neither `evalsha` and `eval` nor `sendCommand`, or `clock` is neither
+ *   `"server"` nor `"caller"`.
  * @example createRateLimiter({ policies, store: createRedisStore({ client: new Redis(process.env.REDIS_URL) }) })
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
-  const client = scriptClient(options.client);
+  const client = scriptClient(options?.client);
   // Its own argument, not a sentinel time: a caller's clock is taken as given, before the epoch too.
-  const clock = (options.clock ?? "server") === "server" ? "server" : "caller";
+  const clock = options.clock ?? "server";
+  if (clock !== "server" && clock !== "caller") {
+    // Any other value was taken as "caller": a typo put each process on its own clock.
+    throw new TypeError(`createRedisStore: clock must be "server" or "caller", got ${JSON.stringify(clock)}.`);
+  }
   return {
     async check(key, set, nowMs) {
       assertStoreKey(key);
+      // Checked whichever clock decides: a store swapped for another must not start failing.
+      assertStoreNow(nowMs);
       let reply: unknown;
       try {
         reply = await client.evalsha(SHA, 1, key, nowMs, set.id, clock);

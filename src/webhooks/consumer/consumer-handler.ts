@@ -9,7 +9,6 @@ import { utf8Length } from "../../http/utf8-length";
 import { finiteNumber, nonNegativeInteger, positiveNumber } from "../../options/number-option";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
-import { secretList } from "../signing/secrets";
 import type { Tolerance } from "../signing/tolerance";
 import { verify } from "../signing/verify";
 import type { InboxEvent } from "./event";
@@ -19,6 +18,7 @@ import type { Inbox, InboxAddResult } from "./inbox";
 import { InboxFullError } from "./inbox-full";
 import { refusalLog } from "./refusal-log";
 import { sharedDeadline } from "./shared-deadline";
+import { checkVerificationOptions } from "./verification-options";
 
 /** Options of {@link createWebhookConsumer}. */
 export interface WebhookConsumerOptions {
@@ -179,9 +179,8 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       ? undefined
       : nonNegativeInteger("createWebhookConsumer", "bodyLimit", options.bodyLimit, "bytes");
   if (typeof inbox?.add !== "function") throw new TypeError("createWebhookConsumer: inbox must have an add method.");
-  // A secret of the wrong type is misuse: refuse it here, not with a 500 on every delivery. An unset
-  // secret (undefined, "") stays a per-request `secret_invalid`, so deliveries resume once it is set.
-  secretList(secrets, "createWebhookConsumer");
+  // Misuse (a secret, scheme, parse or tolerance verification cannot use) throws here, not on every delivery.
+  checkVerificationOptions(options);
   const clock = options.now ?? Date.now;
   if (typeof clock !== "function")
     throw new TypeError("createWebhookConsumer: now must be a function returning epoch milliseconds.");

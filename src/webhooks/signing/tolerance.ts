@@ -13,26 +13,26 @@ export interface ToleranceWindow {
 const DEFAULT_TOLERANCE_SECONDS = 300;
 const DEFAULT_WINDOW: ToleranceWindow = { past: DEFAULT_TOLERANCE_SECONDS, future: DEFAULT_TOLERANCE_SECONDS };
 
-function seconds(value: unknown, what: string): number {
+function seconds(value: unknown, what: string, caller: string): number {
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-    throw new TypeError(`verify: ${what} must be a non-negative number of seconds (Infinity disables the check)`);
+    throw new TypeError(`${caller}: ${what} must be a non-negative number of seconds (Infinity disables the check)`);
   }
   return value;
 }
 
-/** The window of `toleranceSeconds`; TypeError on a negative or non-numeric value. */
-export function tolerance(value: Tolerance | undefined): ToleranceWindow {
+/** The window of `toleranceSeconds`; TypeError, named after `caller`, on a negative or non-numeric value. */
+export function tolerance(value: Tolerance | undefined, caller = "verify"): ToleranceWindow {
   if (value === undefined) return DEFAULT_WINDOW;
   if (typeof value === "number") {
-    const both = seconds(value, "toleranceSeconds");
+    const both = seconds(value, "toleranceSeconds", caller);
     return { past: both, future: both };
   }
   if (typeof value !== "object" || value === null) {
-    throw new TypeError("verify: toleranceSeconds must be a number or { past, future }");
+    throw new TypeError(`${caller}: toleranceSeconds must be a number or { past, future }`);
   }
   return {
-    past: seconds(value.past, "toleranceSeconds.past"),
-    future: seconds(value.future, "toleranceSeconds.future"),
+    past: seconds(value.past, "toleranceSeconds.past", caller),
+    future: seconds(value.future, "toleranceSeconds.future", caller),
   };
 }
 

@@ -18,7 +18,16 @@ import {
 import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/consumer/memory/index";
 import { startWebhookProcessor } from "../../../src/webhooks/consumer/node/index";
 import { createPostgresInbox } from "../../../src/webhooks/consumer/postgres/index";
-import { generateSecret, github, shopify, sign, signWith, slack, stripe } from "../../../src/webhooks/signing/index";
+import {
+  generateSecret,
+  generateSigningKeyPair,
+  github,
+  shopify,
+  sign,
+  signWith,
+  slack,
+  stripe,
+} from "../../../src/webhooks/signing/index";
 import { latch, listen, nowSeconds, postFromThread } from "./support";
 
 const secret = generateSecret();
@@ -389,6 +398,53 @@ describe("createWebhookConsumer over node:http", () => {
     expect(() => createWebhookConsumer({ inbox, secrets: [secret, {}] as unknown as string[] })).toThrow(TypeError);
     // An unset secret is configuration not yet done: created, and each delivery gets secret_invalid.
     expect(() => createWebhookConsumer({ inbox, secrets: "" })).not.toThrow();
+  });
+
+  // Regression: these were accepted, then every delivery got a 500 with a generic detail, reported to no onError.
+  it("refuses a set secret its scheme cannot use when created, naming it by fingerprint only", () => {
+    const inbox = createMemoryInbox();
+    const unusable: [string | string[], WebhookConsumerOptions["scheme"]][] = [
+      ["whsec_not base64!", undefined],
+      [`whsec_${"-_".repeat(16)}`, undefined], // base64url: Standard Webhooks secrets are RFC 4648 §4 base64
+      ["whsec_", undefined],
+      [[secret, "whsec_!!"], undefined], // a rotation list with one broken secret never verifies either
+      ["whpk_AAAA", undefined],
+      ["sk_live_abc", stripe],
+      ["gh_secret\n", github],
+    ];
+    for (const [secrets, scheme] of unusable) {
+      const create = () => createWebhookConsumer({ inbox, secrets, scheme });
+      expect(create, String(secrets)).toThrow(/^createWebhookConsumer: Secret #\d /);
+      expect(create).toThrow(TypeError);
+      for (const value of [secrets].flat()) if (value.length > 8) expect(create).not.toThrow(value.slice(6));
+    }
+    const usable: [string | string[], WebhookConsumerOptions["scheme"]][] = [
+      [secret, undefined],
+      [[secret, generateSecret()], undefined],
+      [generateSigningKeyPair().publicKey, undefined],
+      ["whsec_test_secret", stripe],
+      ["gh secret with spaces", github],
+      ["shpss_abc", shopify],
+      ["8f742231b10e8888abcd99yyyzzz85a5", slack],
+      [["", secret], undefined], // unset: each delivery gets secret_invalid until it is set
+    ];
+    for (const [secrets, scheme] of usable) {
+      expect(() => createWebhookConsumer({ inbox, secrets, scheme }), String(secrets)).not.toThrow();
+    }
+  });
+
+  // Regression: these were accepted, then verify threw the same TypeError on every delivery (a 500 each).
+  it.each([
+    ["scheme", { scheme: "stripe" }, /^createWebhookConsumer: scheme must be a WebhookScheme/],
+    ["scheme", { scheme: {} }, /^createWebhookConsumer: scheme must be a WebhookScheme/],
+    ["parse", { parse: "xml" }, /^createWebhookConsumer: parse must be/],
+    ["toleranceSeconds", { toleranceSeconds: -1 }, /^createWebhookConsumer: toleranceSeconds must be/],
+    ["toleranceSeconds", { toleranceSeconds: "300" }, /^createWebhookConsumer: toleranceSeconds must be/],
+    ["toleranceSeconds", { toleranceSeconds: { past: 300 } }, /^createWebhookConsumer: toleranceSeconds.future/],
+  ])("refuses a %s verification cannot use when created: %j", (_name, option, message) => {
+    const options = { inbox: createMemoryInbox(), secrets: secret, ...option } as unknown as WebhookConsumerOptions;
+    expect(() => createWebhookConsumer(options)).toThrow(TypeError);
+    expect(() => createWebhookConsumer(options)).toThrow(message);
   });
 
   it("answers 200 when configured to", async () => {

@@ -25,7 +25,12 @@ const until = async (condition: () => boolean | Promise<boolean>) => {
   while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
 };
 
-async function world(hangingHosts: readonly string[], options: Partial<DeliveryWorkerOptions> = {}) {
+async function world(
+  hangingHosts: readonly string[],
+  options: Partial<DeliveryWorkerOptions> = {},
+  // What the worker sees of the queue (a queue that stops answering); the test reads the queue itself.
+  seen: (queue: DeliveryQueue) => DeliveryQueue = (queue) => queue,
+) {
   const clock = { now: T0 };
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
@@ -36,7 +41,7 @@ async function world(hangingHosts: readonly string[], options: Partial<DeliveryW
     return made;
   };
   const worker = createDeliveryWorker({
-    queue,
+    queue: seen(queue),
     endpoints,
     dispatcher: fake.dispatcher,
     now: () => clock.now,
@@ -215,27 +220,19 @@ describe("stop() against a queue that never answers (issue 15)", () => {
   // Regression: an aborted attempt's hand-back waited on a queue that never answered (a database hanging, not down),
   // so stop() never resolved and SIGTERM handlers hung until the process was killed.
   it("resolves 1 s past the grace period, reports stop_timed_out and leaves the delivery to its lease", async () => {
-    const clock = { now: T0 };
-    const endpoints = createMemoryEndpointStore();
-    const memory = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
     let hanging = false;
     const never = new Promise<boolean>(() => {});
-    const queue: DeliveryQueue = Object.assign(Object.create(memory) as DeliveryQueue, {
-      complete: (...args: Parameters<DeliveryQueue["complete"]>) => (hanging ? never : memory.complete(...args)),
-    });
-    const fake = fakeDispatcher((host) => host === "hang.example");
     const events: DeliveryWorkerEvent[] = [];
-    const worker = createDeliveryWorker({
-      queue,
-      endpoints,
-      dispatcher: fake.dispatcher,
-      now: () => clock.now,
-      circuit: false,
-      stopGraceMs: 0,
-      onEvent: (event) => events.push(event),
-    });
-    await endpoints.create(endpointFixture({ url: "https://hang.example/hook", enabledEvents: ["*"] }));
-    const [id] = await publish(memory, "x.created", 1, T0);
+    const { clock, queue, fake, endpoint, worker } = await world(
+      ["hang.example"],
+      { onEvent: (event) => events.push(event) },
+      (memory) =>
+        Object.assign(Object.create(memory) as DeliveryQueue, {
+          complete: (...args: Parameters<DeliveryQueue["complete"]>) => (hanging ? never : memory.complete(...args)),
+        }),
+    );
+    await endpoint("hang.example", ["*"]);
+    const [id] = await publish(queue, "x.created", 1, T0);
     worker.start();
     await until(() => fake.pending.size === 1);
     hanging = true;
@@ -244,10 +241,10 @@ describe("stop() against a queue that never answers (issue 15)", () => {
     expect(errors).toEqual([expect.objectContaining({ name: "WebhookDeliveryError", code: "stop_timed_out" })]);
     expect(String((errors[0] as Error).message)).toMatch(/1 delivery left to their leases/);
     // Still claimed, never marked failed: once its lease ends, another worker claims it.
-    const state = (await memory.get(id as string))?.state;
+    const state = (await queue.get(id as string))?.state;
     expect(state).toMatchObject({ status: "pending", attempts: 0 });
     clock.now += 10 * 60_000;
-    expect((await memory.claim({ now: clock.now, leaseMs: 30_000, limit: 10 })).map((claim) => claim.id)).toEqual([id]);
+    expect((await queue.claim({ now: clock.now, leaseMs: 30_000, limit: 10 })).map((claim) => claim.id)).toEqual([id]);
   });
 });
 

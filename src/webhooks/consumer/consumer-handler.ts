@@ -67,8 +67,11 @@ export interface WebhookConsumerOptions {
   onStored?: (event: InboxEvent) => void;
   /**
    * Told when the inbox fails to store or is full (the provider gets 503 and retries), when it refuses an event it
-   * can never hold (`InboxEventTooLargeError`: 413), or when `onStored` throws.
-   * @default logs to stderr: each kind of refusal (inbox full, event too large, inbox failing) at most once a minute,
+   * can never hold (`InboxEventTooLargeError`: 413), when the consumer cannot verify for its own configuration (a
+   * `WebhookVerificationError` `secret_invalid` for a secret not set yet, or `body_not_raw`: 500), or when `onStored`
+   * throws. A delivery the sender got wrong (a bad signature: 400) is not told.
+   * @default logs to stderr: each kind of refusal (inbox full, event too large, inbox failing, not configured) at most
+   * once a minute,
    * with how many deliveries it refused since its last line; an `onStored` error each time
    */
   onError?: (error: unknown, request: HttpRequest) => void;
@@ -240,7 +243,12 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       parse,
       now,
     });
-    if (!result.ok) return verificationProblem(result.error.toProblem());
+    if (!result.ok) {
+      // The consumer's own configuration (a secret not set yet, a body read before): a 500 the provider retries, which
+      // the operator must hear of. The sender's mistakes (400, 422) are not the operator's to fix.
+      if (result.error.status >= 500) report(result.error, request, true);
+      return verificationProblem(result.error.toProblem());
+    }
     // The JSON body readers' nesting limit (src/http/json-limits.ts): a handler, a zod schema or JSON.stringify
     // recursing through a deeper payload can overflow the stack, and PostgreSQL's json input refuses very deep
     // text (SQLSTATE 54001). Every redelivery would fail alike, so a 400 rather than a 503 asking for retries.

@@ -1,10 +1,11 @@
+import { isWebhookVerificationError } from "../signing/errors";
 import { InboxEventTooLargeError } from "./event-too-large";
 import { InboxFullError } from "./inbox-full";
 
 /** How often the default log writes a line for one kind of refusal, ms. */
 export const REFUSAL_LOG_EVERY_MS = 60_000;
 
-type Kind = "inbox_full" | "event_too_large" | "inbox_unavailable";
+type Kind = "inbox_full" | "event_too_large" | "inbox_unavailable" | "not_configured";
 
 const LINES: Record<Kind, string> = {
   inbox_full: "rest-webhooks: the webhook inbox is full; deliveries get 503 until the processor makes room",
@@ -12,17 +13,21 @@ const LINES: Record<Kind, string> = {
     "rest-webhooks: a webhook event is larger than the inbox can ever hold; it got 413 (raise the inbox's bound above " +
     "the consumer's bodyLimit)",
   inbox_unavailable: "rest-webhooks: the webhook inbox could not store a delivery; it got 503",
+  not_configured:
+    "rest-webhooks: the webhook consumer cannot verify deliveries (its secret is not set, or the body was read " +
+    "before it); they get 500 until it is fixed",
 };
 
 function kindOf(error: unknown): Kind {
   if (error instanceof InboxFullError) return "inbox_full";
+  if (isWebhookVerificationError(error)) return "not_configured";
   return error instanceof InboxEventTooLargeError ? "event_too_large" : "inbox_unavailable";
 }
 
 /**
- * The consumer's default `onError`. A refusal (`503`: the inbox full or failing; `413`: an event it can never hold) is
- * logged at most once per {@link REFUSAL_LOG_EVERY_MS} for each kind, with how many deliveries it refused since the
- * last line: an inbox that is down or full refuses every delivery, and a line with a stack for each, under a
+ * The consumer's default `onError`. A refusal (`503`: the inbox full or failing; `413`: an event it can never hold;
+ * `500`: the consumer not configured to verify, a secret not set) is logged at most once per
+ * {@link REFUSAL_LOG_EVERY_MS} for each kind, with how many deliveries it refused since the last line: an inbox that is down or full refuses every delivery, and a line with a stack for each, under a
  * provider's retries, would add disk and CPU to an overload. Anything else (an `onStored` that throws) is logged each
  * time.
  * @param now the consumer's clock, Unix ms.

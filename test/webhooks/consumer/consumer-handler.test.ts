@@ -374,6 +374,24 @@ describe("createWebhookConsumer over node:http", () => {
         expect(takeAfterSend(await quiet(request(delivery("msg_quiet"))))).toBeUndefined();
       });
 
+      // Regression: an unset secret answered every delivery with a 500 that no onError heard, so a consumer deployed
+      // before its secret was set failed silently until the provider gave up.
+      it("reports a delivery it cannot verify for its own configuration to onError, not one the sender got wrong", async () => {
+        const onError = vi.fn();
+        const unset = createWebhookConsumer({ inbox: createMemoryInbox(), secrets: "", onError });
+        const response = await unset(request(delivery("msg_unset")));
+        expect(response.status).toBe(500);
+        expect(onError).toHaveBeenCalledTimes(1);
+        expect(onError).toHaveBeenCalledWith(
+          expect.objectContaining({ name: "WebhookVerificationError", code: "secret_invalid" }),
+          expect.objectContaining({ method: "POST" }),
+        );
+        const configured = createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, onError });
+        const forged = delivery("msg_forged");
+        expect((await configured(request({ ...forged, body: `${forged.body} ` }))).status).toBe(400);
+        expect(onError).toHaveBeenCalledTimes(1);
+      });
+
       it("reports an onStored that throws to onError instead of throwing", async () => {
         const onError = vi.fn();
         const boom = new Error("wake failed");

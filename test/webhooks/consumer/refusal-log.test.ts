@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { InboxEventTooLargeError, InboxFullError } from "../../../src/webhooks/consumer/index";
 import { REFUSAL_LOG_EVERY_MS, refusalLog } from "../../../src/webhooks/consumer/refusal-log";
+import { WebhookVerificationError } from "../../../src/webhooks/signing/index";
 
 describe("the consumer's default error log", () => {
   const setup = () => {
@@ -49,6 +50,16 @@ describe("the consumer's default error log", () => {
     log(down, undefined, true);
     expect(write.mock.calls.map((call) => call[1])).toEqual([tooLarge, down]);
     expect(write.mock.calls[0]?.[0]).toContain("larger than the inbox can ever hold; it got 413");
+  });
+
+  it("names a consumer that cannot verify (a secret not set) as not configured, once a minute", () => {
+    const { write, log } = setup();
+    const unset = new WebhookVerificationError("secret_invalid", "No webhook secret is set.");
+    log(unset, undefined, true);
+    log(unset, undefined, true);
+    log(down, undefined, true);
+    expect(write.mock.calls.map((call) => call[1])).toEqual([unset, down]);
+    expect(write.mock.calls[0]?.[0]).toContain("cannot verify deliveries");
   });
 
   it("writes again when the clock goes back, rather than staying silent until it catches up", () => {

@@ -85,7 +85,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #prefix: string;
   readonly #now: () => number;
   // Whether a staging SET and the script after it, sent back to back, run in that order (a node-redis pool may send
-  // them on two connections).
+  // them on two connections, an ioredis Cluster resend one after a redirect).
   readonly #inOrder: boolean;
   // Cleared when the server turns out older than Redis 7.0: begin then always runs its script.
   #setNxGet = true;
@@ -98,7 +98,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       this.#keyPrefix = "";
     } else if (typeof client?.callBuffer === "function") {
       this.#client = bufferClient(client);
-      this.#inOrder = true;
+      // A Cluster resends a command redirected (MOVED, ASK, a topology refresh) on its own: the SET can then land
+      // after the script, which finds nothing staged.
+      this.#inOrder = (client as { isCluster?: unknown }).isCluster !== true;
       this.#keyPrefix = keyPrefixOf(client);
     } else {
       throw new TypeError(

@@ -25,18 +25,18 @@ export function sendResponse(response: HttpResponse, method = "GET"): Response {
   }
   // RFC 9112 §6.2: never beside the Content-Length set below; the runtime chooses the framing.
   headers.delete("transfer-encoding");
-  const body = typeof response.body === "string" ? encoder.encode(response.body) : response.body;
-  const declared = headers.get("content-length");
-  // The client frames the body by the handler's Content-Length (RFC 9112 §6.3), except in a response without content
-  // or to HEAD, where it is the representation's (RFC 9110 §8.6).
-  if (declared !== null && !NULL_BODY_STATUS.has(response.status) && method !== "HEAD") {
-    checkDeclaredLength(declared, body?.byteLength ?? 0);
-  }
-  if (NULL_BODY_STATUS.has(response.status) || body == null) {
+  if (NULL_BODY_STATUS.has(response.status)) {
     // RFC 9110 §8.6: no Content-Length in a 204; §15.3.6: a 205 has no content, so none can be announced.
-    if (response.status === 204 || response.status === 205) headers.delete("content-length");
+    if (response.status !== 304) headers.delete("content-length");
     return new Response(null, { status: response.status, headers });
   }
+  // Encoded only past that check: a response that carries no content never pays for its bytes.
+  const body = typeof response.body === "string" ? encoder.encode(response.body) : response.body;
+  const declared = headers.get("content-length");
+  // The client frames the body by the handler's Content-Length (RFC 9112 §6.3), except in a response to HEAD, where
+  // it is the representation's (RFC 9110 §8.6).
+  if (declared !== null && method !== "HEAD") checkDeclaredLength(declared, body?.byteLength ?? 0);
+  if (body == null) return new Response(null, { status: response.status, headers });
   if (declared === null) headers.set("content-length", String(body.byteLength));
   return new Response(method === "HEAD" ? null : (body as BodyInit), { status: response.status, headers });
 }

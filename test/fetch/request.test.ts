@@ -124,6 +124,24 @@ describe("fetch sendResponse", () => {
     const response = sendResponse({ status: 200, headers: { "set-cookie": ["a=1", "b=2"] }, body: null });
     expect(response.headers.getSetCookie()).toStrictEqual(["a=1", "b=2"]);
   });
+
+  it("never encodes the string body of a response that carries no content (RFC 9110 §6.4.1)", () => {
+    const encode = vi.spyOn(TextEncoder.prototype, "encode");
+    try {
+      for (const status of [204, 205, 304]) {
+        const response = sendResponse({ status, headers: { etag: '"v1"' }, body: "x".repeat(1024) });
+        expect(response.body).toBeNull();
+      }
+      expect(encode).not.toHaveBeenCalled();
+    } finally {
+      encode.mockRestore();
+    }
+  });
+
+  it("still refuses a Content-Length the handler set beside no body", () => {
+    expect(() => sendResponse({ status: 200, headers: { "content-length": "5" }, body: null })).toThrow(RangeError);
+    expect(sendResponse({ status: 200, headers: { "content-length": "5" }, body: null }, "HEAD").status).toBe(200);
+  });
 });
 
 describe("absolute-form targets the node adapter refuses for their authority (RFC 9112 §3.2.2, RFC 3986 §3.2)", () => {

@@ -47,24 +47,43 @@ describe("MemoryIdempotencyStore answers at once", () => {
 describe("MemoryIdempotencyStore bounds", () => {
   const response = { status: 201, headers: {}, body: new Uint8Array([1]) };
 
-  it("never holds more than maxEntries, evicting the least recently written", async () => {
+  function completeNew(store: MemoryIdempotencyStore, key: string): void {
+    const begun = store.begin(key, "f", 1000);
+    if (begun.kind !== "acquired") throw new Error(begun.kind);
+    store.complete(key, begun.leaseToken, response, 5000);
+  }
+
+  it("never holds more than maxEntries completed records, evicting the least recently completed", () => {
     const store = new MemoryIdempotencyStore({ maxEntries: 3, now: fakeClock().now });
-    for (const k of ["a", "b", "c"]) await store.begin(k, "f", 1000);
-    const c = await store.begin("d", "f", 1000);
-    expect(c.kind).toBe("acquired");
+    for (const k of ["a", "b", "c"]) completeNew(store, k);
+    completeNew(store, "d");
     expect(store.size).toBe(3);
-    expect((await store.begin("a", "f", 1000)).kind).toBe("acquired");
+    expect(store.begin("b", "f", 1000).kind).toBe("completed");
+    expect(store.begin("a", "f", 1000).kind).toBe("acquired");
     expect(store.size).toBe(3);
   });
 
-  it("moves a completed record to the back of the eviction order", async () => {
+  // Regression: at the bound the oldest record went, lease or not, so a retry of a request still in flight acquired
+  // its key and ran the handler a second time beside the first.
+  it("never evicts a lease for maxEntries: requests in flight pass the bound", () => {
+    const store = new MemoryIdempotencyStore({ maxEntries: 3, now: fakeClock().now });
+    completeNew(store, "done");
+    for (const k of ["a", "b", "c"]) store.begin(k, "f", 1000);
+    expect(store.begin("done", "f", 1000).kind).toBe("acquired");
+    expect(store.size).toBe(4);
+    for (const k of ["a", "b", "c"]) expect(store.begin(k, "f", 1000).kind).toBe("in-progress");
+  });
+
+  it("evicts in the order records completed, not the order they began", async () => {
     const store = new MemoryIdempotencyStore({ maxEntries: 2, now: fakeClock().now });
     const a = await store.begin("a", "f", 1000);
-    await store.begin("b", "f", 1000);
-    if (a.kind !== "acquired") throw new Error(a.kind);
+    const b = await store.begin("b", "f", 1000);
+    if (a.kind !== "acquired" || b.kind !== "acquired") throw new Error("a and b were acquired");
+    await store.complete("b", b.leaseToken, response, 5000);
     await store.complete("a", a.leaseToken, response, 5000);
     await store.begin("c", "f", 1000);
     expect((await store.begin("a", "f", 1000)).kind).toBe("completed");
+    expect((await store.begin("b", "f", 1000)).kind).toBe("acquired");
   });
 
   it("drops expired records at the head as it writes, without a timer", async () => {
@@ -112,8 +131,9 @@ describe("MemoryIdempotencyStore refuses a clock that is not a finite number", (
   });
 });
 
-// The store written plainly: an array in write order, searched entry by entry. The real store keeps a Map and a list
-// and hands an evicted record to the write that evicted it; this property checks it answers as the array does.
+// The store written plainly: an array in write order, searched entry by entry. The real store keeps a Map and two lists
+// (leases, completed records) and hands an evicted record to the write that evicted it; this property checks it answers
+// as the array does.
 interface ModelEntry {
   key: string;
   fingerprint: string;
@@ -141,15 +161,28 @@ class ModelStore {
     return this.entries.reduce((sum, e) => sum + (typeof e.state === "string" ? 0 : modelBytes(e)), 0);
   }
 
-  // From the oldest: expired entries go, and completed ones unless expiredOnly, until `excess` is freed.
-  #evict(excess: number, now: number, keep: ModelEntry | undefined, expiredOnly: boolean): number {
-    for (const entry of [...this.entries]) {
+  get leases(): ModelEntry[] {
+    return this.entries.filter((entry) => typeof entry.state === "string");
+  }
+
+  get completed(): ModelEntry[] {
+    return this.entries.filter((entry) => typeof entry.state !== "string");
+  }
+
+  #drop(entry: ModelEntry): number {
+    this.entries.splice(this.entries.indexOf(entry), 1);
+    return modelBytes(entry);
+  }
+
+  // Expired leases at the old end of the leases, then completed entries from the least recently completed.
+  #free(excess: number, now: number): number {
+    for (const lease of this.leases) {
+      if (excess <= 0 || lease.expiresAt > now) break;
+      excess -= this.#drop(lease);
+    }
+    for (const entry of this.completed) {
       if (excess <= 0) break;
-      if (entry === keep) continue;
-      if (entry.expiresAt <= now || (!expiredOnly && typeof entry.state !== "string")) {
-        excess -= modelBytes(entry);
-        this.entries.splice(this.entries.indexOf(entry), 1);
-      }
+      excess -= this.#drop(entry);
     }
     return excess;
   }
@@ -165,12 +198,19 @@ class ModelStore {
       }
       this.entries.splice(at, 1);
     }
-    // Up to two expired records at the old end go with each write; then the bound.
-    for (let i = 0; i < 2 && (this.entries[0]?.expiresAt ?? Number.POSITIVE_INFINITY) <= now; i++) this.entries.shift();
-    if (this.entries.length >= this.maxEntries) this.entries.shift();
+    // Up to two expired records at the old end of the leases and of the completed go with each write; then the bound,
+    // which evicts the least recently completed entry and never a lease.
+    for (const list of [this.leases, this.completed]) {
+      for (const entry of list.slice(0, 2)) {
+        if (entry.expiresAt > now) break;
+        this.#drop(entry);
+      }
+    }
+    const oldestCompleted = this.completed[0];
+    if (this.entries.length >= this.maxEntries && oldestCompleted !== undefined) this.#drop(oldestCompleted);
     const leaseToken = `model-${++this.#tokens}`;
     const entry = { key, fingerprint, expiresAt: now + leaseMs, state: leaseToken };
-    this.#evict(this.bytes + modelBytes(entry) - this.maxBytes, now, undefined, false);
+    this.#free(this.bytes + modelBytes(entry) - this.maxBytes, now);
     this.entries.push(entry);
     return { kind: "acquired", leaseToken };
   }
@@ -182,11 +222,15 @@ class ModelStore {
     const done = { ...entry, state: response, expiresAt: now + ttlMs };
     const bytes = modelBytes(done);
     if (bytes > this.maxBytes) throw new IdempotencyError("idempotency_response_too_large", "model");
-    const excess = this.bytes - modelBytes(entry) + bytes - this.maxBytes;
-    if (excess > this.completedBytes && this.#evict(excess, now, entry, true) > this.completedBytes) {
-      throw new IdempotencyError("idempotency_store_full", "model");
+    let excess = this.bytes - modelBytes(entry) + bytes - this.maxBytes;
+    if (excess > this.completedBytes) {
+      // Every expired lease, wherever it is, before refusing.
+      for (const lease of this.leases) {
+        if (excess > 0 && lease.expiresAt <= now) excess -= this.#drop(lease);
+      }
+      if (excess > this.completedBytes) throw new IdempotencyError("idempotency_store_full", "model");
     }
-    this.#evict(this.bytes - modelBytes(entry) + bytes - this.maxBytes, now, entry, false);
+    this.#free(excess, now);
     this.entries.splice(this.entries.indexOf(entry), 1);
     this.entries.push(done);
     return true;

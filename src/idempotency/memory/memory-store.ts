@@ -6,16 +6,18 @@ import { checkLeaseMs, checkStatus, checkTtlMs } from "../store-arguments";
 /** Options of {@link MemoryIdempotencyStore}. */
 export interface MemoryStoreOptions {
   /**
-   * Most records kept; at the bound the least recently written record is evicted. Size it above
-   * the keys one TTL sees: evicting a live record forgets it (a retry would run the handler again).
+   * Most records kept; at the bound the least recently completed record is evicted. Size it above
+   * the keys one TTL sees: evicting a live record forgets it (a retry would run the handler again). Records in
+   * progress are never evicted for it (a lease evicted would let a retry run the handler while the first still
+   * runs), so requests in flight may pass it; they are bounded by the server's concurrency and their leases.
    * @default 10_000
    */
   maxEntries?: number;
   /**
    * Most bytes the records hold: keys and fingerprints by their length, with each stored response's body and the octets of
    * its kept header names and values (see the docs; the objects around them are bounded by `maxEntries`). A response that would go
-   * past it first makes room by evicting completed records, in the order `maxEntries` evicts (least recently written
-   * first), and expired ones; records in progress are never evicted for it, since a lease evicted would let a
+   * past it first makes room by evicting expired leases and completed records, in the order `maxEntries` evicts (least
+   * recently completed first); records in progress are never evicted for it, since a lease evicted would let a
    * retry run the handler while the first still runs. A response that cannot fit even so is not stored: `complete`
    * throws {@link IdempotencyError} `idempotency_response_too_large` (larger than the bound alone) or
    * `idempotency_store_full` (leases fill it), the lease is left to run out as after any failed write, and the
@@ -34,9 +36,9 @@ export interface MemoryStoreOptions {
 }
 
 class MemoryRecord {
-  // Neighbours in write order (oldest first); the list, not Map iteration, drives eviction:
-  // V8 iterates a Map from its start, past every deleted slot, so evicting through
-  // `map.keys().next()` degrades to O(n) under steady churn.
+  // Neighbours in its list (leases in the order they began, completed records in the order they completed; oldest
+  // first); the lists, not Map iteration, drive eviction: V8 iterates a Map from its start, past every deleted slot, so
+  // evicting through `map.keys().next()` degrades to O(n) under steady churn.
   prev: MemoryRecord | undefined = undefined;
   next: MemoryRecord | undefined = undefined;
   key = "";
@@ -45,10 +47,42 @@ class MemoryRecord {
   // Smi), where epoch ms need a 16-byte heap number per record for the collector to copy. Past
   // 2^31 ms (about 24 days after construction; 12 with pointer compression) values are boxed again.
   expiresAt = 0;
-  // The lease token while in progress; the response once completed (one field: a smaller record).
+  // The lease token while in progress; the response once completed (one field: a smaller record). It also says which
+  // list holds the record.
   state: string | StoredResponse = "";
   // What it counts toward maxBytes (leaseBytes, plus responseBytes once completed).
   bytes = 0;
+}
+
+/**
+ * Records in the order they were appended, oldest first. Leases and completed records are kept in two lists, so that
+ * making room walks only records it can evict, never past the requests in flight.
+ */
+class RecordList {
+  oldest: MemoryRecord | undefined = undefined;
+  newest: MemoryRecord | undefined = undefined;
+
+  append(record: MemoryRecord): void {
+    record.prev = this.newest;
+    record.next = undefined;
+    if (this.newest === undefined) this.oldest = record;
+    else this.newest.next = record;
+    this.newest = record;
+  }
+
+  unlink(record: MemoryRecord): void {
+    if (record.prev === undefined) this.oldest = record.next;
+    else record.prev.next = record.next;
+    if (record.next === undefined) this.newest = record.prev;
+    else record.next.prev = record.prev;
+    record.prev = undefined;
+    record.next = undefined;
+  }
+
+  clear(): void {
+    this.oldest = undefined;
+    this.newest = undefined;
+  }
 }
 
 /** The memory store's default `maxBytes`: 64 MiB of keys, fingerprints and stored responses. */
@@ -79,19 +113,20 @@ function responseBytes(response: StoredResponse): number {
   return bytes;
 }
 
-// How many expired records at the head of the map one write may drop: constant work per call.
+// How many expired records at the head of each list one write may drop: constant work per call.
 const SWEEP_PER_WRITE = 2;
 
 /**
- * The in-process store: a `Map` plus a list in write order, so every operation is O(1). Good for one
+ * The in-process store: a `Map` plus two lists in write order (leases, completed records), so every operation is
+ * O(1). Good for one
  * instance and for tests; several instances need a shared store (Redis or PostgreSQL). It answers at once, with
  * plain values rather than promises (the {@link IdempotencyStore} contract allows either; `await` works on both).
  * @example idempotency({ store: new MemoryIdempotencyStore({ maxEntries: 50_000 }), identify })
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #records = new Map<string, MemoryRecord>();
-  #oldest: MemoryRecord | undefined;
-  #newest: MemoryRecord | undefined;
+  readonly #leases = new RecordList();
+  readonly #completed = new RecordList();
   readonly #maxEntries: number;
   readonly #maxBytes: number;
   #bytes = 0;
@@ -155,11 +190,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     record.expiresAt = now + leaseMs;
     record.state = token;
     record.bytes = leaseBytes(key, fingerprint);
-    // A lease is never refused for its bytes (a key of at most 255 characters, at most maxEntries of them): it only
-    // makes room by evicting completed records, so `bytes` passes maxBytes by leases alone.
-    this.#evictCompleted(this.#bytes + record.bytes - this.#maxBytes, now, undefined);
+    // A lease is never refused for its bytes (a key of at most 255 characters, one per request in flight): it only
+    // makes room by evicting expired leases and completed records, so `bytes` passes maxBytes by leases alone.
+    this.#free(this.#bytes + record.bytes - this.#maxBytes, now);
     this.#records.set(key, record);
-    this.#append(record);
+    this.#leases.append(record);
     this.#bytes += record.bytes;
     return { kind: "acquired", leaseToken: token };
   }
@@ -180,25 +215,26 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         `MemoryIdempotencyStore: the response counts ${bytes} bytes (body, header fields, key and fingerprint), more than maxBytes (${this.#maxBytes}) can ever hold: it was not stored.`,
       );
     }
-    const excess = this.#bytes - found.bytes + bytes - this.#maxBytes;
-    // Nothing is evicted for a record that would not fit anyway.
-    if (excess > this.#completedBytes && this.#evictCompleted(excess, now, found, true) > this.#completedBytes) {
-      throw new IdempotencyError(
-        "idempotency_store_full",
-        `MemoryIdempotencyStore: records in progress leave no room under maxBytes (${this.#maxBytes}) for a response of ${bytes} bytes: it was not stored.`,
-      );
+    let excess = this.#bytes - found.bytes + bytes - this.#maxBytes;
+    if (excess > this.#completedBytes) {
+      // Leases fill the bound: only here is every lease looked at, for expired ones, before the response is refused.
+      excess = this.#dropExpiredLeases(excess, now);
+      // Nothing is evicted for a record that would not fit anyway.
+      if (excess > this.#completedBytes) {
+        throw new IdempotencyError(
+          "idempotency_store_full",
+          `MemoryIdempotencyStore: records in progress leave no room under maxBytes (${this.#maxBytes}) for a response of ${bytes} bytes: it was not stored.`,
+        );
+      }
     }
-    this.#evictCompleted(this.#bytes - found.bytes + bytes - this.#maxBytes, now, found);
+    this.#free(excess, now);
+    this.#leases.unlink(found);
     this.#bytes += bytes - found.bytes;
     this.#completedBytes += bytes;
     found.bytes = bytes;
     found.state = response;
     found.expiresAt = now + ttlMs;
-    // Moved to the newest end (usually it is there already): the list stays in write order.
-    if (found !== this.#newest) {
-      this.#unlink(found);
-      this.#append(found);
-    }
+    this.#completed.append(found);
     return true;
   }
 
@@ -214,42 +250,67 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** Forgets every record. */
   clear(): void {
     this.#records.clear();
-    this.#oldest = undefined;
-    this.#newest = undefined;
+    this.#leases.clear();
+    this.#completed.clear();
     this.#bytes = 0;
     this.#completedBytes = 0;
   }
 
   /**
-   * Frees `excess` bytes, walking from the least recently written record: expired records go, and completed ones unless
-   * `expiredOnly`; live leases and `keep` stay. Returns what is still in excess. The walk passes only live leases
-   * older than what it drops: the requests in flight.
+   * Frees `excess` bytes: expired leases at the old end of theirs, then completed records, least recently completed
+   * first. Returns what is still in excess. Each step evicts a record: no request in flight is passed over.
    */
-  #evictCompleted(excess: number, now: number, keep: MemoryRecord | undefined, expiredOnly = false): number {
-    let record = this.#oldest;
+  #free(excess: number, now: number): number {
+    let lease = this.#leases.oldest;
+    while (excess > 0 && lease !== undefined && lease.expiresAt <= now) {
+      excess -= lease.bytes;
+      this.#remove(lease);
+      lease = this.#leases.oldest;
+    }
+    let record = this.#completed.oldest;
     while (excess > 0 && record !== undefined) {
-      const next = record.next;
-      const expired = record.expiresAt <= now;
-      if (record !== keep && (expired || (!expiredOnly && typeof record.state !== "string"))) {
-        excess -= record.bytes;
-        this.#remove(record);
-      }
-      record = next;
+      excess -= record.bytes;
+      this.#remove(record);
+      record = this.#completed.oldest;
     }
     return excess;
   }
 
-  /** Drops expired records at the old end and, at the bound, the oldest one; returns the last record dropped. */
+  /** Frees `excess` bytes from expired leases wherever they are (leases of different lengths expire out of order). */
+  #dropExpiredLeases(excess: number, now: number): number {
+    let lease = this.#leases.oldest;
+    while (excess > 0 && lease !== undefined) {
+      const next = lease.next;
+      if (lease.expiresAt <= now) {
+        excess -= lease.bytes;
+        this.#remove(lease);
+      }
+      lease = next;
+    }
+    return excess;
+  }
+
+  /**
+   * Drops expired records at the old end of each list and, at the bound, the least recently completed record (never
+   * a lease); returns the last record dropped.
+   */
   #makeRoom(now: number): MemoryRecord | undefined {
-    let dropped: MemoryRecord | undefined;
-    for (let i = 0; i < SWEEP_PER_WRITE; i++) {
-      const oldest = this.#oldest;
-      if (oldest === undefined || oldest.expiresAt > now) break;
+    const leaseDropped = this.#sweep(this.#leases, now);
+    let dropped = this.#sweep(this.#completed, now) ?? leaseDropped;
+    const oldest = this.#completed.oldest;
+    if (this.#records.size >= this.#maxEntries && oldest !== undefined) {
       this.#remove(oldest);
       dropped = oldest;
     }
-    const oldest = this.#oldest;
-    if (this.#records.size >= this.#maxEntries && oldest !== undefined) {
+    return dropped;
+  }
+
+  /** Drops up to SWEEP_PER_WRITE expired records at the old end of `list`; returns the last one dropped. */
+  #sweep(list: RecordList, now: number): MemoryRecord | undefined {
+    let dropped: MemoryRecord | undefined;
+    for (let i = 0; i < SWEEP_PER_WRITE; i++) {
+      const oldest = list.oldest;
+      if (oldest === undefined || oldest.expiresAt > now) break;
       this.#remove(oldest);
       dropped = oldest;
     }
@@ -258,25 +319,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   #remove(record: MemoryRecord): void {
     this.#bytes -= record.bytes;
-    if (typeof record.state !== "string") this.#completedBytes -= record.bytes;
     this.#records.delete(record.key);
-    this.#unlink(record);
-  }
-
-  #append(record: MemoryRecord): void {
-    record.prev = this.#newest;
-    record.next = undefined;
-    if (this.#newest === undefined) this.#oldest = record;
-    else this.#newest.next = record;
-    this.#newest = record;
-  }
-
-  #unlink(record: MemoryRecord): void {
-    if (record.prev === undefined) this.#oldest = record.next;
-    else record.prev.next = record.next;
-    if (record.next === undefined) this.#newest = record.prev;
-    else record.next.prev = record.prev;
-    record.prev = undefined;
-    record.next = undefined;
+    if (typeof record.state === "string") {
+      this.#leases.unlink(record);
+    } else {
+      this.#completedBytes -= record.bytes;
+      this.#completed.unlink(record);
+    }
   }
 }

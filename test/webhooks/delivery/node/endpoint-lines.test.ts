@@ -14,22 +14,28 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
+/** A worker on a fake clock at T0 that has delivered one event to one endpoint, so it holds what it read of it. */
+async function deliveredOnceAtT0() {
+  const clock = { now: T0 };
+  const endpoints = createMemoryEndpointStore();
+  const queue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
+  const endpoint = endpointFixture({ url: "https://hooks.example/in", enabledEvents: ["*"] });
+  await endpoints.create(endpoint);
+  const fake = fakeDispatcher();
+  const worker = createDeliveryWorker({ queue, endpoints, dispatcher: fake.dispatcher, now: () => clock.now });
+  cleanups.push(() => worker.stop());
+  await queue.publish(createEvent({ type: "order.created", data: { i: 0 } }), { now: clock.now });
+  worker.start();
+  await worker.drained();
+  return { clock, endpoints, queue, endpoint, fake, worker };
+}
+
 describe("the endpoint cache", () => {
   // Regression: the cache was fresh while `now - loadedAt` stayed under endpointCacheMs, which a clock stepped back
   // (an NTP correction of the wall clock) kept true until the clock caught up again: an endpoint disabled meanwhile
   // kept receiving deliveries for as long as the step.
   it("reads the endpoint again after the clock went back, so a disabled endpoint gets nothing", async () => {
-    const clock = { now: T0 };
-    const endpoints = createMemoryEndpointStore();
-    const queue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
-    const endpoint = endpointFixture({ url: "https://hooks.example/in", enabledEvents: ["*"] });
-    await endpoints.create(endpoint);
-    const fake = fakeDispatcher();
-    const worker = createDeliveryWorker({ queue, endpoints, dispatcher: fake.dispatcher, now: () => clock.now });
-    cleanups.push(() => worker.stop());
-    await queue.publish(createEvent({ type: "order.created", data: { i: 0 } }), { now: clock.now });
-    worker.start();
-    await worker.drained();
+    const { clock, endpoints, queue, endpoint, fake, worker } = await deliveredOnceAtT0();
     expect(fake.sent).toHaveLength(1); // the endpoint is now cached, as read at T0
     await worker.stop();
 
@@ -49,17 +55,7 @@ describe("the endpoint cache", () => {
 
   // The same for the shared circuit as last read: a circuit another worker opened meanwhile was ignored.
   it("reads the shared circuit again after the clock went back, so a circuit opened meanwhile holds", async () => {
-    const clock = { now: T0 };
-    const endpoints = createMemoryEndpointStore();
-    const queue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
-    const endpoint = endpointFixture({ url: "https://hooks.example/in", enabledEvents: ["*"] });
-    await endpoints.create(endpoint);
-    const fake = fakeDispatcher();
-    const worker = createDeliveryWorker({ queue, endpoints, dispatcher: fake.dispatcher, now: () => clock.now });
-    cleanups.push(() => worker.stop());
-    await queue.publish(createEvent({ type: "order.created", data: { i: 0 } }), { now: clock.now });
-    worker.start();
-    await worker.drained();
+    const { clock, queue, endpoint, fake, worker } = await deliveredOnceAtT0();
     expect(fake.sent).toHaveLength(1); // the circuit read closed at T0
     await worker.stop();
 

@@ -498,8 +498,21 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     // On the pool, and on one transaction's connection after a write in it (xmin alone would be the transaction's
     // for both versions of the row: ctid tells them apart, as in modify).
     describe.each(["pool", "transaction"] as const)("on a %s", (on) => {
-      const within = async <T>(work: (client: SqlClient) => Promise<T>): Promise<T> =>
-        on === "pool" ? work(pool) : transaction(pool, (tx) => work(tx));
+      // Runs `work` with the endpoint store whose first conditional delete of `id` finds its description written over.
+      const interleaved = async <T>(
+        schema: string,
+        id: string,
+        work: (endpoints: ReturnType<typeof createPostgresEndpointStore>) => Promise<T>,
+      ): Promise<T> => {
+        const run = async (client: SqlClient) => {
+          const plain = createPostgresEndpointStore({ client, schema });
+          // A write in this transaction first, so that the row's xmin is the transaction's before and after.
+          if (on === "transaction") await plain.update(id, { description: "read" });
+          const write = () => plain.update(id, { description: "written in between" });
+          return work(createPostgresEndpointStore({ client: writingBeforeDelete(client, write), schema }));
+        };
+        return on === "pool" ? run(pool) : transaction(pool, (tx) => run(tx));
+      };
 
       it("checks again what a write landing between its read and its delete left: refused, nothing deleted", async () => {
         const schema = uniqueName("whq").toLowerCase();
@@ -508,14 +521,7 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
           const e = endpointFixture({ description: "read" });
           await createPostgresEndpointStore({ client: pool, schema }).create(e);
           const seen: string[] = [];
-          await within(async (client) => {
-            const plain = createPostgresEndpointStore({ client, schema });
-            // A write in this transaction first, so that the row's xmin is the transaction's before and after.
-            if (on === "transaction") await plain.update(e.id, { description: "read" });
-            const endpoints = createPostgresEndpointStore({
-              client: writingBeforeDelete(client, () => plain.update(e.id, { description: "written in between" })),
-              schema,
-            });
+          await interleaved(schema, e.id, async (endpoints) => {
             await expect(
               endpoints.deleteChecked(e.id, (current) => {
                 seen.push(current.description);
@@ -538,13 +544,7 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
           const e = endpointFixture({ tenant: "acme", description: "read" });
           await createPostgresEndpointStore({ client: pool, schema }).create(e, { maxPerTenant: 1 });
           const seen: string[] = [];
-          await within(async (client) => {
-            const plain = createPostgresEndpointStore({ client, schema });
-            if (on === "transaction") await plain.update(e.id, { description: "read" });
-            const endpoints = createPostgresEndpointStore({
-              client: writingBeforeDelete(client, () => plain.update(e.id, { description: "written in between" })),
-              schema,
-            });
+          await interleaved(schema, e.id, async (endpoints) => {
             expect(await endpoints.deleteChecked(e.id, (current) => void seen.push(current.description))).toBe(true);
           });
           expect(seen).toEqual(["read", "written in between"]);

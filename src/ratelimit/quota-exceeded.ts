@@ -10,9 +10,12 @@ export const QUOTA_EXCEEDED_TYPE = "https://iana.org/assignments/http-problem-ty
  * `violated-policies` member (draft §5.1), `Retry-After` and the RateLimit fields.
  * @param decision a refused decision.
  * @param policyValue the precomputed `RateLimit-Policy` value; computed from the decision when omitted.
+ * @throws TypeError for a decision that allowed the request: a 429 for it would say "retry after undefined seconds".
  * @example if (!decision.allowed) return quotaExceeded(decision).toResponse();
  */
 export function quotaExceeded(decision: RateLimitDecision, policyValue?: string): HttpProblem {
+  if (decision.allowed)
+    throw new TypeError("quotaExceeded: the decision allowed the request; answer 429 only to a refused one");
   const violated = decision.results.filter((result) => !result.allowed).map((result) => result.policy.name);
   const headers = rateLimitHeaders(decision, policyValue);
   return new HttpProblem({

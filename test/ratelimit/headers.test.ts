@@ -122,6 +122,13 @@ describe("Retry-After and the 429 problem", () => {
     }
   });
 
+  // Regression: a 429 for an allowed decision said "retry after undefined seconds" and sent no Retry-After.
+  it("refuses to build a 429 for an allowed decision", async () => {
+    const allowed = await createRateLimiter({ policies }).check("k", 0);
+    expect(allowed.allowed).toBe(true);
+    expect(() => quotaExceeded(allowed)).toThrow(TypeError);
+  });
+
   it("agrees with when the next request is admitted", async () => {
     const limiter = createRateLimiter({ policies: [{ name: "p", quota: 3, window: 10 }] });
     let now = 5_123;

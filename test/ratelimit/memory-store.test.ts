@@ -5,6 +5,13 @@ import { storeContract } from "./store-contract";
 
 storeContract("memory", () => ({ store: createMemoryStore() }));
 
+// Regression: null crashed with "Cannot read properties of null" rather than naming what was wrong.
+it("createMemoryStore refuses options that are not an object, naming them", () => {
+  for (const options of [null, "big", 5]) {
+    expect(() => createMemoryStore(options as never)).toThrow(/createMemoryStore: options must be an object/);
+  }
+});
+
 describe("createMemoryStore bounds", () => {
   const set = compilePolicies([{ name: "p", quota: 1, window: 10 }]);
 

@@ -45,6 +45,9 @@ const SECOND_CHANCES = 8;
  * @example createRateLimiter({ policies, store: createMemoryStore({ maxKeys: 10_000 }) })
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("createMemoryStore: options must be an object");
+  }
   const maxKeys = positiveInteger("createMemoryStore", "maxKeys", options.maxKeys ?? 100_000);
   const entries = new Map<string, Entry>();
   // Every held key in a ring, in the order the clock hand reaches them (oldest admitted first). An admitted key is

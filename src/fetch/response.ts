@@ -7,6 +7,16 @@ const NULL_BODY_STATUS = new Set([204, 205, 304]);
 const encoder = new TextEncoder();
 
 /**
+ * A header value as text: a number from plain JavaScript (outside `ResponseHeaders`) goes out as its digits, as
+ * node:http sends it; anything else (`undefined`, an object) is refused, as node:http refuses it.
+ */
+function fieldText(name: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number") return String(value);
+  throw new TypeError(`Invalid value "${String(value)}" for header "${name}"`);
+}
+
+/**
  * Turns an {@link HttpResponse} into a Fetch `Response`, adding Content-Length when the body is known; a handler's
  * Transfer-Encoding is dropped (the runtime frames the message).
  * @param method the request method: a HEAD response carries the headers, Content-Length included, but no
@@ -19,9 +29,10 @@ export function sendResponse(response: HttpResponse, method = "GET"): Response {
   checkFinalStatus(response.status);
   const headers = new Headers();
   for (const name in response.headers) {
-    const value = response.headers[name] as string | readonly string[];
+    const value: unknown = response.headers[name];
     if (typeof value === "string") headers.set(name, value);
-    else for (const item of value) headers.append(name, item);
+    else if (Array.isArray(value)) for (const item of value) headers.append(name, fieldText(name, item));
+    else headers.set(name, fieldText(name, value));
   }
   // RFC 9112 §6.2: never beside the Content-Length set below; the runtime chooses the framing.
   headers.delete("transfer-encoding");

@@ -125,6 +125,17 @@ describe("fetch sendResponse", () => {
     expect(response.headers.getSetCookie()).toStrictEqual(["a=1", "b=2"]);
   });
 
+  // Regression: node:http sends a number as its digits, the Fetch adapter threw (a number is not iterable): a 500.
+  it("sends a numeric header value from plain JavaScript as its digits, as node:http does", () => {
+    const headers = { "x-count": 5, "x-list": [1, "b"] } as never;
+    const response = sendResponse({ status: 200, headers, body: "ok" });
+    expect(response.headers.get("x-count")).toBe("5");
+    expect(response.headers.get("x-list")).toBe("1, b");
+    expect(() => sendResponse({ status: 200, headers: { "x-none": undefined } as never, body: "ok" })).toThrow(
+      /x-none/,
+    );
+  });
+
   it("never encodes the string body of a response that carries no content (RFC 9110 §6.4.1)", () => {
     const encode = vi.spyOn(TextEncoder.prototype, "encode");
     try {

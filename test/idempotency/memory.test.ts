@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { isThenable } from "../../src/http/thenable";
 import { type BeginResult, IdempotencyError, MemoryIdempotencyStore, type StoredResponse } from "../../src/idempotency";
 import { describeStoreContract } from "./store-contract";
@@ -98,6 +98,21 @@ describe("MemoryIdempotencyStore bounds", () => {
   it("rejects a non-positive bound", () => {
     expect(() => new MemoryIdempotencyStore({ maxEntries: 0 })).toThrow(TypeError);
   });
+});
+
+// Regression: the default clock was Date.now, so a step of the wall clock (an NTP correction) ended every lease at
+// once, and a retry ran the handler beside the request still running.
+it("MemoryIdempotencyStore's default clock does not follow the wall clock's steps", () => {
+  let wall = 1_700_000_000_000;
+  const wallClock = vi.spyOn(Date, "now").mockImplementation(() => wall);
+  try {
+    const store = new MemoryIdempotencyStore();
+    expect(store.begin("k", "f", 60_000).kind).toBe("acquired");
+    wall += 2 * 3_600_000;
+    expect(store.begin("k", "f", 60_000).kind).toBe("in-progress");
+  } finally {
+    wallClock.mockRestore();
+  }
 });
 
 // Regression: a clock reading NaN made every lease look expired (NaN compares false), so every begin acquired and the

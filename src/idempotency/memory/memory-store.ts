@@ -30,7 +30,8 @@ export interface MemoryStoreOptions {
    * The clock, in milliseconds; tests pass a fake one. Only differences count: it is read once at
    * construction (times are kept relative to that reading) and once per operation. A reading that is not a finite
    * number throws a `TypeError` (at construction, or from the operation that read it).
-   * @default Date.now
+   * @default performance.now: a monotonic clock, so a step of the wall clock (an NTP correction) neither ends a
+   * lease early, letting a retry run the handler beside the first request, nor keeps records past their TTL.
    */
   now?: () => number;
 }
@@ -84,6 +85,12 @@ class RecordList {
     this.newest = undefined;
   }
 }
+
+/**
+ * Whole milliseconds from an arbitrary origin that never step back: only differences are read. Whole, so that times
+ * kept relative to the epoch stay small integers (see MemoryRecord.expiresAt).
+ */
+const monotonicNow = (): number => Math.floor(performance.now());
 
 /** The memory store's default `maxBytes`: 64 MiB of keys, fingerprints and stored responses. */
 const DEFAULT_MAX_BYTES = 64 * 2 ** 20;
@@ -144,7 +151,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       maxBytes === Number.POSITIVE_INFINITY
         ? maxBytes
         : positiveInteger("MemoryIdempotencyStore", "maxBytes", maxBytes, "bytes");
-    const clock = options.now ?? Date.now;
+    const clock = options.now ?? monotonicNow;
     if (typeof clock !== "function") throw new TypeError("MemoryIdempotencyStore: now must be a function returning ms");
     // A reading of NaN compares false with every expiry: each lease would look run out, so each retry would acquire
     // and run the handler again. A clock that cannot be compared is refused, as the other modules' clocks are.

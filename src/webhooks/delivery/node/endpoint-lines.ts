@@ -66,12 +66,15 @@ export class EndpointLines {
     return endpoint;
   }
 
-  /** Disables the endpoint in the store; `false` when it already was (as far as this worker knows). */
+  /**
+   * Disables the endpoint in the store; `false` when it already was (as far as this worker knows) or is no longer
+   * there (deleted while an attempt was in flight): nothing was disabled to announce.
+   */
   async disable(line: EndpointLine, reason: DisabledReason, at: number): Promise<boolean> {
     if (line.endpoint?.status === "disabled") return false;
     line.endpoint = await this.#store.update(line.id, { status: "disabled", disabledReason: reason, disabledAt: at });
     line.loadedAt = at;
-    return true;
+    return line.endpoint !== undefined;
   }
 
   /** The endpoint's `failingSince` after an outcome, or `undefined` when the store must be told (it flips). */

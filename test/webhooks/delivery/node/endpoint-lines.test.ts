@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
-import { createDeliveryWorker } from "../../../../src/webhooks/delivery/node/index";
+import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
 import { endpointFixture } from "../store-contract";
 import { fakeDispatcher } from "./fake-dispatcher";
 
@@ -70,5 +70,35 @@ describe("the endpoint cache", () => {
     while ((await due()) === clock.now) await new Promise((resolve) => setImmediate(resolve));
     expect(fake.sent).toHaveLength(1);
     expect(await due()).toBe(clock.now + 30_000);
+  });
+});
+
+describe("disabling an endpoint", () => {
+  // Regression: a 410 from an endpoint deleted while its attempt was in flight announced endpoint.disabled for an
+  // endpoint that no longer existed (the store's update found nothing to disable).
+  it("announces nothing for an endpoint deleted while its attempt was in flight", async () => {
+    const clock = { now: T0 };
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
+    const endpoint = endpointFixture({ url: "https://gone.example/in", enabledEvents: ["*"] });
+    await endpoints.create(endpoint);
+    const fake = fakeDispatcher((host) => host === "gone.example");
+    const events: DeliveryWorkerEvent[] = [];
+    const worker = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: fake.dispatcher,
+      now: () => clock.now,
+      onEvent: (event) => events.push(event),
+    });
+    cleanups.push(() => worker.stop());
+    await queue.publish(createEvent({ type: "order.created", data: {} }), { now: clock.now });
+    worker.start();
+    while (fake.pending.size === 0) await new Promise((resolve) => setImmediate(resolve));
+    await endpoints.delete(endpoint.id);
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 410, body: "", durationMs: 1 });
+    await worker.drained();
+    expect(events.map((event) => event.type)).not.toContain("endpoint.disabled");
+    expect(await endpoints.get(endpoint.id)).toBeUndefined();
   });
 });

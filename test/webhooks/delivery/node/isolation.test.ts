@@ -77,7 +77,8 @@ describe("waiting for the worker", () => {
     for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
     await drained;
     await worker.stop();
-    expect(timers()).toBe(before);
+    // At most as many: a timer of the runner's or an earlier test's that was out at the start may have ended since.
+    expect(timers()).toBeLessThanOrEqual(before);
   });
 });
 

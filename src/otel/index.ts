@@ -8,6 +8,7 @@ export { deliveryTelemetry } from "./delivery-telemetry";
 export { ATTRIBUTES, MESSAGING_SYSTEM, METRIC_NAMES, SPAN_NAMES } from "./names";
 export { observeDeliveryQueue, type QueueGaugeOptions } from "./queue-gauges";
 export { type IdempotencyDecisionName, instrumentRateLimiter, tracedIdempotency } from "./request-telemetry";
+export { tracedRoute } from "./route-telemetry";
 export {
   contextWithTraceparent,
   formatTraceparent,

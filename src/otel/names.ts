@@ -54,6 +54,7 @@ export const ATTRIBUTES = {
   httpMethod: "http.request.method",
   httpMethodOriginal: "http.request.method_original",
   httpStatus: "http.response.status_code",
+  httpRoute: "http.route",
   httpResendCount: "http.request.resend_count",
   serverAddress: "server.address",
   serverPort: "server.port",

@@ -67,12 +67,17 @@ export function markFailed(span: Span, error: unknown): void {
   if (error instanceof Error) span.recordException(error);
 }
 
+/** Whether the HTTP semantic conventions know `method` (case-sensitive): the RFC 9110 methods, PATCH and QUERY. */
+export function isConventionMethod(method: string): boolean {
+  return isKnownMethod(method) || method === "QUERY";
+}
+
 /**
  * `http.request.method` of a request: the method when the HTTP semantic conventions know it (case-sensitive), else
  * `_OTHER` with the method as sent in `http.request.method_original`, so a client's made-up methods stay out of it.
  */
 export function methodAttributes(method: string): Attributes {
-  return isKnownMethod(method) || method === "QUERY"
+  return isConventionMethod(method)
     ? { [A.httpMethod]: method }
     : { [A.httpMethod]: "_OTHER", [A.httpMethodOriginal]: method };
 }

@@ -345,6 +345,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "traceWebhookReceipt",
     "tracedIdempotency",
     "tracedPublish",
+    "tracedRoute",
   ],
   "./ratelimit/postgres": ["RATE_LIMIT_TABLE", "RateLimitError", "createPostgresRateLimitStore", "rateLimitMigrations"],
   "./ratelimit/redis": ["RateLimitError", "createRedisStore"],

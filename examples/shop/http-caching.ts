@@ -150,14 +150,19 @@ const WRITES = ["PUT", "PATCH", "DELETE"];
 
 /**
  * What {@link assertPreconditions} reads, riding on a middleware that changes nothing: a write that calls it mounts
- * it (`use: [conditionalWriteDescribed]`), and `/openapi.json` lists If-Match and If-Unmodified-Since (RFC 9110
- * §13.1.1, §13.1.4). The 412 itself is in the operation's `responses` (CONDITIONAL_WRITE).
+ * it (`use: [conditionalWriteDescribed]`), and `/openapi.json` lists If-Match, If-Unmodified-Since and If-None-Match
+ * (RFC 9110 §13.1.1, §13.1.4, §13.1.2: on a write, a matching If-None-Match is a 412 too). The 412 itself is in the
+ * operation's `responses` (CONDITIONAL_WRITE).
  */
 export const conditionalWriteDescribed: Middleware = describeMiddleware((next: Handler) => next, {
   requestHeaders: {
     "If-Match": { description: "Change it only when one of these ETags is current (else 412).", methods: WRITES },
     "If-Unmodified-Since": {
       description: "Change it only when not modified since (else 412; ignored with If-Match).",
+      methods: WRITES,
+    },
+    "If-None-Match": {
+      description: "Change it only when none of these ETags is current; `*` matches any (else 412).",
       methods: WRITES,
     },
   },

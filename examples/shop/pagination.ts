@@ -9,7 +9,9 @@ export function encodeCursor(seq: number): string {
 export function decodeCursor(cursor: string): number {
   const text = Buffer.from(cursor, "base64url").toString("latin1");
   const match = /^o(\d{1,15})$/.exec(text);
-  if (match === null) {
+  // Node's decoder skips unused bits and a trailing partial group, and the digits may carry leading zeros: only the
+  // spelling encodeCursor gives is one this server issued (another would name the same page under another URL).
+  if (match === null || encodeCursor(Number(match[1])) !== cursor) {
     throw new HttpProblem({
       status: 400,
       code: "invalid_cursor",

@@ -7,6 +7,7 @@ import type { RunningShop } from "../shop-harness";
 
 interface Operation {
   operationId: string;
+  parameters?: { name: string; in: string }[];
   responses: Record<string, { headers?: Record<string, unknown> }>;
   security?: Record<string, string[]>[];
 }
@@ -71,6 +72,77 @@ export function documentCases(shop: () => RunningShop): void {
       }
     }
     expect(seen).toBeGreaterThan(40);
+    expect(undeclared).toEqual([]);
+  });
+
+  it("declares Idempotent-Replayed on every refusal a POST replays (regression: a replayed 4xx sent an undeclared field)", async () => {
+    const api = shop().api;
+    const user = (await api("POST", "/users", { body: { name: "Replayed", tier: "basic" } })).json<{ id: string }>();
+    const text = { "content-type": "text/plain" };
+    // Each refusal is stored under its key and answered again, byte for byte, with Idempotent-Replayed: true.
+    const refusals: [string, string, unknown, Record<string, string>, number][] = [
+      ["users.create", "/users", "{", {}, 400],
+      ["users.create", "/users", "name=Ada", text, 415],
+      ["users.create", "/users", { name: "" }, {}, 422],
+      ["users.orders.create", `/users/${user.id}/orders`, "{", {}, 400],
+      [
+        "users.orders.create",
+        "/users/usr_missing/orders",
+        { items: [{ sku: "A", quantity: 1, unit_price: 1 }] },
+        {},
+        404,
+      ],
+      ["users.orders.create", `/users/${user.id}/orders`, "items", text, 415],
+      ["users.orders.create", `/users/${user.id}/orders`, { items: [] }, {}, 422],
+    ];
+    const doc = await document();
+    const operations = new Map<string, Operation>();
+    for (const item of Object.values(doc.paths)) {
+      for (const operation of Object.values(item)) operations.set(operation.operationId, operation);
+    }
+    const undeclared: string[] = [];
+    for (const [name, path, body, headers, status] of refusals) {
+      const send = { body, headers: { ...headers, "idempotency-key": `"refused-${name}-${status}"` } };
+      expect((await api("POST", path, send)).status, `${name} ${status}`).toBe(status);
+      const again = await api("POST", path, send);
+      expect(again.status, `${name} ${status}`).toBe(status);
+      expect(again.headers.get("idempotent-replayed"), `${name} ${status}`).toBe("true");
+      const declared = Object.keys(operations.get(name)?.responses[String(status)]?.headers ?? {});
+      if (!declared.includes("Idempotent-Replayed")) undeclared.push(`${name} ${status}`);
+    }
+    expect(undeclared).toEqual([]);
+  });
+
+  it("declares If-None-Match on every write it refuses with 412 for it (regression: only If-Match was declared)", async () => {
+    const api = shop().api;
+    const user = (await api("POST", "/users", { body: { name: "Guarded", tier: "basic" } })).json<{ id: string }>();
+    const placed = await api("POST", `/users/${user.id}/orders`, {
+      body: { items: [{ sku: "G", quantity: 1, unit_price: 1 }] },
+    });
+    const order = placed.headers.get("location") as string;
+    const writes: [string, string, string, Record<string, unknown>, Record<string, string>][] = [
+      ["users.replace", "PUT", `/users/${user.id}`, { name: "Changed", tier: "basic" }, {}],
+      ["users.orders.replace", "PUT", order, { status: "paid", items: [{ sku: "G", quantity: 1, unit_price: 1 }] }, {}],
+      ["users.orders.update", "PATCH", order, { status: "paid" }, { "content-type": "application/merge-patch+json" }],
+      ["users.orders.remove", "DELETE", order, {}, {}],
+    ];
+    const doc = await document();
+    const operations = new Map<string, Operation>();
+    for (const item of Object.values(doc.paths)) {
+      for (const operation of Object.values(item)) operations.set(operation.operationId, operation);
+    }
+    const undeclared: string[] = [];
+    for (const [name, method, path, body, headers] of writes) {
+      // RFC 9110 §13.1.2: "*" matches any current representation, so the write is refused and nothing changes.
+      const send = { ...(method === "DELETE" ? {} : { body }), headers: { ...headers, "if-none-match": "*" } };
+      const refused = await api(method, path, send);
+      expect(refused.status, name).toBe(412);
+      expect(refused.json().failed, name).toBe("if-none-match");
+      const header = operations.get(name)?.parameters?.find((p) => p.in === "header" && p.name === "If-None-Match");
+      if (header === undefined) undeclared.push(name);
+    }
+    expect((await api("GET", `/users/${user.id}`)).json().name).toBe("Guarded");
+    expect((await api("GET", order)).json().status).toBe("pending");
     expect(undeclared).toEqual([]);
   });
 

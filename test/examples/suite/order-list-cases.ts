@@ -237,6 +237,34 @@ export function orderListCases(shop: () => RunningShop): void {
     }
   });
 
+  it("answers 400 invalid_cursor for another spelling of an issued cursor (regression: it served that page)", async () => {
+    const user = await newUser();
+    await newOrder(user.id);
+    await newOrder(user.id);
+    const next = nextOf(await shop().api("GET", `/users/${user.id}/orders?limit=1`)) as string;
+    const cursor = new URL(next, "http://shop.test").searchParams.get("cursor") as string;
+    const position = Buffer.from(cursor, "base64url").toString("latin1"); // e.g. "o42"
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(cursor.slice(-1));
+    const spellings = [
+      `${cursor}A`, // a trailing character too short to make a byte
+      `${cursor.slice(0, -1)}${alphabet[last ^ 1]}`, // the last group's unused low bits
+      Buffer.from(position.replace("o", "o0")).toString("base64url"), // a leading zero
+    ].filter((other) => other !== cursor && /^[A-Za-z0-9_-]{1,32}$/.test(other));
+    const decodesAlike = spellings.filter(
+      (other) => Buffer.from(other, "base64url").toString("latin1").replace("o0", "o") === position,
+    );
+    expect(decodesAlike.length).toBeGreaterThanOrEqual(2);
+    for (const other of decodesAlike) {
+      for (const path of [`/users/${user.id}/orders`, "/orders"]) {
+        const reply = await shop().api("GET", `${path}?limit=1&cursor=${other}`);
+        expect(reply.status, `${path} cursor=${other} for ${cursor}`).toBe(400);
+        expect(reply.json().code).toBe("invalid_cursor");
+      }
+    }
+    expect((await shop().api("GET", next)).status).toBe(200);
+  });
+
   it("serves /orders with validators, Vary: authorization, HEAD and 304", async () => {
     const a = await newUser();
     await newOrder(a.id);

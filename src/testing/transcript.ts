@@ -33,7 +33,15 @@ export interface LawResponse {
 export class Transcript {
   readonly exchanges: Exchange[] = [];
 
-  constructor(readonly target: Target) {}
+  /**
+   * @param target Where the requests go.
+   * @param secretFields Names of further fields printed by fingerprint only (a spec's `headers`: an `X-Api-Key`),
+   * read when the transcript is printed, so a set may still grow while the run sends.
+   */
+  constructor(
+    readonly target: Target,
+    private readonly secretFields: Iterable<string> = [],
+  ) {}
 
   /** Sends a request through the target and records the exchange. */
   async send(request: LawRequest): Promise<LawResponse> {
@@ -69,7 +77,8 @@ export class Transcript {
    * (see {@link redactedField}).
    */
   format(): string {
-    return this.exchanges.map(formatExchange).join("\n\n");
+    const secret = [...this.secretFields];
+    return this.exchanges.map((exchange, index) => formatExchange(exchange, index, secret)).join("\n\n");
   }
 
   /** Throws a {@link LawViolation} carrying this transcript. */
@@ -97,6 +106,8 @@ export const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
 // RFC 9110 §11.4: credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]; the scheme is no secret.
 const AUTH_SCHEME = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S.*)$/;
 
+const MASKED = /^(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+ )?… \(fingerprint [0-9a-f]+\)$/;
+
 /**
  * A field value as printed when it may be a secret: `Bearer … (fingerprint 1a2b3c4d)`, the fingerprint being
  * `secretFingerprint` of the credentials (the token, not the scheme), to compare with your own; other fields
@@ -104,6 +115,8 @@ const AUTH_SCHEME = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S.*)$/;
  * @example redactedField("authorization", "Bearer s3cr3t") // "Bearer … (fingerprint …)"
  */
 export function redactedField(name: string, value: string): string {
+  // Already masked (the CLI masks its --header fields in a printed transcript): the mask's fingerprint means nothing.
+  if (MASKED.test(value)) return value;
   const lower = name.toLowerCase();
   const credentials = lower === "authorization" || lower === "proxy-authorization" ? AUTH_SCHEME.exec(value) : null;
   if (credentials !== null) return `${credentials[1]} … (fingerprint ${secretFingerprint(credentials[2] as string)})`;
@@ -123,21 +136,22 @@ export function shownField(name: string, value: string | null, secretFields: Ite
   return secret ? redactedField(name, value) : value;
 }
 
-function fieldLine(name: string, value: string): string {
-  return `${name}: ${shownField(name, value)}`;
+function fieldLine(name: string, value: string, secretFields: readonly string[]): string {
+  return `${name}: ${shownField(name, value, secretFields)}`;
 }
 
 function cut(text: string): string {
   return text.length > 500 ? `${text.slice(0, 500)}… (${text.length} chars)` : text;
 }
 
-function formatExchange(exchange: Exchange, index: number): string {
+function formatExchange(exchange: Exchange, index: number, secretFields: readonly string[]): string {
   const target = new URL(exchange.url);
   const lines = [`#${index + 1} ${exchange.method} ${target.pathname}${target.search} HTTP/1.1`];
-  for (const [name, value] of Object.entries(exchange.requestHeaders)) lines.push(fieldLine(name, value));
+  for (const [name, value] of Object.entries(exchange.requestHeaders)) lines.push(fieldLine(name, value, secretFields));
   if (exchange.requestBody !== undefined) lines.push("", cut(exchange.requestBody));
   lines.push("", `→ HTTP/1.1 ${exchange.status}`);
-  for (const [name, value] of Object.entries(exchange.responseHeaders)) lines.push(fieldLine(name, value));
+  for (const [name, value] of Object.entries(exchange.responseHeaders))
+    lines.push(fieldLine(name, value, secretFields));
   if (exchange.responseBody.length > 0) lines.push("", cut(exchange.responseBody));
   return lines.join("\n");
 }

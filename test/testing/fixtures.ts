@@ -30,6 +30,8 @@ export interface Breakage {
   postReturnsExisting?: boolean;
   /** A merge-patch `name` is appended to the current name instead of replacing it. */
   patchAppends?: boolean;
+  /** PUT creates another thing from the body each time and leaves the item as it was. */
+  putCreates?: boolean;
   /** PUT answers 200 with the current state and stores nothing (the ETag never changes). */
   putChangesNothing?: boolean;
   /** If-Match is not checked. */
@@ -169,6 +171,11 @@ function thingHandler(breakage: Breakage): Handler {
         if (!parsed.ok) return parsed.problem.toResponse();
         const value = validThing(parsed.value);
         if (breakage.putChangesNothing) return represent(thing, { ...request, headers: {} });
+        if (breakage.putCreates) {
+          const copy = `t${next++}`;
+          things.set(copy, { id: copy, ...value });
+          return represent(thing, { ...request, headers: {} });
+        }
         const replaced: Thing = breakage.putAppends
           ? { ...thing, ...value, history: [...(thing.history ?? []), value] }
           : { id, ...value };

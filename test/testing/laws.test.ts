@@ -127,6 +127,37 @@ describe("resource laws", () => {
       expect((details.errorInstance as LawViolation).reason).toBe("the PUT that makes the ETag stale answered 405");
     });
 
+    // Regression: a server refusing every If-Match with 412, the current tag included (no client could ever update
+    // it conditionally), held the law.
+    describe("fails a server answering 412 to the current tag too (RFC 9110 §13.1.1)", () => {
+      const refusesAll = (weak: boolean) => {
+        const server = thingServer();
+        return fromHandler(async (request) => {
+          if (request.headers["if-match"] !== undefined) {
+            return new HttpProblem({ status: 412, code: "precondition_failed" }).toResponse();
+          }
+          const response = await server(request);
+          const tag = response.headers.etag;
+          return weak && tag !== undefined
+            ? { ...response, headers: { ...response.headers, etag: `W/${tag}` } }
+            : response;
+        });
+      };
+      for (const [name, resource] of [
+        ["PUT", spec],
+        ["PATCH", patchOnly],
+        ["DELETE", deleteOnly],
+      ] as const) {
+        it(`with ${name} available`, async () => {
+          const { violation } = await expectViolation(staleIfMatchIsRefused(refusesAll(false), resource));
+          expect(violation.reason).toMatch(/^(PUT|PATCH|DELETE) with the current ETag in If-Match answered 412$/);
+        });
+      }
+      it("but not a server with weak ETags: If-Match compares strongly, so no weak tag ever matches", async () => {
+        await fc.assert(staleIfMatchIsRefused(refusesAll(true), spec), { numRuns: 25, seed: SEED });
+      });
+    });
+
     it("fails with too many skipped runs when no update ever changes the tag", async () => {
       const details = await fc.check(staleIfMatchIsRefused(broken({ putChangesNothing: true }), spec), {
         numRuns: 10,
@@ -313,6 +344,103 @@ describe("resource laws", () => {
     expect(details.violation.reason).toMatch(/header x-head-only: GET sent null, HEAD sent 1/);
   });
 
+  // Regression: a Node server writing `res.end(body)` for GET and `res.end()` for HEAD (Node adds Content-Length to
+  // the first only) failed: "header content-length: GET sent 91, HEAD sent null".
+  describe("headMatchesGet: HEAD may leave out Content-Length (RFC 9110 §8.6, §9.3.2), not send another", () => {
+    const server = fromHandler(thingServer());
+    const withHeadLength = (length: (sent: string | null) => string | null) =>
+      fromFetchHandler(async (request) => {
+        const response = await server.send(request);
+        if (request.method !== "HEAD") return response;
+        const headers = new Headers(response.headers);
+        const value = length(headers.get("content-length"));
+        if (value === null) headers.delete("content-length");
+        else headers.set("content-length", value);
+        return new Response(null, { status: response.status, headers });
+      });
+
+    it("accepts a HEAD without Content-Length", async () => {
+      await fc.assert(
+        headMatchesGet(
+          withHeadLength(() => null),
+          spec,
+        ),
+        { numRuns: 30, seed: SEED },
+      );
+    });
+
+    it("fails a HEAD whose Content-Length is not GET's", async () => {
+      const wrong = withHeadLength((sent) => String(Number(sent) + 1));
+      const { violation } = await expectViolation(headMatchesGet(wrong, spec));
+      expect(violation.reason).toMatch(/^header content-length: GET sent \d+, HEAD sent \d+$/);
+    });
+  });
+
+  // Regression: a server answering every DELETE 200 with a status document (RFC 9110 §9.3.5), the resource there or
+  // already gone, failed: "the repeated DELETE answered 200, expected 204 or 404".
+  describe("deleteIsIdempotent accepts a repeated DELETE answered as a first one may be (RFC 9110 §9.3.5)", () => {
+    const server = thingServer();
+    const answering = (status: number) =>
+      fromHandler(async (request) => {
+        const response = await server(request);
+        if (request.method !== "DELETE") return response;
+        return { status, headers: { "content-type": "application/json" }, body: '{"deleted":true}' };
+      });
+    for (const status of [200, 202]) {
+      it(`passes a server answering every DELETE ${status}`, async () => {
+        await fc.assert(deleteIsIdempotent(answering(status), spec), { numRuns: 20, seed: SEED });
+      });
+    }
+    it("still fails a repeated DELETE answered 500", async () => {
+      const { violation } = await expectViolation(deleteIsIdempotent(broken({ deleteErrorsTwice: true }), spec));
+      expect(violation.reason).toMatch(/repeated DELETE answered 500/);
+    });
+  });
+
+  // Regression: a server answering 304 to every If-None-Match (its clients never see a change) held the law.
+  it("conditionalGetAnswers304 fails a server answering 304 to a tag it never sent (RFC 9110 §13.1.2)", async () => {
+    const server = thingServer();
+    const target = fromHandler(async (request) => {
+      const response = await server(request);
+      const tag = response.headers.etag;
+      if (request.method !== "GET" || request.headers["if-none-match"] === undefined || tag === undefined) {
+        return response;
+      }
+      return empty(304, { etag: tag });
+    });
+    const { violation, counterexample } = await expectViolation(conditionalGetAnswers304(target, spec));
+    expect(counterexample).toEqual([MIN]);
+    expect(violation.reason).toMatch(/^GET with If-None-Match: ".+", a tag it never sent, answered 304, expected 200$/);
+  });
+
+  describe("putIsIdempotent counts the collection only where it can, as it needs no count to check the item", () => {
+    it("passes a collection listed in an envelope of another shape, and one with no list nor count()", async () => {
+      const server = thingServer();
+      const results = fromHandler(async (request) => {
+        const response = await server(request);
+        if (request.method !== "GET" || request.path !== "/things") return response;
+        return { ...response, headers: { "content-type": "application/json" }, body: `{"results":${response.body}}` };
+      });
+      const listed = await results.send(new Request(`${results.baseUrl}/things`));
+      expect(await listed.json()).toEqual({ results: expect.any(Array) });
+      await fc.assert(putIsIdempotent(results, spec), { numRuns: 20, seed: SEED });
+      const unlisted: ResourceSpec = { ...spec, supports: { list: false } };
+      await fc.assert(putIsIdempotent(fromHandler(thingServer()), unlisted), { numRuns: 20, seed: SEED });
+    });
+    it("counts with count() when there is no list", async () => {
+      const things: ResourceSpec = { ...spec, supports: { list: false }, count: () => counted };
+      let counted = 0;
+      const server = thingServer({ putCreates: true });
+      const target = fromHandler(async (request) => {
+        const response = await server(request);
+        if (request.method === "PUT" || request.method === "POST") counted++;
+        return response;
+      });
+      const { violation } = await expectViolation(putIsIdempotent(target, things));
+      expect(violation.reason).toMatch(/after one PUT and/);
+    });
+  });
+
   // Regression: the reason quoted both values as they were, so a rotated session cookie reached the CI log that the
   // transcript had kept it out of.
   describe("headMatchesGet's reason shows credentials as the transcript does: by fingerprint", () => {
@@ -344,6 +472,25 @@ describe("resource laws", () => {
       expect(violation.reason).not.toContain("SECRET");
       expect(violation.reason).toMatch(FINGERPRINTED);
     });
+  });
+
+  // Regression: the transcript a failing law prints showed the fields the spec's headers name (an X-Api-Key) as
+  // they were, so the token reached the CI log that the reason already kept it out of.
+  describe("a violation's transcript shows the spec's headers by fingerprint, as its reason does", () => {
+    const forms: [string, ResourceSpec["headers"]][] = [
+      ["a record", { "X-Api-Key": "sk_live_S3CRET" }],
+      ["a function", () => ({ "X-Api-Key": "sk_live_S3CRET" })],
+    ];
+    for (const [form, headers] of forms) {
+      it(`with headers as ${form}`, async () => {
+        const keyed: ResourceSpec = { ...spec, headers };
+        const { violation } = await expectViolation(putIsIdempotent(broken({ putAppends: true }), keyed));
+        expect(violation.message).not.toContain("sk_live_S3CRET");
+        expect(violation.transcript).toContain(`X-Api-Key: … (fingerprint ${secretFingerprint("sk_live_S3CRET")})`);
+        // Other fields are shown as they are.
+        expect(violation.transcript).toContain("content-type: application/json");
+      });
+    }
   });
 
   // Regression: any status from 400 up passed, so a server crashing (500) on a client's mistake held the law.
@@ -400,6 +547,14 @@ describe("resource laws", () => {
         law: putIsIdempotent,
         counterexample: [MIN, MIN],
         reason: /two PUTs differs/,
+      },
+      {
+        // Regression: the item was as the first PUT left it, so the law held.
+        broken: "PUT that creates another resource each time, the item left as it was",
+        breakage: { putCreates: true },
+        law: putIsIdempotent,
+        counterexample: [MIN, MIN],
+        reason: /^the collection held \d+ resources after one PUT and \d+ after two$/,
       },
       {
         broken: "DELETE that errors on the second call",

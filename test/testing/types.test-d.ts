@@ -40,6 +40,11 @@ describe("rest-webhooks/testing types", () => {
     void wrong;
   });
 
+  // Regression: `IAsyncPropertyWithHooks<any>` made a counterexample `any` in user code.
+  it("a named law's property has no any: fc.check gives its counterexample as unknown[]", () => {
+    expectTypeOf<NamedLaw["property"]>().toEqualTypeOf<fc.IAsyncPropertyWithHooks<unknown[]>>();
+  });
+
   it("the errors carry stable codes and the law's details", () => {
     expectTypeOf<LawViolation["code"]>().toEqualTypeOf<"law_violated">();
     expectTypeOf<LawViolation["transcript"]>().toEqualTypeOf<string>();

@@ -5,11 +5,14 @@ import { shownField, type Transcript } from "../transcript";
 import { same } from "./equal";
 import { LAW_NAMES } from "./names";
 
-/** A GET carrying the ETag it just received answers 304 with no body (RFC 9110 §13.1.2, §15.4.5). */
+/**
+ * A GET carrying the ETag it just received answers 304 with no body (RFC 9110 §13.1.2, §15.4.5); one carrying a tag
+ * the server never sent answers as a plain GET does.
+ */
 export function conditionalGetAnswers304(target: Target, spec: ResourceSpec) {
   const law = LAW_NAMES.conditionalGetAnswers304;
   return fc.asyncProperty(spec.createBody, async (body) => {
-    const t: Transcript = begin(target);
+    const t: Transcript = begin(target, spec);
     const item = await createItem(t, spec, law, body);
     const headers = specHeaders(spec);
     const first = await t.send({ method: "GET", path: item, headers });
@@ -22,10 +25,24 @@ export function conditionalGetAnswers304(target: Target, spec: ResourceSpec) {
     }
     if (again.text.length > 0) t.fail(law, "the 304 carried a body");
     if (again.headers.get("etag") !== etag) t.fail(law, "the 304 did not repeat the ETag (§15.4.5)");
+    // §13.1.2: a tag that matches none of the current ones is a true condition: GET proceeds. A server answering
+    // 304 to any If-None-Match would keep its clients on a copy they would never see change.
+    const other = staleVariant(etag);
+    const fresh = await t.send({ method: "GET", path: item, headers: specHeaders(spec, { "if-none-match": other }) });
+    if (fresh.status !== first.status) {
+      const shown = shownField("if-none-match", other, Object.keys(headers));
+      t.fail(
+        law,
+        `GET with If-None-Match: ${shown}, a tag it never sent, answered ${fresh.status}, expected ${first.status}`,
+      );
+    }
   });
 }
 
-/** PUT, PATCH or DELETE with a stale If-Match answers 412 and changes nothing (RFC 9110 §13.1.1). */
+/**
+ * PUT, PATCH or DELETE with a stale If-Match answers 412 and changes nothing (RFC 9110 §13.1.1); with the current
+ * strong tag it is not refused with 412.
+ */
 export function staleIfMatchIsRefused(target: Target, spec: ResourceSpec) {
   const law = LAW_NAMES.staleIfMatchIsRefused;
   const supports = supported(spec);
@@ -49,7 +66,7 @@ export function staleIfMatchIsRefused(target: Target, spec: ResourceSpec) {
     replacement,
     patches,
     async (body, update, updatePatch, method, attempt, attemptPatch) => {
-      const t: Transcript = begin(target);
+      const t: Transcript = begin(target, spec);
       const item = await createItem(t, spec, law, body);
       const first = await t.send({ method: "GET", path: item, headers: specHeaders(spec) });
       const stale = first.headers.get("etag");
@@ -80,6 +97,15 @@ export function staleIfMatchIsRefused(target: Target, spec: ResourceSpec) {
       }
       const after = await readState(t, spec, item);
       if (!same(before, after)) t.fail(law, `the refused ${method} changed the resource`);
+      // §13.1.1: the current tag in If-Match is a true condition, the request proceeds: a server refusing every
+      // If-Match would hold the rule above while no client could update it. The comparison is strong (§8.8.3.2),
+      // so a weak tag matches nothing and is not tried.
+      const current = (await t.send({ method: "GET", path: item, headers: specHeaders(spec) })).headers.get("etag");
+      if (current !== null && !current.startsWith("W/")) {
+        const matching = specHeaders(spec, { "if-match": current, ...(method === "PATCH" ? PATCH_TYPE : {}) });
+        const allowed = await t.send({ method, path: item, headers: matching, body: payload });
+        if (allowed.status === 412) t.fail(law, `${method} with the current ETag in If-Match answered 412`);
+      }
     },
   );
 }

@@ -31,7 +31,7 @@ export function idempotencyKeyReplays(target: Target, spec: ResourceSpec) {
   const law = LAW_NAMES.idempotencyKeyReplays;
   const fresh = freshKeys();
   return fc.asyncProperty(spec.createBody, key, fc.integer({ min: 2, max: 4 }), async (body, generated, times) => {
-    const t: Transcript = begin(target);
+    const t: Transcript = begin(target, spec);
     const headers = specHeaders(spec, { "idempotency-key": fresh(generated) });
     const before = await countResources(t, spec, law);
     const first = await t.send({ method: "POST", path: spec.collection, headers, body });
@@ -73,7 +73,7 @@ export function idempotencyKeyMismatch(target: Target, spec: ResourceSpec) {
   });
   const fresh = freshKeys();
   return fc.asyncProperty(bodies, key, async ([body, other], generated) => {
-    const t: Transcript = begin(target);
+    const t: Transcript = begin(target, spec);
     const headers = specHeaders(spec, { "idempotency-key": fresh(generated) });
     const first = await t.send({ method: "POST", path: spec.collection, headers, body });
     if (first.status !== 201) t.fail(law, `the first POST answered ${first.status}, expected 201`);

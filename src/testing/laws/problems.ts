@@ -51,7 +51,7 @@ function badRequests(spec: ResourceSpec): fc.Arbitrary<LawRequest> {
 export function errorsAreProblems(target: Target, spec: ResourceSpec) {
   const law = LAW_NAMES.errorsAreProblems;
   return fc.asyncProperty(badRequests(spec), async (request) => {
-    const t: Transcript = begin(target);
+    const t: Transcript = begin(target, spec);
     const own = specHeaders(spec);
     const response = await t.send({ ...request, headers: { ...own, ...request.headers } });
     const refused = `${request.method} ${request.path}, a request to refuse`;

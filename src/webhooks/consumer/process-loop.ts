@@ -3,10 +3,13 @@ import { nonNegativeNumber, positiveInteger } from "../../options/number-option"
 /** Options of {@link runProcessorLoop}. */
 export interface ProcessorLoopOptions {
   /**
-   * What to run: `batchSize` is how many attempts the loop keeps in flight; `startDue(limit)` claims up to `limit`
-   * events and starts them (a `WebhookProcessor`).
+   * What to run: `batchSize` is how many attempts the loop keeps in flight; `startDue(limit, { signal })` claims up to
+   * `limit` events and starts them, and nothing once the loop's `signal` has aborted (a `WebhookProcessor`).
    */
-  processor: { startDue(limit: number): Promise<Promise<unknown>[]>; readonly batchSize: number };
+  processor: {
+    startDue(limit: number, options: { signal: AbortSignal }): Promise<Promise<unknown>[]>;
+    readonly batchSize: number;
+  };
   /** Waits `ms`, resolving early when `signal` aborts (or the runner is woken). */
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Stops claiming; the loop then waits for the attempts in flight. */
@@ -90,7 +93,7 @@ export async function runProcessorLoop(options: ProcessorLoopOptions): Promise<v
     }
     let delay = 0;
     try {
-      const started = await processor.startDue(free);
+      const started = await processor.startDue(free, { signal });
       inFlight += started.length;
       for (const attempt of started) attempt.then(settled, failed);
       if (started.length < free) delay = idleMs;

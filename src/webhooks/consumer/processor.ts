@@ -245,16 +245,25 @@ export class WebhookProcessor<Context extends object = object> {
    * a whole step (`processDue` waits for its whole batch). Purges done events when due, as a step does, before it
    * claims.
    * @param limit the most events to claim: a positive integer, usually the runner's free slots.
+   * @param options `signal`: the runner's stop; once it has aborted (the purge before the claim may take a while),
+   *   nothing is claimed and the answer is `[]`.
    * @returns once claimed, one promise per claimed event, resolving when that event is settled with what became of
    *   it (`claimed: 1`, and one of done, retried, dead, lost or errors); it rejects only when your `onError` or
    *   `retry` policy throws.
    * @throws whatever the inbox's `claim` throws; a TypeError for a `limit` that is not a positive integer.
    * @example const settled = await processor.startDue(3); // up to 3 attempts now running
    */
-  async startDue(limit: number): Promise<Promise<ProcessorReport>[]> {
+  async startDue(
+    limit: number,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<Promise<ProcessorReport>[]> {
     positiveInteger("WebhookProcessor.startDue", "limit", limit);
+    const { signal } = options;
+    if (signal?.aborted) return [];
     // Before the claim: once attempts are started, nothing here may throw and leave them untracked.
     await this.#purgeIfDue();
+    // A stop during the purge (a large backlog takes seconds) claimed anyway, and ran handlers after the stop.
+    if (signal?.aborted) return [];
     const claims = await this.#claim(limit);
     return claims.map(async (claim) => {
       const report = emptyReport(1);
@@ -349,9 +358,9 @@ export class WebhookProcessor<Context extends object = object> {
         { signal: race },
       );
     } catch (error) {
-      // The inbox itself failed (say the database went away): settle as a retry if it can.
+      // The inbox itself failed (say the database went away): settle as a retry if it can. Counted by how it settles
+      // (retried, dead, lost, or errors when the inbox cannot record it either), once, as every claimed event is.
       result = { outcome: "failed", error };
-      report.errors++;
     } finally {
       deadline.end();
     }

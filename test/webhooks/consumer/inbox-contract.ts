@@ -109,6 +109,18 @@ export function inboxContract(
         expect(await claim(T0)).toHaveLength(1);
       });
 
+      // The docs promise one stored event per id whatever the provider does, redeliveries racing each other included.
+      it("stores one of two adds of one id made at once, with different bodies, and reports the other a duplicate", async () => {
+        const first = event("a", { payload: { body: 1 } });
+        const second = event("a", { payload: { body: 2 } });
+        const results = await Promise.all([inbox.add(first), inbox.add(second)]);
+        expect(results.map((r) => r.duplicate).sort()).toEqual([false, true]);
+        const stored = results[0]?.duplicate === false ? first : second;
+        expect((await inbox.get("a"))?.payload).toEqual(stored.payload);
+        const claims = await claim(T0);
+        expect(claims.map((c) => [c.event.id, c.event.payload])).toEqual([["a", stored.payload]]);
+      });
+
       it("keeps payloads of any JSON shape", async () => {
         const payloads = [null, "text", 42, [1, "two", { three: 3 }], { deep: { er: [true, false] } }];
         for (const [i, payload] of payloads.entries()) await inbox.add(event(`p${i}`, { payload }));
@@ -365,6 +377,46 @@ export function inboxContract(
         expect(again).toMatchObject({ event: { id: "a" }, attempts: 1 });
       });
 
+      it("lists dead letters oldest first, in the order they died, each with the attempts it was claimed", async () => {
+        await inbox.add(event("a", { receivedAt: T0 }));
+        await inbox.add(event("b", { receivedAt: T0 + 1 }));
+        const error = { code: "handler_failed" as const, message: "nope" };
+        const [a1, b1] = await claim(T0 + 1);
+        expect(await inbox.fail(a1!, { retryAt: T0 + 10, error }, T0 + 2)).toBe(true);
+        expect(await inbox.fail(b1!, { dead: true, error }, T0 + 3)).toBe(true);
+        const [a2] = await claim(T0 + 10);
+        expect(await inbox.fail(a2!, { dead: true, error }, T0 + 11)).toBe(true);
+        expect((await inbox.deadLetters()).map((r) => [r.id, r.attempts])).toEqual([
+          ["b", 1],
+          ["a", 2],
+        ]);
+        // Retried and dead again: it died last.
+        expect(await inbox.retryDeadLetter("b", T0 + 20)).toBe(true);
+        const [b2] = await claim(T0 + 20);
+        expect(b2?.attempts).toBe(1);
+        expect(await inbox.fail(b2!, { dead: true, error }, T0 + 21)).toBe(true);
+        expect((await inbox.deadLetters()).map((r) => r.id)).toEqual(["a", "b"]);
+      });
+
+      it("settles an attempt once: a claim already settled neither fails nor completes again", async () => {
+        await inbox.add(event("done"));
+        await inbox.add(event("failed"));
+        const error = { code: "handler_failed" as const, message: "nope" };
+        const claims = await claim(T0);
+        const done = claims.find((c) => c.event.id === "done")!;
+        const failed = claims.find((c) => c.event.id === "failed")!;
+        expect(await inbox.complete(done, async () => {}, T0)).toEqual({ outcome: "done" });
+        expect(await inbox.fail(done, { retryAt: T0, error }, T0)).toBe(false);
+        expect(await inbox.fail(done, { dead: true, error }, T0)).toBe(false);
+        expect(await inbox.get("done")).toMatchObject({ state: "done", lastError: undefined });
+        expect(await inbox.fail(failed, { retryAt: T0 + 10, error }, T0)).toBe(true);
+        expect(await inbox.fail(failed, { dead: true, error }, T0)).toBe(false);
+        let ran = 0;
+        expect(await inbox.complete(failed, async () => void ran++, T0)).toEqual({ outcome: "lost" });
+        expect(ran).toBe(0);
+        expect(await inbox.get("failed")).toMatchObject({ state: "failed", availableAt: T0 + 10, attempts: 1 });
+      });
+
       it("refuses times and counts that are not numbers, alike in every inbox, and keeps the event as it was", async () => {
         await inbox.add(event("a"));
         const request = { now: T0, leaseMs: LEASE, limit: 10, owner: "p1" };
@@ -469,6 +521,10 @@ export function inboxContract(
       expect(await inbox.get("old")).toBeUndefined();
       expect(await inbox.get("open")).toBeDefined();
       expect(await inbox.get("new")).toBeDefined();
+      // As the docs say: a purged id no longer de-duplicates, a kept one does.
+      expect(await inbox.add(event("new"))).toEqual({ duplicate: true });
+      expect(await inbox.add(event("old", { receivedAt: T0 + 200 }))).toEqual({ duplicate: false });
+      expect(await inbox.get("old")).toMatchObject({ state: "pending", attempts: 0, availableAt: T0 + 200 });
     });
 
     it("purges every done event before Infinity and none before -Infinity, and refuses a time that is not a number", async () => {

@@ -7,6 +7,7 @@ import {
   type Inbox,
   type InboxClaimRequest,
   type InboxEvent,
+  type ProcessorReport,
   scheduleBackoff,
   type WebhookProcessorOptions,
 } from "../../../src/webhooks/consumer/index";
@@ -201,6 +202,35 @@ describe("WebhookProcessor", () => {
       clock.now += 100;
       expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1 });
       expect(runs).toBe(2);
+    });
+
+    // Regression: an inbox error in complete counted in errors, and the event again as retried (or errors twice when
+    // fail threw too), where each claimed event ends as one of done, retried, dead, lost or errors.
+    it("counts an event the inbox failed to complete once: retried when the failure is recorded, else one error", async () => {
+      let failing = false;
+      const inbox = new (class extends MemoryInbox {
+        override complete(): Promise<never> {
+          return Promise.reject(new Error("database unavailable"));
+        }
+        override fail(...args: Parameters<MemoryInbox["fail"]>) {
+          return failing ? Promise.reject(new Error("database unavailable")) : super.fail(...args);
+        }
+      })();
+      const onError = vi.fn();
+      const { clock, processor } = setup({ inbox, leaseMs: 100, onError, retainDoneMs: false });
+      processor.on("*", () => {});
+      await inbox.add(evt("1"));
+      const counts = (r: ProcessorReport) => r.done + r.retried + r.dead + r.lost + r.errors;
+      const recorded = await processor.processDue();
+      expect(recorded).toMatchObject({ claimed: 1, retried: 1, errors: 0 });
+      expect(counts(recorded)).toBe(1);
+      expect(await inbox.get("1")).toMatchObject({ state: "failed", availableAt: T0 + 1_000 });
+      failing = true;
+      clock.now = T0 + 1_000;
+      const unrecorded = await processor.processDue();
+      expect(unrecorded).toMatchObject({ claimed: 1, retried: 0, errors: 1 });
+      expect(counts(unrecorded)).toBe(1);
+      expect(onError).toHaveBeenCalledTimes(3); // each inbox error, told once
     });
 
     it("takes the delivery worker's retry family: exponential up to its cap, full jitter by default", () => {
@@ -405,6 +435,25 @@ describe("startDue: attempts started one by one, for a runner that keeps its slo
     expect(await attempt).toMatchObject({ done: 1 });
     expect(order).toEqual(["purge", "claim"]);
     expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: "database unavailable" }), undefined);
+  });
+
+  it("claims and purges nothing once the signal it is given has aborted", async () => {
+    const calls: string[] = [];
+    const inbox = new (class extends MemoryInbox {
+      override purgeDone(before: number) {
+        calls.push("purge");
+        return super.purgeDone(before);
+      }
+      override claim(request: InboxClaimRequest) {
+        calls.push("claim");
+        return super.claim(request);
+      }
+    })();
+    const processor = createWebhookProcessor({ inbox, now: () => T0 }).on("*", () => {});
+    await inbox.add(evt("a"));
+    expect(await processor.startDue(1, { signal: AbortSignal.abort() })).toEqual([]);
+    expect(calls).toEqual([]);
+    expect(await inbox.get("a")).toMatchObject({ state: "pending", attempts: 0 });
   });
 
   it("rejects an event's promise only when the user's onError throws", async () => {
@@ -752,6 +801,30 @@ describe("the processor's handler time-out (handlerTimeoutMs)", () => {
     await inbox.add(evt("1"));
     expect(await processor.processDue()).toMatchObject({ retried: 1 });
     expect((await inbox.get("1"))?.lastError?.code).toBe("handler_timeout");
+  });
+
+  // Regression: the shared deadline asked for 2^31 - 1 + 100 ms, past the longest timer, which Node fires after 1 ms
+  // (TimeoutOverflowWarning): every attempt failed with handler_timeout at once.
+  it("lets an attempt run under a time-out of the longest timer (2^31 - 1 ms), not time it out at once", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const { inbox, processor } = setup({ handlerTimeoutMs: 2 ** 31 - 1 });
+      let aborted: boolean | undefined;
+      processor.on("*", async ({ signal }) => {
+        // Long enough for a timer of 1 ms to have fired.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        aborted = signal.aborted;
+      });
+      await inbox.add(evt("1"));
+      expect(await processor.processDue()).toMatchObject({ done: 1, retried: 0 });
+      expect(aborted).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === "TimeoutOverflowWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 
   it("shares one timer among the attempts that start together: a timer per event cost more than processing it", async () => {

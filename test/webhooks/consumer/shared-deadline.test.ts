@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_TIMER_MS } from "../../../src/options/timer-delay";
 import { sharedDeadline } from "../../../src/webhooks/consumer/shared-deadline";
 
 /** A fake clock and timeout: signals abort when `advance` passes their time. */
@@ -68,6 +69,21 @@ describe("sharedDeadline", () => {
     time.advance(110);
     expect(first.aborted).toBe(true);
     expect(deadline().aborted).toBe(false);
+  });
+
+  // Regression: a time-out within a window of the longest timer (2^31 - 1 ms) asked for a signal past it, which Node
+  // fires after 1 ms: a processor's handlerTimeoutMs of 2^31 - 1 timed every attempt out at once, and a consumer's
+  // inboxTimeoutMs over it answered every delivery 503.
+  it("never asks for a timer longer than Node keeps (2^31 - 1 ms), which would fire after 1 ms", () => {
+    for (const ms of [MAX_TIMER_MS - 50, MAX_TIMER_MS, 3e9]) {
+      const time = fakeTime();
+      const deadline = sharedDeadline(ms, time.clock);
+      deadline();
+      time.advance(1);
+      deadline();
+      // The window narrows to what is left below the longest timer, so each request still waits at least `ms`.
+      expect(time.made, String(ms)).toEqual(time.made.map(() => MAX_TIMER_MS));
+    }
   });
 
   it("lets more than ten requests wait on one signal without a listener-leak warning", async () => {

@@ -105,7 +105,27 @@ const invalid = (cause: unknown) =>
 
 const decode = (row: unknown): Row => decodeRow(rowSchema, row, invalid);
 
-function toEvent(row: Row): InboxEvent {
+/**
+ * What a claim reads of a row: the event, its attempts and due time. Not `last_error`, which a claim does not need
+ * and a later version may write with a code this one does not know: decoded, it made the claim throw after its UPDATE
+ * had taken the leases, so no event of the batch ran, and the same batch was taken and dropped again at each lease's
+ * end.
+ */
+const claimSchema = rowSchema.pick({
+  id: true,
+  type: true,
+  payload: true,
+  payload_bytes: true,
+  scheme: true,
+  webhook_timestamp: true,
+  received_at: true,
+  attempts: true,
+  available_at: true,
+});
+
+type EventRow = z.output<typeof claimSchema>;
+
+function toEvent(row: EventRow): InboxEvent {
   return {
     id: row.id,
     type: row.type,
@@ -286,7 +306,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
       request.leaseMs,
     ]);
     return result.rows
-      .map(decode)
+      .map((row) => decodeRow(claimSchema, row, invalid))
       .sort((a, b) => (a.available_at ?? 0) - (b.available_at ?? 0))
       .map((row) => ({ event: toEvent(row), attempts: row.attempts, token }));
   }

@@ -1,7 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
-import { createWebhookProcessor, type InboxEvent, runProcessorLoop } from "../../../../src/webhooks/consumer/index";
-import { createMemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
+import {
+  createWebhookProcessor,
+  type InboxClaimRequest,
+  type InboxEvent,
+  runProcessorLoop,
+} from "../../../../src/webhooks/consumer/index";
+import { createMemoryInbox, MemoryInbox } from "../../../../src/webhooks/consumer/memory/index";
 import { startWebhookProcessor } from "../../../../src/webhooks/consumer/node/index";
 import { latch } from "../support";
 
@@ -154,6 +159,37 @@ describe("runProcessorLoop (injected sleep)", () => {
     }
   });
 
+  // Regression: the processor purges done events before it claims, and a purge can take seconds (the PostgreSQL
+  // inbox deletes a large backlog 10,000 rows a statement). A stop during it still claimed, and ran handlers after it.
+  it("claims nothing once stopped, even when the stop comes while the processor purges before its claim", async () => {
+    const purging = latch();
+    const purged = latch();
+    const claims: number[] = [];
+    const inbox = new (class extends MemoryInbox {
+      override async purgeDone(before: number): Promise<number> {
+        purging.open();
+        await purged.promise;
+        return super.purgeDone(before);
+      }
+      override claim(request: InboxClaimRequest) {
+        claims.push(request.limit);
+        return super.claim(request);
+      }
+    })();
+    await inbox.add(evt("a"));
+    const handler = vi.fn();
+    const processor = createWebhookProcessor({ inbox, now: () => 0 }).on("*", handler);
+    const controller = new AbortController();
+    const loop = runProcessorLoop({ processor, sleep: async () => {}, signal: controller.signal });
+    await purging.promise;
+    controller.abort();
+    purged.open();
+    await loop;
+    expect(claims).toEqual([]);
+    expect(handler).not.toHaveBeenCalled();
+    expect((await inbox.get("a"))?.state).toBe("pending");
+  });
+
   it("a handler that hangs holds one slot: every other event is processed around it", async () => {
     const inbox = createMemoryInbox();
     await inbox.add({ ...evt("slow"), type: "order.slow" });
@@ -212,7 +248,7 @@ describe("startWebhookProcessor (real timers)", () => {
       }
       await allHandled.promise;
       expect(startDue).toHaveBeenCalledTimes(2);
-      expect(startDue.mock.calls[1]).toEqual([10]);
+      expect(startDue.mock.calls[1]?.[0]).toBe(10);
     } finally {
       await runner.stop();
     }

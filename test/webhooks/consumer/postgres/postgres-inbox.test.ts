@@ -399,6 +399,24 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     expect((await inbox.get("a"))?.state).toBe("done");
   });
 
+  // Regression: claim decoded every column of the rows it took, and threw on a last_error it could not read (a code of
+  // a later version, during a rolling deploy, or a hand edit) after the UPDATE had taken the leases: no event claimed
+  // with that row was run, and at each lease's end the same batch was taken and dropped again, for ever.
+  it("runs an event whose last_error this version cannot read, and the events claimed beside it", async () => {
+    const { inbox, table } = await freshTable();
+    await inbox.add(event("a", { receivedAt: 1_700_000_000_000 }));
+    await inbox.add(event("b", { receivedAt: 1_700_000_000_001 }));
+    await pool.query(`UPDATE ${table} SET state = 'failed', last_error = $1::jsonb WHERE id = 'a'`, [
+      JSON.stringify({ code: "some_later_code", message: "written by a later version" }),
+    ]);
+    const handled: string[] = [];
+    const processor = createWebhookProcessor({ inbox, now: () => 1_700_000_100_000, retainDoneMs: false });
+    processor.on("*", async ({ event }) => void handled.push(event.id));
+    expect(await processor.processDue()).toMatchObject({ claimed: 2, done: 2 });
+    expect(handled.sort()).toEqual(["a", "b"]);
+    expect(await inbox.get("b")).toMatchObject({ state: "done" });
+  });
+
   it("processes every event once across four concurrent processors", async () => {
     const inbox = await freshInbox();
     const effects = `${schema}.${uniqueName("effects")}`;

@@ -27,5 +27,32 @@ export function schemaName(schema: string | undefined, what: string): string {
 
 /** `"schema"."table"`: the one way every store names its tables. */
 export function tableIn(schema: string, table: string): string {
-  return `"${schema}"."${table}"`;
+  return `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
+}
+
+/** A name as a quoted identifier: PostgreSQL 4.1.1, "to include a double quote, write two double quotes". */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+// NAMEDATALEN - 1: PostgreSQL cuts a longer identifier to its first 63 bytes (a NOTICE, not an error).
+const MAX_IDENTIFIER_BYTES = 63;
+
+/**
+ * Checks a name given as data (a migration's schema, which `migrate` accepts as any quoted identifier) and returns
+ * it; a TypeError for what PostgreSQL would not keep as given: not a string, empty or holding a NUL (4.1.1: "a
+ * quoted identifier cannot contain the character with code zero"), or over 63 bytes, which PostgreSQL cuts short,
+ * so that two long names sharing their first 63 bytes would be one schema.
+ */
+export function identifierName(name: unknown, what: string): string {
+  if (typeof name !== "string" || name === "" || name.includes("\u0000")) {
+    throw new TypeError(`${what}: expected a non-empty SQL identifier without NUL, got ${JSON.stringify(name)}.`);
+  }
+  const bytes = new TextEncoder().encode(name).length;
+  if (bytes > MAX_IDENTIFIER_BYTES) {
+    throw new TypeError(
+      `${what}: ${JSON.stringify(name)} is ${bytes} bytes, and PostgreSQL keeps only the first ${MAX_IDENTIFIER_BYTES} of an identifier.`,
+    );
+  }
+  return name;
 }

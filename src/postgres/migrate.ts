@@ -1,4 +1,4 @@
-import { tableIn } from "./identifier";
+import { identifierName, quoteIdentifier, tableIn } from "./identifier";
 import { MigrationError } from "./migration-error";
 import type { SqlClient, SqlDatabase } from "./sql-client";
 import { transaction } from "./transaction";
@@ -27,19 +27,27 @@ const MIGRATION_LOCK = 4_242_017;
  * @example writeFileSync("migrations/001_webhooks.sql", migrationSql(deliveryMigrations({ schema: "app" })))
  */
 export function migrationSql(migrations: readonly Migration[]): string {
+  checkSchemas(migrations, "migrationSql");
   const created = new Set<string>();
   return migrations
     .map((migration) => {
       const schema = created.has(migration.schema) ? "" : `${createSchema(migration.schema)};\n`;
       created.add(migration.schema);
-      return `-- ${migration.schema}: ${migration.id}\n${schema}${migration.statements.join(";\n")};\n`;
+      // A line break would end the comment, and the rest of the line would run: a `--` comment ends at \n or \r.
+      const title = `${migration.schema}: ${migration.id}`.replace(/[\r\n]+/g, " ");
+      return `-- ${title}\n${schema}${migration.statements.join(";\n")};\n`;
     })
     .join("\n");
 }
 
 // The one statement creating a schema, for migrate() and migrationSql() alike.
 function createSchema(schema: string): string {
-  return `CREATE SCHEMA IF NOT EXISTS "${schema}"`;
+  return `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`;
+}
+
+// Every schema checked before the first statement runs, so a bad name late in the list applies nothing.
+function checkSchemas(migrations: readonly Migration[], what: string): void {
+  for (const migration of migrations) identifierName(migration.schema, `${what}: migration ${migration.id}'s schema`);
 }
 
 async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
@@ -60,10 +68,12 @@ async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
  * @param migrations e.g. `[...idempotencyMigrations(), ...deliveryMigrations()]`.
  * @returns the ids applied now (empty when everything was there).
  * @throws {@link MigrationError} naming the migration and statement that failed (the database's error as `cause`);
- *   nothing of the call is applied then.
+ *   nothing of the call is applied then. A TypeError, before any statement, for a schema PostgreSQL would not keep
+ *   as given (empty, a NUL, over 63 bytes); any other name is quoted, so `My "App"` is that schema.
  * @example await migrate(pool, deliveryMigrations({ schema: "shop" }))
  */
 export async function migrate(db: SqlDatabase, migrations: readonly Migration[]): Promise<string[]> {
+  checkSchemas(migrations, "migrate");
   for (;;) {
     const applied = await transaction(db, async (tx) => {
       const { rows } = await tx.query("SELECT pg_try_advisory_xact_lock($1) AS locked", [MIGRATION_LOCK]);

@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** The lock file PGlite's data directory carries while a process has it open. */
@@ -22,10 +22,25 @@ export class PgliteLockError extends Error {
   }
 }
 
-// The directories this process has open (real paths, so a symlinked path is the same directory). A lock file
-// naming this process's pid but not listed here was left by an earlier process that had the same pid (a container
-// restarted as pid 1): stale.
+// The directories this thread has open (real paths, so a symlinked path is the same directory). Module state is per
+// worker thread, and every thread has the process's pid: a lock file naming this pid but not listed here is another
+// thread's when written since this process started, else an earlier process's that had the same pid (a container
+// restarted as pid 1), stale.
 const held = new Set<string>();
+
+// Slack for the file system's clock, which stamps files from a coarse tick that can trail Date.now().
+const STAMP_SLACK_MS = 100;
+
+// Whether `file` (a lock naming this pid) was written since this process started: by one of its threads.
+function writtenSinceStart(file: string): boolean {
+  const started = Date.now() - process.uptime() * 1000;
+  try {
+    return statSync(file).mtimeMs >= started - STAMP_SLACK_MS;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return false;
+    throw error;
+  }
+}
 
 // Whether a process with this id is alive (signal 0 checks without sending anything).
 function alive(pid: number): boolean {
@@ -49,12 +64,14 @@ function holderIn(file: string): number | undefined {
   return /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : 0;
 }
 
-function live(pid: number, dir: string): boolean {
-  return pid === process.pid ? held.has(dir) : pid > 0 && alive(pid);
+// Whether the lock `file` in `dir`, naming `pid`, belongs to a live holder.
+function live(pid: number, dir: string, file: string): boolean {
+  return pid === process.pid ? held.has(dir) || writtenSinceStart(file) : pid > 0 && alive(pid);
 }
 
 function inUse(dir: string, holder: number): PgliteLockError {
-  const who = holder === process.pid ? "this process (opened twice)" : `process ${holder}`;
+  const who =
+    holder === process.pid ? "this process (opened twice, or by another of its threads)" : `process ${holder}`;
   return new PgliteLockError(
     "pglite_directory_in_use",
     dir,
@@ -91,7 +108,7 @@ export function lockDirectory(dataDir: string): () => void {
       }
       const holder = holderIn(file);
       if (holder === undefined) continue; // released meanwhile
-      if (live(holder, dir)) throw inUse(dir, holder);
+      if (live(holder, dir, file)) throw inUse(dir, holder);
       // Left by a process that died (SIGKILL, a crash): take the directory over.
       const aside = `${file}.stale.${process.pid}`;
       try {
@@ -101,7 +118,7 @@ export function lockDirectory(dataDir: string): () => void {
         throw error;
       }
       const moved = holderIn(aside);
-      if (moved !== holder && moved !== undefined && live(moved, dir)) {
+      if (moved !== holder && moved !== undefined && live(moved, dir, aside)) {
         // Another taker had already replaced the stale lock with its own: give it back.
         try {
           linkSync(aside, file);

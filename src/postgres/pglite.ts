@@ -21,9 +21,9 @@ export interface OpenPgliteOptions {
  * Opens (creating it on first use) an embedded PGlite database on a data directory, for every store of this library
  * (`SqlDatabase`). The directory is locked for this process: PGlite is a single connection in a single process, and
  * a second opener of the same files would corrupt them, so opening a directory that is open already, in another
- * process or in this one, throws a `PgliteLockError` (code `pglite_directory_in_use`) naming the directory and the
- * holder. A lock left by a process that died is taken over. `@electric-sql/pglite` is an optional peer
- * dependency, loaded only here.
+ * process or in this one (in any of its worker threads), throws a `PgliteLockError` (code `pglite_directory_in_use`)
+ * naming the directory and the holder. A lock left by a process that died is taken over. `@electric-sql/pglite` is
+ * an optional peer dependency, loaded only here.
  * @param dataDir where the files live (created if missing).
  * @throws {PgliteLockError} `pglite_directory_in_use` while the directory is open, here or in a live process.
  * @example

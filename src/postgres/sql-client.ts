@@ -2,6 +2,8 @@
 export interface SqlResult {
   readonly rows: unknown[];
   readonly rowCount?: number | null;
+  /** The command tag's verb where the client gives it (`pg`): `"ROLLBACK"` for a COMMIT that rolled back. */
+  readonly command?: string;
 }
 
 /**

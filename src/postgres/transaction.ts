@@ -1,6 +1,14 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { untilAborted } from "../http/until-aborted";
-import { isPglite, isPool, type SqlClient, type SqlDatabase, type SqlPool, type SqlTransactor } from "./sql-client";
+import {
+  isPglite,
+  isPool,
+  type SqlClient,
+  type SqlDatabase,
+  type SqlPool,
+  type SqlResult,
+  type SqlTransactor,
+} from "./sql-client";
 
 function hasTransaction(db: SqlDatabase): db is SqlTransactor {
   return typeof (db as Partial<SqlTransactor>).transaction === "function";
@@ -60,10 +68,11 @@ async function onClient<T>(
   broken: (error: unknown) => void = () => {},
 ): Promise<T> {
   await client.query("BEGIN");
+  let result: T;
+  let commit: SqlResult;
   try {
-    const result = await inside(client, work);
-    await client.query("COMMIT");
-    return result;
+    result = await inside(client, work);
+    commit = await client.query("COMMIT");
   } catch (error) {
     try {
       await client.query("ROLLBACK");
@@ -71,6 +80,23 @@ async function onClient<T>(
       broken(failed);
     }
     throw error;
+  }
+  // PostgreSQL ends a transaction a failed statement aborted (work caught its error) with a rollback, answering COMMIT
+  // with the tag ROLLBACK rather than an error: nothing committed, so it must not read as success.
+  if (commit.command === "ROLLBACK") throw new RolledBackAtCommit();
+  return result;
+}
+
+/**
+ * `transaction` could not commit: a statement of `work` failed and aborted the transaction, and `work` went on
+ * (it caught the error), so PostgreSQL rolled everything back at COMMIT. The code is the SQLSTATE PGlite's own
+ * `transaction` rejects with in that case (25P02, in_failed_sql_transaction), so callers see one code on every client.
+ */
+class RolledBackAtCommit extends Error {
+  override readonly name = "TransactionRolledBackError";
+  readonly code = "25P02";
+  constructor() {
+    super("The transaction was rolled back instead of committed: a statement in it had failed.");
   }
 }
 
@@ -134,6 +160,8 @@ async function inSavepoint<T>(level: Level, work: (tx: SqlClient) => Promise<T>)
  * @param options `signal`: stops waiting for a connection, a nested call's turn or `work` (see
  * {@link TransactionOptions}).
  * @returns what `work` returned, once committed (nested: once its savepoint is released).
+ * @throws what `work` threw; or, when a statement failed and `work` caught its error and returned, an error with
+ *   `code` "25P02" (PostgreSQL rolled the transaction back at COMMIT, as PGlite's own `transaction` reports it).
  * @example
  * const order = await transaction(pool, async (tx) => {
  *   await tx.query("INSERT INTO orders (id) VALUES ($1)", [id]);

@@ -75,6 +75,46 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
       expect(rows).toEqual([{ id: "t@1" }, { id: "t@2" }]);
     });
 
+    // Regression: migrate() wrote a migration's schema between double quotes as given, so a quote in it ended the
+    // identifier and the rest ran as SQL, and a name over 63 bytes was cut short by PostgreSQL, so two long names
+    // sharing their first 63 bytes were one schema (the second's migrations were found applied already).
+    describe("a migration's schema, as PostgreSQL reads a quoted identifier", () => {
+      const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+      const inSchema = (name: string): Migration[] => [
+        { id: "odd@1", schema: name, statements: [`CREATE TABLE ${quoted(name)}.t (id int)`] },
+      ];
+      const schemas = async (prefix: string) =>
+        (await kit.db.query("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)", [prefix])).rows.map(
+          (row) => (row as { nspname: string }).nspname,
+        );
+
+      it("keeps quotes, dots, spaces and upper case as they are", async () => {
+        const prefix = uniqueName("Kit");
+        const odd = `${prefix}."Odd"; DROP x --`;
+        try {
+          expect(await migrate(kit.db, inSchema(odd))).toEqual([`${odd}:odd@1`]);
+          expect(await migrate(kit.db, inSchema(odd))).toEqual([]);
+          expect(await schemas(prefix)).toEqual([odd]);
+          expect(await count(kit.db, odd.replaceAll('"', '""'))).toBe(0);
+        } finally {
+          await kit.db.query(`DROP SCHEMA IF EXISTS ${quoted(odd)} CASCADE`);
+        }
+      });
+
+      it("refuses, before any statement, a name PostgreSQL would not keep: over 63 bytes, empty, with a NUL", async () => {
+        const prefix = uniqueName("kitlong");
+        try {
+          for (const name of [prefix.padEnd(64, "x"), `${prefix}${"é".repeat(20)}`, "", `${prefix}\u0000`]) {
+            await expect(migrate(kit.db, inSchema(name)), JSON.stringify(name)).rejects.toThrow(TypeError);
+            expect(() => migrationSql(inSchema(name))).toThrow(TypeError);
+          }
+          expect(await schemas(prefix)).toEqual([]);
+        } finally {
+          for (const name of await schemas(prefix)) await kit.db.query(`DROP SCHEMA ${quoted(name)} CASCADE`);
+        }
+      });
+    });
+
     it("transaction commits what work did, and returns its value", async () => {
       const value = await transaction(kit.db, async (tx) => {
         await tx.query(`INSERT INTO "${schema}".t (id) VALUES ($1), ($2)`, [1, 2]);
@@ -102,6 +142,23 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
       // The connection is usable afterwards: nothing is left open.
       await transaction(kit.db, (tx) => tx.query(`INSERT INTO "${schema}".t (id) VALUES (5)`));
       expect(await count(kit.db, schema)).toBe(3);
+    });
+
+    // Regression: PostgreSQL answers the COMMIT of a transaction a failed statement aborted with the tag ROLLBACK, not
+    // an error; on pg, work that caught the statement's error got transaction()'s success though nothing committed.
+    it("rejects (25P02) when work caught a failed statement's error: COMMIT rolled the transaction back", async () => {
+      const before = await count(kit.db, schema);
+      const outcome = await transaction(kit.db, async (tx) => {
+        await tx.query(`INSERT INTO "${schema}".t (id) VALUES (6)`);
+        await tx.query("SELECT 1 / 0").catch(() => undefined); // the transaction is aborted, work goes on
+        return "done";
+      }).catch((error: unknown) => error);
+      expect(outcome).toMatchObject({ code: "25P02" });
+      expect(await count(kit.db, schema)).toBe(before);
+      // Nothing is left open: the next transaction commits.
+      await transaction(kit.db, (tx) => tx.query(`INSERT INTO "${schema}".t (id) VALUES (6)`));
+      await kit.db.query(`DELETE FROM "${schema}".t WHERE id = 6`);
+      expect(await count(kit.db, schema)).toBe(before);
     });
 
     it("runs the migrations' SQL script on a database without the schema", async () => {
@@ -346,6 +403,17 @@ describe("the PostgreSQL kit", () => {
     expect(sql.match(/CREATE SCHEMA IF NOT EXISTS "app";/g)).toHaveLength(1);
     expect(sql.match(/CREATE SCHEMA IF NOT EXISTS "other";/g)).toHaveLength(1);
     expect(sql.indexOf('CREATE SCHEMA IF NOT EXISTS "other"')).toBeLessThan(sql.indexOf('CREATE TABLE "other".t'));
+  });
+
+  // Regression: the script wrote the schema between quotes as given, and the comment naming each migration ran on to
+  // the next line, so a quote in a schema or a line break in an id or schema turned the rest into statements.
+  it("quotes each schema in the script and keeps its comments on one line", () => {
+    const sql = migrationSql([
+      { id: "odd@1\nDROP TABLE users;", schema: 'Odd"; DROP TABLE users; --', statements: ["SELECT 1"] },
+    ]);
+    expect(sql).toBe(
+      '-- Odd"; DROP TABLE users; --: odd@1 DROP TABLE users;\nCREATE SCHEMA IF NOT EXISTS "Odd""; DROP TABLE users; --";\nSELECT 1;\n',
+    );
   });
 
   // Regression: a pg_ schema passed every check and was refused by PostgreSQL only when migrate() ran.

@@ -10,10 +10,14 @@ import {
   realpathSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import { transformSync } from "esbuild";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openPglite, PGLITE_LOCK_FILE } from "../../src/postgres/index";
 import { lockDirectory } from "../../src/postgres/pglite-lock";
@@ -76,9 +80,51 @@ describe("lockDirectory", () => {
 
   it("takes over a lock naming this pid that this process does not hold (an earlier process with the same pid)", () => {
     writeFileSync(lockFile, String(process.pid));
+    // Written before this process started, as the lock of a process that had this pid before it was.
+    const before = new Date(Date.now() - process.uptime() * 1000 - 60_000);
+    utimesSync(lockFile, before, before);
     const release = lockDirectory(dir);
     expect(held()).toBe(String(process.pid));
     release();
+  });
+
+  // Regression: `held` is one worker thread's, and every thread has the process's pid, so a lock naming this pid
+  // that this thread did not hold read as an earlier process's: a second thread took over a directory another
+  // thread had open, and two PGlite instances wrote one data directory.
+  it("refuses a lock naming this pid written since this process started (another worker thread's)", () => {
+    writeFileSync(lockFile, String(process.pid));
+    expect(() => lockDirectory(dir)).toThrow(
+      expect.objectContaining({ code: "pglite_directory_in_use", holder: process.pid }),
+    );
+    expect(held()).toBe(String(process.pid));
+  });
+
+  it("refuses a directory another worker thread of this process holds", async () => {
+    // The worker runs this very file, built to JavaScript: a thread has module state (`held`) of its own.
+    const source = readFileSync(fileURLToPath(new URL("../../src/postgres/pglite-lock.ts", import.meta.url)), "utf8");
+    const built = join(dir, "..", `${dir.split("/").pop()}-lock.mjs`);
+    writeFileSync(built, transformSync(source, { loader: "ts", format: "esm" }).code);
+    const release = lockDirectory(dir);
+    try {
+      const worker = new Worker(
+        `import(${JSON.stringify(pathToFileURL(built).href)}).then(({ lockDirectory }) => {
+          const { parentPort, workerData } = require("node:worker_threads");
+          try { lockDirectory(workerData); parentPort.postMessage("locked"); }
+          catch (error) { parentPort.postMessage(error.code); }
+        });`,
+        { eval: true, workerData: dir },
+      );
+      const answer = await new Promise((resolve, reject) => {
+        worker.once("message", resolve);
+        worker.once("error", reject);
+      });
+      await worker.terminate();
+      expect(answer).toBe("pglite_directory_in_use");
+      expect(held()).toBe(String(process.pid));
+    } finally {
+      release();
+      rmSync(built, { force: true });
+    }
   });
 
   // Regression: a lock file read before its pid was written parsed as pid 0, "in use by process 0".

@@ -105,6 +105,23 @@ function contract(name: string, open: () => Promise<{ db: SqlDatabase; close(): 
       expect(await count()).toBe(before);
     });
 
+    // Regression: on pg, a handler that caught a failed statement's error and answered 201 had that 201 sent and
+    // onCommit called, though PostgreSQL had rolled the transaction back at COMMIT (the tag ROLLBACK, no error).
+    it("rethrows (25P02) rather than answer when a failed statement rolled the transaction back at COMMIT", async () => {
+      const before = await count();
+      let commits = 0;
+      const swallowing: Handler = async (req) => {
+        await insert(201)(req);
+        await (transactionOf(req) as SqlClient).query("SELECT 1 / 0").catch(() => undefined);
+        return json(201, { created: true });
+      };
+      await expect(
+        requestTransaction(db, { onCommit: () => void commits++ })(swallowing)(request("POST")),
+      ).rejects.toMatchObject({ code: "25P02" });
+      expect(commits).toBe(0);
+      expect(await count()).toBe(before);
+    });
+
     it("leaves safe methods out (no transaction), and the request carries none once answered", async () => {
       let seen: SqlClient | undefined = {} as SqlClient;
       const req = request("GET");

@@ -26,29 +26,10 @@ export const CONDITIONAL_WRITE: Declared = {
   },
 };
 
-const REPLAYED: Readonly<Record<string, DescribedHeader>> = {
-  "Idempotent-Replayed": {
-    description: "`true` when this is the stored answer to an earlier request with this Idempotency-Key.",
-  },
-};
-
-/**
- * The refusals of a create that its Idempotency-Key stores and replays with `Idempotent-Replayed: true`, as it does
- * the 201: the middleware keeps every answer below 500 but 408, 425 and 429 (`defaultStoreOutcome`), and the library
- * declares the field on the 2xx alone.
- */
-function replayedRefusals(statuses: readonly number[]): Declared {
-  return Object.fromEntries(statuses.map((status) => [status, { headers: REPLAYED }]));
-}
-
 /**
  * A create whose 201 carries the new record's validators (`cachingHeaders`): the ETag a client sends back in If-Match.
- * Its body refusals (400 malformed, 415, 422) are replayed under their Idempotency-Key.
  */
-export const CREATED: Declared = { 201: { headers: CACHING_HEADERS }, ...replayedRefusals([400, 415, 422]) };
-
-/** A create under a user ({@link CREATED}), whose 404 for a user that does not exist is replayed too. */
-export const CREATED_UNDER_USER: Declared = { ...CREATED, ...replayedRefusals([404]) };
+export const CREATED: Declared = { 201: { headers: CACHING_HEADERS } };
 
 /**
  * A PUT or PATCH: its 200 carries the record's new validators (`cachingHeaders`), as a create's 201 does, and a stale

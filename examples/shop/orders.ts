@@ -5,7 +5,7 @@ import { notFound, type ShopContext } from "./context";
 import {
   CONDITIONAL_READ,
   CONDITIONAL_WRITE,
-  CREATED_UNDER_USER,
+  CREATED,
   ORDER_CONFLICT,
   ORDER_PAGE,
   REPLACED,
@@ -103,7 +103,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: UserParams,
       body: OrderCreate,
       response: Order,
-      responses: CREATED_UNDER_USER,
+      responses: CREATED,
       summary: "Place an order (Idempotency-Key supported; the total is computed)",
       use: [ctx.idempotent],
     },

@@ -20,6 +20,13 @@ export interface DescribedHeader {
    * @default false
    */
   required?: boolean;
+  /**
+   * As one of a middleware's `successHeaders`: the statuses of the operation's own answers it is on, where not only
+   * the 2xx (the idempotency middleware's `Idempotent-Replayed` is on every answer it stores and replays, a 422
+   * included). Statuses only a middleware answers (a 401, a 409) never get it. Ignored elsewhere.
+   * @default the 2xx
+   */
+  statuses?: (status: number) => boolean;
 }
 
 /** Whether something described for `methods` applies to an operation of `method`. */
@@ -49,7 +56,10 @@ export type SecurityScheme =
 export interface MiddlewareDescription {
   /** Statuses the middleware may answer itself (a 304, a 409, a 429…), by status code. */
   responses?: Readonly<Record<number, DescribedResponse | undefined>>;
-  /** Headers it adds to the operation's own success (2xx) responses (`ETag`, `Idempotent-Replayed`, `RateLimit`). */
+  /**
+   * Headers it adds to the operation's own success (2xx) responses (`ETag`, `Idempotent-Replayed`, `RateLimit`), or
+   * to those of its answers a header's `statuses` names.
+   */
   successHeaders?: Readonly<Record<string, DescribedHeader>>;
   /** Request headers it reads (`Idempotency-Key`, `If-Match`…), as header parameters (optional unless `required`). */
   requestHeaders?: Readonly<Record<string, DescribedHeader>>;

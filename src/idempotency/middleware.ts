@@ -303,6 +303,8 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
       "Idempotent-Replayed": {
         description: "`true` when this is the stored response of an earlier request with the key.",
         methods: protects,
+        // Every answer of the operation's that is stored is replayed with it: a 422 as much as a 201.
+        statuses: (status) => isFinalStatus(status) && storeOutcome(status),
       },
     },
   });

@@ -29,6 +29,15 @@ function headerObjects(headers: Readonly<Record<string, DescribedHeader>>, metho
   return out;
 }
 
+/** Whether a header's `statuses` takes `status`; one that throws takes nothing (a document is still built). */
+function holds(statuses: (status: number) => boolean, status: string): boolean {
+  try {
+    return statuses(Number(status)) === true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Two sources' words for one status: each may be what the client gets, so both are kept (a bare reason phrase
  * says nothing and gives way).
@@ -186,6 +195,10 @@ export function responses(
   if (body) out["413"] = problemResponse(413);
   if (body) out["415"] = withHeaders(problemResponse(415), unsupportedHeaders(route));
   if (problems[422] !== undefined) out["422"] = problemResponse(422, problems[422]);
+  // Statuses the operation itself may answer (through the router's checks or its handler), before the middleware's.
+  const own = new Set(Object.keys(out));
+  own.delete("413"); // the adapters' body limit, before any middleware
+  for (const [status] of declared) own.add(String(status));
   for (const description of described) {
     for (const [status, response] of Object.entries(description.responses ?? {})) {
       if (response === undefined || !appliesTo(response.methods, route.method)) continue;
@@ -212,11 +225,15 @@ export function responses(
     }
     out[String(status)] = withHeaders(entry, headerObjects(response.headers ?? {}, route.method));
   }
-  // Headers a middleware adds to every success response (ETag, Idempotent-Replayed, RateLimit).
+  // Headers a middleware adds to every success response (ETag, Idempotent-Replayed, RateLimit), and to the operation's
+  // other answers a header's `statuses` names (a replayed 422).
   for (const description of described) {
-    const headers = headerObjects(description.successHeaders ?? {}, route.method);
+    const given = Object.entries(description.successHeaders ?? {});
     for (const [status, response] of Object.entries(out)) {
-      if (status.startsWith("2")) out[status] = withHeaders(response, headers);
+      const on = given.filter(([, header]) =>
+        header.statuses === undefined ? status.startsWith("2") : own.has(status) && holds(header.statuses, status),
+      );
+      out[status] = withHeaders(response, headerObjects(Object.fromEntries(on), route.method));
     }
   }
   return out;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { describeMiddleware } from "../../src/http/described";
 import { type Handler, json } from "../../src/http/message";
+import { idempotency, MemoryIdempotencyStore } from "../../src/idempotency/index";
 import { createRouter } from "../../src/routing/index";
 import { app, newStore } from "./app";
 
@@ -366,6 +367,45 @@ describe("declared responses", () => {
 
   it("is a valid OpenAPI 3.1 document", async () => {
     expect(await new Validator().validate(JSON.parse(JSON.stringify(doc)))).toMatchObject({ valid: true });
+  });
+});
+
+// Regression: a success header went on the 2xx alone, so the idempotency middleware's Idempotent-Replayed, sent on
+// every stored answer it replays (a 422 as much as a 201), was undeclared on the refusals.
+describe("a success header's statuses", () => {
+  const replays = describeMiddleware((next: Handler) => next, {
+    responses: { 409: { description: "In progress." } },
+    successHeaders: { "X-Replayed": { description: "Replayed.", statuses: (status) => status < 500 } },
+  });
+  const doc = createRouter()
+    .use(replays)
+    .resource("/things/{thing_id}", (things) => {
+      things.create({ body: z.object({ n: z.number() }) }, ({ created }) => created("t", { id: "t" }));
+    })
+    .openapi({ title: "t", version: "1" });
+  const post = (doc.paths["/things"] as Record<string, { responses: Record<string, { headers?: object }> }>)["post"];
+  const headed = (status: string) => Object.keys(post?.responses[status]?.headers ?? {}).includes("X-Replayed");
+
+  it("puts it on the operation's own answers it names, never on one only a middleware gives nor the adapter's 413", () => {
+    expect(["201", "400", "415", "422"].filter(headed)).toEqual(["201", "400", "415", "422"]);
+    expect(headed("409")).toBe(false);
+    expect(headed("413")).toBe(false);
+  });
+
+  it("is the idempotency middleware's Idempotent-Replayed: every stored answer, none it does not store", () => {
+    const doc = createRouter()
+      .use(idempotency({ store: new MemoryIdempotencyStore(), identify: () => "a", storeOutcome: (s) => s !== 415 }))
+      .resource("/things/{thing_id}", (things) => {
+        things.create({ body: z.object({ n: z.number() }) }, ({ created }) => created("t", { id: "t" }));
+      })
+      .openapi({ title: "t", version: "1" });
+    const responses = (doc.paths["/things"] as Record<string, { responses: Record<string, { headers?: object }> }>)[
+      "post"
+    ]?.responses;
+    const on = Object.keys(responses ?? {}).filter((status) =>
+      Object.keys(responses?.[status]?.headers ?? {}).includes("Idempotent-Replayed"),
+    );
+    expect(on).toEqual(["201", "400", "422"]);
   });
 });
 

@@ -37,11 +37,14 @@ export function parseCommand<O extends OptionSpec>(argv: readonly string[], opti
   return parsed;
 }
 
-/** A whole number option, at least `min`. */
+/**
+ * A whole number option, at least `min` and at most `Number.MAX_SAFE_INTEGER`: past it a number is rounded (a seed
+ * printed for replay would not be the one given) and enough digits make it Infinity (`verify --now` crashed).
+ */
 export function integerOption(value: string | undefined, name: string, fallback: number, min = 0): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min)
-    throw new UsageError(`--${name} must be a whole number ≥ ${min}, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > Number.MAX_SAFE_INTEGER)
+    throw new UsageError(`--${name} must be a whole number ≥ ${min} and ≤ ${Number.MAX_SAFE_INTEGER}, got "${value}"`);
   return Number(value);
 }
 

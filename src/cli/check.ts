@@ -3,6 +3,7 @@ import { type ResourceSpec, targetPath } from "../testing/resource-spec";
 import { resourceLaws } from "../testing/suite";
 import { fromBaseUrl, type Target } from "../testing/target";
 import { requestUrl } from "../testing/transcript";
+import { standardWebhooks } from "../webhooks/signing/index";
 import { headerOptions, integerOption, isHttpUrl, parseCommand, secondsOption } from "./args";
 import { checkConsumer, NOT_RUN } from "./consumer-check";
 import { type LawOutcome, printOutcome, runLaw } from "./law-outcome";
@@ -16,8 +17,8 @@ import {
 } from "./openapi-resources";
 import { EXIT, noAnswerReason, type Output, UsageError } from "./output";
 import { DEFAULT_TIMEOUT_SECONDS, RequestTimeoutError, type TimedFetch, timedFetch } from "./request-timeout";
-import { secretsOption } from "./schemes";
-import { readUserFile } from "./user-file";
+import { secretsOption, signingSecrets } from "./schemes";
+import { readUserText } from "./user-file";
 
 export const checkUsage = `Usage: rest-webhooks check <base-url> [options]
        rest-webhooks check --webhook-consumer <url> --secret <secret> [options]
@@ -78,7 +79,7 @@ async function loadDocument(
     if (!response.ok)
       throw new UsageError(`cannot read the OpenAPI document: GET ${source} answered ${response.status}`);
   } else {
-    text = (await readUserFile(source, "the OpenAPI document")).toString("utf8");
+    text = await readUserText(source, "the OpenAPI document");
   }
   try {
     const document = JSON.parse(text) as OpenApiDocument;
@@ -162,7 +163,12 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
     if (!isHttpUrl(consumerUrl)) {
       throw new UsageError(`--webhook-consumer is not an http:// or https:// URL: ${consumerUrl}`);
     }
-    const secret = secretsOption(values.secret)[0] as string;
+    const secrets = secretsOption(values.secret);
+    // The kit's faulty provider signs with one secret: a second would be ignored, silently.
+    if (secrets.length > 1)
+      throw new UsageError("--webhook-consumer signs with one --secret: pass the consumer's current one");
+    signingSecrets(standardWebhooks, secrets);
+    const secret = secrets[0] as string;
     const outcome = await checkConsumer(consumerUrl, { secret, headers, runs, seed, timed }, out);
     if (out.json) out.result({ seed, runs, laws: [outcome], notRun: NOT_RUN });
     return replay([outcome]);

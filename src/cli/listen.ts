@@ -6,7 +6,7 @@ import { secretFingerprint, verify } from "../webhooks/signing/index";
 import { integerOption, isHttpUrl, parseCommand } from "./args";
 import { forward } from "./forward";
 import { EXIT, type Output, UsageError } from "./output";
-import { schemeOption, secretsOption } from "./schemes";
+import { consumerSecrets, schemeOption, secretsOption } from "./schemes";
 
 export const listenUsage = `Usage: rest-webhooks listen --secret <secret> [options]
 
@@ -31,6 +31,10 @@ const options = {
   "forward-to": { type: "string" },
 } as const;
 
+// The adapter's default limit (1 MiB) answered 413 before verifying, with no line printed; GitHub caps a payload at
+// 25 MB ("Webhook events and payloads"), the largest of the schemes listen verifies.
+const BODY_LIMIT = 25 * 1024 * 1024;
+
 function clock(ms: number): string {
   return new Date(ms).toISOString().slice(11, 23);
 }
@@ -44,6 +48,7 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
   }
   const secrets = secretsOption(values.secret);
   const scheme = schemeOption(values.scheme);
+  consumerSecrets(scheme, secrets);
   const port = integerOption(values.port, "port", 3030);
   if (port > 65_535) throw new UsageError("--port must be at most 65535");
   const forwardTo = values["forward-to"];
@@ -103,7 +108,7 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
     return { status: forwarded.status, headers: forwarded.headers, body: forwarded.body ?? null };
   };
 
-  const server = createServer(handler);
+  const server = createServer(handler, { bodyLimit: BODY_LIMIT });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, values.host ?? "127.0.0.1", () => resolve());
@@ -128,5 +133,10 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
+    // A reader that stopped (`listen --json | head -n 1`, a script waiting for an event) ends the pipeline only
+    // once listen ends: its next line finds the pipe closed, and listen stops as on Ctrl-C (main ignores the EPIPE).
+    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") stop();
+    });
   });
 }

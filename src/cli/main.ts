@@ -73,7 +73,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return await run(rest, out);
   } catch (error) {
     if (error instanceof UsageError) {
-      if (json) out.result({ error: { code: error.code, message: error.message } });
+      // On one line: a JSON document, and a JSON Lines record too, as `listen --json` promises one per line.
+      if (json) process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
       process.stderr.write(`rest-webhooks ${name}: ${error.message}\nSee: rest-webhooks ${name} --help\n`);
       return EXIT.usage;
     }

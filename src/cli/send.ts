@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { MAX_TIMER_MS } from "../options/timer-delay";
 import { STANDARD_WEBHOOKS_SCHEDULE, scheduleBackoff } from "../webhooks/retry/backoff";
 import { signWith } from "../webhooks/signing/index";
 import { headerOptions, integerOption, isHttpUrl, parseCommand } from "./args";
 import { bodyStart, EXIT, noAnswerReason, type Output, UsageError } from "./output";
-import { schemeOption, secretsOption } from "./schemes";
-import { readUserFile } from "./user-file";
+import { schemeOption, secretsOption, signingSecrets } from "./schemes";
+import { readUserText } from "./user-file";
 
 export const sendUsage = `Usage: rest-webhooks send <url> --type <type> --data <json|@file> --secret <secret> [options]
 
@@ -49,9 +50,7 @@ interface Attempt {
 async function readData(value: string | undefined): Promise<unknown> {
   if (value === undefined) return {};
   const path = value.startsWith("@") ? value.slice(1) : undefined;
-  // RFC 8259 §8.1: a parser may ignore a byte order mark, which editors on Windows put before saved JSON.
-  const text =
-    path === undefined ? value : (await readUserFile(path, "--data")).toString("utf8").replace(/^\uFEFF/, "");
+  const text = path === undefined ? value : await readUserText(path, "--data");
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -67,7 +66,11 @@ function scheduleOption(schedule: string | undefined, repeat: string | undefined
   if (schedule !== undefined) {
     if (!/^\d+(,\d+)*$/.test(schedule))
       throw new UsageError(`--schedule must be ms like 0,1000,5000, got "${schedule}"`);
-    return schedule.split(",").map(Number);
+    const delays = schedule.split(",").map(Number);
+    // A timer waits at most MAX_TIMER_MS: a longer delay would fire at once, after saying it waits.
+    if (delays.some((delay) => delay > MAX_TIMER_MS))
+      throw new UsageError(`--schedule delays are at most ${MAX_TIMER_MS} ms (about 24.8 days), got "${schedule}"`);
+    return delays;
   }
   const attempts = integerOption(repeat, "repeat", 1, 1);
   if (attempts > STANDARD_WEBHOOKS_SCHEDULE.length) {
@@ -93,6 +96,8 @@ export async function runSend(argv: readonly string[], out: Output): Promise<num
   if (values.type === undefined) throw new UsageError("--type is required, e.g. --type order.created");
   const secrets = secretsOption(values.secret);
   const scheme = schemeOption(values.scheme);
+  // Before the first --schedule delay, not after it.
+  signingSecrets(scheme, secrets);
   const extra = headerOptions(values.header);
   const data = await readData(values.data);
   const delays = scheduleOption(values.schedule, values.repeat);

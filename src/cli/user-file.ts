@@ -25,3 +25,12 @@ export async function readUserFile(path: string, what: string): Promise<Buffer> 
     throw new UsageError(`cannot read ${what} ${JSON.stringify(path)}: ${reason}`, { cause: error });
   }
 }
+
+/**
+ * Reads a text file the user named (JSON: `--data @file`, `--openapi`) as UTF-8, without one byte order mark at its
+ * start: RFC 8259 §8.1 lets a parser ignore it, and editors on Windows put it before saved JSON.
+ * @example const text = await readUserText(values.openapi, "the OpenAPI document");
+ */
+export async function readUserText(path: string, what: string): Promise<string> {
+  return (await readUserFile(path, what)).toString("utf8").replace(/^\uFEFF/, "");
+}

@@ -56,7 +56,17 @@ describe("integerOption()", () => {
     });
   }
 
+  // Regression: `verify --now 999…9` (400 digits) was Infinity, and verify's TypeError a stack trace (exit 1); a
+  // seed past 2^53 was printed for replay rounded (1e+23), which --seed then refused.
+  it.each(["9007199254740992", "9".repeat(400)])(
+    "refuses %s, past the whole numbers a double holds exactly",
+    (value) => {
+      expect(usageError(() => integerOption(value, "now", 0)).message).toContain("≤ 9007199254740991");
+    },
+  );
+
   it("reads a whole number and falls back when absent", () => {
+    expect(integerOption("9007199254740991", "seed", 0)).toBe(Number.MAX_SAFE_INTEGER);
     expect(integerOption("010", "runs", 25)).toBe(10);
     expect(integerOption(undefined, "runs", 25)).toBe(25);
   });

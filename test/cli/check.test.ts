@@ -272,7 +272,41 @@ describe("rest-webhooks check on a malformed request schema", () => {
   });
 });
 
+describe("rest-webhooks check --openapi FILE saved with a UTF-8 byte order mark", () => {
+  it('reads it, as send reads --data @file (RFC 8259 §8.1; regression: "not an OpenAPI JSON document")', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "rest-webhooks-check-")), "openapi.json");
+    const schema = { type: "string", pattern: "(" };
+    const paths = {
+      "/things": { post: { requestBody: { content: { "application/json": { schema } } } } },
+      "/things/{id}": { get: { responses: { "200": { description: "ok" } } } },
+    };
+    writeFileSync(path, `\uFEFF${JSON.stringify({ openapi: "3.1.0", paths })}`);
+    // Read, its collection found: the malformed schema is the next misuse, before any request.
+    const run = await runCli(["check", "http://127.0.0.1:9", "--openapi", path]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).not.toContain("is not an OpenAPI JSON document");
+    expect(run.stderr).toContain("cannot derive request bodies for POST /things");
+  });
+});
+
 describe("rest-webhooks check --webhook-consumer", () => {
+  // Regression: a secret that cannot sign failed the law as "a correctly signed delivery got no answer" (exit 1)
+  // without a request sent, and of two --secret values the second was ignored, silently.
+  describe("--secret it cannot sign with is misuse: exit 2, nothing sent", () => {
+    const cases: [string, string[], string][] = [
+      ["not base64 after whsec_", ["--secret", "whsec_!!!"], "is not whsec_ followed by base64"],
+      ["a second one", ["--secret", generateSecret(), "--secret", generateSecret()], "one --secret"],
+    ];
+    for (const [what, secrets, message] of cases) {
+      it(what, async () => {
+        const run = await runCli(["check", "--webhook-consumer", "http://127.0.0.1:9/hooks", ...secrets]);
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain(message);
+        expect(run.stdout).toBe("");
+      });
+    }
+  });
+
   it("passes on a consumer verifying with the standardwebhooks package, fails on one that accepts anything", async () => {
     const secret = generateSecret();
     const receiver = await startReceiver();

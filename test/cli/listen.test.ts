@@ -3,14 +3,15 @@
  * prints the event and forwards it to a receiver that verifies with the `standardwebhooks` package; an
  * unsigned request is refused with the library's diagnosis.
  */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
-import { signWith, stripe } from "../../src/webhooks/signing/index";
+import { generateSecret, sign, signWith, stripe } from "../../src/webhooks/signing/index";
 import { client, type Receiver, type RunningShop, startReceiver, startShop } from "../examples/shop-harness";
 import { freePort } from "../support/free-port";
-import { type RunningCli, runCli, startCli } from "./run-cli";
+import { type RunningCli, root, runCli, startCli } from "./run-cli";
 
 describe("rest-webhooks listen", () => {
   let shop: RunningShop;
@@ -176,6 +177,8 @@ describe("rest-webhooks listen --forward-to without a scheme", () => {
       "listen",
       "--port",
       "0",
+      "--scheme",
+      "stripe",
       "--secret",
       "whsec_test_listen",
       "--forward-to",
@@ -184,4 +187,58 @@ describe("rest-webhooks listen --forward-to without a scheme", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("--forward-to is not an http:// or https:// URL: localhost:3000");
   }, 10_000); // it used to start listening, and never end
+});
+
+describe("rest-webhooks listen, a delivery over 1 MiB", () => {
+  // Regression: the adapter's default body limit (1 MiB) answered 413 before verifying, and printed no line, where
+  // GitHub sends payloads up to 25 MB (a push of many commits).
+  it("is verified and printed like any other", async () => {
+    const secret = generateSecret();
+    const listening = startCli(["listen", "--port", "0", "--secret", secret, "--json"]);
+    try {
+      const url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
+      const body = JSON.stringify({ type: "push", data: { pad: "x".repeat(2 * 1024 * 1024) } });
+      const headers = sign({ id: "msg_big", timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
+      const response = await fetch(`${url}/webhooks`, { method: "POST", headers, body });
+      expect(response.status).toBe(202);
+      const line = JSON.parse(await listening.line(/"id":"msg_big"/)) as Record<string, unknown>;
+      expect(line).toMatchObject({ verified: true, type: "push" });
+    } finally {
+      await listening.stop();
+    }
+  });
+});
+
+describe("rest-webhooks listen | head (stdout closed by its reader)", () => {
+  const secret = generateSecret();
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+  delete env.WEBHOOK_SECRET;
+  let child: ChildProcessWithoutNullStreams;
+  let closed: Promise<number | null>;
+  beforeAll(() => {
+    child = spawn(
+      process.execPath,
+      ["--import", "tsx", "src/cli/main.ts", "listen", "--port", "0", "--secret", secret, "--json"],
+      { cwd: root, env },
+    );
+    closed = new Promise((resolve) => child.on("close", resolve));
+  });
+  afterAll(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+
+  // Regression: the EPIPE was ignored and listen went on answering 202 to nobody, so `listen --json | head -n 1`, a
+  // script waiting for an event, never ended.
+  it("stops at its next line, exit 0, as on Ctrl-C", async () => {
+    const first = await new Promise<string>((resolve) =>
+      child.stdout.once("data", (chunk: Buffer) => resolve(`${chunk}`)),
+    );
+    const url = (JSON.parse(first) as { listening: string }).listening;
+    // The reader is gone, as head's after its line.
+    child.stdout.destroy();
+    const body = '{"type":"ping","data":{}}';
+    const headers = sign({ id: "msg_head", timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
+    await fetch(`${url}/webhooks`, { method: "POST", headers, body }).catch(() => undefined);
+    expect(await closed).toBe(0);
+  }, 10_000); // it used to run until killed
 });

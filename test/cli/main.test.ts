@@ -4,6 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkUsage } from "../../src/cli/check";
@@ -73,5 +74,24 @@ describe("rest-webhooks | head (stdout closed before the output)", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(stderr).not.toContain("EPIPE");
     expect(code).toBe(0);
+  });
+});
+
+describe("rest-webhooks <command> --json, a usage error", () => {
+  // Regression: printed over six lines, where `listen --json` promises JSON Lines, one object per line.
+  it("is one JSON object on one line of stdout", async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = String((busy.address() as { port: number }).port);
+      const run = await runCli(["listen", "--port", port, "--secret", generateSecret(), "--json"]);
+      expect(run.code).toBe(2);
+      const lines = run.stdout.trimEnd().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0] as string)).toMatchObject({ error: { code: "cli_usage" } });
+      expect(run.stderr).toContain(`port ${port} is already in use`);
+    } finally {
+      busy.close();
+    }
   });
 });

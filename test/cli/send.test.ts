@@ -96,6 +96,14 @@ describe("rest-webhooks send", () => {
       expect(run.stderr).not.toMatch(/^\s+at /m);
     });
 
+    // Regression: a delay past what a timer can wait (2^31 - 1 ms) fired at once, after "waiting 10000000.0 s".
+    it("a --schedule delay longer than a timer can wait", async () => {
+      const run = await runCli(["send", receiver.url, "--type", "t", "--secret", secret, "--schedule", "0,2147483648"]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("--schedule delays are at most 2147483647 ms");
+      expect(receiver.received.some((event) => event.type === "t")).toBe(false);
+    });
+
     it("--repeat beside --schedule, which sets the attempts too (regression: --repeat silently ignored)", async () => {
       const run = await runCli([
         "send",

@@ -113,6 +113,13 @@ describe("rest-webhooks verify", () => {
     expect(run.stderr).toContain('unexpected argument "capture.http": the command takes options only');
   });
 
+  it("refuses a --now past the whole numbers a double holds: exit 2 (regression: verify's TypeError, a stack trace)", async () => {
+    const run = await runCli(["verify", "--secret", secret, "--now", "9".repeat(400)], { stdin: capture(body) });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--now must be a whole number");
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+  });
+
   it("answers misuse with exit 2 and the help hint", async () => {
     const run = await runCli(["verify", "--secret", secret, "--scheme", "svix"]);
     expect(run.code).toBe(2);

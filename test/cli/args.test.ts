@@ -1,19 +1,9 @@
 /** The CLI's argument parsing: strict, every misuse a UsageError (exit 2), never ignored. */
 import { describe, expect, it } from "vitest";
 import { integerOption, isHttpUrl, parseCommand, secondsOption } from "../../src/cli/args";
-import { UsageError } from "../../src/cli/output";
+import { usageError } from "./usage-error";
 
 const options = { secret: { type: "string", multiple: true }, port: { type: "string" } } as const;
-
-function usageError(run: () => unknown): UsageError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-  throw new Error("no UsageError");
-}
 
 describe("parseCommand()", () => {
   it("reads --flag=value, repeated flags and -- as node's parseArgs does", () => {

@@ -3,20 +3,10 @@
  * never a verdict on the request, the capture or the consumer.
  */
 import { describe, expect, it } from "vitest";
-import { UsageError } from "../../src/cli/output";
 import { consumerSecrets, secretsOption } from "../../src/cli/schemes";
 import { generateSecret, github, standardWebhooks } from "../../src/webhooks/signing/index";
 import { runCli } from "./run-cli";
-
-function usageError(run: () => unknown): UsageError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-  throw new Error("no UsageError");
-}
+import { usageError } from "./usage-error";
 
 describe("secretsOption()", () => {
   it("keeps every --secret, in order", () => {

@@ -10,7 +10,14 @@ const otel = otelFixture();
 afterAll(() => otel.close());
 beforeEach(() => otel.reset());
 
-const request = (method: string, path: string): HttpRequest => ({ method, path, search: "", query: {}, headers: {}, body: new Uint8Array() });
+const request = (method: string, path: string): HttpRequest => ({
+  method,
+  path,
+  search: "",
+  query: {},
+  headers: {},
+  body: new Uint8Array(),
+});
 
 /** Runs `handler` inside a span named as an HTTP server instrumentation names it before routing: the method. */
 async function inServerSpan(handler: Handler, sent: HttpRequest) {

@@ -3,10 +3,10 @@
  * arguments, terminals, sockets and files live here; the signing, retry and law logic is the library's own.
  */
 import { createRequire } from "node:module";
-import { listenUsage, runListen } from "./listen";
+import { runListen } from "./listen";
 import { createOutput, EXIT, type Output, UsageError } from "./output";
-import { runSend, sendUsage } from "./send";
-import { runVerify, verifyUsage } from "./verify";
+import { runSend } from "./send";
+import { runVerify } from "./verify";
 
 const USAGE = `Usage: rest-webhooks <command> [options]
 
@@ -21,15 +21,12 @@ Colour only on a terminal; NO_COLOR turns it off. rest-webhooks --version prints
 
 type Run = (argv: readonly string[], out: Output) => Promise<number>;
 
-const COMMANDS: Record<string, { run: () => Promise<Run>; usage: () => Promise<string> }> = {
-  listen: { run: async () => runListen, usage: async () => listenUsage },
-  send: { run: async () => runSend, usage: async () => sendUsage },
-  verify: { run: async () => runVerify, usage: async () => verifyUsage },
-  // fast-check (a peer dependency) is loaded only for check.
-  check: {
-    run: async () => (await import("./check")).runCheck,
-    usage: async () => (await import("./check")).checkUsage,
-  },
+// Each command's part of the CLI; fast-check (a peer dependency) is loaded only for check.
+const COMMANDS: Record<string, () => Promise<Run>> = {
+  listen: async () => runListen,
+  send: async () => runSend,
+  verify: async () => runVerify,
+  check: async () => (await import("./check")).runCheck,
 };
 
 function version(): string {
@@ -43,8 +40,24 @@ function version(): string {
   return "unknown";
 }
 
+/** Loads a command's part of the CLI; a missing peer it needs is misuse, named. */
+async function load(name: string, part: () => Promise<Run>): Promise<Run> {
+  try {
+    return await part();
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && String(error).includes("fast-check")) {
+      throw new UsageError(`${name} needs fast-check (a peer dependency): npm i -D fast-check`);
+    }
+    throw error;
+  }
+}
+
 async function main(argv: readonly string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [given, ...after] = argv;
+  // `rest-webhooks help <command>` is `rest-webhooks <command> --help`, as git and npm read it.
+  const helpFor = given === "help" && after[0] !== undefined && Object.hasOwn(COMMANDS, after[0]);
+  const name = helpFor ? after[0] : given;
+  const rest = helpFor ? ["--help", ...after.slice(1)] : after;
   const json = rest.includes("--json");
   const out = createOutput(json);
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
@@ -55,21 +68,14 @@ async function main(argv: readonly string[]): Promise<number> {
     out.help(version());
     return EXIT.ok;
   }
-  const command = COMMANDS[name];
+  // Own keys only: `rest-webhooks toString` is an unknown command, not Object.prototype's.
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) {
     process.stderr.write(`rest-webhooks: unknown command "${name}"\n\n${USAGE}\n`);
     return EXIT.usage;
   }
   try {
-    let run: Run;
-    try {
-      run = await command.run();
-    } catch (error) {
-      if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && String(error).includes("fast-check")) {
-        throw new UsageError(`${name} needs fast-check (a peer dependency): npm i -D fast-check`);
-      }
-      throw error;
-    }
+    const run = await load(name, command);
     return await run(rest, out);
   } catch (error) {
     if (error instanceof UsageError) {

@@ -49,6 +49,26 @@ describe("rest-webhooks --help and docs/cli.md", () => {
   });
 });
 
+describe("rest-webhooks help and unknown commands", () => {
+  it("help <command> prints that command's help, as <command> --help does", async () => {
+    const run = await runCli(["help", "send"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe((await runCli(["send", "--help"])).stdout);
+    expect(run.stdout).toContain("Usage: rest-webhooks send");
+  });
+
+  // Regression: a name on Object.prototype was taken for a command and crashed with a TypeError.
+  it.each(["toString", "constructor", "__proto__"])(
+    "%s is an unknown command: exit 2, no stack trace",
+    async (name) => {
+      const run = await runCli([name]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`unknown command "${name}"`);
+      expect(run.stderr).not.toContain("TypeError");
+    },
+  );
+});
+
 describe("rest-webhooks | head (stdout closed before the output)", () => {
   it("exits with the verdict, no EPIPE stack trace (regression: an unhandled 'error' event, exit 1)", async () => {
     const secret = generateSecret();

@@ -65,7 +65,8 @@ async function loadDocument(
   send: typeof fetch,
 ): Promise<OpenApiDocument> {
   let text: string;
-  if (/^https?:\/\//.test(source)) {
+  // RFC 3986 §3.1: a scheme is case-insensitive (HTTP://host is a URL, not a file).
+  if (isHttpUrl(source)) {
     let response: Response;
     try {
       response = await send(source, { headers: { accept: "application/json", ...headers } });

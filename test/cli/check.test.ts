@@ -289,6 +289,15 @@ describe("rest-webhooks check --openapi FILE saved with a UTF-8 byte order mark"
   });
 });
 
+// Regression: only a lower-case http:// or https:// was fetched; HTTP://… was read as a file path that did not exist.
+describe("rest-webhooks check --openapi with the scheme in upper case (RFC 3986 §3.1)", () => {
+  it("fetches it as a URL", async () => {
+    const run = await runCli(["check", "http://127.0.0.1:9", "--openapi", "HTTP://127.0.0.1:9/openapi.json"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("GET HTTP://127.0.0.1:9/openapi.json got no answer");
+  });
+});
+
 describe("rest-webhooks check --webhook-consumer", () => {
   // Regression: a secret that cannot sign failed the law as "a correctly signed delivery got no answer" (exit 1)
   // without a request sent, and of two --secret values the second was ignored, silently.

@@ -75,14 +75,20 @@ export function isHttpUrl(value: string): boolean {
 // RFC 9110 §5.1: field-name = token.
 const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** `--header "name: value"` options as a record (names lower-cased); a name that is no token is a UsageError. */
+/**
+ * `--header "name: value"` options as a record (names lower-cased); a name given twice has its values joined as one
+ * field (RFC 9110 §5.3: `, `; a Cookie's with `; `, RFC 6265 §5.4); a name that is no token is a UsageError.
+ */
 export function headerOptions(values: readonly string[] | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const value of values ?? []) {
     const colon = value.indexOf(":");
     const name = value.slice(0, Math.max(colon, 0)).trim();
     if (colon <= 0 || !FIELD_NAME.test(name)) throw new UsageError(`--header must be "name: value", got "${value}"`);
-    headers[name.toLowerCase()] = value.slice(colon + 1).trim();
+    const key = name.toLowerCase();
+    const text = value.slice(colon + 1).trim();
+    const before = headers[key];
+    headers[key] = before === undefined ? text : `${before}${key === "cookie" ? "; " : ", "}${text}`;
   }
   return headers;
 }

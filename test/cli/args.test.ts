@@ -1,6 +1,6 @@
 /** The CLI's argument parsing: strict, every misuse a UsageError (exit 2), never ignored. */
 import { describe, expect, it } from "vitest";
-import { integerOption, isHttpUrl, parseCommand, secondsOption } from "../../src/cli/args";
+import { headerOptions, integerOption, isHttpUrl, parseCommand, secondsOption } from "../../src/cli/args";
 import { usageError } from "./usage-error";
 
 const options = { secret: { type: "string", multiple: true }, port: { type: "string" } } as const;
@@ -84,5 +84,23 @@ describe("secondsOption()", () => {
     expect(usageError(() => secondsOption(value, "timeout", 30)).message).toBe(
       `--timeout must be a number of seconds > 0 and ≤ 2147483, got "${value}"`,
     );
+  });
+});
+
+describe("headerOptions()", () => {
+  it("lower-cases names and trims values", () => {
+    expect(headerOptions(["X-Api-Key:  k1 "])).toEqual({ "x-api-key": "k1" });
+  });
+
+  // Regression: a name given twice kept its last value, silently.
+  it("joins the values of a name given twice as one field (RFC 9110 §5.3; Cookie with '; ', RFC 6265 §5.4)", () => {
+    expect(headerOptions(["Accept: a/b", "accept: c/d", "Cookie: a=1", "Cookie: b=2"])).toEqual({
+      accept: "a/b, c/d",
+      cookie: "a=1; b=2",
+    });
+  });
+
+  it("refuses a name that is no token", () => {
+    expect(usageError(() => headerOptions(["bad name: x"])).message).toContain("--header");
   });
 });

@@ -8,7 +8,7 @@ import { badSignaturesAreRejected, type ConsumerSpec } from "../testing/laws/con
 import { createFaultyProvider } from "../testing/provider";
 import { fromBaseUrl, type Target } from "../testing/target";
 import { Transcript } from "../testing/transcript";
-import { type LawOutcome, printOutcome, redactFields, runLaw } from "./law-outcome";
+import { type LawOutcome, printOutcome, runLaw } from "./law-outcome";
 import { noAnswerReason, type Output } from "./output";
 import type { TimedFetch } from "./request-timeout";
 
@@ -42,9 +42,9 @@ function withHeaders(headers: Record<string, string>, send: typeof fetch): typeo
 async function refusedSignedDelivery(
   target: Target,
   consumer: ConsumerSpec,
-  secretFields: ReadonlySet<string>,
+  secretFields: Iterable<string>,
 ): Promise<Pick<LawOutcome, "reason" | "requests"> | undefined> {
-  const transcript = new Transcript(target);
+  const transcript = new Transcript(target, secretFields);
   const provider = createFaultyProvider({ target, path: consumer.path, secret: consumer.secret }, transcript);
   const event = {
     id: `evt_${randomUUID().replaceAll("-", "")}`,
@@ -61,7 +61,7 @@ async function refusedSignedDelivery(
   if (status >= 200 && status < 300) return undefined;
   return {
     reason: `a correctly signed delivery answered ${status}, expected 2xx: a consumer that refuses it verifies nothing (is --secret the consumer's secret?)`,
-    requests: redactFields(transcript.format(), secretFields),
+    requests: transcript.format(),
   };
 }
 
@@ -91,7 +91,6 @@ export async function checkConsumer(url: string, options: ConsumerCheckOptions, 
       ? await runLaw({ name: LAW, property: badSignaturesAreRejected(target, consumer) }, url, {
           runs: options.runs,
           seed: options.seed,
-          secretFields,
         })
       : { resource: url, law: LAW, passed: false, runs: 0, ...refused };
   printOutcome(out, outcome);

@@ -1,10 +1,10 @@
 /**
  * One law run by `check`: its outcome as printed and as `--json` gives it, with the request sequence of a failure
- * shown without the secrets the user passed.
+ * as its transcript prints it (the spec's headers, which are the user's `--header` values, by fingerprint only).
  */
 import fc from "fast-check";
 import type { NamedLaw } from "../testing/suite";
-import { CREDENTIAL_FIELDS, LawViolation, redactedField } from "../testing/transcript";
+import { LawViolation } from "../testing/transcript";
 import { noAnswerReason, type Output } from "./output";
 import { RequestTimeoutError } from "./request-timeout";
 
@@ -20,23 +20,6 @@ export interface LawOutcome {
   requests?: string;
 }
 
-// RFC 9110 §5.1: field-name = token. A transcript prints each field as `name: value` at the start of a line.
-const FIELD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+): (.*)$/gm;
-
-/**
- * A transcript with the values of the fields named (lower case) shown only by fingerprint, as the transcript
- * already shows credentials (`Authorization`, `Cookie`…): `--header` carries API keys too. A body line that
- * looks like such a field is masked as well, which hides nothing the user needs.
- */
-export function redactFields(transcript: string, names: ReadonlySet<string>): string {
-  if (names.size === 0) return transcript;
-  return transcript.replace(FIELD_LINE, (line, name: string, value: string) => {
-    const lower = name.toLowerCase();
-    // Credential fields were masked by the transcript itself: masking them twice would fingerprint the mask.
-    return names.has(lower) && !CREDENTIAL_FIELDS.has(lower) ? `${name}: ${redactedField(name, value)}` : line;
-  });
-}
-
 // undici's fetch fails with a bare "fetch failed": the system code (ECONNREFUSED, the server is down) says why.
 function failureReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -49,7 +32,7 @@ function failureReason(error: unknown): string {
 export async function runLaw(
   law: NamedLaw,
   resource: string,
-  options: { runs: number; seed: number; secretFields: ReadonlySet<string> },
+  options: { runs: number; seed: number },
 ): Promise<LawOutcome> {
   const details = await fc.check(law.property, { numRuns: options.runs, seed: options.seed });
   if (!details.failed) return { resource, law: law.name, passed: true, runs: details.numRuns };
@@ -67,7 +50,7 @@ export async function runLaw(
     reason: violation?.reason ?? failureReason(error),
     counterexample: fc.stringify(details.counterexample),
     shrinks: details.numShrinks,
-    ...(violation === undefined ? {} : { requests: redactFields(violation.transcript, options.secretFields) }),
+    ...(violation === undefined ? {} : { requests: violation.transcript }),
   };
 }
 

@@ -1,3 +1,5 @@
+import { utf8Length } from "../http/utf8-length";
+
 // Lower-case unquoted SQL identifiers only: they are interpolated into statements, and PostgreSQL keeps 63 bytes.
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -48,7 +50,7 @@ export function identifierName(name: unknown, what: string): string {
   if (typeof name !== "string" || name === "" || name.includes("\u0000")) {
     throw new TypeError(`${what}: expected a non-empty SQL identifier without NUL, got ${JSON.stringify(name)}.`);
   }
-  const bytes = new TextEncoder().encode(name).length;
+  const bytes = utf8Length(name);
   if (bytes > MAX_IDENTIFIER_BYTES) {
     throw new TypeError(
       `${what}: ${JSON.stringify(name)} is ${bytes} bytes, and PostgreSQL keeps only the first ${MAX_IDENTIFIER_BYTES} of an identifier.`,

@@ -106,8 +106,6 @@ export const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
 // RFC 9110 §11.4: credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]; the scheme is no secret.
 const AUTH_SCHEME = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S.*)$/;
 
-const MASKED = /^(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+ )?… \(fingerprint [0-9a-f]+\)$/;
-
 /**
  * A field value as printed when it may be a secret: `Bearer … (fingerprint 1a2b3c4d)`, the fingerprint being
  * `secretFingerprint` of the credentials (the token, not the scheme), to compare with your own; other fields
@@ -115,8 +113,6 @@ const MASKED = /^(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+ )?… \(fingerprint [0-9a-f]+\)$
  * @example redactedField("authorization", "Bearer s3cr3t") // "Bearer … (fingerprint …)"
  */
 export function redactedField(name: string, value: string): string {
-  // Already masked (the CLI masks its --header fields in a printed transcript): the mask's fingerprint means nothing.
-  if (MASKED.test(value)) return value;
   const lower = name.toLowerCase();
   const credentials = lower === "authorization" || lower === "proxy-authorization" ? AUTH_SCHEME.exec(value) : null;
   if (credentials !== null) return `${credentials[1]} … (fingerprint ${secretFingerprint(credentials[2] as string)})`;

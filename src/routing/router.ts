@@ -1,8 +1,9 @@
 import { isToken } from "../http/media-type";
-import type { Handler, HttpRequest, HttpResponse } from "../http/message";
+import type { Handler, HttpRequest, HttpResponse, ResponseHeaders } from "../http/message";
 import { isHttpProblem, problem } from "../http/problem";
 import { mountPointOf } from "../http/received-target";
 import { utf8Length } from "../http/utf8-length";
+import { acceptedMediaTypes } from "./accepted-media";
 import { RoutingError } from "./errors";
 import type { MatchResult } from "./match-result";
 import { allowList, compileMatcher, type Matcher } from "./matcher";
@@ -33,6 +34,21 @@ function headOf(response: HttpResponse): HttpResponse {
     headers["content-length"] = String(length);
   }
   return { ...response, headers, body: null };
+}
+
+// RFC 5789 §3.1: Accept-Patch SHOULD be in the OPTIONS answer of a resource that takes PATCH; W3C LDP §4.2.3.14
+// asks the same of Accept-Post for one that takes POST. Each lists what the operation's 415 would name.
+function optionsHeaders(matcher: Matcher<RouteInfo>, path: string, allow: readonly string[]): ResponseHeaders {
+  const headers: Record<string, string> = { allow: allow.join(", ") };
+  for (const [method, field] of [
+    ["POST", "accept-post"],
+    ["PATCH", "accept-patch"],
+  ] as const) {
+    const found = allow.includes(method) ? matcher.match(method, path) : undefined;
+    const accepted = found?.kind === "found" ? acceptedMediaTypes(found.route) : [];
+    if (accepted.length > 0) headers[field] = accepted.join(", ");
+  }
+  return headers;
 }
 
 /**
@@ -205,7 +221,9 @@ export class Router {
         case "method_not_allowed": {
           const allow = result.allow.join(", ");
           // RFC 9110 §9.3.7: OPTIONS answers the allowed methods unless declared.
-          if (request.method === "OPTIONS") return { status: 204, headers: { allow }, body: null };
+          if (request.method === "OPTIONS") {
+            return { status: 204, headers: optionsHeaders(matcher, request.path, result.allow), body: null };
+          }
           // RFC 9110 §15.5.6: a 405 must list the allowed methods.
           return problem({
             status: 405,

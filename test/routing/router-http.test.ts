@@ -103,6 +103,19 @@ describe("router over node:http", () => {
       expect(r.headers.get("allow")).toBe("GET, HEAD, PUT, DELETE, OPTIONS, PATCH");
       expect((await call("OPTIONS", "/nowhere")).status).toBe(404);
     });
+
+    it("names what PATCH and POST take in the OPTIONS answer (RFC 5789 §3.1, W3C LDP §4.2.3.14)", async () => {
+      const item = await call("OPTIONS", "/users/u1");
+      expect(item.headers.get("accept-patch")).toBe("application/merge-patch+json");
+      expect(item.headers.get("accept-post")).toBeNull();
+      const collection = await call("OPTIONS", "/users");
+      expect(collection.headers.get("accept-post")).toBe("application/json");
+      expect(collection.headers.get("accept-patch")).toBeNull();
+      // The same list the operation's 415 names.
+      const refused = await call("PATCH", "/users/u1", "{}", "application/json");
+      expect(refused.status).toBe(415);
+      expect(refused.headers.get("accept-patch")).toBe(item.headers.get("accept-patch"));
+    });
   });
 
   describe("405 and 404", () => {

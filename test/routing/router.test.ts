@@ -321,6 +321,20 @@ describe("Router", () => {
     expect(response).toMatchObject({ status: 204, headers: { allow: "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH" } });
   });
 
+  it("names in OPTIONS what a form-taking POST takes, and nothing for a POST or PATCH that reads no body", async () => {
+    const router = createRouter()
+      .route("POST", "/forms", { body: z.object({ a: z.string() }), form: true }, () => json(200, {}))
+      .route("POST", "/pings", {}, () => json(200, {}))
+      .route("PATCH", "/pings", {}, () => json(200, {}));
+    const forms = await router.handler()(request("OPTIONS", "/forms"));
+    expect(forms.headers).toEqual({
+      allow: "POST, OPTIONS",
+      "accept-post": "application/json, application/x-www-form-urlencoded",
+    });
+    const pings = await router.handler()(request("OPTIONS", "/pings"));
+    expect(pings.headers).toEqual({ allow: "POST, OPTIONS, PATCH" });
+  });
+
   it("serves through the Fetch adapter too", async () => {
     const fetchHandler = adapt(app(newStore()).handler());
     const created = await fetchHandler(

@@ -89,7 +89,10 @@ export interface WebhookProcessorOptions<Context extends object> {
    * @default 604_800_000 (7 days)
    */
   retainDoneMs?: number | false;
-  /** Told about handler failures and inbox errors (the processor itself never throws them, except from claim). */
+  /**
+   * Told about handler failures, events dead-lettered without a handler run (`payload_invalid`, `no_handler`,
+   * `attempts_exhausted`) and inbox errors (the processor itself never throws them, except from claim).
+   */
   onError?: (error: unknown, event: InboxEvent | undefined) => void;
 }
 
@@ -305,11 +308,11 @@ export class WebhookProcessor<Context extends object = object> {
         "attempts_exhausted",
         `${attempts - 1} attempts were started and none finished; the last processors died holding the lease.`,
       );
-      return this.#dead(claim, error, report);
+      return this.#deadUnrun(claim, error, report);
     }
     const route = this.#routes.match(event.type);
     if (route === undefined && this.#unhandled === "dead") {
-      return this.#dead(claim, new WebhookConsumerError("no_handler", `No handler for "${event.type}".`), report);
+      return this.#deadUnrun(claim, new WebhookConsumerError("no_handler", `No handler for "${event.type}".`), report);
     }
     let payload = event.payload;
     if (route?.schema !== undefined) {
@@ -326,7 +329,7 @@ export class WebhookProcessor<Context extends object = object> {
           cause: parsed.error,
           errors,
         });
-        return this.#dead(claim, error, report);
+        return this.#deadUnrun(claim, error, report);
       }
       payload = parsed.data;
     }
@@ -384,6 +387,15 @@ export class WebhookProcessor<Context extends object = object> {
    */
   #delay(attempts: number): number | undefined {
     return policyDelay(this.#retry(attempts, this.#random));
+  }
+
+  /**
+   * Dead-letters an event no handler ran for (`attempts_exhausted`, `no_handler`, `payload_invalid`), telling
+   * `onError` as a handler's failure is told: a dead letter nobody hears of waits in the inbox until someone looks.
+   */
+  #deadUnrun(claim: InboxClaim, error: WebhookConsumerError, report: ProcessorReport): Promise<void> {
+    this.#onError?.(error, claim.event);
+    return this.#dead(claim, error, report);
   }
 
   async #dead(claim: InboxClaim, error: unknown, report: ProcessorReport): Promise<void> {

@@ -490,7 +490,9 @@ export function inboxContract(
       const keyed = await inbox.get("keys");
       expect(keyed).toMatchObject({ state: "dead", lastError: { code: "payload_invalid" } });
       expect(keyed?.lastError?.errors?.[0]?.pointer).toBe("/k\uFFFD");
-      expect(reported).toHaveLength(4); // the handlers' errors, and no inbox error
+      // The handlers' errors and the dead letter's, and no inbox error.
+      expect(reported).toHaveLength(5);
+      expect(reported.filter((error) => (error as { code?: string }).code === "payload_invalid")).toHaveLength(1);
     });
 
     it('keeps raw bytes (the consumer\'s parse: "none") and gives back the same bytes as a Uint8Array', async () => {

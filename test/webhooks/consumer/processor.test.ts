@@ -83,11 +83,17 @@ describe("WebhookProcessor", () => {
       expect((await inbox.get("1"))?.state).toBe("done");
     });
 
-    it('dead-letters an unhandled event with "no_handler" when asked to', async () => {
-      const { inbox, processor } = setup({ unhandled: "dead" });
+    it('dead-letters an unhandled event with "no_handler" when asked to, and tells onError', async () => {
+      const onError = vi.fn();
+      const { inbox, processor } = setup({ unhandled: "dead", onError });
       await inbox.add(evt("1", "invoice.paid"));
       expect(await processor.processDue()).toMatchObject({ dead: 1 });
       expect((await inbox.deadLetters())[0]?.lastError?.code).toBe("no_handler");
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(onError).toHaveBeenCalledWith(
+        expect.objectContaining({ code: "no_handler" }),
+        expect.objectContaining({ id: "1" }),
+      );
     });
 
     it("refuses misuse with a TypeError", () => {
@@ -153,7 +159,8 @@ describe("WebhookProcessor", () => {
     });
 
     it('dead-letters an event whose processors kept dying with "attempts_exhausted", without running it', async () => {
-      const { clock, inbox, processor } = setup({ leaseMs: 100 });
+      const onError = vi.fn();
+      const { clock, inbox, processor } = setup({ leaseMs: 100, onError });
       const handler = vi.fn();
       processor.on("*", handler);
       await inbox.add(evt("1"));
@@ -165,6 +172,12 @@ describe("WebhookProcessor", () => {
       expect(await processor.processDue()).toMatchObject({ claimed: 1, dead: 1 });
       expect(handler).not.toHaveBeenCalled();
       expect((await inbox.get("1"))?.lastError?.code).toBe("attempts_exhausted");
+      // Regression: a crash loop's dead letter was not reported to anyone.
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(onError).toHaveBeenCalledWith(
+        expect.objectContaining({ code: "attempts_exhausted" }),
+        expect.objectContaining({ id: "1" }),
+      );
     });
 
     it("never runs a handler again once it succeeded for an event id", async () => {
@@ -302,7 +315,8 @@ describe("WebhookProcessor", () => {
     });
 
     it("dead-letters a payload that does not match, with its field errors, without running the handler", async () => {
-      const { inbox, processor } = setup();
+      const onError = vi.fn();
+      const { inbox, processor } = setup({ onError });
       const handler = vi.fn();
       processor.on("order.shipped", OrderShipped, handler);
       await inbox.add(evt("1", "order.shipped", { order: 42 }));
@@ -311,6 +325,11 @@ describe("WebhookProcessor", () => {
       const [dead] = await inbox.deadLetters();
       expect(dead?.lastError?.code).toBe("payload_invalid");
       expect(dead?.lastError?.errors).toEqual([expect.objectContaining({ pointer: "/order", code: "invalid_type" })]);
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(onError).toHaveBeenCalledWith(
+        expect.objectContaining({ code: "payload_invalid" }),
+        expect.objectContaining({ id: "1" }),
+      );
     });
 
     // Regression: a throwing transform or refine rejected the whole processDue, leaving the event `processing` with

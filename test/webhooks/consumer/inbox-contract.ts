@@ -291,6 +291,27 @@ export function inboxContract(
         expect(await inbox.complete(again!, async () => {}, T0 + 10)).toEqual({ outcome: "done" });
       });
 
+      // Regression: the memory inbox ran the handler under a signal already aborted (a processor's `deadline` whose
+      // window was over), where the PostgreSQL inbox's transaction never began.
+      it("runs no work under a signal already aborted: failed with its reason, claimed again later", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        const reason = new Error("window over");
+        let ran = false;
+        const result = await inbox.complete(
+          c!,
+          async () => {
+            ran = true;
+          },
+          T0,
+          { signal: AbortSignal.abort(reason) },
+        );
+        expect(result).toEqual({ outcome: "failed", error: reason });
+        expect(ran).toBe(false);
+        expect((await inbox.get("a"))?.state).toBe("processing");
+        expect(await claim(T0 + LEASE)).toHaveLength(1);
+      });
+
       it("rolls back what the abandoned work wrote, and commits nothing it writes afterwards", async () => {
         await inbox.add(event("a"));
         const [c] = await claim(T0);

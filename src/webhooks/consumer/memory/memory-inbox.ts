@@ -282,9 +282,11 @@ export class MemoryInbox implements Inbox<object> {
     checkInboxNow("complete", now);
     const entry = this.#held(claim);
     if (entry === undefined || entry.running) return { outcome: "lost" };
+    const { signal } = options;
+    // An attempt whose time is already up runs nothing, as the PostgreSQL inbox's transaction never begins.
+    if (signal?.aborted) return { outcome: "failed", error: signal.reason };
     entry.running = true;
     this.#due.delete(entry);
-    const { signal } = options;
     try {
       // Abandoned at the signal: what the work does later marks nothing.
       await (signal === undefined ? work({}) : untilAborted(work({}), signal));

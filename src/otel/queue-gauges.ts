@@ -28,10 +28,13 @@ export interface QueueGaugeOptions extends TelemetryOptions {
 export function observeDeliveryQueue(queue: DeliveryQueue, options: QueueGaugeOptions = {}): () => void {
   if (typeof queue?.nextDueAt !== "function")
     throw new TypeError("observeDeliveryQueue: queue must be a DeliveryQueue");
+  const { meter } = telemetryOf(options, "observeDeliveryQueue");
   if (options.depth !== undefined && typeof options.depth !== "function") {
     throw new TypeError("observeDeliveryQueue: options.depth must be a function");
   }
-  const { meter } = telemetryOf(options, "observeDeliveryQueue");
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new TypeError("observeDeliveryQueue: options.now must be a function returning ms since the epoch");
+  }
   const now = options.now ?? Date.now;
   const age = meter.createObservableGauge(METRIC_NAMES.oldestDueAge, {
     description: "How long the earliest due delivery has been due (0 when none is).",

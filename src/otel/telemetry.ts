@@ -39,9 +39,16 @@ export interface Telemetry {
   readonly meter: Meter;
 }
 
-/** Applies the defaults of {@link TelemetryOptions} (internal). */
+/** Applies the defaults of {@link TelemetryOptions} and refuses a tracer or meter that is not one (internal). */
 export function telemetryOf(options: TelemetryOptions = {}, where = "rest-webhooks/otel"): Telemetry {
   if (typeof options !== "object" || options === null) throw new TypeError(`${where}: options must be an object`);
+  // A tracer without startSpan was taken, and every span then failed to start, quietly: nothing was ever recorded.
+  if (options.tracer !== undefined && typeof options.tracer?.startSpan !== "function") {
+    throw new TypeError(`${where}: options.tracer must be a Tracer of @opentelemetry/api (it has startSpan)`);
+  }
+  if (options.meter !== undefined && typeof options.meter?.createCounter !== "function") {
+    throw new TypeError(`${where}: options.meter must be a Meter of @opentelemetry/api (it has createCounter)`);
+  }
   return {
     tracer: options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE),
     meter: options.meter ?? metrics.getMeter(INSTRUMENTATION_SCOPE),

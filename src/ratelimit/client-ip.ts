@@ -96,7 +96,8 @@ function named(hop: string): string | undefined {
  * @param request the request's header fields and the transport's peer address.
  * @param options how many proxies to trust, and which field they write.
  * @returns the address (ports, IPv6 brackets and `::ffff:` removed), an obfuscated identifier, or `undefined`.
- * @throws TypeError when `trustedProxies` is not a non-negative integer.
+ * @throws TypeError when `trustedProxies` is not a non-negative integer, or `header` is neither `"x-forwarded-for"` nor
+ *   `"forwarded"`.
  * @see RFC 7239 §4, §6 (`Forwarded`)
  * @example
  * // Behind one load balancer; requests it cannot attribute share one bucket.
@@ -107,9 +108,13 @@ export function clientIp(
   options: ClientIpOptions = {},
 ): string | undefined {
   const trusted = nonNegativeInteger("clientIp", "trustedProxies", options.trustedProxies ?? 0);
+  const name = options.header ?? "x-forwarded-for";
+  // Any other name (a capitalised one, X-Real-IP) was found absent and the peer returned: the proxy's address.
+  if (name !== "x-forwarded-for" && name !== "forwarded") {
+    throw new TypeError(`clientIp: header must be "x-forwarded-for" or "forwarded", got ${JSON.stringify(name)}.`);
+  }
   const peer = request.remoteAddress === undefined ? undefined : normalize(request.remoteAddress);
   if (trusted === 0) return peer;
-  const name = options.header ?? "x-forwarded-for";
   const field = request.headers[name];
   const hops = field === undefined ? [] : name === "forwarded" ? forwardedFor(field) : field.split(",");
   // hops + [peer]: each trusted proxy vouches for the entry to its left.

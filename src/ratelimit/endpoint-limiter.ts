@@ -2,6 +2,7 @@ import { positiveInteger, positiveNumber } from "../options/number-option";
 import { createMemoryStore } from "./memory/memory-store";
 import { gcraLimit, type PolicySet } from "./policy";
 import type { RateLimitStore } from "./store";
+import { prefixOption } from "./store-key";
 
 /** Paces webhook deliveries per endpoint, at each endpoint's own rate. */
 export interface EndpointRateLimiter {
@@ -83,17 +84,26 @@ function rateLimitFor(perSecond: number, burst: number): PolicySet {
  * Creates the per-endpoint delivery pacer the webhook delivery engine uses (GCRA, one TAT per endpoint).
  * A refusal carries the exact instant the next delivery to that endpoint will be admitted.
  * @param options the store (in memory by default), the burst (1: evenly spaced) and the key prefix.
- * @throws TypeError when `burst` is not a positive integer.
+ * @throws TypeError when `burst` is not a positive integer, `store` is not a store, or `prefix` is not a well-formed
+ *   string.
  * @example
  * const pacer = createEndpointRateLimiter();
  * const slot = await pacer.acquire("ep_1", 5, Date.now()); // { allowed: true } or { allowed: false, retryAtMs }
  */
 export function createEndpointRateLimiter(options: EndpointRateLimiterOptions = {}): EndpointRateLimiter {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("createEndpointRateLimiter: options must be an object");
+  }
+  // Checked here, not at the first acquire: a bad store, burst or prefix would otherwise fail every acquire.
+  if (options.store !== undefined && typeof options.store?.check !== "function") {
+    throw new TypeError(
+      "createEndpointRateLimiter: options.store must be a RateLimitStore (createMemoryStore, the Redis or PostgreSQL store)",
+    );
+  }
   const store = options.store ?? createMemoryStore();
-  // Checked here, not at the first acquire: a bad burst would otherwise fail every acquire.
   const burst = positiveInteger("createEndpointRateLimiter", "burst", options.burst ?? 1);
   // Not "rl:endpoint:", which begins with createRateLimiter's default "rl:" (see the option).
-  const prefix = options.prefix ?? "rl-endpoint:";
+  const prefix = prefixOption("createEndpointRateLimiter", options.prefix, "rl-endpoint:");
   const sets = new Map<number, PolicySet>();
   return {
     async acquire(endpointId, perSecond, nowMs) {

@@ -1,6 +1,7 @@
 import { createMemoryStore } from "./memory/memory-store";
 import { compilePolicies, type PolicySet, type RateLimitPolicy } from "./policy";
 import type { GcraOutcome, RateLimitStore } from "./store";
+import { prefixOption } from "./store-key";
 
 /** How one policy judged a request. */
 export interface PolicyResult {
@@ -90,7 +91,7 @@ function toResults(policies: readonly RateLimitPolicy[], outcome: GcraOutcome): 
  * when every policy admits it, and only then counted, in all of them.
  * @param options the policies, the store (in memory by default, or `createRedisStore`) and the key prefix.
  * @returns a limiter whose `check(key, nowMs)` resolves to a {@link RateLimitDecision} value.
- * @throws TypeError when a policy is malformed.
+ * @throws TypeError when a policy is malformed, the store is not one, or the prefix is not a well-formed string.
  * @see docs/rate-limits.md, "The guarantee"
  * @example
  * const limiter = createRateLimiter({ policies: [{ name: "per-second", quota: 10, window: 1 }, { name: "daily", quota: 10_000, window: 86_400 }] })
@@ -109,7 +110,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const set = compilePolicies(options.policies);
   const policies = Object.freeze([...options.policies]);
   const store = options.store ?? createMemoryStore();
-  const prefix = options.prefix ?? "rl:";
+  const prefix = prefixOption("createRateLimiter", options.prefix, "rl:");
   return {
     policies,
     set,

@@ -14,7 +14,9 @@ export interface RateLimitOptions {
   /**
    * Chooses the quota partition of a request (token subject, API key, client address…); `undefined`
    * leaves the request unlimited and without RateLimit fields.
-   * @default the peer address, `clientIp(request)`: pass `clientIp(request, { trustedProxies })` behind proxies
+   * @default the peer address, `clientIp(request)`, and one shared key for requests whose peer is unknown (a Fetch
+   *   runtime, a node:http client that reset its connection): pass `clientIp(request, { trustedProxies })` behind
+   *   proxies
    */
   key?: (request: HttpRequest) => string | undefined | Promise<string | undefined>;
   /**
@@ -23,6 +25,14 @@ export interface RateLimitOptions {
    */
   now?: () => number;
 }
+
+/**
+ * The peer address; requests whose peer is unknown share one bucket (fails closed). Fetch runtimes know no peer, and
+ * node:http no longer knows it once the kernel has seen a client's RST: a client that sent its request and reset the
+ * connection got the handler run unlimited, as often as it liked.
+ */
+const UNIDENTIFIED = "unidentified";
+const defaultKey = (request: HttpRequest): string => clientIp(request) ?? UNIDENTIFIED;
 
 // RFC 9651 §3.1: a List may be split over several field lines, so an inner limiter's items are kept.
 function mergeFields(headers: ResponseHeaders, fields: Record<string, string>): ResponseHeaders {
@@ -59,7 +69,7 @@ export function rateLimit(options: RateLimitOptions): (handler: Handler) => Hand
   if (options.now !== undefined && typeof options.now !== "function") {
     throw new TypeError("rateLimit: options.now must be a function returning ms since the epoch");
   }
-  const key = options.key ?? ((request: HttpRequest) => clientIp(request));
+  const key = options.key ?? defaultKey;
   const now = options.now ?? Date.now;
   // Draft §3: the policy field "SHOULD remain consistent over a sequence of HTTP responses".
   const policyValue = policyField(limiter.policies);

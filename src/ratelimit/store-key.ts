@@ -28,3 +28,17 @@ export function assertStoreNow(nowMs: unknown): asserts nowMs is number {
     throw new TypeError(`rate limit store: nowMs must be an integer number of ms within ±2^53, got ${got}.`);
   }
 }
+
+/**
+ * A limiter's `prefix` option: a string of well-formed UTF-16, as every key the store sees begins with it. One with a
+ * lone surrogate made every check reject (every request a 500 under the `rateLimit` wrapper), however good the key.
+ * @throws TypeError naming `owner` when `prefix` is not such a string.
+ */
+export function prefixOption(owner: string, prefix: unknown, fallback: string): string {
+  if (prefix === undefined) return fallback;
+  if (typeof prefix !== "string" || !isWellFormed(prefix)) {
+    const got = typeof prefix === "string" ? "a string with a lone surrogate" : typeof prefix;
+    throw new TypeError(`${owner}: options.prefix must be a string of well-formed UTF-16, got ${got}.`);
+  }
+  return prefix;
+}

@@ -134,4 +134,13 @@ describe("clientIp", () => {
   it("throws TypeError on a bad proxy count", () => {
     expect(() => clientIp(request({}), { trustedProxies: -1 })).toThrow(TypeError);
   });
+
+  // Regression: any other header was read as X-Forwarded-For under its own name, found absent (names are lower-case),
+  // and the peer returned: behind a proxy every client got the proxy's address, one bucket for all.
+  it.each(["X-Forwarded-For", "Forwarded", "x-real-ip", ""])("throws TypeError on header %j, naming it", (header) => {
+    const behindProxy = request({ "x-forwarded-for": "203.0.113.1", forwarded: "for=203.0.113.1" }, "10.0.0.1");
+    expect(() => clientIp(behindProxy, { trustedProxies: 1, header: header as never })).toThrow(
+      /clientIp: header must be "x-forwarded-for" or "forwarded"/,
+    );
+  });
 });

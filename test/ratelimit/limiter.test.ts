@@ -53,3 +53,33 @@ describe("createEndpointRateLimiter acquire(endpointId, perSecond, nowMs)", () =
     expect(await pacer.acquire("ep", 1, start)).toEqual({ allowed: false, retryAtMs: start + 1_000 });
   });
 });
+
+// Regression: a prefix with a lone surrogate made every check reject (every request a 500 under rateLimit), and the
+// pacer took a store without `check`, failing every acquire; both are refused where the option is given.
+describe("options refused at construction, naming the option", () => {
+  const policies = [{ name: "p", quota: 1, window: 1 }];
+  it.each([
+    ["a prefix with a lone surrogate", "k\ud800"],
+    ["a prefix that is not a string", 5],
+  ])("createRateLimiter: %s", (_what, prefix) => {
+    expect(() => createRateLimiter({ policies, prefix: prefix as string })).toThrow(
+      /createRateLimiter: options\.prefix must be a string of well-formed UTF-16/,
+    );
+  });
+
+  it.each([
+    ["a prefix with a lone surrogate", { prefix: "\udc00ep:" }, /options\.prefix/],
+    ["a store without check", { store: {} }, /options\.store/],
+    ["options that are not an object", null, /options must be an object/],
+  ])("createEndpointRateLimiter: %s", (_what, options, message) => {
+    expect(() => createEndpointRateLimiter(options as never)).toThrow(message);
+    expect(() => createEndpointRateLimiter(options as never)).toThrow(TypeError);
+  });
+
+  it("takes a well-formed prefix with a surrogate pair as before", async () => {
+    const limiter = createRateLimiter({ policies, prefix: "\u{1F600}:" });
+    expect((await limiter.check("k", 0)).allowed).toBe(true);
+    const pacer = createEndpointRateLimiter({ prefix: "\u{1F600}:" });
+    expect(await pacer.acquire("ep", 1, 0)).toEqual({ allowed: true });
+  });
+});

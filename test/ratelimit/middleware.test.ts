@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { adapt } from "../../src/fetch/index";
 import { type Handler, HttpProblem, json, parseList } from "../../src/http/index";
@@ -150,6 +150,55 @@ describe("rateLimit (Handler wrapper)", () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  describe("the default key, when the peer address is unknown", () => {
+    it("limits such requests together (fails closed) instead of leaving them unlimited", async () => {
+      let calls = 0;
+      const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 60 }] });
+      const app = adapt(
+        rateLimit({ limiter, now: () => 0 })(() => {
+          calls++;
+          return json(200, {});
+        }),
+      );
+      // A Fetch runtime knows no peer address.
+      expect((await app(new Request("http://localhost/"))).status).toBe(200);
+      const second = await app(new Request("http://localhost/"));
+      expect(second.status).toBe(429);
+      expect(second.headers.get("ratelimit")).toBe('"p";r=0;t=60');
+      expect(calls).toBe(1);
+    });
+
+    it("node:http: a client that resets its connection after sending the request is still limited", async () => {
+      // Once the kernel has seen the RST, the socket no longer reports its peer: such requests went unlimited.
+      let calls = 0;
+      const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 3_600 }] });
+      const server = createServer(
+        rateLimit({ limiter })(() => {
+          calls++;
+          return json(200, {});
+        }),
+      );
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const { port } = server.address() as AddressInfo;
+        for (let i = 0; i < 20; i++) {
+          const socket = connect(port, "127.0.0.1");
+          socket.on("error", () => undefined);
+          await new Promise((resolve) => socket.once("connect", resolve));
+          socket.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi");
+          socket.resetAndDestroy();
+          await new Promise((resolve) => socket.once("close", resolve));
+        }
+        // Every request was read (or refused) before the server closes; a later one would find it closed.
+        await new Promise((resolve) => server.close(resolve));
+      } finally {
+        server.closeAllConnections();
+      }
+      // One admission per bucket: the peer's, when a request was read before the RST, and the unidentified one.
+      expect(calls).toBeLessThanOrEqual(2);
+    });
   });
 
   it("uses the trusted proxy's entry when the key says so", async () => {

@@ -9,8 +9,10 @@ import {
 } from "./json-limits";
 import { isJsonMediaType, type MediaType, parseMediaType } from "./media-type";
 import type { HttpRequest } from "./message";
+import { percentDecodesToUtf8 } from "./percent-decode";
 import { HttpProblem, type HttpProblemCode } from "./problem";
 import { unsupportedMediaType } from "./unsupported-media-type";
+import { isWellFormed } from "./well-formed";
 
 /** The outcome of reading a body: the value, or the problem to answer with (its `code` is an {@link HttpProblemCode}). */
 export type BodyResult<T> = { ok: true; value: T } | { ok: false; problem: HttpProblem<HttpProblemCode> };
@@ -72,12 +74,21 @@ function tooDeep(maxDepth: number): HttpProblem<HttpProblemCode> {
 /**
  * Parses JSON text within the limits of `options`: 400 `json_too_deep` when it nests deeper than `maxDepth`
  * (checked before parsing), 400 `malformed_json` when it is not JSON (RFC 8259), 422 `invalid_string` when a string
- * or member name holds a lone surrogate (RFC 7493 §2.1) or, unless `allowNul`, U+0000.
+ * or member name holds a lone surrogate (RFC 7493 §2.1) or, unless `allowNul`, U+0000. A leading BOM (U+FEFF) is
+ * ignored, as RFC 8259 §8.1 allows and the body readers do.
  * @param text the JSON text.
  * @param options the nesting limit and whether NUL is accepted.
  * @example const read = parseJsonText('{"a":"\\ud800"}'); // { ok: false, problem: 422 invalid_string at /a }
  */
 export function parseJsonText(text: string, options: JsonBodyOptions = {}): BodyResult<unknown> {
+  // RFC 8259 §8.1: a parser may ignore a BOM; the body readers' UTF-8 decoder drops one, so text kept with it reads alike.
+  const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  // Text from anywhere (a string cut mid-pair) may hold a lone surrogate as a character, not only as a \u escape.
+  return parseJson(json, options, isWellFormed(json));
+}
+
+// `wellFormed`: the text holds no lone surrogate character, as text decoded from UTF-8 never does.
+function parseJson(text: string, options: JsonBodyOptions, wellFormed: boolean): BodyResult<unknown> {
   // Compared with NaN, no nesting would be too deep: a misconfigured limit is refused, not ignored.
   const maxDepth = positiveInteger("parseJsonText", "maxDepth", options.maxDepth ?? DEFAULT_JSON_MAX_DEPTH);
   const scan = scanJsonText(text, maxDepth);
@@ -96,8 +107,8 @@ export function parseJsonText(text: string, options: JsonBodyOptions = {}): Body
       }),
     };
   }
-  // Without a \u escape, UTF-8 text holds neither a lone surrogate nor a NUL (RFC 8259 §7: controls are escaped).
-  if (scan.unicodeEscape) {
+  // Without a \u escape, well-formed text holds neither a lone surrogate nor a NUL (RFC 8259 §7: controls are escaped).
+  if (scan.unicodeEscape || !wellFormed) {
     const fault = findStringFault(value, options.allowNul ?? false);
     if (fault !== undefined) return { ok: false, problem: invalidStringProblem(fault) };
   }
@@ -131,7 +142,8 @@ export function safeJsonBody(request: BodyRequest, options: JsonBodyOptions = {}
       problem: new HttpProblem({ status: 400, code: "malformed_json", detail: "The body is not valid UTF-8." }),
     };
   }
-  return parseJsonText(text, options);
+  // Decoded from UTF-8, the text is well-formed.
+  return parseJson(text, options, true);
 }
 
 /** Like {@link safeJsonBody} but throws the {@link HttpProblem}, which the adapters render. */
@@ -159,7 +171,8 @@ export function parseForm(text: string): FormRecord {
 }
 
 /**
- * Reads a form body: 400 when empty or not UTF-8, 415 when the Content-Type is not form-urlencoded or a
+ * Reads a form body: 400 `malformed_form` when not UTF-8, also inside a percent-escape (`%E9`, which WHATWG URL §5.1
+ * would read as U+FFFD), naming the `field`; 400 when empty; 415 when the Content-Type is not form-urlencoded or a
  * `Content-Encoding` other than `identity` says the body is coded (`unsupported_content_coding`), 422
  * `invalid_string` when a name or value decodes to U+0000 (unless `allowNul`).
  */
@@ -181,13 +194,40 @@ export function safeFormBody(
       problem: new HttpProblem({ status: 400, code: "malformed_form", detail: "The body is not valid UTF-8." }),
     };
   }
+  // WHATWG URL §5.1 decodes escaped bytes that are not UTF-8 to U+FFFD: refused, as a query's are, not stored changed.
+  const undecodable = text.includes("%") ? undecodableField(text) : undefined;
+  if (undecodable !== undefined) {
+    return {
+      ok: false,
+      problem: new HttpProblem({
+        status: 400,
+        code: "malformed_form",
+        detail: `Form field "${undecodable}" is not percent-encoded UTF-8.`,
+        extensions: { field: undecodable },
+      }),
+    };
+  }
   const value = parseForm(text);
-  // Percent-decoding replaces bytes that are not UTF-8 with U+FFFD, so only a NUL can be left to refuse.
+  // With every escape UTF-8, only a NUL can be left to refuse.
   if (options.allowNul !== true && (text.includes("%00") || text.includes("\u0000"))) {
     const fault = findStringFault(value, false);
     if (fault !== undefined) return { ok: false, problem: invalidStringProblem(fault) };
   }
   return { ok: true, value };
+}
+
+// The name (decoded when it can be, else as sent) of the first field whose name or value escapes bytes that are not UTF-8.
+function undecodableField(text: string): string | undefined {
+  for (const pair of text.split("&")) {
+    const eq = pair.indexOf("=");
+    const rawName = eq === -1 ? pair : pair.slice(0, eq);
+    if (!percentDecodesToUtf8(rawName)) return rawName;
+    if (eq !== -1 && !percentDecodesToUtf8(pair.slice(eq + 1))) {
+      const [[name] = [rawName]] = new URLSearchParams(`${rawName}=`);
+      return name;
+    }
+  }
+  return undefined;
 }
 
 /** Reads a JSON or form body, whichever the Content-Type names (415 for anything else). */

@@ -1,4 +1,5 @@
 import { contentLength } from "./adapter-options";
+import { trimOws } from "./ows";
 
 /**
  * Refuses a handler's Content-Length that is not the length of the body the adapter is about to send: the client
@@ -11,7 +12,9 @@ import { contentLength } from "./adapter-options";
  * @throws RangeError when `declared` is not `length` as 1*DIGIT (RFC 9110 §8.6).
  */
 export function checkDeclaredLength(declared: string | number | readonly string[], length: number): void {
-  if (contentLength(String(declared).trim()) !== length) {
+  // Only OWS surrounds a field value (RFC 9110 §5.5): String.prototype.trim would also pass a no-break space or U+FEFF,
+  // which the adapter then sends as written and the client refuses.
+  if (contentLength(trimOws(String(declared))) !== length) {
     throw new RangeError(
       `rest-webhooks: a handler's Content-Length (${String(declared)}) must be its body's length in bytes, ${length} ` +
         "(RFC 9112 §6.3); leave it out and the adapter sets it.",

@@ -1,6 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonBody, parseForm, parseQuery, safeFormBody, safeJsonBody, safeJsonOrFormBody } from "../../src/http/body";
+import {
+  jsonBody,
+  parseForm,
+  parseJsonText,
+  parseQuery,
+  safeFormBody,
+  safeJsonBody,
+  safeJsonOrFormBody,
+} from "../../src/http/body";
 import { HttpProblem } from "../../src/http/problem";
 
 const encoder = new TextEncoder();
@@ -49,6 +57,17 @@ describe("JSON bodies (RFC 8259)", () => {
   it("names what it accepts in a 415 (RFC 9110 §15.5.16, Accept-Post)", () => {
     const result = safeJsonBody(req("text/plain", "{}"));
     expect(!result.ok && result.problem.headers["accept-post"]).toBe("application/json");
+  });
+
+  it("regression: parseJsonText ignores a leading BOM, as the body readers do (RFC 8259 §8.1)", () => {
+    // Text read with a decoder that keeps the BOM (node:fs "utf8", TextDecoder ignoreBOM) was a 400 malformed_json.
+    expect(parseJsonText('\ufeff{"a":1}')).toStrictEqual({ ok: true, value: { a: 1 } });
+    expect(safeJsonBody(req("application/json", new Uint8Array([0xef, 0xbb, 0xbf, 0x31])))).toStrictEqual({
+      ok: true,
+      value: 1,
+    });
+    // Only one: a second U+FEFF is no BOM but a character outside JSON's grammar.
+    expect(failure(parseJsonText('\ufeff\ufeff{"a":1}'))).toStrictEqual({ status: 400, code: "malformed_json" });
   });
 
   it("jsonBody throws the HttpProblem", () => {
@@ -111,6 +130,46 @@ describe("form bodies (WHATWG URL §5.1)", () => {
     ["no Content-Type", undefined, "a=1", 415, "unsupported_media_type"],
   ])("refuses %s", (_name, type, body, status, code) => {
     expect(failure(safeFormBody(req(type, body)))).toStrictEqual({ status, code });
+  });
+
+  describe("regression: a percent-escape of bytes that are not UTF-8 was read as U+FFFD, losing the bytes", () => {
+    it.each([
+      ["a Latin-1 é in a value", "name=caf%E9", "name"],
+      ["a lone continuation byte in a name", "%80=1", "%80"],
+      ["a truncated sequence before the next field", "a=ok&b=%C3&c=1", "b"],
+      ["an overlong encoding", "a=%C0%AF", "a"],
+      ["an encoded surrogate (CESU-8)", "a=%ED%A0%80", "a"],
+    ])("refuses %s with 400 malformed_form naming the field", (_name, body, field) => {
+      const read = safeFormBody(req("application/x-www-form-urlencoded", body));
+      expect(failure(read)).toStrictEqual({ status: 400, code: "malformed_form" });
+      expect(read.ok ? undefined : read.problem.extensions).toStrictEqual({ field });
+    });
+
+    it.each([
+      ["percent-encoded UTF-8", "name=caf%C3%A9&emoji=%F0%9F%98%80", { name: "café", emoji: "😀" }],
+      ["U+FFFD sent on purpose", "a=%EF%BF%BD", { a: "\uFFFD" }],
+      ["a malformed escape, kept as written (WHATWG URL §5.1)", "a=100%&b=%zz", { a: "100%", b: "%zz" }],
+      ["raw UTF-8 next to escapes", "é=%C3%A9", { é: "é" }],
+    ])("still reads %s", (_name, body, value) => {
+      expect(safeFormBody(req("application/x-www-form-urlencoded", body))).toMatchObject({ ok: true, value });
+    });
+
+    it("agrees with a strict decoder on any escapes", () => {
+      const strict = new TextDecoder("utf-8", { fatal: true });
+      fc.assert(
+        fc.property(fc.uint8Array({ minLength: 1, maxLength: 8 }), (bytes) => {
+          const body = `a=${[...bytes].map((b) => `%${b.toString(16).padStart(2, "0")}`).join("")}`;
+          let valid = true;
+          try {
+            valid = !strict.decode(bytes).includes("\u0000");
+          } catch {
+            valid = false;
+          }
+          const read = safeFormBody(req("application/x-www-form-urlencoded", body));
+          expect(read.ok).toBe(valid);
+        }),
+      );
+    });
   });
 });
 

@@ -88,6 +88,19 @@ describe("I-JSON strings (RFC 7493 §2.1) and NUL", () => {
     });
   });
 
+  it("regression: refuses a lone surrogate the text holds as a character, not as a \\u escape (text cut mid-pair)", () => {
+    const cut = '{"name":"x😀"}'.slice(0, 11); // {"name":"x and the high half of the pair
+    for (const [text, pointer] of [
+      [`${cut}"}`, "/name"],
+      ['{"a":["\udc00"]}', "/a/0"],
+      ['{"\ud800":1}', "/\ud800"],
+    ] as const) {
+      const read = parseJsonText(text);
+      expect(read.ok ? undefined : read.problem.code, JSON.stringify(text)).toBe("invalid_string");
+      expect(read.ok ? undefined : read.problem.extensions.errors).toMatchObject([{ pointer, code: "lone_surrogate" }]);
+    }
+  });
+
   it("accepts NUL only when asked to", () => {
     expect(parseJsonText('{"a":"x\\u0000"}', { allowNul: true })).toStrictEqual({ ok: true, value: { a: "x\u0000" } });
     expect(parseJsonText('{"a":"x\\ud800"}', { allowNul: true }).ok).toBe(false);

@@ -21,15 +21,14 @@ export function tracedRoute(): Middleware {
   return (next) => (request) => {
     const span = trace.getSpan(context.active());
     const match = span === undefined ? undefined : routeOf(request);
-    if (span !== undefined && match !== undefined) {
-      const template = match.route.template;
-      // Semantic conventions: `{method} {target}`, the method only when it is one they know.
-      const method = isConventionMethod(request.method) ? request.method : "HTTP";
-      quietly(() => {
-        span.setAttribute(A.httpRoute, template);
-        span.updateName(`${method} ${template}`);
-      });
-    }
+    if (span === undefined || match === undefined) return next(request);
+    const template = match.route.template;
+    // Semantic conventions: `{method} {target}`, the method only when it is one they know.
+    const method = isConventionMethod(request.method) ? request.method : "HTTP";
+    quietly(() => {
+      span.setAttribute(A.httpRoute, template);
+      span.updateName(`${method} ${template}`);
+    });
     return next(request);
   };
 }

@@ -1,5 +1,7 @@
 import { bodyTooLarge } from "../../http/adapter-options";
 import { withAfterSend } from "../../http/after-send";
+import { contentCodingProblem } from "../../http/content-coding";
+import { guardedReporter } from "../../http/guarded-report";
 import { DEFAULT_JSON_MAX_DEPTH, nestsDeeperThan, stringFault } from "../../http/json-limits";
 import { empty, type Handler, type HttpRequest, type HttpResponse } from "../../http/message";
 import { HttpProblem } from "../../http/problem";
@@ -13,9 +15,9 @@ import type { Tolerance } from "../signing/tolerance";
 import { verify } from "../signing/verify";
 import type { InboxEvent } from "./event";
 import { defaultEventId, defaultEventType, type EventIdentityInput } from "./event-identity";
-import { InboxEventTooLargeError } from "./event-too-large";
+import { isInboxEventTooLargeError } from "./event-too-large";
 import type { Inbox, InboxAddResult } from "./inbox";
-import { InboxFullError } from "./inbox-full";
+import { isInboxFullError } from "./inbox-full";
 import { refusalLog } from "./refusal-log";
 import { sharedDeadline } from "./shared-deadline";
 import { checkVerificationOptions } from "./verification-options";
@@ -42,7 +44,7 @@ export interface WebhookConsumerOptions {
    * applies first, so raise that too when this is larger.
    */
   bodyLimit?: number;
-  /** The acknowledgement status. @default 202 */
+  /** The acknowledgement status; another value is a TypeError when the consumer is created. @default 202 */
   status?: 200 | 202;
   /**
    * Derives the de-duplication id; return `undefined` to fall back to {@link defaultEventId}. Anything but a non-empty
@@ -72,7 +74,8 @@ export interface WebhookConsumerOptions {
    * throws. A delivery the sender got wrong (a bad signature: 400) is not told.
    * @default logs to stderr: each kind of refusal (inbox full, event too large, inbox failing, not configured) at most
    * once a minute,
-   * with how many deliveries it refused since its last line; an `onStored` error each time
+   * with how many deliveries it refused since its last line; an `onStored` error each time. An `onError` that throws
+   * does not change the answer: its failure is logged to stderr beside the error it was reporting.
    */
   onError?: (error: unknown, request: HttpRequest) => void;
   /**
@@ -121,6 +124,13 @@ function derived(option: "eventId" | "eventType", value: unknown): string | unde
   throw new TypeError(`createWebhookConsumer: ${option} must return ${wanted} or undefined; it returned ${got}.`);
 }
 
+/** A value named in a TypeError: numbers as written, strings quoted, anything else by its type. */
+function describe(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return value === null ? "null" : `a ${typeof value}`;
+}
+
 function invalidEvent(detail: string, extensions?: Record<string, unknown>): HttpResponse {
   return new HttpProblem({ status: 400, code: "invalid_event", detail, extensions }).toResponse();
 }
@@ -138,7 +148,8 @@ function verificationProblem(problem: HttpProblem): HttpResponse {
 }
 
 function inboxUnavailable(error: unknown): HttpResponse {
-  if (error instanceof InboxEventTooLargeError) {
+  // Recognised also when made by another copy of this package (an inbox of your own on the CommonJS build, say).
+  if (isInboxEventTooLargeError(error)) {
     // RFC 9110 §15.5.14: 413, and no Retry-After, since no redelivery of this event can ever be stored.
     return new HttpProblem({
       status: 413,
@@ -149,7 +160,7 @@ function inboxUnavailable(error: unknown): HttpResponse {
     }).toResponse();
   }
   // RFC 9110 §15.6.4: 503 with Retry-After, "deliver it again later"; the sender's event is not acknowledged.
-  const full = error instanceof InboxFullError;
+  const full = isInboxFullError(error);
   return new HttpProblem({
     status: 503,
     code: full ? "inbox_full" : "inbox_unavailable",
@@ -191,12 +202,25 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
   // claim finds. Thrown, so the adapter answers 500 (as for a bad scheme) and the provider retries once it is fixed.
   const now = () => finiteNumber("createWebhookConsumer", "now()", clock(), "epoch milliseconds");
   const status = options.status ?? 202;
+  // A status from a configuration file ("202") or another one (500) stores the event and answers with what is no
+  // acknowledgement, on every redelivery alike.
+  if (status !== 200 && status !== 202) {
+    throw new TypeError(`createWebhookConsumer: status must be 200 or 202, not ${describe(status)}.`);
+  }
+  for (const name of ["onStored", "onError", "eventId", "eventType", "deadline"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw new TypeError(`createWebhookConsumer: ${name} must be a function, not ${describe(options[name])}.`);
+    }
+  }
   const eventId = options.eventId;
   const eventType = options.eventType;
-  // Without an onError of the user's, refusals are logged at most once a minute each (see refusalLog).
+  // Without an onError of the user's, refusals are logged at most once a minute each (see refusalLog). One that throws
+  // must not turn the answer it reports on (a 503 with Retry-After, a 413) into the adapter's 500: guarded.
   const { onError } = options;
   const report: (error: unknown, request: HttpRequest, refused: boolean) => void =
-    onError === undefined ? refusalLog(clock) : (error, request) => onError(error, request);
+    onError === undefined
+      ? refusalLog(clock)
+      : guardedReporter({ onError: (error, request) => onError(error, request as HttpRequest) });
   const inboxTimeoutMs = positiveNumber(
     "createWebhookConsumer",
     "inboxTimeoutMs",
@@ -233,6 +257,13 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
       }).toResponse();
     }
     if (bodyLimit !== undefined && request.body.byteLength > bodyLimit) return bodyTooLarge(bodyLimit).toResponse();
+    // RFC 9110 §8.4, §15.5.16: bytes in a content coding are not the JSON or form the consumer parses (nor, mostly,
+    // the bytes the sender signed): 415 with Accept-Encoding: identity says what to change, where a 400 for the
+    // signature would not. With parse "none" the bytes are kept untouched, coded or not.
+    if (parse !== "none") {
+      const coded = contentCodingProblem(request.headers);
+      if (coded !== undefined) return coded.toResponse();
+    }
     // verify reads an undefined option as absent: one literal, no conditional spreads per request.
     const result = verify({
       body: request.body,

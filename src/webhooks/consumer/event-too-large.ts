@@ -20,3 +20,18 @@ export class InboxEventTooLargeError extends Error {
     this.size = size;
   }
 }
+
+/**
+ * Whether `value` is an {@link InboxEventTooLargeError}, also one made by another copy of this package (its CommonJS
+ * build beside the ES module one), which `instanceof` does not recognise: such an event would otherwise get a 503 that
+ * asks for redeliveries it can never store.
+ */
+export function isInboxEventTooLargeError(value: unknown): value is InboxEventTooLargeError {
+  return (
+    value instanceof InboxEventTooLargeError ||
+    (value instanceof Error &&
+      value.name === "InboxEventTooLargeError" &&
+      (value as { code?: unknown }).code === "event_too_large" &&
+      typeof (value as { limit?: unknown }).limit === "number")
+  );
+}

@@ -15,3 +15,14 @@ export class InboxFullError extends Error {
     this.limit = limit;
   }
 }
+
+/**
+ * Whether `value` is an {@link InboxFullError}, also one made by another copy of this package (its CommonJS build
+ * beside the ES module one, or two installed versions), which `instanceof` does not recognise.
+ */
+export function isInboxFullError(value: unknown): value is InboxFullError {
+  return (
+    value instanceof InboxFullError ||
+    (value instanceof Error && value.name === "InboxFullError" && (value as { code?: unknown }).code === "inbox_full")
+  );
+}

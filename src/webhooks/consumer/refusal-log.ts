@@ -1,6 +1,6 @@
 import { isWebhookVerificationError } from "../signing/errors";
-import { InboxEventTooLargeError } from "./event-too-large";
-import { InboxFullError } from "./inbox-full";
+import { isInboxEventTooLargeError } from "./event-too-large";
+import { isInboxFullError } from "./inbox-full";
 
 /** How often the default log writes a line for one kind of refusal, ms. */
 export const REFUSAL_LOG_EVERY_MS = 60_000;
@@ -19,9 +19,9 @@ const LINES: Record<Kind, string> = {
 };
 
 function kindOf(error: unknown): Kind {
-  if (error instanceof InboxFullError) return "inbox_full";
+  if (isInboxFullError(error)) return "inbox_full";
   if (isWebhookVerificationError(error)) return "not_configured";
-  return error instanceof InboxEventTooLargeError ? "event_too_large" : "inbox_unavailable";
+  return isInboxEventTooLargeError(error) ? "event_too_large" : "inbox_unavailable";
 }
 
 /**

@@ -24,8 +24,9 @@ function readRecord(record: Readonly<Record<string, unknown>>, name: string): st
 }
 
 /**
- * A case-insensitive reader over `headers`, or `undefined` when `headers` is not an object at all. Records keyed
- * in lower case (node:http, our `HttpRequest`) take the direct path; other spellings are found by one scan.
+ * A case-insensitive reader over `headers`, or `undefined` when `headers` is no record (not an object, or an array).
+ * Records keyed in lower case (node:http, our `HttpRequest`) take the direct path; other spellings are found by one
+ * scan.
  * Headers come from the request, so reading them never throws: a getter, `get` method or Proxy trap that throws,
  * or a value that is not text, reads as an absent field (the scheme then reports `missing_header`).
  */
@@ -33,8 +34,11 @@ export function headerLookup(headers: unknown): HeaderLookup | undefined {
   if (typeof headers !== "object" || headers === null) return undefined;
   let get: unknown;
   try {
+    // An array (node:http's req.rawHeaders, a list of [name, value] entries) holds fields, but is no record of them.
+    if (Array.isArray(headers)) return undefined;
     get = (headers as { get?: unknown }).get;
   } catch {
+    // A revoked Proxy (Array.isArray throws), a throwing `get` getter.
     return () => undefined;
   }
   if (typeof get === "function") {

@@ -35,9 +35,14 @@ export function rawBody(body: unknown): RawBody | undefined {
   }
 }
 
-/** The `missing_header` error for request headers that are not an object at all (`null`, a string…). */
+/** The `missing_header` error for request headers that are no record (`null`, a string, an array…). */
 export function headersNotReadable(scheme: string, headers: unknown): WebhookVerificationError {
-  const what = headers === null ? "null" : typeof headers;
+  const what =
+    headers === null
+      ? "null"
+      : Array.isArray(headers)
+        ? "an array (req.rawHeaders, or header entries?)"
+        : typeof headers;
   return new WebhookVerificationError(
     "missing_header",
     `The request headers are ${what}, not a record of header fields or a Fetch Headers, so no signature header can be read. Pass the request's headers as received: req.headers on node:http and Express, request.headers on Fetch runtimes.`,

@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
+import { gzipSync } from "node:zlib";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt as adaptFetch } from "../../../src/fetch/index";
-import { type Handler, type HttpRequest, takeAfterSend } from "../../../src/http/index";
+import { bodyBytes, type Handler, type HttpRequest, takeAfterSend } from "../../../src/http/index";
 import { isThenable } from "../../../src/http/thenable";
 import {
   createWebhookConsumer,
@@ -18,6 +19,7 @@ import {
 import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/consumer/memory/index";
 import { startWebhookProcessor } from "../../../src/webhooks/consumer/node/index";
 import { createPostgresInbox } from "../../../src/webhooks/consumer/postgres/index";
+import { refusalLog } from "../../../src/webhooks/consumer/refusal-log";
 import {
   generateSecret,
   generateSigningKeyPair,
@@ -230,6 +232,194 @@ describe("createWebhookConsumer: a clock that reads NaN or an infinity", () => {
       }
     },
   );
+});
+
+function requestOf(d: { body: string; headers: Record<string, string> }): HttpRequest {
+  return { method: "POST", path: "/webhooks", search: "", query: {}, headers: d.headers, body: Buffer.from(d.body) };
+}
+
+// Regression: a body in a content coding was verified and parsed as it came: a sender that compressed it got 400
+// webhook_no_matching_signature (signed before compressing) or webhook_payload_invalid (after), neither of which says
+// what to change. RFC 9110 §15.5.16 answers 415, with Accept-Encoding naming what is taken (§12.5.3).
+describe("createWebhookConsumer: a body in a content coding", () => {
+  function coded(id: string, coding: string) {
+    const d = delivery(id);
+    return { ...requestOf(d), headers: { ...d.headers, "content-encoding": coding }, body: gzipSync(d.body) };
+  }
+
+  it.each(["gzip", "GZIP", "identity, gzip", "br"])(
+    "answers 415 unsupported_content_coding with Accept-Encoding: identity for Content-Encoding %s, storing nothing",
+    async (coding) => {
+      const inbox = createMemoryInbox();
+      const consumer = createWebhookConsumer({ inbox, secrets: secret });
+      const response = await consumer(coded("msg_coded", coding));
+      expect(response.status).toBe(415);
+      expect(response.headers["accept-encoding"]).toBe("identity");
+      expect(JSON.parse(new TextDecoder().decode(bodyBytes(response.body))).code).toBe("unsupported_content_coding");
+      expect(inbox.size).toBe(0);
+    },
+  );
+
+  it("takes Content-Encoding: identity as no coding", async () => {
+    const consumer = createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret });
+    const d = delivery("msg_identity");
+    const response = await consumer(requestOf({ ...d, headers: { ...d.headers, "content-encoding": "identity" } }));
+    expect(response.status).toBe(202);
+  });
+
+  it('keeps the bytes untouched with parse: "none": the coded body is verified and stored as it came', async () => {
+    const inbox = createMemoryInbox();
+    const consumer = createWebhookConsumer({ inbox, secrets: secret, parse: "none" });
+    const bytes = gzipSync('{"type":"order.shipped"}');
+    const headers = { ...sign({ id: "msg_raw", timestamp: nowSeconds(), body: bytes, secrets: secret }) };
+    const response = await consumer({
+      ...requestOf({ body: "", headers }),
+      headers: { ...headers, "content-encoding": "gzip" },
+      body: bytes,
+    });
+    expect(response.status).toBe(202);
+    expect(inbox.size).toBe(1);
+  });
+});
+
+// Regression: these were accepted, and then a delivery was stored and answered 500 (status "202" from a configuration
+// file, or an eventId or deadline that is no function), acknowledged with the 500 itself (status: 500), or woken
+// nothing (an onStored that is no function): every redelivery alike.
+describe("createWebhookConsumer: options that cannot work are refused when created", () => {
+  it.each([
+    ["status", "202"],
+    ["status", 500],
+    ["status", 204],
+    ["onStored", "wake"],
+    ["onError", {}],
+    ["eventId", "id"],
+    ["eventType", "type"],
+    ["deadline", 5_000],
+  ])("%s: %o is a TypeError naming the option", (name, value) => {
+    const create = () =>
+      createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, [name]: value } as WebhookConsumerOptions);
+    expect(create).toThrow(TypeError);
+    expect(create).toThrow(new RegExp(`^createWebhookConsumer: ${name} `));
+  });
+
+  it("takes status 200 and 202, and every function option", () => {
+    for (const status of [200, 202] as const) {
+      expect(() => createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, status })).not.toThrow();
+    }
+    const noop = () => undefined;
+    const options = { onStored: noop, onError: noop, eventId: noop, eventType: noop, deadline: AbortSignal.timeout };
+    expect(() => createWebhookConsumer({ inbox: createMemoryInbox(), secrets: secret, ...options })).not.toThrow();
+  });
+});
+
+// Regression: the consumer told the inbox's refusals apart with instanceof, so an inbox of your own that loaded the
+// error classes from another copy of the package (its CommonJS build beside the ES module one) got 503 inbox_unavailable
+// with Retry-After for an event it can never hold, and every redelivery the same.
+describe("createWebhookConsumer: inbox errors from another copy of the package", async () => {
+  // A second instance of each module, as a second copy of the package would load (a query makes a new module id).
+  const secondCopy = (file: string): Promise<object> =>
+    import(/* @vite-ignore */ `${new URL(`../../../src/webhooks/consumer/${file}.ts`, import.meta.url).pathname}?copy`);
+  const copy = {
+    ...(await secondCopy("inbox-full")),
+    ...(await secondCopy("event-too-large")),
+  } as { InboxFullError: typeof InboxFullError; InboxEventTooLargeError: typeof InboxEventTooLargeError };
+
+  it("is a distinct class, which instanceof does not recognise", () => {
+    expect(new copy.InboxFullError("full", 1)).not.toBeInstanceOf(InboxFullError);
+  });
+
+  it.each([
+    ["InboxEventTooLargeError", () => new copy.InboxEventTooLargeError("too large", 400, 900), 413, "body_too_large"],
+    ["InboxFullError", () => new copy.InboxFullError("full", 400), 503, "inbox_full"],
+  ] as const)("%s: the same answer as the consumer's own copy", async (_, make, status, code) => {
+    const onError = vi.fn();
+    const consumer = createWebhookConsumer({
+      inbox: {
+        add: () => {
+          throw make();
+        },
+      },
+      secrets: secret,
+      onError,
+    });
+    const response = await consumer(requestOf(delivery("msg_copy")));
+    expect(response.status).toBe(status);
+    expect(JSON.parse(new TextDecoder().decode(bodyBytes(response.body))).code).toBe(code);
+    expect(response.headers["retry-after"]).toBe(status === 503 ? "5" : undefined);
+    expect(onError).toHaveBeenCalledTimes(1);
+  });
+
+  it.each([
+    ["InboxEventTooLargeError", () => new copy.InboxEventTooLargeError("too large", 400, 900), /larger than the inbox/],
+    ["InboxFullError", () => new copy.InboxFullError("full", 400), /inbox is full/],
+  ] as const)("%s: the default log names its kind", (_, make, line) => {
+    const lines: string[] = [];
+    refusalLog(
+      () => 0,
+      (message) => void lines.push(message),
+    )(make(), undefined, true);
+    expect(lines).toEqual([expect.stringMatching(line)]);
+  });
+});
+
+// Regression: an onError that threw (a logger whose transport was down) escaped the handler, so the adapter answered
+// its generic 500 in place of the 503 with Retry-After, the 413 or the webhook_secret_invalid problem.
+describe("createWebhookConsumer: an onError that throws", () => {
+  const throwing = () => {
+    throw new Error("logger down");
+  };
+  const tooLarge = new InboxEventTooLargeError("too large", 10, 20);
+  it.each([
+    ["an inbox that throws", { add: () => throwing() }, 503, "inbox_unavailable"],
+    ["an inbox that rejects", { add: async () => throwing() }, 503, "inbox_unavailable"],
+    [
+      "an event the inbox can never hold",
+      {
+        add: () => {
+          throw tooLarge;
+        },
+      },
+      413,
+      "body_too_large",
+    ],
+    ["a secret not set", undefined, 500, "webhook_secret_invalid"],
+  ] as [string, Pick<Inbox, "add"> | undefined, number, string][])(
+    "does not change the answer to %s, and its failure goes to stderr",
+    async (_, inbox, status, code) => {
+      const stderr = vi.spyOn(console, "error").mockImplementation(() => {});
+      try {
+        const consumer = createWebhookConsumer({
+          inbox: inbox ?? createMemoryInbox(),
+          secrets: inbox === undefined ? "" : secret,
+          onError: throwing,
+        });
+        const response = await consumer(requestOf(delivery("msg_onerror")));
+        expect(response.status).toBe(status);
+        expect(JSON.parse(new TextDecoder().decode(bodyBytes(response.body))).code).toBe(code);
+        expect(stderr).toHaveBeenCalledTimes(1);
+      } finally {
+        stderr.mockRestore();
+      }
+    },
+  );
+
+  it("after the send, an onStored and an onError that both throw do not throw from the callback", async () => {
+    const stderr = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const consumer = createWebhookConsumer({
+        inbox: createMemoryInbox(),
+        secrets: secret,
+        onStored: throwing,
+        onError: throwing,
+      });
+      const callback = takeAfterSend(await consumer(requestOf(delivery("msg_wake"))));
+      expect(callback).toBeTypeOf("function");
+      expect(() => callback?.()).not.toThrow();
+      expect(stderr).toHaveBeenCalledTimes(1);
+    } finally {
+      stderr.mockRestore();
+    }
+  });
 });
 
 describe("createWebhookConsumer over node:http", () => {

@@ -434,6 +434,17 @@ describe("verify", () => {
       expect(codeOf(verify({ body, headers: value as never, secrets: secret, now: clock }))).toBe("missing_header");
     });
 
+    // Regression: node:http's req.rawHeaders (or Object.entries(headers)) read as a record without the fields, so the
+    // message said the provider's headers were missing instead of saying what to pass.
+    it.each([
+      ["req.rawHeaders", Object.entries(headers).flat()],
+      ["header entries", Object.entries(headers)],
+    ])("%s (an array) → missing_header that says to pass req.headers", (_name, value) => {
+      const result = verify({ body, headers: value as never, secrets: secret, now: clock });
+      expect(codeOf(result)).toBe("missing_header");
+      expect(result.ok ? "" : result.error.message).toMatch(/^The request headers are an array .*req\.headers/);
+    });
+
     it("a transparent Proxy around valid headers verifies", () => {
       expect(verify({ body, headers: new Proxy({ ...headers }, {}), secrets: secret, now: clock }).ok).toBe(true);
     });

@@ -1,4 +1,4 @@
-import { checkVerificationOptions } from "../webhooks/consumer/verification-options";
+import { unusableSecret } from "../webhooks/consumer/verification-options";
 import {
   github,
   shopify,
@@ -46,11 +46,8 @@ export function secretsOption(values: readonly string[] | undefined): string[] {
  * The message names the secret by fingerprint only.
  */
 export function consumerSecrets(scheme: WebhookScheme, secrets: readonly string[]): void {
-  try {
-    checkVerificationOptions({ secrets, scheme });
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^createWebhookConsumer: /, "--secret: "), { cause: error });
-  }
+  const unusable = unusableSecret(scheme, secrets);
+  if (unusable !== undefined) throw new UsageError(`--secret: ${unusable.message}`, { cause: unusable });
 }
 
 /**

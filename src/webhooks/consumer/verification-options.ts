@@ -15,7 +15,10 @@ const NO_SIGNATURE: SignedHeaders = { id: "probe", timestamp: 0, timestampText: 
  * whitespace, a Stripe API key), found without a delivery: a scheme decodes its secrets before it compares a signature.
  * `undefined` when every secret is usable, or when a scheme of the user's cannot be asked this way.
  */
-function unusableSecret(scheme: WebhookScheme, secrets: readonly string[]): WebhookVerificationError | undefined {
+export function unusableSecret(
+  scheme: WebhookScheme,
+  secrets: readonly string[],
+): WebhookVerificationError | undefined {
   let matched: unknown;
   try {
     matched = scheme.matches(NO_SIGNATURE, "", secrets);

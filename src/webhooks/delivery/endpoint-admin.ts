@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { z } from "zod";
 import { nonNegativeNumber } from "../../options/number-option";
 import { generateSecret as defaultGenerateSecret } from "../signing/standard-keys";
 import { DELIVERY_DEFAULTS } from "./defaults";
@@ -6,6 +7,7 @@ import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
 import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
 import {
   type CreateEndpointInput,
+  endpointEventsInput,
   endpointHeadersInput,
   MAX_ENDPOINT_URL_LENGTH,
   MAX_RATE_LIMIT,
@@ -98,7 +100,8 @@ export interface EndpointAdmin {
    * TypeError): it then receives only the events published for that tenant. Without, it is the operator's own, and
    * with `all_tenants` receives every tenant's events too; a tenant's endpoint asking for that is refused
    * (`all_tenants_refused`). `headers` are checked by the API's rules (a name the delivery owns, in any case, or
-   * an unsafe value: a TypeError naming `headers/<name>`) and kept with lower-case names.
+   * an unsafe value: a TypeError naming `headers/<name>`) and kept with lower-case names; `enabled_events` too (1 to
+   * 256 patterns of the grammar, else a TypeError naming `enabled_events/<index>`), kept without repeats.
    */
   create(input: CreateEndpointInput, owner?: { tenant?: string | undefined }): Promise<AdminResult<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
@@ -106,7 +109,7 @@ export interface EndpointAdmin {
   /**
    * Updates fields, atomically in the store: a change of status (disabling, re-enabling) is decided on the endpoint
    * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery (deliveries parked while
-   * disabled are retried). `headers` are checked and lower-cased as `create` does. A new `url` is checked (and
+   * disabled are retried). `headers` and `enabled_events` are checked as `create` checks them. A new `url` is checked (and
    * resolved) before the write, and again when a function's result names another one.
    * @param input the fields to change, or a function of the endpoint as stored that returns them (a merge patch
    *   applied to it): pure, it may be called more than once; when it throws, nothing is written and `update` rejects
@@ -247,12 +250,18 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       detail: `"${enabled[index]}" is not an event this API sends; it sends ${catalog.types.join(", ")} (patterns such as "order.*" are accepted).`,
     };
   }
-
   // The schemas refuse these; a caller handing the admin unvalidated input would otherwise store a rate the pacer
   // refuses on every admission, holding the endpoint's deliveries for good.
   function checkRate(owner: string, rate: number | null | undefined): void {
     if (rate === undefined || rate === null || (rate >= MIN_RATE_LIMIT && rate <= MAX_RATE_LIMIT)) return;
     throw new TypeError(`${owner}: rate_limit must be from 1/86400 to ${MAX_RATE_LIMIT} per second, got ${rate}.`);
+  }
+
+  // The TypeError of a field a schema refused, naming where (`headers/Webhook-Id`) with the API's message.
+  function misuse(owner: string, field: string, error: z.ZodError): TypeError {
+    const issue = error.issues[0];
+    const at = [field, ...(issue?.path ?? []).map(String)].join("/");
+    return new TypeError(`${owner}: ${at}: ${issue?.message ?? "invalid"}`);
   }
 
   // The API's own check of `headers` (RFC 9110 §5.1 tokens, no field the delivery owns, in any case), and its
@@ -264,9 +273,15 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     if (given === undefined) return undefined;
     const parsed = endpointHeadersInput.safeParse(given);
     if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
-    const at = ["headers", ...(issue?.path ?? []).map(String)].join("/");
-    throw new TypeError(`${owner}: ${at}: ${issue?.message ?? "invalid"}`);
+    throw misuse(owner, "headers", parsed.error);
+  }
+
+  // The API's own check of `enabled_events` (1 to 256 patterns of the grammar), without repeats: a caller handing the
+  // admin a string would otherwise store its characters as patterns, and a refused pattern would never match.
+  function checkEvents(owner: string, given: unknown): string[] {
+    const parsed = endpointEventsInput.safeParse(given);
+    if (parsed.success) return [...new Set(parsed.data)];
+    throw misuse(owner, "enabled_events", parsed.error);
   }
 
   // What an update does to the endpoint as stored (pure, so the store may call it again): the patch, and whether it
@@ -284,9 +299,11 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       patch.url = href;
     }
     if (fields.enabled_events !== undefined) {
+      const enabledEvents = checkEvents("EndpointAdmin.update", fields.enabled_events);
+      // The request's own list: the refusal points at its index there.
       const unknownType = checkTypes(fields.enabled_events);
       if (unknownType !== undefined) return { refused: unknownType };
-      patch.enabledEvents = [...new Set(fields.enabled_events)];
+      patch.enabledEvents = enabledEvents;
     }
     if (fields.description !== undefined) patch.description = fields.description;
     if (fields.metadata !== undefined) patch.metadata = { ...fields.metadata };
@@ -320,6 +337,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       }
       checkSecret("EndpointAdmin.create", input.secret);
       const headers = checkHeaders("EndpointAdmin.create", input.headers) ?? {};
+      const enabledEvents = checkEvents("EndpointAdmin.create", input.enabled_events);
+      // The request's own list: the refusal points at its index there.
       const unknownType = checkTypes(input.enabled_events);
       if (unknownType !== undefined) return unknownType;
       const checked = await checkUrl(input.url);
@@ -327,7 +346,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       const endpoint: WebhookEndpoint = {
         id: newId(),
         url: checked.url.href,
-        enabledEvents: [...new Set(input.enabled_events)],
+        enabledEvents,
         secrets: [{ secret: input.secret ?? newSecret(), expiresAt: null }],
         status: "enabled",
         disabledReason: null,
@@ -365,6 +384,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       if (typeof input !== "function") {
         checkRate("EndpointAdmin.update", input.rate_limit);
         checkHeaders("EndpointAdmin.update", input.headers);
+        if (input.enabled_events !== undefined) checkEvents("EndpointAdmin.update", input.enabled_events);
       }
       const checked = new Map<string, string>();
       for (;;) {

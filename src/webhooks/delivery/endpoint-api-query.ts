@@ -34,5 +34,7 @@ export const attemptsQuery = z.object({
       "The id of the last line of the previous page: the lines older than it, even once that line itself is no longer kept. One that is no line id at all is a 400 invalid_cursor.",
   }),
 });
-export const replayBody = z.object({ since: sinceBodySchema }).optional();
+// Strict, as every body of the API: a member it does not take (a filter such as status) is refused, not dropped while
+// every failed delivery is queued again.
+export const replayBody = z.strictObject({ since: sinceBodySchema }).optional();
 export const replayQuery = z.object({ since: sinceQuerySchema });

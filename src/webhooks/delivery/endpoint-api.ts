@@ -43,9 +43,13 @@ import { TEST_EVENT_TYPE } from "./test-event";
 
 /** Options of {@link declareEndpointApi}. */
 export interface EndpointApiOptions extends EndpointAdminOptions {
-  /** Secret API keys accepted as `Authorization: Bearer <key>`, or a function deciding (e.g. a database look-up). */
+  /**
+   * Secret API keys accepted as `Authorization: Bearer <key>`, or a function deciding (e.g. a database look-up). A
+   * fixed key must be one that field can carry (RFC 6750 §2.1 b64token: letters, digits, `-._~+/`, then `=`
+   * padding), else a TypeError: an empty key, or one read from a file with its line feed, would refuse every request.
+   */
   apiKeys: ApiKeyCheck;
-  /** Where the API is mounted: a literal path. @default "/v1/webhook_endpoints" */
+  /** Where the API is mounted: a literal path (one with a `{parameter}` is a TypeError). @default "/v1/webhook_endpoints" */
   basePath?: string;
   /**
    * Where the event types are listed (`GET <path>`, `GET <path>/{event_type}`, each with the JSON Schema of its
@@ -73,7 +77,7 @@ export interface EndpointApiOptions extends EndpointAdminOptions {
    * the request: it creates endpoints of that tenant, lists only its own, and another tenant's endpoint (with its
    * deliveries and log) is a 404, as one that does not exist. `undefined` is the operator: every endpoint, and new
    * ones without a tenant. Throw an `HttpProblem` to refuse a request (a 403); a value that cannot name a tenant is a
-   * TypeError (a 500).
+   * TypeError (a 500). An option that is no function is a TypeError when the API is declared.
    * @default every request is the operator's
    * @example tenant: async (request) => (await accounts.byApiKey(bearer(request)))?.id
    */
@@ -130,7 +134,14 @@ function withoutContentLocation(response: HttpResponse): HttpResponse {
 export function declareEndpointApi(router: Router, options: EndpointApiOptions): Router {
   const admin = createEndpointAdmin(options);
   const { queue } = options;
-  const base = (options.basePath ?? "/v1/webhook_endpoints").replace(/\/+$/, "");
+  const basePath: unknown = options.basePath ?? "/v1/webhook_endpoints";
+  // A path parameter would scope nothing (every value reaches the same endpoints) and put the template in Location.
+  if (typeof basePath !== "string" || /[{}]/.test(basePath)) {
+    throw new TypeError(
+      `declareEndpointApi: basePath must be a literal path such as "/v1/webhook_endpoints", without a {parameter} (the tenant option scopes endpoints by account), got ${JSON.stringify(basePath)}.`,
+    );
+  }
+  const base = basePath.replace(/\/+$/, "");
   const tags = ["webhook_endpoints"];
   const { scoped, scope } = tenantScope(options.tenant);
   // Every route of the API, the event types' too: the key check (its keys compiled once), then the tenant scope.

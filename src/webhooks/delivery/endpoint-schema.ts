@@ -8,11 +8,13 @@ import { ENDPOINT_SECRET_PATTERN, ENDPOINT_SECRET_RULE, isEndpointSecret } from 
 import { eventPatternSchema } from "./event-type";
 import { refusingProtoKey } from "./proto-key";
 
+/**
+ * The `enabled_events` of a create or replace, as the API checks them: 1 to 256 patterns. The admin runs the same check
+ * on what it is handed, so a caller bypassing the API stores nothing the API would refuse.
+ */
+export const endpointEventsInput = z.array(eventPatternSchema).min(1).max(256);
 // A form sends `enabled_events=x` once as a string; treat it as a one-item list.
-const eventList = z.preprocess(
-  (value) => (typeof value === "string" ? [value] : value),
-  z.array(eventPatternSchema).min(1).max(256),
-);
+const eventList = z.preprocess((value) => (typeof value === "string" ? [value] : value), endpointEventsInput);
 /**
  * The slowest `rate_limit` an endpoint may ask for: one delivery a day, in deliveries per second. The pacer turns a
  * rate into a whole number of deliveries per period of whole milliseconds; far below this (1e-300 per second) it has

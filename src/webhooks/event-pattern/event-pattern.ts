@@ -30,7 +30,11 @@ export function matchesEventPattern(pattern: string, type: string): boolean {
   return pattern === type;
 }
 
-/** Every pattern that matches `type`, most specific first: what a store looks up to find the subscribers. */
+/**
+ * Every pattern that matches `type`, most specific first: what a store looks up to find the subscribers. One pattern
+ * per dot, each as long as its prefix: meant for event types as `createEvent` checks them (128 characters at most),
+ * never for a type as received (`EventRouter.match` does not build them).
+ */
 export function patternsMatching(type: string): string[] {
   const out = [type];
   for (let dot = type.lastIndexOf("."); dot > 0; dot = type.lastIndexOf(".", dot - 1)) {

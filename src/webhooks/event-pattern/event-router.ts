@@ -1,4 +1,4 @@
-import { isEventPattern, patternsMatching } from "./event-pattern";
+import { isEventPattern } from "./event-pattern";
 
 /**
  * Routes event types to values registered under patterns (see `event-pattern.ts` for the grammar). One event runs
@@ -27,17 +27,23 @@ export class EventRouter<T> {
     map.set(key, value);
   }
 
-  /** The value of the most specific pattern matching `type`. */
+  /**
+   * The value of the most specific pattern matching `type`. The work is bounded by the patterns registered, never by
+   * the type: a type comes from the delivery (an unsigned X-GitHub-Event header, say), and building a pattern per dot
+   * of it (`patternsMatching`) would cost its length squared.
+   */
   match(type: string): T | undefined {
-    for (const pattern of patternsMatching(type)) {
-      const found =
-        pattern === "*"
-          ? this.#any
-          : pattern.endsWith(".*")
-            ? this.#prefixes.get(pattern.slice(0, -1))
-            : this.#exact.get(pattern);
-      if (found !== undefined) return found;
+    const exact = this.#exact.get(type);
+    if (exact !== undefined) return exact;
+    // The longest registered prefix ("order.line." before "order.") that the type starts with.
+    let longest = "";
+    let found: T | undefined;
+    for (const [prefix, value] of this.#prefixes) {
+      if (value !== undefined && prefix.length > longest.length && type.startsWith(prefix)) {
+        longest = prefix;
+        found = value;
+      }
     }
-    return undefined;
+    return found ?? this.#any;
   }
 }

@@ -307,4 +307,54 @@ describe("createEndpointAdmin", () => {
       );
     });
   });
+
+  // Regression: create and update stored `enabled_events` unchecked, so a JavaScript caller handing the admin a string
+  // stored its characters as patterns ("order.created" became ["o", "r", "d", "e", …]), and a pattern the API refuses
+  // ("Order Created", "order.*.x") or an empty list stored an endpoint that never receives anything.
+  describe("enabled_events, checked as the API checks them", () => {
+    const url = "https://hooks.example.com/in";
+
+    it.each([
+      ["a string, not a list", "order.created", /enabled_events: /],
+      ["an empty list", [], /enabled_events: /],
+      ["a pattern the grammar refuses", ["order.created", "Order Created"], /enabled_events\/1: /],
+      ["a wildcard inside", ["order.*.x"], /enabled_events\/0: /],
+      ["not a string", [42], /enabled_events\/0: /],
+      ["more than 256", Array.from({ length: 257 }, (_, i) => `order.e${i}`), /enabled_events: /],
+      ["none", undefined, /enabled_events: /],
+    ])("create refuses %s with a TypeError naming it, storing nothing", async (_name, enabled, message) => {
+      const { endpoints, admin } = setup();
+      await expect(admin.create({ url, enabled_events: enabled as string[] })).rejects.toThrow(TypeError);
+      await expect(admin.create({ url, enabled_events: enabled as string[] })).rejects.toThrow(message);
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    });
+
+    it("update refuses them, given as fields or by a function, and leaves the endpoint as it was", async () => {
+      const { endpoints, admin, create } = setup();
+      const e = await create();
+      await expect(admin.update(e.id, { enabled_events: "order.created" as unknown as string[] })).rejects.toThrow(
+        /EndpointAdmin.update: enabled_events: /,
+      );
+      await expect(admin.update(e.id, () => ({ enabled_events: ["order..x"] }))).rejects.toThrow(TypeError);
+      expect((await endpoints.get(e.id))?.enabledEvents).toEqual(["*"]);
+      const updated = await admin.update(e.id, { enabled_events: ["order.*", "order.*", "invoice.paid"] });
+      expect(updated.ok && updated.value.enabledEvents).toEqual(["order.*", "invoice.paid"]);
+    });
+
+    it("law: the admin accepts exactly the lists the API's schema accepts, and stores them without repeats", async () => {
+      const pattern = fc.constantFrom("*", "order.*", "order.created", "order", "Order.created", "*.x", "order.");
+      await fc.assert(
+        fc.asyncProperty(fc.array(pattern, { maxLength: 4 }), async (enabled) => {
+          const { admin } = setup();
+          const parsed = createEndpointSchema.safeParse({ url, enabled_events: enabled });
+          const created = admin.create({ url, enabled_events: enabled });
+          if (parsed.success) {
+            await expect(created).resolves.toMatchObject({ value: { enabledEvents: [...new Set(enabled)] } });
+          } else {
+            await expect(created).rejects.toThrow(parsed.error.issues[0]?.message);
+          }
+        }),
+      );
+    });
+  });
 });

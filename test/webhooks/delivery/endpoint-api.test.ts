@@ -92,6 +92,23 @@ describe("webhook endpoint API", () => {
   const create = async (url = "https://hooks.example.com/in") =>
     parse(await handler(req("POST", "/v1/webhook_endpoints", { url, enabled_events: ["order.*"] })));
 
+  // Regression: a basePath with a path parameter was accepted: it scoped nothing (any value there reached the same
+  // endpoints, whoever's account it named), and the 201's Location held the template (`/v1/accounts/%7Baccount%7D/…`).
+  it.each([["/v1/accounts/{account}/webhook_endpoints"], ["/v1/{x}"], [42]])(
+    "a basePath that is no literal path (%j) is a TypeError when the API is declared",
+    (basePath) => {
+      expect(() =>
+        declareEndpointApi(createRouter(), {
+          endpoints,
+          queue,
+          apiKeys: [KEY],
+          resolve: false,
+          basePath: basePath as string,
+        }),
+      ).toThrow(/basePath must be a literal path/);
+    },
+  );
+
   describe("authentication (RFC 6750)", () => {
     it.each([
       ["no header", {}],
@@ -522,6 +539,23 @@ describe("webhook endpoint API", () => {
         expect((await handler(req("POST", `/v1/webhook_endpoints/${e.id}/replay`, body))).status).toBe(422);
       },
     );
+
+    // Regression: the replay body was not strict, so a member the API does not take (a filter a client expected:
+    // status, event_type) was dropped without a word and every failed delivery since then was queued again.
+    it.each([
+      [{ since: 0, status: "exhausted" }, "status"],
+      [{ since: 0, event_type: "order.created" }, "event_type"],
+      ["since=0&status=exhausted", "status"],
+    ])("replay with %j → 422 naming the member, nothing queued again", async (body, member) => {
+      const e = await create();
+      await queue.publish(createEvent({ type: "order.created", data: {}, now }), { now });
+      await failOnce(queue, e.id, now, { status: "exhausted", nextAttemptAt: null });
+      const res = await handler(req("POST", `/v1/webhook_endpoints/${e.id}/replay`, body));
+      expect(res.status).toBe(422);
+      expect(parse(res)).toMatchObject({ code: "validation_failed" });
+      expect(JSON.stringify(parse(res).errors)).toContain(member);
+      expect((await queue.list(e.id))[0]?.state.status).toBe("exhausted");
+    });
 
     it("replay takes since from the query or the body, and needs one", async () => {
       const e = await create();
@@ -1379,6 +1413,23 @@ describe("webhook endpoint API", () => {
         expect((await endpoints.get(e.id))?.url).toBe("https://hooks.example.com/in");
       });
     });
+
+    // Regression: a tenant option that is no function (a fixed tenant's name, say) was accepted, and every request
+    // then failed with a 500.
+    it.each([["acme"], [42], [null], [{ tenant: "acme" }]])(
+      "a tenant option that is no function (%j) is a TypeError when the API is declared",
+      (tenant) => {
+        expect(() =>
+          declareEndpointApi(createRouter(), {
+            endpoints,
+            queue,
+            apiKeys: [KEY],
+            resolve: false,
+            tenant: tenant as unknown as () => string,
+          }),
+        ).toThrow(/tenant must be a function/);
+      },
+    );
 
     it.each([
       ["an empty string", ""],

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { isEventPattern } from "../../../src/webhooks/event-pattern/event-pattern";
 import { EventRouter } from "../../../src/webhooks/event-pattern/event-router";
 
@@ -62,5 +62,56 @@ describe("EventRouter", () => {
         expect(r.match(t)).toBe(expected);
       }),
     );
+  });
+
+  it("agrees with the naive reference on types of any shape: empty segments, a trailing dot, stars, spaces", () => {
+    const type = fc.stringMatching(/^[ab.* ]{0,8}$/);
+    const word = fc.stringMatching(/^[ab]{1,2}$/);
+    const name = fc.array(word, { minLength: 1, maxLength: 3 }).map((s) => s.join("."));
+    const pattern = fc.oneof(
+      name,
+      name.map((t) => `${t}.*`),
+      fc.constant("*"),
+    );
+    fc.assert(
+      fc.property(fc.uniqueArray(pattern, { maxLength: 6 }), type, (patterns, t) => {
+        const r = new EventRouter<string>();
+        for (const p of patterns) r.add(p, p);
+        const prefixes = patterns
+          .filter((p) => p.endsWith(".*") && t.startsWith(p.slice(0, -1)))
+          .sort((a, b) => b.length - a.length);
+        const expected = patterns.includes(t) ? t : (prefixes[0] ?? (patterns.includes("*") ? "*" : undefined));
+        expect(r.match(t)).toBe(expected);
+      }),
+    );
+  });
+
+  // Regression: match looked up every prefix of the type, one per dot, each a new string: a type of 16 KB of dots (an
+  // X-GitHub-Event header, which GitHub does not sign) cost 174 MB, one of 256 KB ran the process out of memory. The
+  // work is now bounded by the patterns registered, whatever the type.
+  it("looks up a bounded number of entries, however many dots the type has", () => {
+    const r = new EventRouter<number>();
+    r.add("order.*", 1);
+    r.add("order.line.*", 2);
+    r.add("order.created", 3);
+    r.add("*", 4);
+    const lookups = (type: string): number => {
+      const get = vi.spyOn(Map.prototype, "get");
+      const has = vi.spyOn(Map.prototype, "has");
+      try {
+        r.match(type);
+        return get.mock.calls.length + has.mock.calls.length;
+      } finally {
+        get.mockRestore();
+        has.mockRestore();
+      }
+    };
+    const short = lookups("a.b.c");
+    for (const type of ["a.".repeat(10_000), `order.line.${"x.".repeat(10_000)}`, ".".repeat(20_000)]) {
+      expect(lookups(type)).toBeLessThanOrEqual(Math.max(short, 3));
+    }
+    expect(r.match(`order.line.${"x.".repeat(10_000)}`)).toBe(2);
+    expect(r.match(`order.${"x.".repeat(10_000)}`)).toBe(1);
+    expect(r.match("a.".repeat(10_000))).toBe(4);
   });
 });

@@ -63,7 +63,12 @@ const environmentSchema = z.object({
   PORT: decimal.pipe(z.number().max(65_535)).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
   SHOP_JWT_SECRET: z.string().min(32, "must be at least 32 characters (RFC 7518 §3.2)").optional(),
-  SHOP_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+  SHOP_API_KEY: z
+    .string()
+    .min(16, "must be at least 16 characters")
+    // RFC 6750 §2.1: what an Authorization: Bearer field carries (a line feed from a file would never authenticate).
+    .regex(/^[A-Za-z0-9\-._~+/]+=*$/, "must be letters, digits, - . _ ~ + / and = padding (an RFC 6750 b64token)")
+    .optional(),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   SHOP_STORAGE: z.enum(["pglite", "memory", "postgres"]).optional(),
   SHOP_DATA_DIR: z.string().min(1).default(".data/shop"),

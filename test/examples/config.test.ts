@@ -87,6 +87,9 @@ describe("loadConfig", () => {
   it("refuses secrets too short to be secrets", () => {
     expect(failing({ SHOP_JWT_SECRET: "short" })).toEqual(["SHOP_JWT_SECRET"]);
     expect(failing({ SHOP_API_KEY: "short" })).toEqual(["SHOP_API_KEY"]);
+    // One no Authorization: Bearer field can carry, as read from a file with its line feed (RFC 6750 §2.1).
+    expect(failing({ SHOP_API_KEY: `${SECRETS.SHOP_API_KEY}\n` })).toEqual(["SHOP_API_KEY"]);
+    expect(failing({ SHOP_API_KEY: "sk test 0123456789abcdef" })).toEqual(["SHOP_API_KEY"]);
   });
 
   it("turns WEBHOOKS_ALLOW_INSECURE_URLS on only for 1, true or yes", () => {

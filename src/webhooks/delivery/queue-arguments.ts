@@ -12,6 +12,7 @@ import { DELIVERY_DEFAULTS } from "./defaults";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
 import { WebhookDeliveryError } from "./errors";
 import type { WebhookEvent } from "./event";
+import { isEventType } from "./event-type";
 import { isPrintableId } from "./printable-id";
 import { DELIVERY_STATUSES, type DeliveryState } from "./state-machine";
 import { checkTenant } from "./tenant";
@@ -172,6 +173,15 @@ export function eventPayload(event: WebhookEvent, max: number): string {
     throw new WebhookDeliveryError(
       "invalid_event",
       `DeliveryQueue.publish: the event id must be 1 to 255 characters that a header field can carry (visible ASCII or Latin-1, spaces only inside) other than ".", as it is the webhook-id header and signed as <id>.<timestamp>.<body>; got ${typeof id === "string" ? JSON.stringify(id.slice(0, 64)) : typeof id}.`,
+    );
+  }
+  // An event not made by createEvent: its type is what subscriptions are looked up by (a pattern per dot of it, so a
+  // megabyte of dots cost its length squared), and it must be one an endpoint's enabled_events can name.
+  const type: unknown = event.type;
+  if (!isEventType(type)) {
+    throw new WebhookDeliveryError(
+      "invalid_event",
+      `DeliveryQueue.publish: the event type must be <resource>.<action> (lower-case words joined by dots, 128 characters at most), as createEvent checks it; got ${typeof type === "string" ? JSON.stringify(type.slice(0, 64)) : typeof type}.`,
     );
   }
   const payload = JSON.stringify(event);

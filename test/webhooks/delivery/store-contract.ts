@@ -8,7 +8,7 @@ import type { WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
 import type { EndpointPatch, EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { WebhookDeliveryError } from "../../../src/webhooks/delivery/errors";
-import { createEvent } from "../../../src/webhooks/delivery/event";
+import { createEvent, type WebhookEvent } from "../../../src/webhooks/delivery/event";
 import { defaultDeliveryConfig, initialDeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
 
 /** What a contract run needs: fresh, empty stores. */
@@ -803,6 +803,19 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       for (const c of await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 })) {
         await f.queue.complete(c, transition(c.state, delivered200, T0).state);
       }
+      await f.endpoints.delete(e.id);
+    });
+
+    it("refuses an event type createEvent would refuse with invalid_event, queuing nothing, in every queue alike (regression: a megabyte of dots cost its length squared in patterns)", async () => {
+      const e = endpointFixture({ enabledEvents: ["*"] });
+      await f.endpoints.create(e);
+      for (const type of ["a.".repeat(100_000), "Order.Created", "order", "order.*", "", 42]) {
+        const event = { ...createEvent({ type: "badtype.sent", data: {}, now: T0 }), type } as WebhookEvent;
+        await expect(f.queue.publish(event, { now: T0 }), String(type).slice(0, 20)).rejects.toMatchObject({
+          code: "invalid_event",
+        });
+      }
+      expect(await f.queue.list(e.id)).toEqual([]);
       await f.endpoints.delete(e.id);
     });
 

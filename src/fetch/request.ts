@@ -127,9 +127,11 @@ export async function readRequest(request: Request, options: AdapterOptions = {}
   const body = await readBody(request, bodyLimitOf(options, "readRequest"));
   if (body instanceof HttpProblem) return { ok: false, problem: body };
   const headers: Record<string, string> = {};
-  // Fetch already lower-cases names and joins repeated fields with ", " (RFC 9110 §5.3).
+  // Fetch already lower-cases names and joins repeated fields with ", " (RFC 9110 §5.3), all but Set-Cookie, whose
+  // values it yields one by one ("sort and combine"): joined here too, as the node adapter joins them.
   request.headers.forEach((value, name) => {
-    headers[name] = value;
+    const seen = headers[name];
+    headers[name] = seen === undefined ? value : `${seen}, ${value}`;
   });
   return { ok: true, request: new FetchRequest(request, target, headers, body) };
 }

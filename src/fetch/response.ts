@@ -28,11 +28,13 @@ function fieldText(name: string, value: unknown): string {
 export function sendResponse(response: HttpResponse, method = "GET"): Response {
   checkFinalStatus(response.status);
   const headers = new Headers();
+  // Appended, never set: a name the object holds under two spellings (`Vary`, `vary`) keeps both values, as node:http
+  // sends each key as field lines of its own (RFC 9110 §5.3), and Set-Cookie stays one field per value.
   for (const name in response.headers) {
     const value: unknown = response.headers[name];
-    if (typeof value === "string") headers.set(name, value);
+    if (typeof value === "string") headers.append(name, value);
     else if (Array.isArray(value)) for (const item of value) headers.append(name, fieldText(name, item));
-    else headers.set(name, fieldText(name, value));
+    else headers.append(name, fieldText(name, value));
   }
   // RFC 9112 §6.2: never beside the Content-Length set below; the runtime chooses the framing.
   headers.delete("transfer-encoding");

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { HttpProblemCode } from "../http/problem";
 import { HttpProblem, PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
@@ -58,24 +59,67 @@ function problemFor(error: ParserError): HttpProblem<HttpProblemCode> {
   });
 }
 
-const responseStarted = (socket: Duplex) =>
-  (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent === true;
+/** The response node:http is writing on the connection (its `_httpMessage`), with its request. */
+type InFlight = ServerResponse & { req?: IncomingMessage };
+const inFlight = (socket: Duplex): InFlight | undefined =>
+  (socket as Duplex & { _httpMessage?: InFlight | null })._httpMessage ?? undefined;
+
+// Connections whose 400 waits for the responses before it: a later parser error on one changes nothing.
+const waiting = new WeakSet<Duplex>();
+
+/**
+ * Calls `then` once every response in flight on the connection has been handed to it (node:http attaches the next
+ * pipelined response to the socket as the previous one finishes), or destroys the socket when one of them breaks.
+ */
+function afterResponses(socket: Duplex, then: () => void): void {
+  const current = inFlight(socket);
+  if (current === undefined || current.writableFinished) {
+    then();
+    return;
+  }
+  if (current.destroyed) {
+    socket.destroy();
+    return;
+  }
+  const next = () => {
+    current.off("finish", next);
+    current.off("close", next);
+    afterResponses(socket, then);
+  };
+  current.on("finish", next);
+  current.on("close", next);
+}
 
 /**
  * Answers a request node's HTTP parser refused (`server.on("clientError")`) with a problem document
  * instead of node's bare `400 Bad Request`, then closes the connection: after a framing error the
- * rest of the stream cannot be trusted (RFC 9112 §2.2, §11.2).
+ * rest of the stream cannot be trusted (RFC 9112 §2.2, §11.2). An error in a request after a whole one on the same
+ * connection (pipelined) is answered after that one's response, in order (RFC 9112 §9.3.2).
  * @param error the parser's error; its `code` (e.g. `HPE_INVALID_METHOD`) picks 400, 408, 414 or 431 (414 when the
  *   header overflow was the request-target's, as far as the chunk node was parsing shows).
  * @param socket the connection the request came on.
  * @example server.on("clientError", answerClientError)
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // A reset connection, or one that already has a response in flight, gets nothing more: a second response after the
-  // first one's bytes (a 413 sent before a chunk turned out malformed) would be garbage to the client. The same check
-  // as node:http's own (its in-flight response on `_httpMessage`).
-  if (error.code === "ECONNRESET" || !socket.writable || responseStarted(socket)) {
+  if (waiting.has(socket)) return;
+  if (error.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  const current = inFlight(socket);
+  if (current !== undefined && !current.writableFinished) {
+    // The error is in the body of the request being answered: a second response after the first one's bytes (a 413
+    // sent before a chunk turned out malformed) would be garbage to the client. node:http's own check.
+    if (current.req?.complete !== true) {
+      if (current.headersSent) socket.destroy();
+      else endWithProblem(socket, problemFor(error));
+      return;
+    }
+    // The error is in a later request (pipelined, or bytes past a Content-Length): RFC 9112 §9.3.2, responses go out
+    // in the order of the requests, so the 400 waits for the answers to the whole ones before it.
+    waiting.add(socket);
+    const problem = problemFor(error);
+    afterResponses(socket, () => (socket.writable ? endWithProblem(socket, problem) : socket.destroy()));
     return;
   }
   endWithProblem(socket, problemFor(error));

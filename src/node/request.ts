@@ -31,8 +31,9 @@ function withoutFragment(target: string): string {
 
 /**
  * The 400 `bad_request_target` for a request target no resource has: an absolute-form one whose authority is not RFC
- * 3986's (`http://[::1/a`, `http://x:99999/a`), which would otherwise be routed by its path alone. node's parser has
- * already refused other malformed targets; an origin-form one, the common case, has no authority and pays nothing.
+ * 3986's (`http://[::1/a`, `http://x:99999/a`) or names no host (`http:///a`), which would otherwise be routed by its
+ * path alone. node's parser has already refused other malformed targets; an origin-form one, the common case, has no
+ * authority and pays nothing.
  * The Fetch adapter has no such check to make: a `Request`'s URL is one the runtime's URL parser accepted.
  */
 export function targetProblem(raw: string, method: string): HttpProblem<HttpProblemCode> | undefined {
@@ -50,6 +51,11 @@ export function targetProblem(raw: string, method: string): HttpProblem<HttpProb
   // its path alone it would be served as `/x`.
   if (!HTTP_SCHEME.test(raw)) {
     return badRequestTarget("The request target names a URI of another scheme than http or https.");
+  }
+  // RFC 9110 §4.2.1: an http(s) URI with an empty host is invalid, and its recipient MUST reject it; served, it would
+  // go by its path under the Host field that §3.2.2 says to ignore. A uri-host has no ":", so ":443" is a port alone.
+  if (absolute.host === undefined || absolute.host.charCodeAt(0) === 0x3a /* : */) {
+    return badRequestTarget("The request target is an http(s) URI without a host (RFC 9110 §4.2.1).");
   }
   return undefined;
 }

@@ -48,21 +48,23 @@ function reframed(headers: OutgoingHeaders, length: number | null | undefined): 
   return copy;
 }
 
-// The header fields sent with a response that has no content.
-function noContentHeaders(status: number, headers: OutgoingHeaders, fields: number): OutgoingHeaders {
+// The header fields sent with a response that has no content: a 204, 205 or 304, one without a body, one to HEAD.
+function noContentHeaders(status: number, headers: OutgoingHeaders, fields: number, head: boolean): OutgoingHeaders {
   // RFC 9110 §15.3.6: a 205 has no content; Content-Length: 0 says so (node:http would otherwise send a chunked empty
   // body, and a handler's own Content-Length would announce bytes that never come).
   if (status === 205) return reframed(headers, 0);
   // RFC 9110 §8.6: a server MUST NOT send Content-Length in a 204 (nor Transfer-Encoding, RFC 9112 §6.1).
   if (status === 204) return fields === 0 ? headers : reframed(headers, null);
-  // A 304's Content-Length is the selected representation's (RFC 9110 §8.6): kept.
+  // A body of null frames as an empty one: without a length node:http sends a chunked "0" (to HTTP/1.0, a close). Not
+  // in a 304 or a response to HEAD: their Content-Length is the selected representation's (RFC 9110 §8.6), kept.
+  if ((fields & CONTENT_LENGTH) === 0 && status !== 304 && !head) return reframed(headers, 0);
   return (fields & TRANSFER_ENCODING) === 0 ? headers : reframed(headers, undefined);
 }
 
 /**
- * Writes an {@link HttpResponse} to a node:http response, adding Content-Length when the body is known; a handler's
- * Transfer-Encoding is dropped (the whole body goes out with its length). The response's header object is not
- * modified. node:http itself drops the body of a HEAD response.
+ * Writes an {@link HttpResponse} to a node:http response, adding Content-Length when the body is known (0 for a body
+ * of null, but in a 304 or a response to HEAD); a handler's Transfer-Encoding is dropped (the whole body goes out with
+ * its length). The response's header object is not modified. node:http itself drops the body of a HEAD response.
  * @throws RangeError when the status is not a final one (200..599) or the handler's Content-Length is not the
  * body's length (a HEAD response excepted), or node:http's error when it refuses a header (the adapter turns each
  * into a 500).
@@ -73,13 +75,14 @@ export function sendResponse(res: ServerResponse, response: HttpResponse): void 
   const given = response.headers as OutgoingHeaders;
   const fields = framingFields(given);
   const length = body == null ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+  const head = res.req?.method === "HEAD";
   // The client frames the body by the handler's Content-Length (RFC 9112 §6.3), except in a response without content
   // or to HEAD, where it is the representation's (RFC 9110 §8.6).
-  if ((fields & CONTENT_LENGTH) !== 0 && !hasNoContent(status) && res.req?.method !== "HEAD") {
+  if ((fields & CONTENT_LENGTH) !== 0 && !hasNoContent(status) && !head) {
     checkDeclaredLength(declaredLength(given), length);
   }
   if (body == null || hasNoContent(status)) {
-    res.writeHead(status, noContentHeaders(status, given, fields) as Record<string, string | string[]>);
+    res.writeHead(status, noContentHeaders(status, given, fields, head) as Record<string, string | string[]>);
     res.end();
     return;
   }

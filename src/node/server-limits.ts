@@ -1,5 +1,6 @@
 import type { AdapterOptions } from "../http/adapter-options";
 import { positiveNumber } from "../options/number-option";
+import { timerDelay } from "../options/timer-delay";
 
 /**
  * How long node:http waits on a client, and how long a refused body is drained: every value in one table
@@ -67,18 +68,25 @@ export interface NodeAdapterOptions extends AdapterOptions {
   limits?: Partial<ServerLimits>;
 }
 
-/** The defaults with `overrides` applied; a value that is not a positive number is misuse (`TypeError`). */
+/**
+ * A duration as node can wait it: whole milliseconds (node:http refuses a fractional `headersTimeout`, `requestTimeout`
+ * or `connectionsCheckingInterval` with a RangeError), at most 2^31 - 1, the longest a node timer waits (a longer
+ * `connectionsCheckingInterval` or `lingerMs` timer fires every millisecond, or at once).
+ */
+const waitable = (ms: number) => timerDelay(Math.ceil(ms));
+
+/**
+ * The defaults with `overrides` applied; a value that is not a positive number is misuse (`TypeError`). A duration is
+ * rounded up to whole milliseconds and cut to what a timer can wait (about 24.8 days).
+ */
 export function serverLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
   const limits = { ...DEFAULT_SERVER_LIMITS };
   for (const name of Object.keys(DEFAULT_SERVER_LIMITS) as (keyof ServerLimits)[]) {
     const value = overrides[name];
     if (value === undefined) continue;
-    limits[name] = positiveNumber(
-      "node adapter",
-      `limits.${name}`,
-      value,
-      name.endsWith("Ms") ? "milliseconds" : "bytes",
-    );
+    const duration = name.endsWith("Ms");
+    const checked = positiveNumber("node adapter", `limits.${name}`, value, duration ? "milliseconds" : "bytes");
+    limits[name] = duration ? waitable(checked) : checked;
   }
   if (limits.headersMs > limits.requestMs) {
     throw new TypeError(

@@ -100,6 +100,20 @@ describe("fetch readRequest", () => {
     });
   });
 
+  it('regression: joins repeated Set-Cookie request fields with ", " as node does, where it kept only the last', async () => {
+    // A Headers iterator yields each Set-Cookie value apart (Fetch "sort and combine"), every other name joined.
+    const request = new Request("http://h.test/", {
+      headers: [
+        ["set-cookie", "a=1"],
+        ["Set-Cookie", "b=2"],
+        ["x-tag", "1"],
+        ["x-tag", "2"],
+      ],
+    });
+    const read = await readRequest(request);
+    expect(read.ok && read.request.headers).toStrictEqual({ "set-cookie": "a=1, b=2", "x-tag": "1, 2" });
+  });
+
   it("passes the Request's signal through", async () => {
     const controller = new AbortController();
     const read = await readRequest(new Request("http://h.test/", { signal: controller.signal }));
@@ -123,6 +137,15 @@ describe("fetch sendResponse", () => {
   it("sends an array value as repeated fields", () => {
     const response = sendResponse({ status: 200, headers: { "set-cookie": ["a=1", "b=2"] }, body: null });
     expect(response.headers.getSetCookie()).toStrictEqual(["a=1", "b=2"]);
+  });
+
+  // Regression: node:http sends every key of the header object as field lines of its own; the Fetch adapter set each
+  // key in turn, so a second spelling of a name (`{ ...session, "set-cookie": csrf }`) replaced the first one's value.
+  it("keeps the values of a name given twice in different cases, as node:http sends both (RFC 9110 §5.3)", () => {
+    const headers = { "Set-Cookie": "a=1", "set-cookie": "b=2", Vary: "Origin", vary: "Accept" };
+    const response = sendResponse({ status: 200, headers, body: "ok" });
+    expect(response.headers.getSetCookie()).toStrictEqual(["a=1", "b=2"]);
+    expect(response.headers.get("vary")).toBe("Origin, Accept");
   });
 
   // Regression: node:http sends a number as its digits, the Fetch adapter threw (a number is not iterable): a 500.

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, request as httpRequest, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { json } from "../../src/http/message";
+import { json, type ResponseHeaders } from "../../src/http/message";
 import { createServer, readRequest, sendResponse } from "../../src/node";
 import { exchange, responses, statusLines } from "./raw-exchange";
 
@@ -254,6 +254,45 @@ describe("requests node's parser refuses (clientError)", () => {
     expect(closed).toBe(true);
   });
 
+  // RFC 9112 §9.3.2: responses go out in the order of the requests. A request the parser refused after a whole one
+  // (pipelined, or bytes past a Content-Length) got its 400 first: the client read it as the first request's answer,
+  // and the first request's own response was lost.
+  describe("regression: a malformed request after a whole one was answered before it, and the whole one never", () => {
+    it.each([
+      [
+        "bytes past a body's Content-Length, synchronous handler",
+        "POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nabcGARBAGE\r\n\r\n",
+        false,
+      ],
+      [
+        "bytes past a body's Content-Length, asynchronous handler",
+        "POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nabcGARBAGE\r\n\r\n",
+        true,
+      ],
+      [
+        "a pipelined request with a malformed header, synchronous handler",
+        "GET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nbad header: y\r\n\r\n",
+        false,
+      ],
+      [
+        "a pipelined request with a malformed header, asynchronous handler",
+        "GET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nbad header: y\r\n\r\n",
+        true,
+      ],
+    ])("%s: the first request's response, then the 400, then the close", async (_, bytes, later) => {
+      const answer = (body: Uint8Array) => json(200, { body: new TextDecoder().decode(body) });
+      const port = await listen(
+        createServer((request) =>
+          later ? new Promise((resolve) => setImmediate(() => resolve(answer(request.body)))) : answer(request.body),
+        ),
+      );
+      const { received, closed } = await exchange(port, bytes);
+      expect(statusLines(received)).toStrictEqual(["HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request"]);
+      expect(responses(received)[1]?.body).toMatchObject({ code: "malformed_request" });
+      expect(closed).toBe(true);
+    });
+  });
+
   it("keeps serving other connections afterwards", async () => {
     const port = await listen(createServer(() => json(200, { ok: true })));
     await rawExchange(port, "BAD\r\n\r\n");
@@ -321,5 +360,39 @@ describe("Content-Length on the wire (RFC 9112 §6.3: one field)", () => {
   it("sends a 205's Content-Length: 0 in place of the handler's, whatever its case", async () => {
     const port = await listen(createServer(() => ({ status: 205, headers: { "Content-Length": "10" }, body: null })));
     expect(contentLengths(await headOf(port, "/"))).toStrictEqual(["content-length: 0"]);
+  });
+
+  // Regression: a response without a body (`empty(201, { location })`, `body: null`) went out chunked, as "0\r\n\r\n",
+  // and to an HTTP/1.0 client delimited by closing the connection, where `body: ""` went out with Content-Length: 0.
+  describe("regression: a response with a null body went out chunked, not with Content-Length: 0", () => {
+    const server = () =>
+      createServer((request) => ({
+        status: request.path === "/304" ? 304 : 201,
+        headers:
+          request.path === "/own" ? { "Content-Length": "0", location: "/x" } : ({ location: "/x" } as ResponseHeaders),
+        body: null,
+      }));
+
+    it("sends Content-Length: 0 and no Transfer-Encoding, on HTTP/1.1", async () => {
+      const port = await listen(server());
+      const head = await headOf(port, "/");
+      expect(contentLengths(head)).toStrictEqual(["content-length: 0"]);
+      expect(head.filter((line) => /^transfer-encoding:/i.test(line))).toStrictEqual([]);
+      expect(contentLengths(await headOf(port, "/own"))).toStrictEqual(["Content-Length: 0"]);
+    });
+
+    it("keeps an HTTP/1.0 keep-alive connection open for the next request", async () => {
+      const port = await listen(server());
+      const get = "GET / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n";
+      const { received } = await exchange(port, `${get}${get.replace("keep-alive", "close")}`);
+      expect(statusLines(received)).toStrictEqual(["HTTP/1.1 201 Created", "HTTP/1.1 201 Created"]);
+    });
+
+    it("adds none to a 304 or a response to HEAD, where it would be the representation's (RFC 9110 §8.6)", async () => {
+      const port = await listen(server());
+      expect(contentLengths(await headOf(port, "/304"))).toStrictEqual([]);
+      const raw = await rawExchange(port, "HEAD / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+      expect(raw.toLowerCase()).not.toContain("content-length");
+    });
   });
 });

@@ -220,6 +220,10 @@ describe("what the adapter refuses of the message itself, on node's own server a
         ["regression: a port above 65535 was routed to /orders", "https://x:99999/orders"],
         ["a malformed percent-encoding in the host", "http://%zz/orders"],
         ["an IPv6 address of nine pieces", "http://[1:2:3:4:5:6:7:8:9]/orders"],
+        // RFC 9110 §4.2.1: an http URI with an empty host MUST be rejected; it was served by its path, under Host.
+        ["regression: an empty host was served as /orders", "http:///orders"],
+        ["regression: an empty host with a port was served as /orders", "https://:443/orders"],
+        ["regression: an empty host after a userinfo was served as /orders", "http://u@/orders"],
       ])("%s: 400 bad_request_target", async (_, target) => {
         const { port, seen } = await start(variant);
         const reply = await exchange(port, `GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);

@@ -79,6 +79,24 @@ describe("createServer time-outs (on by default)", () => {
     expect(() => createServer(() => json(200, {}), { limits: { headersMs: 40_000 } })).toThrow(TypeError);
   });
 
+  it("regression: a duration node cannot wait (a fraction of a millisecond, past 2^31 - 1 ms) is one it can, not a RangeError nor a 1 ms timer", () => {
+    const handler = () => json(200, {});
+    // node:http refused a fractional headersTimeout with a RangeError (the options promised a TypeError or a server).
+    const fractional = createServer(handler, { limits: { headersMs: 1_500.5, requestMs: 2_000.25 } });
+    expect(fractional.headersTimeout).toBe(1_501);
+    expect(fractional.requestTimeout).toBe(2_001);
+    // A setInterval past 2^31 - 1 ms runs every millisecond: node checked every connection a thousand times a second.
+    const long = createServer(handler, {
+      limits: { checkIntervalMs: 2 ** 32, headersMs: 2 ** 40, requestMs: 2 ** 41 },
+    });
+    // Not in @types/node's Server, but node keeps the option there.
+    expect((long as typeof long & { connectionsCheckingInterval: number }).connectionsCheckingInterval).toBe(
+      2 ** 31 - 1,
+    );
+    expect(long.headersTimeout).toBe(2 ** 31 - 1);
+    expect(long.requestTimeout).toBe(2 ** 31 - 1);
+  });
+
   // Small limits, so the test takes about a second; the waits below allow each limit plus a check interval and three
   // seconds of slack for a loaded machine, still short of the defaults (10 s headers, 30 s request, 5 s idle) that
   // would close the connections if the limits were ignored.
@@ -199,6 +217,34 @@ describe("lingering close after a 413 (RFC 9112 §9.6)", () => {
 });
 
 describe("lingering close, step by step", () => {
+  it("regression: lingers with a lingerMs past what a timer can wait, where the timer fired after 1 ms and reset the client", async () => {
+    const port = await listen(createServer(() => json(200, {}), { bodyLimit: 1024, limits: { lingerMs: 2 ** 32 } }));
+    const socket = connect(port, "127.0.0.1");
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    const errors: string[] = [];
+    socket.on("error", (error: Error & { code?: string }) => errors.push(error.code ?? error.message));
+    let received = "";
+    let endedEarly = false;
+    let sending = true;
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    socket.on("end", () => (endedEarly = sending));
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    const write = (data: string | Uint8Array) => new Promise<void>((resolve) => socket.write(data, () => resolve()));
+    const head = new Promise<void>((resolve) => socket.once("data", () => resolve()));
+    await write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n");
+    await write(new Uint8Array(4_096));
+    // The 413 is out and the server lingers: a timer that fired at once had closed the connection by the next turn.
+    await head;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let sent = 4_096; sent < 100_000; sent += 4_096) await write(new Uint8Array(Math.min(4_096, 100_000 - sent)));
+    sending = false;
+    await closed;
+    expect(errors).toStrictEqual([]);
+    expect(endedEarly).toBe(false);
+    expect(statusLine(received)).toBe("HTTP/1.1 413 Payload Too Large");
+  });
+
   it("keeps reading after the 413, so a client that sends on before it reads still gets the 413", async () => {
     const port = await listen(createServer(() => json(200, {}), { bodyLimit: 1024 }));
     const socket = connect(port, "127.0.0.1");

@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { bodyLimitOf } from "../http/adapter-options";
 import { takeAfterSend } from "../http/after-send";
@@ -179,6 +180,10 @@ export function createServer(handler: Handler, options: NodeAdapterOptions = {})
     },
     serve,
   );
+  // node:http asks the OS for a socket's peer address when it is first read, then keeps it; once the client has reset
+  // the connection the OS no longer knows it, and clientIp (the rate limiter's default key) read undefined. Read as
+  // the connection opens, it is there for every request on it.
+  server.on("connection", (socket: Socket) => void socket.remoteAddress);
   server.on("clientError", answerClientError);
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
     // Refused before the 100: the client never sends the body.

@@ -18,9 +18,11 @@ describe("request.remoteAddress", () => {
     try {
       const { port } = server.address() as AddressInfo;
       for (let i = 0; i < 20; i++) {
+        // Accepted first: a connection reset before the server even accepted it has no peer to read at all.
+        const accepted = new Promise((resolve) => server.once("connection", resolve));
         const socket = connect(port, "127.0.0.1");
         socket.on("error", () => undefined);
-        await new Promise((resolve) => socket.once("connect", resolve));
+        await Promise.all([accepted, new Promise((resolve) => socket.once("connect", resolve))]);
         socket.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi");
         socket.resetAndDestroy();
         await new Promise((resolve) => socket.once("close", resolve));

@@ -79,7 +79,9 @@ export function requestBody(route: RouteInfo, converter: SchemaConverter): JsonS
   if (!readsBody(route)) return undefined;
   const body = route.spec.body;
   if (route.kind === "update") {
-    const resource = body === undefined ? { type: "object" } : converter.convert(body, "input");
+    // RFC 7396 §2: a patch that is not an object replaces the whole resource; without a body schema to refuse the
+    // result, the router takes any JSON value.
+    const resource = body === undefined ? {} : converter.convert(body, "input");
     return {
       // The router reads every PATCH: an empty one is malformed JSON (400).
       required: true,

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { safeJsonBody, safeJsonOrFormBody } from "../http/body";
 import type { JsonBodyOptions } from "../http/json-limits";
 import { parseMediaType } from "../http/media-type";
-import { empty, type Handler, type HttpRequest, type HttpResponse, json, type ResponseHeaders } from "../http/message";
+import {
+  empty,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  json,
+  type QueryRecord,
+  type ResponseHeaders,
+} from "../http/message";
 import { definesRequestContent } from "../http/methods";
 import { HttpProblem } from "../http/problem";
 import { queryProblem } from "../http/query-check";
@@ -118,7 +126,13 @@ export function readsBody(info: Pick<RouteInfo, "kind" | "method" | "spec">): bo
  * 415 another media type, 422 invalid).
  * @param always read and parse it even without a schema (PUT); otherwise no schema means no read.
  */
-function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean, limits: JsonBodyOptions): unknown {
+function bodyOf(
+  request: HttpRequest,
+  spec: OperationSpec,
+  always: boolean,
+  limits: JsonBodyOptions,
+  formLists: ReadonlySet<string>,
+): unknown {
   const schema = spec.body;
   if (schema === undefined && !always) return undefined;
   // An optional body (the schema accepts `undefined`) may be left out: nothing to read, nothing to refuse.
@@ -129,9 +143,16 @@ function bodyOf(request: HttpRequest, spec: OperationSpec, always: boolean, limi
   const read = spec.form === true ? safeJsonOrFormBody(request, limits) : safeJsonBody(request, limits);
   if (!read.ok) throw read.problem;
   if (schema === undefined) return read.value;
-  const parsed = schema.safeParse(read.value);
+  const parsed = schema.safeParse(
+    formLists.size > 0 && isForm(request) ? withLists(read.value as QueryRecord, formLists) : read.value,
+  );
   if (!parsed.success) throw validationProblem(parsed.error, "body");
   return parsed.data;
+}
+
+function isForm(request: HttpRequest): boolean {
+  const media = parseMediaType(request.headers["content-type"] ?? "");
+  return media?.type === "application" && media.subtype === "x-www-form-urlencoded";
 }
 
 // RFC 5789 §3.1 and RFC 7396 §4: only merge patches are accepted, and Accept-Patch says so.
@@ -173,8 +194,11 @@ function checkRule(setup: OperationSetup, response: HttpResponse): void {
 }
 
 function checkResponse(setup: OperationSetup, response: HttpResponse): void {
-  const schema = setup.spec.response;
-  if (!setup.validateResponses || schema === undefined || response.status < 200 || response.status >= 300) return;
+  if (!setup.validateResponses || response.status < 200 || response.status >= 300) return;
+  // The schema the OpenAPI document gives this status: one `responses` declares for it (a 202's own body), else
+  // the operation's `response`.
+  const schema = setup.spec.responses?.[response.status]?.schema ?? setup.spec.response;
+  if (schema === undefined) return;
   if (response.body == null || response.status === 204) return;
   const text = typeof response.body === "string" ? response.body : new TextDecoder().decode(response.body);
   let value: unknown;
@@ -205,6 +229,9 @@ export function operationHandler(setup: OperationSetup): Handler {
   const collection = kind === "create" ? parseTemplate(setup.collection ?? info.template) : undefined;
   const lists = spec.query === undefined ? new Set<string>() : listMembers(spec.query);
   const others = takesOthers(spec.query);
+  // OpenAPI 3.1 §4.8.15.1: a form body's members are `style: form, explode: true` by default, so `tags=a` is the
+  // one-item list of an array member, as in the query.
+  const formLists = spec.form === true && spec.body instanceof z.ZodObject ? listMembers(spec.body) : new Set<string>();
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {
     const raw = routeOf(request)?.params ?? {};
@@ -226,7 +253,7 @@ export function operationHandler(setup: OperationSetup): Handler {
         return parsed.data;
       };
     } else if (reads) {
-      context["body"] = bodyOf(request, spec, kind === "replace", limits);
+      context["body"] = bodyOf(request, spec, kind === "replace", limits, formLists);
     }
     if (collection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {
@@ -266,6 +293,8 @@ export function operationHandler(setup: OperationSetup): Handler {
 
 /** Checks, at declaration, that the schemas fit the template. */
 const NO_BODY: ReadonlySet<OperationKind> = new Set(["list", "read", "remove"]);
+/** The only successes the router lets an operation of these kinds answer (see `settle` and `checkRule`). */
+const SUCCESSES: Partial<Record<OperationKind, readonly number[]>> = { create: [201, 202], remove: [204] };
 
 export function checkSpec(
   info: Pick<RouteInfo, "template" | "name" | "kind">,
@@ -282,6 +311,26 @@ export function checkSpec(
   }
   if (spec.form === true && (info.kind === "update" || info.kind === "replace")) {
     throw new RoutingError("invalid_schema", `${info.name}: form bodies are not for PUT or PATCH merge patches.`);
+  }
+  // The method rules leave a remove one success, 204 (RFC 9110 §9.3.5), and a create 201 or 202 (§9.3.3, §15.3.2):
+  // a declared 2xx the router would never answer (or answer as a method_rule_violation) is refused, not documented.
+  const successes = SUCCESSES[info.kind];
+  const never = Object.keys(spec.responses ?? {})
+    .map(Number)
+    .filter((status) => status >= 200 && status < 300 && successes !== undefined && !successes.includes(status));
+  if (never.length > 0) {
+    throw new RoutingError(
+      "invalid_schema",
+      `${info.name}: a ${info.kind} operation never answers ${never.join(", ")}; its successes are ${successes?.join(" or ")}.`,
+    );
+  }
+  // RFC 9110 §15.3.5, §15.4.5: a 204 or a 304 has no content, so a body schema for one would document a body never sent.
+  const bodiless = [204, 304].filter((status) => spec.responses?.[status]?.schema !== undefined);
+  if (bodiless.length > 0) {
+    throw new RoutingError(
+      "invalid_schema",
+      `${info.name}: a ${bodiless.join(" or ")} has no content; remove its schema.`,
+    );
   }
   for (const [what, schema] of [
     ["params", spec.params],

@@ -37,7 +37,8 @@ export interface OperationSpec {
   body?: z.ZodType;
   /**
    * Also take the body as `application/x-www-form-urlencoded` (a repeated name, or one ending in `[]`, is an
-   * array), validated by the same `body` schema: the shape of Stripe-style APIs. Not for PUT or PATCH merge patches.
+   * array, and so is the single value of a member the `body` object schema declares an array), validated by the
+   * same `body` schema: the shape of Stripe-style APIs. Not for PUT or PATCH merge patches.
    * @default false
    */
   form?: boolean;
@@ -47,14 +48,16 @@ export interface OperationSpec {
    * @default the router's `json`
    */
   json?: JsonBodyOptions;
-  /** The success body: documented in OpenAPI, checked at run time with `validateResponses`. */
+  /** The success body: documented in OpenAPI, checked at run time with `validateResponses` (unless `responses` gives the status its own schema). */
   response?: z.ZodType;
   /**
    * Responses besides what the router knows of: a success status other than the kind's default (201 for create,
    * 204 for remove, 200 or 204 for replace/update without a `response`, 200 otherwise; a declared 2xx replaces the
-   * others, and is merged over one of its own status, keeping e.g. Location) with its body schema and headers, or
+   * others, and is merged over one of its own status, keeping e.g. Location; a remove answers only 204 and a create
+   * 201 or 202, so another 2xx there is `invalid_schema`) with its body schema and headers, or
    * error statuses the handler answers (their body a problem document unless a schema is given; described beside
-   * what the router or a middleware says of that status). OpenAPI only.
+   * what the router or a middleware says of that status). Documented in OpenAPI; with `validateResponses`, a 2xx's
+   * schema here is what that status's body is checked against.
    * @example responses: { 202: { description: "Queued for retry.", schema: Delivery }, 409: { description: "Not retryable." } }
    */
   responses?: Readonly<Record<number, OperationResponse>>;
@@ -143,8 +146,8 @@ export interface RouteInfo {
 /** Options of {@link createRouter}. */
 export interface RouterOptions extends MatchOptions {
   /**
-   * Check each 2xx JSON body against the operation's `response` schema; a mismatch is a
-   * `RoutingError` `invalid_response` (a 500 for the client).
+   * Check each 2xx JSON body against the schema `responses` declares for its status, otherwise the operation's
+   * `response` schema; a mismatch is a `RoutingError` `invalid_response` (a 500 for the client).
    * @default false
    */
   validateResponses?: boolean;

@@ -163,6 +163,27 @@ describe("JSON Merge Patch request schemas (RFC 7396)", () => {
   });
 });
 
+describe("regression: a PATCH without a body schema was documented as taking objects only", () => {
+  it("documents any JSON value, as the router takes a non-object merge patch (RFC 7396 §2: it replaces)", async () => {
+    const router = createRouter().resource("/notes/{note_id}", (r) => {
+      r.update({}, ({ merge }) => json(200, { value: merge({ text: "a" }) }));
+    });
+    const spec = router.openapi({ title: "Notes", version: "1" });
+    const operation = (spec.paths["/notes/{note_id}"] as Record<string, Loose>)["patch"] as Loose;
+    expect(operation["requestBody"].content["application/merge-patch+json"].schema).toEqual({});
+    const patch = await router.handler()({
+      method: "PATCH",
+      path: "/notes/1",
+      search: "",
+      query: {},
+      headers: { "content-type": "application/merge-patch+json" },
+      body: new TextEncoder().encode('"replaced"'),
+    });
+    expect(patch.status).toBe(200);
+    expect(JSON.parse(patch.body as string)).toEqual({ value: "replaced" });
+  });
+});
+
 describe("regression: a merge patch schema kept the body schema's defaults, though a member left out keeps its value", () => {
   const Item = z.object({
     qty: z.number().default(1),

@@ -208,6 +208,49 @@ describe("Router", () => {
         expect(String(thrown)).toMatch(/reads no request body/);
       }
     });
+
+    it("refuses a body schema declared for a 204 or a 304, which never have content (RFC 9110 §15.3.5, §15.4.5)", () => {
+      for (const status of [204, 304]) {
+        expect(
+          buildCode(() =>
+            createRouter().route("PUT", "/n", { responses: { [status]: { schema: z.object({}) } } }, () =>
+              json(200, {}),
+            ),
+          ),
+        ).toBe("invalid_schema");
+      }
+      expect(
+        buildCode(() =>
+          createRouter().route("PUT", "/n", { responses: { 204: { description: "Done." } } }, () => json(200, {})),
+        ),
+      ).toBeUndefined();
+    });
+
+    it("refuses a declared success a remove (204) or a create (201, 202) never answers, which the document listed", () => {
+      const notes = () => createRouter();
+      expect(
+        buildCode(() =>
+          notes().resource("/notes/{note_id}", (r) => {
+            r.remove({ responses: { 200: { description: "Gone." } } }, () => true);
+          }),
+        ),
+      ).toBe("invalid_schema");
+      expect(
+        buildCode(() =>
+          notes().resource("/notes/{note_id}", (r) => {
+            r.create({ responses: { 200: {} } }, ({ created }) => created("1"));
+          }),
+        ),
+      ).toBe("invalid_schema");
+      expect(
+        buildCode(() =>
+          notes().resource("/notes/{note_id}", (r) => {
+            r.remove({ responses: { 204: { description: "Gone." }, 409: { description: "Locked." } } }, () => true);
+            r.create({ responses: { 201: {}, 202: {} } }, ({ created }) => created("1"));
+          }),
+        ),
+      ).toBeUndefined();
+    });
   });
 
   describe("method rules", () => {
@@ -269,6 +312,22 @@ describe("Router", () => {
         json(200, { n: "one" }),
       );
       expect((await off.handler()(request("GET", "/n"))).status).toBe(200);
+    });
+
+    it("with validateResponses, a declared 2xx's body is checked against its own schema, not `response`", async () => {
+      const Job = z.object({ state: z.enum(["queued"]) });
+      const router = createRouter({ validateResponses: true })
+        .route(
+          "POST",
+          "/jobs/{id}/retry",
+          { response: z.object({ n: z.number() }), responses: { 202: { schema: Job } } },
+          () => json(202, { state: "queued" }),
+        )
+        .route("POST", "/jobs/{id}/cancel", { responses: { 202: { schema: Job } } }, () =>
+          json(202, { state: "gone" }),
+        );
+      expect((await router.handler()(request("POST", "/jobs/1/retry"))).status).toBe(202);
+      expect(await codeOf(router.handler()(request("POST", "/jobs/1/cancel")))).toBe("invalid_response");
     });
   });
 
@@ -460,5 +519,38 @@ describe("regression: a query schema that takes other parameters (looseObject, c
 
   it("still refuses an unknown name for a plain or strict object (400 unknown_query_parameter)", async () => {
     expect((await answer("/strict?x=1")).body).toMatchObject({ code: "unknown_query_parameter", parameters: ["x"] });
+  });
+});
+
+describe("regression: a form body's one value for an array member was refused (OpenAPI 3.1 §4.8.15.1, form + explode)", () => {
+  const form = (text: string, type = "application/x-www-form-urlencoded"): HttpRequest => ({
+    method: "POST",
+    path: "/things",
+    search: "",
+    query: {},
+    headers: { "content-type": type },
+    body: new TextEncoder().encode(text),
+  });
+  const router = createRouter().route(
+    "POST",
+    "/things",
+    { body: z.object({ tags: z.array(z.string()), name: z.string().optional() }), form: true },
+    ({ body }) => json(200, body),
+  );
+
+  it("reads tags=a as the list [a], as tags=a&tags=b is [a, b]", async () => {
+    for (const [text, tags] of [
+      ["tags=a", ["a"]],
+      ["tags=a&tags=b", ["a", "b"]],
+      ["tags[]=a&name=n", ["a"]],
+    ] as const) {
+      const response = await router.handler()(form(text));
+      expect(response.status).toBe(200);
+      expect(JSON.parse(response.body as string).tags).toEqual(tags);
+    }
+  });
+
+  it("leaves a JSON body as sent: a string is not an array there", async () => {
+    expect(await codeOf(router.handler()(form('{"tags":"a"}', "application/json")))).toBe("problem:validation_failed");
   });
 });

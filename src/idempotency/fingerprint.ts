@@ -1,4 +1,5 @@
 import { createHash, type Hash } from "node:crypto";
+import { isWellFormed } from "../http/well-formed";
 import { FINGERPRINT_PREFIX } from "./fingerprint-form";
 
 /** What identifies a request for the reuse check. */
@@ -19,6 +20,14 @@ export interface FingerprintInput {
 
 // Each part is length-prefixed so that no two different inputs hash the same byte stream.
 function field(hash: Hash, value: string | Uint8Array): void {
+  if (typeof value === "string" && !isWellFormed(value)) {
+    // RFC 3629 §3: UTF-8 cannot encode a lone surrogate; Buffer.from writes U+FFFD for it, so "a\uD800" and "a\uFFFD"
+    // hashed alike and two callers shared their keys. Such a string is hashed as its UTF-16 code units after "u",
+    // never the digit that starts every other field: well-formed strings keep the bytes they always hashed.
+    hash.update("u");
+    field(hash, Buffer.from(value, "utf16le"));
+    return;
+  }
   const bytes = typeof value === "string" ? Buffer.from(value, "utf8") : value;
   hash.update(`${bytes.byteLength}:`);
   hash.update(bytes);

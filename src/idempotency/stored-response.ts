@@ -34,12 +34,28 @@ export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
   "accept-encoding",
 ];
 
+// A copy of a repeated field's values. Redis and PostgreSQL read back only strings: a list item of another type (a
+// number from a JavaScript handler) was written, then failed every begin on the key (idempotency_record_invalid, a
+// 500) until the record expired, where the memory store replayed it. Thrown here, it is reported, and nothing stored.
+function lines(name: string, value: readonly string[]): string[] {
+  const copy = [...value];
+  for (const item of copy) {
+    if (typeof item !== "string") {
+      throw new TypeError(`idempotency: the response's ${name} header field holds a ${typeof item}, not a string.`);
+    }
+  }
+  return copy;
+}
+
+const asList = (value: string | readonly string[]): readonly string[] => (typeof value === "string" ? [value] : value);
+
 /**
  * Captures what a replay needs from `response`: its status, the header fields it has among
  * `headerNames`, and a copy of its body bytes.
  *
  * @param response the handler's response.
  * @param headerNames lower-case names of the header fields to keep ({@link DEFAULT_REPLAY_HEADERS}).
+ * @throws TypeError when a kept header field's value is neither a string nor a list of strings.
  * @example toStoredResponse(json(201, { id: 1 }), new Set(DEFAULT_REPLAY_HEADERS))
  * // { status: 201, headers: { "content-type": "application/json" }, body: Uint8Array [ … ] }
  * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Enforcement": later requests get the first one's result)
@@ -49,7 +65,12 @@ export function toStoredResponse(response: HttpResponse, headerNames: ReadonlySe
   for (const name in response.headers) {
     const lower = name.toLowerCase();
     const value = response.headers[name];
-    if (value !== undefined && headerNames.has(lower)) headers[lower] = typeof value === "string" ? value : [...value];
+    if (value === undefined || !headerNames.has(lower)) continue;
+    const copy = typeof value === "string" ? value : lines(name, value);
+    const kept = headers[lower];
+    // node:http and the Fetch adapter send a name given under two spellings (`Vary`, `vary`) as the field lines of
+    // both, in order: so does the replay.
+    headers[lower] = kept === undefined ? copy : [...asList(kept), ...asList(copy)];
   }
   const body = response.body;
   // A copy: the stored bytes must not change if the handler reuses its buffer. Not `slice()`: on a Node Buffer it

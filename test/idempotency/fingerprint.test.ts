@@ -109,6 +109,24 @@ describe("requestFingerprint", () => {
   });
 });
 
+describe("requestFingerprint of a caller with a lone surrogate", () => {
+  it("tells it from the caller with U+FFFD in its place", () => {
+    expect(requestFingerprint({ ...base, caller: "a\uD800" })).not.toBe(
+      requestFingerprint({ ...base, caller: "a\uFFFD" }),
+    );
+  });
+
+  it("keeps the byte format of well-formed callers, non-ASCII ones included", () => {
+    const caller = "café \u{1F600}";
+    const utf8 = enc(caller);
+    const hash = createHash("sha256");
+    for (const part of [enc(base.method), enc(base.target), utf8, base.body])
+      hash.update(`${part.byteLength}:`).update(part);
+    hash.update(`${enc("application/json").byteLength}:application/json-`);
+    expect(requestFingerprint({ ...base, caller })).toBe(`${FINGERPRINT_PREFIX}${hash.digest("base64url")}`);
+  });
+});
+
 describe("legacyRequestFingerprint (the form 0.1 stored)", () => {
   it("is 0.1's SHA-256 of method, target, caller and body, without the fields", () => {
     expect(legacyRequestFingerprint(base)).toBe("CHJE_vEwGiwN5YbwTr-HdRi5tMI6J0JKnbzo-4F5gwg");
@@ -138,5 +156,25 @@ describe("scopedKey", () => {
     expect(scopedKey("acct_1", "k")).not.toBe(scopedKey("acct_2", "k"));
     expect(scopedKey("ab", "c")).not.toBe(scopedKey("a", "bc"));
     expect(scopedKey("acct_1", "k")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  // UTF-8 cannot encode a lone surrogate: Buffer.from wrote U+FFFD for it, so "a\uD800" and "a\uFFFD" (or "a\uDC00")
+  // filed under one store key and one caller was replayed the other's response.
+  it("separates callers whose identities differ only by a lone surrogate", () => {
+    const callers = ["a\uD800", "a\uDC00", "a\uFFFD", "a\uD800\uDC00"];
+    const keys = new Set(callers.map((caller) => scopedKey(caller, "k")));
+    expect(keys.size).toBe(callers.length);
+    for (const key of keys) expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("tells any two callers apart, lone surrogates included", () => {
+    // Units where UTF-8 would blur the difference: lone surrogates, U+FFFD, and a surrogate pair split or whole.
+    const units = fc.constantFrom("a", "\uD83D", "\uDE00", "\uFFFD", "\u{1F600}");
+    const part = fc.string({ unit: units, maxLength: 3 });
+    fc.assert(
+      fc.property(part, part, part, (caller, other, key) => {
+        expect(scopedKey(caller, key) === scopedKey(other, key)).toBe(caller === other);
+      }),
+    );
   });
 });

@@ -163,6 +163,16 @@ describe("idempotency middleware", () => {
       expect(other.headers["idempotent-replayed"]).toBeUndefined();
       expect(runs()).toBe(2);
     });
+
+    // Regression: identities are hashed as UTF-8, which wrote U+FFFD for a lone surrogate, so a caller whose identity
+    // (a token's claim, say) held one was replayed the response of the caller with U+FFFD in its place.
+    it("never replays to a caller whose identity differs from the first's only by a lone surrogate", async () => {
+      const { handle, runs } = setup();
+      await handle(request({ key: '"k"', caller: "acct_\uFFFD" }));
+      const other = await handle(request({ key: '"k"', caller: "acct_\uD800" }));
+      expect(other.headers["idempotent-replayed"]).toBeUndefined();
+      expect(runs()).toBe(2);
+    });
   });
 
   describe("what the fingerprint covers", () => {
@@ -551,6 +561,7 @@ describe("idempotency middleware", () => {
         json(201, { ok: 1 }),
       ],
       ["a replayed header cannot be copied", {}, json(201, { ok: 1 }, { etag: 5 as never })],
+      ["a replayed header's list holds a number", {}, json(201, { ok: 1 }, { vary: ["accept", 5] as never })],
     ])("answers with the handler's response when %s after it ran, and reports it", async (_, options, answer) => {
       const onStoreError = vi.fn();
       const { handle, runs } = setup({ ...options, onStoreError }, () => answer);

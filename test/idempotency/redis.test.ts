@@ -357,6 +357,21 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       expect((await handle(request({ key: "v01-done", body: "{}" }))).status).toBe(422);
     });
 
+    // Regression: a replayed header whose list held a number (a JavaScript handler's `vary: ["accept", 5]`) was
+    // written to Redis, which reads back only strings: every retry's begin threw idempotency_record_invalid (500)
+    // until the record expired, 24 h by default. The memory store replayed it.
+    it("never stores a header list it cannot read back: the retry is not a 500", async () => {
+      const store = new RedisIdempotencyStore(client, { prefix });
+      const errors: unknown[] = [];
+      const handle = idempotency({ store, identify: () => "acct_1", onStoreError: (e) => errors.push(e) })(() =>
+        json(201, { id: 1 }, { vary: ["accept", 5] as never }),
+      );
+      expect((await handle(request({ key: "header-list" }))).status).toBe(201);
+      expect(errors).toEqual([expect.any(TypeError)]);
+      // Nothing stored: the key stays leased (409) until leaseMs runs out, as after any failed write.
+      expect((await handle(request({ key: "header-list" }))).status).toBe(409);
+    });
+
     it("refuses a bad leaseMs or ttlMs before sending any command", async () => {
       const sent: string[] = [];
       const store = new RedisIdempotencyStore({ callBuffer: async (command) => sent.push(command) }, { prefix });

@@ -131,8 +131,9 @@ export interface DeliveryQueue {
   /**
    * Stores the state after an attempt (and its log line) if the lease is still held; `false` when it was lost
    * (the log line is kept either way, a U+0000 of its `response` as U+FFFD). The queue gives the line its id,
-   * greater than every id it gave before. A state no queue can store (a time outside the years 1 to 275760, a
-   * scheduled delivery without a due time) is a TypeError, and nothing is stored.
+   * greater than every id it gave before. A state or log line no queue can store (a time outside the years 1 to
+   * 275760, a scheduled delivery without a due time, a count, status or duration that is not a finite number within
+   * PostgreSQL's `integer`, an unknown error kind) is a TypeError, and nothing is stored; a duration is kept in whole ms.
    */
   complete(claim: ClaimedDelivery, state: DeliveryState, attempt?: AttemptInput): Promise<boolean>;
   /**

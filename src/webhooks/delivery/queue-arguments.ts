@@ -7,7 +7,7 @@ import {
   positiveNumber,
 } from "../../options/number-option";
 import { isWebhookId } from "../signing/webhook-id";
-import { DELIVERY_ERROR_KINDS } from "./attempt";
+import { type AttemptInput, DELIVERY_ERROR_KINDS } from "./attempt";
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
 import { WebhookDeliveryError } from "./errors";
@@ -91,6 +91,20 @@ export function checkLease(owner: string, now: number, leaseMs: number): void {
   instant(owner, "now + leaseMs", now + leaseMs);
 }
 
+// The counts, statuses and durations both queues keep: PostgreSQL's `integer` (int4), which refuses anything past it
+// ("out of range for type integer") or not whole, where the memory queue would keep it.
+const INT4_MIN = -2_147_483_648;
+const INT4_MAX = 2_147_483_647;
+
+/** `value` when it is a whole number PostgreSQL's `integer` holds, at least `min`; else a TypeError. */
+function storedInteger(owner: string, name: string, value: unknown, min: number): void {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > INT4_MAX) {
+    throw new TypeError(
+      `${owner}: ${name} must be a whole number between ${min} and ${INT4_MAX}, got ${String(value)}.`,
+    );
+  }
+}
+
 const STATUSES: ReadonlySet<unknown> = new Set(DELIVERY_STATUSES);
 const ERROR_KINDS: ReadonlySet<unknown> = new Set([null, ...DELIVERY_ERROR_KINDS]);
 
@@ -110,18 +124,49 @@ export function checkState(owner: string, state: DeliveryState): void {
       `${owner}: status must be one of ${DELIVERY_STATUSES.join(", ")}, got ${String(state.status)}.`,
     );
   }
-  nonNegativeInteger(owner, "attempts", state.attempts);
+  storedInteger(owner, "attempts", state.attempts, 0);
   if (state.status === "pending" || state.status === "failed") instant(owner, "nextAttemptAt", state.nextAttemptAt);
   else nullableInstant(owner, "nextAttemptAt", state.nextAttemptAt);
   nullableInstant(owner, "lastAttemptAt", state.lastAttemptAt);
   nullableInstant(owner, "deliveredAt", state.deliveredAt);
-  if (state.lastStatus !== null && !Number.isSafeInteger(state.lastStatus)) {
-    throw new TypeError(`${owner}: lastStatus must be an HTTP status code or null, got ${String(state.lastStatus)}.`);
-  }
+  if (state.lastStatus !== null) storedInteger(owner, "lastStatus", state.lastStatus, 0);
   if (!ERROR_KINDS.has(state.lastErrorKind)) {
     throw new TypeError(
       `${owner}: lastErrorKind must be a DeliveryErrorKind or null, got ${String(state.lastErrorKind)}.`,
     );
+  }
+}
+
+/**
+ * An attempt's log line given to `complete`, when there is one: strings for the ids, a whole attempt number and
+ * status (or null), a start both queues can store, a finite duration, a known error kind, a response text or null.
+ * PostgreSQL refused the rest with errors of its own (the outcome unstored, the delivery sent again at every lease
+ * end), or stored an error kind that made the endpoint's whole log unreadable, where the memory queue kept it.
+ */
+export function checkAttempt(owner: string, attempt: AttemptInput | undefined): void {
+  if (attempt === undefined) return;
+  if (typeof attempt !== "object" || attempt === null)
+    throw new TypeError(`${owner}: attempt must be an AttemptInput.`);
+  const { deliveryId, endpointId, eventId, durationMs, status, response } = attempt;
+  if (typeof deliveryId !== "string" || typeof endpointId !== "string" || typeof eventId !== "string") {
+    throw new TypeError(`${owner}: attempt.deliveryId, endpointId and eventId must be strings.`);
+  }
+  storedInteger(owner, "attempt.attempt", attempt.attempt, 0);
+  instant(owner, "attempt.startedAt", attempt.startedAt);
+  // Kept in whole milliseconds, as the dispatcher measures it: so a fraction is rounded, in every queue.
+  if (typeof durationMs !== "number" || !(Math.round(durationMs) >= INT4_MIN && Math.round(durationMs) <= INT4_MAX)) {
+    throw new TypeError(
+      `${owner}: attempt.durationMs must be a finite number of milliseconds, got ${String(durationMs)}.`,
+    );
+  }
+  if (status !== null) storedInteger(owner, "attempt.status", status, 0);
+  if (!ERROR_KINDS.has(attempt.errorKind)) {
+    throw new TypeError(
+      `${owner}: attempt.errorKind must be a DeliveryErrorKind or null, got ${String(attempt.errorKind)}.`,
+    );
+  }
+  if (response !== null && typeof response !== "string") {
+    throw new TypeError(`${owner}: attempt.response must be a string or null.`);
   }
 }
 

@@ -112,6 +112,9 @@ export function isScheduled(state: DeliveryState): boolean {
 function retryDelay(result: AttemptResult, scheduled: number, config: DeliveryConfig): number {
   if (result.kind !== "response" || result.retryAfterMs === undefined) return scheduled;
   if (result.status !== 429 && result.status !== 503) return scheduled;
+  // A custom dispatcher's delay that is no number of 0 or more (NaN from a date it could not parse) asks for nothing:
+  // it would make the due time NaN, which no queue stores, and the attempt go out again at every lease end.
+  if (!(typeof result.retryAfterMs === "number" && result.retryAfterMs >= 0)) return scheduled;
   const cap = (config.retry as Partial<SchedulePolicy>).capMs ?? Number.POSITIVE_INFINITY;
   const bound = Math.min(
     Math.max(scheduled * config.retryAfterFactor, config.retryAfterFloorMs ?? DELIVERY_DEFAULTS.retryAfterFloorMs),

@@ -121,6 +121,16 @@ describe("transition table", () => {
       });
     });
 
+    it.each([Number.NaN, -1, Number.NEGATIVE_INFINITY, "soon" as unknown as number])(
+      "a Retry-After of %s from a custom dispatcher is ignored, the schedule kept (regression: a NaN due time no queue stores, re-sent at every lease end)",
+      (retryAfterMs) => {
+        const { state, effects } = transition(afterAttempts(1), attempt(response(429, retryAfterMs)), T0, fixed);
+        expect(state.status).toBe("failed");
+        expect(state.nextAttemptAt).toBe(T0 + 300_000);
+        expect(effects).toContainEqual({ type: "schedule", at: T0 + 300_000 });
+      },
+    );
+
     it("Retry-After on another status is ignored", () => {
       const { state } = transition(afterAttempts(1), attempt(response(500, 400_000)), T0, fixed);
       expect(state.nextAttemptAt).toBe(T0 + 300_000);

@@ -991,6 +991,47 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       expect(logged.map((l) => l.response).sort()).toEqual(first.map((_, i) => `r${i + 1}`).sort());
     });
 
+    it("completes a lease once: of two outcomes stored at once for one claim the first is stored, the second refused, both logged (regression: PostgreSQL answered true to both and kept either)", async () => {
+      const c = endpointFixture({ enabledEvents: ["dupe.*"] });
+      await f.endpoints.create(c);
+      const event = createEvent({ type: "dupe.sent", data: {}, now: T0 });
+      const [id] = (await f.queue.publish(event, { now: T0, endpointId: c.id })).deliveryIds as [string];
+      for (let i = 0; i < 2; i++) {
+        await f.queue.publish(createEvent({ type: "dupe.sent", data: {}, now: T0 }), {
+          now: T0 + 1,
+          endpointId: c.id,
+        });
+      }
+      const [claim, ...others] = await f.queue.claim({ limit: 3, now: T0 + 1, leaseMs: 1_000 });
+      expect(claim?.id).toBe(id);
+      expect(others).toHaveLength(2);
+      const failure = { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } } as const;
+      const line = (n: number, status: number): AttemptInput => ({
+        deliveryId: id,
+        endpointId: c.id,
+        eventId: event.id,
+        attempt: n,
+        startedAt: T0 + n,
+        durationMs: 1,
+        status,
+        errorKind: status === 200 ? null : "http_status",
+        response: null,
+      });
+      const delivered = transition(claim!.state, delivered200, T0 + 2).state;
+      const failed = transition(claim!.state, failure, T0 + 3).state;
+      // Other outcomes first, so that a queue writing outcomes together (PostgreSQL: two batches in flight) takes
+      // these two in one batch.
+      const answers = await Promise.all([
+        ...others.map((o) => f.queue.complete(o, transition(o.state, delivered200, T0 + 2).state)),
+        f.queue.complete(claim!, delivered, line(1, 200)),
+        f.queue.complete(claim!, failed, line(2, 500)),
+      ]);
+      expect(answers).toEqual([true, true, true, false]);
+      expect((await f.queue.get(id))?.state).toEqual(delivered);
+      expect((await f.queue.attempts({ endpointId: c.id })).map((l) => l.status).sort()).toEqual([200, 500]);
+      await f.endpoints.delete(c.id);
+    });
+
     it("stores an attempt whose response holds U+0000 (a binary body), as U+FFFD, in every queue alike (regression: PostgreSQL refused the outcome and the delivery went out again at every lease end)", async () => {
       const c = endpointFixture({ enabledEvents: ["nul.*"] });
       await f.endpoints.create(c);
@@ -1334,6 +1375,63 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       // Nothing was stored: the lease still holds, and a sound state completes.
       expect((await f.queue.get(id!))?.state).toEqual(claim!.state);
       expect(await f.queue.complete(claim!, transition(claim!.state, delivered200, T0).state)).toBe(true);
+      await f.endpoints.delete(e.id);
+    });
+
+    it("refuses an attempt line or state no queue can store in complete, storing nothing, in every queue alike (regression: PostgreSQL failed on its data and the delivery went out again at every lease end, memory kept it; an unknown error kind made the endpoint's log unreadable)", async () => {
+      const e = endpointFixture({ enabledEvents: ["line.created"] });
+      await f.endpoints.create(e);
+      const event = createEvent({ type: "line.created", data: {} });
+      const [id] = (await f.queue.publish(event, { now: T0, endpointId: e.id })).deliveryIds as [string];
+      const [claim] = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 });
+      expect(claim?.id).toBe(id);
+      const failure = { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } } as const;
+      const failed = transition(claim!.state, failure, T0 + 2).state;
+      const line: AttemptInput = {
+        deliveryId: id,
+        endpointId: e.id,
+        eventId: event.id,
+        attempt: 1,
+        startedAt: T0 + 1,
+        durationMs: 1,
+        status: 500,
+        errorKind: "http_status",
+        response: null,
+      };
+      const badLines: Partial<Record<keyof AttemptInput, unknown>>[] = [
+        { durationMs: Number.NaN },
+        { durationMs: Number.POSITIVE_INFINITY },
+        { durationMs: 3e9 },
+        { status: 3e9 },
+        { status: 500.5 },
+        { startedAt: Number.NaN },
+        { startedAt: 1e17 },
+        { attempt: 1.5 },
+        { attempt: -1 },
+        { errorKind: "bogus" },
+        { response: 42 },
+      ];
+      for (const patch of badLines) {
+        await expect(
+          f.queue.complete(claim!, failed, { ...line, ...patch } as AttemptInput),
+          JSON.stringify(patch),
+        ).rejects.toThrow(TypeError);
+      }
+      for (const patch of [{ lastStatus: 3e9 }, { attempts: 3e9 }]) {
+        await expect(f.queue.complete(claim!, { ...failed, ...patch }, line), JSON.stringify(patch)).rejects.toThrow(
+          TypeError,
+        );
+      }
+      // Nothing was stored: the lease still holds, no line was logged, and a sound outcome completes.
+      expect((await f.queue.get(id))?.state).toEqual(claim!.state);
+      expect(await f.queue.attempts({ endpointId: e.id })).toEqual([]);
+      // Delivered, so that no later claim of this suite finds it.
+      const delivered = transition(claim!.state, delivered200, T0 + 2).state;
+      expect(
+        await f.queue.complete(claim!, delivered, { ...line, status: 200, errorKind: null, durationMs: 1.6 }),
+      ).toBe(true);
+      const [logged] = await f.queue.attempts({ endpointId: e.id });
+      expect(logged).toMatchObject({ deliveryId: id, durationMs: 2, status: 200, errorKind: null });
       await f.endpoints.delete(e.id);
     });
 

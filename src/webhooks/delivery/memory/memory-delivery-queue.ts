@@ -9,6 +9,7 @@ import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue, DeliveryRecord } from "../delivery-queue";
 import type { EndpointStore } from "../endpoint-store";
 import {
+  checkAttempt,
   checkClaimOptions,
   checkLease,
   checkPublishOptions,
@@ -129,7 +130,8 @@ const logRecord = (id: string, attempt: AttemptInput): AttemptRecord => ({
   eventId: attempt.eventId,
   attempt: attempt.attempt,
   startedAt: attempt.startedAt,
-  durationMs: attempt.durationMs,
+  // Whole milliseconds, as PostgreSQL's integer column keeps it.
+  durationMs: Math.round(attempt.durationMs),
   status: attempt.status,
   errorKind: attempt.errorKind,
   // As PostgreSQL keeps it.
@@ -370,6 +372,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     },
     async complete(claim, state, attempt) {
       checkState("DeliveryQueue.complete", state);
+      checkAttempt("DeliveryQueue.complete", attempt);
       const entry = find(claim.id);
       if (attempt !== undefined) {
         const log = endpointEntry(claim.endpointId).log;

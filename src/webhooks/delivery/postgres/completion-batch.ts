@@ -79,20 +79,23 @@ export function completionStatement(
     SELECT id, token FROM updated`;
 }
 
-/** The statement's values for a batch, column by column. */
-export function completionValues(batch: readonly Completion[]): unknown[][] {
+/**
+ * The statement's values for a batch, column by column: the states of `leases` (the batch, but one completion per
+ * lease), the attempts of the whole batch.
+ */
+export function completionValues(batch: readonly Completion[], leases: readonly Completion[] = batch): unknown[][] {
   const attempts = batch.flatMap((c) => (c.attempt === undefined ? [] : [c.attempt]));
   const column = <T, V>(rows: readonly T[], value: (row: T) => V) => rows.map(value);
   return [
-    column(batch, (c) => c.claim.id),
-    column(batch, (c) => c.claim.leaseToken),
-    column(batch, (c) => c.state.status),
-    column(batch, (c) => c.state.attempts),
-    column(batch, (c) => c.state.nextAttemptAt),
-    column(batch, (c) => c.state.lastAttemptAt),
-    column(batch, (c) => c.state.lastStatus),
-    column(batch, (c) => c.state.lastErrorKind),
-    column(batch, (c) => c.state.deliveredAt),
+    column(leases, (c) => c.claim.id),
+    column(leases, (c) => c.claim.leaseToken),
+    column(leases, (c) => c.state.status),
+    column(leases, (c) => c.state.attempts),
+    column(leases, (c) => c.state.nextAttemptAt),
+    column(leases, (c) => c.state.lastAttemptAt),
+    column(leases, (c) => c.state.lastStatus),
+    column(leases, (c) => c.state.lastErrorKind),
+    column(leases, (c) => c.state.deliveredAt),
     column(attempts, (a) => a.deliveryId),
     column(attempts, (a) => a.endpointId),
     column(attempts, (a) => a.eventId),
@@ -102,16 +105,26 @@ export function completionValues(batch: readonly Completion[]): unknown[][] {
     column(attempts, (a) => a.status),
     column(attempts, (a) => a.errorKind),
     column(attempts, (a) => logText(a.response)),
-    column(batch, (c) => c.at),
+    column(leases, (c) => c.at),
   ];
 }
 
-/** Completes a batch; per completion, whether its lease still held (its state was written). */
+const leaseOf = (c: Completion) => `${c.claim.id} ${c.claim.leaseToken}`;
+
+/**
+ * Completes a batch; per completion, whether its lease still held (its state was written). Of two completions of one
+ * lease in a batch the first is written and the second refused, as when each comes in a batch of its own (the first
+ * released the lease): an UPDATE joined to both rows would write either one, and answer both as written.
+ */
 export async function completeBatch(
   query: (values: unknown[]) => Promise<SqlResult>,
   batch: readonly Completion[],
 ): Promise<boolean[]> {
-  const { rows } = await query(completionValues(batch));
+  const keys = batch.map(leaseOf);
+  const leases =
+    new Set(keys).size === batch.length ? batch : batch.filter((c) => keys.indexOf(leaseOf(c)) === batch.indexOf(c));
+  const { rows } = await query(completionValues(batch, leases));
   const written = new Set(rows.map((row) => `${(row as { id: string }).id} ${(row as { token: string }).token}`));
-  return batch.map((c) => written.has(`${c.claim.id} ${c.claim.leaseToken}`));
+  // Set.delete: true for the first completion of a written lease only.
+  return keys.map((key) => written.delete(key));
 }

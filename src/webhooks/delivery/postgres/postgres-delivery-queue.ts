@@ -19,6 +19,7 @@ import type { CircuitBoard } from "../circuit-board";
 import { DELIVERY_DEFAULTS } from "../defaults";
 import type { ClaimedDelivery, DeliveryQueue } from "../delivery-queue";
 import {
+  checkAttempt,
   checkClaimOptions,
   checkLease,
   checkPublishOptions,
@@ -378,6 +379,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     complete(claim, state, attempt) {
       try {
         checkState("DeliveryQueue.complete", state);
+        checkAttempt("DeliveryQueue.complete", attempt);
       } catch (error) {
         return Promise.reject(error);
       }

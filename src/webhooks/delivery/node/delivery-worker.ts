@@ -152,7 +152,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       sending = true;
-      const until = holdBack(settings, line, now(), pause(), admission.probe === true);
+      // A slot granted just before stop() is taken up in a later microtask: by then nothing new may go out.
+      const until = running ? holdBack(settings, line, now(), pause(), admission.probe === true) : now();
       const endpoint = line.endpoint;
       if (until !== undefined || endpoint === undefined) {
         await handBack(claim, until ?? now());

@@ -153,6 +153,11 @@ function admitted(hostname: string, answer: unknown, family: number, policy: Com
 const familyNumber = (family: number | "IPv4" | "IPv6" | undefined): number =>
   family === "IPv4" ? 4 : family === "IPv6" ? 6 : (family ?? 0);
 
+/** The error of a resolver that failed with a reason that is no object (a string, `undefined`). */
+function resolverFailure(hostname: string, reason: unknown): NodeJS.ErrnoException {
+  return new Error(`${hostname}: the resolver failed with ${String(reason)}.`);
+}
+
 /**
  * A `net` lookup that resolves with the injected resolver and refuses the connection when any address is forbidden,
  * so a name that resolves (or later re-resolves) to 127.0.0.1 is never reached. Checking at connect time closes the
@@ -171,7 +176,14 @@ function guardedLookup(resolve: HostResolver, policy: CompiledUrlPolicy): Lookup
           const first = addresses[0] as LookupAddress;
           callback(null, first.address, first.family);
         },
-        (error: unknown) => callback(error as NodeJS.ErrnoException, "", 4),
+        // A reason that is no object (`Promise.reject()`) must still read as an error: net takes a falsy one for
+        // success, and read the addresses it was not given.
+        (error: unknown) =>
+          callback(
+            typeof error === "object" && error !== null ? (error as Error) : resolverFailure(hostname, error),
+            "",
+            4,
+          ),
       );
   };
 }
@@ -302,6 +314,12 @@ class Exchange implements UndiciDispatcher.DispatchHandler {
  * @example const dispatcher = createDispatcher({ timeoutMs: 5_000 });
  */
 export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
+  // Called on every connection or Retry-After date: anything else failed every attempt, retried until exhausted.
+  for (const name of ["resolve", "now"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw new TypeError(`createDispatcher: ${name} must be a function, got ${typeof options[name]}`);
+    }
+  }
   const timeoutMs = positiveNumber(
     "createDispatcher",
     "timeoutMs",

@@ -85,7 +85,10 @@ export interface DeliveryWorkerOptions {
   now?: () => number;
   /** @default Math.random */
   random?: () => number;
-  /** Told about outcomes (e.g. to notify an endpoint's owner that it was disabled). */
+  /**
+   * Told about outcomes (e.g. to notify an endpoint's owner that it was disabled). Not awaited; a throw, or an async
+   * listener's rejection, is ignored and deliveries go on.
+   */
   onEvent?: (event: DeliveryWorkerEvent) => void;
   /** The `User-Agent` of every attempt: a header field value (RFC 9110 §5.5), else a TypeError. @default "rest-webhooks" */
   userAgent?: string;
@@ -169,6 +172,14 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   for (const name of ["queue", "endpoints"] as const) {
     if (typeof options[name] !== "object" || options[name] === null) {
       throw new TypeError(`createDeliveryWorker: options.${name} is required`);
+    }
+  }
+  // Called on every claim or attempt: anything but a function failed each one (an injected clock for one), or, for
+  // onEvent, silently told nobody.
+  for (const name of ["now", "random", "onEvent", "retryable"] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== "function") {
+      throw new TypeError(`createDeliveryWorker: ${name} must be a function, got ${typeof value}`);
     }
   }
   positive("concurrency", options.concurrency, true);
@@ -304,10 +315,20 @@ export function workerSettings(options: DeliveryWorkerOptions): WorkerSettings {
   };
 }
 
+const ignore = () => {};
+
 /** Tells the listener, if any; a listener's failure must not stop deliveries. */
 export function emit(settings: WorkerSettings, event: DeliveryWorkerEvent): void {
   try {
-    settings.listener?.(event);
+    const returned: unknown = settings.listener?.(event);
+    // An async listener fails by rejecting: left unhandled, that ended the process (Node's default).
+    if (
+      typeof returned === "object" &&
+      returned !== null &&
+      typeof (returned as PromiseLike<unknown>).then === "function"
+    ) {
+      Promise.resolve(returned).catch(ignore);
+    }
   } catch {
     // Ignored on purpose: see above.
   }

@@ -162,6 +162,11 @@ describe("dispatcher", () => {
           throw new Error("resolver bug");
         },
       ],
+      // Regression: a reason that is no Error reached net's lookup callback as no error at all (undefined, null) and
+      // net read the missing addresses: an uncaught TypeError that ended the process.
+      ["a rejection with no reason", "network", () => Promise.reject()],
+      ["a rejection with null", "network", () => Promise.reject(null)],
+      ["a thrown string", "network", async () => Promise.reject("resolver bug")],
     ])("a resolver answering %s fails the attempt (%s), and nothing is sent", async (_case, errorKind, resolve) => {
       const before = server.received.length;
       const dispatcher = createDispatcher({ ...allowLocal, timeoutMs: 10_000, resolve: resolve as never });

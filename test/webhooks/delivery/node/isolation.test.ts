@@ -217,6 +217,46 @@ describe("stop() (issue 15)", () => {
   });
 });
 
+describe("stop() while a delivery is handed a slot (issue 15)", () => {
+  // Regression: a slot freed by an attempt's end was granted to a waiting delivery, and stop() coming in the microtasks
+  // between the grant and the waiter's turn did not stop it: a new attempt went out after stop().
+  it.each([0, 1, 2, 3, 4, 5, 6])(
+    "starts no attempt after a stop() %i microtasks after a slot is freed",
+    async (depth) => {
+      const errors: unknown[] = [];
+      const { queue, fake, endpoint, worker } = await world(["slow.example"], {
+        concurrency: 1,
+        stopGraceMs: 0,
+        // The second delivery is claimed on the next poll (the endpoint's share is one at first): soon, not in a second.
+        pollIntervalMs: 5,
+        onEvent: (event) => event.type === "error" && errors.push(event.error),
+      });
+      await endpoint("slow.example", ["*"]);
+      const ids = await publish(queue, "z.created", 2, T0);
+      worker.start();
+      // Both claimed: the first in flight, the second waiting for its turn.
+      await until(() => fake.pending.size === 1 && worker.inFlight === 2);
+      let sentAtStop = -1;
+      let stopped: Promise<void> | undefined;
+      let chain = Promise.resolve();
+      for (let i = 0; i < depth; i++) chain = chain.then(() => undefined);
+      for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
+      await chain.then(() => {
+        sentAtStop = fake.sent.length;
+        stopped = worker.stop();
+      });
+      await stopped;
+      expect(fake.sent.length).toBe(sentAtStop);
+      expect(errors).toEqual([]);
+      const states = await Promise.all(ids.map(async (id) => (await queue.get(id))?.state));
+      expect(states.map((state) => [state?.status, state?.attempts])).toEqual([
+        ["delivered", 1],
+        ["pending", 0],
+      ]);
+    },
+  );
+});
+
 describe("stop() against a queue that never answers (issue 15)", () => {
   // Regression: an aborted attempt's hand-back waited on a queue that never answered (a database hanging, not down),
   // so stop() never resolved and SIGTERM handlers hung until the process was killed.

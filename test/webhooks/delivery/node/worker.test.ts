@@ -105,6 +105,24 @@ describe("delivery worker options", () => {
     expect(workerSettings({ queue, endpoints, circuit: { coolDownMs: undefined } }).circuit?.coolDownMs).toBe(30_000);
   });
 
+  // Regression: a clock, listener or resolver that is no function was taken, and every claim or attempt failed (a
+  // resolver: each attempt an error, retried until exhausted), or no event was ever told.
+  it("refuses a function option that is no function, naming it, the dispatcher's too", () => {
+    for (const name of ["now", "random", "onEvent", "retryable"]) {
+      expect(make({ [name]: 42 }), name).toThrow(TypeError);
+      expect(make({ [name]: "x" }), name).toThrow(new RegExp(`createDeliveryWorker: ${name} must be a function`));
+    }
+    for (const name of ["resolve", "now"]) {
+      expect(make({ dispatcher: { [name]: "8.8.8.8" } }), name).toThrow(TypeError);
+      expect(make({ dispatcher: { [name]: {} } }), name).toThrow(
+        new RegExp(`createDispatcher: ${name} must be a function`),
+      );
+    }
+    expect(
+      make({ now: () => 0, random: () => 0.5, onEvent: () => {}, dispatcher: { resolve: async () => [] } }),
+    ).not.toThrow();
+  });
+
   it("refuses a userAgent that is not a valid header value, naming the option (regression: every attempt threw, forever, with attempts 0)", () => {
     for (const userAgent of [
       "shop/1.0\r\nx-injected: 1",
@@ -684,6 +702,46 @@ describe("delivery worker: a dispatcher that throws or rejects", () => {
       expect(log.map((line) => line.response)).toEqual(Array(2).fill("cannot frame the request"));
     });
   }
+});
+
+describe("delivery worker: a listener that fails", () => {
+  // Regression: emit() caught a listener's throw but not an async listener's rejection, which was left unhandled: on
+  // Node's default (--unhandled-rejections=throw) one failed notification ended the worker's process.
+  it("ignores an async onEvent's rejection as it ignores a throw: no unhandled rejection, deliveries go on", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const endpoints = createMemoryEndpointStore();
+      const queue = createMemoryDeliveryQueue({ endpoints });
+      await endpoints.create(endpointFixture({ url: "https://hooks.example/in", enabledEvents: ["*"] }));
+      const seen: string[] = [];
+      const worker = createDeliveryWorker({
+        queue,
+        endpoints,
+        dispatcher: fakeDispatcher().dispatcher,
+        onEvent: async (event) => {
+          seen.push(event.type);
+          throw new Error(`the notifier is down (${event.type})`);
+        },
+      });
+      cleanups.push(() => worker.stop());
+      const published = await Promise.all(
+        [1, 2].map(() => queue.publish(createEvent({ type: "order.created", data: {} }))),
+      );
+      worker.start();
+      await worker.drained();
+      // Unhandled rejections are reported once the microtasks of the turn have run.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(unhandled).toEqual([]);
+      expect(seen.filter((type) => type === "delivery.delivered")).toHaveLength(2);
+      for (const { deliveryIds } of published) {
+        expect((await queue.get(deliveryIds[0] as string))?.state.status).toBe("delivered");
+      }
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
 });
 
 describe("delivery worker: signing while a delivery waits for its turn", () => {

@@ -1,9 +1,9 @@
 /** The peer address a request reports, also once its client has reset the connection. */
 import type { AddressInfo } from "node:net";
-import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { empty } from "../../src/http/message";
 import { createServer } from "../../src/node/index";
+import { sendThenReset } from "../support/reset-after-request";
 
 describe("request.remoteAddress", () => {
   // Regression: node:http asks the OS when the address is first read; after the client's RST the OS no longer knows
@@ -18,14 +18,7 @@ describe("request.remoteAddress", () => {
     try {
       const { port } = server.address() as AddressInfo;
       for (let i = 0; i < 20; i++) {
-        // Accepted first: a connection reset before the server even accepted it has no peer to read at all.
-        const accepted = new Promise((resolve) => server.once("connection", resolve));
-        const socket = connect(port, "127.0.0.1");
-        socket.on("error", () => undefined);
-        await Promise.all([accepted, new Promise((resolve) => socket.once("connect", resolve))]);
-        socket.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi");
-        socket.resetAndDestroy();
-        await new Promise((resolve) => socket.once("close", resolve));
+        await sendThenReset(server, port, "POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi");
       }
       await new Promise((resolve) => server.close(resolve));
     } finally {

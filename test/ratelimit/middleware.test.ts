@@ -1,9 +1,10 @@
-import { type AddressInfo, connect } from "node:net";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { adapt } from "../../src/fetch/index";
 import { type Handler, HttpProblem, json, parseList } from "../../src/http/index";
 import { createServer } from "../../src/node/index";
 import { clientIp, createRateLimiter, QUOTA_EXCEEDED_TYPE, rateLimit } from "../../src/ratelimit/index";
+import { sendThenReset } from "../support/reset-after-request";
 
 function fakeClock(start = 1_700_000_000_000) {
   let now = start;
@@ -184,12 +185,7 @@ describe("rateLimit (Handler wrapper)", () => {
       try {
         const { port } = server.address() as AddressInfo;
         for (let i = 0; i < 20; i++) {
-          const socket = connect(port, "127.0.0.1");
-          socket.on("error", () => undefined);
-          await new Promise((resolve) => socket.once("connect", resolve));
-          socket.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi");
-          socket.resetAndDestroy();
-          await new Promise((resolve) => socket.once("close", resolve));
+          await sendThenReset(server, port, "POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi");
         }
         // Every request was read (or refused) before the server closes; a later one would find it closed.
         await new Promise((resolve) => server.close(resolve));

@@ -8,6 +8,7 @@ import { bodyBytes, type Handler, type HttpRequest, type HttpResponse, type Resp
 import { isKnownMethod, isSafe } from "../http/methods";
 import { isThenable } from "../http/thenable";
 import { withMethod } from "../http/with-method";
+import { optionalFunction } from "../options/function-option";
 import { etagFromBody } from "./etag-generate";
 import { parseDateField, tryFormatHttpDate } from "./http-date";
 import { evaluatePreconditions, revalidates, type Validators } from "./preconditions";
@@ -264,9 +265,12 @@ function checkOptions(options: ConditionalOptions): void {
   }
   if (typeof options !== "object" || options === null) throw new TypeError("conditional: options must be an object");
   const { validators, requirePrecondition, etag, now } = options;
-  if (validators !== undefined && typeof validators !== "function") {
-    throw new TypeError("conditional: validators must be a function (request) => { etag?, lastModified? } | undefined");
-  }
+  optionalFunction(
+    "conditional",
+    "validators",
+    validators,
+    "a function (request) => { etag?, lastModified? } | undefined",
+  );
   if (
     requirePrecondition !== undefined &&
     typeof requirePrecondition !== "boolean" &&
@@ -291,7 +295,7 @@ function checkOptions(options: ConditionalOptions): void {
   if (etag !== undefined && etag !== false && etag !== "strong" && etag !== "weak") {
     throw new TypeError('conditional: etag must be "strong", "weak" or false');
   }
-  if (now !== undefined && typeof now !== "function") throw new TypeError("conditional: now must be a function");
+  optionalFunction("conditional", "now", now);
 }
 
 function then<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {

@@ -1,3 +1,5 @@
+import { requiredFunction } from "../options/function-option";
+
 /**
  * What a middleware can answer, said where the middleware is made, so an OpenAPI document lists it for every
  * operation the middleware wraps (the router reads it from each layer: `router.use`, `resource.use`, `use` of an
@@ -86,7 +88,7 @@ export function describeMiddleware<F extends (...args: never[]) => unknown>(
   middleware: F,
   description: MiddlewareDescription,
 ): F {
-  if (typeof middleware !== "function") throw new TypeError("describeMiddleware: the middleware must be a function");
+  requiredFunction("describeMiddleware", "the middleware", middleware);
   const current = (middleware as Carrier)[DESCRIPTION] ?? {};
   const merged: MiddlewareDescription = {
     responses: { ...current.responses, ...description.responses },

@@ -5,6 +5,7 @@ import { isIdempotent } from "../http/methods";
 import { isHttpProblem } from "../http/problem";
 import { receivedTarget } from "../http/received-target";
 import { isThenable } from "../http/thenable";
+import { optionalFunction, requiredFunction } from "../options/function-option";
 import { positiveInteger } from "../options/number-option";
 import { decide, type Lease, needsLegacyFingerprint } from "./decision";
 import { IdempotencyError } from "./errors";
@@ -102,15 +103,6 @@ export interface IdempotencyOptions {
 // RFC 9110 §9.2.2: a method that is not idempotent is the one a retry can repeat.
 const notIdempotent = (method: string) => !isIdempotent(method);
 
-// Options are checked where they are taken: storeOutcome and onStoreError are first called after the handler ran,
-// where a wrong one threw with the effect done and the key left leased (the retry got 409, then ran it again).
-function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
-  if (value !== undefined && typeof value !== "function") {
-    throw new TypeError(`idempotency: options.${name} must be a function`);
-  }
-  return value;
-}
-
 function names(name: string, value: readonly string[]): readonly string[] {
   if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
     throw new TypeError(`idempotency: options.${name} must be a list of strings, or left out`);
@@ -157,11 +149,14 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     );
   }
   const storeOf = typeof option === "function" ? option : () => option;
-  if (typeof identify !== "function") throw new TypeError("idempotency: options.identify must be a function");
+  requiredFunction("idempotency", "options.identify", identify);
   const protects = protectedMethods(options.methods);
   const ttlMs = positiveInteger("idempotency", "ttlMs", options.ttlMs ?? DEFAULT_TTL_MS, "milliseconds");
   const leaseMs = positiveInteger("idempotency", "leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS, "milliseconds");
-  const storeOutcome = optionalFunction("storeOutcome", options.storeOutcome) ?? defaultStoreOutcome;
+  // Options are checked where they are taken: storeOutcome and onStoreError are first called after the handler ran,
+  // where a wrong one threw with the effect done and the key left leased (the retry got 409, then ran it again).
+  const storeOutcome =
+    optionalFunction("idempotency", "options.storeOutcome", options.storeOutcome) ?? defaultStoreOutcome;
   const replayHeaders = new Set(
     names("replayHeaders", options.replayHeaders ?? DEFAULT_REPLAY_HEADERS).map((h) => h.toLowerCase()),
   );
@@ -172,7 +167,7 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
   }
   const strict = options.strict ?? false;
   if (typeof strict !== "boolean") throw new TypeError("idempotency: options.strict must be a boolean");
-  const onStoreError = optionalFunction("onStoreError", options.onStoreError) ?? logStoreError;
+  const onStoreError = optionalFunction("idempotency", "options.onStoreError", options.onStoreError) ?? logStoreError;
 
   // A write the store refused (false): the lease ran out while the handler ran, so nothing was recorded and a retry
   // runs the handler again. Silent, the operator would never learn that leaseMs is shorter than the handler takes.

@@ -1,3 +1,5 @@
+import { refuseOption } from "./refuse-option";
+
 /**
  * The checks a numeric option gets where it is taken (a constructor, a factory): each returns the value when it fits
  * and otherwise throws a `TypeError` that names who takes the option, the option and the value it got, in one wording
@@ -7,15 +9,7 @@
 // "a positive integer number of milliseconds", "a positive number of milliseconds".
 function refuse(owner: string, name: string, value: unknown, what: string, unit: string | undefined): never {
   const kind = unit === undefined ? what : `${what}${what.endsWith("integer") ? " number" : ""} of ${unit}`;
-  // A string is quoted ("got \"5\"" says why 5 was refused); an object is named by its tag, since String() of one
-  // without a prototype would throw.
-  const got =
-    typeof value === "string"
-      ? JSON.stringify(value)
-      : typeof value === "object" && value !== null
-        ? Object.prototype.toString.call(value)
-        : String(value);
-  throw new TypeError(`${owner}: ${name} must be a ${kind}, got ${got}.`);
+  refuseOption(owner, name, value, `a ${kind}`);
 }
 
 /** `value` when it is a safe integer of 1 or more (a count, a bound). */

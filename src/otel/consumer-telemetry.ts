@@ -1,5 +1,6 @@
 import { context, type Link, type SpanContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Handler, HttpResponse } from "../http/message";
+import { requiredFunction } from "../options/function-option";
 import type { Inbox, InboxCompleteResult } from "../webhooks/consumer/inbox";
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRIC_NAMES, SPAN_NAMES } from "./names";
 import {
@@ -29,7 +30,7 @@ const REMEMBERED_RECEIPTS = 1_024;
  * const consumer = traceWebhookReceipt(createWebhookConsumer({ inbox: instrumentInbox(inbox), secrets }));
  */
 export function traceWebhookReceipt(handler: Handler, options: TelemetryOptions = {}): Handler {
-  if (typeof handler !== "function") throw new TypeError("traceWebhookReceipt: handler must be a function");
+  requiredFunction("traceWebhookReceipt", "handler", handler);
   const { tracer, meter } = telemetryOf(options, "traceWebhookReceipt");
   const rejected = meter.createCounter(METRIC_NAMES.consumerRejected, {
     description: "Webhook requests refused before the inbox (signature, timestamp, malformed event).",

@@ -1,4 +1,5 @@
 import type { ObservableResult } from "@opentelemetry/api";
+import { optionalFunction } from "../options/function-option";
 import type { DeliveryQueue } from "../webhooks/delivery/delivery-queue";
 import { METRIC_NAMES } from "./names";
 import { seconds, type TelemetryOptions, telemetryOf } from "./telemetry";
@@ -29,13 +30,10 @@ export function observeDeliveryQueue(queue: DeliveryQueue, options: QueueGaugeOp
   if (typeof queue?.nextDueAt !== "function")
     throw new TypeError("observeDeliveryQueue: queue must be a DeliveryQueue");
   const { meter } = telemetryOf(options, "observeDeliveryQueue");
-  if (options.depth !== undefined && typeof options.depth !== "function") {
-    throw new TypeError("observeDeliveryQueue: options.depth must be a function");
-  }
-  if (options.now !== undefined && typeof options.now !== "function") {
-    throw new TypeError("observeDeliveryQueue: options.now must be a function returning ms since the epoch");
-  }
-  const now = options.now ?? Date.now;
+  optionalFunction("observeDeliveryQueue", "options.depth", options.depth);
+  const now =
+    optionalFunction("observeDeliveryQueue", "options.now", options.now, "a function returning ms since the epoch") ??
+    Date.now;
   const age = meter.createObservableGauge(METRIC_NAMES.oldestDueAge, {
     description: "How long the earliest due delivery has been due (0 when none is).",
     unit: "s",

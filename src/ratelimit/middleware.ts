@@ -2,6 +2,7 @@ import { describeMiddleware } from "../http/described";
 import type { Handler, HttpRequest, HttpResponse, ResponseHeaders } from "../http/message";
 import { isHttpProblem } from "../http/problem";
 import { toWellFormed } from "../http/well-formed";
+import { optionalFunction } from "../options/function-option";
 import { clientIp } from "./client-ip";
 import { policyField, rateLimitHeaders } from "./headers";
 import type { RateLimiter } from "./limiter";
@@ -61,14 +62,13 @@ export function rateLimit(options: RateLimitOptions): (handler: Handler) => Hand
       "rateLimit: options.limiter must be a RateLimiter: rateLimit({ limiter: createRateLimiter({ policies: [gcraLimit(…)] }) })",
     );
   }
-  if (options.key !== undefined && typeof options.key !== "function") {
-    throw new TypeError(
-      "rateLimit: options.key must be a function of the request (or left out for the client address)",
-    );
-  }
-  if (options.now !== undefined && typeof options.now !== "function") {
-    throw new TypeError("rateLimit: options.now must be a function returning ms since the epoch");
-  }
+  optionalFunction(
+    "rateLimit",
+    "options.key",
+    options.key,
+    "a function of the request (or left out for the client address)",
+  );
+  optionalFunction("rateLimit", "options.now", options.now, "a function returning ms since the epoch");
   const key = options.key ?? defaultKey;
   const now = options.now ?? Date.now;
   // Draft §3: the policy field "SHOULD remain consistent over a sequence of HTTP responses".

@@ -4,7 +4,7 @@ import { adapt } from "../../src/fetch/index";
 import { type Handler, HttpProblem, json, parseList } from "../../src/http/index";
 import { createServer } from "../../src/node/index";
 import { clientIp, createRateLimiter, QUOTA_EXCEEDED_TYPE, rateLimit } from "../../src/ratelimit/index";
-import { sendThenReset } from "../support/reset-after-request";
+import { serveResetRequests } from "../support/reset-after-request";
 
 function fakeClock(start = 1_700_000_000_000) {
   let now = start;
@@ -175,23 +175,13 @@ describe("rateLimit (Handler wrapper)", () => {
       // Once the kernel has seen the RST, the socket no longer reports its peer: such requests went unlimited.
       let calls = 0;
       const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 3_600 }] });
-      const server = createServer(
+      await serveResetRequests(
         rateLimit({ limiter })(() => {
           calls++;
           return json(200, {});
         }),
+        20,
       );
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      try {
-        const { port } = server.address() as AddressInfo;
-        for (let i = 0; i < 20; i++) {
-          await sendThenReset(server, port, "POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi");
-        }
-        // Every request was read (or refused) before the server closes; a later one would find it closed.
-        await new Promise((resolve) => server.close(resolve));
-      } finally {
-        server.closeAllConnections();
-      }
       // One admission per bucket: the peer's, when a request was read before the RST, and the unidentified one.
       expect(calls).toBeLessThanOrEqual(2);
     });

@@ -1,3 +1,4 @@
+import { optionalFunction } from "../../options/function-option";
 import { finiteNumber, positiveInteger } from "../../options/number-option";
 import { IdempotencyError } from "../errors";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
@@ -151,8 +152,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       maxBytes === Number.POSITIVE_INFINITY
         ? maxBytes
         : positiveInteger("MemoryIdempotencyStore", "maxBytes", maxBytes, "bytes");
-    const clock = options.now ?? monotonicNow;
-    if (typeof clock !== "function") throw new TypeError("MemoryIdempotencyStore: now must be a function returning ms");
+    const clock =
+      optionalFunction("MemoryIdempotencyStore", "now", options.now, "a function returning ms") ?? monotonicNow;
     // A reading of NaN compares false with every expiry: each lease would look run out, so each retry would acquire
     // and run the handler again. A clock that cannot be compared is refused, as the other modules' clocks are.
     this.#now = () => finiteNumber("MemoryIdempotencyStore", "now()", clock(), "milliseconds");

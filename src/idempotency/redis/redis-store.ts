@@ -1,3 +1,4 @@
+import { optionalFunction } from "../../options/function-option";
 import { randomHex } from "../../random/random-id";
 import { isNodeRedis, type NodeRedis } from "../../redis/node-redis";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
@@ -108,10 +109,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       );
     }
     this.#prefix = options.prefix ?? "idempotency:";
-    this.#now = options.now ?? Date.now;
     // Checked here, not on the first begin: a number passed for the clock (`now: Date.now()`) failed every request.
-    if (typeof this.#now !== "function")
-      throw new TypeError("RedisIdempotencyStore: now must be a function returning ms");
+    this.#now = optionalFunction("RedisIdempotencyStore", "now", options.now, "a function returning ms") ?? Date.now;
   }
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {

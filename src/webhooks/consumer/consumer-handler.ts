@@ -8,7 +8,9 @@ import { HttpProblem } from "../../http/problem";
 import { isThenable } from "../../http/thenable";
 import { untilAborted } from "../../http/until-aborted";
 import { utf8Length } from "../../http/utf8-length";
+import { optionalFunction } from "../../options/function-option";
 import { finiteNumber, nonNegativeInteger, positiveNumber } from "../../options/number-option";
+import { refuseOption } from "../../options/refuse-option";
 import type { PayloadFormat } from "../signing/payload";
 import type { WebhookScheme } from "../signing/scheme";
 import type { Tolerance } from "../signing/tolerance";
@@ -124,13 +126,6 @@ function derived(option: "eventId" | "eventType", value: unknown): string | unde
   throw new TypeError(`createWebhookConsumer: ${option} must return ${wanted} or undefined; it returned ${got}.`);
 }
 
-/** A value named in a TypeError: numbers as written, strings quoted, anything else by its type. */
-function describe(value: unknown): string {
-  if (typeof value === "number") return String(value);
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  return value === null ? "null" : `a ${typeof value}`;
-}
-
 function invalidEvent(detail: string, extensions?: Record<string, unknown>): HttpResponse {
   return new HttpProblem({ status: 400, code: "invalid_event", detail, extensions }).toResponse();
 }
@@ -195,22 +190,18 @@ export function createWebhookConsumer(options: WebhookConsumerOptions): Handler 
   if (typeof inbox?.add !== "function") throw new TypeError("createWebhookConsumer: inbox must have an add method.");
   // Misuse (a secret, scheme, parse or tolerance verification cannot use) throws here, not on every delivery.
   checkVerificationOptions(options);
-  const clock = options.now ?? Date.now;
-  if (typeof clock !== "function")
-    throw new TypeError("createWebhookConsumer: now must be a function returning epoch milliseconds.");
+  const clock =
+    optionalFunction("createWebhookConsumer", "now", options.now, "a function returning epoch milliseconds") ??
+    Date.now;
   // A reading that is not finite is misconfiguration: a NaN would pass every signed timestamp and store an event no
   // claim finds. Thrown, so the adapter answers 500 (as for a bad scheme) and the provider retries once it is fixed.
   const now = () => finiteNumber("createWebhookConsumer", "now()", clock(), "epoch milliseconds");
   const status = options.status ?? 202;
   // A status from a configuration file ("202") or another one (500) stores the event and answers with what is no
   // acknowledgement, on every redelivery alike.
-  if (status !== 200 && status !== 202) {
-    throw new TypeError(`createWebhookConsumer: status must be 200 or 202, not ${describe(status)}.`);
-  }
+  if (status !== 200 && status !== 202) refuseOption("createWebhookConsumer", "status", status, "200 or 202");
   for (const name of ["onStored", "onError", "eventId", "eventType", "deadline"] as const) {
-    if (options[name] !== undefined && typeof options[name] !== "function") {
-      throw new TypeError(`createWebhookConsumer: ${name} must be a function, not ${describe(options[name])}.`);
-    }
+    optionalFunction("createWebhookConsumer", name, options[name]);
   }
   const eventId = options.eventId;
   const eventType = options.eventType;

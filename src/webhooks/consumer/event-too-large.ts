@@ -1,3 +1,5 @@
+import { isErrorOf } from "../same-error";
+
 /**
  * Thrown by {@link Inbox.add} when one event is larger than the inbox can ever hold (the memory inbox's `maxBytes`),
  * however much room the processor makes: the consumer answers `413` (problem `body_too_large`, with the bound as
@@ -27,11 +29,10 @@ export class InboxEventTooLargeError extends Error {
  * asks for redeliveries it can never store.
  */
 export function isInboxEventTooLargeError(value: unknown): value is InboxEventTooLargeError {
-  return (
-    value instanceof InboxEventTooLargeError ||
-    (value instanceof Error &&
-      value.name === "InboxEventTooLargeError" &&
-      (value as { code?: unknown }).code === "event_too_large" &&
-      typeof (value as { limit?: unknown }).limit === "number")
+  return isErrorOf(
+    value,
+    InboxEventTooLargeError,
+    "InboxEventTooLargeError",
+    (error) => error.code === "event_too_large" && typeof error.limit === "number",
   );
 }

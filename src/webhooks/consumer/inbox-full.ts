@@ -1,3 +1,5 @@
+import { isErrorOf } from "../same-error";
+
 /**
  * Thrown by {@link Inbox.add} when the inbox cannot take an event now without dropping one it acknowledged: the
  * consumer answers `503` (problem `inbox_full`, `Retry-After`), so the provider delivers it again later, once the
@@ -21,8 +23,5 @@ export class InboxFullError extends Error {
  * beside the ES module one, or two installed versions), which `instanceof` does not recognise.
  */
 export function isInboxFullError(value: unknown): value is InboxFullError {
-  return (
-    value instanceof InboxFullError ||
-    (value instanceof Error && value.name === "InboxFullError" && (value as { code?: unknown }).code === "inbox_full")
-  );
+  return isErrorOf(value, InboxFullError, "InboxFullError", (error) => error.code === "inbox_full");
 }

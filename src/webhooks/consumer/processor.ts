@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { isThenable } from "../../http/thenable";
 import { untilAborted } from "../../http/until-aborted";
 import { fieldErrors } from "../../http/validation";
+import { optionalFunction } from "../../options/function-option";
 import { positiveInteger, positiveNumber } from "../../options/number-option";
 import { MAX_TIMER_MS } from "../../options/timer-delay";
 import { EventRouter } from "../event-pattern/event-router";
@@ -166,18 +167,17 @@ export class WebhookProcessor<Context extends object = object> {
     // Shared by the attempts that start within one window, as the consumer's deadline: a signal of its own per
     // attempt (a timer and its weak registration) cost ~20 µs of CPU per event, more than the processing around it.
     this.#deadline =
-      options.deadline ??
+      optionalFunction(
+        "createWebhookProcessor",
+        "deadline",
+        options.deadline,
+        "a function of milliseconds returning an AbortSignal",
+      ) ??
       (this.#handlerTimeoutMs === undefined ? (ms) => AbortSignal.timeout(ms) : sharedDeadline(this.#handlerTimeoutMs));
-    if (typeof this.#deadline !== "function") {
-      throw new TypeError(
-        "createWebhookProcessor: deadline must be a function of milliseconds returning an AbortSignal.",
-      );
-    }
     // A claim's LIMIT: a fraction would be refused by PostgreSQL on every poll, so it is refused here.
     this.#batchSize = positiveInteger("createWebhookProcessor", "batchSize", options.batchSize ?? 10);
-    this.#retry = options.retry ?? DEFAULT_RETRY;
-    if (typeof this.#retry !== "function")
-      throw new TypeError("createWebhookProcessor: retry must be a RetryPolicy function.");
+    this.#retry =
+      optionalFunction("createWebhookProcessor", "retry", options.retry, "a RetryPolicy function") ?? DEFAULT_RETRY;
     this.#random = options.random ?? Math.random;
     this.#unhandled = options.unhandled ?? "done";
     if (this.#unhandled !== "done" && this.#unhandled !== "dead") {

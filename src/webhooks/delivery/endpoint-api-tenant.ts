@@ -1,5 +1,6 @@
 import { describeMiddleware } from "../../http/described";
 import type { HttpRequest } from "../../http/message";
+import { optionalFunction } from "../../options/function-option";
 import type { Middleware } from "../../routing/types";
 import { checkTenant } from "./tenant";
 
@@ -17,11 +18,7 @@ export function tenantScope(tenantOf: TenantOf | undefined): {
   scope: (request: HttpRequest) => Promise<string | undefined>;
 } {
   // Checked here, not at the first request: a value that is no function (a fixed tenant's name) would fail them all.
-  if (tenantOf !== undefined && typeof tenantOf !== "function") {
-    throw new TypeError(
-      `declareEndpointApi: tenant must be a function of the request naming its tenant, got ${tenantOf === null ? "null" : typeof tenantOf}.`,
-    );
-  }
+  optionalFunction("declareEndpointApi", "tenant", tenantOf, "a function of the request naming its tenant");
   const decide = async (request: HttpRequest): Promise<string | undefined> =>
     tenantOf === undefined ? undefined : checkTenant("declareEndpointApi: tenant(request)", await tenantOf(request));
   if (tenantOf === undefined) return { scoped: undefined, scope: decide };

@@ -96,7 +96,7 @@ export function checkLease(owner: string, now: number, leaseMs: number): void {
 const INT4_MIN = -2_147_483_648;
 const INT4_MAX = 2_147_483_647;
 
-/** `value` when it is a whole number PostgreSQL's `integer` holds, at least `min`; else a TypeError. */
+/** Throws a TypeError unless `value` is a whole number PostgreSQL's `integer` holds, at least `min`. */
 function storedInteger(owner: string, name: string, value: unknown, min: number): void {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > INT4_MAX) {
     throw new TypeError(
@@ -154,7 +154,8 @@ export function checkAttempt(owner: string, attempt: AttemptInput | undefined): 
   storedInteger(owner, "attempt.attempt", attempt.attempt, 0);
   instant(owner, "attempt.startedAt", attempt.startedAt);
   // Kept in whole milliseconds, as the dispatcher measures it: so a fraction is rounded, in every queue.
-  if (typeof durationMs !== "number" || !(Math.round(durationMs) >= INT4_MIN && Math.round(durationMs) <= INT4_MAX)) {
+  const kept = typeof durationMs === "number" ? Math.round(durationMs) : Number.NaN;
+  if (!(kept >= INT4_MIN && kept <= INT4_MAX)) {
     throw new TypeError(
       `${owner}: attempt.durationMs must be a finite number of milliseconds, got ${String(durationMs)}.`,
     );

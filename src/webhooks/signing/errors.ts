@@ -1,4 +1,5 @@
 import { HttpProblem } from "../../http/problem";
+import { isErrorOf } from "../same-error";
 
 /** Every stable `code` a {@link WebhookVerificationError} can carry. */
 export const VERIFICATION_ERROR_CODES = [
@@ -87,10 +88,7 @@ export class WebhookVerificationError extends Error {
 
 /** Whether `value` is a {@link WebhookVerificationError} (also across duplicate copies of this package). */
 export function isWebhookVerificationError(value: unknown): value is WebhookVerificationError {
-  return (
-    value instanceof WebhookVerificationError ||
-    (value instanceof Error &&
-      value.name === "WebhookVerificationError" &&
-      (VERIFICATION_ERROR_CODES as readonly unknown[]).includes((value as WebhookVerificationError).code))
+  return isErrorOf(value, WebhookVerificationError, "WebhookVerificationError", (error) =>
+    (VERIFICATION_ERROR_CODES as readonly unknown[]).includes(error.code),
   );
 }

@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, createSecretKey, type KeyObject, randomBytes } from "node:crypto";
+import { requiredFunction } from "../../options/function-option";
 import { KeyCache } from "./secrets";
 
 /** Standard Webhooks secret serialisation: `whsec_` (HMAC), `whsk_` / `whpk_` (Ed25519 secret / public key). */
@@ -26,7 +27,7 @@ export type RandomBytes = (size: number) => Uint8Array;
 const systemRandomBytes: RandomBytes = (size) => randomBytes(size);
 
 function freshBytes(source: RandomBytes, size: number, caller: string): Buffer {
-  if (typeof source !== "function") throw new TypeError(`${caller}: randomBytes must be a function`);
+  requiredFunction(caller, "randomBytes", source);
   const bytes = source(size);
   if (!(bytes instanceof Uint8Array) || bytes.length !== size) {
     throw new TypeError(`${caller}: randomBytes(${size}) must return ${size} bytes`);

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { optionalFunction } from "../../options/function-option";
 import { finiteNumber } from "../../options/number-option";
 import { WebhookVerificationError } from "./errors";
 import { headerLookup, type WebhookHeaders } from "./headers";
@@ -68,8 +69,7 @@ export function verify<T = unknown>(input: VerifyInput<T>): VerifyResult<T> {
     throw new TypeError("verify: scheme must be a WebhookScheme (e.g. standardWebhooks, stripe, github)");
   }
   const window = tolerance(input.toleranceSeconds);
-  const now = input.now ?? Date.now;
-  if (typeof now !== "function") throw new TypeError("verify: now must be a function returning milliseconds");
+  const now = optionalFunction("verify", "now", input.now, "a function returning milliseconds") ?? Date.now;
   const format = input.parse ?? "json";
   if (format !== "json" && format !== "form" && format !== "none") {
     throw new TypeError('verify: parse must be "json", "form" or "none"');

@@ -2,6 +2,7 @@ import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher as UndiciDispatcher } from "undici";
 import { parseIp } from "../../../http/ip-address";
+import { optionalFunction } from "../../../options/function-option";
 import { nonNegativeInteger, positiveNumber } from "../../../options/number-option";
 import type { AttemptResult } from "../attempt";
 import { DELIVERY_DEFAULTS } from "../defaults";
@@ -315,11 +316,7 @@ class Exchange implements UndiciDispatcher.DispatchHandler {
  */
 export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
   // Called on every connection or Retry-After date: anything else failed every attempt, retried until exhausted.
-  for (const name of ["resolve", "now"] as const) {
-    if (options[name] !== undefined && typeof options[name] !== "function") {
-      throw new TypeError(`createDispatcher: ${name} must be a function, got ${typeof options[name]}`);
-    }
-  }
+  for (const name of ["resolve", "now"] as const) optionalFunction("createDispatcher", name, options[name]);
   const timeoutMs = positiveNumber(
     "createDispatcher",
     "timeoutMs",

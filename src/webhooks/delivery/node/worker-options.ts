@@ -1,4 +1,5 @@
 import { isFieldContent } from "../../../http/field-value";
+import { optionalFunction } from "../../../options/function-option";
 import { nonNegativeNumber, positiveInteger, positiveNumber } from "../../../options/number-option";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
 import type { RetryPolicy } from "../../retry/backoff";
@@ -177,10 +178,7 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   // Called on every claim or attempt: anything but a function failed each one (an injected clock for one), or, for
   // onEvent, silently told nobody.
   for (const name of ["now", "random", "onEvent", "retryable"] as const) {
-    const value = options[name];
-    if (value !== undefined && typeof value !== "function") {
-      throw new TypeError(`createDeliveryWorker: ${name} must be a function, got ${typeof value}`);
-    }
+    optionalFunction("createDeliveryWorker", name, options[name]);
   }
   positive("concurrency", options.concurrency, true);
   positive("endpointConcurrency", options.endpointConcurrency, true);

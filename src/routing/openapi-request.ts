@@ -18,6 +18,22 @@ function objectMembers(
   };
 }
 
+/**
+ * What the router takes in a path parameter: a whole segment is never empty (an empty one matches only a wildcard),
+ * and no value but a wildcard's is longer than `maxParamLength` (a 400 `param_too_long`). JSON Schema counts
+ * characters where the router counts UTF-16 units, so the bound is one the router never goes past; a params
+ * schema's own tighter bounds stay.
+ */
+function pathSchema(given: JsonSchema | undefined, kind: string, maxParamLength: number): JsonSchema {
+  const schema: JsonSchema = { ...(given ?? { type: "string" }) };
+  if (kind === "wildcard") return schema;
+  const min = schema["minLength"];
+  if (kind !== "composite" && !(typeof min === "number" && min >= 1)) schema["minLength"] = 1;
+  const max = schema["maxLength"];
+  if (!(typeof max === "number" && max <= maxParamLength)) schema["maxLength"] = maxParamLength;
+  return schema;
+}
+
 /** The path, query and header parameters of an operation (OpenAPI 3.1 §4.8.12). */
 export function parameters(
   route: RouteInfo,
@@ -25,6 +41,7 @@ export function parameters(
   names: ReadonlyMap<string, string>,
   converter: SchemaConverter,
   described: readonly MiddlewareDescription[],
+  maxParamLength: number,
 ): JsonSchema[] {
   const out: JsonSchema[] = [];
   const params = route.spec.params
@@ -37,7 +54,7 @@ export function parameters(
         name: names.get(name) ?? name,
         in: "path",
         required: true,
-        schema: params?.properties[name] ?? { type: "string" },
+        schema: pathSchema(params?.properties[name], segment.kind, maxParamLength),
       };
       // OpenAPI 3.1 §4.8.12.1: allowReserved is for query parameters only; a client sends "/" in a path
       // parameter as %2F, which the router decodes back to "/" in a wildcard.

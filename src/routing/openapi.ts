@@ -49,11 +49,16 @@ export interface OpenApiExtra {
 }
 
 // One event type as a Path Item: the envelope as the request body, its signature headers, what the consumer answers.
-function webhookItem(catalog: WebhookCatalog, type: string, converter: SchemaConverter): Record<string, JsonSchema> {
+function webhookItem(
+  catalog: WebhookCatalog,
+  type: string,
+  converter: SchemaConverter,
+  operationId: string,
+): Record<string, JsonSchema> {
   const described = catalog.webhook(type);
   return {
     post: {
-      operationId: `webhook.${type}`,
+      operationId,
       summary: described.summary,
       parameters: described.headers.map((header) => ({
         name: header.name,
@@ -74,16 +79,27 @@ function webhookItem(catalog: WebhookCatalog, type: string, converter: SchemaCon
   };
 }
 
+// OpenAPI 3.1 §4.8.10.1: an operationId is unique among all operations, webhooks included. A route keeps its name
+// (its documented operationId); a webhook whose `webhook.<type>` a route took gets the first free `_2`, `_3`…
+function freeOperationId(base: string, taken: Set<string>): string {
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}_${n}`;
+  taken.add(id);
+  return id;
+}
+
 const OPENAPI_METHODS = new Set(["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"]);
 
 /**
  * Builds the OpenAPI 3.1 document of a route table.
+ * @param maxParamLength the router's bound on a path parameter (`RouterOptions.maxParamLength`), as documented.
  * @throws RoutingError `openapi_path_conflict` when two routes of one method would be one operation.
  */
 export function openApiDocument(
   routes: readonly { route: RouteInfo; parsed: ParsedTemplate; middleware: readonly unknown[] }[],
   info: OpenApiInfo,
   extra: OpenApiExtra = {},
+  maxParamLength = 100,
 ): OpenApiDocument {
   const converter = new SchemaConverter();
   const securitySchemes: Record<string, JsonSchema> = {};
@@ -100,7 +116,7 @@ export function openApiDocument(
     if (route.spec.deprecated) operation["deprecated"] = true;
     const { path, names } = openApiPaths.place(route, parsed);
     const described = middleware.map(middlewareDescription).filter((d) => d !== undefined);
-    const params = parameters(route, parsed, names, converter, described);
+    const params = parameters(route, parsed, names, converter, described, maxParamLength);
     if (params.length > 0) operation["parameters"] = params;
     const body = requestBody(route, converter);
     if (body !== undefined) operation["requestBody"] = body;
@@ -126,7 +142,14 @@ export function openApiDocument(
   }
   const webhooks: Record<string, Record<string, JsonSchema>> = {};
   const catalog = extra.webhooks;
-  for (const type of catalog?.types ?? []) webhooks[type] = webhookItem(catalog as WebhookCatalog, type, converter);
+  const operationIds = new Set(
+    routes.filter(({ route }) => OPENAPI_METHODS.has(route.method)).map(({ route }) => route.name),
+  );
+  for (const type of catalog?.types ?? []) {
+    if (Object.hasOwn(webhooks, type)) continue;
+    const operationId = freeOperationId(`webhook.${type}`, operationIds);
+    webhooks[type] = webhookItem(catalog as WebhookCatalog, type, converter, operationId);
+  }
   const components: OpenApiDocument["components"] = { schemas: converter.components };
   if (Object.keys(securitySchemes).length > 0) components.securitySchemes = securitySchemes;
   return {

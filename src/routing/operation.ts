@@ -20,7 +20,8 @@ import { validationProblem } from "../http/validation";
 import { positiveInteger } from "../options/number-option";
 import { RoutingError } from "./errors";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
-import { listMembers, withLists } from "./query-arrays";
+import { listMembers, unwrapInput, withLists } from "./query-arrays";
+import { type BooleanMember, booleanMembers, withBooleans } from "./query-booleans";
 import { parseTemplate } from "./template";
 import type { OperationKind, OperationSpec, RouteInfo } from "./types";
 import { buildPath, dotless } from "./url";
@@ -81,7 +82,13 @@ export function takesOthers(schema: z.ZodObject | undefined): boolean {
   return catchall !== undefined && catchall._zod.def.type !== "never";
 }
 
-function queryOf(request: HttpRequest, spec: OperationSpec, lists: ReadonlySet<string>, others: boolean): unknown {
+function queryOf(
+  request: HttpRequest,
+  spec: OperationSpec,
+  lists: ReadonlySet<string>,
+  booleans: ReadonlyMap<string, BooleanMember>,
+  others: boolean,
+): unknown {
   // Parameters that decode to a NUL or to bytes that are not UTF-8 never reach a schema or a store.
   if (request.search !== "") {
     const problem = queryProblem(request.search);
@@ -98,9 +105,12 @@ function queryOf(request: HttpRequest, spec: OperationSpec, lists: ReadonlySet<s
       extensions: { parameters: unknown, allowed: Object.keys(schema.shape) },
     });
   }
-  const parsed = schema.safeParse(withLists(request.query, lists));
-  if (!parsed.success) throw validationProblem(parsed.error, "query", 400);
-  return parsed.data;
+  const read = withBooleans(withLists(request.query, lists), booleans);
+  const parsed = schema.safeParse(read.query);
+  if (parsed.success && read.issues.length === 0) return parsed.data;
+  // A refused boolean's own issue stands for whatever the parse said of its text; every other error is kept.
+  const kept = parsed.success ? [] : parsed.error.issues.filter((issue) => !read.refused.has(String(issue.path[0])));
+  throw validationProblem(new z.ZodError([...kept, ...read.issues]), "query", 400);
 }
 
 function paramsOf(raw: Readonly<Record<string, string>>, spec: OperationSpec): unknown {
@@ -228,10 +238,13 @@ export function operationHandler(setup: OperationSetup): Handler {
   // (a composite's value never ends it early, a "." value is %2E).
   const collection = kind === "create" ? parseTemplate(setup.collection ?? info.template) : undefined;
   const lists = spec.query === undefined ? new Set<string>() : listMembers(spec.query);
+  const booleans = spec.query === undefined ? new Map<string, BooleanMember>() : booleanMembers(spec.query);
   const others = takesOthers(spec.query);
   // OpenAPI 3.1 §4.8.15.1: a form body's members are `style: form, explode: true` by default, so `tags=a` is the
   // one-item list of an array member, as in the query.
-  const formLists = spec.form === true && spec.body instanceof z.ZodObject ? listMembers(spec.body) : new Set<string>();
+  // The object under the body's wrappers (`.optional()`, `.default()`, `.transform()`…) names them.
+  const formObject = spec.form === true && spec.body !== undefined ? unwrapInput(spec.body) : undefined;
+  const formLists = formObject instanceof z.ZodObject ? listMembers(formObject) : new Set<string>();
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {
     const raw = routeOf(request)?.params ?? {};
@@ -239,7 +252,7 @@ export function operationHandler(setup: OperationSetup): Handler {
       request,
       route: info,
       params: paramsOf(raw, spec),
-      query: queryOf(request, spec, lists, others),
+      query: queryOf(request, spec, lists, booleans, others),
       url: setup.url,
     };
     if (kind === "update") {

@@ -7,7 +7,11 @@ const WRAPPERS = new Set(["optional", "nullable", "default", "prefault", "nonopt
 // Bounds the unwrapping of a z.lazy that returns itself.
 const MAX_UNWRAP = 32;
 
-function takesList(schema: z.core.$ZodType): boolean {
+/**
+ * The schema a value meets under the wrappers that hand it on as it came (optional, default, a pipe's input, a
+ * lazy's target…): what a `z.array(…).optional()` or a `z.object(…).transform(…)` reads.
+ */
+export function unwrapInput(schema: z.core.$ZodType): z.core.$ZodType {
   let current: z.core.$ZodType = schema;
   for (let i = 0; i < MAX_UNWRAP; i++) {
     const def = current._zod.def as z.core.$ZodTypeDef & {
@@ -15,13 +19,17 @@ function takesList(schema: z.core.$ZodType): boolean {
       in?: z.core.$ZodType;
       getter?: () => z.core.$ZodType;
     };
-    if (def.type === "array" || def.type === "tuple") return true;
     if (WRAPPERS.has(def.type) && def.innerType !== undefined) current = def.innerType;
     else if (def.type === "pipe" && def.in !== undefined) current = def.in;
     else if (def.type === "lazy" && def.getter !== undefined) current = def.getter();
-    else return false;
+    else return current;
   }
-  return false;
+  return current;
+}
+
+function takesList(schema: z.core.$ZodType): boolean {
+  const type = unwrapInput(schema)._zod.def.type;
+  return type === "array" || type === "tuple";
 }
 
 /** The members of a query schema that take a list (a `z.array` or `z.tuple`, optional or defaulted or not). */

@@ -273,6 +273,7 @@ export class Router {
       })),
       info,
       extra,
+      this.options.maxParamLength ?? 100,
     );
   }
 }

@@ -83,3 +83,40 @@ describe("request headers a middleware reads", () => {
     ]);
   });
 });
+
+describe("path parameters say how long a value the router takes (maxParamLength, RFC 3986 empty segments)", () => {
+  const router = (options: { maxParamLength?: number } = {}) =>
+    createRouter(options)
+      .route("GET", "/items/{id}", {}, () => json(200, {}))
+      .route("GET", "/codes/{code}", { params: z.object({ code: z.string().max(8) }) }, () => json(200, {}))
+      .route("GET", "/wide/{code}", { params: z.object({ code: z.string().max(500) }) }, () => json(200, {}))
+      .route("GET", "/files/{path*}", {}, () => json(200, {}));
+  const schemaOf = (document: ReturnType<ReturnType<typeof router>["openapi"]>, path: string) =>
+    operation(document, path, "get")["parameters"][0].schema;
+
+  it("regression: a segment's maxLength is the router's bound, and it is never empty", async () => {
+    const document = router({ maxParamLength: 20 }).openapi(info);
+    expect(schemaOf(document, "/items/{id}")).toEqual({ type: "string", minLength: 1, maxLength: 20 });
+    await expectValid(document);
+    const response = await router({ maxParamLength: 20 }).handler()({
+      method: "GET",
+      path: `/items/${"x".repeat(21)}`,
+      search: "",
+      query: {},
+      headers: {},
+      body: new Uint8Array(),
+    });
+    expect(response.status).toBe(400);
+  });
+
+  it("uses the default bound (100), and keeps a params schema's tighter one", () => {
+    const document = router().openapi(info);
+    expect(schemaOf(document, "/items/{id}")["maxLength"]).toBe(100);
+    expect(schemaOf(document, "/codes/{code}")["maxLength"]).toBe(8);
+    expect(schemaOf(document, "/wide/{code}")["maxLength"]).toBe(100);
+  });
+
+  it("leaves a wildcard unbounded, as the router does", () => {
+    expect(schemaOf(router({ maxParamLength: 20 }).openapi(info), "/files/{path}")).toEqual({ type: "string" });
+  });
+});

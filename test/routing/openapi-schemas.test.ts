@@ -133,7 +133,12 @@ describe("params and query schemas given an id", () => {
     ]);
     const path = operation(doc, "/users/{user_id}", "get")["parameters"] as Loose[];
     expect(path).toEqual([
-      { name: "user_id", in: "path", required: true, schema: { type: "string", pattern: "^u\\d+$" } },
+      {
+        name: "user_id",
+        in: "path",
+        required: true,
+        schema: { type: "string", pattern: "^u\\d+$", minLength: 1, maxLength: 100 },
+      },
     ]);
     await expectValid(doc);
   });

@@ -36,8 +36,13 @@ describe("OpenAPI 3.1 document", () => {
       { name: "limit", in: "query", required: false, schema: expect.objectContaining({ type: "integer", minimum: 1 }) },
     ]);
     expect(paths["/users/{user_id}/orders/{order_id}"]?.["get"]?.["parameters"]).toEqual([
-      { name: "user_id", in: "path", required: true, schema: { type: "string" } },
-      { name: "order_id", in: "path", required: true, schema: { type: "string", pattern: "^o\\d+$" } },
+      { name: "user_id", in: "path", required: true, schema: { type: "string", minLength: 1, maxLength: 100 } },
+      {
+        name: "order_id",
+        in: "path",
+        required: true,
+        schema: { type: "string", pattern: "^o\\d+$", minLength: 1, maxLength: 100 },
+      },
     ]);
   });
 
@@ -443,6 +448,32 @@ describe("regression: a security scheme name OpenAPI refuses as a component name
     expect(Object.keys(doc.components.securitySchemes ?? {})).toEqual(["bearer_auth"]);
     expect((doc.paths["/x"] as Loose)["get"].security).toEqual([{ bearer_auth: [] }]);
     const result = await new Validator().validate(JSON.parse(JSON.stringify(doc)));
+    expect(result.errors).toBeUndefined();
+  });
+});
+
+describe("operationId is unique among all operations, webhooks included (OpenAPI 3.1 §4.8.10.1)", () => {
+  const catalog = {
+    types: ["order.created", "order.shipped"],
+    webhook: (type: string) => ({ summary: type, body: z.object({ type: z.literal(type) }), headers: [] }),
+  };
+
+  it("regression: a webhook whose operationId a route's name already took gets the next free one", async () => {
+    const router = createRouter()
+      .route("POST", "/hooks", { name: "webhook.order.created" }, () => json(200, {}))
+      .route("POST", "/hooks2", { name: "webhook.order.created_2" }, () => json(200, {}));
+    const document = router.openapi({ title: "t", version: "1" }, { webhooks: catalog });
+    const ids = [
+      ...Object.values(document.paths).flatMap((item) => Object.values(item as Loose)),
+      ...Object.values(document.webhooks ?? {}).flatMap((item) => Object.values(item as Loose)),
+    ].map((operation) => (operation as Loose)["operationId"]);
+    expect(new Set(ids).size).toBe(ids.length);
+    // The route keeps its name, which the docs promise as its operationId.
+    expect((document.paths["/hooks"] as Loose)["post"].operationId).toBe("webhook.order.created");
+    const webhooks = document.webhooks as Loose;
+    expect(webhooks["order.created"].post.operationId).toBe("webhook.order.created_3");
+    expect(webhooks["order.shipped"].post.operationId).toBe("webhook.order.shipped");
+    const result = await new Validator().validate(JSON.parse(JSON.stringify(document)));
     expect(result.errors).toBeUndefined();
   });
 });

@@ -59,3 +59,33 @@ describe("listMembers / withLists", () => {
     expect(withLists({ tag: "a", q: "x" }, new Set(["tag"]))).toEqual({ tag: ["a"], q: "x" });
   });
 });
+
+describe("regression: a form body lost its list reading under a wrapper of its z.object", () => {
+  const Tags = z.object({ tags: z.array(z.string()) });
+  const bodies = {
+    strict: Tags.strict(),
+    refine: Tags.refine(() => true),
+    superRefine: Tags.superRefine(() => {}),
+    transform: Tags.transform((value) => value),
+    pipe: Tags.pipe(z.object({ tags: z.array(z.string()) })),
+    optional: Tags.optional(),
+    default: Tags.default({ tags: [] }),
+    nullable: Tags.nullable(),
+  };
+  const router = Object.entries(bodies).reduce(
+    (r, [name, body]) => r.route("POST", `/${name}`, { body, form: true }, ({ body }) => json(200, body)),
+    createRouter(),
+  );
+  const serve = adapt(router.handler());
+
+  it.each(Object.keys(bodies))("reads tags=a as [a] through %s", async (name) => {
+    const response = await serve(
+      new Request(`http://x/${name}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "tags=a",
+      }),
+    );
+    expect({ status: response.status, body: await response.json() }).toEqual({ status: 200, body: { tags: ["a"] } });
+  });
+});

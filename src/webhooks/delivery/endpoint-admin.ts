@@ -7,6 +7,7 @@ import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
 import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
 import {
   type CreateEndpointInput,
+  createEndpointSchema,
   endpointEventsInput,
   endpointHeadersInput,
   MAX_ENDPOINT_URL_LENGTH,
@@ -101,7 +102,8 @@ export interface EndpointAdmin {
    * with `all_tenants` receives every tenant's events too; a tenant's endpoint asking for that is refused
    * (`all_tenants_refused`). `headers` are checked by the API's rules (a name the delivery owns, in any case, or
    * an unsafe value: a TypeError naming `headers/<name>`) and kept with lower-case names; `enabled_events` too (1 to
-   * 256 patterns of the grammar, else a TypeError naming `enabled_events/<index>`), kept without repeats.
+   * 256 patterns of the grammar, else a TypeError naming `enabled_events/<index>`), kept without repeats; and
+   * `description` (text up to 512) and `metadata` (the API's limits, else a TypeError naming `metadata/<key>`).
    */
   create(input: CreateEndpointInput, owner?: { tenant?: string | undefined }): Promise<AdminResult<WebhookEndpoint>>;
   get(id: string): Promise<WebhookEndpoint | undefined>;
@@ -276,6 +278,21 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     throw misuse(owner, "headers", parsed.error);
   }
 
+  // The API's own checks of `description` (text up to 512) and `metadata` (up to 50 text values, keys of 1 to 40 and
+  // not reserved): a caller handing the admin unvalidated input would otherwise store what the API would refuse.
+  function checkDescription(owner: string, given: unknown): string | undefined {
+    const parsed = createEndpointSchema.shape.description.safeParse(given);
+    if (parsed.success) return parsed.data;
+    throw misuse(owner, "description", parsed.error);
+  }
+
+  function checkMetadata(owner: string, given: unknown): Record<string, string> | undefined {
+    const parsed = createEndpointSchema.shape.metadata.safeParse(given);
+    // A copy: the caller's object stays the caller's.
+    if (parsed.success) return parsed.data === undefined ? undefined : { ...parsed.data };
+    throw misuse(owner, "metadata", parsed.error);
+  }
+
   // The API's own check of `enabled_events` (1 to 256 patterns of the grammar), without repeats: a caller handing the
   // admin a string would otherwise store its characters as patterns, and a refused pattern would never match.
   function checkEvents(owner: string, given: unknown): string[] {
@@ -305,8 +322,10 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       if (unknownType !== undefined) return { refused: unknownType };
       patch.enabledEvents = enabledEvents;
     }
-    if (fields.description !== undefined) patch.description = fields.description;
-    if (fields.metadata !== undefined) patch.metadata = { ...fields.metadata };
+    const description = checkDescription("EndpointAdmin.update", fields.description);
+    if (description !== undefined) patch.description = description;
+    const metadata = checkMetadata("EndpointAdmin.update", fields.metadata);
+    if (metadata !== undefined) patch.metadata = metadata;
     const headers = checkHeaders("EndpointAdmin.update", fields.headers);
     if (headers !== undefined) patch.headers = headers;
     if (fields.rate_limit !== undefined) patch.rateLimit = fields.rate_limit;
@@ -337,6 +356,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       }
       checkSecret("EndpointAdmin.create", input.secret);
       const headers = checkHeaders("EndpointAdmin.create", input.headers) ?? {};
+      const description = checkDescription("EndpointAdmin.create", input.description) ?? "";
+      const metadata = checkMetadata("EndpointAdmin.create", input.metadata) ?? {};
       const enabledEvents = checkEvents("EndpointAdmin.create", input.enabled_events);
       // The request's own list: the refusal points at its index there.
       const unknownType = checkTypes(input.enabled_events);
@@ -351,9 +372,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         status: "enabled",
         disabledReason: null,
         disabledAt: null,
-        description: input.description ?? "",
-        // A copy: the caller's object stays the caller's.
-        metadata: { ...input.metadata },
+        description,
+        metadata,
         // A copy, lower-cased by the check.
         headers,
         rateLimit: input.rate_limit ?? null,
@@ -384,6 +404,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       if (typeof input !== "function") {
         checkRate("EndpointAdmin.update", input.rate_limit);
         checkHeaders("EndpointAdmin.update", input.headers);
+        checkDescription("EndpointAdmin.update", input.description);
+        checkMetadata("EndpointAdmin.update", input.metadata);
         if (input.enabled_events !== undefined) checkEvents("EndpointAdmin.update", input.enabled_events);
       }
       const checked = new Map<string, string>();

@@ -4,15 +4,27 @@ import { z } from "zod";
 const UNIX_SECONDS = /^\d{1,11}$/;
 const MAX_SECONDS = 99_999_999_999;
 
-// RFC 3339 §5.6 date-time; Date.parse then gives its instant, and the year range keeps it storable.
-const dateTime = z.iso.datetime({ offset: true }).transform((value, ctx) => {
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms) || ms < 0) {
-    ctx.addIssue({ code: "custom", message: "Expected a date-time after 1970-01-01T00:00:00Z." });
-    return z.NEVER;
-  }
-  return ms;
-});
+const isoDateTime = z.iso.datetime({ offset: true });
+
+// RFC 3339 §5.6 date-time, whose "T" and "Z" may be "t" and "z" (§5.6 NOTE): read in upper case, the spelling zod's
+// check takes; Date.parse then gives its instant, and the year range keeps it storable. Documented as `format:
+// date-time`, which is RFC 3339's (JSON Schema 2020-12 validation §7.3.1), where zod's own pattern wants upper case.
+const dateTime = z
+  .string()
+  .meta({ format: "date-time" })
+  .transform((text, ctx) => {
+    const value = text.toUpperCase();
+    if (!isoDateTime.safeParse(value).success) {
+      ctx.addIssue({ code: "invalid_format", format: "datetime", message: "Expected an RFC 3339 date-time." });
+      return z.NEVER;
+    }
+    const ms = Date.parse(value);
+    if (!Number.isFinite(ms) || ms < 0) {
+      ctx.addIssue({ code: "custom", message: "Expected a date-time after 1970-01-01T00:00:00Z." });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 const seconds = z
   .string()

@@ -308,6 +308,46 @@ describe("createEndpointAdmin", () => {
     });
   });
 
+  // Regression: create and update stored `metadata` and `description` unchecked, so a caller bypassing the API stored
+  // a number as the description, a 10,000-key or non-string metadata, or a "constructor" key the API refuses.
+  describe("metadata and description, checked as the API checks them", () => {
+    const url = "https://hooks.example.com/in";
+    const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"]));
+
+    it.each([
+      ["a description that is no string", { description: 42 }, /EndpointAdmin.create: description: /],
+      ["a description over 512 characters", { description: "d".repeat(513) }, /EndpointAdmin.create: description: /],
+      ["metadata that is no object", { metadata: "plan=pro" }, /EndpointAdmin.create: metadata: /],
+      ["a metadata value that is no string", { metadata: { plan: 1 } }, /EndpointAdmin.create: metadata\/plan: /],
+      ["a metadata value over 500 characters", { metadata: { plan: "p".repeat(501) } }, /metadata\/plan: /],
+      ["a metadata key over 40 characters", { metadata: { ["k".repeat(41)]: "v" } }, /metadata\/k{41}: /],
+      ["a reserved metadata key", { metadata: { constructor: "x" } }, /metadata\/constructor: /],
+      ["more than 50 metadata keys", { metadata: many }, /EndpointAdmin.create: metadata: /],
+    ])("create refuses %s with a TypeError naming it, storing nothing", async (_name, fields, message) => {
+      const { endpoints, admin } = setup();
+      const input = { url, enabled_events: ["*"], ...(fields as object) };
+      await expect(admin.create(input)).rejects.toThrow(TypeError);
+      await expect(admin.create(input)).rejects.toThrow(message);
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    });
+
+    it("update refuses them, given as fields or by a function, and leaves the endpoint as it was", async () => {
+      const { endpoints, admin, create } = setup();
+      const e = await create({ plan: "free" });
+      await expect(admin.update(e.id, { metadata: { plan: 1 } as unknown as Record<string, string> })).rejects.toThrow(
+        /EndpointAdmin.update: metadata\/plan: /,
+      );
+      await expect(admin.update(e.id, { description: 7 as unknown as string })).rejects.toThrow(
+        /EndpointAdmin.update: description: /,
+      );
+      await expect(admin.update(e.id, () => ({ metadata: many }))).rejects.toThrow(TypeError);
+      const stored = await endpoints.get(e.id);
+      expect([stored?.metadata, stored?.description]).toEqual([{ plan: "free" }, ""]);
+      const updated = await admin.update(e.id, { metadata: { plan: "pro" }, description: "Orders" });
+      expect(updated.ok && [updated.value.metadata, updated.value.description]).toEqual([{ plan: "pro" }, "Orders"]);
+    });
+  });
+
   // Regression: create and update stored `enabled_events` unchecked, so a JavaScript caller handing the admin a string
   // stored its characters as patterns ("order.created" became ["o", "r", "d", "e", …]), and a pattern the API refuses
   // ("Order Created", "order.*.x") or an empty list stored an endpoint that never receives anything.

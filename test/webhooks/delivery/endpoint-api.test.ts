@@ -557,6 +557,27 @@ describe("webhook endpoint API", () => {
       expect((await queue.list(e.id))[0]?.state.status).toBe("exhausted");
     });
 
+    // Regression: `since` took only "T" and "Z", where RFC 3339 §5.6 (NOTE) allows "t" and "z" too: a client sending
+    // the lower-case spelling of a time the docs promise to take got a 400.
+    it("reads since in lower case (RFC 3339 §5.6 NOTE: t and z) as the upper-case spelling", async () => {
+      const e = await create();
+      await queue.publish(createEvent({ type: "order.created", data: {}, now }), { now });
+      await failOnce(queue, e.id, now, { status: "exhausted", nextAttemptAt: null });
+      const listed = async (since: string) => {
+        const res = await handler(req("GET", `/v1/webhook_endpoints/${e.id}/deliveries?since=${since}`));
+        return [res.status, parse(res).data?.length];
+      };
+      const before = new Date(now - 1_000).toISOString();
+      const after = new Date(now + 1_000).toISOString();
+      expect(await listed(before.toLowerCase())).toEqual([200, 1]);
+      expect(await listed(after.toLowerCase())).toEqual(await listed(after));
+      expect(await listed("2000-01-01t01:00:00%2B01:00")).toEqual([200, 1]);
+      const replay = async (since: string) =>
+        parse(await handler(req("POST", `/v1/webhook_endpoints/${e.id}/replay`, { since }))).replayed;
+      expect(await replay(after.toLowerCase())).toBe(0);
+      expect(await replay(before.toLowerCase())).toBe(1);
+    });
+
     it("replay takes since from the query or the body, and needs one", async () => {
       const e = await create();
       expect((await handler(req("POST", `/v1/webhook_endpoints/${e.id}/replay?since=0`))).status).toBe(202);

@@ -44,8 +44,13 @@ export function endpointFixture(patch: Partial<WebhookEndpoint> = {}): WebhookEn
 const T0 = 1_700_000_000_000;
 const delivered200 = { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } } as const;
 
+/** How a contract run wants its stores: `now` is the queue's own clock (the retention's), when given. */
+export interface StoreFixtureOptions {
+  now?: () => number;
+}
+
 /** The one contract every EndpointStore + DeliveryQueue pair passes. */
-export function storeContract(name: string, make: () => Promise<StoreFixture>): void {
+export function storeContract(name: string, make: (options?: StoreFixtureOptions) => Promise<StoreFixture>): void {
   describe(`${name}: endpoint store contract`, () => {
     let f: StoreFixture;
     beforeAll(async () => {
@@ -1494,6 +1499,55 @@ export function storeContract(name: string, make: () => Promise<StoreFixture>): 
       // Only the parked one: those the consumer refused stay exhausted.
       expect(await f.queue.list(id, { status: ["pending"], limit: 1_000 })).toHaveLength(1);
       expect(await f.queue.list(id, { status: ["exhausted"], limit: 1_000 })).toHaveLength(501);
+    });
+  });
+
+  describe(`${name}: retention of ended deliveries (retainTerminalMs, 7 days by default)`, () => {
+    const DAY = 86_400_000;
+
+    // Publishes `n` events for `endpoint` at `now` and stores a delivered outcome for each, one at a time.
+    async function deliverMany(queue: DeliveryQueue, type: string, n: number, now: number): Promise<string[]> {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        ids.push(...(await queue.publish(createEvent({ type, data: { i }, now }), { now })).deliveryIds);
+      }
+      const claims = (await queue.claim({ limit: 1_000, now, leaseMs: 60_000 })).filter((c) => ids.includes(c.id));
+      expect(claims).toHaveLength(n);
+      for (const claim of claims) {
+        expect(await queue.complete(claim, transition(claim.state, delivered200, now).state)).toBe(true);
+      }
+      return ids;
+    }
+
+    // Regression: PostgreSQL's purge looked only at the oldest 256 deliveries of the endpoint it had just stored an
+    // outcome for: behind 256 older scheduled ones (a backlog, retries far off) it deleted nothing, for good; and an
+    // endpoint no outcome was stored for again (disabled, deleted, quiet) kept its ended deliveries for ever.
+    it("forgets what ended past the retention behind a backlog of older scheduled deliveries, and of a quiet endpoint; keeps the scheduled ones", async () => {
+      let now = T0;
+      const f = await make({ now: () => now });
+      try {
+        const busy = endpointFixture({ enabledEvents: ["ret.*"] });
+        const quiet = endpointFixture({ enabledEvents: ["quiet.*"] });
+        await f.endpoints.create(busy);
+        await f.endpoints.create(quiet);
+        const backlog: string[] = [];
+        for (let i = 0; i < 300; i++) {
+          const event = createEvent({ type: "ret.later", data: { i }, now: T0 });
+          backlog.push(...(await f.queue.publish(event, { now: T0, delayMs: 30 * DAY })).deliveryIds);
+        }
+        now = T0 + 1;
+        const quietOld = await deliverMany(f.queue, "quiet.done", 4, now);
+        const old = await deliverMany(f.queue, "ret.done", 60, now);
+        now = T0 + 8 * DAY;
+        // 128 outcomes stored in all (PostgreSQL purges every 64), none of them for the quiet endpoint since.
+        const fresh = await deliverMany(f.queue, "ret.done", 64, now);
+        for (const id of [...old, ...quietOld]) expect(await f.queue.get(id), id).toBeUndefined();
+        for (const id of fresh) expect(await f.queue.get(id), id).toBeDefined();
+        const scheduled = await f.queue.list(busy.id, { status: ["pending"], limit: 1_000 });
+        expect(scheduled.map((d) => d.id).sort()).toEqual([...backlog].sort());
+      } finally {
+        await f.close?.();
+      }
     });
   });
 }

@@ -129,8 +129,10 @@ export class ClaimPump {
     this.#arm(Math.min(host.pollMs, claimedAny || wait > 0 ? Math.max(0, wait) : RECLAIM_PAUSE_MS));
   }
 
-  // One wake-up timer for every scheduled retry; an earlier one already set is kept.
+  // One wake-up timer for every scheduled retry; an earlier one already set is kept. None once stopped: a round that
+  // was awaiting the queue when stop() cancelled the timer armed it again, and it outlived stop().
   #arm(delay: number): void {
+    if (!this.#host.running()) return;
     const at = performance.now() + delay;
     if (this.#timer !== undefined) {
       if (this.#timerAt <= at) return;

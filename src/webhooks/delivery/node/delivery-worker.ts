@@ -272,8 +272,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     });
   }
 
-  // One of the endpoint's sending places, in turn (the caller tried to take one at once); `false` when stopped.
+  // One of the endpoint's sending places, in turn (the caller tried to take one at once); `false` when stopped. Asked
+  // for after stop() released the waiters (a turn granted just before it): `false` at once, not a wait for a slot.
   function endpointSlot(endpointId: string): Promise<boolean> {
+    if (!running) return Promise.resolve(false);
     return new Promise((resolve) => {
       let line = endpointWaiting.get(endpointId);
       if (line === undefined) {
@@ -293,8 +295,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     if (line.length === 0) endpointWaiting.delete(endpointId);
   }
 
-  // A slot for an attempt, in turn (the caller tried to take one at once); `false` when the worker stopped meanwhile.
+  // A slot for an attempt, in turn (the caller tried to take one at once); `false` when the worker stopped meanwhile,
+  // or had already: waiting after stop() released the waiters held the claim, and stop(), until an attempt ended.
   function slot(): Promise<boolean> {
+    if (!running) return Promise.resolve(false);
     return new Promise((resolve) => waiting.push(resolve));
   }
 

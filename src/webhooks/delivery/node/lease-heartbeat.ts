@@ -21,7 +21,8 @@ export interface HeartbeatHost {
 export class LeaseHeartbeat {
   readonly #host: HeartbeatHost;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #beating = false;
+  // The renewal under way (when it was asked for), if any.
+  #renewal: { readonly at: number } | undefined;
 
   constructor(host: HeartbeatHost) {
     this.#host = host;
@@ -34,25 +35,32 @@ export class LeaseHeartbeat {
     this.#timer.unref?.();
   }
 
+  /** Stops renewing; a renewal under way is given up (its answer ignored), so it holds up no later start(). */
   stop(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#renewal = undefined;
   }
 
   #beat(): void {
     const host = this.#host;
     const claims = host.claims();
-    // One renewal at a time: a slow database must not pile them up.
-    if (claims.length === 0 || this.#beating) return;
-    this.#beating = true;
-    // A queue of one's own may throw rather than reject: thrown here it crashed the process from the interval, and
-    // left `#beating` set, so no lease was renewed again.
+    if (claims.length === 0) return;
     const now = host.now();
+    // One renewal at a time: a slow database must not pile them up. One unanswered for a whole lease is given up (any
+    // lease it renews ends by now): one that never settled (a database hanging, not down) stopped every renewal after it.
+    if (this.#renewal !== undefined && now - this.#renewal.at < host.leaseMs) return;
+    const renewal = { at: now };
+    this.#renewal = renewal;
+    const current = () => this.#renewal === renewal;
+    // A queue of one's own may throw rather than reject: thrown here it crashed the process from the interval, and
+    // left the renewal under way, so no lease was renewed again.
     new Promise<string[]>((resolve) => resolve(host.queue.renew(claims, now, host.leaseMs)))
-      .then((ids) => host.renewed?.(claims, ids, now + host.leaseMs))
-      .catch((error: unknown) => host.onError(error))
+      // A given-up renewal's answer is stale: a later one may have renewed the leases since.
+      .then((ids) => current() && host.renewed?.(claims, ids, now + host.leaseMs))
+      .catch((error: unknown) => current() && host.onError(error))
       .finally(() => {
-        this.#beating = false;
+        if (current()) this.#renewal = undefined;
       });
   }
 }

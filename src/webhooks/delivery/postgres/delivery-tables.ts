@@ -2,6 +2,13 @@ import { schemaName, tableIn } from "../../../postgres/identifier";
 import type { Migration } from "../../../postgres/migrate";
 import { rateLimitMigrations } from "../../../ratelimit/postgres/rate-limit-tables";
 
+/**
+ * When a delivery ended, as the retention dates it: recorded since migration delivery@7, else its last attempt (or
+ * delivery, or creation). The expression of the "webhook_deliveries_ended" index, which the purge's must match.
+ * Internal.
+ */
+export const ENDED = "coalesce(ended_at, delivered_at, last_attempt_at, created_at)";
+
 /** Where the webhook tables live: `"<schema>"."webhook_endpoints"`, `…"webhook_deliveries"`, `…"webhook_attempts"`. */
 export interface DeliveryTablesOptions {
   /** @default "public" */
@@ -173,6 +180,19 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       id: "delivery@10",
       schema: t.schema,
       statements: [`ALTER TABLE ${t.endpoints} ADD COLUMN IF NOT EXISTS headers jsonb NOT NULL DEFAULT '{}'`],
+    },
+    {
+      // The retention reads what expired first straight from these: the ended deliveries by when they ended (rows from
+      // before delivery@7 by their last attempt, as the purge dates them), the log by when each attempt started. By the
+      // oldest rows of an endpoint or of the log's sequence instead, a backlog of scheduled deliveries or one line
+      // dated ahead stood in front of everything expired behind it. Neither index holds a lease column, so claims and
+      // renewals stay HOT updates.
+      id: "delivery@11",
+      schema: t.schema,
+      statements: [
+        `CREATE INDEX IF NOT EXISTS "webhook_deliveries_ended" ON ${t.deliveries} ((${ENDED})) WHERE status IN ('delivered', 'exhausted')`,
+        `CREATE INDEX IF NOT EXISTS "webhook_attempts_started" ON ${t.attempts} (started_at)`,
+      ],
     },
   ];
 }

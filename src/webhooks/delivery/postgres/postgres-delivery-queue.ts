@@ -41,7 +41,7 @@ import {
   TERMINAL,
 } from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
-import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
+import { type DeliveryTablesOptions, deliveryTables, ENDED } from "./delivery-tables";
 import { receivingFor } from "./owned-by";
 import { createPostgresCircuitBoard } from "./postgres-circuit-board";
 import { reachOf } from "./reach";
@@ -57,8 +57,8 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
   prepare?: boolean;
   /**
    * How long a delivered or exhausted delivery is kept after it ended, and an attempt log line after its attempt, ms.
-   * Older ones are deleted as outcomes are stored (every 64 outcomes, up to 256 deliveries of the endpoint stored for
-   * and 256 log lines), so the tables do not grow without end. `Infinity` keeps everything.
+   * Older ones are deleted as outcomes are stored (every 64 outcomes, the 256 deliveries and 256 log lines that expired
+   * first), so the tables do not grow without end. `Infinity` keeps everything.
    * @default 604_800_000 (7 days, as the memory queue)
    */
   retainTerminalMs?: number;
@@ -88,9 +88,9 @@ const IN_FLIGHT_SEEN = 4096;
 // The latest time a JavaScript Date holds (epoch ms), as "no bound".
 const LATEST_MS = 8.64e15;
 
-// Retention: every PURGE_EVERY outcomes stored, the oldest PURGE_ROWS deliveries of one endpoint and lines of the
-// attempt log are looked at and the expired ones deleted. Four times what the outcomes added, so a backlog shrinks as
-// work goes on, and bounded, so a purge is one short statement however large the tables.
+// Retention: every PURGE_EVERY outcomes stored, the PURGE_ROWS deliveries and attempt log lines that expired first
+// are deleted. Four times what the outcomes added, so a backlog shrinks as work goes on, and bounded, so a purge is
+// one short statement however large the tables.
 const PURGE_EVERY = 64;
 const PURGE_ROWS = 256;
 
@@ -208,23 +208,21 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   const hot = statementNames("rw_dlv", schema, {
     claim: claimSql("$9"),
     complete: completionStatement({ deliveries: D, attempts: A }),
-    // $1 endpoint, $2 the oldest end kept (ms, the queue's clock), $3 the oldest log line kept (ms, the clock the lines
-    // were written with; null: none deleted). Each part reads a bounded set of rows by an index condition, so a plan
-    // from stale statistics cannot turn it into a read of the table: the endpoint's oldest deliveries created before
-    // the cut (an ended one was created before it ended), and the log's oldest PURGE_ROWS lines by sequence, of any
-    // endpoint. Only what is old enough of those is deleted. A delivery changed meanwhile (a manual retry) has another
-    // row version, so its address no longer matches.
+    // $1 the oldest end kept (ms, the queue's clock), $2 the oldest log line kept (ms, the clock the lines were written
+    // with; null: none deleted). Each part takes the PURGE_ROWS rows that expired first, of any endpoint, from an index
+    // ordered by when they expired (migration delivery@11), so it reads what it deletes and no more: however many
+    // scheduled deliveries or lines dated ahead there are, none stands in front of what expired. A delivery changed
+    // meanwhile (a manual retry) has another row version, so its address no longer matches.
     purge: `WITH gone AS (
       DELETE FROM ${D} WHERE status IN ${TERMINAL} AND ctid = ANY (ARRAY(
-        SELECT ctid FROM (
-          SELECT ctid, status, coalesce(ended_at, delivered_at, last_attempt_at, created_at) AS ended FROM ${D}
-          WHERE endpoint_id = $1 AND created_at < ${timestampOf("$2")} ORDER BY created_at LIMIT ${PURGE_ROWS}
-        ) oldest WHERE status IN ${TERMINAL} AND ended < ${timestampOf("$2")}
+        SELECT ctid FROM ${D} WHERE status IN ${TERMINAL} AND ${ENDED} < ${timestampOf("$1")}
+        ORDER BY ${ENDED} LIMIT ${PURGE_ROWS}
       ))
       RETURNING 1
-    ), first AS (SELECT min(seq) AS seq FROM ${A}), logged AS (
-      DELETE FROM ${A} a USING first
-      WHERE a.seq >= first.seq AND a.seq < first.seq + ${PURGE_ROWS} AND a.started_at < ${timestampOf("$3")}
+    ), logged AS (
+      DELETE FROM ${A} WHERE ctid = ANY (ARRAY(
+        SELECT ctid FROM ${A} WHERE started_at < ${timestampOf("$2")} ORDER BY started_at LIMIT ${PURGE_ROWS}
+      ))
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM gone)::int AS deliveries, (SELECT count(*) FROM logged)::int AS attempts`,
@@ -259,26 +257,22 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   const clock = options.now ?? Date.now;
   const maxPayload = maxPayloadBytes("createPostgresDeliveryQueue", options.maxPayloadBytes);
   let storedSincePurge = 0;
-  // After a batch is committed: the expired rows of the last endpoint it stored for, every PURGE_EVERY outcomes.
-  // Deliveries ended on the queue's clock (as in the memory queue); log lines are dated by the worker that wrote them,
-  // so their age is counted back from the newest line of the batch, on that same clock.
+  // After a batch is committed, every PURGE_EVERY outcomes: what expired first, of any endpoint. Deliveries ended on
+  // the queue's clock (as in the memory queue); log lines are dated by the worker that wrote them, so their age is
+  // counted back from the newest line of the batch, on that same clock, but never from past the queue's own: a line
+  // dated ahead (a worker's clock years ahead) deleted every line within the retention.
   async function purgeAfter(batch: readonly Completion[]): Promise<void> {
     storedSincePurge += batch.length;
     if (storedSincePurge < PURGE_EVERY || retainMs === Number.POSITIVE_INFINITY) return;
     storedSincePurge = 0;
-    const endpointId = (batch.at(-1) as Completion).claim.endpointId;
+    const at = clock();
     let newestLine: number | null = null;
     for (const { attempt } of batch) {
       if (attempt !== undefined && (newestLine === null || attempt.startedAt > newestLine))
-        newestLine = attempt.startedAt;
+        newestLine = Math.min(attempt.startedAt, at);
     }
     try {
-      await run(
-        client,
-        hot.purge,
-        [endpointId, clock() - retainMs, newestLine === null ? null : newestLine - retainMs],
-        prepare,
-      );
+      await run(client, hot.purge, [at - retainMs, newestLine === null ? null : newestLine - retainMs], prepare);
     } catch {
       // The batch's outcomes are committed and must be reported so; a failed purge is tried again by the next one.
     }

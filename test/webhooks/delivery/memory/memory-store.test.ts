@@ -9,9 +9,9 @@ import {
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
 import { endpointFixture, storeContract } from "../store-contract";
 
-storeContract("memory", async () => {
+storeContract("memory", async (options) => {
   const endpoints = createMemoryEndpointStore();
-  return { endpoints, queue: createMemoryDeliveryQueue({ endpoints }) };
+  return { endpoints, queue: createMemoryDeliveryQueue({ endpoints, now: options?.now }) };
 });
 
 describe("memory queue", () => {

@@ -1,8 +1,12 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
 import { ClaimPump } from "../../../../src/webhooks/delivery/node/claim-pump";
 
 const NOW = 1_700_000_000_000;
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /**
  * Runs a pump for `forMs` over a queue whose claims find nothing and whose next due time is `nextDue`, and answers
@@ -52,5 +56,40 @@ describe("claim pump", () => {
   // Regression: past 2^31 - 1 ms a Node timer fires after 1 ms, so a very long poll interval polled every millisecond.
   it("waits a poll interval longer than a timer can wait (over 24.8 days) without claiming meanwhile", async () => {
     expect(await claimsOf(undefined, 1e10, 100)).toBe(1);
+  });
+
+  // Regression: a round still awaiting nextDueAt when the worker stopped armed its wake-up timer after stop() had
+  // cancelled it, so a timer outlived stop() (and woke the pump of a stopped worker).
+  it("arms no wake-up timer when a round ends after stop()", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    let answer: ((due: number | undefined) => void) | undefined;
+    const queue = {
+      claim: async () => [],
+      nextDueAt: () => new Promise<number | undefined>((resolve) => (answer = resolve)),
+    } as unknown as DeliveryQueue;
+    let running = true;
+    const pump = new ClaimPump({
+      queue,
+      now: () => NOW,
+      leaseMs: 60_000,
+      pollMs: 1_000,
+      running: () => running,
+      held: () => 0,
+      wants: () => true,
+      request: () => ({ limit: 10 }),
+      claimed: () => {},
+      admit: () => {},
+      onError: (error) => {
+        throw error;
+      },
+    });
+    pump.kick(true);
+    while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+    // As the worker's stop() does: not running, the timer cancelled; then the round's look at the queue comes back.
+    running = false;
+    pump.stop();
+    answer(undefined);
+    while (pump.pumping) await new Promise((resolve) => setImmediate(resolve));
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ClaimedDelivery, DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../../../src/webhooks/delivery/endpoint";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
@@ -255,6 +255,94 @@ describe("stop() while a delivery is handed a slot (issue 15)", () => {
       ]);
     },
   );
+});
+
+describe("stop() while a delivery turns from its endpoint's turn to a slot (issue 15)", () => {
+  // Regression: a delivery given its endpoint's turn just before stop() asked for a slot after stop() had released
+  // every waiter; none was free, so it waited (its claim held, stop() with it) until an attempt in flight ended, at
+  // the end of the grace period.
+  it("hands it back at once, uncounted, without waiting for the attempts in flight", async () => {
+    const { queue, fake, endpoint, worker } = await world(["x.example", "z.example"], {
+      concurrency: 1,
+      stopGraceMs: 60_000,
+      pollIntervalMs: 5,
+    });
+    await endpoint("x.example", ["x.*"]);
+    await endpoint("z.example", ["z.*"]);
+    const [first, second] = await publish(queue, "x.created", 2, T0);
+    const [other] = await publish(queue, "z.created", 1, T0);
+    worker.start();
+    // x's first delivery holds the slot; its second waits for x's turn, z's for the slot.
+    await until(() => fake.pending.size === 1 && worker.inFlight === 3);
+    expect(fake.sentTo("x.example")).toBe(1);
+    let stopped: Promise<void> | undefined;
+    const dispatch = fake.dispatcher.dispatch.bind(fake.dispatcher);
+    // Stopped as z's delivery goes out with the freed slot, before x's second takes up the turn x's first freed.
+    fake.dispatcher.dispatch = (request, options) => {
+      stopped ??= worker.stop();
+      return dispatch(request, options);
+    };
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
+    await until(() => stopped !== undefined);
+    try {
+      for (let turn = 0; turn < 20 && worker.inFlight > 1; turn++) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(worker.inFlight).toBe(1); // z's attempt, still in its grace period
+      expect((await queue.get(second as string))?.state).toMatchObject({ status: "pending", attempts: 0 });
+    } finally {
+      for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 5 });
+      await stopped;
+    }
+    expect((await queue.get(first as string))?.state.status).toBe("delivered");
+    expect((await queue.get(other as string))?.state.status).toBe("delivered");
+    expect(fake.sentTo("x.example")).toBe(1);
+  });
+});
+
+describe("stop() while a lease renewal never settles (issue 15)", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  // Regression: the hanging renewal was never given up, so after stop() and start() no lease was renewed again.
+  it("ends within the grace period, renews nothing once stopped, and renews again after start()", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    const events: DeliveryWorkerEvent[] = [];
+    const { queue, fake, endpoint, worker } = await world(["slow.example"], {
+      leaseMs: 3_000,
+      stopGraceMs: 1_000,
+      onEvent: (event) => events.push(event),
+    });
+    await endpoint("slow.example", ["*"]);
+    const [id] = await publish(queue, "a.created", 1, T0);
+    let renewals = 0;
+    queue.renew = () => {
+      renewals++;
+      return new Promise<string[]>(() => {});
+    };
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renewals).toBe(1);
+    let stopped = false;
+    const stopping = worker.stop().then(() => {
+      stopped = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_000); // the grace period: the attempt is aborted and handed back
+    await until(() => stopped);
+    await stopping;
+    expect(events.filter((event) => event.type === "error")).toEqual([]);
+    expect((await queue.get(id as string))?.state).toMatchObject({ status: "pending", attempts: 0 });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(renewals).toBe(1);
+    worker.start();
+    await until(() => fake.pending.size === 1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renewals).toBe(2);
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 1 });
+    await until(() => worker.inFlight === 0);
+  });
 });
 
 describe("stop() against a queue that never answers (issue 15)", () => {

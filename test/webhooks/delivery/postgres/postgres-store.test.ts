@@ -22,12 +22,12 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
   });
   afterAll(() => open.close());
 
-  storeContract("postgres", async () => {
+  storeContract("postgres", async (options) => {
     const schema = uniqueName("whq").toLowerCase();
     await migrate(pool, deliveryMigrations({ schema }));
     return {
       endpoints: createPostgresEndpointStore({ client: pool, schema }),
-      queue: createPostgresDeliveryQueue({ client: pool, schema }),
+      queue: createPostgresDeliveryQueue({ client: pool, schema, now: options?.now }),
       close: async () => {
         await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
       },
@@ -305,7 +305,7 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
           ).n,
         );
       // Publishes `n` events and stores an attempt for each at the current time (delivered unless `event` says otherwise).
-      const attemptMany = async (n: number, event = delivered as typeof delivered | typeof failed) => {
+      const attemptMany = async (n: number, event = delivered as typeof delivered | typeof failed, lineAt?: number) => {
         const ids: string[] = [];
         for (let i = 0; i < n; i++) {
           ids.push(...(await queue.publish(createEvent({ type: "r.done", data: { i }, now }), { now })).deliveryIds);
@@ -319,7 +319,7 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
             endpointId: endpoint.id,
             eventId: claim.eventId,
             attempt: 1,
-            startedAt: now,
+            startedAt: lineAt ?? now,
             durationMs: 1,
             status: event.result.status,
             errorKind: null,
@@ -414,6 +414,38 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
             startingAfter: line5.id,
           }),
         ).toEqual([]);
+      } finally {
+        await t.drop();
+      }
+    });
+
+    // Regression: the purge looked at the 256 lines from the oldest by sequence; a line dated ahead of the others (a
+    // worker whose clock is ahead) stayed the oldest until its own time came, and every line 256 past it was kept.
+    it("deletes the expired log lines behind a line dated ahead, in bounded batches", async () => {
+      const t = await setup();
+      try {
+        t.at(T0 + 3_650 * DAY);
+        await t.attemptMany(1);
+        t.at(T0);
+        await t.attemptMany(300); // 301 outcomes: purges at 64 to 256, which found nothing old; 45 towards the next
+        t.at(T0 + 8 * DAY);
+        await t.attemptMany(19); // a purge: at most 256 lines
+        expect(await t.count("webhook_attempts")).toBeGreaterThanOrEqual(1 + 300 - 256 + 19);
+        await t.attemptMany(64); // the next one: the rest, past the line dated ahead
+        expect(await t.count("webhook_attempts")).toBe(1 + 19 + 64);
+      } finally {
+        await t.drop();
+      }
+    });
+
+    // Regression: the lines' cut was counted back from the newest line of the batch alone, so a line dated ahead (a
+    // worker whose clock is years ahead) in the batch that purged deleted lines well within the retention.
+    it("deletes no line within the retention when the purging batch holds a line dated ahead of the queue's clock", async () => {
+      const t = await setup();
+      try {
+        await t.attemptMany(63);
+        await t.attemptMany(1, delivered, T0 + 3_650 * DAY); // the 64th outcome: a purge
+        expect(await t.count("webhook_attempts")).toBe(64);
       } finally {
         await t.drop();
       }

@@ -165,9 +165,27 @@ function quotedString(value: string, start: number): [string, number] | undefine
 }
 
 /**
- * Parses a Cache-Control field value. Never throws: a malformed member (up to the next comma) is skipped,
- * duplicates and invalid values take the most restrictive reading (§4.2.1), delta-seconds over
- * 2147483648 are clamped (§1.2.2).
+ * Where a malformed member starting at `from` ends: the next comma outside a quoted-string, which is one value with
+ * its commas (RFC 9110 §5.6.4), escapes included. A quoted-string never closed cannot say where it ends: the next comma
+ * after its quote does, so it hides no directive that follows (`x="oops, no-store`).
+ */
+function memberEnd(value: string, from: number): number {
+  for (let i = from; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x2c) return i;
+    if (c !== 0x22) continue;
+    let close = i + 1;
+    while (close < value.length && value.charCodeAt(close) !== 0x22) close += value.charCodeAt(close) === 0x5c ? 2 : 1;
+    if (close >= value.length) return nextComma(value, i);
+    i = close;
+  }
+  return value.length;
+}
+
+/**
+ * Parses a Cache-Control field value. Never throws: a malformed member (up to the next comma outside a quoted-string)
+ * is skipped and the others apply, duplicates (names in any case) and invalid values take the most restrictive reading
+ * (§4.2.1), delta-seconds over 2147483648 are clamped (§1.2.2).
  * @example parseCacheControl("public, max-age=60") // { public: true, maxAge: 60 }
  * @see https://www.rfc-editor.org/rfc/rfc9111#section-5.2
  */
@@ -186,7 +204,7 @@ export function parseCacheControl(value: string | undefined): CacheControl {
     const nameStart = i;
     while (i < n && isTchar(value.charCodeAt(i))) i++;
     if (i === nameStart) {
-      i = nextComma(value, i);
+      i = memberEnd(value, i);
       continue;
     }
     const name = value.slice(nameStart, i).toLowerCase();
@@ -211,7 +229,7 @@ export function parseCacheControl(value: string | undefined): CacheControl {
       malformed = i < n && value.charCodeAt(i) !== 0x2c;
     }
     if (malformed) {
-      i = nextComma(value, i);
+      i = memberEnd(value, i);
       // A known directive with a broken argument still counts, read as invalid: the most restrictive reading.
       if (!isKnown(name)) continue;
       raw = INVALID;

@@ -10,8 +10,9 @@ import {
 } from "../http/adapter-options";
 import { parseQuery } from "../http/body";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
+import { trimOws } from "../http/ows";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
-import { splitAbsoluteTarget } from "../http/request-target";
+import { splitAbsoluteTarget, userinfoProblem } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
 
@@ -70,10 +71,42 @@ function clientGone(signal: AbortSignal): Error {
   return new Error("the client went away (request.signal aborted) before the body ended", { cause: signal.reason });
 }
 
+/**
+ * The length a Content-Length field declares, `undefined` without one, `NaN` when it declares none. Fetch joins
+ * repeated field lines into one list: RFC 9110 §8.6 lets a recipient read equal values (`5, 5`) as one; differing or
+ * malformed ones (`5, 6`) frame no body.
+ */
+function declaredLength(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  if (!value.includes(",")) return contentLength(value);
+  let declared: number | undefined;
+  for (const member of value.split(",")) {
+    const length = contentLength(trimOws(member));
+    if (declared !== undefined && length !== declared) return Number.NaN;
+    declared = length;
+  }
+  return declared;
+}
+
+// RFC 9112 §6.3 (5): an invalid Content-Length makes the framing invalid, and a server MUST answer 400 and close;
+// node's parser refuses the same requests (400 `malformed_request`).
+function invalidContentLength(): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 400,
+    code: "malformed_request",
+    detail: "The request's Content-Length is not one decimal value (RFC 9110 §8.6, RFC 9112 §6.3).",
+    headers: { connection: "close" },
+  });
+}
+
 async function readBody(request: Request, limit: number): Promise<Uint8Array | HttpProblem<HttpProblemCode>> {
+  const declared = declaredLength(request.headers.get("content-length"));
+  if (Number.isNaN(declared)) {
+    await request.body?.cancel().catch(() => undefined);
+    return invalidContentLength();
+  }
   if (request.body === null) return EMPTY;
   if (request.bodyUsed || request.body.locked) return bodyConsumed(consumedCause(request));
-  const declared = contentLength(request.headers.get("content-length") ?? undefined);
   // RFC 9110 §15.5.14: refuse before reading when the declared length is already over.
   if (declared !== undefined && declared > limit) {
     await request.body.cancel().catch(() => undefined);
@@ -116,14 +149,19 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | H
 /**
  * Turns a Fetch `Request` into an {@link HttpRequest}, reading the body up to the limit.
  * @returns the request, or the problem to answer with: 413 over the limit, 400 for an unreadable URL or body (a
- * client that went away before the body ended, aborting `request.signal`, included: the read stops then), and
+ * client that went away before the body ended, aborting `request.signal`, included: the read stops then), for a URL
+ * with a userinfo (`bad_request_target`) and for a Content-Length that is not one value (`malformed_request`), and
  * 500 `body_consumed` when the body was already read before (`request.bodyUsed`) or locked, whose `cause` says so.
  */
 export async function readRequest(request: Request, options: AdapterOptions = {}): Promise<ReadRequestResult> {
   // No authority check (isAuthority, as the node adapter makes): the runtime's URL parser refused an invalid one
   // before this Request existed.
-  const target = splitAbsoluteTarget(request.url)?.originForm;
-  if (target === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };
+  const absolute = splitAbsoluteTarget(request.url);
+  if (absolute === undefined) return { ok: false, problem: badRequestTarget(`Cannot parse the URL "${request.url}".`) };
+  // Fetch's Request constructor refuses credentials; a runtime that builds its Request otherwise may not.
+  const userinfo = userinfoProblem(absolute.authority);
+  if (userinfo !== undefined) return { ok: false, problem: userinfo };
+  const target = absolute.originForm;
   const body = await readBody(request, bodyLimitOf(options, "readRequest"));
   if (body instanceof HttpProblem) return { ok: false, problem: body };
   const headers: Record<string, string> = {};

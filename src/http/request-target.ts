@@ -1,4 +1,6 @@
+import { badRequestTarget } from "./adapter-options";
 import { parseIPv6 } from "./ip-address";
+import type { HttpProblem, HttpProblemCode } from "./problem";
 
 /** An absolute-form request-target or URL, split as a server reads it (RFC 9112 §3.2.2). */
 export interface AbsoluteTarget {
@@ -72,12 +74,25 @@ export function isHostValue(value: string): boolean {
 
 /**
  * Whether `authority`, [ userinfo "@" ] host [ ":" port ] (RFC 3986 §3.2), names a host and port: the part after the
- * last "@" is checked as {@link isHostValue}. The userinfo is not: it is dropped (RFC 9110 §4.2.4), and a URL parser
- * percent-encodes what RFC 3986 would refuse there (`a@b@c`) rather than refuse the URL. Only an
- * absolute-form target needs the check: an origin-form one has no authority, and a Fetch `Request`'s URL was parsed
- * by the runtime.
+ * last "@" is checked as {@link isHostValue}. The userinfo is not: the adapters refuse any in an http(s) target (RFC
+ * 9110 §4.2.4), and a URL parser percent-encodes what RFC 3986 would refuse there (`a@b@c`) rather than refuse the
+ * URL. Only an absolute-form target needs the check: an origin-form one has no authority, and a Fetch `Request`'s URL
+ * was parsed by the runtime.
  * @example isAuthority("shop.example:8443") // true; isAuthority("[::1") and isAuthority("x:99999") are false
  */
 export function isAuthority(authority: string): boolean {
   return isHostValue(authority.slice(authority.lastIndexOf("@") + 1));
+}
+
+/**
+ * The 400 `bad_request_target` for an absolute-form target whose authority has a userinfo (`http://user:pw@host/`),
+ * `undefined` when it has none. RFC 9110 §4.2.4: a sender MUST NOT put one in an http(s) URI, and a recipient SHOULD
+ * treat one as an error (it is likely there to obscure the host). Both adapters answer it alike.
+ */
+export function userinfoProblem(authority: string): HttpProblem<HttpProblemCode> | undefined {
+  // RFC 3986 §3.2: "@" ends a userinfo and is in no host, so any "@" in an authority means one.
+  if (!authority.includes("@")) return undefined;
+  return badRequestTarget(
+    "The request target's URI carries a userinfo, which an http(s) URI must not (RFC 9110 §4.2.4).",
+  );
 }

@@ -14,7 +14,7 @@ import { removeDotSegments } from "../http/dot-segments";
 import type { HttpRequest, QueryRecord, RequestHeaders } from "../http/message";
 import { HttpProblem, type HttpProblemCode } from "../http/problem";
 import { MOUNT_POINT, RECEIVED_TARGET } from "../http/received-target";
-import { isAuthority, splitAbsoluteTarget } from "../http/request-target";
+import { isAuthority, splitAbsoluteTarget, userinfoProblem } from "../http/request-target";
 
 const EMPTY = new Uint8Array(0);
 
@@ -31,10 +31,10 @@ function withoutFragment(target: string): string {
 
 /**
  * The 400 `bad_request_target` for a request target no resource has: an absolute-form one whose authority is not RFC
- * 3986's (`http://[::1/a`, `http://x:99999/a`) or names no host (`http:///a`), which would otherwise be routed by its
- * path alone. node's parser has already refused other malformed targets; an origin-form one, the common case, has no
- * authority and pays nothing.
- * The Fetch adapter has no such check to make: a `Request`'s URL is one the runtime's URL parser accepted.
+ * 3986's (`http://[::1/a`, `http://x:99999/a`), names no host (`http:///a`) or has a userinfo (`http://u@a/`, RFC 9110
+ * §4.2.4), which would otherwise be routed by its path alone. node's parser has already refused other malformed
+ * targets; an origin-form one, the common case, has no authority and pays nothing.
+ * The Fetch adapter makes only the userinfo check: a `Request`'s URL is one the runtime's URL parser accepted.
  */
 export function targetProblem(raw: string, method: string): HttpProblem<HttpProblemCode> | undefined {
   if (raw === "*") {
@@ -57,7 +57,7 @@ export function targetProblem(raw: string, method: string): HttpProblem<HttpProb
   if (absolute.host === undefined || absolute.host.charCodeAt(0) === 0x3a /* : */) {
     return badRequestTarget("The request target is an http(s) URI without a host (RFC 9110 §4.2.1).");
   }
-  return undefined;
+  return userinfoProblem(absolute.authority);
 }
 
 /**
@@ -309,8 +309,8 @@ function collectBody(req: IncomingMessage, limit: number, done: (result: BodyRea
 /**
  * Turns a node:http request into an {@link HttpRequest}, reading the body up to the limit.
  * @returns the request, or the problem to answer with: 413 over the limit, 400 for an absolute-form target with an
- * invalid authority or a body that could not be read, 501 for a transfer coding other than chunked, and 500
- * `body_consumed` when something read the body before (`req.readableDidRead`) or is still reading it (a pipe, a
+ * invalid authority or a userinfo, or a body that could not be read, 501 for a transfer coding other than chunked,
+ * and 500 `body_consumed` when something read the body before (`req.readableDidRead`) or is still reading it (a pipe, a
  * `'data'` or `'readable'` listener, a `resume()`), whose `cause` says so.
  * @param res when given, the request's `signal` aborts if the client goes away before the response ends.
  */

@@ -19,8 +19,9 @@ const REMEMBERED_RECEIPTS = 1_024;
 /**
  * Wraps the consumer's endpoint (`createWebhookConsumer(...)`) in a CONSUMER span `receive webhook` covering the
  * signature check and the inbox write. The span continues the sender's trace when the request carries a valid
- * `traceparent` (W3C Trace Context §3.2) and no span is active yet (an HTTP server instrumentation that already
- * continued it makes its span the parent instead). Verification failures count as rejected.
+ * `traceparent` (W3C Trace Context §3.2), with its `tracestate` (§3.3), and no span is active yet (an HTTP server
+ * instrumentation that already continued it makes its span the parent instead). Verification failures count as
+ * rejected.
  *
  * @param handler the consumer's handler.
  * @param options the tracer and meter. @default the global ones
@@ -39,7 +40,9 @@ export function traceWebhookReceipt(handler: Handler, options: TelemetryOptions 
   return async (request) => {
     const active = context.active();
     const parent =
-      trace.getSpan(active) === undefined ? contextWithTraceparent(active, request.headers.traceparent) : active;
+      trace.getSpan(active) === undefined
+        ? contextWithTraceparent(active, request.headers.traceparent, request.headers.tracestate)
+        : active;
     const id = request.headers["webhook-id"];
     const span = startSpanQuietly(
       tracer,

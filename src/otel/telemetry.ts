@@ -1,6 +1,7 @@
 import {
   type Attributes,
   type Context,
+  createTraceState,
   INVALID_SPAN_CONTEXT,
   type Meter,
   metrics,
@@ -108,21 +109,31 @@ export function formatTraceparent(spanContext: SpanContext): string | undefined 
   return `00-${spanContext.traceId}-${spanContext.spanId}-${flags}`;
 }
 
-/** The remote span context a `traceparent` names, or `undefined` when the value is not one (§3.2.2). */
-export function parseTraceparent(value: string | undefined): SpanContext | undefined {
+/**
+ * The remote span context a `traceparent` names, with the `tracestate` sent beside it, or `undefined` when the value
+ * is not one (§3.2.2).
+ */
+export function parseTraceparent(value: string | undefined, tracestate?: string): SpanContext | undefined {
+  // §3.3: a vendor that failed to parse traceparent MUST NOT attempt to parse tracestate.
   if (value === undefined || !isTraceparent(value)) return undefined;
   // §3.2.2.5: only the sampled bit is defined; other bits are kept as received.
-  return {
+  const remote: SpanContext = {
     traceId: value.slice(3, 35),
     spanId: value.slice(36, 52),
     traceFlags: Number.parseInt(value.slice(53, 55), 16) || TraceFlags.NONE,
     isRemote: true,
   };
+  // §3.3: tracestate travels with traceparent; invalid list members are dropped (§3.3.1.1), the rest kept in order.
+  if (tracestate !== undefined) remote.traceState = createTraceState(tracestate);
+  return remote;
 }
 
-/** `parent` with the remote span `traceparent` names as its span, or `parent` itself when there is none. */
-export function contextWithTraceparent(parent: Context, value: string | undefined): Context {
-  const remote = parseTraceparent(value);
+/**
+ * `parent` with the remote span `traceparent` names (carrying `tracestate`) as its span, or `parent` itself when
+ * there is none.
+ */
+export function contextWithTraceparent(parent: Context, value: string | undefined, tracestate?: string): Context {
+  const remote = parseTraceparent(value, tracestate);
   return remote === undefined ? parent : trace.setSpanContext(parent, remote);
 }
 

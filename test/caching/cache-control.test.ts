@@ -75,6 +75,17 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
       expect(parseCacheControl("=5, public, @@, no-store")).toEqual({ public: true, noStore: true });
     });
 
+    // RFC 9110 §5.6.4: a quoted-string is one value, its commas included; only an unterminated one cannot say where
+    // it ends, and then the next comma does.
+    it("regression: a comma inside a quoted string of a malformed member started a directive", () => {
+      expect(parseCacheControl('private, x=1 y="a, public"')).toEqual({ private: true });
+      expect(parseCacheControl('max-age=60 x="y, public", no-transform')).toEqual({ maxAge: 0, noTransform: true });
+      expect(parseCacheControl('x=1 y="a\\", public", max-age=5')).toEqual({ maxAge: 5 });
+      expect(parseCacheControl('x="\u0001, public", max-age=5')).toEqual({ maxAge: 5 });
+      expect(parseCacheControl('"a, public", max-age=5')).toEqual({ maxAge: 5 });
+      expect(parseCacheControl('x=1 y="oops, no-store')).toEqual({ noStore: true });
+    });
+
     it("a flag with an argument still counts", () => {
       expect(parseCacheControl("no-store=1")).toEqual({ noStore: true });
     });
@@ -94,6 +105,17 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
       ["a broken max-age member is stale", "max-age=6 0", { maxAge: 0 }],
       ["conflicting max-age is stale", "max-age=60, max-age=120", { maxAge: 0 }],
       ["repeated equal max-age is kept", "max-age=60, max-age=60", { maxAge: 60 }],
+      // §5.2: directive names are case-insensitive, so these are duplicates too.
+      ["conflicting max-age in two spellings is stale", "Max-Age=5, max-age=10", { maxAge: 0 }],
+      ["repeated equal max-age in two spellings is kept", "MAX-AGE=5, max-age=5", { maxAge: 5 }],
+      ["a valid max-age after an invalid one is still stale", "max-age=abc, max-age=60", { maxAge: 0 }],
+      // §4.2.1 and §5.2: one bad member costs only itself; the other directives apply.
+      [
+        "an invalid max-age is stale and the other directives apply",
+        "public, max-age=abc, no-transform",
+        { public: true, maxAge: 0, noTransform: true },
+      ],
+      ["a malformed unknown member costs only itself", "max-age=60, x y, public", { maxAge: 60, public: true }],
       ["conflicting s-maxage is stale", "s-maxage=1, s-maxage=2", { sMaxage: 0 }],
       ["invalid stale-while-revalidate allows none", "stale-while-revalidate=soon", { staleWhileRevalidate: 0 }],
       ["duplicate stale-if-error takes the smaller", "stale-if-error=60, stale-if-error=10", { staleIfError: 10 }],

@@ -188,3 +188,63 @@ describe("absolute-form targets the node adapter refuses for their authority (RF
     },
   );
 });
+
+describe("a target with a userinfo (RFC 9110 §4.2.4: a recipient SHOULD treat one as an error)", () => {
+  it("no Fetch Request can carry one (Fetch: the Request constructor refuses credentials)", () => {
+    expect(() => new Request("http://user:pass@h.test/orders")).toThrow(TypeError);
+  });
+
+  // A runtime that builds its Request another way (from an absolute-form target as received) could hand one over.
+  it("readRequest refuses one it is handed anyway: 400 bad_request_target, as the node adapter does", async () => {
+    const request = new Request("http://h.test/orders");
+    Object.defineProperty(request, "url", { value: "http://user:pass@h.test/orders" });
+    const read = await readRequest(request);
+    expect(read.ok || { status: read.problem.status, code: read.problem.code }).toStrictEqual({
+      status: 400,
+      code: "bad_request_target",
+    });
+  });
+});
+
+describe("a Content-Length repeated or malformed (RFC 9110 §8.6; RFC 9112 §6.3 (5))", () => {
+  const posted = (values: string[]) =>
+    new Request("http://h.test/hook", {
+      method: "POST",
+      body: "hello",
+      headers: values.map((value): [string, string] => ["content-length", value]),
+    });
+
+  // Fetch joins repeated fields into one list; node's parser refuses each of these requests with a 400.
+  it.each([
+    ["regression: two differing values were ignored and the body served", ["5", "6"]],
+    ["one list of differing values", ["5, 6"]],
+    ["a value that is not digits", ["five"]],
+    ["an empty list member", ["5,"]],
+  ])("%s: 400 malformed_request, the body unread", async (_, values) => {
+    const request = posted(values);
+    const read = await readRequest(request);
+    expect(read.ok || { status: read.problem.status, code: read.problem.code }).toStrictEqual({
+      status: 400,
+      code: "malformed_request",
+    });
+    expect(HTTP_PROBLEM_CODES).toContain("malformed_request");
+  });
+
+  it("the adapter answers it without calling the handler", async () => {
+    const handler = vi.fn(() => json(200, {}));
+    const response = await adapt(handler)(posted(["5", "6"]));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "malformed_request" });
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ["the same value twice", ["5", "5"]],
+    ["one list of the same value", ["5, 5"]],
+  ])("%s counts as that one value (RFC 9110 §8.6 allows it)", async (_, values) => {
+    const read = await readRequest(posted(values));
+    expect(read.ok && new TextDecoder().decode(read.request.body)).toBe("hello");
+    const over = await readRequest(posted(values), { bodyLimit: 4 });
+    expect(over.ok || over.problem.code).toBe("body_too_large");
+  });
+});

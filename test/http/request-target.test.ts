@@ -47,6 +47,9 @@ describe('isAuthority and isHostValue (RFC 3986 §3.2; RFC 9110 §7.2: Host = ur
     "shop.example",
     "shop.example:8443",
     "127.0.0.1:3000",
+    // RFC 3986 §3.2.2: not an IPv4address (an octet over 255), so a reg-name, which any digits and dots are.
+    "999.1.1.1",
+    "256.256.256.256:80",
     "a_b.local",
     "xn--r8jz45g.jp",
     "ex%41mple",
@@ -94,7 +97,7 @@ describe('isAuthority and isHostValue (RFC 3986 §3.2; RFC 9110 §7.2: Host = ur
   it.each([
     ["user:pw@shop.example:8080", true],
     ["@shop.example", true],
-    // A URL parser takes it too (as a%40b@c): the userinfo is dropped, never checked.
+    // A URL parser takes it too (as a%40b@c): the userinfo is not checked here (the adapters refuse any).
     ["a@b@c", true],
     ["user@[::1", false],
     ["user@x:99999", false],

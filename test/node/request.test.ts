@@ -224,6 +224,10 @@ describe("what the adapter refuses of the message itself, on node's own server a
         ["regression: an empty host was served as /orders", "http:///orders"],
         ["regression: an empty host with a port was served as /orders", "https://:443/orders"],
         ["regression: an empty host after a userinfo was served as /orders", "http://u@/orders"],
+        // RFC 9110 §4.2.4: a recipient SHOULD treat a userinfo in an http(s) URI as an error (it hides the host).
+        ["regression: a userinfo was dropped and the request served", "http://user:pass@a/orders"],
+        ["regression: an empty userinfo was dropped and the request served", "https://@a/orders"],
+        ['a userinfo with an "@" in it', "http://a@b@c/orders"],
       ])("%s: 400 bad_request_target", async (_, target) => {
         const { port, seen } = await start(variant);
         const reply = await exchange(port, `GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);

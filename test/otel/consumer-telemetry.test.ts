@@ -72,6 +72,38 @@ describe("consumer telemetry", () => {
     expect(processing?.attributes).toMatchObject({ [ATTRIBUTES.consumerOutcome]: "done", [ATTRIBUTES.attempt]: 1 });
   });
 
+  describe("tracestate (W3C Trace Context §3.3: propagated with traceparent)", () => {
+    const TRACESTATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
+    const withTracestate = (request: HttpRequest, traceparent: string, tracestate: string): HttpRequest => ({
+      ...request,
+      headers: { ...request.headers, traceparent, tracestate },
+    });
+
+    it("regression: the sender's tracestate was dropped; the receipt and its children now carry it", async () => {
+      const { handler } = setup();
+      expect((await handler(withTracestate(incoming("msg_ts1"), TRACEPARENT, TRACESTATE))).status).toBe(202);
+      const [receipt] = otel.spans();
+      expect(receipt?.parentSpanContext?.spanId).toBe(SENDER.spanId);
+      expect(receipt?.parentSpanContext?.traceState?.serialize()).toBe(TRACESTATE);
+      expect(receipt?.spanContext().traceState?.get("congo")).toBe("t61rcWkgMzE");
+    });
+
+    it("reads two tracestate lines as one list, as the adapters join them", async () => {
+      const { handler } = setup();
+      await handler(withTracestate(incoming("msg_ts2"), TRACEPARENT, "congo=t61rcWkgMzE, rojo=00f067aa0ba902b7"));
+      expect(otel.spans()[0]?.parentSpanContext?.traceState?.serialize()).toBe(TRACESTATE);
+    });
+
+    // §3.3: a vendor that failed to parse traceparent MUST NOT attempt to parse tracestate.
+    it("is ignored with a malformed traceparent", async () => {
+      const { handler } = setup();
+      await handler(withTracestate(incoming("msg_ts3"), "00-zz-00f067aa0ba902b7-01", TRACESTATE));
+      const [receipt] = otel.spans();
+      expect(receipt?.parentSpanContext).toBeUndefined();
+      expect(receipt?.spanContext().traceState).toBeUndefined();
+    });
+  });
+
   it("without traceparent the receipt starts a trace of its own; a malformed one is ignored", async () => {
     const { handler } = setup();
     await handler(incoming("msg_2"));

@@ -27,6 +27,34 @@ export const CONDITIONAL_WRITE: Declared = {
 };
 
 /**
+ * A create that evaluates If-Match / If-Unmodified-Since and If-None-Match against the collection it adds to
+ * (RFC 9110 §13.1.1: the target resource is the collection).
+ */
+export const CONDITIONAL_CREATE: Declared = {
+  412: {
+    description:
+      "If-Match (or If-Unmodified-Since) does not match the collection (the ETag its GET answers; `/users` has none, " +
+      "so any If-Match fails): it changed since you read it; or If-None-Match does. Nothing was created.",
+  },
+};
+
+/**
+ * A user replace a customer's token may make only for its name: a new tier takes the admin scope. The description
+ * follows the one `authenticate` declares for its own 403.
+ */
+export const USER_ADMIN_CHANGE: Declared = {
+  403: { description: "Or the change takes the admin scope: a new tier (`forbidden`)." },
+};
+
+/** An order change a customer's token may make only within a status or from `pending` to `cancelled`. */
+export const ORDER_ADMIN_CHANGE: Declared = {
+  403: {
+    description:
+      "Or the status change takes the admin scope: any but keeping the status and pending → cancelled (`forbidden`).",
+  },
+};
+
+/**
  * A create whose 201 carries the new record's validators (`cachingHeaders`): the ETag a client sends back in If-Match.
  */
 export const CREATED: Declared = { 201: { headers: CACHING_HEADERS } };

@@ -94,6 +94,26 @@ export function assertPreconditions(request: HttpRequest, record: Versioned, now
   if (problem !== undefined) throw problem;
 }
 
+/** Whether `request` carries a precondition an unsafe method evaluates (RFC 9110 §13.1.1, §13.1.2, §13.1.4). */
+export function hasPreconditions(request: HttpRequest): boolean {
+  const { headers } = request;
+  return (
+    headers["if-match"] !== undefined ||
+    headers["if-none-match"] !== undefined ||
+    headers["if-unmodified-since"] !== undefined
+  );
+}
+
+/**
+ * Evaluates the preconditions of a POST against the collection it adds to (RFC 9110 §13.1.1: the target resource's
+ * current representation), throwing the 412 problem when one is false. `current` is the validators its GET answers,
+ * or `undefined` for a collection with no representation (`If-Match: *` fails, `If-None-Match: *` holds).
+ */
+export function assertCollectionPreconditions(request: HttpRequest, current: Validators | undefined): void {
+  const problem = preconditionProblem(evaluatePreconditions(request, current));
+  if (problem !== undefined) throw problem;
+}
+
 const READS = ["GET", "HEAD"];
 
 const ETAG: DescribedHeader = { description: "The record's version, as a strong entity tag (RFC 9110 §8.8.3)." };
@@ -164,6 +184,27 @@ export const conditionalWriteDescribed: Middleware = describeMiddleware((next: H
     "If-None-Match": {
       description: "Change it only when none of these ETags is current; `*` matches any (else 412).",
       methods: WRITES,
+    },
+  },
+});
+
+/**
+ * What {@link assertCollectionPreconditions} reads, for `/openapi.json`: a create mounts it (`use:
+ * [conditionalCreateDescribed]`) and declares its 412 in `responses` (CONDITIONAL_WRITE).
+ */
+export const conditionalCreateDescribed: Middleware = describeMiddleware((next: Handler) => next, {
+  requestHeaders: {
+    "If-Match": {
+      description: "Create only when one of these ETags is the collection's current one (its GET's ETag; else 412).",
+      methods: ["POST"],
+    },
+    "If-Unmodified-Since": {
+      description: "Create only when the collection is not modified since (else 412; ignored with If-Match).",
+      methods: ["POST"],
+    },
+    "If-None-Match": {
+      description: "Create only when none of these ETags is the collection's current one; `*` matches any (else 412).",
+      methods: ["POST"],
     },
   },
 });

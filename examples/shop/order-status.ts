@@ -28,6 +28,15 @@ export function checkTransition(from: OrderStatus, to: OrderStatus): TransitionC
   return allowed.includes(to) ? { ok: true, changed: true } : { ok: false, from, to, allowed };
 }
 
+/**
+ * Whether moving an order from `from` to `to` takes the admin scope: a customer may keep a status (a repeated PUT or
+ * patch, or new items while pending) and cancel a pending order; paying, shipping, delivering and cancelling a paid
+ * order are the shop's to do.
+ */
+export function takesAdmin(from: OrderStatus, to: OrderStatus): boolean {
+  return from !== to && !(from === "pending" && to === "cancelled");
+}
+
 /** Whether an order's items may still change: only before it is paid. */
 export function itemsEditable(status: OrderStatus): boolean {
   return status === "pending";

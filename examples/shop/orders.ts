@@ -1,30 +1,39 @@
 import { HttpProblem, type HttpRequest, json } from "rest-webhooks/http";
 import type { ResourceBuilder } from "rest-webhooks/routing";
 import type { z } from "zod";
+import { forbidden, principalOf } from "./auth";
 import { notFound, type ShopContext } from "./context";
 import {
+  CONDITIONAL_CREATE,
   CONDITIONAL_READ,
   CONDITIONAL_WRITE,
   CREATED,
+  ORDER_ADMIN_CHANGE,
   ORDER_CONFLICT,
   ORDER_PAGE,
   REPLACED,
 } from "./declared-responses";
 import { orderChangeType, orderEvent } from "./events";
 import {
+  assertCollectionPreconditions,
   assertPreconditions,
   cachingHeaders,
+  conditionalCreateDescribed,
   conditionalRead,
   conditionalReadDescribed,
   conditionalWriteDescribed,
+  hasPreconditions,
 } from "./http-caching";
 import { answerOrderList } from "./order-lists";
-import { checkTransition, itemsEditable } from "./order-status";
+import { checkTransition, itemsEditable, takesAdmin } from "./order-status";
 import { orderJson, orderTotal, sameItems } from "./representations";
 import { Order, OrderCreate, OrderList, OrderListQuery, OrderParams, OrderState, UserParams } from "./schemas";
 import type { OrderRecord } from "./storage/types";
 
 type OrderStateInput = z.output<typeof OrderState>;
+
+// What `GET /users/{user_id}/orders` answers without a query.
+const FIRST_PAGE = OrderListQuery.parse({});
 
 function conflict(code: string, detail: string, extensions: Record<string, unknown>): HttpProblem {
   return new HttpProblem({ status: 409, code, detail, extensions });
@@ -51,6 +60,10 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
           to: transition.to,
           allowed: transition.allowed,
         });
+      }
+      // After the 409: a move no one may make is a conflict with the order's state, whoever asks.
+      if (takesAdmin(current.status, wanted.status) && !principalOf(request).admin) {
+        throw forbidden(`Moving an order from ${current.status} to ${wanted.status} takes the admin scope.`);
       }
       const itemsChanged = !sameItems(current.items, wanted.items);
       if (itemsChanged && !itemsEditable(current.status)) {
@@ -103,13 +116,27 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: UserParams,
       body: OrderCreate,
       response: Order,
-      responses: CREATED,
-      summary: "Place an order (Idempotency-Key supported; the total is computed)",
-      use: [ctx.idempotent],
+      responses: { ...CREATED, ...CONDITIONAL_CREATE },
+      summary: "Place an order (Idempotency-Key supported; the total is computed; If-Match on the list honoured)",
+      use: [ctx.idempotent, conditionalCreateDescribed],
     },
-    async ({ params, body, created, request }) => {
+    async ({ params, body, created, request, url }) => {
       const now = ctx.now();
       const placed = await ctx.write(request, async (tx) => {
+        if (hasPreconditions(request)) {
+          // Read locked (FOR UPDATE on PostgreSQL): no order comes or goes between the check and the insert.
+          const user = await tx.getUser(params.user_id);
+          if (user === undefined) throw notFound("user", params.user_id);
+          // The collection's current representation is what its GET answers: the first page, unfiltered.
+          const list = await answerOrderList(ctx, url("users.orders.list", { user_id: params.user_id }), FIRST_PAGE, {
+            changedAt: user.ordersChangedAt,
+            page: (page) => tx.listOrders(params.user_id, page),
+          });
+          assertCollectionPreconditions(request, {
+            etag: list.headers.etag as string,
+            lastModified: Math.min(user.ordersChangedAt, now),
+          });
+        }
         const record = await tx.placeOrder({
           id: ctx.newId("ord"),
           userId: params.user_id,
@@ -150,7 +177,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: OrderParams,
       body: OrderState,
       response: Order,
-      responses: { ...REPLACED, ...ORDER_CONFLICT },
+      responses: { ...REPLACED, ...ORDER_CONFLICT, ...ORDER_ADMIN_CHANGE },
       use: [conditionalWriteDescribed],
       summary: "Replace an order's status and items (transitions enforced; If-Match honoured)",
     },
@@ -162,7 +189,7 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
       params: OrderParams,
       body: OrderState,
       response: Order,
-      responses: { ...REPLACED, ...ORDER_CONFLICT },
+      responses: { ...REPLACED, ...ORDER_CONFLICT, ...ORDER_ADMIN_CHANGE },
       use: [conditionalWriteDescribed],
       summary: "Update an order with a JSON Merge Patch (transitions enforced; If-Match honoured)",
     },

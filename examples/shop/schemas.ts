@@ -54,9 +54,14 @@ export const Order = z
 /** A page of orders: a bare JSON array, oldest first; the next page is in the `Link` header (RFC 8288). */
 export const OrderList = z.array(Order).meta({ id: "OrderList" });
 
-/** Path parameters. */
-export const UserParams = z.object({ user_id: z.string().min(1).max(64) });
-export const OrderParams = z.object({ user_id: z.string().min(1).max(64), order_id: z.string().min(1).max(64) });
+/**
+ * Path parameters. An id carries no length limit of its own: one the shop never issued names no resource, so it is a
+ * 404 like any other unknown id (RFC 9110 §15.5.5), not a 422 for a malformed request. The router refuses a segment
+ * over its `maxParamLength` (100) with 400 `param_too_long` before any lookup.
+ */
+const Id = z.string().min(1);
+export const UserParams = z.object({ user_id: Id });
+export const OrderParams = z.object({ user_id: Id, order_id: Id });
 
 /** The query of both order lists (a user's, and `/orders`): any other parameter is a 400. */
 export const OrderListQuery = z.object({

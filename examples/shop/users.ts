@@ -1,15 +1,18 @@
 import { json } from "rest-webhooks/http";
 import { type Router, routeOf } from "rest-webhooks/routing";
-import { type Authorize, authenticate, forbidden, mayAccessUser } from "./auth";
+import { type Authorize, authenticate, forbidden, mayAccessUser, principalOf } from "./auth";
 import { notFound, type ShopContext } from "./context";
-import { CONDITIONAL_READ, CREATED, REPLACED } from "./declared-responses";
+import { CONDITIONAL_CREATE, CONDITIONAL_READ, CREATED, REPLACED, USER_ADMIN_CHANGE } from "./declared-responses";
 import { userEvent } from "./events";
 import {
+  assertCollectionPreconditions,
   assertPreconditions,
   cachingHeaders,
+  conditionalCreateDescribed,
   conditionalRead,
   conditionalReadDescribed,
   conditionalWriteDescribed,
+  hasPreconditions,
 } from "./http-caching";
 import { declareOrders } from "./orders";
 import { userJson } from "./representations";
@@ -34,8 +37,16 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
     users.use(authenticate(ctx.verify, authorizeUser), ctx.requestScope);
 
     users.create(
-      { body: UserInput, response: User, responses: CREATED, summary: "Create a user (admin)", use: [ctx.idempotent] },
+      {
+        body: UserInput,
+        response: User,
+        responses: { ...CREATED, ...CONDITIONAL_CREATE },
+        summary: "Create a user (admin)",
+        use: [ctx.idempotent, conditionalCreateDescribed],
+      },
       async ({ body, created, request }) => {
+        // `/users` has no GET, so no current representation (RFC 9110 §13.1.1): any If-Match fails.
+        if (hasPreconditions(request)) assertCollectionPreconditions(request, undefined);
         const now = ctx.now();
         const user: UserRecord = {
           id: ctx.newId("usr"),
@@ -74,9 +85,9 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
         params: UserParams,
         body: UserInput,
         response: User,
-        responses: REPLACED,
+        responses: { ...REPLACED, ...USER_ADMIN_CHANGE },
         use: [conditionalWriteDescribed],
-        summary: "Replace a user's name and tier",
+        summary: "Replace a user's name and tier (a new tier takes the admin scope)",
       },
       async ({ params, body, request }) => {
         const now = ctx.now();
@@ -84,6 +95,10 @@ export function declareUsers(router: Router, ctx: ShopContext): void {
           const current = await tx.getUser(params.user_id);
           if (current === undefined) throw notFound("user", params.user_id);
           assertPreconditions(request, current, now);
+          // A customer names itself; its tier is the shop's to set. Sending the current tier changes nothing.
+          if (current.tier !== body.tier && !principalOf(request).admin) {
+            throw forbidden("Changing a user's tier takes a token with the admin scope.");
+          }
           // RFC 9110 §9.3.4: PUT sets the sent state; sending the current one changes nothing.
           if (current.name === body.name && current.tier === body.tier) return current;
           // RFC 9110 §8.8.2: Last-Modified never moves back, even from an instance whose clock is behind.

@@ -221,8 +221,10 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
       return at == null ? undefined : epoch.parse(at);
     },
     transaction(work, request) {
+      // Inside the request's transaction, `transaction` nests in a SAVEPOINT: a thrown error (a 409 or 412 problem
+      // too) undoes `work`'s writes even when `idempotency()` records that problem and the request commits.
       const outer = request === undefined ? undefined : transactionOf(request);
-      return outer === undefined ? transaction(pool, (client) => work(writes(client))) : work(writes(outer));
+      return transaction(outer ?? pool, (client) => work(writes(client)));
     },
     // The key's record, the order and its event in one transaction: a crash leaves all of them or none.
     requestScope: (onCommit) => requestTransaction(pool, { onCommit }),

@@ -116,6 +116,69 @@ export function authCases(shop: () => RunningShop): void {
     expect((await shop().api("GET", bobOrder)).status).toBe(200);
   });
 
+  it("lets a customer rename itself but not change its tier (403 forbidden), and repeat its current values", async () => {
+    const alice = await newUser();
+    const token = await shop().tokenFor(alice);
+    const renamed = await shop().api("PUT", `/users/${alice}`, { token, body: { name: "Alice", tier: "basic" } });
+    expect(renamed.status).toBe(200);
+    const etag = renamed.headers.get("etag");
+    const promoted = await shop().api("PUT", `/users/${alice}`, { token, body: { name: "Alice", tier: "gold" } });
+    expect(promoted.status).toBe(403);
+    expect(promoted.headers.get("content-type")).toBe("application/problem+json");
+    expect(promoted.json().code).toBe("forbidden");
+    // PUT twice equals PUT once: the current tier (with its spelling trimmed) is no change.
+    const again = await shop().api("PUT", `/users/${alice}`, { token, body: { name: "Alice", tier: " basic " } });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("etag")).toBe(etag);
+    expect((await shop().api("GET", `/users/${alice}`)).json()).toMatchObject({ name: "Alice", tier: "basic" });
+    expect((await shop().api("PUT", `/users/${alice}`, { body: { name: "Alice", tier: "gold" } })).status).toBe(200);
+  });
+
+  it("lets a customer cancel its own pending order, and keep a status, but not pay, ship or deliver it (403)", async () => {
+    const alice = await newUser();
+    const token = await shop().tokenFor(alice);
+    const items = [{ sku: "A", quantity: 1, unit_price: 5 }];
+    const place = async () =>
+      (await shop().api("POST", `/users/${alice}/orders`, { token, body: { items } })).headers.get(
+        "location",
+      ) as string;
+    const merge = { "content-type": "application/merge-patch+json" };
+    const pending = await place();
+    // Keeping the status (a repeated PUT, new items while pending) is the customer's.
+    const kept = await shop().api("PUT", pending, { token, body: { status: "pending", items: [...items, ...items] } });
+    expect(kept.status).toBe(200);
+    for (const [method, status] of [
+      ["PATCH", "paid"],
+      ["PUT", "paid"],
+    ] as const) {
+      const body = method === "PUT" ? { status, items } : { status };
+      const reply = await shop().api(method, pending, { token, body, headers: method === "PATCH" ? merge : {} });
+      expect(reply.status, `${method} ${status}`).toBe(403);
+      expect(reply.json().code).toBe("forbidden");
+    }
+    expect((await shop().api("GET", pending, { token })).json()).toMatchObject({ status: "pending" });
+    // The admin moves it on; the customer may not follow it further, nor cancel a paid order.
+    expect((await shop().api("PATCH", pending, { body: { status: "paid" }, headers: merge })).status).toBe(200);
+    for (const status of ["shipped", "cancelled"]) {
+      const reply = await shop().api("PATCH", pending, { token, body: { status }, headers: merge });
+      expect(reply.status, status).toBe(403);
+    }
+    expect((await shop().api("PATCH", pending, { body: { status: "shipped" }, headers: merge })).status).toBe(200);
+    expect((await shop().api("PATCH", pending, { token, body: { status: "delivered" }, headers: merge })).status).toBe(
+      403,
+    );
+    expect((await shop().api("PATCH", pending, { token, body: { status: "shipped" }, headers: merge })).status).toBe(
+      200,
+    );
+    const cancelled = await shop().api("PATCH", await place(), {
+      token,
+      body: { status: "cancelled" },
+      headers: merge,
+    });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json()).toMatchObject({ status: "cancelled" });
+  });
+
   it("lets only an admin create users", async () => {
     const alice = await newUser();
     const reply = await shop().api("POST", "/users", {

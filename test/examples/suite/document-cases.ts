@@ -173,4 +173,14 @@ export function documentCases(shop: () => RunningShop): void {
     const put = doc.paths["/users/{user_id}/orders/{order_id}"]?.put?.responses ?? {};
     expect(Object.keys(put)).toEqual(expect.arrayContaining(["200", "401", "403", "409", "412", "413", "415", "422"]));
   });
+
+  it("declares the preconditions a create evaluates against its collection, and their 412", async () => {
+    const doc = await document();
+    for (const path of ["/users", "/users/{user_id}/orders"]) {
+      const post = doc.paths[path]?.post;
+      expect(Object.keys(post?.responses ?? {}), path).toEqual(expect.arrayContaining(["201", "412"]));
+      const headers = (post?.parameters ?? []).filter((p) => p.in === "header").map((p) => p.name);
+      expect(headers, path).toEqual(expect.arrayContaining(["If-Match", "If-None-Match", "If-Unmodified-Since"]));
+    }
+  });
 }

@@ -232,6 +232,68 @@ export function orderCases(shop: () => RunningShop): void {
     }
   });
 
+  it("answers 404 for an id longer than any id the shop issues, on every method (regression: 422)", async () => {
+    const userId = await newUser();
+    const { path } = await newOrder(userId);
+    const long = "x".repeat(65);
+    const user = { name: "N", tier: "basic" };
+    const state = { status: "paid", items: ITEMS };
+    const cases: [string, string, unknown, string][] = [
+      ["GET", `/users/${long}`, undefined, "user_not_found"],
+      ["PUT", `/users/${long}`, user, "user_not_found"],
+      ["GET", `/users/${long}/orders`, undefined, "user_not_found"],
+      ["POST", `/users/${long}/orders`, { items: ITEMS }, "user_not_found"],
+      ["GET", `${path}${long}`, undefined, "order_not_found"],
+      ["PUT", `${path}${long}`, state, "order_not_found"],
+      ["PATCH", `${path}${long}`, { status: "paid" }, "order_not_found"],
+      ["DELETE", `${path}${long}`, undefined, "order_not_found"],
+      ["GET", `/users/${long}/orders/${long}`, undefined, "order_not_found"],
+    ];
+    for (const [method, target, body, code] of cases) {
+      const reply = await shop().api(method, target, { body, headers: method === "PATCH" ? MERGE : {} });
+      expect(reply.status, `${method} ${target}`).toBe(404);
+      expect(reply.json().code, `${method} ${target}`).toBe(code);
+    }
+  });
+
+  it("evaluates If-Match, If-Unmodified-Since and If-None-Match of a POST against the collection (RFC 9110 §13.1)", async () => {
+    const userId = await newUser();
+    await newOrder(userId);
+    const list = await shop().api("GET", `/users/${userId}/orders`);
+    const etag = list.headers.get("etag") as string;
+    const post = (headers: Record<string, string>) =>
+      shop().api("POST", `/users/${userId}/orders`, { body: { items: ITEMS }, headers });
+    const stale: Record<string, string>[] = [
+      { "if-match": '"xyz"' },
+      { "if-none-match": "*" },
+      { "if-none-match": etag },
+      { "if-unmodified-since": "Sat, 01 Jan 2000 00:00:00 GMT" },
+    ];
+    for (const headers of stale) {
+      const refused = await post(headers);
+      expect(refused.status, JSON.stringify(headers)).toBe(412);
+      expect(refused.json().code).toBe("precondition_failed");
+    }
+    // Nothing was placed: the list is as it was.
+    expect((await shop().api("GET", `/users/${userId}/orders`)).headers.get("etag")).toBe(etag);
+    const matched = await post({ "if-match": etag });
+    expect(matched.status).toBe(201);
+    // The collection changed: the tag the client holds is stale now.
+    expect((await post({ "if-match": etag })).status).toBe(412);
+    expect((await post({ "if-match": "*" })).status).toBe(201);
+    // /users has no representation to match (no GET): If-Match fails, If-None-Match: * holds.
+    const users = await shop().api("POST", "/users", {
+      body: { name: "N", tier: "basic" },
+      headers: { "if-match": "*" },
+    });
+    expect(users.status).toBe(412);
+    const fresh = await shop().api("POST", "/users", {
+      body: { name: "N", tier: "basic" },
+      headers: { "if-none-match": "*" },
+    });
+    expect(fresh.status).toBe(201);
+  });
+
   it("answers 405 with Allow, 404 for unknown paths, 400 for a malformed path, all as problems", async () => {
     const userId = await newUser();
     const { path } = await newOrder(userId);

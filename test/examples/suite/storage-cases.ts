@@ -1,3 +1,5 @@
+import { HttpProblem, type HttpRequest } from "rest-webhooks/http";
+import { idempotency } from "rest-webhooks/idempotency";
 import { createEvent } from "rest-webhooks/webhooks/delivery";
 import { expect, it } from "vitest";
 import type { RunningShop } from "../shop-harness";
@@ -33,5 +35,45 @@ export function storageCases(shop: () => RunningShop): void {
     expect(await storage.getOrder(userId, "ord_rolled_back")).toBeUndefined();
     expect((await storage.queue.list(endpointId)).filter((d) => d.eventId === event.id)).toEqual([]);
     await shop().api("DELETE", `/v1/webhook_endpoints/${endpointId}`, { token: shop().config.apiKey });
+  });
+
+  it("rolls back a request's write whose work throws a 4xx problem (regression: committed on PostgreSQL under an Idempotency-Key)", async () => {
+    const { storage } = shop().shop;
+    const now = Date.now();
+    const user = { id: `usr_thrown_${now}`, name: "Thrown", tier: "basic", version: 1, createdAt: now, updatedAt: now };
+    // The shop's own wiring (app.ts): the request's transaction outside the idempotency record, the write inside.
+    const handler = storage.requestScope(() => {})(
+      idempotency({ store: (request) => storage.idempotency(request), identify: () => "caller" })((request) =>
+        storage.transaction(async (tx) => {
+          await tx.putUser({ ...user, ordersChangedAt: now });
+          throw new HttpProblem({ status: 409, code: "conflict", detail: "The business rule said no." });
+        }, request),
+      ),
+    );
+    const request = (key: string): HttpRequest => ({
+      method: "POST",
+      path: "/users",
+      search: "",
+      query: {},
+      headers: { "idempotency-key": `"${key}"`, "content-type": "application/json" },
+      body: new TextEncoder().encode("{}"),
+    });
+    const keyed = await handler(request(`thrown-${now}`));
+    expect(keyed.status).toBe(409);
+    expect(await storage.getUser(user.id)).toBeUndefined();
+    // The refusal is the key's recorded outcome: the retry replays it, and still writes nothing.
+    const replayed = await handler(request(`thrown-${now}`));
+    expect(replayed.status).toBe(409);
+    expect(replayed.headers["idempotent-replayed"]).toBe("true");
+    expect(await storage.getUser(user.id)).toBeUndefined();
+    // Without a key the problem is thrown through the request's transaction, and rolls it back too.
+    const plain = storage.requestScope(() => {})((request) =>
+      storage.transaction(async (tx) => {
+        await tx.putUser({ ...user, ordersChangedAt: now });
+        throw new HttpProblem({ status: 412, code: "precondition_failed", detail: "Stale." });
+      }, request),
+    );
+    await expect(plain({ ...request("unused"), headers: {} })).rejects.toBeInstanceOf(HttpProblem);
+    expect(await storage.getUser(user.id)).toBeUndefined();
   });
 }

@@ -35,9 +35,15 @@ const options = {
 // 25 MB ("Webhook events and payloads"), the largest of the schemes listen verifies.
 const BODY_LIMIT = 25 * 1024 * 1024;
 
+// The time of day in UTC, marked so (ISO 8601 `Z`): a bare 14:03:07 read as local time was hours off.
 function clock(ms: number): string {
-  return new Date(ms).toISOString().slice(11, 23);
+  return new Date(ms).toISOString().slice(11, 24);
 }
+
+// Why the adapter answered before listen's handler could run.
+const REFUSALS: Record<number, { code: string; reason: string }> = {
+  413: { code: "body_too_large", reason: `the body is over listen's ${BODY_LIMIT / 1024 / 1024} MiB limit` },
+};
 
 /** `rest-webhooks listen`: a verifying consumer that prints every delivery, and forwards it when asked. */
 export async function runListen(argv: readonly string[], out: Output): Promise<number> {
@@ -109,6 +115,31 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
   };
 
   const server = createServer(handler, { bodyLimit: BODY_LIMIT });
+  // A delivery the adapter refused unread (over the body limit) never reaches the handler: printed here, or whoever
+  // watches the terminal sees nothing of it. The handler runs only once the whole body was read, so an error answer
+  // to a request whose body did not all arrive is the adapter's.
+  server.on("request", (req, res) => {
+    res.once("close", () => {
+      if (res.statusCode < 400 || req.complete) return;
+      const at = Date.now();
+      const refusal = REFUSALS[res.statusCode];
+      const code = refusal?.code ?? "refused";
+      const reason = refusal?.reason ?? `the request was answered ${res.statusCode} before it could be verified`;
+      const target = `${req.method} ${(req.url ?? "").split("?")[0]}`;
+      emit(
+        {
+          time: new Date(at).toISOString(),
+          method: req.method,
+          path: (req.url ?? "").split("?")[0],
+          verified: false,
+          refused: res.statusCode,
+          code,
+          reason,
+        },
+        `${out.dim(clock(at))}  ${out.red(`✗ refused (${res.statusCode})`)}  ${target}  ${out.bold(code)}: ${reason}`,
+      );
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, values.host ?? "127.0.0.1", () => resolve());

@@ -60,9 +60,14 @@ async function main(argv: readonly string[]): Promise<number> {
   const rest = helpFor ? ["--help", ...after.slice(1)] : after;
   const json = rest.includes("--json");
   const out = createOutput(json);
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+  // No command is misuse: the usage goes to stderr with exit 2, as for an unknown one; asked for, to stdout with 0.
+  if (name === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return EXIT.usage;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
     out.help(USAGE);
-    return name === undefined ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   if (name === "--version" || name === "-v") {
     out.help(version());

@@ -39,9 +39,10 @@ export interface IdempotencyOptions {
    * Where records live; share one between instances (Redis, PostgreSQL) when there are several. A function picks the
    * store per request: with PostgreSQL, the store on the request's own transaction
    * (`(request) => store.withClient(transactionOf(request) ?? pool)` under `requestTransaction`), so the record
-   * commits with the resource it protects (exactly once; see docs/idempotency.md).
+   * commits with the resource it protects (exactly once; see docs/idempotency.md). The function may return a Promise
+   * of the store; an answer that is no store is a TypeError naming `options.store`, before the handler runs.
    */
-  store: IdempotencyStore | ((request: HttpRequest) => IdempotencyStore);
+  store: IdempotencyStore | ((request: HttpRequest) => IdempotencyStore | Promise<IdempotencyStore>);
   /**
    * The caller's identity (account, API key id, tenant). Keys are scoped per caller, so one caller
    * can never replay another's response. Return a constant for an API without callers.
@@ -49,10 +50,11 @@ export interface IdempotencyOptions {
   identify: (request: HttpRequest) => string | Promise<string>;
   /**
    * Whether a request without an Idempotency-Key gets 400 `idempotency_key_missing`; otherwise it
-   * passes through unprotected.
+   * passes through unprotected. A function may answer with a Promise of the boolean; an answer that is no boolean is
+   * a TypeError naming `options.required` (the adapter's 500), never a requirement.
    * @default false
    */
-  required?: boolean | ((request: HttpRequest) => boolean);
+  required?: boolean | ((request: HttpRequest) => boolean | Promise<boolean>);
   /**
    * Methods the middleware protects (a list, or a test of the upper-case method); others pass
    * through untouched.
@@ -108,6 +110,22 @@ function names(name: string, value: readonly string[]): readonly string[] {
     throw new TypeError(`idempotency: options.${name} must be a list of strings, or left out`);
   }
   return value;
+}
+
+// A Promise, or any other truthy value, once counted as `true`: every request then needed a key.
+function mustHaveKey(answer: unknown): boolean {
+  if (typeof answer !== "boolean") {
+    throw new TypeError("idempotency: options.required must return a boolean, or a Promise of one");
+  }
+  return answer;
+}
+
+// A Promise of a store once reached `begin` as the store itself, failing the first keyed request obscurely.
+function storeFrom(answer: unknown): IdempotencyStore {
+  if (typeof (answer as IdempotencyStore | null)?.begin !== "function") {
+    throw new TypeError("idempotency: options.store must return an IdempotencyStore, or a Promise of one");
+  }
+  return answer as IdempotencyStore;
 }
 
 function protectedMethods(option: IdempotencyOptions["methods"]): (method: string) => boolean {
@@ -248,7 +266,8 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     };
     const fingerprint = requestFingerprint(input);
     const key = scopedKey(caller, parsed.key);
-    const store = storeOf(request);
+    const chosen = storeOf(request);
+    const store = storeFrom(isThenable(chosen) ? await chosen : chosen);
     const begun = store.begin(key, fingerprint, leaseMs);
     const found = isThenable(begun) ? await begun : begun;
     const legacy = needsLegacyFingerprint(found) ? legacyRequestFingerprint(input) : undefined;
@@ -272,8 +291,13 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
       if (!protects(request.method)) return handler(request);
       const field = request.headers["idempotency-key"];
       if (field !== undefined) return keyed(handler, request, field);
-      const mustHave = typeof required === "function" ? required(request) : required;
-      return mustHave ? keyMissing() : handler(request);
+      if (typeof required !== "function") return required ? keyMissing() : handler(request);
+      // Only an answer that is a Promise costs one: the synchronous one is judged at once.
+      const answer = required(request);
+      if (isThenable(answer)) {
+        return Promise.resolve(answer).then((resolved) => (mustHaveKey(resolved) ? keyMissing() : handler(request)));
+      }
+      return mustHaveKey(answer) ? keyMissing() : handler(request);
     };
   // What it can answer, for OpenAPI (draft-ietf-httpapi-idempotency-key-header §2.7).
   return describeMiddleware(middleware, {

@@ -4,7 +4,7 @@
  * unsigned request is refused with the library's diagnosis.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createServer } from "node:http";
+import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../../examples/shop/storage/memory";
@@ -203,6 +203,53 @@ describe("rest-webhooks listen, a delivery over 1 MiB", () => {
       expect(response.status).toBe(202);
       const line = JSON.parse(await listening.line(/"id":"msg_big"/)) as Record<string, unknown>;
       expect(line).toMatchObject({ verified: true, type: "push" });
+    } finally {
+      await listening.stop();
+    }
+  });
+});
+
+describe("rest-webhooks listen, a delivery over its 25 MiB limit", () => {
+  /** Declares a body over the limit: the adapter answers 413 at once, before listen's handler runs. */
+  const oversized = (url: string) =>
+    new Promise<number | undefined>((resolve, reject) => {
+      const sent = request(`${url}/webhooks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": String(26 * 1024 * 1024) },
+      });
+      sent.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode);
+        sent.destroy();
+      });
+      sent.on("error", reject);
+      sent.flushHeaders();
+    });
+
+  // Regression: the 413 went out with no line printed, so whoever watched the terminal saw nothing of the delivery.
+  it("prints a line saying the delivery was refused, and why (JSON Lines)", async () => {
+    const listening = startCli(["listen", "--port", "0", "--secret", generateSecret(), "--json"]);
+    try {
+      const url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
+      expect(await oversized(url)).toBe(413);
+      const line = JSON.parse(await listening.line(/"refused"/)) as Record<string, unknown>;
+      expect(line).toMatchObject({ method: "POST", path: "/webhooks", verified: false, refused: 413 });
+      expect(line.code).toBe("body_too_large");
+      expect(line.time).toMatch(/Z$/);
+    } finally {
+      await listening.stop();
+    }
+  });
+
+  it("prints it as text too, its time marked UTC (Z)", async () => {
+    const listening = startCli(["listen", "--port", "0", "--secret", generateSecret()]);
+    try {
+      const url = /(http:\/\/[^ ]+)/.exec(await listening.line(/listening on/))?.[1] ?? "";
+      expect(await oversized(url)).toBe(413);
+      const line = await listening.line(/refused/);
+      expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3}Z {2}/);
+      expect(line).toContain("POST /webhooks");
+      expect(line).toContain("25 MiB");
     } finally {
       await listening.stop();
     }

@@ -57,6 +57,17 @@ describe("rest-webhooks help and unknown commands", () => {
     expect(run.stdout).toContain("Usage: rest-webhooks send");
   });
 
+  // Regression: with no command the usage went to stdout (a script reading it took it for output); it is misuse.
+  it("with no command prints the usage on stderr and exits 2; --help prints it on stdout and exits 0", async () => {
+    const none = await runCli([]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toContain("Usage: rest-webhooks <command>");
+    const help = await runCli(["--help"]);
+    expect(help).toMatchObject({ code: 0, stderr: "" });
+    expect(help.stdout).toContain("Usage: rest-webhooks <command>");
+  });
+
   // Regression: a name on Object.prototype was taken for a command and crashed with a TypeError.
   it.each(["toString", "constructor", "__proto__"])(
     "%s is an unknown command: exit 2, no stack trace",

@@ -317,6 +317,31 @@ describe("idempotency middleware", () => {
       expect(runs()).toBe(1);
     });
 
+    // Regression: a Promise is truthy, so an async `required` required the key on every request, whatever it resolved.
+    it("takes a requirement decided asynchronously (a function returning a Promise of a boolean)", async () => {
+      const { handle, runs } = setup({ required: async (req) => req.path.startsWith("/payments") });
+      expect(problemCode((await handle(request({ path: "/payments" }))).body)).toBe("idempotency_key_missing");
+      expect((await handle(request({ path: "/orders" }))).status).toBe(201);
+      expect(runs()).toBe(1);
+    });
+
+    it("refuses a required function's answer that is no boolean, naming the option", async () => {
+      const { handle, runs } = setup({ required: (() => "yes") as never });
+      // Thrown synchronously (no promise on that path): the adapter answers 500 either way.
+      expect(() => handle(request({}))).toThrow(/options\.required/);
+      const later = setup({ required: (async () => 1) as never });
+      await expect(later.handle(request({}))).rejects.toThrow(/options\.required/);
+      expect(runs() + later.runs()).toBe(0);
+    });
+
+    it("keeps the synchronous path free of promises: a handler's answer is passed on as it came", () => {
+      const answer = json(201, {});
+      const handle = idempotency({ store: new MemoryIdempotencyStore(), identify: () => "a", required: () => false })(
+        () => answer,
+      );
+      expect(handle(request({}))).toBe(answer);
+    });
+
     it("leaves methods it does not protect alone, key or not", async () => {
       const { handle, runs } = setup({ required: true });
       await handle(request({ method: "GET", key: '"k"' }));
@@ -659,6 +684,27 @@ describe("idempotency middleware", () => {
       );
       expect(res.status).toBe(503);
       expect(onStoreError).toHaveBeenCalledOnce();
+    });
+
+    // Regression: a store option given as an async function of the request (say one that opens a transaction) failed
+    // at first use: the middleware called begin on the Promise.
+    it("takes a store function that resolves the store asynchronously", async () => {
+      const inner = new MemoryIdempotencyStore();
+      let runs = 0;
+      const handle = idempotency({ store: async () => inner, identify: () => "a" })(() => json(201, { run: ++runs }));
+      await handle(request({ key: '"k"' }));
+      const again = await handle(request({ key: '"k"' }));
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(runs).toBe(1);
+    });
+
+    it("refuses a store function's answer that is no IdempotencyStore, naming the option, before the handler runs", async () => {
+      const handler = vi.fn(() => json(201, {}));
+      for (const store of [() => ({}), async () => undefined]) {
+        const handle = idempotency({ store: store as never, identify: () => "a" })(handler);
+        await expect(handle(request({ key: '"k"' }))).rejects.toThrow(/options\.store/);
+      }
+      expect(handler).not.toHaveBeenCalled();
     });
 
     it("lets a begin that throws reject the request without running the handler", async () => {

@@ -13,8 +13,13 @@ export type ConsumerErrorCode =
   | "no_handler"
   /** The attempt budget was spent by processors that died holding the lease (a crash loop). */
   | "attempts_exhausted"
-  /** A stored inbox row cannot be decoded (written by an incompatible version, or by hand); thrown, never stored. */
-  | "row_invalid";
+  /**
+   * A stored inbox row cannot be decoded (written by an incompatible version, or by hand): thrown by `get` and
+   * `deadLetters`; a claim dead-letters the row with it instead, so one such row holds up no other event.
+   */
+  | "row_invalid"
+  /** The runner's `stop()` let go of attempts still running after `stopGraceMs`; reported, never stored. */
+  | "stop_timed_out";
 
 // Every code once: the type above must list exactly these (a stored record's decoder checks against them).
 const CODES: Record<ConsumerErrorCode, true> = {
@@ -24,10 +29,11 @@ const CODES: Record<ConsumerErrorCode, true> = {
   no_handler: true,
   attempts_exhausted: true,
   row_invalid: true,
+  stop_timed_out: true,
 };
 
-/** The codes a stored error record may carry (every {@link ConsumerErrorCode} but `row_invalid`, which is thrown). */
-export const STORED_ERROR_CODES = Object.keys(CODES).filter((code) => code !== "row_invalid") as [
+/** The codes a stored error record may carry (every {@link ConsumerErrorCode} but `stop_timed_out`, only reported). */
+export const STORED_ERROR_CODES = Object.keys(CODES).filter((code) => code !== "stop_timed_out") as [
   ConsumerErrorCode,
   ...ConsumerErrorCode[],
 ];

@@ -40,6 +40,11 @@ export interface InboxClaimRequest {
   limit: number;
   /** The claiming processor's id (for inspection). */
   owner: string;
+  /**
+   * Told about each due event the inbox could not read (a `WebhookConsumerError` `row_invalid`), which it
+   * dead-lettered instead of claiming, so the others are claimed. An inbox whose events are always readable ignores it.
+   */
+  onInvalid?: (error: unknown) => void;
 }
 
 /** An event claimed for processing: it belongs to the claimant until the lease expires. */

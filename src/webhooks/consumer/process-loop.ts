@@ -9,6 +9,8 @@ export interface ProcessorLoopOptions {
   processor: {
     startDue(limit: number, options: { signal: AbortSignal }): Promise<Promise<unknown>[]>;
     readonly batchSize: number;
+    /** How long one attempt may take, ms (`Infinity`: no time-out); `startWebhookProcessor`'s stop bound reads it. */
+    readonly handlerTimeoutMs?: number;
   };
   /** Waits `ms`, resolving early when `signal` aborts (or the runner is woken). */
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;

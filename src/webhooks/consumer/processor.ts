@@ -201,6 +201,11 @@ export class WebhookProcessor<Context extends object = object> {
     return this.#batchSize;
   }
 
+  /** How long one attempt may take, ms: `Infinity` when attempts have no time-out (the runner's stop bound reads it). */
+  get handlerTimeoutMs(): number {
+    return this.#handlerTimeoutMs ?? Number.POSITIVE_INFINITY;
+  }
+
   /**
    * Registers the handler for an event type pattern (`order.shipped`, `order.*`, `*`); with a zod
    * schema the handler gets the parsed payload, and a payload that does not match is dead-lettered
@@ -275,8 +280,17 @@ export class WebhookProcessor<Context extends object = object> {
     });
   }
 
+  // A row the inbox could not read was dead-lettered without a claim: told as the other dead letters are.
+  readonly #onInvalid = (error: unknown) => this.#onError?.(error, undefined);
+
   #claim(limit: number): Promise<InboxClaim[]> {
-    return this.#inbox.claim({ now: this.#now(), leaseMs: this.#leaseMs, limit, owner: this.#owner });
+    return this.#inbox.claim({
+      now: this.#now(),
+      leaseMs: this.#leaseMs,
+      limit,
+      owner: this.#owner,
+      onInvalid: this.#onInvalid,
+    });
   }
 
   /**

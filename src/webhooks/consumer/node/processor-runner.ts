@@ -1,5 +1,12 @@
-import { positiveInteger } from "../../../options/number-option";
+import { nonNegativeNumber, positiveInteger } from "../../../options/number-option";
+import { timerDelay } from "../../../options/timer-delay";
+import { WebhookConsumerError } from "../errors";
 import { type ProcessorLoopOptions, processorPauses, runProcessorLoop } from "../process-loop";
+
+// How long stop() waits past the handler time-out, for the inbox to record how the last attempts ended.
+const STOP_SETTLE_MS = 1_000;
+// stop()'s bound when attempts have no time-out (handlerTimeoutMs: Infinity): the usual SIGTERM grace of a container.
+const STOP_GRACE_NO_TIMEOUT_MS = 30_000;
 
 /** Options of {@link startWebhookProcessor}. */
 export interface ProcessorRunnerOptions {
@@ -12,6 +19,14 @@ export interface ProcessorRunnerOptions {
    * is logged to stderr, and the runner goes on. @default logs to stderr
    */
   onError?: (error: unknown) => void;
+  /**
+   * On `runner.stop()`, the longest it waits for the attempts in flight, ms. Past it `runner.stop()` resolves anyway: the attempts
+   * still running are let go (reported to `onError` as a `WebhookConsumerError` `stop_timed_out`), and their events
+   * are claimed again once their leases expire, as after a crash (a PostgreSQL attempt rolls back when the process
+   * exits). A handler that never settles would otherwise keep `runner.stop()` pending for ever when attempts have no time-out.
+   * @default the processor's `handlerTimeoutMs` plus 1 s, or 30 s when it is `Infinity`
+   */
+  stopGraceMs?: number;
 }
 
 /** A running processor loop. */
@@ -24,7 +39,7 @@ export interface ProcessorRunner {
   wake(): void;
   /**
    * Stops claiming; resolves when the attempts in flight have settled: their handlers finished, or failed at the
-   * processor's `handlerTimeoutMs` (a handler past it is let go, not awaited).
+   * processor's `handlerTimeoutMs` (a handler past it is let go, not awaited); at the latest after `stopGraceMs`.
    */
   stop(): Promise<void>;
   /** Resolves when the loop has ended. */
@@ -50,6 +65,13 @@ export function startWebhookProcessor(
   // Refused now, synchronously: the loop below would only reject its promise, unhandled unless `stop` was awaited.
   const { idleMs, errorDelayMs } = processorPauses(options, "startWebhookProcessor");
   positiveInteger("startWebhookProcessor", "batchSize", processor?.batchSize);
+  const timeout = processor.handlerTimeoutMs;
+  const stopGraceMs =
+    options.stopGraceMs === undefined
+      ? typeof timeout === "number" && Number.isFinite(timeout)
+        ? timeout + STOP_SETTLE_MS
+        : STOP_GRACE_NO_TIMEOUT_MS
+      : nonNegativeNumber("startWebhookProcessor", "stopGraceMs", options.stopGraceMs, "milliseconds");
   const controller = new AbortController();
   let woken = false;
   let wakeSleeper: (() => void) | undefined;
@@ -86,30 +108,50 @@ export function startWebhookProcessor(
     wakeScheduled = true;
     setImmediate(wakeNextTurn);
   };
-  const done = runProcessorLoop({
-    processor,
-    sleep,
-    signal: controller.signal,
-    idleMs,
-    errorDelayMs,
-    onError: (error) => {
-      const { onError } = options;
-      if (onError !== undefined) {
-        try {
-          onError(error);
-          return;
-        } catch (thrown) {
-          console.error("rest-webhooks: the processor runner's onError threw", thrown);
-        }
+  const report = (error: unknown) => {
+    const { onError } = options;
+    if (onError !== undefined) {
+      try {
+        onError(error);
+        return;
+      } catch (thrown) {
+        console.error("rest-webhooks: the processor runner's onError threw", thrown);
       }
-      console.error("rest-webhooks: the webhook processor failed", error);
-    },
-  });
+    }
+    console.error("rest-webhooks: the webhook processor failed", error);
+  };
+  const done = runProcessorLoop({ processor, sleep, signal: controller.signal, idleMs, errorDelayMs, onError: report });
+  let stopped: Promise<void> | undefined;
+  // The loop's end, or the grace's: one timer however often stop() is called.
+  const stopWithin = () =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        report(
+          new WebhookConsumerError(
+            "stop_timed_out",
+            `stop(): attempts still running after stopGraceMs (${stopGraceMs} ms) were let go; their events are claimed again once their leases expire.`,
+          ),
+        );
+        resolve();
+      }, timerDelay(stopGraceMs));
+      // A loop that failed rejects stop() as it did before the grace existed.
+      done.then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   return {
     wake,
     stop: () => {
       controller.abort();
-      return done;
+      stopped ??= stopWithin();
+      return stopped;
     },
     done,
   };

@@ -305,10 +305,34 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
       token,
       request.leaseMs,
     ]);
-    return result.rows
-      .map((row) => decodeRow(claimSchema, row, invalid))
+    const rows: EventRow[] = [];
+    for (const row of result.rows) {
+      const parsed = claimSchema.safeParse(row);
+      if (parsed.success) rows.push(parsed.data);
+      else await this.#quarantine(row, parsed.error, token, request);
+    }
+    return rows
       .sort((a, b) => (a.available_at ?? 0) - (b.available_at ?? 0))
       .map((row) => ({ event: toEvent(row), attempts: row.attempts, token }));
+  }
+
+  /**
+   * Dead-letters a row the claim took but cannot read, under the claim's own lease. Thrown, it failed the whole batch
+   * after the UPDATE had taken every lease, and the same batch again at each lease's end: one such row stalled the inbox.
+   */
+  async #quarantine(row: unknown, cause: unknown, token: string, request: InboxClaimRequest): Promise<void> {
+    const id = (row as { id?: unknown } | null)?.id;
+    // The id is the primary key (text, never null): without one there is no row to settle, and it comes back at its
+    // lease's end, told again.
+    const named = typeof id === "string";
+    const error = new WebhookConsumerError(
+      "row_invalid",
+      `The webhook_inbox row ${named ? JSON.stringify(id) : "claimed"} cannot be decoded (written by another version, or by hand)${named ? "; it was dead-lettered" : ""}.`,
+      { cause },
+    );
+    if (named)
+      await this.#run(this.#client, "fail", [id, token, "dead", null, JSON.stringify(error.toRecord()), request.now]);
+    request.onInvalid?.(error);
   }
 
   async complete(

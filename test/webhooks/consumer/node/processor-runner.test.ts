@@ -319,6 +319,87 @@ describe("startWebhookProcessor (real timers)", () => {
   });
 });
 
+// Regression: with handlerTimeoutMs: Infinity, stop() waited for a handler that never settles for ever (a SIGTERM
+// handler that never returned). It now waits stopGraceMs (30 s by default when attempts have no time-out).
+describe("startWebhookProcessor's stop() bound", () => {
+  const hangingRunner = (options: { stopGraceMs?: number; onError?: (error: unknown) => void } = {}) => {
+    const inbox = createMemoryInbox();
+    const started = latch();
+    const processor = createWebhookProcessor({ inbox, now: () => 0, handlerTimeoutMs: Number.POSITIVE_INFINITY }).on(
+      "*",
+      () => {
+        started.open();
+        return new Promise<void>(() => {});
+      },
+    );
+    return { inbox, started, runner: () => startWebhookProcessor(processor, { idleMs: 600_000, ...options }) };
+  };
+
+  it("resolves after 30 s when attempts have no time-out; the event stays claimed for its lease", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const onError = vi.fn();
+      const { inbox, started, runner: start } = hangingRunner({ onError });
+      await inbox.add(evt("a"));
+      const runner = start();
+      await vi.advanceTimersByTimeAsync(0);
+      await started.promise;
+      let stopped = false;
+      const stopping = runner.stop().then(() => {
+        stopped = true;
+      });
+      await vi.advanceTimersByTimeAsync(29_999);
+      expect(stopped).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await stopping;
+      expect((await inbox.get("a"))?.state).toBe("processing"); // claimed again once its lease expires
+      expect(onError).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("waits stopGraceMs when given, and tells onError with a WebhookConsumerError stop_timed_out", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const onError = vi.fn();
+      const { inbox, started, runner: start } = hangingRunner({ stopGraceMs: 5_000, onError });
+      await inbox.add(evt("a"));
+      const runner = start();
+      await vi.advanceTimersByTimeAsync(0);
+      await started.promise;
+      let stopped = false;
+      const stopping = runner.stop().then(() => {
+        stopped = true;
+      });
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(stopped).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await stopping;
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(onError.mock.calls[0]?.[0]).toMatchObject({ name: "WebhookConsumerError", code: "stop_timed_out" });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("refuses a stopGraceMs that is not a non-negative number of ms, at once", () => {
+    const processor = createWebhookProcessor({ inbox: createMemoryInbox() });
+    for (const stopGraceMs of [-1, Number.NaN, "5000"]) {
+      expect(() => startWebhookProcessor(processor, { stopGraceMs } as never)).toThrow(/stopGraceMs/);
+    }
+  });
+
+  it("exposes the processor's handlerTimeoutMs (Infinity when none) for the runner's default", () => {
+    const inbox = createMemoryInbox();
+    expect(createWebhookProcessor({ inbox }).handlerTimeoutMs).toBe(30_000);
+    expect(createWebhookProcessor({ inbox, handlerTimeoutMs: 5_000 }).handlerTimeoutMs).toBe(5_000);
+    expect(createWebhookProcessor({ inbox, handlerTimeoutMs: Number.POSITIVE_INFINITY }).handlerTimeoutMs).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+  });
+});
+
 // The JSDoc named `adaptWebhookConsumer`, removed from the package: a reader copying the example got an import error.
 describe("startWebhookProcessor's documentation", () => {
   it("calls only functions the package exports (createServer from rest-webhooks/node, not adaptWebhookConsumer)", async () => {

@@ -417,6 +417,37 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     expect(await inbox.get("b")).toMatchObject({ state: "done" });
   });
 
+  // Regression: one row a claim could not decode (here a received_at of infinity, no epoch ms) threw from claim after
+  // the UPDATE had taken the leases of its whole batch: no event of the batch ran, and at each lease's end the same
+  // batch was taken and dropped again, so a poison row stalled the inbox.
+  it("dead-letters a claimed row it cannot decode (row_invalid), tells onError, and runs the events beside it", async () => {
+    const { inbox, table } = await freshTable();
+    for (const id of ["a", "b", "c"]) await inbox.add(event(id, { receivedAt: 1_700_000_000_000 }));
+    await pool.query(`UPDATE ${table} SET received_at = 'infinity' WHERE id = 'b'`);
+    const handled: string[] = [];
+    const errors: unknown[] = [];
+    const processor = createWebhookProcessor({
+      inbox,
+      now: () => 1_700_000_100_000,
+      retainDoneMs: false,
+      onError: (error) => void errors.push(error),
+    });
+    processor.on("*", async ({ event }) => void handled.push(event.id));
+    expect(await processor.processDue()).toMatchObject({ claimed: 2, done: 2 });
+    expect(handled.sort()).toEqual(["a", "c"]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ name: "WebhookConsumerError", code: "row_invalid" });
+    const { rows } = await pool.query(`SELECT state, last_error FROM ${table} WHERE id = 'b'`);
+    expect(rows).toEqual([{ state: "dead", last_error: { code: "row_invalid", message: expect.any(String) } }]);
+    // Dead, it is claimed no more: the next step finds nothing.
+    expect(await processor.processDue()).toMatchObject({ claimed: 0 });
+    // Mended by hand, it goes back with retryDeadLetter and runs.
+    await pool.query(`UPDATE ${table} SET received_at = now() WHERE id = 'b'`);
+    expect(await inbox.get("b")).toMatchObject({ state: "dead", lastError: { code: "row_invalid" } });
+    expect(await inbox.retryDeadLetter("b", 1_700_000_100_000)).toBe(true);
+    expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1 });
+  });
+
   it("processes every event once across four concurrent processors", async () => {
     const inbox = await freshInbox();
     const effects = `${schema}.${uniqueName("effects")}`;

@@ -266,39 +266,38 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     return new TypeError(`${owner}: ${at}: ${issue?.message ?? "invalid"}`);
   }
 
+  // A field as the API's schema reads it, or the TypeError naming where it is refused.
+  function checked<T>(owner: string, field: string, schema: z.ZodType<T>, given: unknown): T {
+    const parsed = schema.safeParse(given);
+    if (parsed.success) return parsed.data;
+    throw misuse(owner, field, parsed.error);
+  }
+
   // The API's own check of `headers` (RFC 9110 §5.1 tokens, no field the delivery owns, in any case), and its
   // lower-casing: a caller handing the admin unvalidated input would otherwise store `Webhook-Signature`.
   function checkHeaders(
     owner: string,
     given: Readonly<Record<string, string>> | undefined,
   ): Record<string, string> | undefined {
-    if (given === undefined) return undefined;
-    const parsed = endpointHeadersInput.safeParse(given);
-    if (parsed.success) return parsed.data;
-    throw misuse(owner, "headers", parsed.error);
+    return given === undefined ? undefined : checked(owner, "headers", endpointHeadersInput, given);
   }
 
   // The API's own checks of `description` (text up to 512) and `metadata` (up to 50 text values, keys of 1 to 40 and
   // not reserved): a caller handing the admin unvalidated input would otherwise store what the API would refuse.
   function checkDescription(owner: string, given: unknown): string | undefined {
-    const parsed = createEndpointSchema.shape.description.safeParse(given);
-    if (parsed.success) return parsed.data;
-    throw misuse(owner, "description", parsed.error);
+    return checked(owner, "description", createEndpointSchema.shape.description, given);
   }
 
   function checkMetadata(owner: string, given: unknown): Record<string, string> | undefined {
-    const parsed = createEndpointSchema.shape.metadata.safeParse(given);
+    const metadata = checked(owner, "metadata", createEndpointSchema.shape.metadata, given);
     // A copy: the caller's object stays the caller's.
-    if (parsed.success) return parsed.data === undefined ? undefined : { ...parsed.data };
-    throw misuse(owner, "metadata", parsed.error);
+    return metadata === undefined ? undefined : { ...metadata };
   }
 
   // The API's own check of `enabled_events` (1 to 256 patterns of the grammar), without repeats: a caller handing the
   // admin a string would otherwise store its characters as patterns, and a refused pattern would never match.
   function checkEvents(owner: string, given: unknown): string[] {
-    const parsed = endpointEventsInput.safeParse(given);
-    if (parsed.success) return [...new Set(parsed.data)];
-    throw misuse(owner, "enabled_events", parsed.error);
+    return [...new Set(checked(owner, "enabled_events", endpointEventsInput, given))];
   }
 
   // What an update does to the endpoint as stored (pure, so the store may call it again): the patch, and whether it

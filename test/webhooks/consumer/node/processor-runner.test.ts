@@ -335,53 +335,36 @@ describe("startWebhookProcessor's stop() bound", () => {
     return { inbox, started, runner: () => startWebhookProcessor(processor, { idleMs: 600_000, ...options }) };
   };
 
-  it("resolves after 30 s when attempts have no time-out; the event stays claimed for its lease", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-    try {
-      const onError = vi.fn();
-      const { inbox, started, runner: start } = hangingRunner({ onError });
-      await inbox.add(evt("a"));
-      const runner = start();
-      await vi.advanceTimersByTimeAsync(0);
-      await started.promise;
-      let stopped = false;
-      const stopping = runner.stop().then(() => {
-        stopped = true;
-      });
-      await vi.advanceTimersByTimeAsync(29_999);
-      expect(stopped).toBe(false);
-      await vi.advanceTimersByTimeAsync(1);
-      await stopping;
-      expect((await inbox.get("a"))?.state).toBe("processing"); // claimed again once its lease expires
-      expect(onError).toHaveBeenCalledTimes(1);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-
-  it("waits stopGraceMs when given, and tells onError with a WebhookConsumerError stop_timed_out", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-    try {
-      const onError = vi.fn();
-      const { inbox, started, runner: start } = hangingRunner({ stopGraceMs: 5_000, onError });
-      await inbox.add(evt("a"));
-      const runner = start();
-      await vi.advanceTimersByTimeAsync(0);
-      await started.promise;
-      let stopped = false;
-      const stopping = runner.stop().then(() => {
-        stopped = true;
-      });
-      await vi.advanceTimersByTimeAsync(4_999);
-      expect(stopped).toBe(false);
-      await vi.advanceTimersByTimeAsync(1);
-      await stopping;
-      expect(onError).toHaveBeenCalledTimes(1);
-      expect(onError.mock.calls[0]?.[0]).toMatchObject({ name: "WebhookConsumerError", code: "stop_timed_out" });
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+  it.each([
+    { when: "after 30 s when attempts have no time-out", options: {}, graceMs: 30_000 },
+    { when: "after stopGraceMs when given", options: { stopGraceMs: 5_000 }, graceMs: 5_000 },
+  ])(
+    "resolves $when, tells onError stop_timed_out, and leaves the event claimed for its lease",
+    async ({ options, graceMs }) => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      try {
+        const onError = vi.fn();
+        const { inbox, started, runner: start } = hangingRunner({ ...options, onError });
+        await inbox.add(evt("a"));
+        const runner = start();
+        await vi.advanceTimersByTimeAsync(0);
+        await started.promise;
+        let stopped = false;
+        const stopping = runner.stop().then(() => {
+          stopped = true;
+        });
+        await vi.advanceTimersByTimeAsync(graceMs - 1);
+        expect(stopped).toBe(false);
+        await vi.advanceTimersByTimeAsync(1);
+        await stopping;
+        expect((await inbox.get("a"))?.state).toBe("processing"); // claimed again once its lease expires
+        expect(onError).toHaveBeenCalledTimes(1);
+        expect(onError.mock.calls[0]?.[0]).toMatchObject({ name: "WebhookConsumerError", code: "stop_timed_out" });
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
 
   it("refuses a stopGraceMs that is not a non-negative number of ms, at once", () => {
     const processor = createWebhookProcessor({ inbox: createMemoryInbox() });

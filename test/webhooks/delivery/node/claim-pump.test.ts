@@ -8,6 +8,25 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** A pump over `queue` that claims up to 10 at a time, holds none, and throws what it reports. */
+function pumpOf(queue: DeliveryQueue, pollMs: number, running: () => boolean): ClaimPump {
+  return new ClaimPump({
+    queue,
+    now: () => NOW,
+    leaseMs: 60_000,
+    pollMs,
+    running,
+    held: () => 0,
+    wants: () => true,
+    request: () => ({ limit: 10 }),
+    claimed: () => {},
+    admit: () => {},
+    onError: (error) => {
+      throw error;
+    },
+  });
+}
+
 /**
  * Runs a pump for `forMs` over a queue whose claims find nothing and whose next due time is `nextDue`, and answers
  * how many claims it made.
@@ -22,21 +41,7 @@ async function claimsOf(nextDue: number | undefined, pollMs: number, forMs: numb
     nextDueAt: async () => nextDue,
   } as unknown as DeliveryQueue;
   let running = true;
-  const pump = new ClaimPump({
-    queue,
-    now: () => NOW,
-    leaseMs: 60_000,
-    pollMs,
-    running: () => running,
-    held: () => 0,
-    wants: () => true,
-    request: () => ({ limit: 10 }),
-    claimed: () => {},
-    admit: () => {},
-    onError: (error) => {
-      throw error;
-    },
-  });
+  const pump = pumpOf(queue, pollMs, () => running);
   pump.kick(true);
   await new Promise((resolve) => setTimeout(resolve, forMs));
   running = false;
@@ -68,21 +73,7 @@ describe("claim pump", () => {
       nextDueAt: () => new Promise<number | undefined>((resolve) => (answer = resolve)),
     } as unknown as DeliveryQueue;
     let running = true;
-    const pump = new ClaimPump({
-      queue,
-      now: () => NOW,
-      leaseMs: 60_000,
-      pollMs: 1_000,
-      running: () => running,
-      held: () => 0,
-      wants: () => true,
-      request: () => ({ limit: 10 }),
-      claimed: () => {},
-      admit: () => {},
-      onError: (error) => {
-        throw error;
-      },
-    });
+    const pump = pumpOf(queue, 1_000, () => running);
     pump.kick(true);
     while (answer === undefined) await new Promise((resolve) => setImmediate(resolve));
     // As the worker's stop() does: not running, the timer cancelled; then the round's look at the queue comes back.

@@ -141,7 +141,7 @@ function bodyOf(
   spec: OperationSpec,
   always: boolean,
   limits: JsonBodyOptions,
-  formLists: ReadonlySet<string>,
+  form: FormMembers,
 ): unknown {
   const schema = spec.body;
   if (schema === undefined && !always) return undefined;
@@ -153,11 +153,23 @@ function bodyOf(
   const read = spec.form === true ? safeJsonOrFormBody(request, limits) : safeJsonBody(request, limits);
   if (!read.ok) throw read.problem;
   if (schema === undefined) return read.value;
-  const parsed = schema.safeParse(
-    formLists.size > 0 && isForm(request) ? withLists(read.value as QueryRecord, formLists) : read.value,
-  );
-  if (!parsed.success) throw validationProblem(parsed.error, "body");
-  return parsed.data;
+  if ((form.lists.size === 0 && form.booleans.size === 0) || !isForm(request)) {
+    const parsed = schema.safeParse(read.value);
+    if (!parsed.success) throw validationProblem(parsed.error, "body");
+    return parsed.data;
+  }
+  // A form's values are text: its lists and booleans are read as the query's are.
+  const fields = withBooleans(withLists(read.value as QueryRecord, form.lists), form.booleans);
+  const parsed = schema.safeParse(fields.query);
+  if (parsed.success && fields.issues.length === 0) return parsed.data;
+  const kept = parsed.success ? [] : parsed.error.issues.filter((issue) => !fields.refused.has(String(issue.path[0])));
+  throw validationProblem(new z.ZodError([...kept, ...fields.issues]), "body");
+}
+
+/** The members of a form body read as the query's are: lists (`tags=a&tags=b`) and booleans (`true`/`false`). */
+interface FormMembers {
+  lists: ReadonlySet<string>;
+  booleans: ReadonlyMap<string, BooleanMember>;
 }
 
 function isForm(request: HttpRequest): boolean {
@@ -244,7 +256,10 @@ export function operationHandler(setup: OperationSetup): Handler {
   // one-item list of an array member, as in the query.
   // The object under the body's wrappers (`.optional()`, `.default()`, `.transform()`…) names them.
   const formObject = spec.form === true && spec.body !== undefined ? unwrapInput(spec.body) : undefined;
-  const formLists = formObject instanceof z.ZodObject ? listMembers(formObject) : new Set<string>();
+  const form: FormMembers =
+    formObject instanceof z.ZodObject
+      ? { lists: listMembers(formObject), booleans: booleanMembers(formObject) }
+      : { lists: new Set<string>(), booleans: new Map<string, BooleanMember>() };
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {
     const raw = routeOf(request)?.params ?? {};
@@ -266,7 +281,7 @@ export function operationHandler(setup: OperationSetup): Handler {
         return parsed.data;
       };
     } else if (reads) {
-      context["body"] = bodyOf(request, spec, kind === "replace", limits, formLists);
+      context["body"] = bodyOf(request, spec, kind === "replace", limits, form);
     }
     if (collection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {

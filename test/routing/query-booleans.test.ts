@@ -72,3 +72,35 @@ describe("regression: a boolean query parameter read ?flag=false as true (z.coer
     expect(await response.json()).toEqual({ on: true, q: "false" });
   });
 });
+
+describe("regression: a form body's boolean member was a 422 whatever it said (form values are text)", () => {
+  const body = z.object({ active: z.boolean(), flags: z.array(z.boolean()).optional(), name: z.string().optional() });
+  const router = createRouter().route("POST", "/items", { body, form: true }, ({ body }) => json(200, body));
+  const serve = adapt(router.handler());
+  const post = async (text: string, type = "application/x-www-form-urlencoded") => {
+    const response = await serve(
+      new Request("http://x/items", { method: "POST", headers: { "content-type": type }, body: text }),
+    );
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  it.each([
+    ["active=true", { active: true }],
+    ["active=false&name=a", { active: false, name: "a" }],
+    ["active=true&flags=false&flags=true", { active: true, flags: [false, true] }],
+  ])("reads %s as the booleans it spells", async (text, expected) => {
+    expect(await post(text)).toEqual({ status: 200, body: expected });
+  });
+
+  it("refuses any other spelling with a 422 pointing at it, beside the body's other errors", async () => {
+    const refused = await post("active=yes&flags=true&flags=1&name=a&name=b");
+    expect(refused.status).toBe(422);
+    const pointers = (refused.body["errors"] as { pointer: string }[]).map((error) => error.pointer).sort();
+    expect(pointers).toEqual(["/active", "/flags/1", "/name"]);
+  });
+
+  it("leaves a JSON body's booleans as JSON gave them", async () => {
+    expect(await post('{"active":false}', "application/json")).toEqual({ status: 200, body: { active: false } });
+    expect((await post('{"active":"false"}', "application/json")).status).toBe(422);
+  });
+});

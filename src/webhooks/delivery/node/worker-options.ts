@@ -1,4 +1,5 @@
 import { isFieldContent } from "../../../http/field-value";
+import { isThenable } from "../../../http/thenable";
 import { optionalFunction } from "../../../options/function-option";
 import { nonNegativeNumber, positiveInteger, positiveNumber } from "../../../options/number-option";
 import { createEndpointRateLimiter, type EndpointRateLimiter } from "../../../ratelimit/endpoint-limiter";
@@ -320,13 +321,7 @@ export function emit(settings: WorkerSettings, event: DeliveryWorkerEvent): void
   try {
     const returned: unknown = settings.listener?.(event);
     // An async listener fails by rejecting: left unhandled, that ended the process (Node's default).
-    if (
-      typeof returned === "object" &&
-      returned !== null &&
-      typeof (returned as PromiseLike<unknown>).then === "function"
-    ) {
-      Promise.resolve(returned).catch(ignore);
-    }
+    if (isThenable(returned)) Promise.resolve(returned).catch(ignore);
   } catch {
     // Ignored on purpose: see above.
   }

@@ -122,7 +122,7 @@ export async function completeBatch(
 ): Promise<boolean[]> {
   const keys = batch.map(leaseOf);
   const leases =
-    new Set(keys).size === batch.length ? batch : batch.filter((c) => keys.indexOf(leaseOf(c)) === batch.indexOf(c));
+    new Set(keys).size === batch.length ? batch : batch.filter((_, i) => keys.indexOf(keys[i] as string) === i);
   const { rows } = await query(completionValues(batch, leases));
   const written = new Set(rows.map((row) => `${(row as { id: string }).id} ${(row as { token: string }).token}`));
   // Set.delete: true for the first completion of a written lease only.

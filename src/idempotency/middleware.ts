@@ -11,8 +11,8 @@ import { decide, type Lease, needsLegacyFingerprint } from "./decision";
 import { IdempotencyError } from "./errors";
 import { type FingerprintInput, legacyRequestFingerprint, requestFingerprint, scopedKey } from "./fingerprint";
 import { parseIdempotencyKey } from "./key";
-import { keyInUse, keyInvalid, keyMissing, keyReused } from "./problems";
-import type { IdempotencyStore } from "./store";
+import { keyInUse, keyInvalid, keyMissing, keyReused, storeUnavailable } from "./problems";
+import type { BeginResult, IdempotencyStore } from "./store";
 import { DEFAULT_REPLAY_HEADERS, replayResponse, toStoredResponse } from "./stored-response";
 
 // draft-ietf-httpapi-idempotency-key-header §2.4, §2.7: a key reused for another request is a misuse (422), so the
@@ -220,6 +220,15 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     return undefined;
   }
 
+  // The store failed before the handler ran: nothing happened, so the client is told to retry (503) rather than given
+  // the adapter's 500, and the operator hears of it. A record the store cannot decode is no outage: it stays a 500,
+  // since every retry would read it again until it expires.
+  function beginFailed(error: unknown, request: HttpRequest): HttpResponse {
+    if ((error as { code?: unknown } | null)?.code === "idempotency_record_invalid") throw error;
+    onStoreError(error, request);
+    return storeUnavailable();
+  }
+
   async function execute(
     handler: Handler,
     request: HttpRequest,
@@ -268,8 +277,13 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     const key = scopedKey(caller, parsed.key);
     const chosen = storeOf(request);
     const store = storeFrom(isThenable(chosen) ? await chosen : chosen);
-    const begun = store.begin(key, fingerprint, leaseMs);
-    const found = isThenable(begun) ? await begun : begun;
+    let found: BeginResult;
+    try {
+      const begun = store.begin(key, fingerprint, leaseMs);
+      found = isThenable(begun) ? await begun : begun;
+    } catch (error) {
+      return beginFailed(error, request);
+    }
     const legacy = needsLegacyFingerprint(found) ? legacyRequestFingerprint(input) : undefined;
     const decision = decide(key, fingerprint, found, legacy);
     switch (decision.kind) {
@@ -309,6 +323,12 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
         methods: protects,
       },
       422: { description: "This Idempotency-Key was used with another request.", methods: protects },
+      503: {
+        description:
+          "The idempotency store failed before the operation ran: nothing was done; retry with the same key.",
+        headers: { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } } },
+        methods: protects,
+      },
     },
     requestHeaders: {
       "Idempotency-Key": {

@@ -35,3 +35,16 @@ export function keyReused(): HttpResponse {
     detail: "This Idempotency-Key was already used with a different request.",
   }).toResponse();
 }
+
+/**
+ * 503 `idempotency_store_unavailable` with Retry-After: the store failed before the handler ran, so nothing happened
+ * and the same request may be sent again (RFC 9110 §15.6.4: a temporary condition; §10.2.3: Retry-After).
+ */
+export function storeUnavailable(): HttpResponse {
+  return new HttpProblem({
+    status: 503,
+    code: "idempotency_store_unavailable",
+    detail: "The idempotency store could not be reached; nothing was done. Retry the request with the same key.",
+    headers: { "retry-after": "1" },
+  }).toResponse();
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { type Handler, HttpProblem, type HttpResponse, json, text } from "../../src/http";
 import {
+  IdempotencyError,
   type IdempotencyOptions,
   type IdempotencyStore,
   idempotency,
@@ -612,15 +613,40 @@ describe("idempotency middleware", () => {
       }
     });
 
-    it("lets a failing begin propagate (the adapter answers 500)", async () => {
+    // RFC 9110 §15.6.4: nothing ran, so the client is told to retry (it got the adapter's 500 before), and the
+    // operator hears of the outage through onStoreError.
+    it("answers 503 idempotency_store_unavailable with Retry-After to a failing begin, reporting it", async () => {
       const store: IdempotencyStore = {
         begin: () => Promise.reject(new Error("store down")),
         complete: () => Promise.resolve(true),
         release: () => Promise.resolve(true),
       };
       const handler = vi.fn(() => json(201, {}));
-      const handle = idempotency({ store, identify: () => "a" })(handler);
-      await expect(handle(request({ key: '"k"' }))).rejects.toThrow("store down");
+      const onStoreError = vi.fn();
+      const req = request({ key: '"k"' });
+      const res = await idempotency({ store, identify: () => "a", onStoreError })(handler)(req);
+      expect(res.status).toBe(503);
+      expect(res.headers["retry-after"]).toBe("1");
+      expect(res.headers["content-type"]).toBe("application/problem+json");
+      expect(problemCode(res.body)).toBe("idempotency_store_unavailable");
+      expect(onStoreError).toHaveBeenCalledOnce();
+      expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ message: "store down" });
+      expect(onStoreError.mock.calls[0]?.[1]).toBe(req);
+      expect(handler).not.toHaveBeenCalled();
+    });
+
+    // A record the store cannot decode is read again by every retry until it expires: no outage, so no 503.
+    it("lets a begin that finds an undecodable record propagate (the adapter answers 500)", async () => {
+      const store: IdempotencyStore = {
+        begin: () => Promise.reject(new IdempotencyError("idempotency_record_invalid", "bad record")),
+        complete: () => Promise.resolve(true),
+        release: () => Promise.resolve(true),
+      };
+      const handler = vi.fn(() => json(201, {}));
+      const onStoreError = vi.fn();
+      const handle = idempotency({ store, identify: () => "a", onStoreError })(handler);
+      await expect(handle(request({ key: '"k"' }))).rejects.toThrow("bad record");
+      expect(onStoreError).not.toHaveBeenCalled();
       expect(handler).not.toHaveBeenCalled();
     });
   });
@@ -707,12 +733,14 @@ describe("idempotency middleware", () => {
       expect(handler).not.toHaveBeenCalled();
     });
 
-    it("lets a begin that throws reject the request without running the handler", async () => {
+    it("answers 503 to a begin that throws, without running the handler", async () => {
       const store: IdempotencyStore = { begin: throwing("store down"), complete: () => true, release: () => true };
       const handler = vi.fn(() => json(201, {}));
-      await expect(idempotency({ store, identify: () => "a" })(handler)(request({ key: '"k"' }))).rejects.toThrow(
-        "store down",
-      );
+      const onStoreError = vi.fn();
+      const res = await idempotency({ store, identify: () => "a", onStoreError })(handler)(request({ key: '"k"' }));
+      expect(res.status).toBe(503);
+      expect(problemCode(res.body)).toBe("idempotency_store_unavailable");
+      expect(onStoreError).toHaveBeenCalledOnce();
       expect(handler).not.toHaveBeenCalled();
     });
   });

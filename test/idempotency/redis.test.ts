@@ -388,6 +388,36 @@ describe.skipIf(skipWithoutRedis())("RedisIdempotencyStore", () => {
       await expect(store.begin("readonly", "fp", 5000)).rejects.toThrow(/READONLY/);
     });
 
+    // Nothing listens on port 1: the client refuses at once (no offline queue, no retry), as a Redis that is down.
+    it("through the middleware, a Redis that cannot be reached is a 503 the client may retry, reported", async () => {
+      const down = new Redis("redis://127.0.0.1:1", {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
+      const errors: unknown[] = [];
+      let ran = 0;
+      const handle = idempotency({
+        store: new RedisIdempotencyStore(down, { prefix }),
+        identify: () => "a",
+        onStoreError: (error) => errors.push(error),
+      })(() => {
+        ran++;
+        return json(201, {});
+      });
+      try {
+        const res = await handle(request({ key: '"down"' }));
+        expect(res.status).toBe(503);
+        expect(res.headers["retry-after"]).toBe("1");
+        expect(JSON.parse(bodyText(res.body)).code).toBe("idempotency_store_unavailable");
+        expect(errors).toHaveLength(1);
+        expect(ran).toBe(0);
+      } finally {
+        down.disconnect();
+      }
+    });
+
     it("throws idempotency_record_invalid for a value it did not write", async () => {
       const store = new RedisIdempotencyStore(client, { prefix });
       for (const garbage of ["c2:fp4:nope", "c99:fp", "x", "p-short", 'c2:fp11:{"s":"201"}']) {

@@ -54,6 +54,11 @@ export const ORDER_ADMIN_CHANGE: Declared = {
   },
 };
 
+/** An order delete a customer's token may make only while the order is `pending`. */
+export const ORDER_ADMIN_DELETE: Declared = {
+  403: { description: "Or deleting an order that is not pending takes the admin scope (`forbidden`)." },
+};
+
 /**
  * A create whose 201 carries the new record's validators (`cachingHeaders`): the ETag a client sends back in If-Match.
  */

@@ -41,3 +41,12 @@ export function takesAdmin(from: OrderStatus, to: OrderStatus): boolean {
 export function itemsEditable(status: OrderStatus): boolean {
   return status === "pending";
 }
+
+/**
+ * Whether deleting an order in `status` takes the admin scope: a customer may withdraw an order it has not paid
+ * (`pending`); a paid, shipped, delivered or cancelled order (which may have been paid and refunded) is part of
+ * the shop's records, so only the shop deletes it.
+ */
+export function deletionTakesAdmin(status: OrderStatus): boolean {
+  return status !== "pending";
+}

@@ -9,6 +9,7 @@ import {
   CONDITIONAL_WRITE,
   CREATED,
   ORDER_ADMIN_CHANGE,
+  ORDER_ADMIN_DELETE,
   ORDER_CONFLICT,
   ORDER_PAGE,
   REPLACED,
@@ -25,7 +26,7 @@ import {
   hasPreconditions,
 } from "./http-caching";
 import { answerOrderList } from "./order-lists";
-import { checkTransition, itemsEditable, takesAdmin } from "./order-status";
+import { checkTransition, deletionTakesAdmin, itemsEditable, takesAdmin } from "./order-status";
 import { orderJson, orderTotal, sameItems } from "./representations";
 import { Order, OrderCreate, OrderList, OrderListQuery, OrderParams, OrderState, UserParams } from "./schemas";
 import type { OrderRecord } from "./storage/types";
@@ -200,9 +201,9 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
   orders.remove(
     {
       params: OrderParams,
-      responses: CONDITIONAL_WRITE,
+      responses: { ...CONDITIONAL_WRITE, ...ORDER_ADMIN_DELETE },
       use: [conditionalWriteDescribed],
-      summary: "Delete an order (If-Match honoured)",
+      summary: "Delete an order (a customer's while pending; If-Match honoured)",
     },
     ({ params, request }) =>
       ctx.write(request, async (tx) => {
@@ -211,6 +212,10 @@ export function declareOrders(orders: ResourceBuilder<"/users/{user_id}/orders/{
         if (current === undefined) throw notFound("order", params.order_id);
         const now = ctx.now();
         assertPreconditions(request, current, now);
+        // After the 404 and the 412, as for a status change: no DELETE is a conflict, the admin may make any.
+        if (deletionTakesAdmin(current.status) && !principalOf(request).admin) {
+          throw forbidden(`Deleting a ${current.status} order takes the admin scope.`);
+        }
         await tx.deleteOrder(params.user_id, params.order_id);
         await tx.touchOrders(params.user_id, now);
         await tx.publish(orderEvent("order.deleted", orderJson(current), now));

@@ -129,18 +129,24 @@ export async function readState(
 
 const MAX_PAGES = 1000;
 
+/**
+ * Where a collection's body lists its members: the body itself when it is a JSON array, else its `data` or `items`
+ * array (an envelope such as Stripe's list object); `undefined` for any other body.
+ */
+export function listedMembers(body: unknown): { members: readonly unknown[]; envelope?: "data" | "items" } | undefined {
+  if (Array.isArray(body)) return { members: body };
+  const wrapped = body as { data?: unknown; items?: unknown } | null;
+  if (Array.isArray(wrapped?.data)) return { members: wrapped.data, envelope: "data" };
+  if (Array.isArray(wrapped?.items)) return { members: wrapped.items, envelope: "items" };
+  return undefined;
+}
+
 function listedItems(response: LawResponse): readonly unknown[] | undefined {
-  let body: unknown;
   try {
-    body = response.json();
+    return listedMembers(response.json())?.members;
   } catch {
     return undefined;
   }
-  if (Array.isArray(body)) return body;
-  const wrapped = body as { data?: unknown; items?: unknown } | null;
-  if (Array.isArray(wrapped?.data)) return wrapped.data;
-  if (Array.isArray(wrapped?.items)) return wrapped.items;
-  return undefined;
 }
 
 /**

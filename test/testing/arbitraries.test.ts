@@ -223,6 +223,40 @@ describe("fromZod() on ordinary satisfiable schemas", () => {
     });
   }
 
+  // Regression: each threw ArbitraryDerivationError during generation (a pattern fast-check cannot generate from, a
+  // format with no pattern, a codec whose accepted words zod leaves out of its JSON Schema).
+  const formats: { name: string; schema: z.ZodType }[] = [
+    { name: "z.iso.duration()", schema: z.iso.duration() },
+    { name: "z.emoji()", schema: z.emoji() },
+    { name: "z.jwt()", schema: z.jwt() },
+    { name: "z.jwt({ alg: 'RS256' })", schema: z.jwt({ alg: "RS256" }) },
+    { name: "z.stringbool()", schema: z.stringbool() },
+    {
+      name: "z.stringbool() with words of its own, case-sensitive",
+      schema: z.stringbool({ truthy: ["Si"], falsy: ["No"], case: "sensitive" }),
+    },
+    {
+      name: "an object of them",
+      schema: z.object({ every: z.iso.duration(), mood: z.emoji(), token: z.jwt(), on: z.stringbool().optional() }),
+    },
+  ];
+  for (const { name, schema } of formats) {
+    it(`derives values for ${name}, each one parsing`, () => {
+      fc.assert(
+        fc.property(fromZod(schema), (value) => {
+          expect(schema.safeParse(value).success).toBe(true);
+        }),
+        { numRuns: 200 },
+      );
+    });
+  }
+
+  it("derives both words of z.stringbool(): true and false", () => {
+    const schema = z.stringbool();
+    const parsed = new Set(fc.sample(fromZod(schema), { numRuns: 100, seed: 1 }).map((value) => schema.parse(value)));
+    expect(parsed).toEqual(new Set([true, false]));
+  });
+
   it("keeps an exclusive bound out, however large (an epsilon is lost at 2e9)", () => {
     const schema = z
       .int()

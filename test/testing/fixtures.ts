@@ -40,6 +40,12 @@ export interface Breakage {
   plainErrors?: boolean;
   /** Not a breakage: `{}` creates a thing with defaults (so `{}` is a valid body). */
   lenientCreate?: boolean;
+  /** A merge-patch PATCH applies the patch and also creates another thing each time. */
+  patchCreates?: boolean;
+  /** GET of the collection creates another thing each time. */
+  listGetCreates?: boolean;
+  /** Not a breakage: each GET of the collection lists the same things in another order (rotated by one). */
+  listRotates?: boolean;
 }
 
 interface Thing {
@@ -85,6 +91,14 @@ function thingHandler(breakage: Breakage): Handler {
   const deleted = new Set<string>();
   const keys = new Map<string, { body: string; response: HttpResponse }>();
   let next = 1;
+  let rotation = 0;
+
+  const listed = (): Thing[] => {
+    const all = [...things.values()];
+    if (!breakage.listRotates || all.length === 0) return all;
+    const by = rotation++ % all.length;
+    return [...all.slice(by), ...all.slice(0, by)];
+  };
 
   const represent = (thing: Thing, request: HttpRequest): HttpResponse => {
     const tag = breakage.ignoresOwnEtag ? `W/${etagOf(thing)}` : etagOf(thing);
@@ -103,7 +117,14 @@ function thingHandler(breakage: Breakage): Handler {
     const parts = request.path.split("/").filter(Boolean);
     if (parts[0] !== "things" || parts.length > 2) return notFound();
     if (parts.length === 1) {
-      if (request.method === "GET" || request.method === "HEAD") return json(200, [...things.values()]);
+      if (request.method === "GET" || request.method === "HEAD") {
+        const response = json(200, listed());
+        if (breakage.listGetCreates && request.method === "GET") {
+          const id = `t${next++}`;
+          things.set(id, { id, name: "visit", n: 0 });
+        }
+        return response;
+      }
       if (request.method !== "POST") {
         return new HttpProblem({
           status: 405,
@@ -194,6 +215,10 @@ function thingHandler(breakage: Breakage): Handler {
         }
         const patched: Thing = { ...thing, ...value };
         things.set(id, patched);
+        if (breakage.patchCreates) {
+          const copy = `t${next++}`;
+          things.set(copy, { id: copy, ...value });
+        }
         return represent(patched, { ...request, headers: {} });
       }
       case "DELETE":

@@ -413,6 +413,28 @@ describe("resource laws", () => {
     expect(violation.reason).toMatch(/^GET with If-None-Match: ".+", a tag it never sent, answered 304, expected 200$/);
   });
 
+  describe("safeMethodsChangeNothing compares the collection's members, not their order", () => {
+    // Regression: a server listing the same things in another order on each GET failed the law.
+    it("passes a server listing the same things in another order on each GET", async () => {
+      const target = broken({ listRotates: true });
+      await fc.assert(safeMethodsChangeNothing(target, spec), { numRuns: 30, seed: SEED });
+    });
+    it("still fails a server whose collection GET changes a member's state", async () => {
+      const server = thingServer({ listRotates: true });
+      let gets = 0;
+      const target = fromHandler(async (request) => {
+        const response = await server(request);
+        if (request.method !== "GET" || request.path !== "/things" || gets++ === 0) return response;
+        // Every list after the first shows its first member renamed: the same count, another state.
+        const items = JSON.parse(response.body as string) as { name: string }[];
+        if (items[0] !== undefined) items[0].name += "!";
+        return { ...response, body: JSON.stringify(items) };
+      });
+      const { violation } = await expectViolation(safeMethodsChangeNothing(target, spec));
+      expect(violation.reason).toBe("the collection changed after safe requests");
+    });
+  });
+
   describe("putIsIdempotent counts the collection only where it can, as it needs no count to check the item", () => {
     it("passes a collection listed in an envelope of another shape, and one with no list nor count()", async () => {
       const server = thingServer();
@@ -555,6 +577,21 @@ describe("resource laws", () => {
         law: putIsIdempotent,
         counterexample: [MIN, MIN],
         reason: /^the collection held \d+ resources after one PUT and \d+ after two$/,
+      },
+      {
+        // Regression: the item was as the first PATCH left it, so the law held.
+        broken: "merge-patch PATCH that also creates another resource each time",
+        breakage: { patchCreates: true },
+        law: mergePatchIsIdempotent,
+        counterexample: [MIN, {}],
+        reason: /^the collection held \d+ resources after one PATCH and \d+ after two$/,
+      },
+      {
+        broken: "GET of the collection that creates a resource",
+        breakage: { listGetCreates: true },
+        law: safeMethodsChangeNothing,
+        counterexample: [MIN, [{ method: "GET", onItem: false }]],
+        reason: /^the collection changed after safe requests$/,
       },
       {
         broken: "DELETE that errors on the second call",

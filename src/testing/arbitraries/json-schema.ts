@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { BoundedFilter } from "./bounded-filter";
 import { ArbitraryDerivationError } from "./derivation-error";
 import { numberArbitrary } from "./json-schema-number";
+import { formatArbitrary } from "./string-formats";
 
 export { ArbitraryDerivationError } from "./derivation-error";
 
@@ -32,6 +33,8 @@ export interface JsonSchema {
   multipleOf?: number;
   format?: string;
   pattern?: string;
+  /** The `alg` a `format: "jwt"` names: `fromZod` carries `z.jwt({ alg })` here (no JSON Schema keyword says it). */
+  "x-jwt-alg"?: string;
 }
 
 /** How deep recursive schemas are expanded. */
@@ -66,31 +69,6 @@ function resolveRef(ref: string, root: JsonSchema): JsonSchema {
     if (node === undefined) throw new ArbitraryDerivationError(`$ref "${ref}" points at nothing`);
   }
   return node as JsonSchema;
-}
-
-function formatArbitrary(format: string | undefined): fc.Arbitrary<string> | undefined {
-  switch (format) {
-    case "email":
-      return fc.emailAddress();
-    case "uuid":
-      return fc.uuid();
-    case "date-time":
-      return fc
-        .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2099-12-31T23:59:59Z"), noInvalidDate: true })
-        .map((d) => d.toISOString());
-    case "date":
-      return fc
-        .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2099-12-31T00:00:00Z"), noInvalidDate: true })
-        .map((d) => d.toISOString().slice(0, 10));
-    case "uri":
-    case "url":
-      return fc.webUrl();
-    case "ipv4":
-      return fc.ipV4();
-    case "ipv6":
-      return fc.ipV6();
-  }
-  return undefined;
 }
 
 // Whether every one of 50 values (fixed seed: the choice is deterministic) matches the pattern.
@@ -142,7 +120,7 @@ function lengthBounds(
 
 function stringArbitrary(schema: JsonSchema, ctx: Context): fc.Arbitrary<string> {
   const [minLength, maxLength] = lengthBounds(schema, "minLength", "maxLength");
-  const format = formatArbitrary(schema.format);
+  const format = formatArbitrary(schema.format, schema["x-jwt-alg"]);
   const anyString = () => fc.string({ minLength, maxLength: maxLength ?? Math.max(20, minLength) });
   if (schema.pattern === undefined) return format ?? anyString();
   const pattern = compile(schema.pattern);

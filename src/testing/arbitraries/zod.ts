@@ -28,6 +28,34 @@ function describeFailure(error: z.ZodError): string {
   return `${path}: ${issue.message} (${issue.code})`;
 }
 
+// What zod's JSON Schema leaves out and generation needs, written into it (zod's `override` hook, called for each
+// schema): the words a `z.stringbool()` accepts become an `enum` of the two it writes itself (`z.encode`), and the
+// `alg` of a `z.jwt({ alg })` an `x-jwt-alg` keyword (unknown keywords are allowed, JSON Schema 2020-12 §6.5).
+function addWhatZodLeavesOut(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: JsonSchema }): void {
+  const def = ctx.zodSchema._zod.def as {
+    type: string;
+    format?: string;
+    alg?: string;
+    in?: z.core.$ZodType;
+    out?: z.core.$ZodType;
+    reverseTransform?: unknown;
+  };
+  if (def.type === "string" && def.format === "jwt" && typeof def.alg === "string")
+    ctx.jsonSchema["x-jwt-alg"] = def.alg;
+  const stringbool =
+    def.type === "pipe" &&
+    def.in?._zod.def.type === "string" &&
+    def.out?._zod.def.type === "boolean" &&
+    typeof def.reverseTransform === "function";
+  if (!stringbool) return;
+  try {
+    const codec = ctx.zodSchema as z.core.$ZodType;
+    ctx.jsonSchema.enum = [z.encode(codec, true), z.encode(codec, false)];
+  } catch {
+    // Not a codec that writes both booleans back: safeParse filters what the plain string gives.
+  }
+}
+
 /**
  * Values that satisfy a zod 4 schema, derived from its JSON Schema (`z.toJSONSchema`, input side): `$ref`s
  * into `$defs` (schemas with `.meta({ id })`) are resolved, recursive schemas expanded to `maxRecursion`
@@ -43,7 +71,12 @@ export function fromZod<S extends z.ZodType>(schema: S, options: FromZodOptions 
   try {
     // "throw" (zod's default): an unrepresentable type becomes an error naming it, never an `{}` that
     // no generated value could satisfy.
-    json = z.toJSONSchema(schema, { io: "input", unrepresentable: "throw", cycles: "ref" }) as JsonSchema;
+    json = z.toJSONSchema(schema, {
+      io: "input",
+      unrepresentable: "throw",
+      cycles: "ref",
+      override: (ctx) => addWhatZodLeavesOut({ zodSchema: ctx.zodSchema, jsonSchema: ctx.jsonSchema as JsonSchema }),
+    }) as JsonSchema;
   } catch (error) {
     throw new ArbitraryDerivationError(`fromZod: the schema has no JSON Schema form: ${(error as Error).message}`, {
       cause: error,

@@ -12,3 +12,18 @@ export function same(a: unknown, b: unknown): boolean {
   if (keys.length !== Object.keys(right).length) return false;
   return keys.every((key) => Object.hasOwn(right, key) && same(left[key], right[key]));
 }
+
+/**
+ * Whether two lists hold the same members as many times each, in any order (a multiset comparison with
+ * {@link same}): a collection listed in another order holds the same resources.
+ */
+export function sameMembers(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  const unmatched = [...b];
+  for (const item of a) {
+    const at = unmatched.findIndex((other) => same(item, other));
+    if (at === -1) return false;
+    unmatched.splice(at, 1);
+  }
+  return true;
+}

@@ -4,6 +4,7 @@ import {
   countIfCountable,
   countResources,
   createItem,
+  listedMembers,
   type ResourceSpec,
   readState,
   specHeaders,
@@ -11,7 +12,7 @@ import {
 } from "../resource-spec";
 import type { Target } from "../target";
 import { shownField, type Transcript } from "../transcript";
-import { same } from "./equal";
+import { same, sameMembers } from "./equal";
 import { LAW_NAMES } from "./names";
 
 const MERGE_PATCH = "application/merge-patch+json";
@@ -21,9 +22,27 @@ function onItemOrCollection(spec: ResourceSpec): fc.Arbitrary<boolean> {
   return supported(spec).list ? fc.boolean() : fc.constant(true);
 }
 
+type State = { status: number; body: unknown };
+
+// The collection's state is the resources it holds, not the order it lists them in (RFC 9110 §9.2.1 speaks of
+// state on the server; a list order left unspecified may differ from one GET to the next). The members compare as a
+// multiset, each with every field; an envelope's other members (`has_more`, say) compare as they are.
+function sameCollection(before: State | undefined, after: State | undefined): boolean {
+  if (before === undefined || after === undefined || before.status !== after.status) return same(before, after);
+  const left = listedMembers(before.body);
+  const right = listedMembers(after.body);
+  if (left === undefined || right === undefined || left.envelope !== right.envelope) return same(before, after);
+  if (!sameMembers(left.members, right.members)) return false;
+  if (left.envelope === undefined) return true;
+  const { [left.envelope]: _l, ...restBefore } = before.body as Record<string, unknown>;
+  const { [left.envelope]: _r, ...restAfter } = after.body as Record<string, unknown>;
+  return same(restBefore, restAfter);
+}
+
 /**
  * GET and HEAD, any number of times on the item and the collection (when it answers GET), change nothing
- * (RFC 9110 §9.2.1).
+ * (RFC 9110 §9.2.1): the item's state, and the collection's members, compared in any order (a list whose order
+ * is unspecified may differ between GETs; what it holds may not).
  */
 export function safeMethodsChangeNothing(target: Target, spec: ResourceSpec) {
   const law = LAW_NAMES.safeMethodsChangeNothing;
@@ -39,7 +58,7 @@ export function safeMethodsChangeNothing(target: Target, spec: ResourceSpec) {
     const after = await readState(t, spec, item);
     const listAfter = list ? await readState(t, spec, spec.collection) : undefined;
     if (!same(before, after)) t.fail(law, "the item's state changed after safe requests");
-    if (!same(listBefore, listAfter)) t.fail(law, "the collection changed after safe requests");
+    if (!sameCollection(listBefore, listAfter)) t.fail(law, "the collection changed after safe requests");
   });
 }
 
@@ -164,7 +183,8 @@ export function postCreatesEachTime(target: Target, spec: ResourceSpec) {
 }
 
 /**
- * A JSON Merge Patch applied twice leaves the state it left once (RFC 7396 sets absolute values). Both PATCHes
+ * A JSON Merge Patch applied twice leaves the state it left once (RFC 7396 sets absolute values): the item's, and
+ * the number of resources in the collection, counted as {@link putIsIdempotent} counts it. Both PATCHes
  * must succeed (2xx); a first PATCH answered 409 or 422 (refused on this state, RFC 5789 §2.2) discards the run,
  * as a 409 does in {@link putIsIdempotent}.
  */
@@ -183,11 +203,19 @@ export function mergePatchIsIdempotent(target: Target, spec: ResourceSpec) {
     // Any other failure changed nothing to repeat: the law would pass without checking its rule.
     if (first.status < 200 || first.status >= 300) t.fail(law, `the first PATCH answered ${first.status}`);
     const once = await readState(t, spec, item);
+    // As in putIsIdempotent: a PATCH creating another resource each time leaves the item alone (RFC 9110 §9.2.2).
+    const countOnce = await countIfCountable(t, spec, law);
     const second = await t.send({ method: "PATCH", path: item, headers, body: patch });
     const twice = await readState(t, spec, item);
     if (second.status < 200 || second.status >= 300) {
       t.fail(law, `the repeated PATCH answered ${second.status} where the first succeeded`);
     }
     if (!same(once, twice)) t.fail(law, "the state after two PATCHes differs from the state after one");
+    if (countOnce !== undefined) {
+      const countTwice = await countResources(t, spec, law);
+      if (countTwice !== countOnce) {
+        t.fail(law, `the collection held ${countOnce} resources after one PATCH and ${countTwice} after two`);
+      }
+    }
   });
 }

@@ -179,6 +179,56 @@ export function authCases(shop: () => RunningShop): void {
     expect(cancelled.json()).toMatchObject({ status: "cancelled" });
   });
 
+  // Regression: a customer's token deleted its own order in any status, a shipped or delivered one too.
+  it("lets a customer delete its own pending order only; any other status takes the admin scope (403)", async () => {
+    const alice = await newUser();
+    const token = await shop().tokenFor(alice);
+    const items = [{ sku: "D", quantity: 1, unit_price: 5 }];
+    const merge = { "content-type": "application/merge-patch+json" };
+    const place = async () =>
+      (await shop().api("POST", `/users/${alice}/orders`, { token, body: { items } })).headers.get(
+        "location",
+      ) as string;
+    // A new order the admin moves along `path`.
+    const orderIn = async (path: readonly string[]) => {
+      const order = await place();
+      for (const status of path) {
+        const moved = await shop().api("PATCH", order, { body: { status }, headers: merge });
+        expect(moved.status, `admin → ${status}`).toBe(200);
+      }
+      return order;
+    };
+    const pending = await place();
+    const removed = await shop().api("DELETE", pending, { token });
+    expect(removed.status).toBe(204);
+    expect((await shop().api("GET", pending, { token })).status).toBe(404);
+    for (const [status, path] of [
+      ["paid", ["paid"]],
+      ["shipped", ["paid", "shipped"]],
+      ["delivered", ["paid", "shipped", "delivered"]],
+      ["cancelled", ["cancelled"]],
+    ] as const) {
+      const order = await orderIn(path);
+      const etag = (await shop().api("GET", order, { token })).headers.get("etag") as string;
+      // After the 412, as for a status change: a stale If-Match is refused as stale, whoever asks.
+      const stale = await shop().api("DELETE", order, { token, headers: { "if-match": '"stale"' } });
+      expect(stale.status, `${status}, stale`).toBe(412);
+      const refused = await shop().api("DELETE", order, { token, headers: { "if-match": etag } });
+      expect(refused.status, status).toBe(403);
+      expect(refused.headers.get("content-type")).toBe("application/problem+json");
+      expect(refused.json().code, status).toBe("forbidden");
+      const kept = await shop().api("GET", order, { token });
+      expect(kept.status, status).toBe(200);
+      expect(kept.headers.get("etag"), status).toBe(etag);
+      // The admin scope deletes it.
+      expect((await shop().api("DELETE", order)).status, `admin deletes ${status}`).toBe(204);
+    }
+    // A missing order of its own is still the GET's 404, before any scope question.
+    const gone = await shop().api("DELETE", pending, { token });
+    expect(gone.status).toBe(404);
+    expect(gone.json().code).toBe("order_not_found");
+  });
+
   it("lets only an admin create users", async () => {
     const alice = await newUser();
     const reply = await shop().api("POST", "/users", {

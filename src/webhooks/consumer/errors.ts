@@ -14,8 +14,9 @@ export type ConsumerErrorCode =
   /** The attempt budget was spent by processors that died holding the lease (a crash loop). */
   | "attempts_exhausted"
   /**
-   * A stored inbox row cannot be decoded (written by an incompatible version, or by hand): thrown by `get` and
-   * `deadLetters`; a claim dead-letters the row with it instead, so one such row holds up no other event.
+   * A stored inbox row cannot be decoded (written by an incompatible version, or by hand): a claim dead-letters the
+   * row with it, so one such row holds up no other event; `get` and `deadLetters` give such a row with it as its
+   * `lastError` (naming the row and its columns), so listing goes on.
    */
   | "row_invalid"
   /** The runner's `stop()` let go of attempts still running after `stopGraceMs`; reported, never stored. */

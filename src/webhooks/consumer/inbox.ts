@@ -107,10 +107,16 @@ export interface Inbox<Context extends object = object> {
   fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean>;
   /**
    * One event by id, for inspection. An inbox may let a done event's payload go (the memory inbox does: its
-   * `payload` is then `undefined`); de-duplication needs the id alone.
+   * `payload` is then `undefined`); de-duplication needs the id alone. An event the inbox cannot read back is given
+   * all the same, as {@link deadLetters} gives it.
    */
   get(id: string): Promise<InboxRecord | undefined>;
-  /** Dead-lettered events, oldest first. */
+  /**
+   * Dead-lettered events, oldest first. One the inbox cannot read back (a row written by hand or by another version)
+   * is listed in its place, never thrown: what can be read is given, the rest left out (`undefined`, or `NaN` and
+   * `""` where the type needs a number or a text), and its `lastError` is a `row_invalid` record naming the event
+   * and what could not be read, so it can be found by id, mended, and put back with {@link retryDeadLetter}.
+   */
   deadLetters(options?: { limit?: number }): Promise<InboxRecord[]>;
   /** Puts a dead event back to pending with a fresh attempt budget; false when it is not dead. */
   retryDeadLetter(id: string, now: number): Promise<boolean>;

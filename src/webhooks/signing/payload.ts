@@ -8,8 +8,11 @@ export type PayloadFormat = "json" | "form" | "none";
 const decoder = new TextDecoder();
 
 function text(body: RawBody): string {
+  // RFC 8259 §8.1: a leading byte order mark may be ignored. TextDecoder drops it from bytes; a string read with
+  // Buffer#toString keeps it as U+FEFF, which JSON.parse refuses: the same body must read the same either way.
+  if (typeof body === "string") return body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
   // Lossy on purpose: bytes that are not UTF-8 were verified as bytes and only their reading is lenient.
-  return typeof body === "string" ? body : decoder.decode(body);
+  return decoder.decode(body);
 }
 
 /** The payload of a verified body, validated by `schema` when given; `payload_invalid` otherwise. */

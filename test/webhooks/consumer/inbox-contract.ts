@@ -21,6 +21,11 @@ export interface InboxUnderTest {
   write?: (context: object, tag: string) => Promise<unknown>;
   /** …and reads back the tags that were committed. */
   written?: () => Promise<string[]>;
+  /**
+   * Stores an event due at `receivedAt` that the inbox cannot read back (a column written by hand or by another
+   * version; for the memory inbox, a body added by hand that is not JSON). Without it the tests of such events skip.
+   */
+  addUnreadable?: (id: string, receivedAt: number) => Promise<void>;
 }
 
 const T0 = 1_700_000_000_000;
@@ -474,6 +479,59 @@ export function inboxContract(
         const error = { code: "handler_failed" as const, message: "late" };
         expect(await inbox.fail(stale!, { dead: true, error }, T0 + LEASE)).toBe(false);
         expect((await inbox.get("a"))?.state).toBe("processing");
+      });
+    });
+
+    // Regression: the PostgreSQL inbox dead-lettered a claimed row it could not decode, and then `deadLetters` threw
+    // row_invalid for it: no dead letter could be listed until someone mended that row by hand. The memory inbox
+    // dead-lettered its kind of unreadable event (a body added by hand that is not JSON) without telling anyone.
+    describe("an event it cannot read", () => {
+      const error = { code: "handler_failed" as const, message: "nope" };
+
+      it("dead-letters it at its claim, tells onInvalid, and lists it by id in its place among the others", async () => {
+        const addUnreadable = subject?.addUnreadable;
+        if (addUnreadable === undefined) return;
+        await inbox.add(event("a"));
+        await addUnreadable("bad", T0);
+        await inbox.add(event("c"));
+        const told: unknown[] = [];
+        const onInvalid = (error: unknown) => void told.push(error);
+        const claims = await inbox.claim({ now: T0, leaseMs: LEASE, limit: 10, owner: "p1", onInvalid });
+        expect(claims.map((c) => c.event.id).sort()).toEqual(["a", "c"]);
+        expect(told).toEqual([expect.objectContaining({ name: "WebhookConsumerError", code: "row_invalid" })]);
+        for (const id of ["a", "c"]) {
+          expect(await inbox.fail(claims.find((c) => c.event.id === id)!, { dead: true, error }, T0 + 1)).toBe(true);
+        }
+        const letters = await inbox.deadLetters();
+        expect(letters.map((letter) => letter.id)).toEqual(["bad", "a", "c"]);
+        expect(letters[0]).toMatchObject({ id: "bad", state: "dead", availableAt: undefined, doneAt: undefined });
+        expect(letters[0]?.lastError).toMatchObject({ code: "row_invalid", message: expect.stringContaining('"bad"') });
+        expect(letters[1]).toMatchObject({ ...event("a"), state: "dead", attempts: 1, lastError: error });
+        expect(letters[2]).toMatchObject({ ...event("c"), state: "dead", attempts: 1, lastError: error });
+        expect((await inbox.deadLetters({ limit: 1 })).map((letter) => letter.id)).toEqual(["bad"]);
+        // Looked up by its id, it reads as listed.
+        expect(await inbox.get("bad")).toEqual(letters[0]);
+      });
+
+      it("reads it by id before its claim, and after retryDeadLetter dead-letters it again without running it", async () => {
+        const addUnreadable = subject?.addUnreadable;
+        if (addUnreadable === undefined) return;
+        await addUnreadable("bad", T0);
+        expect(await inbox.get("bad")).toMatchObject({
+          id: "bad",
+          state: "pending",
+          lastError: { code: "row_invalid" },
+        });
+        const told: unknown[] = [];
+        const onInvalid = (error: unknown) => void told.push(error);
+        expect(await inbox.claim({ now: T0, leaseMs: LEASE, limit: 10, owner: "p1", onInvalid })).toEqual([]);
+        expect(await inbox.retryDeadLetter("bad", T0 + 1)).toBe(true);
+        expect(await inbox.deadLetters()).toEqual([]);
+        expect(await inbox.claim({ now: T0 + 1, leaseMs: LEASE, limit: 10, owner: "p1", onInvalid })).toEqual([]);
+        expect(told.map((error) => (error as { code?: unknown }).code)).toEqual(["row_invalid", "row_invalid"]);
+        expect((await inbox.deadLetters()).map((letter) => [letter.id, letter.lastError?.code])).toEqual([
+          ["bad", "row_invalid"],
+        ]);
       });
     });
 

@@ -334,6 +334,23 @@ describe("verify", () => {
       );
     });
 
+    // Regression: a body with a byte order mark verified as bytes (TextDecoder drops it) but was payload_invalid as a
+    // string (Buffer#toString keeps it as U+FEFF, which JSON.parse refuses).
+    it("reads a body with a leading byte order mark alike as a string and as bytes, JSON and form", () => {
+      const text = `\uFEFF${body}`;
+      const signed = sign({ id: "msg_bom", timestamp: NOW, body: text, secrets: secret });
+      for (const given of [text, new TextEncoder().encode(text)]) {
+        const result = verify({ body: given, headers: signed, secrets: secret, now: clock });
+        expect(result.ok ? result.payload : result.error.code).toEqual(event);
+      }
+      const form = "\uFEFFa=1&b=2";
+      const formSigned = sign({ id: "msg_bom_form", timestamp: NOW, body: form, secrets: secret });
+      for (const given of [form, new TextEncoder().encode(form)]) {
+        const result = verify({ body: given, headers: formSigned, secrets: secret, parse: "form", now: clock });
+        expect(result.ok ? result.payload : result.error.code).toEqual({ a: "1", b: "2" });
+      }
+    });
+
     it("is payload_invalid, with the zod error as cause, when the schema rejects it", () => {
       const result = verify({
         body,

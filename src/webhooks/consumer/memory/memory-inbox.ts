@@ -4,7 +4,7 @@ import { nonNegativeInteger, positiveInteger } from "../../../options/number-opt
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import { readPayload } from "../../signing/payload";
-import type { ConsumerErrorRecord } from "../errors";
+import { type ConsumerErrorRecord, WebhookConsumerError } from "../errors";
 import type { InboxEvent, InboxRecord, InboxState } from "../event";
 import { InboxEventTooLargeError } from "../event-too-large";
 import type {
@@ -71,27 +71,34 @@ function idBytes(event: InboxEvent): number {
 }
 
 /**
- * The event with its payload, parsed again from the kept body when the inbox holds it as text; an error record when
- * those bytes are not JSON, which only an `add` by hand can cause (a `json` that is not its payload's text).
+ * The event with its payload, parsed again from the kept body when the inbox holds it as text; a `row_invalid` error
+ * when those bytes are not JSON, which only an `add` by hand can cause (a `json` that is not its payload's text): the
+ * memory inbox's kind of stored event it cannot read, handled as the PostgreSQL inbox handles a row it cannot decode.
  */
-function eventOf(entry: Entry): InboxEvent | ConsumerErrorRecord {
+function eventOf(entry: Entry): InboxEvent | WebhookConsumerError {
   const { event, json } = entry;
   if (json === undefined) return event;
   // The reading `verify` made of the same bytes (src/webhooks/signing/payload.ts), so the same value: the consumer
   // passes a body only once that reading has succeeded.
   const read = readPayload(json, "json", undefined, event.scheme);
   if ("value" in read) return { ...event, payload: read.value };
-  return { code: "payload_invalid", message: `The body added with the event is not JSON: ${read.message}` };
+  return new WebhookConsumerError(
+    "row_invalid",
+    `The inbox event ${JSON.stringify(event.id)} cannot be read: the body added with it is not JSON (${read.message}).`,
+    { cause: read },
+  );
 }
 
+/** The record `get` and `deadLetters` give; one whose body cannot be read has no payload and a `row_invalid` error. */
 function record(entry: Entry): InboxRecord {
   const event = eventOf(entry);
+  const unreadable = event instanceof WebhookConsumerError;
   return {
-    ...("id" in event ? event : entry.event),
+    ...(unreadable ? entry.event : event),
     state: entry.state,
     attempts: entry.attempts,
     availableAt: entry.availableAt,
-    lastError: entry.lastError,
+    lastError: unreadable ? event.toRecord() : entry.lastError,
     // When it was done: its place in the done order (written only when it is done).
     doneAt: entry.state === "done" ? entry.endedAt : undefined,
   };
@@ -253,14 +260,16 @@ export class MemoryInbox implements Inbox<object> {
       taken.push(top);
     }
     const claims: InboxClaim[] = [];
+    const unreadable: WebhookConsumerError[] = [];
     for (const entry of taken) {
       const event = eventOf(entry);
-      if (!("id" in event)) {
-        // Every claim would fail alike: a dead letter at once, as a payload a handler's schema refuses.
+      if (event instanceof WebhookConsumerError) {
+        // Every claim would fail alike: a dead letter at once, told like every other dead letter.
         entry.state = "dead";
         entry.availableAt = undefined;
-        entry.lastError = event;
+        entry.lastError = event.toRecord();
         this.#dead.add(entry);
+        unreadable.push(event);
         continue;
       }
       entry.state = "processing";
@@ -270,6 +279,9 @@ export class MemoryInbox implements Inbox<object> {
       this.#schedule(entry);
       claims.push({ event, attempts: entry.attempts, token: entry.token });
     }
+    // Told once every taken entry is leased or dead: one that throws then fails the claim, and its events come back
+    // at their leases' end, where a throw mid-loop left the rest out of the heap, pending and never due again.
+    for (const error of unreadable) request.onInvalid?.(error);
     return claims;
   }
 

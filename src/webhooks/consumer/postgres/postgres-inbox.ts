@@ -5,7 +5,6 @@ import { DEFAULT_JSON_MAX_DEPTH, scanJsonText } from "../../../http/json-limits"
 import { nonNegativeInteger, positiveInteger } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { schemaName } from "../../../postgres/identifier";
-import { decodeRow } from "../../../postgres/rows";
 import {
   assertSqlClient,
   isPglite,
@@ -98,13 +97,6 @@ const rowSchema = z.object({
 
 type Row = z.output<typeof rowSchema>;
 
-const invalid = (cause: unknown) =>
-  new WebhookConsumerError("row_invalid", "A webhook_inbox row cannot be decoded (written by another version?).", {
-    cause,
-  });
-
-const decode = (row: unknown): Row => decodeRow(rowSchema, row, invalid);
-
 /**
  * What a claim reads of a row: the event, its attempts and due time. Not `last_error`, which a claim does not need
  * and a later version may write with a code this one does not know: decoded, it made the claim throw after its UPDATE
@@ -146,6 +138,57 @@ function toRecord(row: Row): InboxRecord {
     lastError: (row.last_error as ConsumerErrorRecord | null) ?? undefined,
     doneAt: row.done_at ?? undefined,
   };
+}
+
+/**
+ * The record of a row as `get` and `deadLetters` give it. A row that does not decode (a column written by hand or by
+ * another version) is still given, so that one such row does not make the whole dead-letter listing throw: each column
+ * that reads is given as read, one that does not is left out (`undefined`; `NaN` for a number, `""` for a text, as
+ * the types require), and `lastError` is a `row_invalid` record naming the row, the columns and the stored
+ * `last_error`.
+ */
+function readRecord(row: unknown): InboxRecord {
+  const parsed = rowSchema.safeParse(row);
+  if (parsed.success) return toRecord(parsed.data);
+  const columns = (typeof row === "object" && row !== null ? row : {}) as Record<string, unknown>;
+  const unread: string[] = [];
+  const read = <K extends keyof Row>(column: K, otherwise: Row[K]): Row[K] => {
+    const value = rowSchema.shape[column].safeParse(columns[column]);
+    if (value.success) return value.data as Row[K];
+    unread.push(column);
+    return otherwise;
+  };
+  const id = read("id", String(columns.id));
+  const event = toEvent({
+    id,
+    type: read("type", ""),
+    payload: read("payload", undefined),
+    payload_bytes: read("payload_bytes", null),
+    scheme: read("scheme", ""),
+    webhook_timestamp: read("webhook_timestamp", null),
+    received_at: read("received_at", Number.NaN),
+    attempts: 0,
+    available_at: null,
+  });
+  const record = {
+    ...event,
+    // A payload column unread leaves the payload unknown, not null.
+    payload: unread.includes("payload") || unread.includes("payload_bytes") ? undefined : event.payload,
+    // Unreachable through the table's CHECK; the column's own value otherwise.
+    state: read("state", "dead"),
+    attempts: read("attempts", Number.NaN),
+    availableAt: read("available_at", null) ?? undefined,
+    doneAt: read("done_at", null) ?? undefined,
+  };
+  read("last_error", null);
+  const stored = columns.last_error;
+  const error = new WebhookConsumerError(
+    "row_invalid",
+    `The webhook_inbox row ${JSON.stringify(id)} cannot be decoded (written by another version, or by hand); unreadable: ${unread.join(", ")}.` +
+      (stored === null || stored === undefined ? "" : ` Its last_error as stored: ${JSON.stringify(stored)}`),
+    { cause: parsed.error },
+  );
+  return { ...record, lastError: error.toRecord() };
 }
 
 /**
@@ -385,13 +428,13 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
 
   async get(id: string): Promise<InboxRecord | undefined> {
     const result = await this.#run(this.#client, "get", [id]);
-    return result.rows[0] === undefined ? undefined : toRecord(decode(result.rows[0]));
+    return result.rows[0] === undefined ? undefined : readRecord(result.rows[0]);
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<InboxRecord[]> {
     const limit = nonNegativeInteger("Inbox.deadLetters", "limit", options.limit ?? 100);
     const result = await this.#run(this.#client, "dead", [limit]);
-    return result.rows.map((row) => toRecord(decode(row)));
+    return result.rows.map(readRecord);
   }
 
   async retryDeadLetter(id: string, now: number): Promise<boolean> {

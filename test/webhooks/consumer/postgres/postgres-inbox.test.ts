@@ -51,6 +51,11 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
           (context as PostgresInboxContext).client.query(`INSERT INTO ${side} VALUES ($1)`, [tag]),
         written: async () =>
           (await pool.query(`SELECT tag FROM ${side} ORDER BY tag`)).rows.map((row) => (row as { tag: string }).tag),
+        // A received_at of infinity: no epoch ms, so the row does not decode.
+        addUnreadable: async (id, receivedAt) => {
+          await inbox.add(event(id, { receivedAt }));
+          await pool.query(`UPDATE ${table} SET received_at = 'infinity' WHERE id = $1`, [id]);
+        },
       };
     },
     { concurrent: backend.concurrent },
@@ -446,6 +451,39 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     expect(await inbox.get("b")).toMatchObject({ state: "dead", lastError: { code: "row_invalid" } });
     expect(await inbox.retryDeadLetter("b", 1_700_000_100_000)).toBe(true);
     expect(await processor.processDue()).toMatchObject({ claimed: 1, done: 1 });
+  });
+
+  // Regression: get and deadLetters threw row_invalid for one row they could not decode, so during a rolling deploy a
+  // dead letter written by a later version (a last_error code this one does not know) made every listing fail.
+  it("lists a dead row whose last_error a later version wrote, with every other column as stored", async () => {
+    const { inbox, table } = await freshTable();
+    await inbox.add(event("later", { receivedAt: 1_700_000_000_000 }));
+    await inbox.add(event("known", { receivedAt: 1_700_000_000_001 }));
+    const stored = { code: "some_later_code", message: "written by a later version" };
+    await pool.query(
+      `UPDATE ${table} SET state = 'dead', available_at = NULL, attempts = 3, updated_at = to_timestamp(1), last_error = $1::jsonb WHERE id = 'later'`,
+      [JSON.stringify(stored)],
+    );
+    const [known] = await inbox.claim({ now: 1_700_000_000_001, leaseMs: 1_000, limit: 10, owner: "p1" });
+    const error = { code: "handler_failed" as const, message: "nope" };
+    expect(await inbox.fail(known!, { dead: true, error }, 1_700_000_000_002)).toBe(true);
+    const letters = await inbox.deadLetters();
+    expect(letters.map((letter) => letter.id)).toEqual(["later", "known"]);
+    const later = letters[0];
+    expect(later).toMatchObject({
+      ...event("later", { receivedAt: 1_700_000_000_000 }),
+      state: "dead",
+      attempts: 3,
+      availableAt: undefined,
+      doneAt: undefined,
+      lastError: { code: "row_invalid" },
+    });
+    // The message names the row, the column, and keeps what was stored.
+    expect(later?.lastError?.message).toContain('"later"');
+    expect(later?.lastError?.message).toContain("last_error");
+    expect(later?.lastError?.message).toContain("some_later_code");
+    expect(letters[1]).toMatchObject({ id: "known", lastError: error });
+    expect(await inbox.get("later")).toEqual(later);
   });
 
   it("processes every event once across four concurrent processors", async () => {

@@ -73,7 +73,7 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
     const parent =
       delivery.traceparent === undefined
         ? context.active()
-        : contextWithTraceparent(ROOT_CONTEXT, delivery.traceparent);
+        : contextWithTraceparent(ROOT_CONTEXT, delivery.traceparent, delivery.tracestate);
     // HTTP client span: the method, server.address and server.port (required) are given at creation, for samplers;
     // url.scheme too. url.full is left out on purpose: a webhook URL's path often holds a secret.
     const attributes: Attributes = { [A.httpMethod]: "POST" };

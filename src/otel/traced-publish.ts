@@ -1,6 +1,7 @@
-import { context, SpanKind, trace } from "@opentelemetry/api";
+import { context, type Span, SpanKind, trace } from "@opentelemetry/api";
 import type { DeliveryQueue, PublishOptions, PublishResult } from "../webhooks/delivery/delivery-queue";
 import type { WebhookEvent } from "../webhooks/delivery/event";
+import { tracestateOf } from "../webhooks/delivery/trace-context";
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, SPAN_NAMES } from "./names";
 import {
   formatTraceparent,
@@ -11,13 +12,23 @@ import {
   telemetryOf,
 } from "./telemetry";
 
+/**
+ * The span's `tracestate` (§3.3.1.4: its members joined by ","), when it has one the queue stores: a list the SDK let
+ * grow past what the queue keeps (§3.3.1.5: 512 characters) is left out, never a reason for the publish to fail.
+ */
+function spanTracestate(span: Span): string | undefined {
+  const serialized = span.spanContext().traceState?.serialize();
+  return serialized === undefined ? undefined : tracestateOf(serialized) || undefined;
+}
+
 /** `queue.publish` with a span: see {@link tracedPublish}. */
 export type TracedPublish = (event: WebhookEvent, options?: PublishOptions) => Promise<PublishResult>;
 
 /**
  * Publishes through `queue` inside a PRODUCER span `publish <event type>` (messaging semantic conventions), a child of
- * the active span (your request's, your transaction's), and stores that span's `traceparent` with every delivery so
- * the attempts join the same trace. With no SDK registered the span is a no-op and no `traceparent` is stored.
+ * the active span (your request's, your transaction's), and stores that span's `traceparent` (and its `tracestate`,
+ * when it has one) with every delivery so the attempts join the same trace. With no SDK registered the span is a no-op
+ * and no `traceparent` is stored.
  *
  * @param queue any delivery queue; for the transactional outbox, the queue on your transaction
  *   (`tracedPublish(queue.withClient(tx))`): the span then sits inside the transaction's.
@@ -48,12 +59,21 @@ export function tracedPublish(queue: DeliveryQueue, options: TelemetryOptions = 
         ...(publishOptions.tenant === undefined ? {} : { [A.tenant]: publishOptions.tenant }),
       },
     });
-    // An explicit traceparent from the caller wins: it knows better which span the deliveries belong to.
-    const traceparent = publishOptions.traceparent ?? formatTraceparent(span.spanContext());
+    // An explicit traceparent from the caller wins: it knows better which span the deliveries belong to. Its
+    // tracestate, if any, goes with it; else the span's (W3C Trace Context §3.3: the two travel together).
+    const own = publishOptions.traceparent !== undefined;
+    const traceparent = own ? publishOptions.traceparent : formatTraceparent(span.spanContext());
+    const tracestate = own ? publishOptions.tracestate : (publishOptions.tracestate ?? spanTracestate(span));
     let result: PublishResult;
     try {
       result = await context.with(trace.setSpan(context.active(), span), () =>
-        queue.publish(event, traceparent === undefined ? publishOptions : { ...publishOptions, traceparent }),
+        queue.publish(
+          event,
+          traceparent === undefined
+            ? // No span to continue (no SDK): a tracestate alone means nothing, and the queue refuses it.
+              { ...publishOptions, tracestate: undefined }
+            : { ...publishOptions, traceparent, tracestate },
+        ),
       );
     } catch (error) {
       quietly(() => markFailed(span, error));

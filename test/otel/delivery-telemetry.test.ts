@@ -1,4 +1,12 @@
-import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  context,
+  createTraceState,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+} from "@opentelemetry/api";
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -6,7 +14,16 @@ import {
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { ATTRIBUTES, deliveryTelemetry, METRIC_NAMES, observeDeliveryQueue, tracedPublish } from "../../src/otel/index";
+import {
+  ATTRIBUTES,
+  deliveryTelemetry,
+  METRIC_NAMES,
+  observeDeliveryQueue,
+  tracedPublish,
+  traceWebhookReceipt,
+} from "../../src/otel/index";
+import { createWebhookConsumer } from "../../src/webhooks/consumer/index";
+import { createMemoryInbox } from "../../src/webhooks/consumer/memory/index";
 import type { AttemptResult } from "../../src/webhooks/delivery/attempt";
 import type { DeliveryRequest } from "../../src/webhooks/delivery/delivery-request";
 import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
@@ -217,6 +234,96 @@ describe("delivery telemetry", () => {
     const own = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     const again = await publish(createEvent({ type: "order.paid", data: {} }), { traceparent: own });
     expect((await queue.get(again.deliveryIds[0] as string))?.traceparent).toBe(own);
+  });
+
+  // W3C Trace Context §3.3: tracestate travels beside traceparent, from the publisher's context to the receiver.
+  describe("tracestate", () => {
+    const TRACESTATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
+    // The publisher's request arrived with a tracestate: its span context carries it, as does every child span.
+    const incoming = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId: "00f067aa0ba902b7",
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+      traceState: createTraceState(TRACESTATE),
+    });
+
+    it("is taken from the publishing span, stored, sent beside traceparent on every attempt, and read back by the receiver", async () => {
+      const { queue, worker, dispatcher, endpoint } = await setup(
+        [{ kind: "response", status: 503, durationMs: 1 }],
+        () => {},
+        {
+          propagateTraceContext: true,
+        },
+      );
+      const { deliveryIds } = await context.with(incoming, () =>
+        tracedPublish(queue, { tracer: otel.tracer })(createEvent({ type: "order.created", data: {} })),
+      );
+      expect((await queue.get(deliveryIds[0] as string))?.tracestate).toBe(TRACESTATE);
+      worker.start();
+      await worker.drained();
+      await worker.stop();
+      expect(dispatcher.requests.map((request) => request.headers.tracestate)).toEqual([TRACESTATE, TRACESTATE]);
+      // The attempt spans continue the publisher's trace with its vendors' entries.
+      const attempts = otel.spans().filter((span) => span.kind === SpanKind.CLIENT);
+      expect(attempts.map((span) => span.spanContext().traceState?.serialize())).toEqual([TRACESTATE, TRACESTATE]);
+      // The receiver (rest-webhooks' own consumer, traced) continues it too.
+      const consumerInbox = createMemoryInbox();
+      const receive = traceWebhookReceipt(
+        createWebhookConsumer({ inbox: consumerInbox, secrets: endpoint.secrets[0]?.secret ?? "", onError: () => {} }),
+        { tracer: otel.tracer, meter: otel.meter },
+      );
+      const sent = dispatcher.requests[0] as DeliveryRequest;
+      otel.reset();
+      const answer = await receive({
+        method: "POST",
+        path: "/hooks",
+        search: "",
+        query: {},
+        headers: sent.headers,
+        body: new TextEncoder().encode(sent.body),
+      });
+      expect(answer.status).toBe(202);
+      const [receipt] = otel.spans();
+      expect(receipt?.parentSpanContext?.traceState?.serialize()).toBe(TRACESTATE);
+    });
+
+    it("is not sent without propagateTraceContext", async () => {
+      const { queue, worker, dispatcher } = await setup([]);
+      await context.with(incoming, () =>
+        tracedPublish(queue, { tracer: otel.tracer })(createEvent({ type: "order.created", data: {} })),
+      );
+      worker.start();
+      await worker.drained();
+      await worker.stop();
+      expect(dispatcher.requests).toHaveLength(1);
+      expect(dispatcher.requests[0]?.headers).not.toHaveProperty("tracestate");
+    });
+
+    it("a caller's traceparent wins with its own tracestate (or none), not the span's", async () => {
+      const { queue } = await setup([]);
+      const publish = tracedPublish(queue, { tracer: otel.tracer });
+      const own = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+      const withOwn = await context.with(incoming, () =>
+        publish(createEvent({ type: "order.paid", data: {} }), { traceparent: own, tracestate: "mine=1" }),
+      );
+      const withNone = await context.with(incoming, () =>
+        publish(createEvent({ type: "order.paid", data: {} }), { traceparent: own }),
+      );
+      expect(await queue.get(withOwn.deliveryIds[0] as string)).toMatchObject({
+        traceparent: own,
+        tracestate: "mine=1",
+      });
+      expect(await queue.get(withNone.deliveryIds[0] as string)).not.toHaveProperty("tracestate");
+    });
+
+    it("off means free: with no SDK, a caller's tracestate without a traceparent does not fail the publish", async () => {
+      const { queue } = await setup([]);
+      const { deliveryIds } = await tracedPublish(queue)(createEvent({ type: "order.paid", data: {} }), {
+        tracestate: "mine=1",
+      });
+      expect(await queue.get(deliveryIds[0] as string)).not.toHaveProperty("tracestate");
+    });
   });
 
   it("names the tenant an event is published for on its publish span, and passes it on to the queue", async () => {

@@ -81,15 +81,25 @@ const GLOBAL_UNICAST = parseIp("2000::") as Uint8Array;
 const MAPPED = parseIp("::ffff:0:0") as Uint8Array;
 const TRANSLATED = parseIp("::ffff:0:0:0") as Uint8Array;
 
+const SIX_TO_FOUR = parseIp("2002::") as Uint8Array;
+const TEREDO = parseIp("2001::") as Uint8Array;
+
 /**
  * The IPv4 address an IPv6 address reaches, or `undefined`: IPv4-mapped (RFC 4291 §2.5.5.2), IPv4-translated
- * (RFC 7915 §2) and the NAT64 well-known prefix (RFC 6052 §2.1) each carry one in their last 32 bits, so a rule
- * about an IPv4 address must hold for these spellings of it too.
+ * (RFC 7915 §2) and the NAT64 well-known prefix (RFC 6052 §2.1) each carry one in their last 32 bits, 6to4 (RFC 3056
+ * §2) in the 32 bits after 2002::/16, and Teredo (RFC 4380 §4) its client's in the last 32 bits with every bit
+ * flipped; so a rule about an IPv4 address must hold for these spellings of it too.
  */
 export function embeddedIpv4(bytes: Uint8Array): Uint8Array | undefined {
   if (bytes.length !== 16) return undefined;
   const embeds = inPrefix(bytes, MAPPED, 96) || inPrefix(bytes, TRANSLATED, 96) || inPrefix(bytes, NAT64, 96);
-  return embeds ? bytes.subarray(12) : undefined;
+  if (embeds) return bytes.subarray(12);
+  // RFC 3056 §2: 2002:V4ADDR::/48 is the site behind the 6to4 router at V4ADDR, which the packets are sent to.
+  if (inPrefix(bytes, SIX_TO_FOUR, 16)) return bytes.subarray(2, 6);
+  // RFC 4380 §4: 2001:0000::/32, then the Teredo server's IPv4 address, flags, the port and last the client's
+  // mapped IPv4 address, "obfuscated" (XOR 0xffffffff). A relay sends the packets there (§5.4), not to the server.
+  if (inPrefix(bytes, TEREDO, 32)) return bytes.subarray(12).map((byte) => byte ^ 0xff);
+  return undefined;
 }
 
 /**

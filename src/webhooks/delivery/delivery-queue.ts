@@ -17,6 +17,11 @@ export interface DeliveryRecord {
   readonly state: DeliveryState;
   /** The W3C `traceparent` of the publishing span, when {@link PublishOptions.traceparent} was given. */
   readonly traceparent?: string | undefined;
+  /**
+   * The W3C `tracestate` published beside {@link traceparent}, when {@link PublishOptions.tracestate} was given (its
+   * members joined by ",", without white space).
+   */
+  readonly tracestate?: string | undefined;
 }
 
 /** A delivery claimed by one worker until `leaseUntil` (or until it completes). */
@@ -37,6 +42,13 @@ export interface PublishOptions {
    * `tracedPublish` in `rest-webhooks/otel` passes the active span's.
    */
   traceparent?: string | undefined;
+  /**
+   * The W3C Trace Context `tracestate` of the publishing span (https://www.w3.org/TR/trace-context/ §3.3), vendor
+   * entries that travel beside `traceparent`: stored with every delivery and sent with `traceparent`. Only with a
+   * `traceparent`; at most 32 `key=value` members, each key once, 512 characters once white space is taken out
+   * (§3.3.1.5), else a TypeError. An empty list is stored as none. `tracedPublish` passes the active span's.
+   */
+  tracestate?: string | undefined;
   /**
    * The tenant the event belongs to: it reaches only that tenant's subscribed endpoints, and the operator's created
    * with `allTenants`. Without it, the event reaches only endpoints without a tenant (the operator's own), never a

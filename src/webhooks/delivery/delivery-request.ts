@@ -2,7 +2,7 @@ import { sign } from "../signing/sign";
 import type { DeliveryRecord } from "./delivery-queue";
 import { activeSecrets, type WebhookEndpoint } from "./endpoint";
 import { isEndpointHeaderName } from "./endpoint-headers";
-import { isTraceparent } from "./trace-context";
+import { isTraceparent, tracestateOf } from "./trace-context";
 
 /** An HTTP request ready for the dispatcher. */
 export interface DeliveryRequest {
@@ -36,7 +36,8 @@ function endpointFields(stored: Readonly<Record<string, string>> | undefined): R
 /**
  * Builds one attempt's request: the same `webhook-id` (the event id) on every attempt, a fresh timestamp and fresh
  * signatures by every active secret (Standard Webhooks, "Signature scheme"; several signatures during a rotation).
- * With `traceparent` (the delivery's, when the worker propagates trace context) the request carries that header.
+ * With `traceparent` (the delivery's, when the worker propagates trace context) the request carries that header, and
+ * `tracestate` beside it when given (never alone).
  * The endpoint's `headers` are added, never in place of these: a stored field under a name the delivery owns (any
  * case; see `isEndpointHeaderName`) is not sent.
  */
@@ -46,6 +47,7 @@ export function buildDeliveryRequest(
   now: number,
   userAgent = "rest-webhooks",
   traceparent?: string,
+  tracestate?: string,
 ): DeliveryRequest {
   const signed = sign({
     id: delivery.eventId,
@@ -65,7 +67,13 @@ export function buildDeliveryRequest(
   // W3C Trace Context §3.2: the receiver continues the publisher's trace. Only when asked: it tells the receiver
   // about our tracing (the worker's `propagateTraceContext`). One stored by hand or by an earlier version that is
   // not a traceparent is not sent: the HTTP client may refuse it, and the receiver could not use it.
-  if (traceparent !== undefined && isTraceparent(traceparent)) headers.traceparent = traceparent;
+  if (traceparent !== undefined && isTraceparent(traceparent)) {
+    headers.traceparent = traceparent;
+    // §3.3: tracestate goes with the traceparent it belongs to, never alone. One stored by hand that is not a list
+    // (a CR or LF, a 33rd member) is left out, as is an empty one (§3.3.1.1: SHOULD avoid sending it).
+    const state = tracestate === undefined ? undefined : tracestateOf(tracestate);
+    if (state) headers.tracestate = state;
+  }
   return { url: endpoint.url, headers, body: delivery.payload };
 }
 

@@ -16,7 +16,7 @@ import { isEventType } from "./event-type";
 import { isPrintableId } from "./printable-id";
 import { DELIVERY_STATUSES, type DeliveryState } from "./state-machine";
 import { checkTenant } from "./tenant";
-import { checkTraceparent } from "./trace-context";
+import { checkTraceparent, checkTracestate, tracestateOf } from "./trace-context";
 
 /*
  * The checks every DeliveryQueue makes of its arguments before it reads or writes, so that the memory and PostgreSQL
@@ -43,19 +43,28 @@ function instant(owner: string, name: string, value: unknown): number {
   return value;
 }
 
-/** `DeliveryQueue.publish`'s options: an instant, a delay of 0 or more, a W3C traceparent, a tenant, an endpoint id. */
+/**
+ * `DeliveryQueue.publish`'s options: an instant, a delay of 0 or more, a W3C traceparent and tracestate (this one only
+ * beside a traceparent), a tenant, an endpoint id.
+ */
 export function checkPublishOptions(options: PublishOptions): void {
   if (options.now !== undefined) finiteNumber("DeliveryQueue.publish", "now", options.now, "epoch milliseconds");
   if (options.delayMs !== undefined) {
     nonNegativeNumber("DeliveryQueue.publish", "delayMs", options.delayMs, "milliseconds");
   }
   checkTraceparent(options.traceparent, "publish");
+  checkTracestate(options.tracestate, options.traceparent, "publish");
   checkTenant("DeliveryQueue.publish", options.tenant);
   if (options.endpointId !== undefined && !isPrintableId(options.endpointId)) {
     throw new TypeError(
       "DeliveryQueue.publish: endpointId must be an endpoint id, 1 to 255 printable ASCII characters.",
     );
   }
+}
+
+/** The `tracestate` both queues store, once the options are checked: its members without white space, or none. */
+export function publishTracestate(options: PublishOptions): string | undefined {
+  return options.tracestate === undefined ? undefined : tracestateOf(options.tracestate) || undefined;
 }
 
 /** The first attempt's due time, `now + delayMs`, once the options are checked: an instant both queues can store. */

@@ -26,8 +26,9 @@ export interface UrlPolicy {
    * Addresses, CIDR ranges or exact host names refused even though public, written as `allow` entries: your own API
    * and admin hosts and ranges (a customer's URL on them would make you POST to yourself), cloud metadata names
    * (`metadata.google.internal`). Deny wins over `allow`. Checked on the URL's host at registration and on every
-   * address a name resolves to, at registration and at connect time; an IPv4 entry also covers its IPv4-mapped and
-   * NAT64 spellings. A refusal is `forbidden_address` with `addressClass: "denied"`.
+   * address a name resolves to, at registration and at connect time; an IPv4 entry also covers its IPv4-mapped,
+   * IPv4-translated, NAT64, 6to4 (RFC 3056) and Teredo (RFC 4380, the client's address) spellings. A refusal is
+   * `forbidden_address` with `addressClass: "denied"`.
    * @default []
    * @example { deny: ["api.provider.example", "203.0.113.0/24", "metadata.google.internal"] }
    */
@@ -96,7 +97,8 @@ export function compileUrlPolicy(policy: UrlPolicy | CompiledUrlPolicy = {}): Co
   };
 }
 
-// Whether `deny` holds the address, or the IPv4 address it embeds (::ffff:a.b.c.d, 64:ff9b::a.b.c.d reach a.b.c.d).
+// Whether `deny` holds the address, or the IPv4 address it embeds (::ffff:a.b.c.d, 64:ff9b::a.b.c.d, 2002:V4ADDR::
+// and a Teredo address's client reach a.b.c.d; see embeddedIpv4).
 function isDenied(bytes: Uint8Array, policy: CompiledUrlPolicy): boolean {
   const reached = embeddedIpv4(bytes);
   for (const range of policy.deniedRanges) {

@@ -44,6 +44,15 @@ export class EndedOrder<T extends EndedLink<T>> {
     this.#size++;
   }
 
+  /**
+   * Dates `at` every item dated after it: when the clock stepped back, the items dated ahead ended before anything
+   * ending now, so, on the clock as it reads, no later than `at`. The list then stays in `endedAt` order, which a
+   * retention that stops at the first item not yet expired relies on. From the newest: O(1) while time goes forward.
+   */
+  endedNoLaterThan(at: number): void {
+    for (let item = this.#newest; item !== undefined && item.endedAt > at; item = item.older) item.endedAt = at;
+  }
+
   /** Takes `item` out if it is listed. */
   delete(item: T): void {
     if (!this.has(item)) return;

@@ -906,6 +906,70 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       }
     });
 
+    // W3C Trace Context §3.3: tracestate travels beside traceparent, stored with the delivery as it is.
+    it("round-trips the publisher's tracestate beside its traceparent on get, list and claim; refuses an invalid one", async () => {
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const event = createEvent({ type: "q.created", data: { n: 4 }, now: T0 });
+      // Optional white space around members and empty members are not kept (§3.3.1.1).
+      const published = await f.queue.publish(event, {
+        now: T0,
+        traceparent,
+        tracestate: " congo=t61rcWkgMzE ,, rojo=00f067aa0ba902b7\t",
+      });
+      const kept = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
+      expect(published.deliveryIds).toHaveLength(2);
+      expect((await f.queue.get(published.deliveryIds[0] as string))?.tracestate).toBe(kept);
+      expect((await f.queue.list(b.id)).find((d) => d.eventId === event.id)?.tracestate).toBe(kept);
+      // Without one (or with an empty list, §3.3.1.1), none is stored.
+      const plain = createEvent({ type: "q.created", data: { n: 5 }, now: T0 });
+      const [plainId] = (await f.queue.publish(plain, { now: T0, traceparent, tracestate: " , " })).deliveryIds as [
+        string,
+      ];
+      expect(await f.queue.get(plainId)).not.toHaveProperty("tracestate");
+      const member = (i: number) => `k${i}=v`;
+      const refused: [string, { traceparent?: string; tracestate: string }][] = [
+        ["without a traceparent", { tracestate: kept }],
+        ["a member that is not key=value", { traceparent, tracestate: "congo" }],
+        ["an upper-case key", { traceparent, tracestate: "Congo=1" }],
+        ["a value with =", { traceparent, tracestate: "congo=a=b" }],
+        ["a control character", { traceparent, tracestate: "congo=a\r\nx-injected: 1" }],
+        ["a key twice", { traceparent, tracestate: "congo=1,rojo=2,congo=3" }],
+        [
+          "33 members (§3.3.1.1: 32 at most)",
+          { traceparent, tracestate: Array.from({ length: 33 }, (_, i) => member(i)).join(",") },
+        ],
+        ["513 characters (§3.3.1.5)", { traceparent, tracestate: `a=${"x".repeat(255)},b=${"y".repeat(253)}` }],
+      ];
+      const bad = createEvent({ type: "q.created", data: {}, now: T0 });
+      for (const [why, options] of refused) {
+        await expect(f.queue.publish(bad, { now: T0, ...options }), why).rejects.toThrow(TypeError);
+      }
+      expect(await f.queue.list(b.id, { eventId: bad.id })).toEqual([]);
+      // 32 members and 512 characters are kept whole.
+      const full = Array.from({ length: 32 }, (_, i) => member(i)).join(",");
+      const long = `a=${"x".repeat(255)},b=${"y".repeat(252)}`;
+      expect(long).toHaveLength(512);
+      const atLimits = createEvent({ type: "q.created", data: { n: 6 }, now: T0 });
+      const wide = createEvent({ type: "q.created", data: { n: 7 }, now: T0 });
+      const [fullId] = (await f.queue.publish(atLimits, { now: T0, traceparent, tracestate: full })).deliveryIds as [
+        string,
+      ];
+      const [longId] = (await f.queue.publish(wide, { now: T0, traceparent, tracestate: long })).deliveryIds as [
+        string,
+      ];
+      expect((await f.queue.get(fullId))?.tracestate).toBe(full);
+      expect((await f.queue.get(longId))?.tracestate).toBe(long);
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 20, now: T0, leaseMs: 1_000 });
+      expect(claimed.filter((c) => c.eventId === event.id).map((c) => c.tracestate)).toEqual([kept, kept]);
+      for (const c of claimed) {
+        await f.queue.complete(
+          c,
+          transition(c.state, { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } }, T0).state,
+        );
+      }
+    });
+
     it("claims due deliveries oldest first, each once per lease; an expired lease is reclaimed", async () => {
       const early = createEvent({ type: "q.updated", data: {}, now: T0 });
       const late = createEvent({ type: "q.updated", data: {}, now: T0 });

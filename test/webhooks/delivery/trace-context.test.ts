@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildDeliveryRequest } from "../../../src/webhooks/delivery/delivery-request";
-import { checkTraceparent, isTraceparent } from "../../../src/webhooks/delivery/trace-context";
+import {
+  checkTraceparent,
+  checkTracestate,
+  isTraceparent,
+  MAX_TRACESTATE_LENGTH,
+  MAX_TRACESTATE_MEMBERS,
+  tracestateOf,
+} from "../../../src/webhooks/delivery/trace-context";
 
 const VALID = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -66,5 +73,89 @@ describe("traceparent", () => {
       const built = buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, "ua", stored);
       expect(built.headers.traceparent, JSON.stringify(stored)).toBeUndefined();
     }
+  });
+});
+
+// W3C Trace Context §3.3.1: list = list-member 0*31( OWS "," OWS list-member ), list-member = key "=" value / OWS.
+const TRACESTATE_CASES: readonly [string, string | undefined][] = [
+  ["congo=t61rcWkgMzE", "congo=t61rcWkgMzE"],
+  ["rojo=00f067aa0ba902b7,congo=t61rcWkgMzE", "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"],
+  [" rojo=1 ,\tcongo=2\t", "rojo=1,congo=2"], // OWS is not kept
+  ["rojo=1,,congo=2", "rojo=1,congo=2"], // §3.3.1.1: empty members are allowed
+  ["", ""],
+  [" , ", ""],
+  ["fw529a3039@dt=b", "fw529a3039@dt=b"], // multi-tenant-key
+  ["0tenant@vendor=x", "0tenant@vendor=x"], // a tenant-id may start with a digit
+  ["a=b c", "a=b c"], // a space inside a value
+  ["0key=x", undefined], // a simple-key starts with a letter
+  ["Congo=1", undefined],
+  ["congo", undefined],
+  ["congo=", undefined], // value ends with a non-blank character
+  ["congo=a ", "congo=a"], // ... but trailing OWS is not part of it
+  ["congo=a=b", undefined],
+  ["congo=caf\u00e9", undefined],
+  ["congo=a\r\nx: 1", undefined],
+  ["tenant@Vendor=1", undefined],
+  ["tenant@vendorvendorvendo=1", undefined], // system-id: 14 characters at most
+  ["congo=1,congo=2", undefined], // a key once
+  [`k=${"v".repeat(256)}`, `k=${"v".repeat(256)}`],
+  [`k=${"v".repeat(257)}`, undefined], // value: 256 characters at most
+  [`${"k".repeat(256)}=v`, `${"k".repeat(256)}=v`],
+  [`${"k".repeat(257)}=v`, undefined], // key: 256 characters at most
+];
+
+describe("tracestate", () => {
+  it.each(TRACESTATE_CASES)("%j → %j", (value, kept) => {
+    expect(tracestateOf(value)).toBe(kept);
+  });
+
+  it("takes 32 members and 512 characters, not 33 nor 513 (§3.3.1.1, §3.3.1.5)", () => {
+    const members = (n: number) => Array.from({ length: n }, (_, i) => `k${i}=v`).join(",");
+    expect(tracestateOf(members(MAX_TRACESTATE_MEMBERS))).toBe(members(32));
+    expect(tracestateOf(members(MAX_TRACESTATE_MEMBERS + 1))).toBeUndefined();
+    const long = (n: number) => `a=${"x".repeat(255)},b=${"y".repeat(n - 260)}`;
+    expect(long(MAX_TRACESTATE_LENGTH)).toHaveLength(512);
+    expect(tracestateOf(long(MAX_TRACESTATE_LENGTH))).toBe(long(512));
+    expect(tracestateOf(long(MAX_TRACESTATE_LENGTH + 1))).toBeUndefined();
+    // Optional white space does not count (§3.3.1.5).
+    expect(tracestateOf(` ${long(512).replace(",", " ,\t")} `)).toBe(long(512));
+  });
+
+  it("refuses a publish option that is not a list, or one without a traceparent; an empty one is none", () => {
+    expect(() => checkTracestate("congo", VALID, "publish")).toThrow(/options.tracestate/);
+    expect(() => checkTracestate("congo=1", undefined, "publish")).toThrow(/options.traceparent/);
+    expect(checkTracestate(undefined, undefined, "publish")).toBeUndefined();
+    expect(checkTracestate(" , ", VALID, "publish")).toBeUndefined();
+    expect(checkTracestate(" congo=1 ", VALID, "publish")).toBe("congo=1");
+  });
+
+  describe("buildDeliveryRequest", () => {
+    const endpoint = {
+      url: "https://receiver.example/hooks",
+      secrets: [{ secret: `whsec_${"A".repeat(32)}`, expiresAt: null }],
+    };
+    const delivery = { eventId: "evt_1", payload: "{}" };
+    const build = (traceparent?: string, tracestate?: string) =>
+      buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, "ua", traceparent, tracestate).headers;
+
+    it("sends tracestate beside the traceparent", () => {
+      expect(build(VALID, "congo=t61rcWkgMzE")).toMatchObject({ traceparent: VALID, tracestate: "congo=t61rcWkgMzE" });
+      expect(build(VALID)).not.toHaveProperty("tracestate");
+    });
+
+    // §3.3: tracestate means nothing without the traceparent it belongs to.
+    it("never sends tracestate alone", () => {
+      expect(build(undefined, "congo=1")).not.toHaveProperty("tracestate");
+      expect(build("not-a-traceparent", "congo=1")).not.toHaveProperty("tracestate");
+    });
+
+    // A row written by hand: a value the HTTP client refuses must not fail every attempt of the delivery.
+    it("does not send a stored tracestate that is not one, nor an empty one", () => {
+      for (const stored of ["congo=1\r\nx: 1", "Congo=1", "", " , "]) {
+        const headers = build(VALID, stored);
+        expect(headers, JSON.stringify(stored)).not.toHaveProperty("tracestate");
+        expect(headers.traceparent).toBe(VALID);
+      }
+    });
   });
 });

@@ -31,7 +31,9 @@ import { createPostgresDeliveryQueue, type PostgresDeliveryQueue } from "../../.
 
 describe("public types of the delivery engine", () => {
   it("the core queue names no SQL type; the PostgreSQL queue acts inside any client's transaction", () => {
-    expectTypeOf<keyof PublishOptions>().toEqualTypeOf<"now" | "delayMs" | "traceparent" | "tenant" | "endpointId">();
+    expectTypeOf<keyof PublishOptions>().toEqualTypeOf<
+      "now" | "delayMs" | "traceparent" | "tracestate" | "tenant" | "endpointId"
+    >();
     expectTypeOf<pg.Pool>().toExtend<SqlClient>();
     expectTypeOf<pg.PoolClient>().toExtend<SqlClient>();
     expectTypeOf<PostgresDeliveryQueue>().toExtend<DeliveryQueue>();

@@ -330,6 +330,68 @@ describe("deny: public destinations the provider refuses (SSRF against its own s
     ).toBeUndefined();
   });
 
+  // Regression: only the IPv4-mapped, -translated and NAT64 spellings of a denied IPv4 address were denied. The 6to4
+  // and Teredo ones were refused only as "reserved", so an `allow` covering them (or an allow-listed name resolving to
+  // one, to which only `deny` applies) reached the denied address.
+  describe("6to4 and Teredo spellings of a denied IPv4 address", () => {
+    // 93.184.216.34 is 5db8:d822; Teredo carries the client's address with every bit flipped: a247:27dd.
+    const denied = [
+      "2002:5db8:d822::1", // RFC 3056 §2: 2002:V4ADDR::/48
+      "2002:5db8:d822:ffff:1:2:3:4", // any address of the site's /48
+      "2001:0:4136:e378:8000:63bf:a247:27dd", // RFC 4380 §4: 2001:0000::/32, the client's IPv4 XOR 0xffffffff last
+    ];
+    // 151.101.1.69 (9765:0145; flipped 689a:feba), and a Teredo server address that is the denied one: the packets go
+    // to the client's address, not to the server's (RFC 4380 §5.4).
+    const reached = [
+      "2002:9765:145::1",
+      "2001:0:4136:e378:8000:63bf:689a:feba",
+      "2001:0:5db8:d822:8000:63bf:689a:feba",
+    ];
+    const policy = compileUrlPolicy({ allow: ["2002::/16", "2001::/32", "tunnel.example"], deny: DENY });
+
+    it.each(denied)("refuses %s as denied, though allow holds it", (address) => {
+      expect(checkEndpointUrl(`https://[${address}]/`, policy)).toMatchObject({
+        ok: false,
+        code: "forbidden_address",
+        addressClass: "denied",
+      });
+      expect(checkEndpointUrl(`https://[${address}]/`, { deny: DENY })).toMatchObject({ addressClass: "denied" });
+      expect(checkResolvedAddresses("tunnel.example", [{ address, family: 6 }], policy)).toMatchObject({
+        addressClass: "denied",
+      });
+    });
+
+    it.each(reached)("accepts %s, which reaches an address deny does not hold, when allow holds it", (address) => {
+      expect(checkEndpointUrl(`https://[${address}]/`, policy).ok).toBe(true);
+      expect(checkResolvedAddresses("tunnel.example", [{ address, family: 6 }], policy)).toBeUndefined();
+    });
+
+    it("denies the whole spelling of a denied IPv4 range, and only that", () => {
+      const range = compileUrlPolicy({ allow: ["2002::/16", "2001::/32"], deny: ["10.0.0.0/8"] });
+      const teredo = (v4: number) => {
+        const flipped = (~v4 >>> 0).toString(16).padStart(8, "0");
+        return `2001:0:4136:e378:8000:63bf:${flipped.slice(0, 4)}:${flipped.slice(4)}`;
+      };
+      fc.assert(
+        fc.property(
+          // Half inside 10.0.0.0/8, where a uniform draw would seldom land.
+          fc.oneof(fc.integer({ min: 0x0a000000, max: 0x0affffff }), fc.integer({ min: 0, max: 0xffffffff })),
+          (v4) => {
+            const hex = v4.toString(16).padStart(8, "0");
+            const inTen = v4 >>> 24 === 10;
+            for (const spelling of [`2002:${hex.slice(0, 4)}:${hex.slice(4)}::1`, teredo(v4)]) {
+              const refusal = checkResolvedAddresses("h", [{ address: spelling, family: 6 }], range);
+              expect(
+                refusal !== undefined && "addressClass" in refusal && refusal.addressClass === "denied",
+                spelling,
+              ).toBe(inTen);
+            }
+          },
+        ),
+      );
+    });
+  });
+
   it("accepts what it does not name: host names are exact, ranges are ranges", async () => {
     const policy = compileUrlPolicy({ deny: DENY });
     expect((await checkResolvedEndpointUrl("https://hooks.customer.example/in", resolve, policy)).ok).toBe(true);

@@ -21,6 +21,7 @@ import {
   logText,
   maxPayloadBytes,
   publishDueAt,
+  publishTracestate,
 } from "../queue-arguments";
 import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
 import { receivesFor } from "../tenant";
@@ -66,6 +67,7 @@ interface Entry extends DueItem, EndedLink<Entry> {
   leaseToken: string | undefined;
   leaseUntil: number;
   readonly traceparent: string | undefined;
+  readonly tracestate: string | undefined;
 }
 
 /** An endpoint's scheduled deliveries, and its place among the endpoints by its earliest due one. */
@@ -148,6 +150,7 @@ const toRecord = (entry: Entry): DeliveryRecord => ({
   state: entry.state,
   // Only when published with one: records without it keep their shape.
   ...(entry.traceparent === undefined ? {} : { traceparent: entry.traceparent }),
+  ...(entry.tracestate === undefined ? {} : { tracestate: entry.tracestate }),
 });
 
 /** A claimed delivery: its record with its lease added, one object (a spread into a second one cost a copy). */
@@ -228,8 +231,10 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     }
   }
 
-  // Forgets terminal deliveries beyond the retention, oldest ended first.
+  // Forgets terminal deliveries beyond the retention, oldest ended first. A clock that stepped back would leave one
+  // dated ahead in front of every delivery that ended after it, all kept past retainMs by as long as the step.
   function prune(now: number): void {
+    ended.endedNoLaterThan(now);
     for (let oldest = ended.oldest; oldest !== undefined; oldest = ended.oldest) {
       if (ended.size <= retain && now - oldest.endedAt < retainMs) return;
       forget(oldest);
@@ -272,6 +277,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     }
     unschedule(entry);
     const now = clock();
+    // Before it goes last: the list stays in order of when its deliveries ended, whatever the clock did.
+    ended.endedNoLaterThan(now);
     ended.push(entry, now);
     prune(now);
   }
@@ -289,6 +296,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       checkPublishOptions(publishOptions);
       const dueAt = publishDueAt(publishOptions, now);
       const payload = eventPayload(event, maxPayload);
+      const tracestate = publishTracestate(publishOptions);
       prune(clock());
       if (eventRefs.has(event.id)) return { deliveryIds: [] };
       const tenant = publishOptions.tenant ?? null;
@@ -310,6 +318,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           leaseToken: undefined,
           leaseUntil: 0,
           traceparent: publishOptions.traceparent,
+          tracestate,
           due: 0,
           // Publication order: among deliveries due together, the first published goes first.
           seq: published++,

@@ -129,6 +129,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       const traceparent = settings.propagateTraceContext ? claim.traceparent : undefined;
+      const tracestate = traceparent === undefined ? undefined : claim.tracestate;
       // A delivery that must wait for its turn is signed while it waits, and sent with that signature if it is what
       // signing at the send would give (signedAsOf): at one attempt in flight the worker is idle while the request
       // ahead is out, so the signing leaves the path between two attempts (bench/delivery, loop c=1).
@@ -139,7 +140,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       const turn = endpointTurn && scheduler.takeSlot();
       if (!turn && earlyEndpoint !== undefined) {
         earlyAt = now();
-        early = buildEarly(claim, earlyEndpoint, earlyAt, traceparent);
+        early = buildEarly(claim, earlyEndpoint, earlyAt, traceparent, tracestate);
       }
       if (!endpointTurn && !(await endpointSlot(claim.endpointId))) {
         await handBack(claim, now()); // stopping: due at once, for another worker
@@ -170,7 +171,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt) ? early : undefined;
       let result: AttemptResult | undefined;
       try {
-        request ??= buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent);
+        request ??= buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent, tracestate);
       } catch (error) {
         result = requestInvalid(error, now() - sentAt);
       }
@@ -236,9 +237,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     endpoint: WebhookEndpoint,
     at: number,
     traceparent: string | undefined,
+    tracestate: string | undefined,
   ): DeliveryRequest | undefined {
     try {
-      return buildDeliveryRequest(claim, endpoint, at, settings.userAgent, traceparent);
+      return buildDeliveryRequest(claim, endpoint, at, settings.userAgent, traceparent, tracestate);
     } catch {
       return undefined;
     }

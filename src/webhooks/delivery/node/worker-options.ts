@@ -95,8 +95,9 @@ export interface DeliveryWorkerOptions {
   /** The `User-Agent` of every attempt: a header field value (RFC 9110 §5.5), else a TypeError. @default "rest-webhooks" */
   userAgent?: string;
   /**
-   * Send the publisher's W3C `traceparent` (stored with the event at publish) with each attempt, so a consumer can
-   * continue the trace. Off by default: it tells the receiver about your tracing. @default false
+   * Send the publisher's W3C `traceparent` (stored with the event at publish) with each attempt, and its `tracestate`
+   * beside it when one was stored, so a consumer can continue the trace. Off by default: it tells the receiver about
+   * your tracing. @default false
    */
   propagateTraceContext?: boolean;
 }
@@ -155,11 +156,7 @@ export interface WorkerSettings {
   rateLimiter(): EndpointRateLimiter;
 }
 
-function positive(name: string, value: number | undefined, integer: boolean): void {
-  if (value === undefined) return;
-  if (integer) positiveInteger("createDeliveryWorker", name, value);
-  else positiveNumber("createDeliveryWorker", name, value, "milliseconds");
-}
+const OWNER = "createDeliveryWorker";
 
 // The dispatcher's time-out when the worker creates it; `undefined` for a dispatcher passed in (its own business).
 function timeoutOf(options: DeliveryWorkerOptions): number | undefined {
@@ -179,20 +176,27 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   // Called on every claim or attempt: anything but a function failed each one (an injected clock for one), or, for
   // onEvent, silently told nobody.
   for (const name of ["now", "random", "onEvent", "retryable"] as const) {
-    optionalFunction("createDeliveryWorker", name, options[name]);
+    optionalFunction(OWNER, name, options[name]);
   }
-  positive("concurrency", options.concurrency, true);
-  positive("endpointConcurrency", options.endpointConcurrency, true);
-  positive("leaseMs", options.leaseMs, false);
-  positive("pollIntervalMs", options.pollIntervalMs, false);
+  if (options.concurrency !== undefined) positiveInteger(OWNER, "concurrency", options.concurrency);
+  if (options.endpointConcurrency !== undefined) {
+    positiveInteger(OWNER, "endpointConcurrency", options.endpointConcurrency);
+  }
+  if (options.leaseMs !== undefined) positiveNumber(OWNER, "leaseMs", options.leaseMs, "milliseconds");
+  if (options.pollIntervalMs !== undefined) {
+    positiveNumber(OWNER, "pollIntervalMs", options.pollIntervalMs, "milliseconds");
+  }
   // Infinity: never disabled. NaN would mean the same, silently, so it is refused.
-  if (options.disableAfterMs !== Number.POSITIVE_INFINITY) positive("disableAfterMs", options.disableAfterMs, false);
+  const disableAfterMs = options.disableAfterMs;
+  if (disableAfterMs !== undefined && disableAfterMs !== Number.POSITIVE_INFINITY) {
+    positiveNumber(OWNER, "disableAfterMs", disableAfterMs, "milliseconds");
+  }
   // A NaN factor or floor would schedule the attempt after a 429 or 503 with Retry-After at the time NaN.
   if (options.retryAfterFactor !== undefined) {
-    nonNegativeNumber("createDeliveryWorker", "retryAfterFactor", options.retryAfterFactor);
+    nonNegativeNumber(OWNER, "retryAfterFactor", options.retryAfterFactor);
   }
   if (options.retryAfterFloorMs !== undefined) {
-    nonNegativeNumber("createDeliveryWorker", "retryAfterFloorMs", options.retryAfterFloorMs, "milliseconds");
+    nonNegativeNumber(OWNER, "retryAfterFloorMs", options.retryAfterFloorMs, "milliseconds");
   }
   // 0 is meaningful here: read the endpoint from the store for every delivery.
   if (options.endpointCacheMs !== undefined && !(options.endpointCacheMs >= 0)) {
@@ -212,7 +216,8 @@ function checkOptions(options: DeliveryWorkerOptions): void {
   }
   const dispatcher = options.dispatcher;
   if (dispatcher !== undefined && !("dispatch" in dispatcher)) {
-    positive("dispatcher.timeoutMs", (dispatcher as DispatcherOptions).timeoutMs, false);
+    const timeoutMs = (dispatcher as DispatcherOptions).timeoutMs;
+    if (timeoutMs !== undefined) positiveNumber(OWNER, "dispatcher.timeoutMs", timeoutMs, "milliseconds");
   }
   // Renewed every third of the lease: shorter than a second leaves no room for a renewal's round trip.
   if (options.leaseMs !== undefined && options.leaseMs < 1_000) {

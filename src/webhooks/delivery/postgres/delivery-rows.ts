@@ -29,6 +29,7 @@ export function deliveryColumns(t = ""): string {
     c("last_error_kind"),
     ms("delivered_at"),
     c("traceparent"),
+    c("tracestate"),
   ].join(", ");
 }
 
@@ -56,6 +57,7 @@ const deliveryRow = z.object({
   last_error_kind: errorKind,
   delivered_at: time.nullable(),
   traceparent: z.string().nullable(),
+  tracestate: z.string().nullable(),
 });
 
 const endpointRow = z.object({
@@ -112,6 +114,7 @@ export function toDelivery(row: unknown): DeliveryRecord {
       deliveredAt: r.delivered_at,
     },
     ...(r.traceparent === null ? {} : { traceparent: r.traceparent }),
+    ...(r.tracestate === null ? {} : { tracestate: r.tracestate }),
   };
 }
 

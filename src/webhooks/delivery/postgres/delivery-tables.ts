@@ -194,5 +194,11 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
         `CREATE INDEX IF NOT EXISTS "webhook_attempts_started" ON ${t.attempts} (started_at)`,
       ],
     },
+    {
+      // The W3C tracestate published beside the traceparent (docs/observability.md); deliveries stored before have none.
+      id: "delivery@12",
+      schema: t.schema,
+      statements: [`ALTER TABLE ${t.deliveries} ADD COLUMN IF NOT EXISTS tracestate text`],
+    },
   ];
 }

@@ -30,6 +30,7 @@ import {
   listStartingAfter,
   maxPayloadBytes,
   publishDueAt,
+  publishTracestate,
 } from "../queue-arguments";
 import type { DeliveryState } from "../state-machine";
 import {
@@ -312,6 +313,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
         now,
         dueAt,
         publishOptions.traceparent ?? null,
+        publishTracestate(publishOptions) ?? null,
       ];
       // PublishOptions.endpointId: that endpoint alone, whatever it subscribes to (still enabled, still the tenant's).
       const only = publishOptions.endpointId;
@@ -321,9 +323,9 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
           : `e.id = $${values.push(only)}`;
       const { rows } = await client.query(
         `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
-           traceparent)
+           traceparent, tracestate)
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
-           ${timestampOf("$5")}, $6
+           ${timestampOf("$5")}, $6, $7
          FROM ${E} e WHERE e.status = 'enabled' AND ${reached}
            AND ${receivingFor(publishOptions.tenant ?? null, values, "e")}
            AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1)

@@ -162,6 +162,56 @@ describe("memory queue", () => {
       expect((await queue.publish(event, { now: 10 })).deliveryIds).toHaveLength(1);
     });
 
+    // Regression: the retention walks the ended deliveries in the order they ended and stopped at the first not yet
+    // expired. After the clock stepped back (NTP correcting it, a VM resumed), one dated before the step stood in front
+    // of every delivery ended after it, which all outlived retainTerminalMs by as long as the step (a clock a year
+    // ahead: a year), and it itself outlived it by as long.
+    describe("a clock that steps back", () => {
+      it("keeps no delivery ended after the step past retainTerminalMs", async () => {
+        const { queue, publish, attempt, at } = await setup({ retainTerminalMs: 1_000 });
+        const ahead = await publish();
+        const after = await publish();
+        const pending = await publish();
+        at(1_000_000_000); // a clock far ahead
+        await attempt(ahead, delivered);
+        at(0); // set right
+        await attempt(after, delivered);
+        at(999);
+        await publish();
+        expect((await queue.get(after))?.state.status).toBe("delivered");
+        at(1_000);
+        await publish();
+        expect(await queue.get(after)).toBeUndefined();
+        // It ended before the step: by the clock as it reads now, no later than 0.
+        expect(await queue.get(ahead)).toBeUndefined();
+        expect((await queue.get(pending))?.state.status).toBe("pending");
+      });
+
+      it("keeps no delivery dated ahead past retainTerminalMs after the step, when none ends after it", async () => {
+        const { queue, publish, attempt, at } = await setup({ retainTerminalMs: 1_000 });
+        const ahead = await publish();
+        at(1_000_000_000);
+        await attempt(ahead, delivered);
+        at(0);
+        await publish(); // the queue reads its clock
+        at(1_000);
+        await publish();
+        expect(await queue.get(ahead)).toBeUndefined();
+      });
+
+      it("past retainTerminal forgets the delivery that ended first, though it is dated later", async () => {
+        const { queue, publish, attempt, at } = await setup({ retainTerminal: 1 });
+        const first = await publish();
+        const second = await publish();
+        at(1_000_000_000);
+        await attempt(first, delivered);
+        at(0);
+        await attempt(second, delivered);
+        expect(await queue.get(first)).toBeUndefined();
+        expect((await queue.get(second))?.state.status).toBe("delivered");
+      });
+    });
+
     it("refuses a negative retention (programmer error)", () => {
       const endpoints = createMemoryEndpointStore();
       expect(() => createMemoryDeliveryQueue({ endpoints, retainTerminal: -1 })).toThrow(TypeError);

@@ -81,6 +81,29 @@ describe("delivery worker options", () => {
     expect(() => createDeliveryWorker({ endpoints } as never)).toThrow(/options.queue is required/);
   });
 
+  // The wording of src/options/number-option.ts, which checks these options.
+  it.each([
+    [{ concurrency: 1.5 }, "createDeliveryWorker: concurrency must be a positive integer, got 1.5."],
+    [{ endpointConcurrency: 0 }, "createDeliveryWorker: endpointConcurrency must be a positive integer, got 0."],
+    [{ leaseMs: Number.NaN }, "createDeliveryWorker: leaseMs must be a positive number of milliseconds, got NaN."],
+    [{ pollIntervalMs: -1 }, "createDeliveryWorker: pollIntervalMs must be a positive number of milliseconds, got -1."],
+    [
+      { disableAfterMs: Number.NaN },
+      "createDeliveryWorker: disableAfterMs must be a positive number of milliseconds, got NaN.",
+    ],
+    [
+      { dispatcher: { timeoutMs: 0 } },
+      "createDeliveryWorker: dispatcher.timeoutMs must be a positive number of milliseconds, got 0.",
+    ],
+  ])("refuses %j in the options' common wording", (options, message) => {
+    expect(make(options)).toThrow(new TypeError(message));
+  });
+
+  it("takes disableAfterMs Infinity (never disabled) and leaves out what is not given", () => {
+    expect(make({ disableAfterMs: Number.POSITIVE_INFINITY })).not.toThrow();
+    expect(make({ concurrency: undefined, leaseMs: undefined, dispatcher: { timeoutMs: undefined } })).not.toThrow();
+  });
+
   // Regression: a window past 32 (the bit mask's width) never opened once it was full (at most 32 failures counted
   // against 80 % of the window), and a cool-down given as undefined replaced the default, so an open circuit never let
   // a probe through (retryAt NaN): the endpoint's deliveries were held for good.

@@ -23,8 +23,7 @@ function incoming(eventId: string, traceparent?: string, secrets = [{ secret, ex
     { eventId, payload },
     { url: "https://consumer.example/hooks", secrets },
     Date.now(),
-    "rest-webhooks",
-    traceparent,
+    { traceparent },
   );
   return {
     method: "POST",

@@ -33,6 +33,16 @@ function endpointFields(stored: Readonly<Record<string, string>> | undefined): R
   return fields;
 }
 
+/** What {@link buildDeliveryRequest} adds beside the signed fields. */
+export interface DeliveryRequestOptions {
+  /** The `User-Agent` field. @default "rest-webhooks" */
+  userAgent?: string;
+  /** The delivery's W3C `traceparent`, sent when it is one (the worker's `propagateTraceContext`). */
+  traceparent?: string;
+  /** The delivery's W3C `tracestate`, sent only beside a `traceparent` that is sent. */
+  tracestate?: string;
+}
+
 /**
  * Builds one attempt's request: the same `webhook-id` (the event id) on every attempt, a fresh timestamp and fresh
  * signatures by every active secret (Standard Webhooks, "Signature scheme"; several signatures during a rotation).
@@ -40,15 +50,15 @@ function endpointFields(stored: Readonly<Record<string, string>> | undefined): R
  * `tracestate` beside it when given (never alone).
  * The endpoint's `headers` are added, never in place of these: a stored field under a name the delivery owns (any
  * case; see `isEndpointHeaderName`) is not sent.
+ * @example buildDeliveryRequest(delivery, endpoint, Date.now(), { userAgent: "acme-webhooks/1.0" })
  */
 export function buildDeliveryRequest(
   delivery: Pick<DeliveryRecord, "eventId" | "payload">,
   endpoint: Pick<WebhookEndpoint, "url" | "secrets"> & Partial<Pick<WebhookEndpoint, "headers">>,
   now: number,
-  userAgent = "rest-webhooks",
-  traceparent?: string,
-  tracestate?: string,
+  options: DeliveryRequestOptions = {},
 ): DeliveryRequest {
+  const { userAgent = "rest-webhooks", traceparent, tracestate } = options;
   const signed = sign({
     id: delivery.eventId,
     timestamp: Math.floor(now / 1000),

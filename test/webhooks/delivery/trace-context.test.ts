@@ -58,7 +58,7 @@ describe("traceparent", () => {
     };
     const delivery = { eventId: "evt_1", payload: "{}" };
     expect(buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000).headers.traceparent).toBeUndefined();
-    expect(buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, "ua", VALID).headers.traceparent).toBe(VALID);
+    expect(buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, { traceparent: VALID }).headers.traceparent).toBe(VALID);
   });
 
   // Regression: a traceparent stored by hand or by an earlier version (which took any character after a later
@@ -70,7 +70,7 @@ describe("traceparent", () => {
     };
     const delivery = { eventId: "evt_1", payload: "{}" };
     for (const stored of ["01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-\u0000", "x\r\ny: 1", ""]) {
-      const built = buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, "ua", stored);
+      const built = buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, { traceparent: stored });
       expect(built.headers.traceparent, JSON.stringify(stored)).toBeUndefined();
     }
   });
@@ -136,7 +136,7 @@ describe("tracestate", () => {
     };
     const delivery = { eventId: "evt_1", payload: "{}" };
     const build = (traceparent?: string, tracestate?: string) =>
-      buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, "ua", traceparent, tracestate).headers;
+      buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, { traceparent, tracestate }).headers;
 
     it("sends tracestate beside the traceparent", () => {
       expect(build(VALID, "congo=t61rcWkgMzE")).toMatchObject({ traceparent: VALID, tracestate: "congo=t61rcWkgMzE" });

@@ -171,7 +171,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt) ? early : undefined;
       let result: AttemptResult | undefined;
       try {
-        request ??= buildDeliveryRequest(claim, endpoint, sentAt, settings.userAgent, traceparent, tracestate);
+        request ??= buildDeliveryRequest(claim, endpoint, sentAt, { userAgent: settings.userAgent, traceparent, tracestate });
       } catch (error) {
         result = requestInvalid(error, now() - sentAt);
       }
@@ -240,7 +240,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     tracestate: string | undefined,
   ): DeliveryRequest | undefined {
     try {
-      return buildDeliveryRequest(claim, endpoint, at, settings.userAgent, traceparent, tracestate);
+      return buildDeliveryRequest(claim, endpoint, at, { userAgent: settings.userAgent, traceparent, tracestate });
     } catch {
       return undefined;
     }

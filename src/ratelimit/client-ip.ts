@@ -1,5 +1,7 @@
 import type { HttpRequest } from "../http/message";
 import { nonNegativeInteger } from "../options/number-option";
+import { refuseOption } from "../options/refuse-option";
+import { addressKey } from "./address-key";
 
 /** Options of {@link clientIp}. */
 export interface ClientIpOptions {
@@ -14,10 +16,18 @@ export interface ClientIpOptions {
    * @default "x-forwarded-for"
    */
   header?: "x-forwarded-for" | "forwarded";
+  /**
+   * The leading bits of an IPv6 address that name one client: addresses in one prefix share a key. An IPv6 host
+   * usually holds a whole /64 (RFC 4291 §2.5.1; SLAAC, RFC 4862) and changes address within it at will (RFC 8981), so
+   * keyed per address it would get a fresh allowance from each of 2^64 addresses. `56` or `48` group a site's whole
+   * delegation (RFC 6177); `128` keys each address. IPv4 addresses, IPv4-mapped ones included, are keyed each alone.
+   * @default 64
+   */
+  ipv6Prefix?: number;
 }
 
-// RFC 7239 §4: node = nodename [":" node-port]; an IPv6 nodename is bracketed. Also unwraps IPv4-mapped IPv6.
-function normalize(node: string): string {
+// RFC 7239 §4: node = nodename [":" node-port]; an IPv6 nodename is bracketed.
+function nodename(node: string): string {
   let value = node.trim();
   if (value.startsWith("[")) {
     const end = value.indexOf("]");
@@ -25,7 +35,7 @@ function normalize(node: string): string {
   } else if (value.indexOf(":") !== -1 && value.indexOf(":") === value.lastIndexOf(":")) {
     value = value.slice(0, value.indexOf(":")); // IPv4 with a port
   }
-  return value.toLowerCase().startsWith("::ffff:") && value.indexOf(".") !== -1 ? value.slice(7) : value;
+  return value;
 }
 
 // RFC 9110 §5.6.4: inside a quoted-string a quote is escaped by a backslash, itself escapable, so a quote preceded by
@@ -80,9 +90,9 @@ function forwardedFor(value: string): string[] {
  * would put every such client in one bucket. Obfuscated identifiers (§6.3 `_hidden`) are kept:
  * a proxy that uses them gives each client its own.
  */
-function named(hop: string): string | undefined {
-  const node = normalize(hop);
-  return node === "" || node.toLowerCase() === "unknown" ? undefined : node;
+function named(hop: string, ipv6Prefix: number): string | undefined {
+  const node = nodename(hop);
+  return node === "" || node.toLowerCase() === "unknown" ? undefined : addressKey(node, ipv6Prefix);
 }
 
 /**
@@ -95,9 +105,10 @@ function named(hop: string): string | undefined {
  * to limit them together instead.
  * @param request the request's header fields and the transport's peer address.
  * @param options how many proxies to trust, and which field they write.
- * @returns the address (ports, IPv6 brackets and `::ffff:` removed), an obfuscated identifier, or `undefined`.
- * @throws TypeError when `trustedProxies` is not a non-negative integer, or `header` is neither `"x-forwarded-for"` nor
- *   `"forwarded"`.
+ * @returns the key of the address (IPv4 as dotted decimal, an IPv4-mapped one included; IPv6 as its `ipv6Prefix`
+ *   prefix, `2001:db8:1:2::/64`, in RFC 5952 form), an obfuscated identifier, or `undefined`.
+ * @throws TypeError when `trustedProxies` is not a non-negative integer, `header` is neither `"x-forwarded-for"` nor
+ *   `"forwarded"`, or `ipv6Prefix` is not an integer from 1 to 128.
  * @see RFC 7239 §4, §6 (`Forwarded`)
  * @example
  * // Behind one load balancer; requests it cannot attribute share one bucket.
@@ -113,12 +124,17 @@ export function clientIp(
   if (name !== "x-forwarded-for" && name !== "forwarded") {
     throw new TypeError(`clientIp: header must be "x-forwarded-for" or "forwarded", got ${JSON.stringify(name)}.`);
   }
-  const peer = request.remoteAddress === undefined ? undefined : normalize(request.remoteAddress);
+  const ipv6Prefix = options.ipv6Prefix ?? 64;
+  if (typeof ipv6Prefix !== "number" || !Number.isInteger(ipv6Prefix) || ipv6Prefix < 1 || ipv6Prefix > 128) {
+    refuseOption("clientIp", "ipv6Prefix", ipv6Prefix, "an integer from 1 to 128");
+  }
+  const peer =
+    request.remoteAddress === undefined ? undefined : addressKey(nodename(request.remoteAddress), ipv6Prefix);
   if (trusted === 0) return peer;
   const field = request.headers[name];
   const hops = field === undefined ? [] : name === "forwarded" ? forwardedFor(field) : field.split(",");
   // hops + [peer]: each trusted proxy vouches for the entry to its left.
   const index = hops.length - trusted;
-  if (index < 0) return hops.length > 0 ? named(hops[0] as string) : peer;
-  return named(hops[index] as string);
+  if (index < 0) return hops.length > 0 ? named(hops[0] as string, ipv6Prefix) : peer;
+  return named(hops[index] as string, ipv6Prefix);
 }

@@ -37,8 +37,7 @@ export interface RateLimiterOptions {
   store?: RateLimitStore;
   /**
    * Prefixed to every key in the store. Give limiters that share a store prefixes none of which begins with another:
-   * with "a:" and "a:b:", key "b:x" of the first is key "x" of the second, and each limiter's state, written for other
-   * policies, starts the other afresh.
+   * with "a:" and "a:b:", key "b:x" of the first is key "x" of the second, and the two spend one allowance.
    * @default "rl:"
    */
   prefix?: string;

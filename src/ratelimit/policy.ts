@@ -34,7 +34,7 @@ export interface RateLimitPolicy {
  * `window / quota` is exactly `periodMs` ticks and all arithmetic stays in exact integers.
  */
 export interface GcraLimit {
-  /** `quota:periodMs:burst`; a store keeps state per set of ids, so changing a policy's numbers starts afresh. */
+  /** `quota:periodMs:burst`; state written under other numbers carries over by window (`carryState`). */
   readonly id: string;
   /** Units per period: a positive integer. */
   readonly quota: number;

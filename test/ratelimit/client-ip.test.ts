@@ -1,8 +1,23 @@
+import { BlockList, SocketAddress } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { clientIp } from "../../src/ratelimit/index";
 
 const request = (headers: Record<string, string>, remoteAddress?: string) => ({ headers, remoteAddress });
+
+/**
+ * node:net's reading of an address (inet_ntop: RFC 5952 canonical text), as clientIp keys it with `ipv6Prefix: 128`:
+ * the IPv4 inside an IPv4-mapped address, else the canonical IPv6.
+ */
+function canonical(ip: string): string {
+  const text = new SocketAddress({ address: ip, family: "ipv6" }).address;
+  return text.startsWith("::ffff:") && text.includes(".") ? text.slice(7) : text;
+}
+
+// inet_ntop writes ::/96 (deprecated IPv4-compatible) with a dotted tail; clientIp writes it in hex, as RFC 5952 §5
+// recommends mixed notation only for mapped and translated addresses.
+const notIPv4Compatible = (ip: string): boolean =>
+  !/^::(\d|[0-9a-f]{1,4}(:|$))/i.test(canonical(ip)) || canonical(ip) === "::";
 
 // Whatever a client may write to the left of what the proxies append: any text, and text made of the characters that
 // steer a parser (quotes, escapes, separators), so that unbalanced quotes and odd backslash runs come up often.
@@ -14,8 +29,12 @@ const clientWritten = fc.oneof(
 // What a trusted proxy appends: the address it saw, as RFC 7239 §4 and §6 write it (IPv6 quoted and bracketed).
 const proxyNode = fc.oneof(
   fc.ipV4().map((ip) => ({ written: ip, expected: ip })),
-  // clientIp unwraps an IPv4-mapped address (::ffff:192.0.2.1 is 192.0.2.1).
-  fc.ipV6().map((ip) => ({ written: `"[${ip}]:443"`, expected: ip.replace(/^::ffff:(?=.*\.)/i, "") })),
+  // clientIp unwraps an IPv4-mapped address (::ffff:192.0.2.1 is 192.0.2.1); with ipv6Prefix 128 it keys any other
+  // IPv6 by its canonical text.
+  fc
+    .ipV6()
+    .filter(notIPv4Compatible)
+    .map((ip) => ({ written: `"[${ip}]:443"`, expected: canonical(ip) })),
   fc.constantFrom("_hidden", "_SEVKISEK").map((id) => ({ written: id, expected: id })),
 );
 
@@ -41,8 +60,8 @@ describe("clientIp", () => {
       ["no header although a proxy is trusted: the peer", {}, "10.0.0.1", 1, "10.0.0.1"],
       ["IPv4-mapped IPv6 peer", {}, "::ffff:192.0.2.1", 0, "192.0.2.1"],
       ["IPv4 with a port", { "x-forwarded-for": "203.0.113.7:5555" }, "10.0.0.1", 1, "203.0.113.7"],
-      ["bracketed IPv6 with a port", { "x-forwarded-for": "[2001:db8::1]:443" }, "10.0.0.1", 1, "2001:db8::1"],
-      ["bare IPv6", { "x-forwarded-for": "2001:db8::1" }, "10.0.0.1", 1, "2001:db8::1"],
+      ["bracketed IPv6 with a port", { "x-forwarded-for": "[2001:db8::1]:443" }, "10.0.0.1", 1, "2001:db8::/64"],
+      ["bare IPv6", { "x-forwarded-for": "2001:db8::1" }, "10.0.0.1", 1, "2001:db8::/64"],
       [
         "unknown peer (Fetch runtimes), one proxy",
         { "x-forwarded-for": "6.6.6.6, 203.0.113.7" },
@@ -67,7 +86,7 @@ describe("clientIp", () => {
   describe("Forwarded (RFC 7239)", () => {
     it.each<[string, string, number, string | undefined]>([
       ["§4 example, one proxy", "for=192.0.2.60;proto=http;by=203.0.113.43", 1, "192.0.2.60"],
-      ["§7.1 quoted IPv6 with port", 'for="[2001:db8:cafe::17]:4711"', 1, "2001:db8:cafe::17"],
+      ["§7.1 quoted IPv6 with port", 'for="[2001:db8:cafe::17]:4711"', 1, "2001:db8:cafe::/64"],
       ["case-insensitive parameter name", "For=198.51.100.17", 1, "198.51.100.17"],
       ["two elements, two proxies", "for=6.6.6.6, for=192.0.2.43", 2, "6.6.6.6"],
       ["two elements, one proxy", "for=6.6.6.6, for=192.0.2.43", 1, "192.0.2.43"],
@@ -76,7 +95,7 @@ describe("clientIp", () => {
       ["for=unknown (§6.2): no address", "for=6.6.6.6, for=unknown", 1, undefined],
       ['quoted "unknown", any case', 'for=6.6.6.6, for="UNKNOWN"', 1, undefined],
       ["unknown further left is not read", "for=unknown, for=192.0.2.43", 1, "192.0.2.43"],
-      ["comma inside quotes", 'for="[2001:db8::1]";host="a,b", for=192.0.2.43', 2, "2001:db8::1"],
+      ["comma inside quotes", 'for="[2001:db8::1]";host="a,b", for=192.0.2.43', 2, "2001:db8::/64"],
     ])("%s", (_case, field, trustedProxies, expected) => {
       expect(clientIp(request({ forwarded: field }, "10.0.0.1"), { trustedProxies, header: "forwarded" })).toBe(
         expected,
@@ -104,7 +123,7 @@ describe("clientIp", () => {
             i % 2 === 0 ? `for=${node.written}` : `for=${node.written};proto=https`,
           );
           const forwarded = [sent, ...appended].join(", ");
-          const options = { trustedProxies: nodes.length, header: "forwarded" as const };
+          const options = { trustedProxies: nodes.length, header: "forwarded" as const, ipv6Prefix: 128 };
           expect(clientIp(request({ forwarded }, "10.0.0.1"), options)).toBe(nodes[0]?.expected);
         }),
         { numRuns: 500 },
@@ -121,6 +140,84 @@ describe("clientIp", () => {
         { numRuns: 500 },
       );
     });
+  });
+
+  // Regression: an IPv6 client holds a whole /64 (RFC 4291 §2.5.1, SLAAC), and keyed by its full address it got a
+  // fresh allowance from each of its 2^64 addresses; and "::ffff:1.2.3.4" in hex, or one address spelled two ways,
+  // gave two keys for one client.
+  describe("keys: one per IPv4 address, one per IPv6 prefix (ipv6Prefix, /64 by default)", () => {
+    const key = (address: string, ipv6Prefix?: number) =>
+      clientIp(request({}, address), ipv6Prefix === undefined ? {} : { ipv6Prefix });
+
+    it.each<[string, string, number | undefined, string]>([
+      ["an IPv6 address: its /64", "2001:db8:1:2:aaaa:bbbb:cccc:dddd", undefined, "2001:db8:1:2::/64"],
+      ["another address of that /64: the same key", "2001:DB8:1:2::1", undefined, "2001:db8:1:2::/64"],
+      ["a /64 with no zero group", "2001:db8:ffff:ffff:1::", undefined, "2001:db8:ffff:ffff::/64"],
+      ["the /48 (a site's whole delegation)", "2001:db8:1:2::1", 48, "2001:db8:1::/48"],
+      ["a prefix that cuts a group: /60", "2001:db8:1:2f::1", 60, "2001:db8:1:20::/60"],
+      ["/128: the address, in RFC 5952 form", "2001:0DB8:0000:0000:0001:0000:0000:0001", 128, "2001:db8::1:0:0:1"],
+      ["/128, compressed spelling", "2001:db8::1:0:0:1", 128, "2001:db8::1:0:0:1"],
+      ["/128, the longest zero run is compressed", "1:0:0:1:0:0:0:1", 128, "1:0:0:1::1"],
+      ["/128, a single zero group is not", "1:2:3:4:5:6:0:8", 128, "1:2:3:4:5:6:0:8"],
+      ["/128, a zone is dropped", "fe80::1%eth0", 128, "fe80::1"],
+      ["IPv4: the address, whatever the prefix", "192.0.2.1", 64, "192.0.2.1"],
+      ["IPv4-mapped, dotted", "::ffff:192.0.2.1", undefined, "192.0.2.1"],
+      ["IPv4-mapped, upper case", "::FFFF:192.0.2.1", undefined, "192.0.2.1"],
+      ["IPv4-mapped, in hex", "::ffff:c000:201", undefined, "192.0.2.1"],
+      ["IPv4-mapped, expanded", "0:0:0:0:0:ffff:c000:0201", undefined, "192.0.2.1"],
+      ["IPv4-mapped, bracketed with a port", "[::ffff:192.0.2.1]:8080", undefined, "192.0.2.1"],
+      ["not an address (an obfuscated node): as it is", "_hidden", undefined, "_hidden"],
+    ])("%s", (_case, address, ipv6Prefix, expected) => {
+      expect(key(address, ipv6Prefix)).toBe(expected);
+    });
+
+    it("keeps IPv4 addresses apart, and IPv6 prefixes", () => {
+      expect(key("192.0.2.1")).not.toBe(key("192.0.2.2"));
+      expect(key("2001:db8:1:2::1")).not.toBe(key("2001:db8:1:3::1"));
+      expect(key("2001:db8:1:2::1", 128)).not.toBe(key("2001:db8:1:2::2", 128));
+    });
+
+    it("agrees with node:net: two addresses share a key exactly when BlockList puts them in one subnet", () => {
+      const groups = fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 });
+      const full = (words: number[]) => words.map((word) => word.toString(16).padStart(4, "0")).join(":");
+      fc.assert(
+        fc.property(
+          groups,
+          groups,
+          fc.integer({ min: 0, max: 8 }),
+          fc.integer({ min: 1, max: 128 }),
+          (x, y, shared, prefix) => {
+            // b shares a's first groups, so that shared subnets come up; a is keyed in its canonical spelling.
+            const a = full(x);
+            const b = full([...x.slice(0, shared), ...y.slice(shared)]);
+            fc.pre(![a, b].some((ip) => canonical(ip).includes("."))); // IPv4-mapped: keyed as IPv4
+            const list = new BlockList();
+            list.addSubnet(a, prefix, "ipv6");
+            expect(key(canonical(a), prefix) === key(b, prefix)).toBe(list.check(b, "ipv6"));
+          },
+        ),
+        { numRuns: 2_000 },
+      );
+    });
+
+    it("agrees with node:net on the canonical text of any IPv6 address (ipv6Prefix 128)", () => {
+      fc.assert(
+        fc.property(fc.ipV6().filter(notIPv4Compatible), (ip) => {
+          expect(key(ip, 128)).toBe(canonical(ip));
+          expect(key(ip.toUpperCase(), 128)).toBe(canonical(ip));
+        }),
+        { numRuns: 1_000 },
+      );
+    });
+
+    it.each([0, 129, 64.5, Number.NaN, Number.POSITIVE_INFINITY, -64, "64"])(
+      "throws TypeError on ipv6Prefix %s",
+      (ipv6Prefix) => {
+        expect(() => clientIp(request({}, "2001:db8::1"), { ipv6Prefix: ipv6Prefix as number })).toThrow(
+          /clientIp: ipv6Prefix must be an integer from 1 to 128/,
+        );
+      },
+    );
   });
 
   // Regression: a Forwarded element without for= used to give the key "unknown", one bucket for every such client.

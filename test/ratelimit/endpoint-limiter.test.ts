@@ -69,10 +69,13 @@ describe("createEndpointRateLimiter", () => {
     );
   });
 
-  it("starts afresh when an endpoint's rate changes", async () => {
+  // Regression: a changed rate started the endpoint afresh, so each change let a delivery through at once.
+  it("carries an endpoint's pacing across a change of its rate, and its retryAtMs holds", async () => {
     const pacer = createEndpointRateLimiter();
     expect(await pacer.acquire("ep", 1, 0)).toEqual({ allowed: true });
-    expect(await pacer.acquire("ep", 2, 0)).toEqual({ allowed: true });
+    expect(await pacer.acquire("ep", 2, 0)).toEqual({ allowed: false, retryAtMs: 1_000 });
+    expect(await pacer.acquire("ep", 2, 999)).toEqual({ allowed: false, retryAtMs: 1_000 });
+    expect(await pacer.acquire("ep", 2, 1_000)).toEqual({ allowed: true });
   });
 
   // Regression: the pacer's default prefix "rl:endpoint:" began with the limiter's default "rl:", so on one store (the

@@ -15,6 +15,66 @@ it("createMemoryStore refuses options that are not an object, naming them", () =
 describe("createMemoryStore bounds", () => {
   const set = compilePolicies([{ name: "p", quota: 1, window: 10 }]);
 
+  // Regression: maxKeys bounded the number of keys, not their length: a key taken from a header the client chooses
+  // (16 KB on Node) was held whole, so maxKeys such keys took 1.6 GB at the default 100,000.
+  describe("maxKeyLength: a longer key is held by a 128-bit digest", () => {
+    const long = (n: number, last: string) => `${"x".repeat(n - 1)}${last}`;
+
+    it("holds at most maxKeyLength characters per key, and keeps long keys apart", async () => {
+      const store = createMemoryStore({ maxKeyLength: 64 });
+      for (const last of ["a", "b", "c"]) expect((await store.check(long(16_384, last), set, 0)).allowed).toBe(true);
+      expect(store.keyChars).toBeLessThanOrEqual(3 * 64);
+      for (const last of ["a", "b", "c"]) expect((await store.check(long(16_384, last), set, 0)).allowed).toBe(false);
+      expect(store.size).toBe(3);
+    });
+
+    it("keeps a key of maxKeyLength characters as it is, and apart from any digest", async () => {
+      const store = createMemoryStore({ maxKeyLength: 64 });
+      expect((await store.check(long(64, "a"), set, 0)).allowed).toBe(true);
+      expect(store.keyChars).toBe(64);
+      expect((await store.check(long(65, "a"), set, 0)).allowed).toBe(true);
+      expect((await store.check(long(64, "a"), set, 0)).allowed).toBe(false);
+    });
+
+    it("counts the characters of evicted keys out", async () => {
+      const store = createMemoryStore({ maxKeys: 2, maxKeyLength: 64 });
+      await store.check("aaaa", set, 0);
+      await store.check(long(1_000, "b"), set, 1);
+      await store.check("cc", set, 2); // evicts "aaaa", the least recently admitted
+      expect(store.keyChars).toBe(33 + 2);
+      store.clear();
+      expect(store.keyChars).toBe(0);
+    });
+
+    it("defaults to 256 characters", async () => {
+      const store = createMemoryStore();
+      await store.check(long(256, "a"), set, 0);
+      expect(store.keyChars).toBe(256);
+      await store.check(long(10_000, "a"), set, 0);
+      expect(store.keyChars).toBeLessThanOrEqual(512);
+    });
+
+    it("keeps random long keys apart (no digest collision)", () => {
+      const store = createMemoryStore({ maxKeyLength: 1 });
+      fc.assert(
+        fc.property(
+          fc.uniqueArray(fc.string({ minLength: 2, maxLength: 40 }), { minLength: 2, maxLength: 30 }),
+          (keys) => {
+            store.clear();
+            for (const key of keys) expect(store.checkSync(key, set, 0).allowed).toBe(true);
+            expect(store.size).toBe(keys.length);
+          },
+        ),
+      );
+    });
+
+    it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, "64"])("refuses maxKeyLength %s", (maxKeyLength) => {
+      expect(() => createMemoryStore({ maxKeyLength: maxKeyLength as number })).toThrow(
+        /createMemoryStore: maxKeyLength must be a positive integer/,
+      );
+    });
+  });
+
   it("evicts a key whose allowance is full again before any key that still holds state", async () => {
     const store = createMemoryStore({ maxKeys: 2 });
     await store.check("old", set, 0); // full again at 10 000

@@ -187,6 +187,31 @@ describe("rateLimit (Handler wrapper)", () => {
     });
   });
 
+  // Regression: the default key was the peer's full address, so an IPv6 client escaped the limit by moving to another
+  // address of its /64 (2^64 of them).
+  it("by default keys an IPv6 peer by its /64 and an IPv4-mapped peer as IPv4", async () => {
+    const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 60 }] });
+    const handler = rateLimit({ limiter, now: () => 0 })(hello);
+    const from = async (remoteAddress: string) =>
+      (
+        await handler({
+          method: "GET",
+          path: "/",
+          search: "",
+          query: {},
+          headers: {},
+          body: new Uint8Array(),
+          remoteAddress,
+        })
+      ).status;
+    expect(await from("2001:db8:1:2::1")).toBe(200);
+    expect(await from("2001:db8:1:2:ffff:ffff:ffff:fffe")).toBe(429);
+    expect(await from("2001:db8:1:3::1")).toBe(200);
+    expect(await from("192.0.2.1")).toBe(200);
+    expect(await from("::ffff:c000:201")).toBe(429);
+    expect(await from("192.0.2.2")).toBe(200);
+  });
+
   it("uses the trusted proxy's entry when the key says so", async () => {
     const limiter = createRateLimiter({ policies: [{ name: "p", quota: 1, window: 60 }] });
     const app = adapt(

@@ -5,6 +5,8 @@ import type { createClient as createClient5, createCluster as createCluster5 } f
 import { describe, expectTypeOf, it } from "vitest";
 import type { Handler } from "../../src/http/index";
 import {
+  type ClientIpOptions,
+  clientIp,
   createEndpointRateLimiter,
   createMemoryStore,
   createRateLimiter,
@@ -54,6 +56,17 @@ describe("ratelimit public types", () => {
     expectTypeOf(limiter.check("k", 0)).resolves.toEqualTypeOf<RateLimitDecision>();
     // @ts-expect-error a policy needs a window
     createRateLimiter({ policies: [{ name: "p", quota: 1 }] });
+  });
+
+  it("takes ipv6Prefix as a number, maxKeyLength too, and reports keyChars", () => {
+    expectTypeOf<ClientIpOptions["ipv6Prefix"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf(clientIp({ headers: {} }, { ipv6Prefix: 56 })).toEqualTypeOf<string | undefined>();
+    // @ts-expect-error the prefix is a number of bits
+    clientIp({ headers: {} }, { ipv6Prefix: "/64" });
+    const store = createMemoryStore({ maxKeys: 10, maxKeyLength: 128 });
+    expectTypeOf(store.keyChars).toEqualTypeOf<number>();
+    // @ts-expect-error keyChars is read-only
+    store.keyChars = 0;
   });
 
   it("makes decisions read-only values", () => {

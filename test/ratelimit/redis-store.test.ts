@@ -109,6 +109,32 @@ describe.skipIf(skip)("createRedisStore", () => {
     expect(calls).toEqual(["evalsha", "eval", "evalsha"]);
   });
 
+  // Regression: a key was sent as it was, so keys a client chooses (a 16 KB header) each took 16 KB of Redis memory
+  // until they expired.
+  it("holds a key over 256 characters under its first 256 and its SHA-256, still readable by prefix", async () => {
+    const sent: string[] = [];
+    const recording: RedisScriptClient = {
+      evalsha: (sha, numKeys, key, ...args) => {
+        sent.push(String(key));
+        return client.evalsha(sha, numKeys, key as string, ...args);
+      },
+      eval: (script, numKeys, key, ...args) => client.eval(script, numKeys, key as string, ...args),
+    };
+    const store = createRedisStore({ client: recording, clock: "caller" });
+    const set = compilePolicies([{ name: "p", quota: 1, window: 60 }]);
+    const long = `${namespace}long:${"x".repeat(16_384)}`;
+    expect((await store.check(`${long}a`, set, 0)).allowed).toBe(true);
+    expect((await store.check(`${long}b`, set, 0)).allowed).toBe(true);
+    expect((await store.check(`${long}a`, set, 0)).allowed).toBe(false);
+    const short = `${namespace}${"y".repeat(256 - namespace.length)}`;
+    await store.check(short, set, 0);
+    expect(sent[3]).toBe(short); // 256 characters: as it is
+    expect(sent[0]?.startsWith(long.slice(0, 256))).toBe(true);
+    expect(sent[0]?.length).toBe(256 + 1 + 43);
+    expect(sent[0]).not.toBe(sent[1]);
+    expect(sent[0]).toBe(sent[2]);
+  });
+
   it("passes other errors through", async () => {
     const failing: RedisScriptClient = {
       evalsha: () => Promise.reject(new Error("ECONNREFUSED")),

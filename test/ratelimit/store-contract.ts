@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { carryState } from "../../src/ratelimit/carry-state";
 import { gcraCheck } from "../../src/ratelimit/gcra";
 import {
   compilePolicies,
@@ -92,10 +93,118 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
         expect((await store().check(`${prefix}a`, set, T0)).allowed).toBe(false);
       });
 
-      it("starts afresh when the policy's parameters change", async () => {
-        expect((await store().check(`${prefix}k`, single(1, 60), T0)).allowed).toBe(true);
-        expect((await store().check(`${prefix}k`, single(1, 60), T0)).allowed).toBe(false);
-        expect((await store().check(`${prefix}k`, single(2, 60), T0)).allowed).toBe(true);
+      // Regression: state written under other numbers was ignored, so a changed policy started every key afresh, and a
+      // rolling deploy with the old and the new policy alive reset each key at every switch: no limit at all.
+      describe("a changed policy carries the key's state (same window)", () => {
+        it("keeps a key refused while two policies alternate (a rolling deploy)", async () => {
+          const before = single(5, 10); // T = 2 s
+          const after = single(6, 10); // T = 1⅔ s
+          for (let i = 0; i < 5; i++) expect((await store().check(`${prefix}k`, before, T0)).allowed).toBe(true);
+          // The TAT (T0 + 10 s) is kept: a full allowance under either policy until a unit frees up.
+          for (let i = 0; i < 6; i++) {
+            const refusedBefore = await store().check(`${prefix}k`, before, T0);
+            expect(outcome(refusedBefore)).toEqual({ allowed: false, remaining: [0], resetMs: [2_000] });
+            const refusedAfter = await store().check(`${prefix}k`, after, T0);
+            expect(outcome(refusedAfter)).toEqual({ allowed: false, remaining: [0], resetMs: [1_667] });
+          }
+          expect((await store().check(`${prefix}k`, after, T0 + 1_667)).allowed).toBe(true);
+          expect((await store().check(`${prefix}k`, before, T0 + 1_667)).allowed).toBe(false);
+        });
+
+        it("a raised quota takes over from the TAT: a Retry-After given under the old one holds under it", async () => {
+          expect((await store().check(`${prefix}k`, single(1, 60), T0)).allowed).toBe(true);
+          expect(outcome(await store().check(`${prefix}k`, single(1, 60), T0))).toEqual({
+            allowed: false,
+            remaining: [0],
+            resetMs: [60_000],
+          });
+          // 2 per minute: a unit frees up every 30 s, the first 30 s from now.
+          expect(outcome(await store().check(`${prefix}k`, single(2, 60), T0 + 10_000))).toEqual({
+            allowed: false,
+            remaining: [0],
+            resetMs: [20_000],
+          });
+          expect((await store().check(`${prefix}k`, single(2, 60), T0 + 29_999)).allowed).toBe(false);
+          expect((await store().check(`${prefix}k`, single(2, 60), T0 + 30_000)).allowed).toBe(true);
+        });
+
+        it("a lowered quota takes over from the TAT: units free up at the new, slower rate", async () => {
+          for (let i = 0; i < 10; i++) await store().check(`${prefix}k`, single(10, 10), T0); // full until T0 + 10 s
+          const refused = await store().check(`${prefix}k`, single(2, 10), T0 + 1_000);
+          expect(outcome(refused)).toEqual({ allowed: false, remaining: [0], resetMs: [4_000] });
+          expect((await store().check(`${prefix}k`, single(2, 10), T0 + 4_999)).allowed).toBe(false);
+          expect((await store().check(`${prefix}k`, single(2, 10), T0 + 5_000)).allowed).toBe(true);
+          // From then on the new policy runs on its own.
+          expect(outcome(await store().check(`${prefix}k`, single(2, 10), T0 + 15_000))).toEqual({
+            allowed: true,
+            remaining: [1],
+            resetMs: [5_000],
+          });
+        });
+
+        it("carries a sub-ms TAT rounded up to a tick of the new quota", async () => {
+          // One of 3 per s spent: TAT T0 + 333⅓ ms, carried to 7 per s as T0 + 333³⁄₇ ms.
+          await store().check(`${prefix}k`, single(3, 1), T0);
+          expect(outcome(await store().check(`${prefix}k`, single(7, 1), T0))).toEqual({
+            allowed: true,
+            remaining: [3],
+            resetMs: [48],
+          });
+          // TAT T0 + 476²⁄₇ ms, carried to 2 per s as T0 + 476½ ms.
+          expect(outcome(await store().check(`${prefix}k`, single(2, 1), T0))).toEqual({
+            allowed: true,
+            remaining: [0],
+            resetMs: [477],
+          });
+        });
+
+        it("starts afresh a limit whose window changed, and carries the others by window", async () => {
+          const before = compilePolicies([
+            { name: "second", quota: 1, window: 1 },
+            { name: "minute", quota: 2, window: 60 },
+          ]);
+          const after = compilePolicies([
+            { name: "minute", quota: 2, window: 60 },
+            { name: "hour", quota: 100, window: 3_600 },
+          ]);
+          expect((await store().check(`${prefix}k`, before, T0)).allowed).toBe(true);
+          expect((await store().check(`${prefix}k`, before, T0 + 1_000)).allowed).toBe(true);
+          const refused = await store().check(`${prefix}k`, after, T0 + 2_000);
+          expect(outcome(refused)).toEqual({ allowed: false, remaining: [0, 100], resetMs: [28_000, 0] });
+        });
+
+        it("agrees with the pure GCRA and carryState on random switches between policies", async () => {
+          const setArb = fc
+            .array(
+              fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 8 })),
+              { minLength: 1, maxLength: 2 },
+            )
+            .map((limits): PolicySet => {
+              const compiled = limits.map(([quota, seconds, burst]) => gcraLimit(quota, seconds * 1000, burst));
+              return { id: compiled.map((limit) => limit.id).join(","), limits: compiled };
+            });
+          await fc.assert(
+            fc.asyncProperty(
+              fc.array(setArb, { minLength: 2, maxLength: 3 }),
+              fc.array(fc.tuple(fc.integer({ min: 0, max: 700 }), fc.nat()), { minLength: 1, maxLength: 25 }),
+              async (sets, steps) => {
+                const key = `${prefix}switch_${Math.random().toString(36).slice(2)}`;
+                let held: { id: string; state: number[] } | undefined;
+                let now = T0;
+                for (const [gap, pick] of steps) {
+                  now += gap;
+                  const set = sets[pick % sets.length] as PolicySet;
+                  const carried =
+                    held === undefined ? undefined : carryState(held.id, held.state, set.id, set.limits, now);
+                  const expected = gcraCheck(set.limits, carried, now);
+                  if (expected.allowed) held = { id: set.id, state: expected.state as number[] };
+                  expect(outcome(await store().check(key, set, now))).toEqual(outcome(expected));
+                }
+              },
+            ),
+            { numRuns: 40 },
+          );
+        });
       });
 
       // Regression: the wait was capped in the answer only, so every 429 said Retry-After: 1 while the key stayed

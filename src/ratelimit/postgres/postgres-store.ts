@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { schemaName, tableIn } from "../../postgres/identifier";
 import { assertSqlClient, type SqlDatabase } from "../../postgres/sql-client";
 import { transaction } from "../../postgres/transaction";
+import { carryState } from "../carry-state";
 import { type GcraOutcome, gcraCheck } from "../gcra";
 import type { PolicySet } from "../policy";
 import type { RateLimitStore } from "../store";
@@ -70,8 +71,8 @@ export function createPostgresRateLimitStore(options: PostgresRateLimitStoreOpti
           const { rows } = await tx.query(`SELECT set_id, state FROM ${t} WHERE key = $1 FOR UPDATE`, [id]);
           row = rows[0] as StateRow | undefined;
         }
-        // State written for another policy set is ignored: a changed policy starts afresh (as the other stores do).
-        const state = row.set_id === set.id && row.state !== null ? row.state : undefined;
+        // State written for another policy set carries over (carryState), as in the other stores.
+        const state = row.state === null ? undefined : carryState(row.set_id, row.state, set.id, set.limits, nowMs);
         const step = gcraCheck(set.limits, state, nowMs);
         if (step.allowed) {
           await tx.query(`UPDATE ${t} SET set_id = $2, state = $3, expires_ms = $4 WHERE key = $1`, [

@@ -6,7 +6,8 @@
  * KEYS[1] the key. ARGV[1] now in ms on the caller's clock: any integer, before the epoch too. ARGV[2] the policy set
  * id, `quota:period:burst` per limit joined by ",". ARGV[3] whose clock decides: `server` (TIME; ARGV[1] is then
  * ignored) or `caller` (ARGV[1], as given). The value is `<set id> <tatMs> <tatSub> …` (tatMs may be negative); a
- * value written for another set id is ignored (a changed policy starts afresh).
+ * value written for another set id carries over as
+ * in `../carry-state.ts`.
  * Reply: { allowed (1/0), remaining_1, reset_ms_1, remaining_2, reset_ms_2, … }.
  */
 export const GCRA_SCRIPT = `
@@ -21,15 +22,43 @@ local id = ARGV[2]
 local spec = {}
 for number in string.gmatch(id, '%d+') do spec[#spec + 1] = tonumber(number) end
 local n = #spec / 3
-local tat = {}
-local stored = redis.call('GET', KEYS[1])
-if stored and string.sub(stored, 1, #id + 1) == id .. ' ' then
-  for number in string.gmatch(string.sub(stored, #id + 2), '-?%d+') do tat[#tat + 1] = tonumber(number) end
-end
 local function floordiv(a, b)
   local k = math.floor(a / b)
   if k * b > a then k = k - 1 elseif (k + 1) * b <= a then k = k + 1 end
   return k
+end
+local tat = {}
+local stored = redis.call('GET', KEYS[1])
+local sid, rest
+if stored then sid, rest = string.match(stored, '^(%S+) (.*)$') end
+if sid then
+  local old = {}
+  for number in string.gmatch(rest, '-?%d+') do old[#old + 1] = tonumber(number) end
+  if sid == id then
+    tat = old
+  else
+    -- carryState (../carry-state.ts): each limit takes the TAT of the stored limit with its window, rounded up to a
+    -- tick of its own quota.
+    local ospec = {}
+    for number in string.gmatch(sid, '%d+') do ospec[#ospec + 1] = tonumber(number) end
+    local taken = {}
+    for i = 1, n do
+      local quota, period = spec[3 * i - 2], spec[3 * i - 1]
+      tat[2 * i - 1], tat[2 * i] = now, 0
+      for j = 1, #ospec / 3 do
+        if not taken[j] and ospec[3 * j - 1] == period then
+          taken[j] = true
+          local ms, sub = old[2 * j - 1], old[2 * j]
+          if ms then
+            sub = math.ceil((sub or 0) * quota / ospec[3 * j - 2])
+            if sub >= quota then tat[2 * i - 1], tat[2 * i] = ms + 1, 0
+            else tat[2 * i - 1], tat[2 * i] = ms, sub end
+          end
+          break
+        end
+      end
+    end
+  end
 end
 local ahead = {}
 local allowed = true

@@ -30,6 +30,22 @@ export interface RedisStoreOptions {
 
 const SHA = createHash("sha1").update(GCRA_SCRIPT).digest("hex");
 
+// Keys up to this many characters are sent as they are.
+const MAX_KEY_LENGTH = 256;
+
+/**
+ * The Redis key of `key`: itself up to 256 characters; a longer one (a header a client chose, up to 16 KB) as its first
+ * 256, a NUL and its SHA-256 (base64url), so that each key costs Redis at most ~300 bytes and stays readable by prefix
+ * (and keeps a Cluster hash tag there). Longer than 256, so never equal to a key sent as it is; UTF-8 is lossless
+ * (keys are well-formed), and a surrogate pair cut by the 256 is kept whole.
+ */
+function redisKey(key: string): string {
+  if (key.length <= MAX_KEY_LENGTH) return key;
+  const last = key.charCodeAt(MAX_KEY_LENGTH - 1);
+  const head = key.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_KEY_LENGTH + 1 : MAX_KEY_LENGTH);
+  return `${head}\u0000${createHash("sha256").update(key, "utf8").digest("base64url")}`;
+}
+
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NOSCRIPT");
 }
@@ -86,10 +102,11 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     throw new TypeError(`createRedisStore: clock must be "server" or "caller", got ${JSON.stringify(clock)}.`);
   }
   return {
-    async check(key, set, nowMs) {
-      assertStoreKey(key);
+    async check(given, set, nowMs) {
+      assertStoreKey(given);
       // Checked whichever clock decides: a store swapped for another must not start failing.
       assertStoreNow(nowMs);
+      const key = redisKey(given);
       let reply: unknown;
       try {
         reply = await client.evalsha(SHA, 1, key, nowMs, set.id, clock);

@@ -1,0 +1,61 @@
+/**
+ * Carrying a key's GCRA state across a change of policy. The state is a theoretical arrival time (TAT) per limit, in
+ * ticks of `1/quota` ms; `quota:period:burst` ids say which numbers wrote it. A key written under other numbers used to
+ * start afresh: with two policies alive (a rolling deploy) each switch reset it, and nothing was limited.
+ */
+import type { GcraLimit } from "./policy";
+
+/** `[quota, periodMs]` per limit of a set id (`quota:period:burst` joined by ","); `undefined` when malformed. */
+function parseSetId(id: string): [number, number][] | undefined {
+  const limits: [number, number][] = [];
+  for (const part of id.split(",")) {
+    const numbers = part.split(":").map(Number);
+    const [quota, periodMs] = numbers;
+    if (numbers.length !== 3 || !Number.isSafeInteger(quota) || !Number.isSafeInteger(periodMs)) return undefined;
+    limits.push([quota as number, periodMs as number]);
+  }
+  return limits;
+}
+
+/**
+ * The state to check `limits` with, given the state a key holds under the set `storedId`; pure. Each limit takes the
+ * TAT of the stored limit with the same window (the first not yet taken), as the same instant rounded up to a tick of
+ * its own quota; a limit whose window is new starts afresh. The TAT is an instant, not a count, so it means the same
+ * under any rate and does not depend on when it is carried: a Retry-After given under one policy holds under the other
+ * (a count carried relative to `now` drifted), and alternating two policies (a rolling deploy) neither resets a key
+ * nor lets it gain anything, as a carry one way and back gives the same instant again (up to a tick).
+ * @param storedId the id of the set the state was written for.
+ * @param state that state, `[tatMs, tatSub, …]`, or `undefined` for a fresh key.
+ * @param id the id of `limits`; when it equals `storedId` the state is returned as it is.
+ * @param limits the limits now checked.
+ * @param nowMs the check's time, in integer ms: a limit that starts afresh gets it as its TAT.
+ * @returns the state for `limits`, or `undefined` for a fresh key.
+ */
+export function carryState(
+  storedId: string,
+  state: readonly number[] | undefined,
+  id: string,
+  limits: readonly GcraLimit[],
+  nowMs: number,
+): number[] | undefined {
+  if (state === undefined) return undefined;
+  if (storedId === id) return state as number[];
+  const stored = parseSetId(storedId);
+  if (stored === undefined) return undefined;
+  const taken = new Array<boolean>(stored.length).fill(false);
+  const next: number[] = [];
+  for (const { quota, periodMs } of limits) {
+    const j = stored.findIndex(([, period], index) => period === periodMs && !taken[index]);
+    const tatMs = state[2 * j];
+    if (j === -1 || tatMs === undefined) {
+      next.push(nowMs, 0); // nothing ahead: a full allowance
+      continue;
+    }
+    taken[j] = true;
+    // tatSub / oldQuota ms as ticks of 1/quota ms, rounded up (never earlier); the product may pass 2^53, a tick at most.
+    const sub = Math.ceil(((state[2 * j + 1] ?? 0) * quota) / (stored[j] as [number, number])[0]);
+    if (sub >= quota) next.push(tatMs + 1, 0);
+    else next.push(tatMs, sub);
+  }
+  return next;
+}

@@ -4,6 +4,18 @@
  * writes per second. Each caller still learns its own outcome; a failed batch is retried item
  * by item so one row the database refuses cannot fail its neighbours.
  */
+/**
+ * A write submitted to a {@link GroupWriter} once its `close()` began: it is not written, so the caller knows to stop
+ * (at shutdown, the store is going away) rather than wait for a write that would race the connection's end.
+ */
+export class GroupWriterClosedError extends Error {
+  override readonly name = "GroupWriterClosedError";
+  readonly code = "group_writer_closed";
+  constructor() {
+    super("The write was refused: its writer is closing (close() was called), so nothing more is written.");
+  }
+}
+
 interface Pending<T, R> {
   item: T;
   resolve: (result: R) => void;
@@ -16,6 +28,8 @@ export class GroupWriter<T, R> {
   readonly #maxInFlight: number;
   #queue: Pending<T, R>[] = [];
   #inFlight = 0;
+  /** Set by `close()`: resolves it once nothing is queued or in flight. */
+  #closed: { promise: Promise<void>; resolve: () => void } | undefined;
 
   readonly #perItem: (error: unknown) => boolean;
 
@@ -37,11 +51,32 @@ export class GroupWriter<T, R> {
     this.#maxInFlight = maxInFlight;
   }
 
+  /** Writes `item` with what else is queued; rejects with {@link GroupWriterClosedError} once `close()` began. */
   submit(item: T): Promise<R> {
+    if (this.#closed !== undefined) return Promise.reject(new GroupWriterClosedError());
     return new Promise<R>((resolve, reject) => {
       this.#queue.push({ item, resolve, reject });
       this.#pump();
     });
+  }
+
+  /**
+   * Stops taking writes and resolves once every write submitted before has settled: queued ones are still written,
+   * in batches as before, each caller learning its own outcome (a failed write rejects its caller, not `close`).
+   * Later `submit` calls reject with {@link GroupWriterClosedError}. Every call returns the same promise.
+   */
+  close(): Promise<void> {
+    if (this.#closed === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.#closed = { promise, resolve };
+      this.#settleClose();
+    }
+    return this.#closed.promise;
+  }
+
+  #settleClose(): void {
+    if (this.#closed !== undefined && this.#inFlight === 0 && this.#queue.length === 0) this.#closed.resolve();
   }
 
   #pump(): void {
@@ -51,6 +86,7 @@ export class GroupWriter<T, R> {
       this.#flush(batch).finally(() => {
         this.#inFlight--;
         this.#pump();
+        this.#settleClose();
       });
     }
   }

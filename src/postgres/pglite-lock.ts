@@ -1,5 +1,6 @@
 import { linkSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { threadId } from "node:worker_threads";
 
 /** The lock file PGlite's data directory carries while a process has it open. */
 export const PGLITE_LOCK_FILE = "rest-webhooks.lock";
@@ -90,7 +91,10 @@ export function lockDirectory(dataDir: string): () => void {
   const dir = realpathSync(dataDir);
   if (held.has(dir)) throw inUse(dir, process.pid);
   const file = join(dir, PGLITE_LOCK_FILE);
-  const mine = `${file}.${process.pid}`;
+  // Named for this thread, not only this process: two threads taking one directory at once would otherwise write,
+  // link and remove the same file, and one would fail on the other's removal with a bare ENOENT.
+  const self = `${process.pid}.${threadId}`;
+  const mine = `${file}.${self}`;
   writeFileSync(mine, String(process.pid));
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -110,7 +114,7 @@ export function lockDirectory(dataDir: string): () => void {
       if (holder === undefined) continue; // released meanwhile
       if (live(holder, dir, file)) throw inUse(dir, holder);
       // Left by a process that died (SIGKILL, a crash): take the directory over.
-      const aside = `${file}.stale.${process.pid}`;
+      const aside = `${file}.stale.${self}`;
       try {
         renameSync(file, aside);
       } catch (error) {

@@ -14,25 +14,33 @@ function hasTransaction(db: SqlDatabase): db is SqlTransactor {
   return typeof (db as Partial<SqlTransactor>).transaction === "function";
 }
 
+/** Calls that take turns: each waits for the one before it to settle. */
+interface Turns {
+  /** Settles once every call queued so far has: the next one waits for it. */
+  tail: Promise<void>;
+}
+
 /**
  * A transaction this helper is running on `tx` (depth 0), or a savepoint in it. A transaction passed again nests in
  * a SAVEPOINT rather than sending BEGIN (a warning on pg, whose COMMIT would then end the outer transaction early).
+ * Its `tail` queues the nested calls made at this level.
  */
-interface Level {
+interface Level extends Turns {
   readonly tx: SqlClient;
   readonly depth: number;
   /** The level the code that opened this one ran in (any client's): the chain {@link levelOf} walks. */
   readonly enclosing: Level | undefined;
-  /** Settles once every nested call made at this level so far has: the next one waits for it. */
-  tail: Promise<void>;
   open: boolean;
 }
 
-// The transactions this helper opened, by client.
+// The transactions this helper opened, by client: on a connection only they hold (a Pool's, PGlite's `tx`).
 const opened = new WeakMap<SqlClient, Level>();
 // The savepoint the running code is inside. Its `tx` is the outer one's own object, so only the async context can
-// tell a call from inside the nested work (it nests deeper) from one beside it (it waits its turn).
+// tell a call from inside the nested work (it nests deeper) from one beside it (it waits its turn). So is the
+// transaction on a `pg` Client that callers share: the object is theirs too.
 const within = new AsyncLocalStorage<Level>();
+// The turns of the transactions on each shared `pg` Client (or PoolClient passed as it is).
+const clientTurns = new WeakMap<SqlClient, Turns>();
 
 /** The innermost open level on `tx` the calling code runs in; else the transaction open on `tx`, if any. */
 function levelOf(tx: SqlClient): Level | undefined {
@@ -46,15 +54,36 @@ function levelFor(tx: SqlClient, depth: number): Level {
   return { tx, depth, enclosing: within.getStore(), tail: Promise.resolve(), open: true };
 }
 
-/** Runs `work` with `tx` marked as inside a transaction, for nested calls. */
-async function inside<T>(tx: SqlClient, work: (tx: SqlClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` with `tx` marked as inside a transaction, for nested calls. On a `shared` client only the code running
+ * inside `work` (its async context) is: another caller's call on the object waits its turn instead.
+ */
+async function inside<T>(tx: SqlClient, work: (tx: SqlClient) => Promise<T>, shared = false): Promise<T> {
   const level = levelFor(tx, 0);
-  opened.set(tx, level);
+  if (!shared) opened.set(tx, level);
   try {
-    return await work(tx);
+    return await (shared ? within.run(level, () => work(tx)) : work(tx));
   } finally {
     level.open = false;
     if (opened.get(tx) === level) opened.delete(tx);
+  }
+}
+
+/**
+ * `work` once the calls queued on `turns` before it have settled; `signal` also ends the wait, and then `work` never
+ * runs. The next call waits for this one and, should this one give up while waiting, for those before it.
+ */
+async function inTurn<T>(turns: Turns, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+  const turn = turns.tail;
+  let settled!: () => void;
+  const done = new Promise<void>((resolve) => (settled = resolve));
+  turns.tail = turn.then(() => done);
+  try {
+    await (signal === undefined ? turn : untilAborted(turn, signal));
+    if (signal?.aborted) throw signal.reason;
+    return await work();
+  } finally {
+    settled();
   }
 }
 
@@ -66,12 +95,13 @@ async function onClient<T>(
   client: SqlClient,
   work: (tx: SqlClient) => Promise<T>,
   broken: (error: unknown) => void = () => {},
+  shared = false,
 ): Promise<T> {
   await client.query("BEGIN");
   let result: T;
   let commit: SqlResult;
   try {
-    result = await inside(client, work);
+    result = await inside(client, work, shared);
     commit = await client.query("COMMIT");
   } catch (error) {
     try {
@@ -105,23 +135,8 @@ class RolledBackAtCommit extends Error {
  * savepoints form a stack, and releasing or rolling back to one ends every savepoint set after it, so two open side
  * by side would end or undo each other's. `signal` also covers the wait for its turn.
  */
-async function nested<T>(
-  outer: Level,
-  work: (tx: SqlClient) => Promise<T>,
-  signal: AbortSignal | undefined,
-): Promise<T> {
-  const turn = outer.tail;
-  let settled!: () => void;
-  const done = new Promise<void>((resolve) => (settled = resolve));
-  // The next call waits for this one and, should this one give up while waiting, for those before it.
-  outer.tail = turn.then(() => done);
-  try {
-    await (signal === undefined ? turn : untilAborted(turn, signal));
-    if (signal?.aborted) throw signal.reason;
-    return await inSavepoint(levelFor(outer.tx, outer.depth + 1), work);
-  } finally {
-    settled();
-  }
+function nested<T>(outer: Level, work: (tx: SqlClient) => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  return inTurn(outer, signal, () => inSavepoint(levelFor(outer.tx, outer.depth + 1), work));
 }
 
 /** `work` in the savepoint of `level`: released on return, rolled back to on throw. */
@@ -146,10 +161,24 @@ async function inSavepoint<T>(level: Level, work: (tx: SqlClient) => Promise<T>)
 }
 
 /**
+ * A transaction on a `pg` Client (or a PoolClient passed as it is): one connection its callers share, so one started
+ * beside another waits for it to end (BEGIN on top would only warn, and the two would commit or roll back as one),
+ * as PGlite's do and as statements on it do. Only the code running inside `work` nests (see {@link inside}).
+ */
+function onSharedClient<T>(client: SqlClient, work: (tx: SqlClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  let turns = clientTurns.get(client);
+  if (turns === undefined) {
+    turns = { tail: Promise.resolve() };
+    clientTurns.set(client, turns);
+  }
+  return inTurn(turns, signal, () => onClient(client, work, undefined, true));
+}
+
+/**
  * Runs `work` in one transaction and commits it, or rolls it back when `work` throws (and rethrows). Pass what your
  * stores use: a `pg` Pool (a client is checked out for the transaction and released, or destroyed when its
- * connection broke), a `pg` Client (BEGIN/COMMIT on it: do not share it meanwhile), or PGlite (its own
- * `transaction`). Given a transaction's `tx` again (this helper's, `requestTransaction`'s, or PGlite's own), it
+ * connection broke), a `pg` Client (BEGIN/COMMIT on it; transactions started on it together run one after the
+ * other, as PGlite's do), or PGlite (its own `transaction`). Given a transaction's `tx` again (this helper's, `requestTransaction`'s, or PGlite's own), it
  * nests: `work` runs in a SAVEPOINT, released when it returns and rolled back to when it throws, so the nested
  * work commits or rolls back with the outer transaction, on every client alike. Nested calls on one `tx` run one
  * at a time, as statements on one connection do: each waits for the one before it to settle before its SAVEPOINT,
@@ -157,8 +186,8 @@ async function inSavepoint<T>(level: Level, work: (tx: SqlClient) => Promise<T>)
  * nested call's `work` nests in its savepoint instead.
  * @param db where to open the transaction.
  * @param work what to run; give `tx` to every store that should write inside it (`store.withClient(tx)`).
- * @param options `signal`: stops waiting for a connection, a nested call's turn or `work` (see
- * {@link TransactionOptions}).
+ * @param options `signal`: stops waiting for a connection, a turn (a nested call's, a Client's, PGlite's) or
+ * `work` (see {@link TransactionOptions}).
  * @returns what `work` returned, once committed (nested: once its savepoint is released).
  * @throws what `work` threw; or, when a statement failed and `work` caught its error and returned, an error with
  *   `code` "25P02" (PostgreSQL rolled the transaction back at COMMIT, as PGlite's own `transaction` reports it).
@@ -183,7 +212,11 @@ export async function transaction<T>(
       : (tx: SqlClient) => (signal.aborted ? Promise.reject(signal.reason) : untilAborted(work(tx), signal));
   const level = levelOf(db);
   if (level !== undefined) return nested(level, run, signal);
-  if (hasTransaction(db)) return db.transaction((tx) => inside(tx, run));
+  if (hasTransaction(db)) {
+    // PGlite queues its transactions behind one lock: the signal ends that wait too, and `run` then refuses to start.
+    const pending = db.transaction((tx) => inside(tx, run));
+    return signal === undefined ? pending : untilAborted(pending, signal);
+  }
   if (isPglite(db)) {
     // A PGlite `tx` this helper did not open (your own `db.transaction`): it is inside a transaction all the same,
     // until its end, which this helper cannot see; the level is kept as long as the `tx`, so its calls queue too.
@@ -191,7 +224,7 @@ export async function transaction<T>(
     opened.set(db, own);
     return nested(own, run, signal);
   }
-  if (!isPool(db)) return onClient(db, run);
+  if (!isPool(db)) return onSharedClient(db, run, signal);
   const client = signal === undefined ? await db.connect() : await connectUnlessAborted(db, signal);
   if (signal?.aborted) {
     // Aborted as the connection came: nothing ran on it, so it goes back as it came.
@@ -260,9 +293,11 @@ export interface TransactionOptions {
    * Stops waiting for `work` when it aborts: the transaction rolls back and `transaction` rejects with the signal's
    * reason, whatever `work` is doing. On a `pg` Pool the connection is closed at once (PostgreSQL rolls back, and
    * any statement `work` sends later fails); on a single `Client` or PGlite the rollback is sent once the statement
-   * in flight ends, and statements `work` sends after that run outside the transaction: give work that may overrun
-   * a Pool, or have it honour the signal. Before `work` starts it also ends the wait for a `pg` Pool's connection
-   * (the one the pool hands over later goes back to it unused) or for a nested call's turn: `work` then never runs.
+   * in flight ends, and statements `work` sends after that run outside the transaction (on a `Client`, inside the
+   * transaction of the next caller, if one has begun; on PGlite they fail): give work that may overrun a Pool, or
+   * have it honour the signal. Before `work` starts it also ends the wait for a `pg` Pool's connection (the one the pool
+   * hands over later goes back to it unused), or for the turn of a nested call, of a transaction on a `Client` or
+   * of one on PGlite: `work` then never runs.
    */
   signal?: AbortSignal | undefined;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GroupWriter } from "../../src/postgres/group-writer";
+import { GroupWriter, GroupWriterClosedError } from "../../src/postgres/group-writer";
 import { isDataError } from "../../src/postgres/statement";
 
 describe("GroupWriter (group commit of inbox adds)", () => {
@@ -86,5 +86,78 @@ describe("isDataError (which failed batches are retried item by item)", () => {
       expect(isDataError({ code }), String(code)).toBe(false);
     }
     for (const error of [null, undefined, new Error("x"), "54000"]) expect(isDataError(error)).toBe(false);
+  });
+});
+
+describe("GroupWriter.close (shutdown)", () => {
+  /** A writer whose batches wait until `release()`; `batches` records what each write got. */
+  function heldWriter() {
+    const batches: number[][] = [];
+    const waiting: (() => void)[] = [];
+    const writer = new GroupWriter<number, number>(
+      async (items) => {
+        batches.push(items);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        return items.map((n) => n * 10);
+      },
+      2,
+      1,
+    );
+    const release = () => {
+      for (const go of waiting.splice(0)) go();
+    };
+    return { writer, batches, release };
+  }
+
+  it("writes every queued item before it resolves, each caller getting its result", async () => {
+    const { writer, batches, release } = heldWriter();
+    const results = [1, 2, 3, 4, 5].map((n) => writer.submit(n));
+    let closed = false;
+    const closing = writer.close().then(() => (closed = true));
+    // Batches in flight and queued are written, one after the other as before (maxInFlight 1).
+    for (let round = 0; round < 3; round++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(closed).toBe(false);
+      release();
+    }
+    await closing;
+    expect(await Promise.all(results)).toEqual([10, 20, 30, 40, 50]);
+    expect(batches).toEqual([[1], [2, 3], [4, 5]]);
+  });
+
+  it("refuses a write submitted once closing began, with code group_writer_closed, and writes nothing of it", async () => {
+    const { writer, batches, release } = heldWriter();
+    const first = writer.submit(1);
+    const closing = writer.close();
+    const late = writer.submit(2);
+    await expect(late).rejects.toBeInstanceOf(GroupWriterClosedError);
+    await expect(late).rejects.toMatchObject({ code: "group_writer_closed" });
+    release();
+    await closing;
+    expect(await first).toBe(10);
+    await expect(writer.submit(3)).rejects.toMatchObject({ code: "group_writer_closed" });
+    expect(batches).toEqual([[1]]);
+  });
+
+  it("resolves at once when nothing is pending, and every call resolves alike", async () => {
+    const { writer } = heldWriter();
+    await writer.close();
+    await writer.close();
+  });
+
+  it("resolves once failed writes settled too: their callers get the error, close does not", async () => {
+    let fail!: (error: Error) => void;
+    const writer = new GroupWriter<number, number>(
+      () => new Promise<number[]>((_, reject) => (fail = reject)),
+      10,
+      1,
+      () => false,
+    );
+    const write = writer.submit(1);
+    const closing = writer.close();
+    const failure = new Error("connection lost");
+    fail(failure);
+    await expect(write).rejects.toBe(failure);
+    await expect(closing).resolves.toBeUndefined();
   });
 });

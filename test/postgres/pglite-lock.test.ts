@@ -127,6 +127,44 @@ describe("lockDirectory", () => {
     }
   });
 
+  // Regression: the lock was written aside under a name of the process's pid alone, so two threads taking one
+  // directory at once wrote, linked and removed the same file, and the loser failed with a bare ENOENT (about one
+  // race in twelve) rather than a PgliteLockError naming the holder.
+  it("lets exactly one of two threads racing for a directory take it, and tells the other who holds it", async () => {
+    const source = readFileSync(fileURLToPath(new URL("../../src/postgres/pglite-lock.ts", import.meta.url)), "utf8");
+    const built = join(dir, "..", `${dir.split("/").pop()}-race.mjs`);
+    writeFileSync(built, transformSync(source, { loader: "ts", format: "esm" }).code);
+    // Both threads spin on a shared counter until both are there, then lock at once.
+    const racer = `import(${JSON.stringify(pathToFileURL(built).href)}).then(({ lockDirectory }) => {
+      const { parentPort, workerData } = require("node:worker_threads");
+      const ready = new Int32Array(workerData.ready);
+      Atomics.add(ready, 0, 1);
+      while (Atomics.load(ready, 0) < 2) {}
+      try { lockDirectory(workerData.dir); parentPort.postMessage("locked"); }
+      catch (error) { parentPort.postMessage(error.code); }
+    });`;
+    try {
+      for (let race = 0; race < 60; race++) {
+        const target = mkdtempSync(join(dir, "race-"));
+        const ready = new SharedArrayBuffer(4);
+        const workers = [0, 1].map(() => new Worker(racer, { eval: true, workerData: { dir: target, ready } }));
+        const answers = await Promise.all(
+          workers.map(
+            (worker) =>
+              new Promise((resolve, reject) => {
+                worker.once("message", resolve);
+                worker.once("error", reject);
+              }),
+          ),
+        );
+        await Promise.all(workers.map((worker) => worker.terminate()));
+        expect(answers.sort(), `race ${race}`).toEqual(["locked", "pglite_directory_in_use"]);
+      }
+    } finally {
+      rmSync(built, { force: true });
+    }
+  });
+
   // Regression: a lock file read before its pid was written parsed as pid 0, "in use by process 0".
   it("takes over a lock file holding no pid rather than naming process 0", () => {
     writeFileSync(lockFile, "");

@@ -112,6 +112,15 @@ export function completionValues(batch: readonly Completion[], leases: readonly 
 const leaseOf = (c: Completion) => `${c.claim.id} ${c.claim.leaseToken}`;
 
 /**
+ * The order in which the queue's statements that wait for row locks (a batch of outcomes, a renewal) name the
+ * deliveries, and so lock them: by id. In the orders they were given (outcomes as they finished, the renewal as the
+ * claims came), a renewal and a batch of one worker sharing two claims could each hold one and wait for the other's:
+ * a deadlock, and PostgreSQL failed one of them. Internal.
+ */
+export const byId = (x: { readonly id: string }, y: { readonly id: string }): number =>
+  x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
+
+/**
  * Completes a batch; per completion, whether its lease still held (its state was written). Of two completions of one
  * lease in a batch the first is written and the second refused, as when each comes in a batch of its own (the first
  * released the lease): an UPDATE joined to both rows would write either one, and answer both as written.
@@ -121,8 +130,9 @@ export async function completeBatch(
   batch: readonly Completion[],
 ): Promise<boolean[]> {
   const keys = batch.map(leaseOf);
-  const leases =
-    new Set(keys).size === batch.length ? batch : batch.filter((_, i) => keys.indexOf(keys[i] as string) === i);
+  const leases = (
+    new Set(keys).size === batch.length ? [...batch] : batch.filter((_, i) => keys.indexOf(keys[i] as string) === i)
+  ).sort((x, y) => byId(x.claim, y.claim));
   const { rows } = await query(completionValues(batch, leases));
   const written = new Set(rows.map((row) => `${(row as { id: string }).id} ${(row as { token: string }).token}`));
   // Set.delete: true for the first completion of a written lease only.

@@ -34,6 +34,7 @@ import {
 } from "../queue-arguments";
 import type { DeliveryState } from "../state-machine";
 import {
+  byId,
   type Completion,
   type CompletionReach,
   completeBatch,
@@ -77,7 +78,8 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
 export interface PostgresDeliveryQueue extends DeliveryQueue {
   /**
    * The same queue issuing its statements on `client`, e.g. the `tx` of your transaction: `publish` then inserts the
-   * deliveries in it, so the business write and its event commit together (the transactional outbox).
+   * deliveries in it, so the business write and its event commit together (the transactional outbox). Outcomes stored
+   * through it run no retention purge, which could fail and abort your transaction: the queue it came from purges.
    * @example await transaction(pool, async (tx) => { await saveOrder(tx); await queue.withClient(tx).publish(event); })
    */
   withClient(client: SqlClient): PostgresDeliveryQueue;
@@ -123,6 +125,14 @@ function stateValues(state: DeliveryState): unknown[] {
  * const queue = createPostgresDeliveryQueue({ client: pool });
  */
 export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOptions): PostgresDeliveryQueue {
+  return queueOn(options, true);
+}
+
+// `purges`: whether outcomes stored through this queue run the retention. A queue of withClient runs in the caller's
+// transaction (or on a client it lends for a while), where a failing purge would abort that transaction, the outcomes
+// it reported stored rolled back with it, and a purge would hold its row locks until the caller commits: the queue
+// it was made from purges instead.
+function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): PostgresDeliveryQueue {
   const { client } = options;
   assertSqlClient(client, "createPostgresDeliveryQueue");
   const { schema, endpoints: E, deliveries: D, attempts: A } = deliveryTables(options, "createPostgresDeliveryQueue");
@@ -264,7 +274,7 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   // dated ahead (a worker's clock years ahead) deleted every line within the retention.
   async function purgeAfter(batch: readonly Completion[]): Promise<void> {
     storedSincePurge += batch.length;
-    if (storedSincePurge < PURGE_EVERY || retainMs === Number.POSITIVE_INFINITY) return;
+    if (!purges || storedSincePurge < PURGE_EVERY || retainMs === Number.POSITIVE_INFINITY) return;
     storedSincePurge = 0;
     const at = clock();
     let newestLine: number | null = null;
@@ -290,7 +300,10 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
   );
 
   return {
-    withClient: (other) => createPostgresDeliveryQueue({ ...options, client: other }),
+    withClient(other) {
+      assertSqlClient(other, "PostgresDeliveryQueue.withClient");
+      return queueOn({ ...options, client: other }, false);
+    },
     sharedCircuits() {
       circuits ??= createPostgresCircuitBoard({ client, schema: options.schema });
       return circuits;
@@ -363,12 +376,14 @@ export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOption
     async renew(claims, now, leaseMs) {
       checkLease("DeliveryQueue.renew", now, leaseMs);
       if (claims.length === 0) return [];
+      // Locked in the order of a batch of outcomes (byId), which may hold some of the same rows.
+      const held = [...claims].sort(byId);
       const { rows } = await client.query(
         `UPDATE ${D} d SET lease_until = ${timestampOf("($3::float8 + $4::float8)")}
          FROM unnest($1::text[], $2::text[]) AS held(id, token)
          WHERE d.id = held.id AND d.lease_token = held.token
          RETURNING d.id`,
-        [claims.map((c) => c.id), claims.map((c) => c.leaseToken), now, leaseMs],
+        [held.map((c) => c.id), held.map((c) => c.leaseToken), now, leaseMs],
       );
       return rows.map((row) => String((row as { id: unknown }).id));
     },

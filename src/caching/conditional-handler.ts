@@ -19,8 +19,9 @@ import { preconditionResponse } from "./responses";
 export interface ConditionalOptions {
   /**
    * The current validators of the request's target resource, or `undefined` when it does not exist.
-   * Consulted for unsafe methods before the handler runs, so a stale If-Match never reaches it. Without
-   * this option unsafe requests reach the handler unevaluated.
+   * Consulted for unsafe methods before the handler runs, so a stale If-Match never reaches it, and a malformed If-Match
+   * or If-None-Match is a 400. Without this option unsafe requests reach the handler unevaluated. GET and HEAD never
+   * call it: their validators are the handler's own ETag and Last-Modified response fields.
    */
   validators?: (request: HttpRequest) => Validators | undefined | Promise<Validators | undefined>;
   /**
@@ -221,6 +222,11 @@ function describeConditional(options: ConditionalOptions): MiddlewareDescription
     412: {
       description: "A precondition (If-Match, If-Unmodified-Since, If-None-Match) failed: nothing was done.",
       methods: evaluated,
+    },
+    // RFC 9110 §13.1.1, §13.1.2: a write's If-Match / If-None-Match that is not `"*" / #entity-tag`.
+    400: {
+      description: 'If-Match or If-None-Match is not "*" or a list of quoted entity tags: nothing was done.',
+      methods: (method: string) => !isSafe(method) && options.validators !== undefined,
     },
   };
   if (requires !== false) {

@@ -6,6 +6,7 @@
  *   opaque-tag = DQUOTE *etagc DQUOTE
  *   etagc      = %x21 / %x23-7E / obs-text
  */
+import { describeOption } from "../options/refuse-option";
 import { CachingError } from "./errors";
 import { isEtagc, isOws, nextComma } from "./syntax";
 
@@ -223,4 +224,21 @@ export function normalizeTag(etag: string): string | undefined {
   const [start, end] = trimmedBounds(etag);
   if (scanEntityTag(etag, start) !== end) return undefined;
   return start === 0 && end === etag.length ? etag : etag.slice(start, end);
+}
+
+/**
+ * Refuses a current `etag` a caller gives that is neither a string nor a parsed `{ weak, tag }`: read as a tag, 42 would
+ * become `"undefined"`. A string or tag that is no valid entity-tag stays "no validator", which fails closed.
+ * @throws {CachingError} `invalid_entity_tag` naming `owner` and the value.
+ */
+export function validatorTag(owner: string, etag: unknown): void {
+  if (etag === undefined || typeof etag === "string") return;
+  if (typeof etag === "object" && etag !== null) {
+    const { weak, tag } = etag as Partial<Record<keyof EntityTag, unknown>>;
+    if (typeof weak === "boolean" && typeof tag === "string") return;
+  }
+  throw new CachingError(
+    "invalid_entity_tag",
+    `${owner}: etag must be an entity-tag field value such as '"v1"' or a parsed { weak, tag }, got ${describeOption(etag)}.`,
+  );
 }

@@ -3,6 +3,7 @@
  * (RFC 9110 §8.8.3), so it is derived from the bytes; a weak tag may come from a version or a time.
  */
 import * as nodeCrypto from "node:crypto";
+import { describeOption } from "../options/refuse-option";
 import { isValidTagText } from "./entity-tag";
 import { CachingError } from "./errors";
 
@@ -54,10 +55,18 @@ export interface VersionTagOptions {
 
 /**
  * An entity tag from a version number or opaque version string: `W/"42"` (weak by default).
- * @throws {CachingError} `invalid_version` for a non-integer number or a string with characters outside etagc.
+ * @throws {CachingError} `invalid_version` for a non-integer number, a string with characters outside etagc, or a
+ *   value of another type (`undefined`, `null`).
  * @example etagFromVersion(42) // 'W/"42"'
  */
 export function etagFromVersion(version: number | bigint | string, options?: VersionTagOptions): string {
+  // String(undefined) would tag every version W/"undefined" alike: a stale copy would then revalidate as current.
+  if (typeof version !== "number" && typeof version !== "bigint" && typeof version !== "string") {
+    throw new CachingError(
+      "invalid_version",
+      `etagFromVersion: version must be an integer, a bigint or a string, got ${describeOption(version)}.`,
+    );
+  }
   if (typeof version === "number" && !Number.isSafeInteger(version)) {
     throw new CachingError("invalid_version", `Version ${version} is not a safe integer.`);
   }

@@ -7,7 +7,7 @@ import { finiteNumber } from "../options/number-option";
 import { normalizeTag, parseEntityTag, strongCompare } from "./entity-tag";
 import { parseHttpDate, toSeconds } from "./http-date";
 import { validatorTime } from "./last-modified";
-import type { ConditionalRequest, Validators } from "./preconditions";
+import { type ConditionalRequest, checkCurrent, type Validators } from "./preconditions";
 import { trimOws } from "./syntax";
 
 /** Options for {@link evaluateIfRange}. */
@@ -36,6 +36,7 @@ export function evaluateIfRange(
 ): "range" | "full" {
   // Checked whatever the request carries: a bad clock is the caller's bug, not for a client's dates to reveal.
   if (options?.now !== undefined) finiteNumber("evaluateIfRange", "now", options.now, "epoch milliseconds");
+  checkCurrent("evaluateIfRange", current);
   const lastModified = validatorTime("evaluateIfRange", current?.lastModified, options?.now);
   const { headers } = request;
   if (request.method !== "GET" || headers.range === undefined) return "full";

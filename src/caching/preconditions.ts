@@ -4,7 +4,15 @@
 import type { RequestHeaders, ResponseHeaders } from "../http/message";
 import { isCacheable, isSafe } from "../http/methods";
 import { finiteNumber } from "../options/number-option";
-import { type EntityTag, fieldListsTag, isValidTagText, normalizeTag } from "./entity-tag";
+import { refuseOption } from "../options/refuse-option";
+import {
+  type EntityTag,
+  fieldListsTag,
+  isValidTagText,
+  normalizeTag,
+  parseEntityTagList,
+  validatorTag,
+} from "./entity-tag";
 import { parseDateField, toSeconds, tryFormatHttpDate } from "./http-date";
 import { validatorTime } from "./last-modified";
 import { notModifiedHeaders } from "./not-modified";
@@ -13,7 +21,10 @@ import { isOws } from "./syntax";
 
 /** The current validators of the target resource (RFC 9110 §8.8). */
 export interface Validators {
-  /** The current ETag: a field value such as `'"a1"'` / `'W/"3"'`, or a parsed tag. An invalid value is no validator. */
+  /**
+   * The current ETag: a field value such as `'"a1"'` / `'W/"3"'`, or a parsed tag. A string or tag that is not a valid
+   * entity-tag is no validator; a value of another type (a number, `null`) throws a `CachingError` (`invalid_entity_tag`).
+   */
   etag?: string | EntityTag | undefined;
   /**
    * The last modification time: a Date, epoch milliseconds or an HTTP-date, compared at one-second resolution. A value
@@ -40,7 +51,12 @@ export type PreconditionResult =
   /** Answer 412 and do not perform the method. */
   | { readonly kind: "precondition-failed"; readonly failed: FailedPrecondition }
   /** Answer 428 (RFC 6585 §3): the request had to be conditional and was not. */
-  | { readonly kind: "precondition-required" };
+  | { readonly kind: "precondition-required" }
+  /**
+   * Answer 400 and do not perform the method: an unsafe request carries an If-Match or If-None-Match that is not
+   * `"*" / #entity-tag` (§13.1.1, §13.1.2), so which write it meant to guard is unknown.
+   */
+  | { readonly kind: "malformed-precondition"; readonly field: "if-match" | "if-none-match" };
 
 /** Options for {@link evaluatePreconditions}. */
 export interface EvaluateOptions {
@@ -67,6 +83,11 @@ const FAILED = {
   "if-none-match": Object.freeze({ kind: "precondition-failed" as const, failed: "if-none-match" as const }),
 };
 
+const MALFORMED = {
+  "if-match": Object.freeze({ kind: "malformed-precondition" as const, field: "if-match" as const }),
+  "if-none-match": Object.freeze({ kind: "malformed-precondition" as const, field: "if-none-match" as const }),
+};
+
 // Outcome codes of the shared decision; results are only allocated for 304.
 const GO = 0;
 const NOT_MODIFIED = 1;
@@ -87,6 +108,36 @@ const NO_SELECTION = new Set(["CONNECT", "OPTIONS", "TRACE"]);
  */
 export function revalidates(method: string): boolean {
   return isSafe(method) && isCacheable(method);
+}
+
+/**
+ * Refuses a `current` that is neither validators nor `undefined`, and an `etag` of the wrong type: both are the caller's
+ * bug. `null` (a lookup's "no row") would otherwise pass for an existing resource, so `If-Match: *` would hold.
+ */
+export function checkCurrent(owner: string, current: Validators | undefined): void {
+  if (current === undefined) return;
+  if (typeof current !== "object" || current === null) {
+    refuseOption(
+      owner,
+      "current",
+      current,
+      "the validators { etag?, lastModified? }, or undefined when it does not exist",
+    );
+  }
+  validatorTag(owner, current.etag);
+}
+
+/**
+ * The unsafe-method field that is not `"*" / #entity-tag` (§13.1.1, §13.1.2), or `undefined`. On a write the client
+ * meant to guard a change: reading a malformed member as "matches nothing" would let an If-None-Match write through
+ * and turn an If-Match into a 412 that blames the stored version for the client's syntax.
+ */
+function malformedField(headers: RequestHeaders): "if-match" | "if-none-match" | undefined {
+  const ifMatch = headers["if-match"];
+  if (ifMatch !== undefined && parseEntityTagList(ifMatch) === undefined) return "if-match";
+  const ifNoneMatch = headers["if-none-match"];
+  if (ifNoneMatch !== undefined && parseEntityTagList(ifNoneMatch) === undefined) return "if-none-match";
+  return undefined;
 }
 
 /** The current tag normalised to a field value (`"x"` or `W/"x"`), or `undefined` when there is none. */
@@ -191,7 +242,9 @@ function notModified(
 /**
  * Evaluates the conditional header fields of a request against the target resource's current validators,
  * in the order of RFC 9110 §13.2.2 (If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since).
- * Never throws on header content: malformed fields are ignored or match nothing, as §13.1 prescribes.
+ * Never throws on header content. On GET and HEAD a malformed If-Match / If-None-Match member matches nothing and
+ * invalid dates are ignored (§13.1); on an unsafe method a malformed If-Match / If-None-Match is
+ * `malformed-precondition` (a 400), since the write it meant to guard cannot be evaluated.
  *
  * Call it once the request is otherwise known to succeed (§13.2.1: preconditions are ignored when the
  * unconditional response would not be 2xx or 412).
@@ -210,6 +263,10 @@ export function evaluatePreconditions(
 ): PreconditionResult {
   // Checked whatever the request carries: a bad clock is the caller's bug, not for a client's dates to reveal.
   if (options?.now !== undefined) finiteNumber("evaluatePreconditions", "now", options.now, "epoch milliseconds");
+  const now = options?.now;
+  // Checked whatever the request carries, as `now` is: validators of the wrong type are the caller's bug.
+  checkCurrent("evaluatePreconditions", current);
+  const lastModified = validatorTime("evaluatePreconditions", current?.lastModified, now);
   const { method, headers } = request;
   if (NO_SELECTION.has(method)) return PROCEED;
   const getOrHead = revalidates(method);
@@ -223,9 +280,10 @@ export function evaluatePreconditions(
   ) {
     return REQUIRED;
   }
-  const now = options?.now;
-  // Checked whatever the request carries, as `now` is: a value that is no time is the caller's bug.
-  const lastModified = validatorTime("evaluatePreconditions", current?.lastModified, now);
+  if (!isSafe(method)) {
+    const malformed = malformedField(headers);
+    if (malformed !== undefined) return MALFORMED[malformed];
+  }
   const outcome = decide(getOrHead, headers, current !== undefined, current?.etag, lastModified, now);
   switch (outcome) {
     case GO:

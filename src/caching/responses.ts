@@ -10,7 +10,8 @@ const DETAIL = {
 
 /**
  * The problem for a precondition outcome that refuses the request: 412 `precondition_failed` (with the
- * `failed` precondition as an extension member) or 428 `precondition_required`; `undefined` for `proceed`
+ * `failed` precondition as an extension member), 428 `precondition_required`, or 400 `malformed_precondition` (with
+ * the malformed `field`, on an unsafe method); `undefined` for `proceed`
  * and `not-modified`, which are not errors. Throw it from a handler, or answer with `toResponse()`.
  * @example
  * const result = evaluatePreconditions(request, { etag: etagFromVersion(row.version, { weak: false }) });
@@ -27,6 +28,14 @@ export function preconditionProblem(result: PreconditionResult): HttpProblem | u
         detail: DETAIL[result.failed],
         extensions: { failed: result.failed },
       });
+    case "malformed-precondition":
+      // RFC 9110 §15.5.1: the field is not `"*" / #entity-tag` (§13.1.1, §13.1.2), so the write is not attempted.
+      return new HttpProblem({
+        status: 400,
+        code: "malformed_precondition",
+        detail: `${result.field === "if-match" ? "If-Match" : "If-None-Match"} is not "*" or a list of quoted entity tags such as "v1", W/"v2".`,
+        extensions: { field: result.field },
+      });
     case "precondition-required":
       // RFC 6585 §3.
       return new HttpProblem({
@@ -40,7 +49,7 @@ export function preconditionProblem(result: PreconditionResult): HttpProblem | u
 }
 
 /**
- * The response for a precondition outcome: 304 with its headers and no content, the 412 or 428 problem
+ * The response for a precondition outcome: 304 with its headers and no content, the 400, 412 or 428 problem
  * document of {@link preconditionProblem} (RFC 9457), or `undefined` for `proceed`.
  * @example
  * const result = evaluatePreconditions(request, current);

@@ -53,6 +53,8 @@ describe("what conditional() declares for OpenAPI", () => {
     const { item, headerParameters } = documented({ validators: () => ({ etag: '"1"' }) });
     expect(headerParameters("put")).toEqual(["If-None-Match", "If-Match", "If-Unmodified-Since"]);
     expect(Object.keys(item["put"]?.["responses"])).toContain("412");
+    // The router may already list a 400 (a malformed body): the malformed precondition must be named in it.
+    expect(JSON.stringify(item["put"]?.["responses"]["400"])).toContain("If-None-Match");
   });
 
   it("lists them with the 428 on writes that must carry one", () => {

@@ -407,6 +407,26 @@ describe("conditional(): unsafe methods", () => {
     expect((await wrapped(request("DELETE", { "if-match": TAG }))).status).toBe(204);
   });
 
+  // Regression: `If-None-Match: abc` (unquoted) on a PUT matched nothing, so the write went through unguarded.
+  it("refuses a malformed If-None-Match or If-Match on a write with a 400 problem before the handler runs", async () => {
+    for (const field of ["if-none-match", "if-match"]) {
+      const { call, calls, documents } = setup();
+      const response = await call(request("PUT", { [field]: "abc" }, '{"id":1,"title":"Lost"}'));
+      expect(response.status).toBe(400);
+      expect(response.headers["content-type"]).toBe("application/problem+json");
+      expect(JSON.parse(String(response.body))).toMatchObject({ code: "malformed_precondition", field });
+      expect(calls).toEqual([]);
+      expect(documents.get("/docs/1")?.body).toBe(BODY);
+    }
+  });
+
+  it("ignores a malformed If-None-Match on GET: the full 200 is sent (§13.1.2)", async () => {
+    const { call } = setup();
+    const response = await call(request("GET", { "if-none-match": "abc" }));
+    expect(response.status).toBe(200);
+    expect(response.body).toBe(BODY);
+  });
+
   it("lets OPTIONS through unevaluated (§13.2.1)", async () => {
     const { call } = setup();
     expect((await call(request("OPTIONS", { "if-match": '"stale"' }))).status).toBe(405);

@@ -73,4 +73,14 @@ describe("etagFromVersion / etagFromTime", () => {
     expectCode(() => etagFromVersion('a"b'), "invalid_version");
     expectCode(() => etagFromTime(new Date("nope")), "invalid_date");
   });
+
+  // Regression: a version of another type (a missing column read as undefined, null) became the tag W/"undefined",
+  // the same for every version, so If-None-Match answered 304 to stale copies.
+  it("refuses a version that is neither a number, a bigint nor a string, naming it", () => {
+    for (const version of [undefined, null, true, {}, [1]]) {
+      expectCode(() => etagFromVersion(version as unknown as number), "invalid_version");
+      expect(() => etagFromVersion(version as unknown as number)).toThrow(/^etagFromVersion: version must be /);
+    }
+    expect(etagFromVersion(10n)).toBe('W/"10"');
+  });
 });

@@ -76,4 +76,19 @@ describe("evaluateIfRange (RFC 9110 §13.1.5, §13.2.2 step 5)", () => {
     const current = { lastModified: new Date("2024-05-01T12:00:00.250Z") };
     expect(evaluateIfRange({ method: "GET", headers: dated }, current, { lastModifiedIsStrong: true })).toBe("range");
   });
+
+  // Regression: an etag of the wrong type (a number, null) answered "full" or threw a bare property-read TypeError,
+  // depending on the request; evaluatePreconditions refuses it, naming it.
+  it("refuses an etag or a current of the wrong type, whatever the request carries", () => {
+    const tagged = { range: RANGE, "if-range": '"42"' };
+    for (const etag of [42, null, { tag: "42" }]) {
+      for (const headers of [{}, tagged]) {
+        const current = { etag } as unknown as Validators;
+        expect(() => evaluateIfRange({ method: "GET", headers }, current)).toThrow(/^evaluateIfRange: etag /);
+      }
+    }
+    expect(() => evaluateIfRange({ method: "GET", headers: tagged }, null as unknown as Validators)).toThrow(
+      /^evaluateIfRange: current must be /,
+    );
+  });
 });

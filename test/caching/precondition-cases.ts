@@ -16,7 +16,13 @@ export const NOW = Date.parse("2024-06-01T00:00:00Z");
 
 export const CURRENT: Validators = { etag: ETAG, lastModified: LAST_MODIFIED };
 
-type Expected = PreconditionResult["kind"] | "failed:if-match" | "failed:if-unmodified-since" | "failed:if-none-match";
+type Expected =
+  | PreconditionResult["kind"]
+  | "failed:if-match"
+  | "failed:if-unmodified-since"
+  | "failed:if-none-match"
+  | "malformed:if-match"
+  | "malformed:if-none-match";
 
 export interface PreconditionCase {
   name: string;
@@ -84,26 +90,26 @@ export const CASES: Record<string, PreconditionCase[]> = {
     },
     { name: "DELETE with a stale tag", method: "DELETE", headers: { "if-match": '"v1"' }, expected: "failed:if-match" },
     {
-      name: "malformed field matches nothing",
-      method: "PATCH",
+      name: "malformed field matches nothing (GET; a write answers 400)",
+      method: "GET",
       headers: { "if-match": "v2" },
       expected: "failed:if-match",
     },
     {
-      name: "a malformed member does not void the rest",
-      method: "PUT",
+      name: "a malformed member does not void the rest (GET)",
+      method: "GET",
       headers: { "if-match": '"v1", junk, "v2"' },
       expected: "proceed",
     },
     {
-      name: "an unclosed member ends at its comma, not the next tag's quote",
-      method: "PUT",
+      name: "an unclosed member ends at its comma, not the next tag's quote (GET)",
+      method: "GET",
       headers: { "if-match": '"x, "v2"' },
       expected: "proceed",
     },
     {
-      name: "an unclosed weak member ends at its comma",
-      method: "PUT",
+      name: "an unclosed weak member ends at its comma (GET)",
+      method: "GET",
       headers: { "if-match": 'W/"x, "v2"' },
       expected: "proceed",
     },
@@ -114,14 +120,14 @@ export const CASES: Record<string, PreconditionCase[]> = {
       expected: "proceed",
     },
     {
-      name: "* with a line break around it is no wildcard",
-      method: "PUT",
+      name: "* with a line break around it is no wildcard (GET)",
+      method: "GET",
       headers: { "if-match": "*\n" },
       expected: "failed:if-match",
     },
     {
-      name: "* inside a list is no wildcard",
-      method: "PUT",
+      name: "* inside a list is no wildcard (GET)",
+      method: "GET",
       headers: { "if-match": '"v1", *' },
       expected: "failed:if-match",
     },
@@ -554,6 +560,93 @@ export const CASES: Record<string, PreconditionCase[]> = {
       expected: "precondition-required",
     },
   ],
+  // Regression: a malformed If-None-Match on a write matched nothing, so the write the client meant to guard went
+  // through; a malformed If-Match was a 412 that told the client its copy was stale when its field was the fault.
+  "malformed If-Match / If-None-Match on a write (§13.1.1, §13.1.2: 400)": [
+    ...(["PUT", "PATCH", "DELETE", "POST", "PURGE"] as const).flatMap((method) => [
+      {
+        name: `${method} with an unquoted If-None-Match`,
+        method,
+        headers: { "if-none-match": "abc" },
+        expected: "malformed:if-none-match" as const,
+      },
+      {
+        name: `${method} with an unquoted If-Match`,
+        method,
+        headers: { "if-match": "abc" },
+        expected: "malformed:if-match" as const,
+      },
+    ]),
+    {
+      name: "a malformed member beside the current tag",
+      method: "PUT",
+      headers: { "if-match": '"v1", junk, "v2"' },
+      expected: "malformed:if-match",
+    },
+    {
+      name: "an unclosed member",
+      method: "PUT",
+      headers: { "if-none-match": '"x, "v1"' },
+      expected: "malformed:if-none-match",
+    },
+    {
+      name: "* inside a list",
+      method: "PUT",
+      headers: { "if-none-match": '"v1", *' },
+      expected: "malformed:if-none-match",
+    },
+    { name: "a line break after *", method: "PUT", headers: { "if-match": "*\n" }, expected: "malformed:if-match" },
+    {
+      name: "a missing resource does not hide it",
+      method: "PUT",
+      headers: { "if-none-match": "abc" },
+      current: null,
+      expected: "malformed:if-none-match",
+    },
+    {
+      name: "If-Match is checked first",
+      method: "PUT",
+      headers: { "if-match": "abc", "if-none-match": "def" },
+      expected: "malformed:if-match",
+    },
+    {
+      name: "a valid If-Match does not excuse a malformed If-None-Match",
+      method: "PUT",
+      headers: { "if-match": ETAG, "if-none-match": "abc" },
+      expected: "malformed:if-none-match",
+    },
+    {
+      name: "empty list elements are allowed (§5.6.1)",
+      method: "PUT",
+      headers: { "if-match": ' , "v1" ,, "v2" ,' },
+      expected: "proceed",
+    },
+    {
+      name: "an empty If-None-Match is an empty list",
+      method: "PUT",
+      headers: { "if-none-match": "" },
+      expected: "proceed",
+    },
+    {
+      name: "GET: a malformed If-None-Match matches nothing (the 200 is sent)",
+      method: "GET",
+      headers: { "if-none-match": "abc" },
+      current: { etag: "abc" },
+      expected: "proceed",
+    },
+    {
+      name: "HEAD: a malformed member does not void the rest",
+      method: "HEAD",
+      headers: { "if-none-match": `abc, ${ETAG}` },
+      expected: "not-modified",
+    },
+    {
+      name: "OPTIONS ignores the fields (§13.2.1)",
+      method: "OPTIONS",
+      headers: { "if-match": "abc", "if-none-match": "abc" },
+      expected: "proceed",
+    },
+  ],
   "the method table decides 304 vs 412 (safe and cacheable: GET, HEAD)": [
     { name: "HEAD gets 304", method: "HEAD", headers: { "if-none-match": ETAG }, expected: "not-modified" },
     {
@@ -585,5 +678,6 @@ export const CASES: Record<string, PreconditionCase[]> = {
 
 /** The expected kind as the result carries it. */
 export function describeResult(result: PreconditionResult): Expected {
-  return result.kind === "precondition-failed" ? `failed:${result.failed}` : result.kind;
+  if (result.kind === "precondition-failed") return `failed:${result.failed}`;
+  return result.kind === "malformed-precondition" ? `malformed:${result.field}` : result.kind;
 }

@@ -160,7 +160,13 @@ const wellFormedHeaders: fc.Arbitrary<RequestHeaders> = fc.record(
   { requiredKeys: [] },
 );
 
-const KINDS = new Set(["proceed", "not-modified", "precondition-failed", "precondition-required"]);
+const KINDS = new Set([
+  "proceed",
+  "not-modified",
+  "precondition-failed",
+  "precondition-required",
+  "malformed-precondition",
+]);
 
 describe("evaluatePreconditions: laws", () => {
   it("agrees with a naive transcription of §13.2.2 on well-formed fields", () => {
@@ -244,6 +250,51 @@ describe("evaluatePreconditions: laws", () => {
     );
   });
 
+  // Regression: with requirePrecondition an unguarded write answered 428 before lastModified was looked at, and
+  // OPTIONS returned before it too: whether a bad validator threw depended on the request.
+  it("refuses a lastModified that is no time on the 428 path and for OPTIONS too", () => {
+    const current = { lastModified: "2024-05-01T12:00:00Z" };
+    expectCode(
+      () => evaluatePreconditions({ method: "PUT", headers: {} }, current, { requirePrecondition: true }),
+      "invalid_date",
+    );
+    expectCode(() => evaluatePreconditions({ method: "OPTIONS", headers: {} }, current), "invalid_date");
+  });
+
+  // Regression: an etag of the wrong type was read as a tag: 42 became the field value `"undefined"`, so
+  // `If-Match: "undefined"` let a write through, and null threw a bare property-read TypeError.
+  it("refuses an etag that is neither a field value nor { weak, tag }, naming it", () => {
+    const guarded = { "if-match": '"undefined"' };
+    for (const etag of [42, null, {}, { weak: false, tag: 5 }, { tag: "v2" }, ['"v2"'], true]) {
+      for (const [method, headers] of [
+        ["PUT", guarded],
+        ["PUT", {}],
+        ["GET", { "if-none-match": '"v2"' }],
+      ] as const) {
+        const current = { etag } as unknown as Validators;
+        expectCode(() => evaluatePreconditions({ method, headers }, current), "invalid_entity_tag");
+        expect(() => evaluatePreconditions({ method, headers }, current)).toThrow(/^evaluatePreconditions: etag /);
+      }
+    }
+    // A string or parsed tag that is not a valid entity-tag stays "no validator" (fails closed: If-Match fails).
+    expect(evaluatePreconditions({ method: "PUT", headers: guarded }, { etag: "undefined" }).kind).toBe(
+      "precondition-failed",
+    );
+    expect(evaluatePreconditions({ method: "PUT", headers: guarded }, { etag: { weak: false, tag: "a b" } }).kind).toBe(
+      "precondition-failed",
+    );
+  });
+
+  // Regression: a validators lookup answering null (a database's "no row") was taken for an existing resource
+  // without validators: If-Match: * let a write to a missing resource through.
+  it("refuses a current that is neither validators nor undefined, naming it", () => {
+    for (const current of [null, 42, "v2"]) {
+      expect(() =>
+        evaluatePreconditions({ method: "PUT", headers: { "if-match": "*" } }, current as unknown as Validators),
+      ).toThrow(/^evaluatePreconditions: current must be /);
+    }
+  });
+
   it("isFresh is exactly the not-modified outcome of a GET", () => {
     fc.assert(
       fc.property(wellFormedHeaders, tagArb, dateArb, (headers, etag, lastModified) => {
@@ -271,8 +322,9 @@ describe("evaluatePreconditions: laws", () => {
         maxLength: 6,
       })
       .map((pieces) => pieces.join(""));
+    // On GET: a write answers a malformed field with 400 instead (see the case matrix).
     const kinds = (field: string) => ({
-      ifMatch: evaluatePreconditions({ method: "PUT", headers: { "if-match": field } }, CURRENT).kind,
+      ifMatch: evaluatePreconditions({ method: "GET", headers: { "if-match": field } }, CURRENT).kind,
       ifNoneMatch: evaluatePreconditions({ method: "GET", headers: { "if-none-match": field } }, CURRENT).kind,
     });
 

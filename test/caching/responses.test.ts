@@ -33,6 +33,14 @@ describe("preconditionProblem", () => {
     expect(isHttpProblem(problem)).toBe(true);
   });
 
+  it.each(["if-match", "if-none-match"] as const)("makes a 400 malformed_precondition problem naming %s", (field) => {
+    const problem = preconditionProblem({ kind: "malformed-precondition", field });
+    expect(problem?.status).toBe(400);
+    expect(problem?.code).toBe("malformed_precondition");
+    expect(problem?.toJSON()).toMatchObject({ status: 400, code: "malformed_precondition", field });
+    expect(preconditionResponse({ kind: "malformed-precondition", field })).toEqual(problem?.toResponse());
+  });
+
   it("is undefined for proceed and for not-modified, which are not errors", () => {
     expect(preconditionProblem({ kind: "proceed" })).toBeUndefined();
     expect(preconditionProblem({ kind: "not-modified", headers: { etag: '"a"' } })).toBeUndefined();
@@ -75,7 +83,7 @@ describe("preconditionResponse agrees with preconditionProblem", () => {
     }
   });
 
-  it("for any request: a problem exactly when the response is a 412 or 428", () => {
+  it("for any request: a problem exactly when the response is a 400, 412 or 428", () => {
     const headers = fc.record(
       { "if-match": anyFieldArb, "if-none-match": anyFieldArb, "if-unmodified-since": anyFieldArb },
       { requiredKeys: [] },
@@ -88,7 +96,8 @@ describe("preconditionResponse agrees with preconditionProblem", () => {
         });
         const response = preconditionResponse(result);
         const problem = preconditionProblem(result);
-        expect(problem !== undefined).toBe(response?.status === 412 || response?.status === 428);
+        const status = response?.status;
+        expect(problem !== undefined).toBe(status === 400 || status === 412 || status === 428);
         if (problem !== undefined) expect(response).toEqual(problem.toResponse());
       }),
     );

@@ -23,6 +23,9 @@ describe("caching public types", () => {
     if (result.kind === "precondition-failed") {
       expectTypeOf(result.failed).toEqualTypeOf<"if-match" | "if-unmodified-since" | "if-none-match">();
     }
+    if (result.kind === "malformed-precondition") {
+      expectTypeOf(result.field).toEqualTypeOf<"if-match" | "if-none-match">();
+    }
     // @ts-expect-error only not-modified carries headers
     if (result.kind === "proceed") void result.headers;
   });

@@ -121,9 +121,18 @@ const CASES: Record<string, Case> = {
 };
 const picked = (process.env.BENCH_CASES ?? [...Object.keys(CASES), "otel"].join(",")).split(",");
 
+/** Check mode times nothing: both start at once, and one that started is stopped if the other could not start. */
+async function startBoth(oursKind: ServerKind, peerKind: ServerKind): Promise<[Running, Running]> {
+  const [ours, peer] = await Promise.allSettled([startServer(oursKind), startServer(peerKind)]);
+  if (ours.status === "fulfilled" && peer.status === "fulfilled") return [ours.value, peer.value];
+  for (const started of [ours, peer]) if (started.status === "fulfilled") started.value.child.kill();
+  throw ours.status === "rejected" ? ours.reason : (peer as PromiseRejectedResult).reason;
+}
+
 async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Promise<void> {
-  const ours = await startServer(oursKind);
-  const peer = await startServer(peerKind);
+  const [ours, peer] = CHECK_ONLY
+    ? await startBoth(oursKind, peerKind)
+    : [await startServer(oursKind), await startServer(peerKind)];
   try {
     await check(ours, expected);
     await check(peer, expected);
@@ -188,9 +197,22 @@ async function runCase({ ours: oursKind, peer: peerKind, expected }: Case): Prom
   if (inProcess.status !== 0) throw new Error(`in-process run of ${oursKind} vs ${peerKind} failed`);
 }
 
+if (CHECK_ONLY) {
+  // Nothing is timed, so the cases need not wait for each other: all at once, as a test runs them.
+  const unknown = picked.filter((name) => name !== "otel" && CASES[name] === undefined);
+  if (unknown.length > 0)
+    throw new Error(`unknown case ${unknown.join(", ")}; cases: ${Object.keys(CASES).join(", ")}`);
+  // Settled, not raced: a failing case must not end the process while another's servers still run (they would
+  // outlive it, and hold the output a test reads).
+  const outcomes = await Promise.allSettled(
+    picked.flatMap((name) => (name === "otel" ? [] : [runCase(CASES[name] as Case)])),
+  );
+  const failed = outcomes.find((outcome) => outcome.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+  process.exit(0);
+}
 for (const name of picked) {
   if (name === "otel") {
-    if (CHECK_ONLY) continue;
     // rest-webhooks/otel's rate-limit and idempotency instrumentation against the plain middleware (otel.ts).
     const run = spawnSync(process.execPath, [...AS_BUILT, new URL("./otel.ts", import.meta.url).pathname], {
       stdio: "inherit",

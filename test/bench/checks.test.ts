@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { AS_BUILT } from "../../bench/support/as-built";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -26,14 +26,18 @@ function runCheck(suite: string): Promise<{ code: number | null; output: string 
   });
 }
 
-describe.each(["shop", "consumer", "adapters"])("bench/%s in check mode", (suite) => {
-  it("checks every contender's answers, runs them under load, and prints no figures", {
-    timeout: 120_000,
-  }, async () => {
-    const { code, output } = await runCheck(suite);
-    expect(output).not.toMatch(/Error/);
-    expect(code).toBe(0);
-    expect(output).toMatch(/^checked: /m);
-    expect(output).not.toMatch(/^ratio: /m);
-  });
+// The three run side by side: each spends most of its time starting processes and waiting on them, and none times
+// anything that another could disturb.
+describe("the bench suites in check mode", () => {
+  it.concurrent.for(["shop", "consumer", "adapters"])(
+    "bench/%s checks every contender's answers, runs them under load, and prints no figures",
+    { timeout: 120_000 },
+    async (suite, { expect }) => {
+      const { code, output } = await runCheck(suite);
+      expect(output).not.toMatch(/Error/);
+      expect(code).toBe(0);
+      expect(output).toMatch(/^checked: /m);
+      expect(output).not.toMatch(/^ratio: /m);
+    },
+  );
 });

@@ -1,6 +1,6 @@
 /**
- * The shop's default storage (embedded PGlite in a data directory) across restarts, with the real `npm start`
- * process: users, orders and pending webhook deliveries survive a graceful stop (SIGTERM) and a crash (SIGKILL in the
+ * The shop's default storage (embedded PGlite in a data directory) across restarts, with `npm start`'s entry
+ * (examples/shop/main.ts) in real processes: users, orders and pending webhook deliveries survive a graceful stop (SIGTERM) and a crash (SIGKILL in the
  * middle of a burst of writes: every write answered 2xx is kept); once the consumer, down all along, comes up, the
  * event of every answered order is delivered (once or more).
  */
@@ -11,17 +11,24 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueToken } from "../../examples/shop/tokens";
 import { verify } from "../../src/webhooks/signing/index";
+import { type BundledScript, bundleScript } from "../support/bundled-script";
 import { freePort } from "../support/free-port";
 
 const main = fileURLToPath(new URL("../../examples/shop/main.ts", import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), "shop-restart-"));
 const children = new Set<ChildProcess>();
 let consumer: Server | undefined;
+// `npm start`'s entry compiled once for the three starts below (bundled-script.ts), not once per start.
+let bundled: BundledScript | undefined;
+beforeAll(async () => {
+  bundled = await bundleScript(main);
+});
 afterAll(async () => {
   for (const child of children) child.kill("SIGKILL");
+  bundled?.remove();
   await new Promise<void>((resolve) => (consumer ? consumer.close(() => resolve()) : resolve()));
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -35,7 +42,7 @@ interface Shop {
 function start(env: Record<string, string>): Promise<Shop> {
   // The default storage: no server, no explicit mode.
   const { DATABASE_URL: _server, SHOP_STORAGE: _mode, ...inherited } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", main], {
+  const child = spawn(process.execPath, [(bundled as BundledScript).file], {
     env: { ...inherited, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

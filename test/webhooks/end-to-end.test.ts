@@ -210,6 +210,10 @@ describe.each([
       endpoints,
       dispatcher: { urlPolicy: { allowHttp: true, allow: ["127.0.0.1"] }, timeoutMs: 10_000 },
       retry: (attempts) => (attempts < 40 ? 2 : undefined),
+      // The inbox's 503 says Retry-After: 5. Honoured up to the 60 s floor, each refused write parked its event for
+      // 5 s of real time (most of this file's minute, the machine idle); up to twice the 2 ms delay, the redelivery
+      // still follows a 503, as soon as the retry schedule says.
+      retryAfterFloorMs: 0,
       circuit: false,
       concurrency: 32,
       pollIntervalMs: 20,

@@ -1,0 +1,45 @@
+/**
+ * A TypeScript entry compiled once into one ES module that plain `node` starts, for tests that start the same script
+ * again and again (the crash tests restart the shop a dozen times). Under `node --import tsx` every start compiles
+ * each of the script's modules anew: a second or more per start on a loaded 2-core machine, against a few hundred
+ * milliseconds for the bundle. The same esbuild compiles it, with what tsx sets that code can observe (`keepNames`)
+ * and the project's `paths` (rest-webhooks → src, tsconfig.json); packages stay imports, resolved from node_modules.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+/** A bundled script: its file, for `spawn(process.execPath, [file])`, and how to remove it. */
+export interface BundledScript {
+  readonly file: string;
+  remove(): void;
+}
+
+/**
+ * Bundles `entry` (a TypeScript file) into a fresh directory under node_modules/.cache, so that the packages it
+ * imports resolve from the project's node_modules as they do for the entry itself.
+ */
+export async function bundleScript(entry: string): Promise<BundledScript> {
+  const cache = join(root, "node_modules", ".cache", "rest-webhooks-tests");
+  mkdirSync(cache, { recursive: true });
+  const dir = mkdtempSync(join(cache, "bundle-"));
+  const file = join(dir, `${basename(entry).replace(/\.ts$/, "")}.mjs`);
+  await build({
+    entryPoints: [entry],
+    outfile: file,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    tsconfig: join(root, "tsconfig.json"),
+    keepNames: true,
+    // No source map: node would need --enable-source-maps, which costs each start about a third more. A stack from
+    // the child names the bundle's lines, and its functions by their own names (keepNames).
+    logLevel: "silent",
+  });
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

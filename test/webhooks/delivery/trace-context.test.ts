@@ -58,7 +58,9 @@ describe("traceparent", () => {
     };
     const delivery = { eventId: "evt_1", payload: "{}" };
     expect(buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000).headers.traceparent).toBeUndefined();
-    expect(buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, { traceparent: VALID }).headers.traceparent).toBe(VALID);
+    expect(
+      buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, { traceparent: VALID }).headers.traceparent,
+    ).toBe(VALID);
   });
 
   // Regression: a traceparent stored by hand or by an earlier version (which took any character after a later

@@ -171,7 +171,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         early !== undefined && earlyEndpoint === endpoint && signedAsOf(endpoint, earlyAt, sentAt) ? early : undefined;
       let result: AttemptResult | undefined;
       try {
-        request ??= buildDeliveryRequest(claim, endpoint, sentAt, { userAgent: settings.userAgent, traceparent, tracestate });
+        request ??= buildDeliveryRequest(claim, endpoint, sentAt, {
+          userAgent: settings.userAgent,
+          traceparent,
+          tracestate,
+        });
       } catch (error) {
         result = requestInvalid(error, now() - sentAt);
       }

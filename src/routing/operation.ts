@@ -19,6 +19,7 @@ import { unsupportedMediaType } from "../http/unsupported-media-type";
 import { validationProblem } from "../http/validation";
 import { positiveInteger } from "../options/number-option";
 import { RoutingError } from "./errors";
+import { type NumberMember, numberMembers, withNumbers } from "./form-numbers";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
 import { listMembers, unwrapInput, withLists } from "./query-arrays";
 import { type BooleanMember, booleanMembers, withBooleans } from "./query-booleans";
@@ -153,23 +154,27 @@ function bodyOf(
   const read = spec.form === true ? safeJsonOrFormBody(request, limits) : safeJsonBody(request, limits);
   if (!read.ok) throw read.problem;
   if (schema === undefined) return read.value;
-  if ((form.lists.size === 0 && form.booleans.size === 0) || !isForm(request)) {
+  if ((form.lists.size === 0 && form.booleans.size === 0 && form.numbers.size === 0) || !isForm(request)) {
     const parsed = schema.safeParse(read.value);
     if (!parsed.success) throw validationProblem(parsed.error, "body");
     return parsed.data;
   }
-  // A form's values are text: its lists and booleans are read as the query's are.
+  // A form's values are text: its lists and booleans are read as the query's are, its numbers as decimal text.
   const fields = withBooleans(withLists(read.value as QueryRecord, form.lists), form.booleans);
-  const parsed = schema.safeParse(fields.query);
+  const parsed = schema.safeParse(withNumbers(fields.query, form.numbers));
   if (parsed.success && fields.issues.length === 0) return parsed.data;
   const kept = parsed.success ? [] : parsed.error.issues.filter((issue) => !fields.refused.has(String(issue.path[0])));
   throw validationProblem(new z.ZodError([...kept, ...fields.issues]), "body");
 }
 
-/** The members of a form body read as the query's are: lists (`tags=a&tags=b`) and booleans (`true`/`false`). */
+/**
+ * The members of a form body read as the query's are: lists (`tags=a&tags=b`) and booleans (`true`/`false`); and its
+ * numbers, from decimal text (`rate=0.5`).
+ */
 interface FormMembers {
   lists: ReadonlySet<string>;
   booleans: ReadonlyMap<string, BooleanMember>;
+  numbers: ReadonlyMap<string, NumberMember>;
 }
 
 function isForm(request: HttpRequest): boolean {
@@ -258,8 +263,12 @@ export function operationHandler(setup: OperationSetup): Handler {
   const formObject = spec.form === true && spec.body !== undefined ? unwrapInput(spec.body) : undefined;
   const form: FormMembers =
     formObject instanceof z.ZodObject
-      ? { lists: listMembers(formObject), booleans: booleanMembers(formObject) }
-      : { lists: new Set<string>(), booleans: new Map<string, BooleanMember>() };
+      ? { lists: listMembers(formObject), booleans: booleanMembers(formObject), numbers: numberMembers(formObject) }
+      : {
+          lists: new Set<string>(),
+          booleans: new Map<string, BooleanMember>(),
+          numbers: new Map<string, NumberMember>(),
+        };
   /** The handler's context: validated params, query and body, and the helpers of its kind. */
   const contextOf = (request: HttpRequest): Record<string, unknown> => {
     const raw = routeOf(request)?.params ?? {};

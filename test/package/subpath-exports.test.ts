@@ -262,6 +262,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "DELIVERY_ERROR_KINDS",
     "DELIVERY_STATUSES",
     "MAX_ENDPOINTS_PER_TENANT",
+    "MAX_REPLAY_BATCH",
     "TEST_EVENT_TYPE",
     "WebhookDeliveryError",
     "checkEndpointUrl",

@@ -94,6 +94,27 @@ export interface RotateSecretOptions {
   secret?: string;
 }
 
+/** The most deliveries one replay call reads and queues again (and its default). */
+export const MAX_REPLAY_BATCH = 1000;
+
+/** Options of {@link EndpointAdmin.replay}. */
+export interface ReplayOptions {
+  /** The most deliveries this call reads and queues again: an integer from 1 to 1000. @default 1000 */
+  limit?: number | undefined;
+  /** The `next` of the previous call: read on after that delivery (older ones). */
+  startingAfter?: string | undefined;
+}
+
+/** One batch of {@link EndpointAdmin.replay}. */
+export interface ReplayBatch {
+  /** How many deliveries this call queued again. */
+  replayed: number;
+  /** Whether deliveries past this batch may still match: call again with `startingAfter: next`. */
+  hasMore: boolean;
+  /** The last delivery this call read: the `startingAfter` of the next call, when `hasMore`. */
+  next?: string | undefined;
+}
+
 /** Endpoint management on plain values; the endpoint API (`declareEndpointApi`) is a thin layer over it. */
 export interface EndpointAdmin {
   /**
@@ -110,9 +131,10 @@ export interface EndpointAdmin {
   list(query: EndpointListQuery): Promise<WebhookEndpoint[]>;
   /**
    * Updates fields, atomically in the store: a change of status (disabling, re-enabling) is decided on the endpoint
-   * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery (deliveries parked while
-   * disabled are retried). `headers` and `enabled_events` are checked as `create` checks them. A new `url` is checked (and
-   * resolved) before the write, and again when a function's result names another one.
+   * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery: the newest
+   * {@link MAX_REPLAY_BATCH} deliveries parked while disabled are retried (bounded work; `replay` reaches any more).
+   * `headers` and `enabled_events` are checked as `create` checks them. A new `url` is checked (and resolved) before
+   * the write, and again when a function's result names another one.
    * @param input the fields to change, or a function of the endpoint as stored that returns them (a merge patch
    *   applied to it): pure, it may be called more than once; when it throws, nothing is written and `update` rejects
    *   with what it threw.
@@ -142,8 +164,17 @@ export interface EndpointAdmin {
   rotateSecret(id: string, options?: RotateSecretOptions): Promise<AdminResult<WebhookEndpoint>>;
   /** Retries one delivery now, with a fresh schedule. */
   retry(endpointId: string, deliveryId: string): Promise<AdminResult<DeliveryRecord>>;
-  /** Retries every failed or exhausted delivery of an endpoint created at or after `since` (epoch ms). */
-  replay(endpointId: string, since: number): Promise<AdminResult<{ replayed: number }>>;
+  /**
+   * Retries the failed or exhausted deliveries of an endpoint created at or after `since` (epoch ms), newest first,
+   * one bounded batch per call: at most `options.limit` of them are read and queued again, so a call costs the same
+   * with 100,000 failures as with ten. `hasMore` says whether more may remain: call again with `startingAfter: next`
+   * until it is `false`. Safe to repeat: a delivery queued again is pending, no longer one a replay matches, and one
+   * leased by a worker is passed over (the worker decides its fate).
+   * @example
+   * let page = await admin.replay(id, since);
+   * while (page.ok && page.value.hasMore) page = await admin.replay(id, since, { startingAfter: page.value.next });
+   */
+  replay(endpointId: string, since: number, options?: ReplayOptions): Promise<AdminResult<ReplayBatch>>;
   /**
    * Sends a test event (`webhook_endpoint.test`, data `{ endpoint_id }`, a fresh event id) to one endpoint, whatever
    * its `enabled_events`: one delivery, signed, retried and logged like any other, so that its owner can check the
@@ -160,8 +191,6 @@ type UpdateDecision =
   | { unchecked: string };
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
-// Deliveries read per page when retrying many.
-const PAGE = 500;
 
 /**
  * Creates the endpoint management service.
@@ -206,7 +235,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     );
   }
   const checkUrl = async (url: string): Promise<UrlCheck> => {
-    const checked = await (resolve ? checkResolvedEndpointUrl(url, resolve, policy) : checkEndpointUrl(url, policy));
+    let checked = checkEndpointUrl(url, policy);
+    if (checked.ok && resolve) checked = await resolvedCheck(url, checked.url.hostname, resolve);
     // Normalizing can make a URL six times longer (ü is %C3%BC): one kept past the limit could not be sent back.
     if (checked.ok && checked.url.href.length > MAX_ENDPOINT_URL_LENGTH) {
       return {
@@ -218,23 +248,49 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     return checked;
   };
 
-  // Every matching delivery, page by page to the end (a cursor: pages with nothing to retry, all leased or filtered
-  // out, do not end the walk, and a retried delivery keeps its place in the list).
-  async function retryMany(endpointId: string, statuses: readonly DeliveryStatus[], since: number, only?: string) {
+  // What the registrant learns of a host name the provider's resolver looked up: one answer whether the name has no
+  // address or resolves to a forbidden one. Told apart, they would say which names exist in the provider's own DNS
+  // (split horizon: `db.internal` resolves only inside), a map of its network. What the registrant wrote itself (an
+  // IP literal, `localhost`, a denied name) is still named precisely, by checkEndpointUrl before.
+  async function resolvedCheck(url: string, host: string, resolver: HostResolver): Promise<UrlCheck> {
+    const checked = await checkResolvedEndpointUrl(url, resolver, policy);
+    if (checked.ok) return checked;
+    return {
+      ok: false,
+      code: "unresolvable_host",
+      host,
+      detail: `The host ${host} does not resolve to a public address that may receive webhooks.`,
+    };
+  }
+
+  // One bounded batch of the matching deliveries, newest first: `limit` read (one more tells whether any remain), so a
+  // request's work never grows with the endpoint's backlog. A cursor rather than "the first `limit` still failed": a
+  // batch of leased or filtered-out deliveries would otherwise be read again by every call, which would never end.
+  async function retryBatch(
+    endpointId: string,
+    statuses: readonly DeliveryStatus[],
+    since: number,
+    batch: { limit: number; startingAfter?: string | undefined },
+    only?: string,
+  ): Promise<ReplayBatch> {
+    const { limit, startingAfter } = batch;
+    const page = await queue.list(endpointId, { status: statuses, since, limit: limit + 1, startingAfter });
     let replayed = 0;
-    let after: string | undefined;
-    for (;;) {
-      const page = await queue.list(endpointId, { status: statuses, since, limit: PAGE, startingAfter: after });
-      for (const delivery of page) {
-        if (only !== undefined && delivery.state.lastErrorKind !== only) continue;
-        const next = transition(delivery.state, { type: "manual_retry" }, now());
-        if (await queue.update(delivery.id, statuses, next.state, now())) replayed++;
-      }
-      const last = page.at(-1)?.id;
-      // A queue that ignored the cursor would give the same page again: stop rather than loop.
-      if (page.length < PAGE || last === undefined || last === after) return replayed;
-      after = last;
+    for (const delivery of page.slice(0, limit)) {
+      if (only !== undefined && delivery.state.lastErrorKind !== only) continue;
+      const next = transition(delivery.state, { type: "manual_retry" }, now());
+      if (await queue.update(delivery.id, statuses, next.state, now())) replayed++;
     }
+    const hasMore = page.length > limit;
+    return hasMore ? { replayed, hasMore, next: page[limit - 1]?.id } : { replayed, hasMore };
+  }
+
+  function replayLimit(given: unknown): number {
+    if (given === undefined) return MAX_REPLAY_BATCH;
+    if (typeof given === "number" && Number.isInteger(given) && given >= 1 && given <= MAX_REPLAY_BATCH) return given;
+    throw new TypeError(
+      `EndpointAdmin.replay: limit must be an integer from 1 to ${MAX_REPLAY_BATCH}, got ${String(given)}.`,
+    );
   }
 
   // A subscription to a type the catalog does not have would never receive anything: refused, naming the types.
@@ -425,7 +481,11 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
           checked.set(decision.unchecked, result.url.href);
           continue;
         }
-        if (decision.reEnabled) await retryMany(id, ["exhausted"], 0, "endpoint_disabled");
+        // The newest batch of the deliveries parked while disabled; the rest are exhausted deliveries a replay
+        // reaches (docs/webhooks-providers.md), so an update's work stays bounded however long the endpoint was off.
+        if (decision.reEnabled) {
+          await retryBatch(id, ["exhausted"], 0, { limit: MAX_REPLAY_BATCH }, "endpoint_disabled");
+        }
         return { ok: true, value: updated };
       }
     },
@@ -459,9 +519,11 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       if (!(await queue.update(deliveryId, from, next.state, now()))) return { ok: false, code: "not_retryable" };
       return { ok: true, value: { ...delivery, state: next.state } };
     },
-    async replay(endpointId, since) {
+    async replay(endpointId, since, options = {}) {
+      const limit = replayLimit(options.limit);
       if ((await endpoints.get(endpointId)) === undefined) return { ok: false, code: "endpoint_not_found" };
-      return { ok: true, value: { replayed: await retryMany(endpointId, REPLAYABLE, since) } };
+      const batch = { limit, startingAfter: options.startingAfter };
+      return { ok: true, value: await retryBatch(endpointId, REPLAYABLE, since, batch) };
     },
     async sendTest(endpointId) {
       const endpoint = await endpoints.get(endpointId);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { queryInteger } from "../../routing/query-integer";
+import { MAX_REPLAY_BATCH } from "./endpoint-admin";
 import { sinceBodySchema, sinceQuerySchema } from "./since";
 import { DELIVERY_STATUSES } from "./state-machine";
 
@@ -34,7 +35,25 @@ export const attemptsQuery = z.object({
       "The id of the last line of the previous page: the lines older than it, even once that line itself is no longer kept. One that is no line id at all is a 400 invalid_cursor.",
   }),
 });
+// A replay's batch: bounded, so one request never walks an endpoint's whole backlog (MAX_REPLAY_BATCH).
+const REPLAY_LIMIT = `The most deliveries this request reads and queues again, from 1 to ${MAX_REPLAY_BATCH} (the default).`;
+const replayLimit = z
+  .int({ error: `Expected an integer from 1 to ${MAX_REPLAY_BATCH}.` })
+  .min(1)
+  .max(MAX_REPLAY_BATCH)
+  .optional()
+  .meta({ description: REPLAY_LIMIT });
+const replayAfter = z.string().max(255).optional().meta({
+  description:
+    "The next_starting_after of the previous answer: the batch after it (older deliveries), with the same since. One that names no delivery of the endpoint is a 400 invalid_cursor.",
+});
 // Strict, as every body of the API: a member it does not take (a filter such as status) is refused, not dropped while
 // every failed delivery is queued again.
-export const replayBody = z.strictObject({ since: sinceBodySchema }).optional();
-export const replayQuery = z.object({ since: sinceQuerySchema });
+export const replayBody = z
+  .strictObject({ since: sinceBodySchema, limit: replayLimit, starting_after: replayAfter })
+  .optional();
+export const replayQuery = z.object({
+  since: sinceQuerySchema,
+  limit: queryInteger(replayLimit),
+  starting_after: replayAfter,
+});

@@ -11,7 +11,7 @@ import type { Router } from "../../routing/router";
 import type { Middleware } from "../../routing/types";
 import { type ApiKeyCheck, requireApiKey } from "./api-key";
 import type { WebhookEndpoint } from "./endpoint";
-import { createEndpointAdmin, type EndpointAdminOptions } from "./endpoint-admin";
+import { createEndpointAdmin, type EndpointAdminOptions, MAX_REPLAY_BATCH } from "./endpoint-admin";
 import { declareDeliveryRoutes } from "./endpoint-api-deliveries";
 import { type DescribedEvents, declareEventTypeRoutes } from "./endpoint-api-event-types";
 import { isMergePatch, patchMediaTypes } from "./endpoint-api-patch";
@@ -95,7 +95,19 @@ const callerOf = (request: HttpRequest, tenant: string | undefined): string =>
     )
     .digest("base64url");
 
-const replayJson = z.object({ object: z.literal("replay"), replayed: z.number().int() }).meta({ id: "WebhookReplay" });
+const replayJson = z
+  .object({
+    object: z.literal("replay"),
+    replayed: z.number().int().meta({ description: "How many deliveries this request queued again." }),
+    has_more: z.boolean().meta({
+      description: "Whether older deliveries may still match: send the request again with next_starting_after.",
+    }),
+    next_starting_after: z.string().nullable().meta({
+      description:
+        "The starting_after of the next request (the last delivery this one read); null when has_more is false.",
+    }),
+  })
+  .meta({ id: "WebhookReplay" });
 const deletedJson = z
   .object({ id: z.string(), object: z.literal("webhook_endpoint"), deleted: z.literal(true) })
   .meta({ id: "DeletedWebhookEndpoint" });
@@ -317,9 +329,13 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         body: replayBody,
         form: true,
         response: replayJson,
-        responses: { 202: { description: "Accepted: the failed deliveries are queued again.", schema: replayJson } },
+        responses: {
+          202: { description: "Accepted: one batch of the failed deliveries is queued again.", schema: replayJson },
+          400: { description: "A query parameter is refused, or starting_after names no delivery of the endpoint." },
+        },
         tags,
-        summary: "Retry every failed delivery since a time (query or body `since`)",
+        summary: "Retry the failed deliveries since a time (query or body `since`), one batch per request",
+        description: `Queues again the failed and exhausted deliveries created at or after since, newest first, at most limit (${MAX_REPLAY_BATCH} by default) per request, so a request costs the same whatever the backlog. While has_more is true, send it again with starting_after set to next_starting_after (and the same since). Safe to repeat: a delivery queued again is pending, which no replay matches.`,
       },
       async ({ params, query, body, request }) => {
         const endpoint = await find(request, params.endpoint_id);
@@ -331,8 +347,22 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
             detail: "since is required: a date-time or Unix seconds, in the query or the body.",
           });
         }
-        const replayed = unwrap(await admin.replay(endpoint.id, since)).replayed;
-        return json(202, { object: "replay", replayed });
+        const after = body?.starting_after ?? query.starting_after;
+        if (after !== undefined && !known(after)) throw invalidCursor("delivery", after);
+        const limit = body?.limit ?? query.limit;
+        const batch = unwrap(await admin.replay(endpoint.id, since, { limit, startingAfter: after }));
+        // The queue reads nothing after a cursor that is not one of the endpoint's deliveries: said, not taken for
+        // the end of the backlog.
+        if (!batch.hasMore && batch.replayed === 0 && after !== undefined) {
+          if ((await queue.get(after))?.endpointId !== endpoint.id) throw invalidCursor("delivery", after);
+        }
+        const next = batch.hasMore ? (batch.next ?? null) : null;
+        return json(202, {
+          object: "replay",
+          replayed: batch.replayed,
+          has_more: batch.hasMore,
+          next_starting_after: next,
+        });
       },
     );
     endpoints.action(

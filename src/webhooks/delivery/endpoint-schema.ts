@@ -13,8 +13,9 @@ import { refusingProtoKey } from "./proto-key";
  * on what it is handed, so a caller bypassing the API stores nothing the API would refuse.
  */
 export const endpointEventsInput = z.array(eventPatternSchema).min(1).max(256);
-// A form sends `enabled_events=x` once as a string; treat it as a one-item list.
-const eventList = z.preprocess((value) => (typeof value === "string" ? [value] : value), endpointEventsInput);
+// A form's `enabled_events=x` sent once is the router's one-item list (OpenAPI 3.1 §4.8.15.1 form, explode), so JSON's
+// list stays a list: a string there is refused, as the document's `type: array` says.
+const eventList = endpointEventsInput;
 /**
  * The slowest `rate_limit` an endpoint may ask for: one delivery a day, in deliveries per second. The pacer turns a
  * rate into a whole number of deliveries per period of whole milliseconds; far below this (1e-300 per second) it has
@@ -30,18 +31,14 @@ export const MAX_METADATA_KEY_LENGTH = 40;
 /** The longest `metadata` value, in UTF-16 code units. */
 export const MAX_METADATA_VALUE_LENGTH = 500;
 
-// A form's rate as plain decimal text: digits, one leading zero only before a fraction, an optional fraction. Number()
-// alone would also read `0x10` as 16, `1e1`, `+5`, ` 5 `, `Infinity`. Not routing's queryInteger: a rate may be a
-// fraction (one a day is 1/86400 per second). Other text reaches the number schema as text, which refuses it.
-const DECIMAL_RATE = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
-const rateLimit = z.preprocess(
-  (value) => (value === "" ? null : typeof value === "string" && DECIMAL_RATE.test(value) ? Number(value) : value),
-  z
-    .number()
-    .min(MIN_RATE_LIMIT, "rate_limit must be at least one delivery per day (1/86400 per second).")
-    .max(MAX_RATE_LIMIT)
-    .nullable(),
-);
+// A JSON number, as the document's `type: number` says ("5" is refused). A form's rate is decimal text, which the
+// router reads (`form: true`: `16`, `0.5`; not `0x10`, `1e1`, `+5`, `05`), and its empty value is null, lifting the
+// limit as JSON's null does.
+const rateLimit = z
+  .number()
+  .min(MIN_RATE_LIMIT, "rate_limit must be at least one delivery per day (1/86400 per second).")
+  .max(MAX_RATE_LIMIT)
+  .nullable();
 // Keys a plain object treats as more than data: zod skips a "__proto__" key without a word (assigning it would set
 // the prototype), and the other two shadow what every object inherits. Refused, never silently dropped.
 const RESERVED_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
@@ -66,8 +63,8 @@ const metadataRecord = <V extends z.ZodType>(value: V) =>
   );
 const metadata = metadataRecord(metadataValue);
 
-// A form sends `true` and `false` as text.
-const formBoolean = z.preprocess((value) => (value === "true" ? true : value === "false" ? false : value), z.boolean());
+// A form's `true` and `false` are read by the router (`form: true`); JSON's boolean stays one ("true" is refused).
+const formBoolean = z.boolean();
 
 // Before the record sees it, as for metadata.
 const headerRecord = <V extends z.ZodType>(value: V) =>

@@ -39,6 +39,9 @@ export {
   type EndpointAdmin,
   type EndpointAdminOptions,
   type EndpointListQuery,
+  MAX_REPLAY_BATCH,
+  type ReplayBatch,
+  type ReplayOptions,
   type RotateSecretOptions,
 } from "./endpoint-admin";
 export { declareEndpointApi, type EndpointApiOptions } from "./endpoint-api";

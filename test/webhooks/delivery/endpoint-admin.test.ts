@@ -148,7 +148,7 @@ describe("createEndpointAdmin", () => {
       const to = (current: WebhookEndpoint) => ({
         url: current.description === "moved" ? "https://evil.example/in" : "https://b.example/in",
       });
-      expect(await admin.update(e.id, to)).toMatchObject({ ok: false, code: "forbidden_address" });
+      expect(await admin.update(e.id, to)).toMatchObject({ ok: false, code: "unresolvable_host" });
       expect(looked).toEqual(["a.example", "b.example", "evil.example"]);
       expect(await endpoints.get(e.id)).toMatchObject({ url: "https://a.example/in", description: "moved" });
       // Unchanged since: the URL checked is written.
@@ -253,7 +253,7 @@ describe("createEndpointAdmin", () => {
       const noRetry = { ...defaultDeliveryConfig, retry: () => undefined };
       await queue.complete(c, transition(c.state, { type: "attempt", result: failed }, T0, noRetry).state);
     }
-    expect(await admin.replay(e.id, T0 - 60_000)).toEqual({ ok: true, value: { replayed: 1 } });
+    expect(await admin.replay(e.id, T0 - 60_000)).toEqual({ ok: true, value: { replayed: 1, hasMore: false } });
   });
 
   // Regression: create and update stored `headers` unchecked, so a caller bypassing the API could store

@@ -103,19 +103,19 @@ describe("registration resolves the host name (SSRF)", () => {
     const admin = createEndpointAdmin({ endpoints, queue, resolve });
     expect(await admin.create({ url: "https://evil.example/in", enabled_events: ["*"] })).toMatchObject({
       ok: false,
-      code: "forbidden_address",
-      addressClass: "link_local",
+      code: "unresolvable_host",
+      host: "evil.example",
     });
     const created = await admin.create({ url: "https://good.example/in", enabled_events: ["*"] });
     if (!created.ok) throw new Error("create failed");
     expect(await admin.update(created.value.id, { url: "https://evil.example/in" })).toMatchObject({
       ok: false,
-      code: "forbidden_address",
+      code: "unresolvable_host",
     });
     expect((await endpoints.get(created.value.id))?.url).toBe("https://good.example/in");
   });
 
-  it("the endpoint API answers 422 forbidden_address / unresolvable_host", async () => {
+  it("the endpoint API answers 422 unresolvable_host for a name resolving to a forbidden address, or to none", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });
     const handler = declareEndpointApi(createRouter(), {
@@ -133,8 +133,9 @@ describe("registration resolves the host name (SSRF)", () => {
       body: new TextEncoder().encode(JSON.stringify({ url, enabled_events: ["*"] })),
     });
     for (const [url, code] of [
-      ["https://evil.example/in", "forbidden_address"],
+      ["https://evil.example/in", "unresolvable_host"],
       ["https://nowhere.example/in", "unresolvable_host"],
+      ["https://127.0.0.1/in", "forbidden_address"],
     ]) {
       const res = await Promise.resolve(handler(post(url as string))).catch((error: unknown) => {
         if (isHttpProblem(error)) return error.toResponse();
@@ -177,12 +178,49 @@ describe("registration resolves the host name (SSRF)", () => {
     expect(String(res.body)).not.toContain(internal);
   });
 
+  // Regression: registration answered forbidden_address (with the address's class) for a name the provider's resolver
+  // knew, and unresolvable_host for one it did not: a registrant could ask whether `db.internal` exists in the
+  // provider's own DNS (split horizon), and what kind of address it has. Now both answers are one, but for the host.
+  it.each([["10.20.0.5"], ["127.0.0.1"], ["169.254.169.254"], ["fd00::1"]])(
+    "answers a name resolving to %s exactly as a name that does not resolve (no internal DNS oracle)",
+    async (address) => {
+      const endpoints = createMemoryEndpointStore();
+      const handler = declareEndpointApi(createRouter(), {
+        endpoints,
+        queue: createMemoryDeliveryQueue({ endpoints }),
+        apiKeys: ["sk_test_key"],
+        resolve: resolver({ "db.internal": [address] }),
+      }).handler();
+      const answer = async (host: string) => {
+        const res = await Promise.resolve(
+          handler({
+            method: "POST",
+            path: "/v1/webhook_endpoints",
+            search: "",
+            query: {},
+            headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
+            body: new TextEncoder().encode(JSON.stringify({ url: `https://${host}/`, enabled_events: ["*"] })),
+          }),
+        ).catch((error: unknown) => {
+          if (isHttpProblem(error)) return error.toResponse();
+          throw error;
+        });
+        return { status: res.status, body: String(res.body).replaceAll(host, "HOST") };
+      };
+      const known = await answer("db.internal");
+      expect(known).toEqual(await answer("nx.internal"));
+      expect(known.status).toBe(422);
+      expect(JSON.parse(known.body)).toMatchObject({ code: "unresolvable_host", errors: [{ pointer: "/url" }] });
+      expect(await endpoints.list({ limit: 10 })).toEqual([]);
+    },
+  );
+
   it("`resolve` is a visible choice: a resolver, or `false` for IP literals only; anything else is refused", async () => {
     const endpoints = createMemoryEndpointStore();
     const queue = createMemoryDeliveryQueue({ endpoints });
     const injected = createEndpointAdmin({ endpoints, queue, resolve: resolver({ "evil.example": ["10.0.0.1"] }) });
     expect(await injected.create({ url: "https://evil.example/", enabled_events: ["*"] })).toMatchObject({
-      code: "forbidden_address",
+      code: "unresolvable_host",
     });
     const off = createEndpointAdmin({ endpoints, queue, resolve: false });
     expect((await off.create({ url: "https://evil.example/", enabled_events: ["*"] })).ok).toBe(true);

@@ -124,6 +124,20 @@ describe.each(backends)("DELETE /{endpoint_id} with preconditions, on the %s sto
     expect((await handler(req("DELETE", item, undefined, { "if-match": etagOf(patched) }))).status).toBe(404);
   });
 
+  // RFC 9110 §13.1.1, §13.1.2: a field that is no entity-tag list guards nothing the server can evaluate.
+  it("a malformed If-Match or If-None-Match on a write → 400 malformed_precondition, nothing written", async () => {
+    const { handler, inner, id, item } = await racingApi();
+    for (const field of ["if-match", "if-none-match"]) {
+      const patched = await handler(req("PATCH", item, { description: "never" }, { ...mergePatch, [field]: "abc" }));
+      expect(patched.status).toBe(400);
+      expect(parse(patched)).toMatchObject({ code: "malformed_precondition" });
+      const deleted = await handler(req("DELETE", item, undefined, { [field]: "abc" }));
+      expect(deleted.status).toBe(400);
+    }
+    expect((await inner.get(id))?.description).not.toBe("never");
+    expect(await inner.get(id)).toBeDefined();
+  });
+
   it("a DELETE without preconditions still deletes whatever landed after its read", async () => {
     const { handler, inner, id, item, afterNextRead } = await racingApi();
     afterNextRead(async () => {

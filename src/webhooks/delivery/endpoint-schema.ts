@@ -13,9 +13,6 @@ import { refusingProtoKey } from "./proto-key";
  * on what it is handed, so a caller bypassing the API stores nothing the API would refuse.
  */
 export const endpointEventsInput = z.array(eventPatternSchema).min(1).max(256);
-// A form's `enabled_events=x` sent once is the router's one-item list (OpenAPI 3.1 §4.8.15.1 form, explode), so JSON's
-// list stays a list: a string there is refused, as the document's `type: array` says.
-const eventList = endpointEventsInput;
 /**
  * The slowest `rate_limit` an endpoint may ask for: one delivery a day, in deliveries per second. The pacer turns a
  * rate into a whole number of deliveries per period of whole milliseconds; far below this (1e-300 per second) it has
@@ -63,9 +60,6 @@ const metadataRecord = <V extends z.ZodType>(value: V) =>
   );
 const metadata = metadataRecord(metadataValue);
 
-// A form's `true` and `false` are read by the router (`form: true`); JSON's boolean stays one ("true" is refused).
-const formBoolean = z.boolean();
-
 // Before the record sees it, as for metadata.
 const headerRecord = <V extends z.ZodType>(value: V) =>
   refusingProtoKey(endpointHeadersSchema(value), "__proto__ is not a field name an endpoint may set.");
@@ -100,13 +94,16 @@ const url = z.string().min(1).max(MAX_ENDPOINT_URL_LENGTH).meta({
 /** Body of `POST /v1/webhook_endpoints` (JSON or form; `enabled_events[]` repeated). */
 export const createEndpointSchema = z.strictObject({
   url,
-  enabled_events: eventList,
+  // A form's `enabled_events=x` sent once is the router's one-item list (OpenAPI 3.1 form, explode); in JSON a string
+  // is refused, as the document's `type: array` says.
+  enabled_events: endpointEventsInput,
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
   headers: headers.optional(),
   rate_limit: rateLimit.optional(),
   secret: secret.optional(),
-  all_tenants: formBoolean.optional().meta({
+  // A form's `true` and `false` are read by the router (`form: true`); in JSON "true" is refused.
+  all_tenants: z.boolean().optional().meta({
     description:
       "The operator's endpoints only: receive every tenant's events besides the operator's own (set at creation, never changed).",
   }),
@@ -115,7 +112,7 @@ export const createEndpointSchema = z.strictObject({
 /** Body of `POST /v1/webhook_endpoints/:id` (every field optional). */
 export const updateEndpointSchema = z.strictObject({
   url: url.optional(),
-  enabled_events: eventList.optional(),
+  enabled_events: endpointEventsInput.optional(),
   description: z.string().max(512).optional(),
   metadata: metadata.optional(),
   headers: headers.optional(),
@@ -130,7 +127,7 @@ export const updateEndpointSchema = z.strictObject({
  */
 export const endpointPatchSchema = z.strictObject({
   url: url.optional(),
-  enabled_events: eventList.optional(),
+  enabled_events: endpointEventsInput.optional(),
   description: z.string().max(512).nullable().optional(),
   metadata: metadataRecord(metadataValue.nullable()).nullable().optional(),
   headers: headerRecord(endpointHeaderValue.nullable()).nullable().optional(),

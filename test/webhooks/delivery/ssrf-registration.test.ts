@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { HttpRequest } from "../../../src/http/message";
+import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
 import { isHttpProblem } from "../../../src/http/problem";
 import { createRouter } from "../../../src/routing/index";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
@@ -14,6 +14,22 @@ import {
 } from "../../../src/webhooks/delivery/url-policy";
 import { scheduleBackoff } from "../../../src/webhooks/retry/backoff";
 import { localServer } from "./node/local-server";
+
+/** POSTs a registration of `url` to the endpoint API, with a thrown problem answered as the adapters answer it. */
+async function register(handler: Handler, url: string): Promise<HttpResponse> {
+  const request: HttpRequest = {
+    method: "POST",
+    path: "/v1/webhook_endpoints",
+    search: "",
+    query: {},
+    headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
+    body: new TextEncoder().encode(JSON.stringify({ url, enabled_events: ["*"] })),
+  };
+  return Promise.resolve(handler(request)).catch((error: unknown) => {
+    if (isHttpProblem(error)) return error.toResponse();
+    throw error;
+  });
+}
 
 // No real DNS: names resolve to what the table says at the time of the call.
 function resolver(table: Record<string, string[]>, calls: string[] = []): HostResolver {
@@ -124,23 +140,12 @@ describe("registration resolves the host name (SSRF)", () => {
       apiKeys: ["sk_test_key"],
       resolve: resolver({ "evil.example": ["127.0.0.1"] }),
     }).handler();
-    const post = (url: string): HttpRequest => ({
-      method: "POST",
-      path: "/v1/webhook_endpoints",
-      search: "",
-      query: {},
-      headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
-      body: new TextEncoder().encode(JSON.stringify({ url, enabled_events: ["*"] })),
-    });
     for (const [url, code] of [
       ["https://evil.example/in", "unresolvable_host"],
       ["https://nowhere.example/in", "unresolvable_host"],
       ["https://127.0.0.1/in", "forbidden_address"],
     ]) {
-      const res = await Promise.resolve(handler(post(url as string))).catch((error: unknown) => {
-        if (isHttpProblem(error)) return error.toResponse();
-        throw error;
-      });
+      const res = await register(handler, url as string);
       expect(res.status).toBe(422);
       expect(JSON.parse(String(res.body))).toMatchObject({ code, errors: [{ pointer: "/url", code }] });
     }
@@ -161,19 +166,7 @@ describe("registration resolves the host name (SSRF)", () => {
       apiKeys: ["sk_test_key"],
       resolve,
     }).handler();
-    const res = await Promise.resolve(
-      handler({
-        method: "POST",
-        path: "/v1/webhook_endpoints",
-        search: "",
-        query: {},
-        headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
-        body: new TextEncoder().encode(JSON.stringify({ url: "https://db.internal/", enabled_events: ["*"] })),
-      }),
-    ).catch((error: unknown) => {
-      if (isHttpProblem(error)) return error.toResponse();
-      throw error;
-    });
+    const res = await register(handler, "https://db.internal/");
     expect(res.status).toBe(422);
     expect(String(res.body)).not.toContain(internal);
   });
@@ -192,19 +185,7 @@ describe("registration resolves the host name (SSRF)", () => {
         resolve: resolver({ "db.internal": [address] }),
       }).handler();
       const answer = async (host: string) => {
-        const res = await Promise.resolve(
-          handler({
-            method: "POST",
-            path: "/v1/webhook_endpoints",
-            search: "",
-            query: {},
-            headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
-            body: new TextEncoder().encode(JSON.stringify({ url: `https://${host}/`, enabled_events: ["*"] })),
-          }),
-        ).catch((error: unknown) => {
-          if (isHttpProblem(error)) return error.toResponse();
-          throw error;
-        });
+        const res = await register(handler, `https://${host}/`);
         return { status: res.status, body: String(res.body).replaceAll(host, "HOST") };
       };
       const known = await answer("db.internal");

@@ -6,6 +6,7 @@ import * as nodeCrypto from "node:crypto";
 import { describeOption } from "../options/refuse-option";
 import { isValidTagText } from "./entity-tag";
 import { CachingError } from "./errors";
+import { timeValue } from "./time-value";
 
 type Body = Uint8Array | string;
 
@@ -84,7 +85,7 @@ export function etagFromVersion(version: number | bigint | string, options?: Ver
  * @example etagFromTime(new Date("2024-01-01T00:00:00Z")) // 'W/"lqu5m2o0"'
  */
 export function etagFromTime(time: Date | number, options?: VersionTagOptions): string {
-  const ms = typeof time === "number" ? time : time.getTime();
+  const ms = timeValue("etagFromTime", time);
   if (!Number.isFinite(ms)) throw new CachingError("invalid_date", `Time ${String(time)} is not a valid date.`);
   const tag = Math.trunc(ms).toString(36);
   return options?.weak === false ? `"${tag}"` : `W/"${tag}"`;

@@ -9,6 +9,7 @@
 import { finiteNumber } from "../options/number-option";
 import { CachingError } from "./errors";
 import { trimOws } from "./syntax";
+import { timeValue } from "./time-value";
 
 const MS_PER_DAY = 86_400_000;
 const MAX_FORMATTABLE = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z: year is 4DIGIT
@@ -163,7 +164,7 @@ export function parseDateField(value: string, now: number | undefined): number |
  * @example formatHttpDate(784111777000) // "Sun, 06 Nov 1994 08:49:37 GMT"
  */
 export function formatHttpDate(time: Date | number): string {
-  const ms = typeof time === "number" ? time : time.getTime();
+  const ms = timeValue("formatHttpDate", time);
   if (!(ms >= MIN_FORMATTABLE && ms <= MAX_FORMATTABLE)) {
     throw new CachingError("invalid_date", `Cannot format ${String(time)} as an HTTP-date (year 0000-9999).`);
   }

@@ -3,6 +3,7 @@
  */
 import { CachingError } from "./errors";
 import { formatHttpDate, parseDateField } from "./http-date";
+import { timeValue } from "./time-value";
 
 const MAX_TIME = 8.64e15; // ECMA-262 TimeClip: the times a Date can hold.
 
@@ -19,8 +20,8 @@ function isTime(ms: number): boolean {
  * @example formatLastModified(new Date("2030-01-01"), Date.parse("2024-05-01T00:00:00Z")) // "Wed, 01 May 2024 00:00:00 GMT"
  */
 export function formatLastModified(modified: Date | number, date: Date | number): string {
-  const m = typeof modified === "number" ? modified : modified.getTime();
-  const d = typeof date === "number" ? date : date.getTime();
+  const m = timeValue("formatLastModified", modified);
+  const d = timeValue("formatLastModified", date);
   // Not a time: an infinite `modified` would otherwise lose to `date` in Math.min and pass for a real one.
   if (!isTime(m) || !isTime(d)) throw new CachingError("invalid_date", "Last-Modified needs valid times.");
   return formatHttpDate(Math.min(m, d));

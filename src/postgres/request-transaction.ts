@@ -78,7 +78,8 @@ class RolledBack {
  * {@link transactionOf}: commits when the response is below 500, rolls back a 5xx response or a thrown error (which
  * goes on). Mounted outside `idempotency()` with a store per request, the key's record, the resource and its events
  * commit together or not at all: a retry after a crash finds either everything or nothing (exactly once).
- * @param db a `pg` Pool or PGlite (see `SqlDatabase`).
+ * @param db a `pg` Pool or PGlite (see `SqlDatabase`). A single `pg` Client works too, its requests' transactions
+ *   taking turns (one at a time, as on PGlite); a Pool runs them side by side.
  * @example
  * router.use(
  *   requestTransaction(pool),

@@ -3,13 +3,10 @@
  * Parsing is `../http/ip-address` (the library's one IP parser; node:net is not reachable from the pure core, which
  * runs on Fetch runtimes too). Tests check the keys against node:net's `BlockList` and `SocketAddress`.
  */
-import { parseIPv6 } from "../http/ip-address";
+import { inPrefix, parseIPv6, parseIp } from "../http/ip-address";
 
 // RFC 4291 §2.5.5.2: ::ffff:0:0/96 holds IPv4 addresses, which are keyed as IPv4.
-function isIPv4Mapped(bytes: Uint8Array): boolean {
-  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
-  return bytes[10] === 0xff && bytes[11] === 0xff;
-}
+const IPV4_MAPPED = parseIp("::ffff:0:0") as Uint8Array;
 
 /** RFC 5952 §4: lower case, no leading zeros, the first longest run of two or more zero groups as "::". */
 function formatIPv6(bytes: Uint8Array): string {
@@ -42,7 +39,7 @@ export function addressKey(address: string, ipv6Prefix: number): string {
   if (address.indexOf(":") === -1) return address; // IPv4 (one spelling per address) or an identifier
   const bytes = parseIPv6(address);
   if (bytes === undefined) return address;
-  if (isIPv4Mapped(bytes)) return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
+  if (inPrefix(bytes, IPV4_MAPPED, 96)) return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
   if (ipv6Prefix === 128) return formatIPv6(bytes);
   const whole = ipv6Prefix >> 3;
   if (whole < 16) bytes[whole] = (bytes[whole] as number) & ((0xff << (8 - (ipv6Prefix & 7))) & 0xff);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { z } from "zod";
 import { nonNegativeNumber } from "../../options/number-option";
+import { refuseOption } from "../../options/refuse-option";
 import { generateSecret as defaultGenerateSecret } from "../signing/standard-keys";
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
@@ -288,9 +289,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
   function replayLimit(given: unknown): number {
     if (given === undefined) return MAX_REPLAY_BATCH;
     if (typeof given === "number" && Number.isInteger(given) && given >= 1 && given <= MAX_REPLAY_BATCH) return given;
-    throw new TypeError(
-      `EndpointAdmin.replay: limit must be an integer from 1 to ${MAX_REPLAY_BATCH}, got ${String(given)}.`,
-    );
+    return refuseOption("EndpointAdmin.replay", "limit", given, `an integer from 1 to ${MAX_REPLAY_BATCH}`);
   }
 
   // A subscription to a type the catalog does not have would never receive anything: refused, naming the types.

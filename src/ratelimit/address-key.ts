@@ -1,5 +1,6 @@
 /**
- * The rate-limit key of a client address: one per IPv4 address, one per IPv6 prefix, each in one spelling.
+ * The rate-limit key of a client address: one per IPv4 address, one per IPv6 prefix (one per address where a prefix
+ * is not one host), each in one spelling.
  * Parsing is `../http/ip-address` (the library's one IP parser; node:net is not reachable from the pure core, which
  * runs on Fetch runtimes too). Tests check the keys against node:net's `BlockList` and `SocketAddress`.
  */
@@ -7,6 +8,15 @@ import { inPrefix, parseIPv6, parseIp } from "../http/ip-address";
 
 // RFC 4291 §2.5.5.2: ::ffff:0:0/96 holds IPv4 addresses, which are keyed as IPv4.
 const IPV4_MAPPED = parseIp("::ffff:0:0") as Uint8Array;
+// RFC 6052 §2.1: 64:ff9b::/96 holds the IPv4 address a translator (NAT64, SIIT-DC RFC 7755) stands in for; keyed by
+// its /64 every IPv4 client of an IPv6-only server shared one allowance.
+const NAT64_WELL_KNOWN = parseIp("64:ff9b::") as Uint8Array;
+// RFC 8215: 64:ff9b:1::/48, a translator's own prefix of a length only it knows: the IPv4 may sit inside the /64.
+const NAT64_LOCAL = parseIp("64:ff9b:1::") as Uint8Array;
+// RFC 4291 §2.5.6: every link's link-local addresses are in fe80::/64, so that /64 is every host on every link.
+const LINK_LOCAL = parseIp("fe80::") as Uint8Array;
+// RFC 4291 §2.5.2-§2.5.5.1: ::/96 holds ::, the loopback ::1 and the deprecated IPv4-compatible addresses: one host each.
+const ZERO = parseIp("::") as Uint8Array;
 
 /** RFC 5952 §4: lower case, no leading zeros, the first longest run of two or more zero groups as "::". */
 function formatIPv6(bytes: Uint8Array): string {
@@ -29,9 +39,11 @@ function formatIPv6(bytes: Uint8Array): string {
 }
 
 /**
- * The key of an address: an IPv4 address (or an IPv4-mapped IPv6 one, in any spelling) as dotted decimal; an IPv6
- * address as its first `ipv6Prefix` bits in RFC 5952 form, followed by `/ipv6Prefix` below 128 (the zone dropped);
- * anything else (an obfuscated identifier, RFC 7239 §6.3) as it is.
+ * The key of an address: an IPv4 address (or an IPv4-mapped or NAT64 well-known-prefix IPv6 one, in any spelling) as
+ * dotted decimal; an IPv6 address as its first `ipv6Prefix` bits in RFC 5952 form, followed by `/ipv6Prefix` below 128
+ * (the zone dropped); where a prefix is not one host, the whole address: a link-local one with its zone (RFC 4007 §6:
+ * `fe80::1` on two links is two hosts), one in ::/96 (`::1`) or in 64:ff9b:1::/48; anything else (an obfuscated
+ * identifier, RFC 7239 §6.3) as it is.
  * @param address an address without brackets or port.
  * @param ipv6Prefix the bits of an IPv6 address that name a client, 1 to 128.
  */
@@ -39,8 +51,14 @@ export function addressKey(address: string, ipv6Prefix: number): string {
   if (address.indexOf(":") === -1) return address; // IPv4 (one spelling per address) or an identifier
   const bytes = parseIPv6(address);
   if (bytes === undefined) return address;
-  if (inPrefix(bytes, IPV4_MAPPED, 96)) return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
-  if (ipv6Prefix === 128) return formatIPv6(bytes);
+  if (inPrefix(bytes, IPV4_MAPPED, 96) || inPrefix(bytes, NAT64_WELL_KNOWN, 96)) {
+    return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
+  }
+  if (inPrefix(bytes, LINK_LOCAL, 10)) {
+    const zone = address.indexOf("%");
+    return zone === -1 || zone === address.length - 1 ? formatIPv6(bytes) : formatIPv6(bytes) + address.slice(zone);
+  }
+  if (ipv6Prefix === 128 || inPrefix(bytes, ZERO, 96) || inPrefix(bytes, NAT64_LOCAL, 48)) return formatIPv6(bytes);
   const whole = ipv6Prefix >> 3;
   if (whole < 16) bytes[whole] = (bytes[whole] as number) & ((0xff << (8 - (ipv6Prefix & 7))) & 0xff);
   bytes.fill(0, whole + 1);

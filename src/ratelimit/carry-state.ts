@@ -17,13 +17,22 @@ function parseSetId(id: string): [number, number][] | undefined {
   return limits;
 }
 
+/** Whether window `a` is nearer `period` than window `b` is, by ratio (1 s is as near 1 min as 1 h is). */
+function nearer(period: number, a: number, b: number): boolean {
+  const [aHigh, aLow] = a >= period ? [a, period] : [period, a];
+  const [bHigh, bLow] = b >= period ? [b, period] : [period, b];
+  return aHigh * bLow < bHigh * aLow; // the Redis script compares the same doubles
+}
+
 /**
  * The state to check `limits` with, given the state a key holds under the set `storedId`; pure. Each limit takes the
- * TAT of the stored limit with the same window (the first not yet taken), as the same instant rounded up to a tick of
- * its own quota; a limit whose window is new starts afresh. The TAT is an instant, not a count, so it means the same
- * under any rate and does not depend on when it is carried: a Retry-After given under one policy holds under the other
- * (a count carried relative to `now` drifted), and alternating two policies (a rolling deploy) neither resets a key
- * nor lets it gain anything, as a carry one way and back gives the same instant again (up to a tick).
+ * TAT of a stored limit, as the same instant rounded up to a tick of its own quota: the stored limit with the same
+ * window, else (a window changed: 10/s to 600/min, a pacer's 2/s to 2.5/s) the one left with the nearest window; only a
+ * limit for which none is left starts afresh. The TAT is an instant, not a count, so it means the same under any rate
+ * and window and does not depend on when it is carried: a Retry-After given under one policy holds under the other (a
+ * count carried relative to `now` drifted), and alternating two policies (a rolling deploy) neither resets a key nor
+ * lets it gain anything, as a carry one way and back gives the same instant again (up to a tick). A new window started
+ * afresh instead, and each switch of a rolling deploy between 10/s and 600/min granted a whole burst.
  * @param storedId the id of the set the state was written for.
  * @param state that state, `[tatMs, tatSub, …]`, or `undefined` for a fresh key.
  * @param id the id of `limits`; when it equals `storedId` the state is returned as it is.
@@ -42,20 +51,39 @@ export function carryState(
   if (storedId === id) return state as number[];
   const stored = parseSetId(storedId);
   if (stored === undefined) return undefined;
-  const taken = new Array<boolean>(stored.length).fill(false);
-  const next: number[] = [];
-  for (const { quota, periodMs } of limits) {
+  const taken = stored.map((_, j) => state[2 * j] === undefined);
+  const source = new Array<number>(limits.length).fill(-1);
+  // The same window first, so that a limit whose window changed cannot take the stored limit another one keeps.
+  limits.forEach(({ periodMs }, i) => {
     const j = stored.findIndex(([, period], index) => period === periodMs && !taken[index]);
-    const tatMs = state[2 * j];
-    if (j === -1 || tatMs === undefined) {
-      next.push(nowMs, 0); // nothing ahead: a full allowance
-      continue;
+    if (j !== -1) {
+      taken[j] = true;
+      source[i] = j;
     }
-    taken[j] = true;
+  });
+  limits.forEach(({ periodMs }, i) => {
+    if (source[i] !== -1) return;
+    let best = -1;
+    stored.forEach(([, period], j) => {
+      if (!taken[j] && (best === -1 || nearer(periodMs, period, (stored[best] as [number, number])[1]))) best = j;
+    });
+    if (best !== -1) {
+      taken[best] = true;
+      source[i] = best;
+    }
+  });
+  const next: number[] = [];
+  limits.forEach(({ quota }, i) => {
+    const j = source[i] as number;
+    if (j === -1) {
+      next.push(nowMs, 0); // nothing ahead: a full allowance
+      return;
+    }
     // tatSub / oldQuota ms as ticks of 1/quota ms, rounded up (never earlier); the product may pass 2^53, a tick at most.
     const sub = Math.ceil(((state[2 * j + 1] ?? 0) * quota) / (stored[j] as [number, number])[0]);
+    const tatMs = state[2 * j] as number;
     if (sub >= quota) next.push(tatMs + 1, 0);
     else next.push(tatMs, sub);
-  }
+  });
   return next;
 }

@@ -19,6 +19,9 @@ function canonical(ip: string): string {
 const notIPv4Compatible = (ip: string): boolean =>
   !/^::(\d|[0-9a-f]{1,4}(:|$))/i.test(canonical(ip)) || canonical(ip) === "::";
 
+// NAT64's well-known prefix (64:ff9b::/96) is keyed as the IPv4 address it holds; node:net writes it in hex.
+const notTranslated = (ip: string): boolean => !/^64:ff9b::/i.test(canonical(ip));
+
 // Whatever a client may write to the left of what the proxies append: any text, and text made of the characters that
 // steer a parser (quotes, escapes, separators), so that unbalanced quotes and odd backslash runs come up often.
 const clientWritten = fc.oneof(
@@ -33,7 +36,7 @@ const proxyNode = fc.oneof(
   // IPv6 by its canonical text.
   fc
     .ipV6()
-    .filter(notIPv4Compatible)
+    .filter((ip) => notIPv4Compatible(ip) && notTranslated(ip))
     .map((ip) => ({ written: `"[${ip}]:443"`, expected: canonical(ip) })),
   fc.constantFrom("_hidden", "_SEVKISEK").map((id) => ({ written: id, expected: id })),
 );
@@ -159,7 +162,7 @@ describe("clientIp", () => {
       ["/128, compressed spelling", "2001:db8::1:0:0:1", 128, "2001:db8::1:0:0:1"],
       ["/128, the longest zero run is compressed", "1:0:0:1:0:0:0:1", 128, "1:0:0:1::1"],
       ["/128, a single zero group is not", "1:2:3:4:5:6:0:8", 128, "1:2:3:4:5:6:0:8"],
-      ["/128, a zone is dropped", "fe80::1%eth0", 128, "fe80::1"],
+      ["/128, a zone is dropped", "2001:db8::1%eth0", 128, "2001:db8::1"],
       ["IPv4: the address, whatever the prefix", "192.0.2.1", 64, "192.0.2.1"],
       ["IPv4-mapped, dotted", "::ffff:192.0.2.1", undefined, "192.0.2.1"],
       ["IPv4-mapped, upper case", "::FFFF:192.0.2.1", undefined, "192.0.2.1"],
@@ -169,6 +172,42 @@ describe("clientIp", () => {
       ["not an address (an obfuscated node): as it is", "_hidden", undefined, "_hidden"],
     ])("%s", (_case, address, ipv6Prefix, expected) => {
       expect(key(address, ipv6Prefix)).toBe(expected);
+    });
+
+    // Regression: every link-local peer (fe80::/10) shares fe80::/64, so all the clients on a link spent one allowance;
+    // ::1 keyed as ::/64; and an IPv4 client behind a NAT64/SIIT translator (64:ff9b::/96) keyed as 64:ff9b::/64, one
+    // allowance for the whole IPv4 Internet.
+    describe("ranges where a /64 is not one host", () => {
+      it.each<[string, string, number | undefined, string]>([
+        ["link-local: the address and its zone", "fe80::1%eth0", undefined, "fe80::1%eth0"],
+        ["link-local: another host on that link", "fe80::2%eth0", undefined, "fe80::2%eth0"],
+        ["link-local: the same address on another link", "fe80::1%eth1", undefined, "fe80::1%eth1"],
+        ["link-local without a zone", "FE80::A:B:C:D", undefined, "fe80::a:b:c:d"],
+        ["link-local, all of fe80::/10", "febf:1::1", 48, "febf:1::1"],
+        ["link-local, bracketed with a port", "[fe80::1%eth0]:8080", undefined, "fe80::1%eth0"],
+        ["loopback", "::1", undefined, "::1"],
+        ["loopback, expanded", "0:0:0:0:0:0:0:1", 48, "::1"],
+        ["deprecated IPv4-compatible (::/96)", "::c000:201", undefined, "::c000:201"],
+        ["NAT64 well-known prefix: the IPv4 it holds (RFC 6052)", "64:ff9b::192.0.2.1", undefined, "192.0.2.1"],
+        ["NAT64 well-known prefix, in hex", "64:FF9B::C000:201", 128, "192.0.2.1"],
+        [
+          "NAT64 local-use prefix: the address (RFC 8215)",
+          "64:ff9b:1:c0:0:2:100:0",
+          undefined,
+          "64:ff9b:1:c0:0:2:100:0",
+        ],
+        ["not link-local: fec0::/10 keyed by its /64", "fec0::1", undefined, "fec0::/64"],
+        ["not loopback: ::1:0:0:1 keyed by its /64", "::1:0:0:1", undefined, "::/64"],
+      ])("%s", (_case, address, ipv6Prefix, expected) => {
+        expect(key(address, ipv6Prefix)).toBe(expected);
+      });
+
+      it("keeps link-local peers apart, and a NAT64 client with the same client over IPv4", () => {
+        expect(key("fe80::1%eth0")).not.toBe(key("fe80::2%eth0"));
+        expect(key("fe80::aaaa:1")).not.toBe(key("fe80::aaaa:2"));
+        expect(key("64:ff9b::198.51.100.1")).not.toBe(key("64:ff9b::198.51.100.2"));
+        expect(key("64:ff9b::198.51.100.1")).toBe(key("198.51.100.1"));
+      });
     });
 
     it("keeps IPv4 addresses apart, and IPv6 prefixes", () => {
@@ -190,7 +229,8 @@ describe("clientIp", () => {
             // b shares a's first groups, so that shared subnets come up; a is keyed in its canonical spelling.
             const a = full(x);
             const b = full([...x.slice(0, shared), ...y.slice(shared)]);
-            fc.pre(![a, b].some((ip) => canonical(ip).includes("."))); // IPv4-mapped: keyed as IPv4
+            // IPv4-mapped, NAT64, link-local and ::/96 addresses are keyed otherwise (above).
+            fc.pre(![a, b].some((ip) => canonical(ip).includes(".") || /^(64:ff9b:|fe[89ab]|::)/.test(canonical(ip))));
             const list = new BlockList();
             list.addSubnet(a, prefix, "ipv6");
             expect(key(canonical(a), prefix) === key(b, prefix)).toBe(list.check(b, "ipv6"));
@@ -202,10 +242,13 @@ describe("clientIp", () => {
 
     it("agrees with node:net on the canonical text of any IPv6 address (ipv6Prefix 128)", () => {
       fc.assert(
-        fc.property(fc.ipV6().filter(notIPv4Compatible), (ip) => {
-          expect(key(ip, 128)).toBe(canonical(ip));
-          expect(key(ip.toUpperCase(), 128)).toBe(canonical(ip));
-        }),
+        fc.property(
+          fc.ipV6().filter((ip) => notIPv4Compatible(ip) && notTranslated(ip)),
+          (ip) => {
+            expect(key(ip, 128)).toBe(canonical(ip));
+            expect(key(ip.toUpperCase(), 128)).toBe(canonical(ip));
+          },
+        ),
         { numRuns: 1_000 },
       );
     });

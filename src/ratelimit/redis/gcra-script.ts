@@ -37,25 +37,45 @@ if sid then
   if sid == id then
     tat = old
   else
-    -- carryState (../carry-state.ts): each limit takes the TAT of the stored limit with its window, rounded up to a
-    -- tick of its own quota.
+    -- carryState (../carry-state.ts): each limit takes the TAT of the stored limit with its window, else of the one
+    -- left with the nearest window (by ratio, the same doubles compared), rounded up to a tick of its own quota.
     local ospec = {}
     for number in string.gmatch(sid, '%d+') do ospec[#ospec + 1] = tonumber(number) end
-    local taken = {}
+    local taken, source = {}, {}
+    for j = 1, #ospec / 3 do taken[j] = old[2 * j - 1] == nil end
     for i = 1, n do
-      local quota, period = spec[3 * i - 2], spec[3 * i - 1]
-      tat[2 * i - 1], tat[2 * i] = now, 0
       for j = 1, #ospec / 3 do
-        if not taken[j] and ospec[3 * j - 1] == period then
-          taken[j] = true
-          local ms, sub = old[2 * j - 1], old[2 * j]
-          if ms then
-            sub = math.ceil((sub or 0) * quota / ospec[3 * j - 2])
-            if sub >= quota then tat[2 * i - 1], tat[2 * i] = ms + 1, 0
-            else tat[2 * i - 1], tat[2 * i] = ms, sub end
-          end
+        if not taken[j] and ospec[3 * j - 1] == spec[3 * i - 1] then
+          taken[j], source[i] = true, j
           break
         end
+      end
+    end
+    for i = 1, n do
+      if not source[i] then
+        local period, best = spec[3 * i - 1], nil
+        for j = 1, #ospec / 3 do
+          if not taken[j] then
+            if not best then best = j else
+              local a, b = ospec[3 * j - 1], ospec[3 * best - 1]
+              local ah, al, bh, bl = a, period, b, period
+              if a < period then ah, al = period, a end
+              if b < period then bh, bl = period, b end
+              if ah * bl < bh * al then best = j end
+            end
+          end
+        end
+        if best then taken[best], source[i] = true, best end
+      end
+    end
+    for i = 1, n do
+      local quota, j = spec[3 * i - 2], source[i]
+      tat[2 * i - 1], tat[2 * i] = now, 0
+      if j then
+        local ms = old[2 * j - 1]
+        local sub = math.ceil((old[2 * j] or 0) * quota / ospec[3 * j - 2])
+        if sub >= quota then tat[2 * i - 1], tat[2 * i] = ms + 1, 0
+        else tat[2 * i - 1], tat[2 * i] = ms, sub end
       end
     end
   end

@@ -1,0 +1,169 @@
+/**
+ * carryState across a change of window. A limit whose window was new started afresh, so a pacer moved from 2/s to
+ * 2.5/s (2 per 1 s, then 2500 per 1000 s) sent a delivery at once, and a policy moved from 10/s to 600/min gave a key
+ * that had just spent its 10 a fresh 600: each switch of a rolling deploy between the two granted a whole burst.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { carryState } from "../../src/ratelimit/carry-state";
+import { gcraCheck } from "../../src/ratelimit/gcra";
+import { compilePolicies, createEndpointRateLimiter, type PolicySet } from "../../src/ratelimit/index";
+import { gcraLimit } from "../../src/ratelimit/policy";
+
+const T0 = 1_763_000_000_000;
+
+interface Held {
+  id: string;
+  state: number[] | undefined;
+}
+
+/** One request for a key held as `held`, checked under `set` at `now`, as every store does. */
+function check(held: Held, set: PolicySet, now: number): boolean {
+  const state = held.state === undefined ? undefined : carryState(held.id, held.state, set.id, set.limits, now);
+  const step = gcraCheck(set.limits, state, now);
+  if (step.allowed) {
+    held.id = set.id;
+    held.state = step.state;
+  }
+  return step.allowed;
+}
+
+function admittedAtOnce(held: Held, set: PolicySet, now: number, tries: number): number {
+  let admitted = 0;
+  for (let i = 0; i < tries; i++) if (check(held, set, now)) admitted++;
+  return admitted;
+}
+
+const single = (quota: number, window: number, burst?: number): PolicySet =>
+  compilePolicies([{ name: "p", quota, window, ...(burst === undefined ? {} : { burst }) }]);
+
+describe("carryState: a change of window", () => {
+  it("10/s to 600/min: a key that spent its 10 gets 590 more, not a fresh 600", () => {
+    const held: Held = { id: "", state: undefined };
+    expect(admittedAtOnce(held, single(10, 1), T0, 20)).toBe(10);
+    expect(admittedAtOnce(held, single(600, 60), T0, 1_000)).toBe(590);
+  });
+
+  it("600/min to 10/s: a key that spent its 600 gets nothing at once", () => {
+    const held: Held = { id: "", state: undefined };
+    expect(admittedAtOnce(held, single(600, 60), T0, 1_000)).toBe(600);
+    expect(admittedAtOnce(held, single(10, 1), T0, 20)).toBe(0);
+  });
+
+  it("keeps a key refused while 10/s and 600/min alternate at one instant (a rolling deploy)", () => {
+    const held: Held = { id: "", state: undefined };
+    let admitted = 0;
+    for (let i = 0; i < 50; i++) {
+      admitted += admittedAtOnce(held, single(10, 1), T0, 20);
+      admitted += admittedAtOnce(held, single(600, 60), T0, 1_000);
+    }
+    expect(admitted).toBe(600);
+  });
+
+  it("pairs each new window with the stored limit of the nearest window, the same window first", () => {
+    const before = compilePolicies([
+      { name: "second", quota: 1, window: 1, burst: 5 },
+      { name: "hour", quota: 100, window: 3_600 },
+    ]);
+    const after = compilePolicies([
+      { name: "hour", quota: 100, window: 3_600 },
+      { name: "minute", quota: 10, window: 60 },
+    ]);
+    const held: Held = { id: "", state: undefined };
+    expect(admittedAtOnce(held, before, T0, 10)).toBe(5); // second: TAT T0 + 5 s; hour: T0 + 180 s
+    const state = carryState(held.id, held.state as number[], after.id, after.limits, T0);
+    // hour keeps its own; minute takes second's (the only one left), as the same instant in its ticks.
+    expect(state).toEqual([T0 + 180_000, 0, T0 + 5_000, 0]);
+  });
+
+  it("starts afresh only a limit for which no stored limit is left", () => {
+    const before = single(10, 1);
+    const after = compilePolicies([
+      { name: "minute", quota: 600, window: 60 },
+      { name: "day", quota: 10_000, window: 86_400 },
+    ]);
+    const held: Held = { id: "", state: undefined };
+    admittedAtOnce(held, before, T0, 10); // TAT T0 + 1 s
+    expect(carryState(held.id, held.state as number[], after.id, after.limits, T0 + 10)).toEqual([
+      T0 + 1_000,
+      0,
+      T0 + 10,
+      0,
+    ]);
+  });
+
+  const limitArb = fc
+    .tuple(fc.integer({ min: 1, max: 12 }), fc.constantFrom(1, 2, 3, 5, 60), fc.integer({ min: 1, max: 12 }))
+    .map(([quota, seconds, burst]) => gcraLimit(quota, seconds * 1000, burst));
+
+  // Law: a TAT never moves back, and each admission moves it on by at least the smallest emission interval T; one is
+  // admitted only while the TAT is at most its tolerance b·T ahead. So in every closed interval of length L, however
+  // the policies alternate, n · min T ≤ L + max b·T. A reset at a switch breaks it: each switch gave a whole burst.
+  it("never admits more, however two policies of any windows alternate, than n · min T ≤ L + max b·T", () => {
+    fc.assert(
+      fc.property(
+        limitArb,
+        limitArb,
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 900 }), fc.boolean(), fc.integer({ min: 1, max: 15 })), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        (a, b, steps) => {
+          const sets = [a, b].map((limit): PolicySet => ({ id: limit.id, limits: [limit] }));
+          const held: Held = { id: "", state: undefined };
+          const times: number[] = [];
+          let now = T0;
+          for (const [gap, pickB, tries] of steps) {
+            now += gap;
+            for (let i = 0; i < tries; i++) if (check(held, sets[pickB ? 1 : 0] as PolicySet, now)) times.push(now);
+          }
+          // Exactly, in integers: T = periodMs / quota; the faster policy gives min T, the other's b·T may be larger.
+          const fast = a.periodMs * b.quota <= b.periodMs * a.quota ? a : b;
+          const wide = a.burst * a.periodMs * b.quota >= b.burst * b.periodMs * a.quota ? a : b;
+          const [tn, td] = [wide.burst * wide.periodMs, wide.quota]; // max b·T = tn / td ms
+          for (let i = 0; i < times.length; i++) {
+            for (let j = i; j < times.length; j++) {
+              const n = j - i + 1;
+              const length = (times[j] as number) - (times[i] as number);
+              // n · fast.periodMs / fast.quota ≤ length + tn / td
+              expect(n * fast.periodMs * td).toBeLessThanOrEqual((length * td + tn) * fast.quota);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("carries a TAT into a new window as the same instant or later, never earlier", () => {
+    fc.assert(
+      fc.property(limitArb, limitArb, fc.integer({ min: 1, max: 20 }), (from, to, spent) => {
+        const held: Held = { id: "", state: undefined };
+        const fromSet: PolicySet = { id: from.id, limits: [from] };
+        admittedAtOnce(held, fromSet, T0, spent);
+        const [ms, sub] = held.state as [number, number];
+        const [carriedMs, carriedSub] = carryState(held.id, held.state as number[], to.id, [to], T0) as [
+          number,
+          number,
+        ];
+        // ms + sub / from.quota ≤ carriedMs + carriedSub / to.quota < that + 1 / to.quota
+        const before = ms * from.quota * to.quota + sub * to.quota;
+        const after = carriedMs * from.quota * to.quota + carriedSub * from.quota;
+        expect(after).toBeGreaterThanOrEqual(before);
+        expect(after).toBeLessThan(before + from.quota);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("createEndpointRateLimiter: a rate change across windows", () => {
+  it("2/s to 2.5/s keeps the endpoint's pacing: no delivery at once", async () => {
+    const pacer = createEndpointRateLimiter();
+    expect(await pacer.acquire("ep", 2, 0)).toEqual({ allowed: true }); // next at 500 ms
+    expect(await pacer.acquire("ep", 2.5, 0)).toEqual({ allowed: false, retryAtMs: 500 });
+    expect(await pacer.acquire("ep", 2.5, 499)).toEqual({ allowed: false, retryAtMs: 500 });
+    expect(await pacer.acquire("ep", 2.5, 500)).toEqual({ allowed: true });
+    expect(await pacer.acquire("ep", 1 / 3, 500)).toEqual({ allowed: false, retryAtMs: 900 });
+  });
+});

@@ -10,14 +10,19 @@ const SP = 0x20;
 const LF = 0x0a;
 // RFC 9110 §5.6.2 token, then SP and a request-target without SP: a request line that never ended (RFC 9112 §3).
 const REQUEST_LINE_START = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]*$/;
+// Only characters a request-target has (RFC 9112 §3.2 over RFC 3986 §3.3, §3.4: pchar, "/", "?", pct-encoded).
+const TARGET_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]+$/;
 
 /**
  * Whether node's header overflow (its limit counts the request-target with the field lines) was the request-target's:
- * RFC 9112 §3, a server SHOULD answer 414 (RFC 9110 §15.5.15) to a target longer than any it parses. The parser stops
+ * RFC 9112 §3, a server MUST answer 414 (RFC 9110 §15.5.15) to a target longer than any it parses. The parser stops
  * at the end of the part that overflowed, or at the end of the chunk when that part goes on in the next one. It was
  * the target when it ended at the SP before "HTTP/" (a field name ends at ":", a value at CR), or when its line began
- * in this chunk as a request line. A target whose start and end both lie in other chunks than the overflowing one
- * cannot be told from a long field value by the chunk alone, and keeps the 431.
+ * in this chunk as a request line. A chunk that lies wholly inside the part that overflowed (a long target in TCP
+ * segments) cannot be told from a long field value by the chunk alone: it counts as the target when each of its bytes
+ * is one a request-target has (no whitespace, no line break, no `"`, …). RFC 9112 §3 makes the 414 a MUST, and a 431
+ * (RFC 6585 §5) a MAY, so the doubt goes to the 414: a field value of target characters only (a token in base64url)
+ * in three reads or more gets it too.
  */
 function targetOverflowed(error: ParserError): boolean {
   const packet = error.rawPacket;
@@ -28,7 +33,32 @@ function targetOverflowed(error: ParserError): boolean {
     if ("HTTP/".startsWith(version.toString("latin1"))) return true;
   }
   const line = at === 0 ? 0 : packet.lastIndexOf(LF, at - 1) + 1;
-  return REQUEST_LINE_START.test(Buffer.from(packet.buffer, packet.byteOffset + line, at - line).toString("latin1"));
+  if (REQUEST_LINE_START.test(Buffer.from(packet.buffer, packet.byteOffset + line, at - line).toString("latin1"))) {
+    return true;
+  }
+  // The part goes on in the next chunk and began in an earlier one: the whole chunk is its middle.
+  if (at !== packet.length || line !== 0) return false;
+  return TARGET_CHARS.test(Buffer.from(packet.buffer, packet.byteOffset, packet.length).toString("latin1"));
+}
+
+// RFC 9110 §5.6.2 tchar: a method is a token (§9.1).
+const TCHAR = /[!#$%&'*+.^_`|~0-9A-Za-z-]/;
+
+/**
+ * Whether node's parser refused a method that is a well-formed token (`FOO`, `get`, a 300-byte one): it knows a fixed
+ * set of methods, so no handler behind it implements another for any resource, and RFC 9110 §9.1 asks for 501
+ * (§15.6.2; RFC 9112 §3.1 for one longer than any implemented). A method that is no token (`G@T`) is a malformed
+ * request line (400).
+ */
+function unknownMethod(error: ParserError): boolean {
+  const packet = error.rawPacket;
+  const at = error.bytesParsed;
+  if (!(packet instanceof Uint8Array) || typeof at !== "number" || at < 0 || at > packet.length) return false;
+  const line = at === 0 ? 0 : packet.lastIndexOf(LF, at - 1) + 1;
+  let end = line;
+  while (end < packet.length && TCHAR.test(String.fromCharCode(packet[end] as number))) end++;
+  // The token holds the byte the parser stopped at (or ends there), and the request line goes on with SP.
+  return end > line && end >= at && (end === packet.length || packet[end] === SP);
 }
 
 // Node's parser error codes (llhttp's HPE_*, plus node's own time-outs) mapped to the answer the
@@ -47,6 +77,13 @@ function problemFor(error: ParserError): HttpProblem<HttpProblemCode> {
       status: 431,
       code: "headers_too_large",
       detail: "The request's header section is larger than the server accepts.",
+    });
+  }
+  if (code === "HPE_INVALID_METHOD" && unknownMethod(error)) {
+    return new HttpProblem({
+      status: 501,
+      code: "method_not_implemented",
+      detail: "The server implements this request method for no resource.",
     });
   }
   if (code === "ERR_HTTP_REQUEST_TIMEOUT" || code === "HPE_TIMEOUT") {
@@ -95,8 +132,9 @@ function afterResponses(socket: Duplex, then: () => void): void {
  * instead of node's bare `400 Bad Request`, then closes the connection: after a framing error the
  * rest of the stream cannot be trusted (RFC 9112 §2.2, §11.2). An error in a request after a whole one on the same
  * connection (pipelined) is answered after that one's response, in order (RFC 9112 §9.3.2).
- * @param error the parser's error; its `code` (e.g. `HPE_INVALID_METHOD`) picks 400, 408, 414 or 431 (414 when the
- *   header overflow was the request-target's, as far as the chunk node was parsing shows).
+ * @param error the parser's error; its `code` (e.g. `HPE_INVALID_METHOD`) picks 400, 408, 414, 431 or 501 (414 when the
+ *   header overflow was the request-target's, as far as the chunk node was parsing shows; 501 for a method that is a
+ *   token node's parser does not know).
  * @param socket the connection the request came on.
  * @example server.on("clientError", answerClientError)
  */

@@ -78,6 +78,18 @@ describe("the 304 header fields (§15.4.5)", () => {
     expect(dateOnly).toEqual({ kind: "not-modified", headers: { "last-modified": LAST_MODIFIED } });
   });
 
+  it("drops Trailer, Accept-Ranges and Content-Disposition, which describe a body or its ranges", () => {
+    // §6.6.2: a 304 has no content, so no trailer section; §14.3 and RFC 6266 §4 are about the 200's content.
+    const headers = notModifiedHeaders({
+      ETag: ETAG,
+      Trailer: "Content-Digest",
+      "Accept-Ranges": "bytes",
+      "Content-Disposition": 'attachment; filename="a.txt"',
+      "Access-Control-Allow-Origin": "*",
+    });
+    expect(headers).toEqual({ ETag: ETAG, "Access-Control-Allow-Origin": "*" });
+  });
+
   it("reads response header names case-insensitively", () => {
     expect(notModifiedHeaders({ ETag: ETAG, "Last-Modified": LAST_MODIFIED, "Content-Type": "text/plain" })).toEqual({
       ETag: ETAG,

@@ -151,6 +151,10 @@ function writeInParts(port: number, parts: string[]): Promise<string> {
   });
 }
 
+/** `bytes` cut into parts of `size`, as a network delivers a long request in segments. */
+const segments = (bytes: string, size: number) =>
+  Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.slice(i * size, (i + 1) * size));
+
 /** Writes `bytes` on a raw socket and resolves with everything the server sends until it closes. */
 function rawExchange(port: number, bytes: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -185,6 +189,31 @@ describe("requests node's parser refuses (clientError)", () => {
     expect(head).toContain("connection: close");
     expect(problem).toMatchObject({ status: 400, code: "malformed_request" });
     expect(calls).toBe(0);
+  });
+
+  // RFC 9110 §9.1: an unrecognized method SHOULD get 501; node's parser knows a fixed set, so no handler behind
+  // createServer implements another for any resource (§15.6.2). Before, these got the 400 of a malformed request.
+  it.each([
+    ["an extension method", "FOO / HTTP/1.1\r\nhost: x\r\n\r\n"],
+    ["a method longer than any implemented (RFC 9112 §3.1)", `${"X".repeat(300)} / HTTP/1.1\r\nhost: x\r\n\r\n`],
+    ["a lower-case spelling of a method (methods are case-sensitive)", "get / HTTP/1.1\r\nhost: x\r\n\r\n"],
+    [
+      "a method after a whole request (pipelined)",
+      "GET / HTTP/1.1\r\nhost: x\r\n\r\nBREW /pot HTTP/1.1\r\nhost: x\r\n\r\n",
+    ],
+  ])("answers %s node's parser does not know with 501 method_not_implemented, unserved", async (_, bytes) => {
+    let calls = 0;
+    const port = await listen(
+      createServer(() => {
+        calls++;
+        return json(200, {});
+      }),
+    );
+    const last = responses(await rawExchange(port, bytes)).at(-1);
+    expect(last?.statusLine).toBe("HTTP/1.1 501 Not Implemented");
+    expect(last?.head).toContain("connection: close");
+    expect(last?.body).toMatchObject({ status: 501, code: "method_not_implemented" });
+    expect(calls).toBe(bytes.startsWith("GET") ? 1 : 0);
   });
 
   // RFC 9112 §6.3 (5): differing values frame no body, and a server MUST answer 400; RFC 9110 §8.6 lets it refuse
@@ -241,6 +270,14 @@ describe("requests node's parser refuses (clientError)", () => {
         "in several writes, the target ending just before the version",
         ["GET /", "a".repeat(10_000), `${"a".repeat(10_000)} `],
       ],
+      [
+        "in several writes, the one that overflows wholly inside the target",
+        ["GET /", "a".repeat(8_000), "b".repeat(8_000), "c".repeat(8_000), " HTTP/1.1\r\nhost: x\r\n\r\n"],
+      ],
+      [
+        "in TCP segments of 1460 bytes",
+        segments(`GET /search?q=${"a%20b".repeat(4_000)} HTTP/1.1\r\nhost: x\r\n\r\n`, 1460),
+      ],
     ])("answers 414 to a long target %s", async (_, parts) => {
       const { statusLine, problem } = await statusOf(parts);
       expect(statusLine).toBe("HTTP/1.1 414 URI Too Long");
@@ -256,6 +293,10 @@ describe("requests node's parser refuses (clientError)", () => {
       [
         "a long field value ending in spaces",
         ["GET / HTTP/1.1\r\nx-a: ", "a".repeat(10_000), `${"a".repeat(7_000)}   \r\n\r\n`],
+      ],
+      [
+        "a long field value in several writes, the one that overflows holding what no target has",
+        ["GET / HTTP/1.1\r\nx-a: ", "a".repeat(10_000), '"'.repeat(8_000), "a".repeat(8_000), "\r\n\r\n"],
       ],
       ["a long field name", [`GET / HTTP/1.1\r\nhost: x\r\n${long}: 1\r\n\r\n`]],
       ["many fields", [`GET / HTTP/1.1\r\n${"x-f: vvvvvvvvvvvvvvvvvvvv\r\n".repeat(800)}\r\n`]],

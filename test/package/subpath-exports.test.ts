@@ -1,7 +1,7 @@
 /**
  * Every subpath's runtime exports, listed: a new export (or a lost one) fails here, so the public API changes only
- * as a visible decision. Type-only exports are erased at run time; the webhook and PostgreSQL subpaths, which name
- * each of them, are checked from their index files too.
+ * as a visible decision. Type-only exports are erased at run time; the subpaths listed in TYPES, which name each of
+ * them, are checked from their index files too.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -391,7 +391,47 @@ const RUNTIME: Record<string, readonly string[]> = {
   ],
 };
 
+// The root and rest-webhooks/http export the same HTTP vocabulary.
+const HTTP_TYPES = [
+  "AdapterOptions",
+  "AfterSendResponse",
+  "BareItem",
+  "BodyRequest",
+  "BodyResult",
+  "DescribedHeader",
+  "DescribedMethods",
+  "DescribedResponse",
+  "FieldError",
+  "FormRecord",
+  "Handler",
+  "HttpProblemCode",
+  "HttpRequest",
+  "HttpResponse",
+  "JsonBodyOptions",
+  "MediaType",
+  "MediaTypeInit",
+  "Method",
+  "MethodProperties",
+  "MiddlewareDescription",
+  "ProblemDocument",
+  "ProblemInit",
+  "QueryRecord",
+  "ReadRequestResult",
+  "RequestHeaders",
+  "ResponseBody",
+  "ResponseHeaders",
+  "SecurityScheme",
+  "SfInnerList",
+  "SfItem",
+  "SfMember",
+  "SfParameters",
+  "StringFault",
+  "StringFaultAt",
+];
+
 const TYPES: Record<string, readonly string[]> = {
+  ".": HTTP_TYPES,
+  "./http": HTTP_TYPES,
   "./express": ["AdapterOptions", "ExpressIntegrationErrorCode", "ExpressMiddleware", "ExpressRequest"],
   "./fastify": ["AdapterOptions", "RestWebhooksPluginOptions", "WebhookConsumerPluginOptions"],
   "./postgres": [
@@ -455,6 +495,11 @@ describe("the exports of every subpath", () => {
   it.each(Object.entries(RUNTIME))("%s exports exactly its listed values", async (subpath, names) => {
     const module = (await import(/* @vite-ignore */ `${root}src/${base(subpath)}.ts`)) as Record<string, unknown>;
     expect(Object.keys(module).sort()).toEqual([...names].sort());
+  });
+
+  it.each(Object.keys(RUNTIME))("%s names its exports (no export *)", (subpath) => {
+    const text = readFileSync(`${root}src/${base(subpath)}.ts`, "utf8");
+    expect(text).not.toMatch(/^export \* from/m);
   });
 
   it.each(Object.entries(TYPES))("%s exports exactly its listed types", (subpath, names) => {

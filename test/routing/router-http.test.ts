@@ -126,6 +126,16 @@ describe("router over node:http", () => {
       expect(r.json.code).toBe("method_not_allowed");
     });
 
+    it("answers an extension method the router has no route for 405, one node's parser refuses 501 (RFC 9110 §9.1)", async () => {
+      // PURGE reaches the router, which answers for its path only; FOO cannot reach any handler behind node's parser.
+      const purge = await call("PURGE", "/users");
+      expect(purge.status).toBe(405);
+      expect(purge.headers.get("allow")).toBe("GET, HEAD, POST, OPTIONS");
+      const foo = await call("FOO", "/users");
+      expect(foo.status).toBe(501);
+      expect(foo.json.code).toBe("method_not_implemented");
+    });
+
     it("answers a 404 problem when no route matches", async () => {
       const r = await call("GET", "/nowhere");
       expect(r.status).toBe(404);

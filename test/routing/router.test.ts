@@ -414,6 +414,35 @@ describe("Router", () => {
   });
 });
 
+describe("a method without a route at a path the router has: 405 with Allow (RFC 9110 §15.5.6)", () => {
+  // Not 501 (§15.6.2): the router's handler may be one part of an app (Hono, Next.js, a handler of your own) that
+  // implements the method elsewhere, so it cannot say the server implements it for no resource.
+  const router = createRouter()
+    .route("GET", "/a", {}, () => json(200, {}))
+    .route("POST", "/b", {}, () => json(200, {}))
+    .route("PURGE", "/c", {}, () => json(200, {}));
+  const handler = router.handler();
+  const fetchHandler = adapt(handler);
+
+  it.each([
+    ["a method another route implements", "POST", "/a", "GET, HEAD, OPTIONS"],
+    ["an extension method another route implements", "PURGE", "/a", "GET, HEAD, OPTIONS"],
+    ["an extension method no route implements", "FOO", "/a", "GET, HEAD, OPTIONS"],
+    ["a method no route implements", "DELETE", "/b", "POST, OPTIONS"],
+    ["GET where only POST is declared", "GET", "/b", "POST, OPTIONS"],
+  ])("answers %s, handler and Fetch adapter alike", async (_, method, path, allow) => {
+    const direct = await handler(request(method, path));
+    const fetched = await fetchHandler(new Request(`http://x${path}`, { method }));
+    expect([direct.status, fetched.status]).toEqual([405, 405]);
+    expect([direct.headers.allow, fetched.headers.get("allow")]).toEqual([allow, allow]);
+    expect(await fetched.json()).toMatchObject({ code: "method_not_allowed" });
+  });
+
+  it("answers 404 at a path no route has, whatever the method", async () => {
+    expect((await handler(request("FOO", "/nowhere"))).status).toBe(404);
+  });
+});
+
 describe("JSON body limits through the router (issue 16)", () => {
   const raw = (method: string, path: string, text: string, type = "application/json"): HttpRequest => ({
     method,

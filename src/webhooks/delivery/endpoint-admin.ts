@@ -102,9 +102,22 @@ export const MAX_REPLAY_BATCH = 1000;
 export interface ReplayOptions {
   /** The most deliveries this call reads and queues again: an integer from 1 to 1000. @default 1000 */
   limit?: number | undefined;
-  /** The `next` of the previous call: read on after that delivery (older ones). */
+  /** The `next` of the previous call: read on after that delivery (older ones), with the same `status`. */
   startingAfter?: string | undefined;
+  /**
+   * Which deliveries to queue again (one of {@link REPLAY_STATUSES}): `failed` (waiting for their next attempt),
+   * `exhausted` (out of attempts, or parked), `parked` (the exhausted ones parked while the endpoint was disabled:
+   * `lastErrorKind` `endpoint_disabled`, those re-enabling retries, whatever their number). Anything else is a
+   * TypeError. @default failed and exhausted
+   */
+  status?: ReplayStatus | undefined;
 }
+
+/** What {@link ReplayOptions.status} selects. */
+export type ReplayStatus = "failed" | "exhausted" | "parked";
+
+/** Every {@link ReplayStatus}, for schemas. */
+export const REPLAY_STATUSES: readonly ReplayStatus[] = ["failed", "exhausted", "parked"];
 
 /** One batch of {@link EndpointAdmin.replay}. */
 export interface ReplayBatch {
@@ -132,8 +145,9 @@ export interface EndpointAdmin {
   list(query: EndpointListQuery): Promise<WebhookEndpoint[]>;
   /**
    * Updates fields, atomically in the store: a change of status (disabling, re-enabling) is decided on the endpoint
-   * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery: the newest
-   * {@link MAX_REPLAY_BATCH} deliveries parked while disabled are retried (bounded work; `replay` reaches any more).
+   * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery: the deliveries parked while
+   * disabled among the newest {@link MAX_REPLAY_BATCH} exhausted ones are retried (bounded work; `replay` with
+   * `status: "parked"` reaches any more).
    * `headers` and `enabled_events` are checked as `create` checks them. A new `url` is checked (and resolved) before
    * the write, and again when a function's result names another one.
    * @param input the fields to change, or a function of the endpoint as stored that returns them (a merge patch
@@ -168,7 +182,7 @@ export interface EndpointAdmin {
   /**
    * Retries the failed or exhausted deliveries of an endpoint created at or after `since` (epoch ms), newest first,
    * one bounded batch per call: at most `options.limit` of them are read and queued again, so a call costs the same
-   * with 100,000 failures as with ten. `hasMore` says whether more may remain: call again with `startingAfter: next`
+   * with 100,000 failures as with ten. `options.status` narrows them (`parked`: those parked while disabled). `hasMore` says whether more may remain: call again with `startingAfter: next`
    * until it is `false`. Safe to repeat: a delivery queued again is pending, no longer one a replay matches, and one
    * leased by a worker is passed over (the worker decides its fate).
    * @example
@@ -192,6 +206,8 @@ type UpdateDecision =
   | { unchecked: string };
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
+// How a delivery parked while its endpoint was disabled ended (state-machine.ts, `endpoint_disabled` event).
+const PARKED_KIND = "endpoint_disabled";
 
 /**
  * Creates the endpoint management service.
@@ -284,6 +300,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     }
     const hasMore = page.length > limit;
     return hasMore ? { replayed, hasMore, next: page[limit - 1]?.id } : { replayed, hasMore };
+  }
+
+  function replayStatus(given: unknown): ReplayStatus | undefined {
+    if (given === undefined || REPLAY_STATUSES.includes(given as ReplayStatus))
+      return given as ReplayStatus | undefined;
+    return refuseOption("EndpointAdmin.replay", "status", given, `one of ${REPLAY_STATUSES.join(", ")}`);
   }
 
   function replayLimit(given: unknown): number {
@@ -480,11 +502,9 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
           checked.set(decision.unchecked, result.url.href);
           continue;
         }
-        // The newest batch of the deliveries parked while disabled; the rest are exhausted deliveries a replay
-        // reaches (docs/webhooks-providers.md), so an update's work stays bounded however long the endpoint was off.
-        if (decision.reEnabled) {
-          await retryBatch(id, ["exhausted"], 0, { limit: MAX_REPLAY_BATCH }, "endpoint_disabled");
-        }
+        // The parked among the newest batch of exhausted deliveries; a replay with `status: "parked"` reaches the
+        // rest (docs/webhooks-providers.md), so an update's work stays bounded however long the endpoint was off.
+        if (decision.reEnabled) await retryBatch(id, ["exhausted"], 0, { limit: MAX_REPLAY_BATCH }, PARKED_KIND);
         return { ok: true, value: updated };
       }
     },
@@ -521,8 +541,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     async replay(endpointId, since, options = {}) {
       const limit = replayLimit(options.limit);
       if ((await endpoints.get(endpointId)) === undefined) return { ok: false, code: "endpoint_not_found" };
+      const status = replayStatus(options.status);
       const batch = { limit, startingAfter: options.startingAfter };
-      return { ok: true, value: await retryBatch(endpointId, REPLAYABLE, since, batch) };
+      if (status === "parked")
+        return { ok: true, value: await retryBatch(endpointId, ["exhausted"], since, batch, PARKED_KIND) };
+      const statuses = status === undefined ? REPLAYABLE : [status];
+      return { ok: true, value: await retryBatch(endpointId, statuses, since, batch) };
     },
     async sendTest(endpointId) {
       const endpoint = await endpoints.get(endpointId);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { queryInteger } from "../../routing/query-integer";
-import { MAX_REPLAY_BATCH } from "./endpoint-admin";
+import { MAX_REPLAY_BATCH, REPLAY_STATUSES, type ReplayStatus } from "./endpoint-admin";
 import { sinceBodySchema, sinceQuerySchema } from "./since";
 import { DELIVERY_STATUSES } from "./state-machine";
 
@@ -47,13 +47,21 @@ const replayAfter = z.string().max(255).optional().meta({
   description:
     "The next_starting_after of the previous answer: the batch after it (older deliveries), with the same since. One that names no delivery of the endpoint is a 400 invalid_cursor.",
 });
-// Strict, as every body of the API: a member it does not take (a filter such as status) is refused, not dropped while
-// every failed delivery is queued again.
+const replayStatus = z
+  .enum(REPLAY_STATUSES as [ReplayStatus, ...ReplayStatus[]])
+  .optional()
+  .meta({
+    description:
+      "Which deliveries to queue again: failed, exhausted, or parked (the exhausted deliveries that came due while the endpoint was disabled, last_error_kind endpoint_disabled). Default: failed and exhausted. Keep it the same while paging with starting_after.",
+  });
+// Strict, as every body of the API: a member it does not take (a filter such as event_type) is refused, not dropped
+// while every failed delivery is queued again.
 export const replayBody = z
-  .strictObject({ since: sinceBodySchema, limit: replayLimit, starting_after: replayAfter })
+  .strictObject({ since: sinceBodySchema, limit: replayLimit, starting_after: replayAfter, status: replayStatus })
   .optional();
 export const replayQuery = z.object({
   since: sinceQuerySchema,
   limit: queryInteger(replayLimit),
   starting_after: replayAfter,
+  status: replayStatus,
 });

@@ -335,7 +335,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         },
         tags,
         summary: "Retry the failed deliveries since a time (query or body `since`), one batch per request",
-        description: `Queues again the failed and exhausted deliveries created at or after since, newest first, at most limit (${MAX_REPLAY_BATCH} by default) per request, so a request costs the same whatever the backlog. While has_more is true, send it again with starting_after set to next_starting_after (and the same since). Safe to repeat: a delivery queued again is pending, which no replay matches.`,
+        description: `Queues again the failed and exhausted deliveries created at or after since, newest first, at most limit (${MAX_REPLAY_BATCH} by default) per request, so a request costs the same whatever the backlog. While has_more is true, send it again with starting_after set to next_starting_after (and the same since). Safe to repeat: a delivery queued again is pending, which no replay matches. status narrows them: failed, exhausted, or parked (those parked while the endpoint was disabled, which re-enabling retries one batch of); keep it the same while paging.`,
       },
       async ({ params, query, body, request }) => {
         const endpoint = await find(request, params.endpoint_id);
@@ -350,7 +350,8 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
         const after = body?.starting_after ?? query.starting_after;
         if (after !== undefined && !known(after)) throw invalidCursor("delivery", after);
         const limit = body?.limit ?? query.limit;
-        const batch = unwrap(await admin.replay(endpoint.id, since, { limit, startingAfter: after }));
+        const status = body?.status ?? query.status;
+        const batch = unwrap(await admin.replay(endpoint.id, since, { limit, startingAfter: after, status }));
         // The queue reads nothing after a cursor that is not one of the endpoint's deliveries: said, not taken for
         // the end of the backlog.
         if (!batch.hasMore && batch.replayed === 0 && after !== undefined) {

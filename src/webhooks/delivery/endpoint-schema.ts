@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { AttemptRecord } from "./attempt";
-import { DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "./attempt";
 import type { DeliveryRecord } from "./delivery-queue";
 import type { WebhookEndpoint } from "./endpoint";
 import { endpointHeadersSchema, endpointHeaderValue } from "./endpoint-headers";
 import { ENDPOINT_SECRET_PATTERN, ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import { eventPatternSchema } from "./event-type";
 import { refusingProtoKey } from "./proto-key";
+import { SHOWN_ERROR_KINDS, shownAttempt, shownErrorKind } from "./unresolved-view";
 
 /**
  * The `enabled_events` of a create or replace, as the API checks them: 1 to 256 patterns. The admin runs the same check
@@ -166,6 +166,12 @@ export const endpointJsonSchema = z
   })
   .meta({ id: "WebhookEndpoint" });
 
+// Never `ssrf_blocked`: a forbidden address a name resolved to reads as `dns`, as at registration (unresolved-view.ts).
+const shownErrorKindSchema = z.enum(SHOWN_ERROR_KINDS).nullable().meta({
+  description:
+    "Why the last attempt failed. dns: the host does not resolve to a public address that may receive webhooks (no address, or one the provider refuses: not told apart).",
+});
+
 /** The public JSON of a delivery. */
 export const deliveryJsonSchema = z
   .object({
@@ -179,7 +185,7 @@ export const deliveryJsonSchema = z
     next_attempt_at: dateTime.nullable(),
     last_attempt_at: dateTime.nullable(),
     last_status: z.number().int().nullable(),
-    last_error_kind: z.enum(DELIVERY_ERROR_KINDS as [DeliveryErrorKind, ...DeliveryErrorKind[]]).nullable(),
+    last_error_kind: shownErrorKindSchema,
     delivered_at: dateTime.nullable(),
     created_at: dateTime,
   })
@@ -198,7 +204,7 @@ export const attemptJsonSchema = z
     started_at: dateTime,
     duration_ms: z.number().int(),
     status: z.number().int().nullable(),
-    error_kind: z.enum(DELIVERY_ERROR_KINDS as [DeliveryErrorKind, ...DeliveryErrorKind[]]).nullable(),
+    error_kind: shownErrorKindSchema,
     response: z.string().nullable(),
   })
   .meta({ id: "WebhookAttempt" });
@@ -245,14 +251,15 @@ export function deliveryJson(delivery: DeliveryRecord): z.input<typeof deliveryJ
     next_attempt_at: iso(s.nextAttemptAt),
     last_attempt_at: iso(s.lastAttemptAt),
     last_status: s.lastStatus,
-    last_error_kind: s.lastErrorKind,
+    last_error_kind: shownErrorKind(s.lastErrorKind),
     delivered_at: iso(s.deliveredAt),
     created_at: new Date(delivery.createdAt).toISOString(),
   };
 }
 
-/** The public JSON of one attempt. */
-export function attemptJson(attempt: AttemptRecord): z.input<typeof attemptJsonSchema> {
+/** The public JSON of one attempt (a failure on the host name shown as {@link shownAttempt} says). */
+export function attemptJson(logged: AttemptRecord): z.input<typeof attemptJsonSchema> {
+  const attempt = shownAttempt(logged);
   return {
     id: attempt.id,
     object: "webhook_attempt",

@@ -42,6 +42,7 @@ export {
   MAX_REPLAY_BATCH,
   type ReplayBatch,
   type ReplayOptions,
+  type ReplayStatus,
   type RotateSecretOptions,
 } from "./endpoint-admin";
 export { declareEndpointApi, type EndpointApiOptions } from "./endpoint-api";

@@ -245,6 +245,116 @@ describe("re-enabling, one bounded batch", () => {
   });
 });
 
+describe("replay status: failed, exhausted or parked, with the same batches and cursor", () => {
+  // 3 plain failures (oldest), 3 exhausted by their attempts, then 3 parked while disabled (newest).
+  async function mixed() {
+    const stores = memoryStores();
+    const { endpoints, queue } = stores;
+    const options = { endpoints, queue, resolve: false as const, now: () => T0, apiKeys: [KEY] };
+    const admin = createEndpointAdmin(options);
+    const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
+    if (!created.ok) throw new Error(created.code);
+    const id = created.value.id;
+    const noRetry = { ...defaultDeliveryConfig, retry: () => undefined };
+    const failed = { kind: "response", status: 500, durationMs: 1 } as const;
+    const kinds = ["failed", "failed", "failed", "exhausted", "exhausted", "exhausted", "parked", "parked", "parked"];
+    const byEvent = new Map<string, string>();
+    for (const [i, kind] of kinds.entries()) {
+      await queue.publish(createEvent({ id: `evt_${i}`, type: "order.created", data: { i } }), { now: T0 - 100 + i });
+      byEvent.set(`evt_${i}`, kind);
+    }
+    for (const claim of await queue.claim({ limit: 100, now: T0, leaseMs: 60_000 })) {
+      const kind = byEvent.get(claim.eventId);
+      const event =
+        kind === "parked" ? ({ type: "endpoint_disabled" } as const) : ({ type: "attempt", result: failed } as const);
+      const config = kind === "failed" ? defaultDeliveryConfig : noRetry;
+      await queue.complete(claim, transition(claim.state, event, T0, config).state);
+    }
+    const router = createRouter();
+    declareEndpointApi(router, options);
+    const events = async (status: "pending" | "failed" | "exhausted") =>
+      (await queue.list(id, { status: [status], limit: 100 })).map((d) => byEvent.get(d.eventId)).sort();
+    return { id, admin, endpoints, handler: answered(router.handler()), events };
+  }
+
+  async function replayAll(handler: ReturnType<typeof answered>, id: string, status: string, limit: number) {
+    let replayed = 0;
+    let after: string | undefined;
+    for (;;) {
+      const body = { since: 0, status, limit, ...(after === undefined ? {} : { starting_after: after }) };
+      const res = await handler(req("POST", `/v1/webhook_endpoints/${id}/replay`, body));
+      expect(res.status).toBe(202);
+      const answer = parse(res);
+      replayed += answer.replayed;
+      if (!answer.has_more) return replayed;
+      after = answer.next_starting_after;
+    }
+  }
+
+  it("status=parked queues again only the deliveries parked while disabled, paging with starting_after", async () => {
+    const { id, handler, events } = await mixed();
+    expect(await replayAll(handler, id, "parked", 2)).toBe(3);
+    expect(await events("pending")).toEqual(["parked", "parked", "parked"]);
+    expect(await events("exhausted")).toEqual(["exhausted", "exhausted", "exhausted"]);
+    expect(await events("failed")).toEqual(["failed", "failed", "failed"]);
+  });
+
+  it.each([["failed"], ["exhausted"]])("status=%s queues again only those", async (status) => {
+    const { id, handler, events } = await mixed();
+    const expected = status === "failed" ? 3 : 6;
+    expect(await replayAll(handler, id, status, 2)).toBe(expected);
+    expect((await events("pending")).length).toBe(expected);
+    expect(await events(status as "failed" | "exhausted")).toEqual([]);
+  });
+
+  it("takes status in the query too; the default is failed and exhausted, as before", async () => {
+    const one = await mixed();
+    const res = await one.handler(req("POST", `/v1/webhook_endpoints/${one.id}/replay?since=0&status=parked`));
+    expect(parse(res)).toMatchObject({ replayed: 3, has_more: false });
+    const all = await mixed();
+    expect(await replayAll(all.handler, all.id, undefined as unknown as string, 1000)).toBe(9);
+  });
+
+  it("refuses another status with 400 (query) or 422 at /status (body), queuing nothing; the admin with a TypeError", async () => {
+    const { id, handler, admin, events } = await mixed();
+    expect((await handler(req("POST", `/v1/webhook_endpoints/${id}/replay?since=0&status=pending`))).status).toBe(400);
+    const res = await handler(req("POST", `/v1/webhook_endpoints/${id}/replay`, { since: 0, status: "delivered" }));
+    expect(res.status).toBe(422);
+    expect(parse(res).errors[0].pointer).toBe("/status");
+    await expect(admin.replay(id, 0, { status: "pending" as never })).rejects.toThrow(
+      /EndpointAdmin.replay: status must be/,
+    );
+    expect(await events("pending")).toEqual([]);
+  });
+
+  it("after re-enabling, status=parked reaches the parked deliveries the re-enabling batch did not", async () => {
+    const total = MAX_REPLAY_BATCH + 7;
+    const { id, queue, handler, endpoints } = await setup(total, "parked");
+    await endpoints.update(id, { status: "disabled", disabledReason: "manual", disabledAt: T0 });
+    await handler(req("POST", `/v1/webhook_endpoints/${id}`, { status: "enabled" }));
+    expect(await statusCount(queue, id, "pending")).toBe(MAX_REPLAY_BATCH);
+    expect(await replayAll(handler, id, "parked", MAX_REPLAY_BATCH)).toBe(7);
+    expect(await statusCount(queue, id, "pending")).toBe(total);
+  });
+
+  it("the OpenAPI document declares status on replay, in the query and the body", () => {
+    const router = declareEndpointApi(createRouter(), {
+      endpoints: createMemoryEndpointStore(),
+      queue: createMemoryDeliveryQueue({ endpoints: createMemoryEndpointStore() }),
+      apiKeys: [KEY],
+      resolve: false,
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: the test reads the generated document as arbitrary JSON.
+    const document = router.openapi({ title: "t", version: "1" }) as Record<string, any>;
+    const operation = document.paths["/v1/webhook_endpoints/{endpoint_id}/replay"].post;
+    const inQuery = operation.parameters.find((p: { name: string }) => p.name === "status");
+    expect(inQuery.schema.enum).toEqual(["failed", "exhausted", "parked"]);
+    const body = operation.requestBody.content["application/json"].schema;
+    const resolved = body.$ref === undefined ? body : document.components.schemas[body.$ref.split("/").at(-1)];
+    expect(JSON.stringify(resolved)).toContain("parked");
+  });
+});
+
 describe.each(databases())("replay on PostgreSQL ($name): the same bounded batches", (backend) => {
   let open: OpenDatabase;
   let schema: string;

@@ -541,11 +541,12 @@ describe("webhook endpoint API", () => {
     );
 
     // Regression: the replay body was not strict, so a member the API does not take (a filter a client expected:
-    // status, event_type) was dropped without a word and every failed delivery since then was queued again.
+    // event_type, last_error_kind) was dropped without a word and every failed delivery since then was queued again.
+    // `status` is taken now (failed, exhausted, parked): another value of it is refused the same way.
     it.each([
-      [{ since: 0, status: "exhausted" }, "status"],
+      [{ since: 0, status: "pending" }, "status"],
       [{ since: 0, event_type: "order.created" }, "event_type"],
-      ["since=0&status=exhausted", "status"],
+      ["since=0&last_error_kind=http_status", "last_error_kind"],
     ])("replay with %j → 422 naming the member, nothing queued again", async (body, member) => {
       const e = await create();
       await queue.publish(createEvent({ type: "order.created", data: {}, now }), { now });

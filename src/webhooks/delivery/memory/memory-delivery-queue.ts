@@ -23,10 +23,11 @@ import {
   publishDueAt,
   publishTracestate,
 } from "../queue-arguments";
-import { type DeliveryState, initialDeliveryState, isScheduled } from "../state-machine";
+import { type DeliveryState, type DeliveryStatus, initialDeliveryState, isScheduled } from "../state-machine";
 import { receivesFor } from "../tenant";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
 import { sortedPlace } from "./sorted-place";
+import { StatusIndex } from "./status-index";
 
 /** Options of {@link createMemoryDeliveryQueue}. */
 export interface MemoryDeliveryQueueOptions {
@@ -68,6 +69,8 @@ interface Entry extends DueItem, EndedLink<Entry> {
   leaseUntil: number;
   readonly traceparent: string | undefined;
   readonly tracestate: string | undefined;
+  /** Written by its endpoint's {@link StatusIndex}. */
+  listedIn: number;
 }
 
 /** An endpoint's scheduled deliveries, and its place among the endpoints by its earliest due one. */
@@ -90,6 +93,8 @@ interface LogLine {
 interface EndpointEntry {
   /** Its deliveries, oldest first by creation time, then publication (forgotten ones are removed lazily). */
   deliveries: Entry[];
+  /** The same deliveries by status, for a listing filtered by status. */
+  statuses: StatusIndex<Entry>;
   /** Its attempt log, oldest first: so in `seq` order. */
   log: LogLine[];
 }
@@ -212,7 +217,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   const endpointEntry = (id: string): EndpointEntry => {
     let entry = byEndpoint.get(id);
     if (entry === undefined) {
-      entry = { deliveries: [], log: [] };
+      entry = { deliveries: [], statuses: new StatusIndex(createdBefore, isCurrent), log: [] };
       byEndpoint.set(id, entry);
     }
     return entry;
@@ -225,6 +230,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     if (refs === 0) eventRefs.delete(entry.eventId);
     else eventRefs.set(entry.eventId, refs);
     const endpoint = byEndpoint.get(entry.endpointId);
+    endpoint?.statuses.left(entry.state.status);
     // Removed in bulk once the forgotten outnumber the kept, so a forget costs O(1) amortised.
     if (endpoint !== undefined && endpoint.deliveries.length > 2 * byId.size + 1024) {
       endpoint.deliveries = endpoint.deliveries.filter((kept) => byId.get(kept.id) === kept);
@@ -268,7 +274,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   }
 
   function settle(entry: Entry, state: DeliveryState): void {
+    const from = entry.state.status;
     entry.state = state;
+    endpointEntry(entry.endpointId).statuses.moved(entry, from, state.status);
     entry.leaseToken = undefined;
     if (isScheduled(state)) {
       schedule(entry, state.nextAttemptAt ?? 0);
@@ -284,6 +292,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   }
 
   const find = (id: string): Entry | undefined => byId.get(id);
+  // Whether the status index's `entry` is kept and of `status` now (else it is stale there).
+  const isCurrent = (entry: Entry, status: DeliveryStatus): boolean =>
+    entry.state.status === status && byId.get(entry.id) === entry;
   // PublishOptions.endpointId: that endpoint, whatever it subscribes to, if it is enabled and receives the tenant's.
   const alone = async (id: string, tenant: string | null) => {
     const endpoint = await endpoints.get(id);
@@ -326,9 +337,12 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           endedAt: 0,
           older: undefined,
           newer: undefined,
+          listedIn: 0,
         };
         byId.set(entry.id, entry);
-        insertCreated(endpointEntry(target.id).deliveries, entry);
+        const kept = endpointEntry(target.id);
+        insertCreated(kept.deliveries, entry);
+        kept.statuses.moved(entry, undefined, state.status);
         settle(entry, state);
         deliveryIds.push(entry.id);
       }
@@ -416,18 +430,30 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const out: DeliveryRecord[] = [];
       const after = listStartingAfter(listOptions);
       const eventId = listEventId(listOptions);
-      let from = deliveries.length - 1;
+      let cursor: Entry | undefined;
       if (after !== undefined) {
-        const cursor = find(after);
+        cursor = find(after);
         if (cursor === undefined || cursor.endpointId !== endpointId) return out;
-        from = positionOf(deliveries, cursor) - 1;
       }
+      const statuses = listOptions.status;
+      if (statuses !== undefined) {
+        // By the status index: the work is the page's (and the stale entries it passes), not the endpoint's.
+        const index = byEndpoint.get(endpointId)?.statuses;
+        if (index === undefined || limit === 0) return out;
+        for (const entry of index.newestFirst(statuses, cursor)) {
+          if (since !== undefined && entry.createdAt < since) break;
+          if (eventId !== undefined && entry.eventId !== eventId) continue;
+          out.push(toRecord(entry));
+          if (out.length >= limit) break;
+        }
+        return out;
+      }
+      const from = cursor === undefined ? deliveries.length - 1 : positionOf(deliveries, cursor) - 1;
       for (let i = from; i >= 0 && out.length < limit; i--) {
         const entry = deliveries[i] as Entry;
         if (byId.get(entry.id) !== entry) continue;
         // Newest first by creation time: every one further on was created earlier still.
         if (since !== undefined && entry.createdAt < since) break;
-        if (listOptions.status !== undefined && !listOptions.status.includes(entry.state.status)) continue;
         if (eventId !== undefined && entry.eventId !== eventId) continue;
         out.push(toRecord(entry));
       }

@@ -1,0 +1,101 @@
+import type { DeliveryStatus } from "../state-machine";
+import { sortedPlace } from "./sorted-place";
+
+/** What the index needs of a delivery: its status now, whether the queue still keeps it, and its creation order. */
+export interface StatusIndexed {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly seq: number;
+  /** The statuses whose list holds it (a bit per status): written by the index. */
+  listedIn: number;
+}
+
+const BIT: Readonly<Record<DeliveryStatus, number>> = { pending: 1, failed: 2, delivered: 4, exhausted: 8 };
+
+interface StatusList<T> {
+  entries: T[];
+  /** How many of `entries` have the list's status now (the others are stale, removed lazily). */
+  live: number;
+}
+
+/**
+ * One endpoint's deliveries by status, each list in creation order (then publication), so that a listing filtered by
+ * status reads its page, not every delivery of the endpoint: a page of `failed` among 1,000,000 `delivered` reads the
+ * failed ones. A delivery leaving a status stays in that list, stale, until the stale ones outnumber the live ones
+ * (then the list is compacted, O(1) amortised per change); one coming back finds its place still held.
+ */
+export class StatusIndex<T extends StatusIndexed> {
+  readonly #lists = new Map<DeliveryStatus, StatusList<T>>();
+
+  constructor(
+    private readonly before: (a: T, b: T) => boolean,
+    /** Whether `entry` is kept and has `status` now. */
+    private readonly current: (entry: T, status: DeliveryStatus) => boolean,
+    /** Stale entries a list may hold beyond as many as its live ones before it is compacted. */
+    private readonly slack = 1024,
+  ) {}
+
+  /** Records that `entry` moved from `from` (`undefined`: it is new) to `to`. */
+  moved(entry: T, from: DeliveryStatus | undefined, to: DeliveryStatus): void {
+    if (from === to) return;
+    if (from !== undefined) this.left(from);
+    const list = this.#list(to);
+    list.live++;
+    if ((entry.listedIn & BIT[to]) !== 0) return;
+    entry.listedIn |= BIT[to];
+    const { entries } = list;
+    const last = entries.at(-1);
+    if (last === undefined || this.before(last, entry)) entries.push(entry);
+    else entries.splice(sortedPlace(entries, entry, this.before), 0, entry);
+  }
+
+  /** Records that a delivery of `status` is no longer kept, or no longer of `status`. */
+  left(status: DeliveryStatus): void {
+    const list = this.#lists.get(status);
+    if (list === undefined) return;
+    list.live--;
+    if (list.entries.length > 2 * list.live + this.slack) this.#compact(status, list);
+  }
+
+  /**
+   * The entries of any of `statuses` created before `after` (every one without it), newest first, read lazily: a merge
+   * of the statuses' lists from their ends, stale entries passed over.
+   */
+  *newestFirst(statuses: readonly DeliveryStatus[], after: T | undefined): Generator<T> {
+    const heads: { status: DeliveryStatus; entries: T[]; at: number }[] = [];
+    for (const status of new Set(statuses)) {
+      const entries = this.#lists.get(status)?.entries;
+      if (entries === undefined) continue;
+      const at = after === undefined ? entries.length - 1 : sortedPlace(entries, after, this.before) - 1;
+      heads.push({ status, entries, at });
+    }
+    for (;;) {
+      let best: (typeof heads)[number] | undefined;
+      for (const head of heads) {
+        while (head.at >= 0 && !this.current(head.entries[head.at] as T, head.status)) head.at--;
+        if (head.at < 0) continue;
+        if (best === undefined || this.before(best.entries[best.at] as T, head.entries[head.at] as T)) best = head;
+      }
+      if (best === undefined) return;
+      yield best.entries[best.at--] as T;
+    }
+  }
+
+  #list(status: DeliveryStatus): StatusList<T> {
+    let list = this.#lists.get(status);
+    if (list === undefined) {
+      list = { entries: [], live: 0 };
+      this.#lists.set(status, list);
+    }
+    return list;
+  }
+
+  #compact(status: DeliveryStatus, list: StatusList<T>): void {
+    const kept: T[] = [];
+    for (const entry of list.entries) {
+      if (this.current(entry, status)) kept.push(entry);
+      else entry.listedIn &= ~BIT[status];
+    }
+    list.entries = kept;
+  }
+}

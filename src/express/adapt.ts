@@ -6,7 +6,7 @@ import { mountable } from "../node/mount";
 import { mountedTargetProblem } from "../node/mounted-target";
 import type { ConsumedCause } from "../node/request";
 import type { Router } from "../routing/router";
-import { type ExpressRequest, expressBody } from "./body";
+import { type DecodedBodies, type ExpressRequest, expressBody } from "./body";
 import { bodyConsumedError, bodyDecodedError } from "./errors";
 
 /**
@@ -24,9 +24,11 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * `bad_request_target` problem: Express matched its own middleware on it as sent, the handler would see it resolved.
  *
  * The body is read raw by the adapter. After `express.raw({ inflate: false, ... })` the bytes it read are used
- * (`inflate: false`: by default it decodes a `Content-Encoding`); after a parser or middleware that consumed the
- * stream (`express.json()`, ...) the request fails with the node and Fetch adapters' 500 `body_consumed` problem, and
- * `onError` gets its cause, an `ExpressIntegrationError` (`body_consumed`) saying where to mount instead.
+ * (`inflate: false`: by default it decodes a `Content-Encoding`, and bytes it decoded are the 500 `body_consumed`,
+ * with or without a Content-Length; with it, Express itself answers a coded body 415); after a parser or middleware
+ * that consumed the stream (`express.json()`, ...) the request fails with the node and Fetch adapters' 500
+ * `body_consumed` problem, and `onError` gets its cause, an `ExpressIntegrationError` (`body_consumed`) saying where
+ * to mount instead.
  * @param app a handler, or a router (compiled now: declaration errors surface at start-up).
  * @param options the node adapter's options (`bodyLimit`, `onError`).
  * @example
@@ -36,6 +38,15 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * app.use(express.json()); // your own JSON routes after ours
  */
 export function adapt(app: Handler | Router, options: AdapterOptions = {}): ExpressMiddleware {
+  return adaptBodies(app, options, "refuse");
+}
+
+/** {@link adapt}, told what to do with bytes `express.raw()` decoded (see {@link DecodedBodies}). Internal. */
+export function adaptBodies(
+  app: Handler | Router,
+  options: AdapterOptions,
+  decodedBodies: DecodedBodies,
+): ExpressMiddleware {
   const { handler, answers } = mountable(app, "rest-webhooks/express adapt");
   const dispatch = nodeDispatcher(handler, options);
   const limit = bodyLimitOf(options, "rest-webhooks/express adapt");
@@ -52,6 +63,6 @@ export function adapt(app: Handler | Router, options: AdapterOptions = {}): Expr
       next();
       return;
     }
-    dispatch(req, res, expressBody(req, limit, consumed, decoded));
+    dispatch(req, res, expressBody(req, limit, consumed, decoded, decodedBodies));
   };
 }

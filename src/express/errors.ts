@@ -35,7 +35,8 @@ export function bodyConsumedError(method: string, target: string, limit: number)
 
 /**
  * `express.raw()` decoded the body's `Content-Encoding` (its default `inflate: true`): the bytes are not those sent,
- * and the header still names the coding. Told by a length other than `Content-Length`.
+ * and the header still names the coding. Told by the coding beside bytes body-parser left (with inflate: false it
+ * refuses a coded body itself), or, without one, by a length other than `Content-Length`.
  */
 export function bodyDecodedError(method: string, target: string, limit: number): ExpressIntegrationError {
   return new ExpressIntegrationError(
@@ -43,6 +44,7 @@ export function bodyDecodedError(method: string, target: string, limit: number):
     `rest-webhooks/express: the body of ${method} ${target} was decoded from its Content-Encoding by express.raw() ` +
       "(its default inflate: true), so its exact bytes are gone: a webhook signature cannot be checked on them, and " +
       "the Content-Encoding field no longer describes them. Mount rest-webhooks before the body parser, or give " +
-      `express.raw() inflate: false: express.raw({ type: "*/*", inflate: false, limit: ${limit} }).`,
+      `express.raw() inflate: false: express.raw({ type: "*/*", inflate: false, limit: ${limit} }) (Express then ` +
+      "answers a coded body 415 itself; mounted before any body parser, rest-webhooks takes the coded bytes as sent).",
   );
 }

@@ -4,9 +4,9 @@ import { requiredFunction } from "../options/function-option";
 import type { Inbox, InboxCompleteResult } from "../webhooks/consumer/inbox";
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRIC_NAMES, SPAN_NAMES } from "./names";
 import {
-  contextWithTraceparent,
   markFailed,
   methodAttributes,
+  parseTraceparent,
   quietly,
   startSpanQuietly,
   type TelemetryOptions,
@@ -18,9 +18,11 @@ const REMEMBERED_RECEIPTS = 1_024;
 
 /**
  * Wraps the consumer's endpoint (`createWebhookConsumer(...)`) in a CONSUMER span `receive webhook` covering the
- * signature check and the inbox write. The span continues the sender's trace when the request carries a valid
- * `traceparent` (W3C Trace Context §3.2), with its `tracestate` (§3.3), and no span is active yet (an HTTP server
- * instrumentation that already continued it makes its span the parent instead). Verification failures count as
+ * signature check and the inbox write. A valid `traceparent` (W3C Trace Context §3.2), with its `tracestate` (§3.3),
+ * names the event's creation context (the sender's publishing span): the span always links to it, and takes it as
+ * parent only when no span is active; an active span (an HTTP server or framework instrumentation's) stays the
+ * parent, as the OpenTelemetry messaging conventions ask of a message pushed over HTTP. So the node adapter, Express
+ * and Fastify give the same link whatever their instrumentations make active. Verification failures count as
  * rejected.
  *
  * @param handler the consumer's handler.
@@ -39,16 +41,18 @@ export function traceWebhookReceipt(handler: Handler, options: TelemetryOptions 
   });
   return async (request) => {
     const active = context.active();
+    const creation = parseTraceparent(request.headers.traceparent, request.headers.tracestate);
+    // Messaging conventions, "Consumer spans": a consumer span SHOULD link to the message's creation context, and
+    // MAY take it as parent only when not in the scope of another span ("Message creation context as parent").
     const parent =
-      trace.getSpan(active) === undefined
-        ? contextWithTraceparent(active, request.headers.traceparent, request.headers.tracestate)
-        : active;
+      creation === undefined || trace.getSpan(active) !== undefined ? active : trace.setSpanContext(active, creation);
     const id = request.headers["webhook-id"];
     const span = startSpanQuietly(
       tracer,
       SPAN_NAMES.receive,
       {
         kind: SpanKind.CONSUMER,
+        links: creation === undefined ? [] : [{ context: creation }],
         attributes: {
           [A.messagingSystem]: MESSAGING_SYSTEM,
           [A.messagingOperationName]: "receive",

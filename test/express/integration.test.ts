@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { adapt, ExpressIntegrationError, webhookConsumer } from "../../src/express";
 import { DEFAULT_BODY_LIMIT, json } from "../../src/http";
 import { bodyConsumed } from "../../src/http/adapter-options";
+import { adapt as nodeAdapt } from "../../src/node";
 import { createRouter } from "../../src/routing";
+import { createWebhookConsumer } from "../../src/webhooks/consumer";
 import { expectedPayload, webhookFixture } from "../support/signed-webhook";
 
 const servers: Server[] = [];
@@ -17,11 +19,22 @@ afterEach(async () => {
   }
 });
 
-async function listen(app: Express): Promise<string> {
-  const server = createServer(app);
+async function listen(app: Express | Parameters<typeof createServer>[1]): Promise<string> {
+  const server = createServer(app as Parameters<typeof createServer>[1]);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A POST whose body is sent chunked (no Content-Length), as a streaming sender does. */
+function postChunked(url: string, body: Uint8Array, headers: Record<string, string>) {
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(body);
+      controller.close();
+    },
+  });
+  return fetch(url, { method: "POST", body: stream, headers, duplex: "half" } as RequestInit);
 }
 
 const router = () =>
@@ -155,6 +168,24 @@ describe("rest-webhooks/express", () => {
         expect(error).toBeInstanceOf(ExpressIntegrationError);
         expect(error).toMatchObject({ code: "body_consumed" });
         expect(error.message).toContain("inflate: false");
+      });
+
+      // Regression: without a Content-Length the decoded bytes were handed on as the body, the Content-Encoding field
+      // still naming gzip: a handler reading raw bytes (or a signature check) saw other bytes than node gives it.
+      it("with its default inflate: true, sent chunked (no Content-Length), it is 500 body_consumed too", async () => {
+        const onError = vi.fn();
+        const handler = vi.fn(() => json(200, {}));
+        const app = express()
+          .use(express.raw({ type: "*/*" }))
+          .use(adapt(handler, { onError }));
+        const response = await postChunked(`${await listen(app)}/items`, sent, {
+          "content-type": "application/octet-stream",
+          "content-encoding": "gzip",
+        });
+        expect(response.status).toBe(500);
+        expect(await response.json()).toStrictEqual(bodyConsumed(new TypeError()).toJSON());
+        expect(handler).not.toHaveBeenCalled();
+        expect(onError.mock.calls[0]?.[0]).toMatchObject({ code: "body_consumed" });
       });
 
       it("with inflate: false, as recommended, Express's body-parser refuses it (415) and the adapter never runs", async () => {
@@ -326,6 +357,71 @@ describe("rest-webhooks/express", () => {
       );
       const big = await fetch(`${base}/hook`, { method: "POST", body: "x".repeat(200_000) });
       expect(await big.json()).toStrictEqual({ bytes: 200_000 });
+    });
+
+    // Regression: behind express.raw()'s default inflate: true a gzip delivery was 500 body_consumed with a
+    // Content-Length and checked on the decoded bytes without one, where node answers it 415 from its headers.
+    describe("a signed delivery sent with Content-Encoding: gzip", () => {
+      const coded = (fixture: ReturnType<typeof webhookFixture>, id: string) => {
+        const { body, headers } = fixture.delivery(id);
+        return { bytes: gzipSync(body), headers: { ...headers, "content-encoding": "gzip" } };
+      };
+      const answer = async (response: Response) => ({
+        status: response.status,
+        acceptEncoding: response.headers.get("accept-encoding"),
+        body: await response.json(),
+      });
+      const send = async (base: string, chunked: boolean, delivery: ReturnType<typeof coded>) =>
+        answer(
+          chunked
+            ? await postChunked(`${base}/webhooks`, delivery.bytes, delivery.headers)
+            : await fetch(`${base}/webhooks`, { method: "POST", body: delivery.bytes, headers: delivery.headers }),
+        );
+
+      it.each([
+        ["with a Content-Length", false],
+        ["chunked", true],
+      ])("%s gets the node adapter's answer (415), behind express.raw() or not", async (_name, chunked) => {
+        const fixture = webhookFixture();
+        const node = await send(
+          await listen(nodeAdapt(createWebhookConsumer(fixture.options))),
+          chunked,
+          coded(fixture, "msg_gz_node"),
+        );
+        expect(node).toMatchObject({
+          status: 415,
+          acceptEncoding: "identity",
+          body: { code: "unsupported_content_coding" },
+        });
+        const apps = [
+          express().post("/webhooks", webhookConsumer(fixture.options)),
+          express().post("/webhooks", express.raw({ type: "*/*" }), webhookConsumer(fixture.options)),
+        ];
+        for (const app of apps) {
+          expect(await send(await listen(app), chunked, coded(fixture, "msg_gz_express"))).toStrictEqual(node);
+        }
+        expect(await fixture.inbox.get("msg_gz_express")).toBeUndefined();
+      });
+
+      it.each([
+        ["with a Content-Length", false],
+        ["chunked", true],
+      ])(
+        '%s with parse: "none" behind express.raw() is 500 body_consumed, never verified on the decoded bytes',
+        async (_name, chunked) => {
+          const fixture = webhookFixture();
+          const onError = vi.fn();
+          const options = { ...fixture.options, parse: "none" as const, onError };
+          const app = express().post("/webhooks", express.raw({ type: "*/*" }), webhookConsumer(options));
+          // Signed over the bytes before the coding: verified on the decoded bytes, it would be accepted.
+          const { body, headers } = fixture.delivery("msg_gz_none");
+          const delivery = { bytes: gzipSync(body), headers: { ...headers, "content-encoding": "gzip" } };
+          const response = await send(await listen(app), chunked, delivery);
+          expect(response).toMatchObject({ status: 500, body: bodyConsumed(new TypeError()).toJSON() });
+          expect(onError.mock.calls[0]?.[0]).toMatchObject({ code: "body_consumed" });
+          expect(await fixture.inbox.get("msg_gz_none")).toBeUndefined();
+        },
+      );
     });
 
     it("answers a tampered delivery 400, stores nothing", async () => {

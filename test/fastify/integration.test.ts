@@ -2,6 +2,7 @@ import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { PassThrough, Readable } from "node:stream";
+import { gzipSync } from "node:zlib";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { restWebhooks, webhookConsumer } from "../../src/fastify";
@@ -9,6 +10,7 @@ import { HttpProblem, type HttpRequest, json } from "../../src/http";
 import { bodyConsumed } from "../../src/http/adapter-options";
 import { sendResponse } from "../../src/node";
 import { createRouter } from "../../src/routing";
+import { sign } from "../../src/webhooks/signing";
 import { expectedPayload, webhookFixture } from "../support/signed-webhook";
 
 const apps: FastifyInstance[] = [];
@@ -411,6 +413,31 @@ describe("rest-webhooks/fastify", () => {
       const response = await fetch(`${base}/webhooks`, { method: "POST", body, headers });
       expect(response.status).toBe(202);
       expect(await fixture.drain()).toStrictEqual([expectedPayload("msg_fastify")]);
+    });
+
+    // docs/webhooks-consumers.md, "Which bytes are signed": the node adapter's answers, from Fastify too.
+    it('answers a Content-Encoding: gzip delivery 415, and with parse: "none" verifies the coded bytes as sent', async () => {
+      const fixture = webhookFixture();
+      const app = Fastify();
+      await app.register(webhookConsumer, { url: "/webhooks", ...fixture.options });
+      await app.register(webhookConsumer, { url: "/raw", ...fixture.options, parse: "none" });
+      const base = await listen(app);
+      const { body, headers } = fixture.delivery("msg_gz");
+      const coded = { ...headers, "content-encoding": "gzip" };
+      const refused = await fetch(`${base}/webhooks`, { method: "POST", body: gzipSync(body), headers: coded });
+      expect(refused.status).toBe(415);
+      expect(refused.headers.get("accept-encoding")).toBe("identity");
+      expect(await refused.json()).toMatchObject({ code: "unsupported_content_coding" });
+      const bytes = gzipSync(body);
+      const signed = sign({
+        id: "msg_gz_raw",
+        timestamp: Math.floor(Date.now() / 1000),
+        body: bytes,
+        secrets: fixture.secret,
+      });
+      const raw = await fetch(`${base}/raw`, { method: "POST", body: bytes, headers: { ...coded, ...signed } });
+      expect(raw.status).toBe(202);
+      expect(await fixture.inbox.get("msg_gz_raw")).toBeDefined();
     });
 
     it("answers a tampered delivery 400 and another method 405 with Allow: POST", async () => {

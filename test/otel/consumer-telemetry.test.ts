@@ -1,6 +1,13 @@
-import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import express from "express";
+import Fastify from "fastify";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { adapt as expressAdapt } from "../../src/express/index";
+import { restWebhooks } from "../../src/fastify/index";
 import type { HttpRequest } from "../../src/http/message";
+import { adapt as nodeAdapt } from "../../src/node/index";
 import { ATTRIBUTES, instrumentInbox, METRIC_NAMES, traceWebhookReceipt } from "../../src/otel/index";
 import { createWebhookConsumer, createWebhookProcessor } from "../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../src/webhooks/consumer/memory/index";
@@ -69,6 +76,91 @@ describe("consumer telemetry", () => {
     expect(processing?.kind).toBe(SpanKind.CONSUMER);
     expect(processing?.links.map((link) => link.context.spanId)).toEqual([receipt?.spanContext().spanId]);
     expect(processing?.attributes).toMatchObject({ [ATTRIBUTES.consumerOutcome]: "done", [ATTRIBUTES.attempt]: 1 });
+  });
+
+  // Regression: the receipt took the sender's span as parent with no span active, and had no tie to it at all under
+  // an active span (an HTTP server or framework instrumentation's that did not continue the traceparent).
+  describe("the creation context (OpenTelemetry messaging conventions, consumer spans)", () => {
+    const creationLinks = () => otel.spans()[0]?.links.map((link) => ({ ...link.context, traceState: undefined }));
+    const SENDER_LINK = [{ ...SENDER, traceFlags: 1, isRemote: true, traceState: undefined }];
+
+    it("with no span active, is the receipt's parent and its link", async () => {
+      const { handler } = setup();
+      expect((await handler(incoming("msg_link1", TRACEPARENT))).status).toBe(202);
+      expect(otel.spans()[0]?.parentSpanContext?.spanId).toBe(SENDER.spanId);
+      expect(creationLinks()).toStrictEqual(SENDER_LINK);
+    });
+
+    it("under an active span, stays its link while the active span is the parent", async () => {
+      const { handler } = setup();
+      // An HTTP server span that did not continue the traceparent (another propagator, or none for public routes).
+      const status = await otel.tracer.startActiveSpan(
+        "POST",
+        { root: true, kind: SpanKind.SERVER },
+        async (active) => {
+          const answer = await handler(incoming("msg_link2", TRACEPARENT));
+          active.end();
+          return answer.status;
+        },
+      );
+      expect(status).toBe(202);
+      const receipt = otel.spans().find((span) => span.name === "receive webhook");
+      const ambient = otel
+        .spans()
+        .find((span) => span.name === "POST" && span.spanContext().traceId !== SENDER.traceId);
+      expect(receipt?.parentSpanContext?.spanId).toBe(ambient?.spanContext().spanId);
+      expect(receipt?.spanContext().traceId).not.toBe(SENDER.traceId);
+      expect(receipt?.links.map((link) => link.context.spanId)).toStrictEqual([SENDER.spanId]);
+    });
+
+    it("has no link without a valid traceparent", async () => {
+      const { handler } = setup();
+      await handler(incoming("msg_link3"));
+      const bad = incoming("msg_link4");
+      await handler({ ...bad, headers: { ...bad.headers, traceparent: "00-zz-00f067aa0ba902b7-01" } });
+      for (const span of otel.spans()) expect(span.links).toStrictEqual([]);
+    });
+
+    describe("the same from the node adapter, Express and Fastify", () => {
+      const servers: Server[] = [];
+      afterEach(async () => {
+        for (const server of servers.splice(0)) {
+          server.closeAllConnections();
+          await new Promise((resolve) => server.close(resolve));
+        }
+      });
+      const listen = async (listener: Parameters<typeof createServer>[1]) => {
+        const server = createServer(listener);
+        servers.push(server);
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      };
+      const post = async (base: string, request: HttpRequest) =>
+        (
+          await fetch(`${base}/hooks`, {
+            method: "POST",
+            body: Buffer.from(request.body),
+            headers: request.headers as Record<string, string>,
+          })
+        ).status;
+
+      it.each([["node"], ["express"], ["fastify"]])("%s: parent and link as above", async (name) => {
+        const { handler } = setup();
+        let base: string;
+        if (name === "node") base = await listen(nodeAdapt(handler));
+        else if (name === "express") base = await listen(express().use(expressAdapt(handler)));
+        else {
+          const app = Fastify();
+          await app.register(restWebhooks, { handler });
+          base = await app.listen({ port: 0, host: "127.0.0.1" });
+          servers.push(app.server);
+        }
+        expect(await post(base, incoming("msg_adapter", TRACEPARENT))).toBe(202);
+        expect(trace.getActiveSpan()).toBeUndefined();
+        expect(otel.spans()[0]?.parentSpanContext?.spanId).toBe(SENDER.spanId);
+        expect(creationLinks()).toStrictEqual(SENDER_LINK);
+      });
+    });
   });
 
   describe("tracestate (W3C Trace Context §3.3: propagated with traceparent)", () => {

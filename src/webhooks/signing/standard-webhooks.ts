@@ -41,25 +41,30 @@ const MAX_SIGNATURES_PER_VERSION = 10;
 
 const TOO_MANY = "too_many";
 
+// The versions this scheme checks; tokens of any other are skipped unread, so the cap above is not spent on them.
+const CHECKED_VERSIONS = new Set(["v1", "v1a"]);
+
 /**
  * The distinct `<version>,<signature>` tokens of a webhook-signature value ("a space delimited list"), `undefined`
- * when there is none or one lacks its version, or {@link TOO_MANY}. Repeated fields arrive joined by ", ", so a
- * trailing comma is dropped from each token.
+ * when there is none, or {@link TOO_MANY}. Repeated fields arrive joined by ", ", so a trailing comma is dropped from
+ * each token. A token without a version or a signature (`v1abc`, `v1,`, bare base64) is skipped like one of an
+ * unknown version: Standard Webhooks, "Webhook headers", has consumers "try to verify each signature until one
+ * matches", and the reference libraries (standardwebhooks, svix) pass over what is not `v1,<signature>`.
  */
 function signatureTokens(value: string): string[] | typeof TOO_MANY | undefined {
   const parts = value.includes("\t") ? value.split(/[ \t]/) : value.split(" ");
   const tokens = new Set<string>();
   const perVersion = new Map<string, number>();
   for (const part of parts) {
-    if (part.length === 0) continue;
     const token = part.endsWith(",") ? part.slice(0, -1) : part;
     const comma = token.indexOf(",");
-    if (comma <= 0) return undefined;
-    if (tokens.has(token)) continue;
+    if (comma <= 0 || comma === token.length - 1 || tokens.has(token)) continue;
     const version = token.slice(0, comma);
-    const count = (perVersion.get(version) ?? 0) + 1;
-    if (count > MAX_SIGNATURES_PER_VERSION) return TOO_MANY;
-    perVersion.set(version, count);
+    if (CHECKED_VERSIONS.has(version)) {
+      const count = (perVersion.get(version) ?? 0) + 1;
+      if (count > MAX_SIGNATURES_PER_VERSION) return TOO_MANY;
+      perVersion.set(version, count);
+    }
     tokens.add(token);
   }
   return tokens.size === 0 ? undefined : [...tokens];
@@ -88,6 +93,7 @@ function read(header: HeaderLookup): SignedHeaders | WebhookVerificationError {
   }
   const signatures = signatureTokens(signature);
   if (signatures === undefined) {
+    // Nothing of the form `<version>,<signature>` at all: a header that cannot hold a signature, not a wrong one.
     return malformedHeader(NAME, "webhook-signature", signature, "space-separated `v1,<base64>` signatures");
   }
   if (signatures === TOO_MANY) {

@@ -62,6 +62,44 @@ describe("standardwebhooks (the reference JavaScript library)", () => {
   });
 });
 
+// Standard Webhooks, "Webhook headers": consumers try each signature until one matches. A header of valid
+// signatures and junk tokens (no comma, no version, no signature, unknown versions, wrong signatures) verifies iff
+// one valid signature is in it, for us as for the reference library and svix.
+describe("a webhook-signature of valid signatures among junk tokens", () => {
+  const secret = generateSecret();
+  const junk = fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9+/=]{1,20}$/),
+    fc.stringMatching(/^v1a?,?$/),
+    fc.stringMatching(/^,[A-Za-z0-9+/=]{0,44}$/),
+    fc.stringMatching(/^v[0-9a-z]{1,3},[A-Za-z0-9+/=]{1,44}$/),
+    fc.stringMatching(/^v1,[A-Za-z0-9+/]{43}=$/),
+  );
+  it("verifies iff one valid signature is present, as standardwebhooks and svix do", () => {
+    fc.assert(
+      fc.property(fc.array(junk, { maxLength: 6 }), fc.nat(2), fc.nat(), (tokens, validCount, at) => {
+        const timestamp = nowSeconds();
+        const signed = sign({ id: "msg_junk", timestamp, body, secrets: secret });
+        const list = [...tokens];
+        for (let i = 0; i < validCount; i++) list.splice(at % (list.length + 1), 0, signed["webhook-signature"]);
+        const headers = { ...signed, "webhook-signature": list.join(" ") };
+        const ours = verify({ body, headers, secrets: secret, now: () => timestamp * 1000 }).ok;
+        const agrees = (check: () => unknown) => {
+          try {
+            check();
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        expect(ours).toBe(validCount > 0);
+        expect(agrees(() => new StandardWebhook(secret).verify(body, headers))).toBe(ours);
+        expect(agrees(() => new SvixWebhook(secret).verify(body, headers))).toBe(ours);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("svix", () => {
   it("verifies our signatures", () => {
     const secret = generateSecret();

@@ -390,6 +390,36 @@ describe("verify", () => {
       );
     });
 
+    // Regression: one token without its version (`v1abc`) made the whole header malformed_header, so a delivery the
+    // reference libraries (standardwebhooks, svix) accept was refused here.
+    describe("webhook-signature tokens that are not <version>,<signature>", () => {
+      const valid = headers["webhook-signature"];
+      const withSignature = (value: string) =>
+        codeOf(verify({ body, headers: { ...headers, "webhook-signature": value }, secrets: secret, now: clock }));
+      it.each([
+        ["a token without a comma", "v1abc"],
+        ["a version alone", "v1,"],
+        ["bare base64", "K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="],
+        ["a comma alone", ","],
+        ["a signature without a version", ",K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="],
+      ])("skips %s beside a valid signature", (_name, junk) => {
+        expect(withSignature(`${junk} ${valid}`)).toBe("ok");
+        expect(withSignature(`${valid} ${junk}`)).toBe("ok");
+      });
+
+      it("is malformed_header when no token is <version>,<signature>, no_matching_signature when none is valid", () => {
+        expect(withSignature("v1abc")).toBe("malformed_header");
+        expect(withSignature("v1abc v1, xyz")).toBe("malformed_header");
+        expect(withSignature("v1abc v1,AAAA")).toBe("no_matching_signature");
+        expect(withSignature("v1abc v2,AAAA")).toBe("no_matching_signature");
+      });
+
+      it("does not count tokens of a version it does not check toward the 10-per-version cap", () => {
+        const unknown = Array.from({ length: 20 }, (_, i) => `v2,${i}`);
+        expect(withSignature([...unknown, valid].join(" "))).toBe("ok");
+      });
+    });
+
     it("names every missing header in one sentence", () => {
       const result = verify({ body, headers: {}, secrets: secret, now: clock });
       expect(result.ok ? "" : result.error.message).toMatch(

@@ -5,8 +5,8 @@
  * `pg` and `@electric-sql/pglite` are optional peers: pass the client you already have.
  */
 export { DEFAULT_SCHEMA } from "./identifier";
-export { MIGRATIONS_TABLE, type Migration, migrate, migrationSql } from "./migrate";
-export { MigrationError } from "./migration-error";
+export { MIGRATIONS_TABLE, type MigrateOptions, type Migration, migrate, migrationSql } from "./migrate";
+export { MigrationError, type MigrationErrorCode } from "./migration-error";
 export { type OpenPgliteOptions, openPglite, type PgliteDatabase } from "./pglite";
 export { PGLITE_LOCK_FILE, PgliteLockError, type PgliteLockErrorCode } from "./pglite-lock";
 export { type RequestTransactionOptions, requestTransaction, transactionOf } from "./request-transaction";

@@ -1,5 +1,5 @@
 import { identifierName, quoteIdentifier, tableIn } from "./identifier";
-import { MigrationError } from "./migration-error";
+import { MigrationError, type MigrationErrorCode } from "./migration-error";
 import type { SqlClient, SqlDatabase } from "./sql-client";
 import { transaction } from "./transaction";
 
@@ -50,13 +50,40 @@ function checkSchemas(migrations: readonly Migration[], what: string): void {
   for (const migration of migrations) identifierName(migration.schema, `${what}: migration ${migration.id}'s schema`);
 }
 
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /**
+   * Go on when a schema records migrations of a store that this code does not know (applied by a newer release, which
+   * an older one then started on): the known ones still missing are applied, the unknown ones left as they are. Only
+   * for a release you know works on the newer tables, such as during a rolling deploy or a rollback. @default false
+   */
+  readonly allowUnknown?: boolean;
+}
+
+// A migration's store and version, from an id `<store>@<n>` (`delivery@3`); other ids have none.
+const versionOf = (id: string): { store: string; version: number } | undefined => {
+  const match = /^(.*)@(\d{1,15})$/.exec(id);
+  return match === null ? undefined : { store: match[1] as string, version: Number(match[2]) };
+};
+
+// A statement of a step other than a migration's own, its failure reported as that step.
+async function step<T>(code: MigrationErrorCode, schema: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (cause) {
+    throw new MigrationError(code, { schema, cause });
+  }
+}
+
 async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
   const table = tableIn(schema, MIGRATIONS_TABLE);
-  await tx.query(createSchema(schema));
-  await tx.query(
-    `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-  );
-  const { rows } = await tx.query(`SELECT id FROM ${table}`);
+  await step("migration_schema_failed", schema, () => tx.query(createSchema(schema)));
+  const { rows } = await step("migration_history_failed", schema, async () => {
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    return tx.query(`SELECT id FROM ${table} ORDER BY id`);
+  });
   return new Set(rows.map((row) => String((row as { id: unknown }).id)));
 }
 
@@ -64,20 +91,33 @@ async function appliedIn(tx: SqlClient, schema: string): Promise<Set<string>> {
  * Applies the migrations not yet recorded in their schema's `rest_webhooks_migrations` table, in order, in one
  * transaction under an advisory lock: safe to call at every start, from several processes at once, at any
  * `default_transaction_isolation`. A caller that finds another at work waits for it to finish, then starts afresh.
+ * A schema recording a later version of one of these stores than `migrations` holds (`delivery@13` where this release
+ * knows up to `delivery@12`, ids being `<store>@<n>`: a newer release migrated it) is refused, nothing applied, unless
+ * `allowUnknown`: this release's code may not work on the newer tables. Other stores' migrations are not looked at.
  * @param db a pool, client or PGlite.
  * @param migrations e.g. `[...idempotencyMigrations(), ...deliveryMigrations()]`.
+ * @param options `allowUnknown`.
  * @returns the ids applied now (empty when everything was there).
- * @throws {@link MigrationError} naming the migration and statement that failed (the database's error as `cause`);
- *   nothing of the call is applied then. A TypeError, before any statement, for a schema PostgreSQL would not keep
- *   as given (empty, a NUL, over 63 bytes); any other name is quoted, so `My "App"` is that schema.
+ * @throws {@link MigrationError}, nothing of the call applied then: `migration_failed` naming the migration and
+ *   statement that failed, `migration_schema_failed` or `migration_history_failed` naming the schema whose setup
+ *   failed (the database's error as `cause`), `migration_unknown_applied` naming the unknown ids. A TypeError, before
+ *   any statement, for a schema PostgreSQL would not keep as given (empty, a NUL, over 63 bytes); any other name is
+ *   quoted, so `My "App"` is that schema.
  * @example await migrate(pool, deliveryMigrations({ schema: "shop" }))
  */
-export async function migrate(db: SqlDatabase, migrations: readonly Migration[]): Promise<string[]> {
+export async function migrate(
+  db: SqlDatabase,
+  migrations: readonly Migration[],
+  options: MigrateOptions = {},
+): Promise<string[]> {
   checkSchemas(migrations, "migrate");
+  const allowUnknown = options.allowUnknown === true;
   for (;;) {
     const applied = await transaction(db, async (tx) => {
       const { rows } = await tx.query("SELECT pg_try_advisory_xact_lock($1) AS locked", [MIGRATION_LOCK]);
-      if ((rows[0] as { locked?: unknown } | undefined)?.locked === true) return applyPending(tx, migrations);
+      if ((rows[0] as { locked?: unknown } | undefined)?.locked === true) {
+        return applyPending(tx, migrations, allowUnknown);
+      }
       // Not in a transaction that waited: its snapshot (REPEATABLE READ, SERIALIZABLE) and the backend's catalog
       // cache (a schema looked up while missing) predate the holder's commit, so it would run the steps again.
       await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
@@ -87,21 +127,55 @@ export async function migrate(db: SqlDatabase, migrations: readonly Migration[])
   }
 }
 
-async function applyPending(tx: SqlClient, migrations: readonly Migration[]): Promise<string[]> {
-  const applied = new Map<string, Set<string>>();
+// Each schema's history, read once, checked for versions of these stores newer than the list's.
+async function historyOf(
+  tx: SqlClient,
+  migrations: readonly Migration[],
+  allowUnknown: boolean,
+): Promise<Map<string, Set<string>>> {
+  const known = new Map<string, Set<string>>();
+  for (const { schema, id } of migrations) {
+    const ids = known.get(schema) ?? new Set<string>();
+    known.set(schema, ids.add(id));
+  }
+  const history = new Map<string, Set<string>>();
+  for (const [schema, ids] of known) {
+    const done = await appliedIn(tx, schema);
+    history.set(schema, done);
+    if (allowUnknown) continue;
+    // Past the latest version the list knows of its store: an older id missing from the list (a migration list
+    // given from some version on) is no sign of a newer release.
+    const latest = new Map<string, number>();
+    for (const id of ids) {
+      const known = versionOf(id);
+      if (known !== undefined) latest.set(known.store, Math.max(known.version, latest.get(known.store) ?? 0));
+    }
+    const unknown = [...done].filter((id) => {
+      const recorded = versionOf(id);
+      const upTo = recorded === undefined ? undefined : latest.get(recorded.store);
+      return recorded !== undefined && upTo !== undefined && recorded.version > upTo;
+    });
+    if (unknown.length > 0) throw new MigrationError("migration_unknown_applied", { schema, unknown });
+  }
+  return history;
+}
+
+async function applyPending(tx: SqlClient, migrations: readonly Migration[], allowUnknown: boolean): Promise<string[]> {
+  const applied = await historyOf(tx, migrations, allowUnknown);
   const now: string[] = [];
   for (const migration of migrations) {
-    let done = applied.get(migration.schema);
-    if (done === undefined) {
-      done = await appliedIn(tx, migration.schema);
-      applied.set(migration.schema, done);
-    }
+    const done = applied.get(migration.schema) as Set<string>;
     if (done.has(migration.id)) continue;
     for (const [index, statement] of migration.statements.entries()) {
       try {
         await tx.query(statement);
-      } catch (error) {
-        throw new MigrationError(migration.id, migration.schema, index + 1, error);
+      } catch (cause) {
+        throw new MigrationError("migration_failed", {
+          schema: migration.schema,
+          migration: migration.id,
+          statement: index + 1,
+          cause,
+        });
       }
     }
     await tx.query(`INSERT INTO ${tableIn(migration.schema, MIGRATIONS_TABLE)} (id) VALUES ($1)`, [migration.id]);

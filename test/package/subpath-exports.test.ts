@@ -435,7 +435,9 @@ const TYPES: Record<string, readonly string[]> = {
   "./express": ["AdapterOptions", "ExpressIntegrationErrorCode", "ExpressMiddleware", "ExpressRequest"],
   "./fastify": ["AdapterOptions", "RestWebhooksPluginOptions", "WebhookConsumerPluginOptions"],
   "./postgres": [
+    "MigrateOptions",
     "Migration",
+    "MigrationErrorCode",
     "OpenPgliteOptions",
     "PgliteDatabase",
     "PgliteLockErrorCode",

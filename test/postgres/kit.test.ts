@@ -75,6 +75,88 @@ function kitContract(name: string, open: () => Promise<Kit>, concurrent: boolean
       expect(rows).toEqual([{ id: "t@1" }, { id: "t@2" }]);
     });
 
+    // Regression: a failure while preparing a schema (creating it, creating or reading its migration table) came out
+    // as the driver's bare error, naming no step and no schema.
+    describe("a schema's setup that fails names its step and schema", () => {
+      it("creating the schema: migration_schema_failed (here a read-only transaction, as on a standby)", async () => {
+        const fresh = uniqueName("kitro").toLowerCase();
+        const failure = await transaction(kit.db, async (tx) => {
+          await tx.query("SET LOCAL transaction_read_only = on");
+          return migrate(tx, migrations(fresh));
+        }).catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(MigrationError);
+        expect(failure).toMatchObject({ code: "migration_schema_failed", schema: fresh, migration: undefined });
+        expect((failure as Error).cause).toMatchObject({ code: "25006" }); // read_only_sql_transaction
+        const { rows } = await kit.db.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [fresh]);
+        expect(rows).toEqual([]);
+      });
+
+      it("creating or reading its migration table: migration_history_failed (a table of that name not ours)", async () => {
+        const taken = uniqueName("kittaken").toLowerCase();
+        try {
+          await kit.db.query(`CREATE SCHEMA "${taken}"`);
+          await kit.db.query(`CREATE TABLE "${taken}".rest_webhooks_migrations (version int)`);
+          const failure = await migrate(kit.db, migrations(taken)).catch((error: unknown) => error);
+          expect(failure).toBeInstanceOf(MigrationError);
+          expect(failure).toMatchObject({ code: "migration_history_failed", schema: taken, statement: undefined });
+          expect((failure as Error).cause).toMatchObject({ code: "42703" }); // column "id" does not exist
+          const { rows } = await kit.db.query("SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 't'", [
+            taken,
+          ]);
+          expect(rows).toEqual([]);
+        } finally {
+          await kit.db.query(`DROP SCHEMA IF EXISTS "${taken}" CASCADE`);
+        }
+      });
+    });
+
+    // Regression: an older release started on a schema a newer one had migrated went on as if its own migrations
+    // were all there were, its code then running on tables it does not know.
+    describe("a schema recording migrations this code does not know (a newer release's)", () => {
+      const newer = (name: string): Migration[] => [
+        ...migrations(name),
+        { id: "t@3", schema: name, statements: [`ALTER TABLE "${name}".t ADD COLUMN later text`] },
+      ];
+      const other = (name: string): Migration[] => [
+        { id: "other@1", schema: name, statements: [`CREATE TABLE "${name}".o (id int)`] },
+      ];
+
+      it("refuses with migration_unknown_applied naming them, applying nothing; allowUnknown goes on", async () => {
+        const name = uniqueName("kitnew").toLowerCase();
+        try {
+          await migrate(kit.db, newer(name));
+          // The older release knows t@1 and t@2 only, and brings a store the schema does not have yet.
+          const older = [...migrations(name), ...other(name)];
+          const failure = await migrate(kit.db, older).catch((error: unknown) => error);
+          expect(failure).toBeInstanceOf(MigrationError);
+          expect(failure).toMatchObject({ code: "migration_unknown_applied", schema: name, unknown: ["t@3"] });
+          expect((failure as Error).message).toContain('"t@3"');
+          const tables = async () =>
+            (
+              await kit.db.query("SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", [name])
+            ).rows.map((row) => (row as { tablename: string }).tablename);
+          expect(await tables()).toEqual(["rest_webhooks_migrations", "t"]);
+          expect(await migrate(kit.db, older, { allowUnknown: true })).toEqual([`${name}:other@1`]);
+          expect(await tables()).toEqual(["o", "rest_webhooks_migrations", "t"]);
+        } finally {
+          await kit.db.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+        }
+      });
+
+      it("counts neither another store's migrations nor an older one missing from the list as unknown", async () => {
+        const name = uniqueName("kitshare").toLowerCase();
+        try {
+          await migrate(kit.db, other(name));
+          expect(await migrate(kit.db, migrations(name))).toEqual([`${name}:t@1`, `${name}:t@2`]);
+          expect(await migrate(kit.db, other(name))).toEqual([]);
+          // A list given from t@2 on (t@1 squashed into it, say) knows the store up to t@2: nothing newer recorded.
+          expect(await migrate(kit.db, migrations(name).slice(1))).toEqual([]);
+        } finally {
+          await kit.db.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+        }
+      });
+    });
+
     // Regression: migrate() wrote a migration's schema between double quotes as given, so a quote in it ended the
     // identifier and the rest ran as SQL, and a name over 63 bytes was cut short by PostgreSQL, so two long names
     // sharing their first 63 bytes were one schema (the second's migrations were found applied already).

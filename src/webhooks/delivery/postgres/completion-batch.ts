@@ -68,12 +68,12 @@ export function completionStatement(
           AS a(delivery_id, endpoint_id, event_id, attempt, started_at, duration_ms, status, error_kind, response, n)${within(reach?.attempts)}
       ) a
       ORDER BY a.n
-    ), updated AS (
+    ), ${lockedInIdOrder(D, "input")}, updated AS (
       UPDATE ${D} d SET status = i.status, attempts = i.attempts, next_attempt_at = ${timestampOf("i.next_at")},
         last_attempt_at = ${timestampOf("i.last_at")}, last_status = i.last_status, last_error_kind = i.last_error_kind,
         delivered_at = ${timestampOf("i.delivered_at")}, lease_token = NULL, lease_until = NULL,
         ended_at = CASE WHEN i.status IN ${TERMINAL} THEN ${timestampOf("i.ended_at")} END
-      FROM input i WHERE d.id = i.id AND d.lease_token = i.token
+      FROM input i JOIN locked USING (id) WHERE d.id = i.id AND d.lease_token = i.token
       RETURNING d.id, i.token
     )
     SELECT id, token FROM updated`;
@@ -112,13 +112,20 @@ export function completionValues(batch: readonly Completion[], leases: readonly 
 const leaseOf = (c: Completion) => `${c.claim.id} ${c.claim.leaseToken}`;
 
 /**
- * The order in which the queue's statements that wait for row locks (a batch of outcomes, a renewal) name the
- * deliveries, and so lock them: by id. In the orders they were given (outcomes as they finished, the renewal as the
- * claims came), a renewal and a batch of one worker sharing two claims could each hold one and wait for the other's:
- * a deadlock, and PostgreSQL failed one of them. Internal.
+ * The CTE `locked`: the rows of `deliveries` whose lease `input` (a CTE of `id`, `token`) names, locked in id order
+ * before the statement writes any of them. Every queue statement that waits for row locks (a batch of outcomes, a
+ * renewal) locks through it, so two of them sharing rows never each hold one the other waits for (a deadlock, 40P01,
+ * failing a renewal or a whole batch of outcomes). An `UPDATE … FROM unnest(…)` alone locks in its plan's scan order
+ * (the array's through the primary key, the table's through a scan), which a sorted array does not fix. The locks are
+ * taken after the sort (a `LockRows` above it), and MATERIALIZED keeps the planner from folding them into the join.
+ * Internal.
  */
-export const byId = (x: { readonly id: string }, y: { readonly id: string }): number =>
-  x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
+export function lockedInIdOrder(deliveries: string, input: string): string {
+  return `locked AS MATERIALIZED (
+      SELECT d.id FROM ${deliveries} d WHERE (d.id, d.lease_token) IN (SELECT id, token FROM ${input})
+      ORDER BY d.id FOR UPDATE
+    )`;
+}
 
 /**
  * Completes a batch; per completion, whether its lease still held (its state was written). Of two completions of one
@@ -130,9 +137,8 @@ export async function completeBatch(
   batch: readonly Completion[],
 ): Promise<boolean[]> {
   const keys = batch.map(leaseOf);
-  const leases = (
-    new Set(keys).size === batch.length ? [...batch] : batch.filter((_, i) => keys.indexOf(keys[i] as string) === i)
-  ).sort((x, y) => byId(x.claim, y.claim));
+  const leases =
+    new Set(keys).size === batch.length ? batch : batch.filter((_, i) => keys.indexOf(keys[i] as string) === i);
   const { rows } = await query(completionValues(batch, leases));
   const written = new Set(rows.map((row) => `${(row as { id: string }).id} ${(row as { token: string }).token}`));
   // Set.delete: true for the first completion of a written lease only.

@@ -34,12 +34,12 @@ import {
 } from "../queue-arguments";
 import type { DeliveryState } from "../state-machine";
 import {
-  byId,
   type Completion,
   type CompletionReach,
   completeBatch,
   completionReach,
   completionStatement,
+  lockedInIdOrder,
   TERMINAL,
 } from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
@@ -376,14 +376,14 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
     async renew(claims, now, leaseMs) {
       checkLease("DeliveryQueue.renew", now, leaseMs);
       if (claims.length === 0) return [];
-      // Locked in the order of a batch of outcomes (byId), which may hold some of the same rows.
-      const held = [...claims].sort(byId);
+      // Locked first, in the order every batch of outcomes locks (lockedInIdOrder), which may hold the same rows.
       const { rows } = await client.query(
-        `UPDATE ${D} d SET lease_until = ${timestampOf("($3::float8 + $4::float8)")}
-         FROM unnest($1::text[], $2::text[]) AS held(id, token)
-         WHERE d.id = held.id AND d.lease_token = held.token
+        `WITH held AS (SELECT * FROM unnest($1::text[], $2::text[]) AS h(id, token)),
+         ${lockedInIdOrder(D, "held")}
+         UPDATE ${D} d SET lease_until = ${timestampOf("($3::float8 + $4::float8)")}
+         FROM locked WHERE d.id = locked.id
          RETURNING d.id`,
-        [held.map((c) => c.id), held.map((c) => c.leaseToken), now, leaseMs],
+        [claims.map((c) => c.id), claims.map((c) => c.leaseToken), now, leaseMs],
       );
       return rows.map((row) => String((row as { id: unknown }).id));
     },

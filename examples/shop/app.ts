@@ -69,6 +69,7 @@ export async function createShop(config: ShopConfig, options: ShopOptions = {}):
     allowInsecureUrls: config.allowInsecureWebhookUrls,
     retryScheduleMs: config.retryScheduleMs,
     proxy: config.webhookProxy,
+    circuitCoolDownMs: config.webhookCircuitCoolDownMs,
     deliver: config.deliver,
     now,
     onDeliveryEvent: options.onDeliveryEvent,

@@ -21,6 +21,8 @@ export interface ShopConfig {
   retryScheduleMs?: readonly number[];
   /** An egress proxy every delivery goes through (HTTP CONNECT), e.g. `http://egress.internal:3128`. @default none */
   webhookProxy?: string;
+  /** How long an endpoint's open circuit waits before its probe, in ms. @default the worker's (30 s) */
+  webhookCircuitCoolDownMs?: number;
   /** Largest request body, in bytes (413 beyond). */
   bodyLimit: number;
   /** Run the delivery worker in this process. */
@@ -79,6 +81,7 @@ const environmentSchema = z.object({
   WEBHOOKS_ALLOW_INSECURE_URLS: flag,
   SHOP_WEBHOOK_RETRY_SCHEDULE: schedule,
   SHOP_WEBHOOK_PROXY: z.url({ protocol: /^https?$/, error: "an http:// or https:// proxy URL" }).optional(),
+  SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS: decimal.pipe(z.number().min(1)).optional(),
   SHOP_BODY_LIMIT: decimal.pipe(z.number().min(1024)).default(65_536),
 });
 
@@ -133,6 +136,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): L
       allowInsecureWebhookUrls: e.WEBHOOKS_ALLOW_INSECURE_URLS,
       ...(e.SHOP_WEBHOOK_RETRY_SCHEDULE === undefined ? {} : { retryScheduleMs: e.SHOP_WEBHOOK_RETRY_SCHEDULE }),
       ...(e.SHOP_WEBHOOK_PROXY === undefined ? {} : { webhookProxy: e.SHOP_WEBHOOK_PROXY }),
+      ...(e.SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS === undefined
+        ? {}
+        : { webhookCircuitCoolDownMs: e.SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS }),
       bodyLimit: e.SHOP_BODY_LIMIT,
       deliver: true,
     },

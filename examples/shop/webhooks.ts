@@ -22,6 +22,8 @@ export interface ShopWebhooksOptions {
   retryScheduleMs?: readonly number[] | undefined;
   /** The egress proxy deliveries go through, if any. */
   proxy?: string | undefined;
+  /** How long an open circuit waits before its probe, ms. @default the worker's */
+  circuitCoolDownMs?: number | undefined;
   deliver: boolean;
   now: () => number;
   onDeliveryEvent?: ((event: DeliveryWorkerEvent) => void) | undefined;
@@ -73,6 +75,7 @@ export function declareWebhooks(router: Router, options: ShopWebhooksOptions): S
         },
         // A fixed schedule without jitter when one is configured (the demo's 1 s, 2 s), else the default.
         ...(options.retryScheduleMs === undefined ? {} : { retry: scheduleBackoff(options.retryScheduleMs, 0) }),
+        ...(options.circuitCoolDownMs === undefined ? {} : { circuit: { coolDownMs: options.circuitCoolDownMs } }),
         pollIntervalMs: storage.kind === "postgres" ? 500 : 1_000,
         userAgent: "rest-webhooks-shop",
         now: options.now,

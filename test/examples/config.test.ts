@@ -62,6 +62,15 @@ describe("loadConfig", () => {
     expect(failing({ SHOP_BODY_LIMIT: "1023" })).toEqual(["SHOP_BODY_LIMIT"]);
   });
 
+  it("reads SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS in decimal milliseconds, and leaves the worker's default when unset", () => {
+    expect(loaded({}).shop.webhookCircuitCoolDownMs).toBeUndefined();
+    expect(loaded({ SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS: "1500" }).shop.webhookCircuitCoolDownMs).toBe(1500);
+    for (const value of ["", "0", "1e3", "-5", "1.5", "soon"])
+      expect(failing({ SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS: value }), JSON.stringify(value)).toEqual([
+        "SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS",
+      ]);
+  });
+
   it("generates SHOP_API_KEY and SHOP_JWT_SECRET in development when unset, and says so", () => {
     const first = loaded({});
     expect(first.generated.sort()).toEqual(["SHOP_API_KEY", "SHOP_JWT_SECRET"]);

@@ -87,6 +87,8 @@ describe("the shop on its default PGlite storage, restarted", () => {
       WEBHOOKS_ALLOW_INSECURE_URLS: "1",
       // Fast retries with a budget (about 20 s of attempts) longer than the consumer is down.
       SHOP_WEBHOOK_RETRY_SCHEDULE: [0, ...Array(100).fill(200)].join(","),
+      // The circuit the down consumer opened probes again after 1 s, not the default 30 s, once the consumer is up.
+      SHOP_WEBHOOK_CIRCUIT_COOLDOWN_MS: "1000",
     };
     const admin = await issueToken(env.SHOP_JWT_SECRET, { sub: "admin", admin: true });
     const call = async (shop: Shop, method: string, path: string, body?: unknown, token = admin) => {

@@ -46,6 +46,10 @@ export interface IdempotencyOptions {
   /**
    * The caller's identity (account, API key id, tenant). Keys are scoped per caller, so one caller
    * can never replay another's response. Return a constant for an API without callers.
+   *
+   * A replay skips the handler and every check it makes, so this must be the identity authentication established
+   * (the credential itself, or what an authenticating middleware in front decided), never a field the client picks
+   * freely: with `x-account`, whoever learns another account's key and request reads its stored response.
    */
   identify: (request: HttpRequest) => string | Promise<string>;
   /**
@@ -135,6 +139,12 @@ function protectedMethods(option: IdempotencyOptions["methods"]): (method: strin
   return (method) => listed.has(method);
 }
 
+// A lease left that is no finite number (from a store of the user's) once made `Retry-After: NaN` or `Infinity`; this
+// request's own lease is the bound it would wait at most. A finite one is kept: another instance may lease for longer.
+function leaseLeft(retryAfterMs: number, leaseMs: number): number {
+  return Number.isFinite(retryAfterMs) ? retryAfterMs : leaseMs;
+}
+
 /**
  * The default `onStoreError`: one `console.error` line with the error.
  * @param error what the store threw.
@@ -154,7 +164,7 @@ export function logStoreError(error: unknown): void {
  * arriving while the first runs gets 409; one reusing the key for another request gets 422.
  *
  * @example
- * const protect = idempotency({ store: new MemoryIdempotencyStore(), identify: (req) => req.headers["x-account"] ?? "anonymous" });
+ * const protect = idempotency({ store: new MemoryIdempotencyStore(), identify: (req) => req.headers.authorization ?? "anonymous" });
  * createServer(protect(createOrder)).listen(3000);
  * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/
  */
@@ -292,7 +302,7 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
       case "replay":
         return replayResponse(decision.response);
       case "conflict-in-progress":
-        return keyInUse(decision.retryAfterMs);
+        return keyInUse(leaseLeft(decision.retryAfterMs, leaseMs));
       case "fingerprint-mismatch":
         return keyReused();
     }

@@ -15,10 +15,13 @@ export function keyMissing(): HttpResponse {
   }).toResponse();
 }
 
+const MAX_DELAY_SECONDS = 2_147_483_647;
+
 /** 409 `idempotency_key_in_use` with Retry-After (draft §2.7: concurrent request with the same key). */
 export function keyInUse(retryAfterMs: number): HttpResponse {
-  // RFC 9110 §10.2.3: Retry-After as delay-seconds, rounded up so a client never comes back early.
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  // RFC 9110 §10.2.3: Retry-After as delay-seconds (1*DIGIT), rounded up so a client never comes back early. Capped
+  // at 2^31 - 1 (RFC 9111 §1.2.2's bound for delta-seconds): from 1e21 String() writes an exponent, no delay-seconds.
+  const seconds = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(retryAfterMs / 1000)));
   return new HttpProblem({
     status: 409,
     code: "idempotency_key_in_use",

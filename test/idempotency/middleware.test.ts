@@ -144,6 +144,25 @@ describe("idempotency middleware", () => {
       expect(runs()).toBe(1);
     });
 
+    // RFC 9110 §10.2.3: Retry-After is delay-seconds (1*DIGIT). A store of the user's answering a lease left that is
+    // no finite number, or one of 1e21 ms or more, once sent `Retry-After: NaN`, `Infinity` or `1e+21`.
+    it.each([
+      [Number.NaN, "3"],
+      [Number.POSITIVE_INFINITY, "3"],
+      [1e24, "2147483647"],
+      [-5, "1"],
+    ])("answers a 409 with delay-seconds when the store says the lease left is %s", async (left, seconds) => {
+      const store: IdempotencyStore = {
+        begin: (_key, fingerprint) => ({ kind: "in-progress", fingerprint, retryAfterMs: left }),
+        complete: () => true,
+        release: () => true,
+      };
+      const handle = idempotency({ store, identify: () => "a", leaseMs: 2500 })(() => json(201, {}));
+      const busy = await handle(request({ key: '"k"' }));
+      expect(busy.status).toBe(409);
+      expect(busy.headers["retry-after"]).toBe(seconds);
+    });
+
     it("answers 422, not 409, for another request while the first is still running", async () => {
       const gate = deferred();
       const { handle, runs } = setup({}, async () => {

@@ -72,19 +72,42 @@ export function isHttpUrl(value: string): boolean {
   return URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
 }
 
+/**
+ * Refuses a URL with a user name or password (`http://user:pass@host`) as misuse, without printing it: fetch cannot
+ * send one (Fetch standard, the Request constructor throws a TypeError on a URL that includes credentials),
+ * RFC 9110 §4.2.4 deprecates userinfo in http(s) URIs, and the password would be in every line naming the URL.
+ * @param what The option, e.g. "--forward-to".
+ * @param instead Where credentials go instead, if the command has a place for them: `--header "authorization: Basic …"`.
+ * @example refuseUserinfo("http://user:pw@host/hook", "send <url>") // throws UsageError
+ */
+export function refuseUserinfo(value: string, what: string, instead?: string): void {
+  if (!URL.canParse(value)) return;
+  const url = new URL(value);
+  if (url.username === "" && url.password === "") return;
+  throw new UsageError(
+    `${what} has a user name or password in it (RFC 9110 §4.2.4), which fetch cannot send${instead === undefined ? "" : `; pass credentials in ${instead}`} (the URL is not printed)`,
+  );
+}
+
 // RFC 9110 §5.1: field-name = token.
 const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * `--header "name: value"` options as a record (names lower-cased); a name given twice has its values joined as one
- * field (RFC 9110 §5.3: `, `; a Cookie's with `; `, RFC 6265 §5.4); a name that is no token is a UsageError.
+ * field (RFC 9110 §5.3: `, `; a Cookie's with `; `, RFC 6265 §5.4); a name that is no token is a UsageError, which
+ * names the option by its place, not its text: a `--header "Authorization Bearer …"` missing its colon is a token.
  */
 export function headerOptions(values: readonly string[] | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const value of values ?? []) {
+  for (const [index, value] of (values ?? []).entries()) {
     const colon = value.indexOf(":");
     const name = value.slice(0, Math.max(colon, 0)).trim();
-    if (colon <= 0 || !FIELD_NAME.test(name)) throw new UsageError(`--header must be "name: value", got "${value}"`);
+    if (colon <= 0 || !FIELD_NAME.test(name)) {
+      const why = colon <= 0 ? "has no colon" : "has a name that is no token (RFC 9110 §5.1)";
+      throw new UsageError(
+        `--header #${index + 1} must be "name: value", as in "authorization: Bearer …"; it ${why} (not printed: it may hold a credential)`,
+      );
+    }
     const key = name.toLowerCase();
     const text = value.slice(colon + 1).trim();
     const before = headers[key];

@@ -4,7 +4,7 @@ import { resourceLaws } from "../testing/suite";
 import { fromBaseUrl, type Target } from "../testing/target";
 import { requestUrl } from "../testing/transcript";
 import { standardWebhooks } from "../webhooks/signing/index";
-import { headerOptions, integerOption, isHttpUrl, parseCommand, secondsOption } from "./args";
+import { headerOptions, integerOption, isHttpUrl, parseCommand, refuseUserinfo, secondsOption } from "./args";
 import { checkConsumer, NOT_RUN } from "./consumer-check";
 import { type LawOutcome, printOutcome, runLaw } from "./law-outcome";
 import {
@@ -122,13 +122,22 @@ async function concreteCollection(
   const collection = await concreteCollection(owner, all, context, out);
   const [body] = fc.sample(context.bodies(owner).createBody, { numRuns: 1, seed: context.seed });
   const url = requestUrl(context.target, collection);
-  const response = await context.send(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...context.headers },
-    body: JSON.stringify(body),
-  });
-  // Read to its end: the time-out runs until the body ends, and the connection is freed for the laws.
-  await response.arrayBuffer();
+  let response: Response;
+  try {
+    response = await context.send(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...context.headers },
+      body: JSON.stringify(body),
+    });
+    // Read to its end: the time-out runs until the body ends, and the connection is freed for the laws.
+    await response.arrayBuffer();
+  } catch (error) {
+    // The time-out names its request already; otherwise the system code (ECONNREFUSED), not undici's "fetch failed".
+    if (error instanceof RequestTimeoutError) throw error;
+    throw new Error(`creating its parent, POST ${collection} got no answer (${noAnswerReason(error)})`, {
+      cause: error,
+    });
+  }
   const location = response.headers.get("location");
   if (response.status !== 201 || location === null || !URL.canParse(location, url)) {
     throw new Error(
@@ -160,7 +169,9 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
 
   const headers = headerOptions(values.header);
   const consumerUrl = values["webhook-consumer"];
+  const basic = '--header "authorization: Basic …"';
   if (consumerUrl !== undefined) {
+    refuseUserinfo(consumerUrl, "--webhook-consumer", basic);
     if (!isHttpUrl(consumerUrl)) {
       throw new UsageError(`--webhook-consumer is not an http:// or https:// URL: ${consumerUrl}`);
     }
@@ -176,6 +187,8 @@ export async function runCheck(argv: readonly string[], out: Output): Promise<nu
   }
 
   const baseArg = positionals[0];
+  if (baseArg !== undefined) refuseUserinfo(baseArg, "the base URL", basic);
+  if (values.openapi !== undefined) refuseUserinfo(values.openapi, "--openapi", basic);
   if (baseArg === undefined || !isHttpUrl(baseArg))
     throw new UsageError("check needs the server's base URL, http:// or https://, e.g. http://localhost:3000");
   const base = baseArg.replace(/\/$/, "");

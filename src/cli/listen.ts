@@ -3,7 +3,7 @@ import { empty, type HttpRequest, type HttpResponse } from "../http/message";
 import { createServer } from "../node/index";
 import { defaultEventId, defaultEventType } from "../webhooks/consumer/event-identity";
 import { secretFingerprint, verify } from "../webhooks/signing/index";
-import { integerOption, isHttpUrl, parseCommand } from "./args";
+import { integerOption, isHttpUrl, parseCommand, refuseUserinfo } from "./args";
 import { forward } from "./forward";
 import { EXIT, type Output, UsageError } from "./output";
 import { consumerSecrets, schemeOption, secretsOption } from "./schemes";
@@ -58,6 +58,7 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
   const port = integerOption(values.port, "port", 3030);
   if (port > 65_535) throw new UsageError("--port must be at most 65535");
   const forwardTo = values["forward-to"];
+  if (forwardTo !== undefined) refuseUserinfo(forwardTo, "--forward-to");
   if (forwardTo !== undefined && !isHttpUrl(forwardTo))
     throw new UsageError(`--forward-to is not an http:// or https:// URL: ${forwardTo}`);
   const emit = (record: Record<string, unknown>, text: string) => {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { MAX_TIMER_MS } from "../options/timer-delay";
 import { STANDARD_WEBHOOKS_SCHEDULE, scheduleBackoff } from "../webhooks/retry/backoff";
 import { signWith } from "../webhooks/signing/index";
-import { headerOptions, integerOption, isHttpUrl, parseCommand } from "./args";
+import { headerOptions, integerOption, isHttpUrl, parseCommand, refuseUserinfo } from "./args";
 import { bodyStart, EXIT, noAnswerReason, type Output, UsageError } from "./output";
 import { schemeOption, secretsOption, signingSecrets } from "./schemes";
 import { readUserText } from "./user-file";
@@ -91,6 +91,7 @@ export async function runSend(argv: readonly string[], out: Output): Promise<num
     return EXIT.ok;
   }
   const url = positionals[0];
+  if (url !== undefined) refuseUserinfo(url, "the URL", '--header "authorization: Basic …"');
   if (url === undefined || !isHttpUrl(url))
     throw new UsageError("send needs the http:// or https:// URL to send to, e.g. http://localhost:3000/webhooks");
   if (values.type === undefined) throw new UsageError("--type is required, e.g. --type order.created");

@@ -1,6 +1,13 @@
 /** The CLI's argument parsing: strict, every misuse a UsageError (exit 2), never ignored. */
 import { describe, expect, it } from "vitest";
-import { headerOptions, integerOption, isHttpUrl, parseCommand, secondsOption } from "../../src/cli/args";
+import {
+  headerOptions,
+  integerOption,
+  isHttpUrl,
+  parseCommand,
+  refuseUserinfo,
+  secondsOption,
+} from "../../src/cli/args";
 import { usageError } from "./usage-error";
 
 const options = { secret: { type: "string", multiple: true }, port: { type: "string" } } as const;
@@ -102,5 +109,30 @@ describe("headerOptions()", () => {
 
   it("refuses a name that is no token", () => {
     expect(usageError(() => headerOptions(["bad name: x"])).message).toContain("--header");
+  });
+
+  // Regression: the refusal quoted the whole option, so a token with its colon forgotten went to the CI log.
+  describe("refuses a malformed one without printing it: it may carry a credential", () => {
+    for (const given of ["Authorization Bearer sk_live_51Hs3cr3t", "Authorization=Bearer sk_live_51Hs3cr3t: x"]) {
+      it(JSON.stringify(given), () => {
+        const message = usageError(() => headerOptions(["accept: a/b", given])).message;
+        expect(message).toContain("--header #2");
+        expect(message).not.toContain("sk_live_51Hs3cr3t");
+      });
+    }
+  });
+});
+
+describe("refuseUserinfo()", () => {
+  it("accepts a URL without userinfo, and text that is no URL (the caller says what it wants)", () => {
+    expect(() => refuseUserinfo("http://127.0.0.1:3000/hook", "--forward-to")).not.toThrow();
+    expect(() => refuseUserinfo("openapi.json", "--openapi")).not.toThrow();
+  });
+
+  it("refuses a user name alone too, naming the option and where credentials go, not the URL", () => {
+    const error = usageError(() => refuseUserinfo("https://tok3n@example.com/", "--openapi", "--header"));
+    expect(error.message).toContain("--openapi");
+    expect(error.message).toContain("pass credentials in --header");
+    expect(error.message).not.toContain("tok3n");
   });
 });

@@ -177,6 +177,36 @@ describe("rest-webhooks check against a server that is down", () => {
   });
 });
 
+describe("rest-webhooks check: a parent that cannot be created because the server is down", () => {
+  it('names the POST and ECONNREFUSED (regression: a bare "fetch failed")', async () => {
+    const base = `http://127.0.0.1:${await freePort()}`;
+    const json = { "application/json": { schema: { type: "object", properties: { n: { type: "integer" } } } } };
+    const document = {
+      openapi: "3.1.0",
+      paths: {
+        "/users": { post: { requestBody: { content: json } } },
+        "/users/{user_id}": { get: {} },
+        "/users/{user_id}/orders": { post: { requestBody: { content: json } } },
+        "/users/{user_id}/orders/{order_id}": { get: {} },
+      },
+    };
+    const file = join(mkdtempSync(join(tmpdir(), "rest-webhooks-check-")), "openapi.json");
+    writeFileSync(file, JSON.stringify(document));
+    const run = await runCli(["check", base, "--openapi", file, "--path", "/users/{user_id}/orders", "--json"]);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.laws).toEqual([
+      {
+        resource: "/users/{user_id}/orders",
+        law: "the collection can be reached",
+        passed: false,
+        runs: 0,
+        reason: "creating its parent, POST /users got no answer (ECONNREFUSED)",
+      },
+    ]);
+  });
+});
+
 describe("rest-webhooks check --timeout (regression: a server that never answers held check for ever)", () => {
   let silent: Awaited<ReturnType<typeof startBrokenThings>>;
   let hanging: Awaited<ReturnType<typeof startBrokenThings>>;

@@ -126,3 +126,26 @@ describe("rest-webhooks <command> --json, a usage error", () => {
     }
   });
 });
+
+// Regression: fetch cannot send a URL with a user name or password (it throws a TypeError quoting the URL), so
+// `send` reported "no answer (… http://user:pw@…)", exit 1, and `check` printed the password in its error line.
+describe("a URL with a user name or password is misuse: exit 2, the password never printed", () => {
+  const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  const url = "http://user:pw-s3cr3t@127.0.0.1:9/x";
+  const cases: Record<string, string[]> = {
+    "send <url>": ["send", url, "--type", "t", "--secret", secret],
+    "listen --forward-to": ["listen", "--port", "0", "--secret", secret, "--forward-to", url],
+    "check <base-url>": ["check", url],
+    "check --openapi": ["check", "http://127.0.0.1:9", "--openapi", url],
+    "check --webhook-consumer": ["check", "--webhook-consumer", url, "--secret", secret],
+  };
+  for (const [what, args] of Object.entries(cases)) {
+    it(what, async () => {
+      const run = await runCli([...args, "--json"]);
+      expect(run.code).toBe(2);
+      expect(JSON.parse(run.stdout)).toMatchObject({ error: { code: "cli_usage" } });
+      expect(run.stderr).toContain("user name or password");
+      expect(`${run.stdout}${run.stderr}`).not.toContain("pw-s3cr3t");
+    });
+  }
+});

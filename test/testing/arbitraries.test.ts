@@ -366,6 +366,32 @@ describe("fromZod() with $ref, $defs and recursion", () => {
     expect((error as Error).message).toContain("Date");
   });
 
+  describe("names where a type with no JSON Schema form sits, as a path into the value", () => {
+    const cases: { schema: z.ZodType; path: string; kind: string }[] = [
+      { schema: z.object({ a: z.object({ b: z.date() }) }), path: "at /a/b:", kind: "Date" },
+      { schema: z.object({ list: z.array(z.bigint()) }), path: "at /list/*:", kind: "BigInt" },
+      { schema: z.object({ r: z.record(z.string(), z.map(z.string(), z.number())) }), path: "at /r/*:", kind: "Map" },
+      { schema: z.union([z.string(), z.object({ "x/y": z.custom() })]), path: "at /x~1y:", kind: "Custom" },
+      { schema: z.tuple([z.string(), z.set(z.string())]), path: "at /1:", kind: "Set" },
+      { schema: z.object({ a: z.string() }).and(z.object({ b: z.nan() })), path: "at /b:", kind: "NaN" },
+      { schema: z.date(), path: "at the value:", kind: "Date" },
+    ];
+    for (const { schema, path, kind } of cases) {
+      it(`${kind} ${path}`, () => {
+        let error: unknown;
+        try {
+          fromZod(schema);
+        } catch (caught) {
+          error = caught;
+        }
+        expect(error).toBeInstanceOf(ArbitraryDerivationError);
+        expect((error as ArbitraryDerivationError).code).toBe("arbitrary_not_derivable");
+        expect((error as Error).message).toContain(path);
+        expect((error as Error).message).toContain(kind);
+      });
+    }
+  });
+
   it("fails fast, naming the refusing check, when a refinement rejects every derived value", () => {
     const Never = z.object({ n: z.int().refine(() => false, "never") });
     let error: unknown;

@@ -56,6 +56,22 @@ function addWhatZodLeavesOut(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Jso
   }
 }
 
+// RFC 6901 §3: in a JSON Pointer token, "~" is written "~0" and "/" "~1".
+const pointerToken = (token: string | number) => String(token).replaceAll("~", "~0").replaceAll("/", "~1");
+
+// Where in the value a JSON Schema path (zod's, e.g. ["properties", "a", "items"]) lands, as a JSON Pointer with
+// "*" for any item or member (RFC 6901 has no wildcard): "/a/*". Other steps (`anyOf`, `allOf` and the index of
+// an alternative or a part) add none to the value.
+function valuePath(schemaPath: readonly (string | number)[]): string {
+  const steps: string[] = [];
+  for (let i = 0; i < schemaPath.length; i++) {
+    const keyword = schemaPath[i];
+    if (keyword === "properties" || keyword === "prefixItems") steps.push(pointerToken(schemaPath[++i] ?? ""));
+    else if (keyword === "items" || keyword === "additionalProperties") steps.push("*");
+  }
+  return steps.length === 0 ? "the value" : `/${steps.join("/")}`;
+}
+
 /**
  * Values that satisfy a zod 4 schema, derived from its JSON Schema (`z.toJSONSchema`, input side): `$ref`s
  * into `$defs` (schemas with `.meta({ id })`) are resolved, recursive schemas expanded to `maxRecursion`
@@ -69,15 +85,20 @@ function addWhatZodLeavesOut(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Jso
 export function fromZod<S extends z.ZodType>(schema: S, options: FromZodOptions = {}): fc.Arbitrary<z.input<S>> {
   let json: JsonSchema;
   try {
-    // "throw" (zod's default): an unrepresentable type becomes an error naming it, never an `{}` that
-    // no generated value could satisfy.
     json = z.toJSONSchema(schema, {
       io: "input",
-      unrepresentable: "throw",
+      // An unrepresentable type is an error, as with "throw" (zod's default), never an `{}` no generated value could
+      // satisfy; thrown here to name where it sits, as zod's own message names only the type.
+      unrepresentable: ({ path, message }) => {
+        throw new ArbitraryDerivationError(
+          `fromZod: the schema has no JSON Schema form at ${valuePath(path)}: ${message}`,
+        );
+      },
       cycles: "ref",
       override: (ctx) => addWhatZodLeavesOut({ zodSchema: ctx.zodSchema, jsonSchema: ctx.jsonSchema as JsonSchema }),
     }) as JsonSchema;
   } catch (error) {
+    if (error instanceof ArbitraryDerivationError) throw error;
     throw new ArbitraryDerivationError(`fromZod: the schema has no JSON Schema form: ${(error as Error).message}`, {
       cause: error,
     });

@@ -4,17 +4,7 @@
  * writes per second. Each caller still learns its own outcome; a failed batch is retried item
  * by item so one row the database refuses cannot fail its neighbours.
  */
-/**
- * A write submitted to a {@link GroupWriter} once its `close()` began: it is not written, so the caller knows to stop
- * (at shutdown, the store is going away) rather than wait for a write that would race the connection's end.
- */
-export class GroupWriterClosedError extends Error {
-  override readonly name = "GroupWriterClosedError";
-  readonly code = "group_writer_closed";
-  constructor() {
-    super("The write was refused: its writer is closing (close() was called), so nothing more is written.");
-  }
-}
+import { StoreClosedError } from "./store-closed-error";
 
 interface Pending<T, R> {
   item: T;
@@ -51,9 +41,9 @@ export class GroupWriter<T, R> {
     this.#maxInFlight = maxInFlight;
   }
 
-  /** Writes `item` with what else is queued; rejects with {@link GroupWriterClosedError} once `close()` began. */
+  /** Writes `item` with what else is queued; rejects with {@link StoreClosedError} once `close()` began. */
   submit(item: T): Promise<R> {
-    if (this.#closed !== undefined) return Promise.reject(new GroupWriterClosedError());
+    if (this.#closed !== undefined) return Promise.reject(new StoreClosedError());
     return new Promise<R>((resolve, reject) => {
       this.#queue.push({ item, resolve, reject });
       this.#pump();
@@ -63,7 +53,7 @@ export class GroupWriter<T, R> {
   /**
    * Stops taking writes and resolves once every write submitted before has settled: queued ones are still written,
    * in batches as before, each caller learning its own outcome (a failed write rejects its caller, not `close`).
-   * Later `submit` calls reject with {@link GroupWriterClosedError}. Every call returns the same promise.
+   * Later `submit` calls reject with {@link StoreClosedError}. Every call returns the same promise.
    */
   close(): Promise<void> {
     if (this.#closed === undefined) {

@@ -12,4 +12,5 @@ export { PGLITE_LOCK_FILE, PgliteLockError, type PgliteLockErrorCode } from "./p
 export { type RequestTransactionOptions, requestTransaction, transactionOf } from "./request-transaction";
 export type { SqlClient, SqlDatabase, SqlPool, SqlResult, SqlTransactor } from "./sql-client";
 export { epochMsOf, timestampOf } from "./sql-time";
+export { StoreClosedError } from "./store-closed-error";
 export { type TransactionOptions, transaction } from "./transaction";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BeginResult } from "../../src/idempotency";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
+import { IDEMPOTENCY_PURGE_BATCH } from "../../src/idempotency/postgres/postgres-store";
 import { migrate, migrationSql, type SqlDatabase, transaction } from "../../src/postgres";
 import { databases, type OpenDatabase } from "../support/databases";
 import { uniqueName } from "../support/services";
@@ -135,6 +136,36 @@ describe.each(databases())("PostgresIdempotencyStore on $name", (backend) => {
       expect(await store.purgeExpired()).toBeGreaterThanOrEqual(1);
       const { rows } = await db.query(`SELECT key FROM "${schema}"."idempotency_keys" WHERE key LIKE 'purge-%'`);
       expect(rows.map((r) => (r as { key: string }).key)).toEqual(["purge-long"]);
+    });
+
+    it("purgeExpired deletes a backlog larger than one batch in several bounded statements, counting them all", async () => {
+      // A schema of its own: the contract's records expire as this test runs.
+      const own = `${schema}_purge`;
+      await db.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
+      await migrate(db, idempotencyMigrations({ schema: own }));
+      const t = `"${own}"."idempotency_keys"`;
+      const expired = IDEMPOTENCY_PURGE_BATCH * 2 + 5;
+      await db.query(
+        `INSERT INTO ${t} (key, fingerprint, status, expires_at)
+         SELECT 'backlog-' || n, 'fp', 200, clock_timestamp() - interval '1 hour' FROM generate_series(1, ${expired}) AS n`,
+      );
+      await db.query(
+        `INSERT INTO ${t} (key, fingerprint, expires_at) VALUES ('backlog-live', 'fp', clock_timestamp() + interval '1 hour')`,
+      );
+      const deletes: string[] = [];
+      const spy = {
+        query: (text: string, values?: unknown[]) => {
+          if (text.startsWith("DELETE")) deletes.push(text);
+          return db.query(text, values);
+        },
+      } as SqlDatabase;
+      const store = new PostgresIdempotencyStore(spy, { schema: own, prepare: false });
+      expect(await store.purgeExpired()).toBe(expired);
+      // Each statement deletes at most one batch: three here, the last one short.
+      expect(deletes).toHaveLength(3);
+      const { rows } = await db.query(`SELECT key FROM ${t} WHERE key LIKE 'backlog-%'`);
+      expect(rows.map((r) => (r as { key: string }).key)).toEqual(["backlog-live"]);
+      await db.query(`DROP SCHEMA "${own}" CASCADE`);
     });
   });
 });

@@ -228,6 +228,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "MigrationError",
     "PGLITE_LOCK_FILE",
     "PgliteLockError",
+    "StoreClosedError",
     "epochMsOf",
     "migrate",
     "migrationSql",
@@ -432,7 +433,13 @@ const HTTP_TYPES = [
 const TYPES: Record<string, readonly string[]> = {
   ".": HTTP_TYPES,
   "./http": HTTP_TYPES,
-  "./express": ["AdapterOptions", "ExpressIntegrationErrorCode", "ExpressMiddleware", "ExpressRequest"],
+  "./express": [
+    "AdapterOptions",
+    "ExpressIntegrationErrorCode",
+    "ExpressMiddleware",
+    "ExpressRequest",
+    "ExpressWebhookConsumerOptions",
+  ],
   "./fastify": ["AdapterOptions", "RestWebhooksPluginOptions", "WebhookConsumerPluginOptions"],
   "./postgres": [
     "MigrateOptions",

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { GroupWriter, GroupWriterClosedError } from "../../src/postgres/group-writer";
+import { GroupWriter } from "../../src/postgres/group-writer";
 import { isDataError } from "../../src/postgres/statement";
+import { StoreClosedError } from "../../src/postgres/store-closed-error";
 
 describe("GroupWriter (group commit of inbox adds)", () => {
   it("writes what queues up behind in-flight writes as one batch, each caller getting its own result", async () => {
@@ -125,17 +126,17 @@ describe("GroupWriter.close (shutdown)", () => {
     expect(batches).toEqual([[1], [2, 3], [4, 5]]);
   });
 
-  it("refuses a write submitted once closing began, with code group_writer_closed, and writes nothing of it", async () => {
+  it("refuses a write submitted once closing began, with code store_closed, and writes nothing of it", async () => {
     const { writer, batches, release } = heldWriter();
     const first = writer.submit(1);
     const closing = writer.close();
     const late = writer.submit(2);
-    await expect(late).rejects.toBeInstanceOf(GroupWriterClosedError);
-    await expect(late).rejects.toMatchObject({ code: "group_writer_closed" });
+    await expect(late).rejects.toBeInstanceOf(StoreClosedError);
+    await expect(late).rejects.toMatchObject({ code: "store_closed" });
     release();
     await closing;
     expect(await first).toBe(10);
-    await expect(writer.submit(3)).rejects.toMatchObject({ code: "group_writer_closed" });
+    await expect(writer.submit(3)).rejects.toMatchObject({ code: "store_closed" });
     expect(batches).toEqual([[1]]);
   });
 

@@ -67,9 +67,17 @@ RETURNING r.lease_token IS NOT DISTINCT FROM $3 AS acquired, r.fingerprint, r.st
 WHERE key = $1 AND lease_token = $2 AND status IS NULL AND ${held}`,
     // A lease that is no longer held is not released, as in complete (fencing).
     release: `DELETE FROM ${t} WHERE key = $1 AND lease_token = $2 AND status IS NULL AND ${held}`,
-    purge: `DELETE FROM ${t} WHERE expires_at <= clock_timestamp()`,
+    // $1 batch size. The expired rows first by the expires_at index, at most $1 a statement: after a long outage one
+    // DELETE of the whole backlog held its locks and WAL for as long as it took. The outer test again: a row reclaimed
+    // by a `begin` after the inner read is rechecked at its new version (READ COMMITTED), and kept.
+    purge: `DELETE FROM ${t} WHERE expires_at <= clock_timestamp() AND key IN (
+  SELECT key FROM ${t} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT $1
+)`,
   };
 }
+
+/** The most expired rows one purge statement deletes (as the inbox's purge): a long purge runs as short transactions. */
+export const IDEMPOTENCY_PURGE_BATCH = 10_000;
 
 type Statements = Record<keyof ReturnType<typeof statements>, Statement>;
 
@@ -162,9 +170,18 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return affected(await this.#query("release", [key, leaseToken])) === 1;
   }
 
-  /** Deletes every expired row (a `begin` reclaims its own key anyway); run it now and then. */
+  /**
+   * Deletes every expired row (a `begin` reclaims its own key anyway), {@link IDEMPOTENCY_PURGE_BATCH} rows a
+   * statement, so a large backlog is several short transactions; run it now and then.
+   * @returns how many rows were deleted, over all statements
+   */
   async purgeExpired(): Promise<number> {
-    return affected(await this.#query("purge", []));
+    let purged = 0;
+    for (;;) {
+      const deleted = affected(await this.#query("purge", [IDEMPOTENCY_PURGE_BATCH]));
+      purged += deleted;
+      if (deleted < IDEMPOTENCY_PURGE_BATCH) return purged;
+    }
   }
 
   #query(statement: keyof Statements, values: unknown[]) {

@@ -21,6 +21,7 @@ import {
   statementNames,
   statementVariants,
 } from "../../../postgres/statement";
+import { StoreClosedError } from "../../../postgres/store-closed-error";
 import { transaction } from "../../../postgres/transaction";
 import { type ConsumerErrorRecord, STORED_ERROR_CODES, WebhookConsumerError } from "../errors";
 import type { InboxEvent, InboxRecord } from "../event";
@@ -263,6 +264,10 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   readonly #randomId: () => string;
   /** Whether the client is `pg`, which sends a `Buffer` parameter as its bytes. */
   readonly #payloadAsBytes: boolean;
+  /** The adds taken and not yet settled, a retry of one included: `close()` waits for them. */
+  readonly #adding = new Set<Promise<InboxAddResult>>();
+  /** Set by `close()`. */
+  #closing: Promise<void> | undefined;
 
   constructor(options: PostgresInboxOptions) {
     assertSqlClient(options?.client, "createPostgresInbox");
@@ -289,12 +294,43 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   }
 
   add(event: InboxEvent, source?: InboxAddSource): Promise<InboxAddResult> {
+    if (this.#closing !== undefined) return Promise.reject(new StoreClosedError());
     try {
       checkInboxAdd(event);
     } catch (error) {
       // A rejection, like every other method's refusal: add answers with a promise.
       return Promise.reject(error);
     }
+    const added = this.#add(event, source);
+    this.#adding.add(added);
+    const settled = () => this.#adding.delete(added);
+    added.then(settled, settled);
+    return added;
+  }
+
+  /**
+   * Stops taking events and resolves once every add taken before has settled: those are still written (in batches,
+   * as before) and each caller learns its own outcome, so no add is dropped after it was taken, and none acknowledged
+   * is lost. Later `add` calls reject with a `StoreClosedError` (`code` `store_closed`) and write nothing. Claims,
+   * completions and the other methods are single statements on the pool, which `pool.end()` lets finish; stop the
+   * processor first, then close the inbox, then end the pool. Every call returns the same promise.
+   * @example
+   * // SIGTERM, once the HTTP server stopped taking requests (no more adds):
+   * await runner.stop(); // no more claims
+   * await inbox.close(); // the adds taken are written
+   * await pool.end();
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      // The adds first: one whose payload text PostgreSQL refused (54001) submits its serialised payload again, which
+      // a writer already closed would refuse after the add was taken.
+      await Promise.allSettled([...this.#adding]);
+      await this.#writer.close();
+    })();
+    return this.#closing;
+  }
+
+  #add(event: InboxEvent, source: InboxAddSource | undefined): Promise<InboxAddResult> {
     const { payload } = event;
     if (payload instanceof Uint8Array) {
       // As a Buffer, which pg sends as the bytes (PGlite takes either); a view, not a copy.

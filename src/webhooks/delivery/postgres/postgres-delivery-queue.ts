@@ -83,6 +83,18 @@ export interface PostgresDeliveryQueue extends DeliveryQueue {
    * @example await transaction(pool, async (tx) => { await saveOrder(tx); await queue.withClient(tx).publish(event); })
    */
   withClient(client: SqlClient): PostgresDeliveryQueue;
+  /**
+   * Stops taking outcomes and resolves once every outcome taken before (`complete`, written in groups) has settled:
+   * those are still written and each caller learns its own result, so none reported stored is lost. Later `complete`
+   * calls reject with a `StoreClosedError` (`code` `store_closed`) and write nothing. The other methods are single
+   * statements on the client, which `pool.end()` lets finish. A queue of `withClient` has outcomes of its own: close
+   * it too, or await its calls. Every call returns the same promise.
+   * @example
+   * await worker.stop(); // no more claims; the attempts in flight store their outcomes
+   * await queue.close(); // the outcomes taken are written
+   * await pool.end();
+   */
+  close(): Promise<void>;
 }
 
 // The most deliveries in flight nextDueAt looks at for the earliest lease end (64 workers at 64 concurrent each).
@@ -318,7 +330,9 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       const dueAt = publishDueAt(publishOptions, now);
       // DeliveryQueue.publish: the same event id again is a no-op while any of its deliveries is kept, as in the
       // memory queue, so an endpoint that subscribed in between gets none (one probe of the (event_id, endpoint_id)
-      // index). Two publishes of one id at once each keep a pair once (ON CONFLICT).
+      // index). Two publishes of one id at once each keep a pair once (ON CONFLICT), inserting in endpoint id order
+      // whatever their plans: each waits on the (event_id, endpoint_id) index for the other's uncommitted pair, and two
+      // taking the pairs in opposite orders would each wait for the other (a deadlock, 40P01, failing one publish).
       const values: unknown[] = [
         event.id,
         event.type,
@@ -342,6 +356,7 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
          FROM ${E} e WHERE e.status = 'enabled' AND ${reached}
            AND ${receivingFor(publishOptions.tenant ?? null, values, "e")}
            AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1)
+         ORDER BY e.id
          ON CONFLICT (event_id, endpoint_id) DO NOTHING
          RETURNING id`,
         values,
@@ -395,6 +410,9 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
         return Promise.reject(error);
       }
       return completions.submit({ claim, state, attempt, at: clock() });
+    },
+    close() {
+      return completions.close();
     },
     async update(id, from, state, now = clock()) {
       checkState("DeliveryQueue.update", state);

@@ -221,6 +221,35 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     for (const id of ["first", "honest-1", "honest-2"]) expect(await inbox.get(id), id).toBeDefined();
   });
 
+  describe("close (shutdown)", () => {
+    it("writes the adds taken before it, then refuses one after it with store_closed, writing nothing", async () => {
+      const inbox = await freshInbox();
+      const taken = ["a", "b", "c"].map((id) => inbox.add(event(id)));
+      const closing = inbox.close();
+      const refused = inbox.add(event("late"));
+      await expect(refused).rejects.toMatchObject({ code: "store_closed", name: "StoreClosedError" });
+      expect(inbox.close()).toBe(closing);
+      await closing;
+      // Written by the time close resolved, before their callers are looked at.
+      for (const id of ["a", "b", "c"]) expect(await inbox.get(id), id).toBeDefined();
+      expect(await Promise.all(taken)).toEqual([{ duplicate: false }, { duplicate: false }, { duplicate: false }]);
+      expect(await inbox.get("late")).toBeUndefined();
+      await expect(inbox.add(event("later"))).rejects.toMatchObject({ code: "store_closed" });
+    });
+
+    // Regression: an add whose body text PostgreSQL refuses (54001, see below) is written again as its payload
+    // serialised; close() closed the writer between the two, so the add taken before it was refused after all.
+    it("still writes an add taken before it whose body text had to be written again serialised", async () => {
+      const inbox = await freshInbox();
+      const body = `{"type":"order.shipped","data":${"[".repeat(20_000)}${"]".repeat(20_000)},"data":{"order":"o_1"}}`;
+      const payload = JSON.parse(body) as unknown;
+      const added = inbox.add(event("deep", { payload }), { json: new TextEncoder().encode(body) });
+      await inbox.close();
+      expect((await inbox.get("deep"))?.payload).toEqual({ type: "order.shipped", data: { order: "o_1" } });
+      expect(await added).toEqual({ duplicate: false });
+    });
+  });
+
   // Regression: a verified body whose deep first member is replaced by a later one of the same name passed the
   // consumer's depth check (JSON.parse keeps the last), and its text overflowed PostgreSQL's json parser: 503 on every
   // redelivery on a server (54001); on PGlite, whose json input runs out of its WASM stack without an error, nothing

@@ -68,6 +68,60 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     }
   });
 
+  it("publish inserts an event's deliveries in endpoint id order, whatever order the plan reads the endpoints in (regression: two publishes of one id could deadlock, 40P01)", async () => {
+    const schema = uniqueName("whq").toLowerCase();
+    try {
+      await migrate(pool, deliveryMigrations({ schema }));
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      // Stored against id order, so a scan of the table reads them backwards.
+      const ids = ["we_d", "we_c", "we_b", "we_a"];
+      for (const id of ids) await endpoints.create(endpointFixture({ id }));
+      await queue.publish(createEvent({ type: "order.created", data: { id: 1 } }));
+      // A fresh table's rows lie in the order they were inserted, which is the order their index entries were taken.
+      const { rows } = await pool.query(`SELECT endpoint_id FROM "${schema}"."webhook_deliveries" ORDER BY ctid`);
+      expect(rows.map((row) => (row as { endpoint_id: string }).endpoint_id)).toEqual([...ids].sort());
+    } finally {
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
+  });
+
+  describe("close (shutdown)", () => {
+    const delivered = { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } } as const;
+
+    it("writes the outcomes taken before it, then refuses one after it with store_closed, writing nothing", async () => {
+      const schema = uniqueName("whq").toLowerCase();
+      try {
+        await migrate(pool, deliveryMigrations({ schema }));
+        const endpoints = createPostgresEndpointStore({ client: pool, schema });
+        const queue = createPostgresDeliveryQueue({ client: pool, schema });
+        await endpoints.create(endpointFixture());
+        const now = Date.now();
+        for (let i = 0; i < 3; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }), { now });
+        const claims = await queue.claim({ limit: 10, now, leaseMs: 60_000 });
+        expect(claims).toHaveLength(3);
+        const [late, ...taken] = claims as [ClaimedDelivery, ...ClaimedDelivery[]];
+        const outcome = (claim: ClaimedDelivery) =>
+          queue.complete(claim, transition(claim.state, delivered, now).state);
+        // Taken before close and not yet written (group commit queues them behind the first).
+        const stored = taken.map(outcome);
+        const closing = queue.close();
+        const refused = outcome(late);
+        await expect(refused).rejects.toMatchObject({ code: "store_closed", name: "StoreClosedError" });
+        expect(queue.close()).toBe(closing);
+        await closing;
+        // Written by the time close resolved, before their callers are looked at.
+        for (const claim of taken) expect((await queue.get(claim.id))?.state.status).toBe("delivered");
+        expect(await Promise.all(stored)).toEqual([true, true]);
+        // The refused outcome wrote nothing: the delivery is still leased, due again at its lease end.
+        expect((await queue.get(late.id))?.state.status).toBe("pending");
+        await expect(outcome(late)).rejects.toMatchObject({ code: "store_closed" });
+      } finally {
+        await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+      }
+    });
+  });
+
   it("reads an endpoint stored before endpoint headers (migration delivery@10) as adding none", async () => {
     const schema = uniqueName("whq").toLowerCase();
     try {

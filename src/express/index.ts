@@ -6,4 +6,4 @@ export type { AdapterOptions } from "../http/adapter-options";
 export { adapt, type ExpressMiddleware } from "./adapt";
 export type { ExpressRequest } from "./body";
 export { ExpressIntegrationError, type ExpressIntegrationErrorCode } from "./errors";
-export { webhookConsumer } from "./webhook-consumer";
+export { type ExpressWebhookConsumerOptions, webhookConsumer } from "./webhook-consumer";

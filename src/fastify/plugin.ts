@@ -1,5 +1,7 @@
 import { type IncomingMessage, METHODS, type ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from "fastify";
+// Shared with the Express helper; no Express import behind it.
+import { wrappedConsumer } from "../express/wrapped-consumer";
 import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
 import type { Handler } from "../http/message";
 import { nodeDispatcher } from "../node/adapt";
@@ -16,10 +18,19 @@ export interface RestWebhooksPluginOptions extends AdapterOptions {
   handler: Handler | Router;
 }
 
-/** Options of {@link webhookConsumer}: the consumer's, and the path it answers on. */
+/** Options of {@link webhookConsumer}: the consumer's, the path it answers on, and what to wrap around it. */
 export interface WebhookConsumerPluginOptions extends WebhookConsumerOptions {
   /** The route, under the plugin's prefix, e.g. `/webhooks/stripe`. */
   url: string;
+  /**
+   * Wraps the consumer's handler once, when the plugin registers: `traceWebhookReceipt` from `rest-webhooks/otel`
+   * (its `receive webhook` span, parent and link as on the node adapter), or a handler of your own in front of the
+   * consumer (a provider's handshake). The plugin keeps its route, raw body and answers as without it.
+   * @default none: the consumer's handler as built
+   * @example
+   * await app.register(webhookConsumer, { url: "/webhooks", inbox, secrets, wrap: traceWebhookReceipt });
+   */
+  wrap?: (handler: Handler) => Handler;
 }
 
 // Fastify 5 answers a Content-Type whose media type is not `token "/" token` (RFC 9110 §8.3.1) with its own 415
@@ -139,6 +150,18 @@ function register(fastify: FastifyInstance, mounted: Mounted, options: AdapterOp
   }
 }
 
+// A callback plugin's throw escapes avvio as an uncaught exception (and register() waits for its plugin timeout):
+// misuse (bad options) is handed to done() instead, so register() and ready() reject with the TypeError.
+function misuse(done: (error?: Error) => void, setUp: () => void): void {
+  try {
+    setUp();
+  } catch (error) {
+    done(error instanceof Error ? error : new TypeError(String(error)));
+    return;
+  }
+  done();
+}
+
 /**
  * A Fastify 5 plugin serving a {@link Handler} or a {@link Router} through the node adapter: the same request
  * model, body limit, problem documents and after-send callbacks as `rest-webhooks/node`. It registers one
@@ -161,21 +184,22 @@ export const restWebhooks: FastifyPluginCallback<RestWebhooksPluginOptions> = (f
   const prefix = fastify.prefix;
   // "/api/*" does not match "/api" itself: under a prefix, the prefix is a path of its own.
   const urls = prefix === "" || prefix.endsWith("/") ? ["/*"] : ["", "/*"];
-  register(fastify, mountable(handler, "rest-webhooks/fastify restWebhooks"), adapter, urls);
-  done();
+  misuse(done, () => register(fastify, mountable(handler, "rest-webhooks/fastify restWebhooks"), adapter, urls));
 };
 
 /**
  * A Fastify 5 plugin serving a webhook consumer (`createWebhookConsumer`) at `url`, with the body taken raw
  * through the plugin's own content-type parser so the signature is checked on the bytes the provider sent.
  * @param options the consumer's options and `url`; its `bodyLimit` (default 1 MiB) and `onError` serve the
- * adapter too.
+ * adapter too; `wrap` wraps the handler built from them (tracing).
  * @example
  * await app.register(webhookConsumer, { url: "/webhooks", inbox, secrets: process.env.WEBHOOK_SECRET! });
  */
 export const webhookConsumer: FastifyPluginCallback<WebhookConsumerPluginOptions> = (fastify, options, done) => {
-  const { url, ...consumer } = options;
-  const mounted = mountable(createWebhookConsumer(consumer), "rest-webhooks/fastify webhookConsumer");
-  register(fastify, mounted, consumerAdapterOptions(consumer), [url]);
-  done();
+  const { url, wrap, ...consumer } = options;
+  const owner = "rest-webhooks/fastify webhookConsumer";
+  misuse(done, () => {
+    const mounted = mountable(wrappedConsumer(createWebhookConsumer(consumer), wrap, owner), owner);
+    register(fastify, mounted, consumerAdapterOptions(consumer), [url]);
+  });
 };

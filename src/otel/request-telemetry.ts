@@ -42,7 +42,7 @@ async function problemCode(response: HttpResponse): Promise<string | undefined> 
  * @param telemetry the meter. @default the global one
  * @returns the middleware, with its OpenAPI description.
  * @see docs/observability.md
- * @example router.use(tracedIdempotency({ store, identify: (request) => request.headers["x-account"] ?? "anonymous" }));
+ * @example router.use(tracedIdempotency({ store, identify: (request) => request.headers.authorization ?? "anonymous" }));
  */
 export function tracedIdempotency(options: IdempotencyOptions, telemetry: TelemetryOptions = {}): Middleware {
   // The middleware checks its own options (and names them); made first so misuse throws before anything else.

@@ -1,7 +1,14 @@
 import express from "express";
 import { describe, expectTypeOf, it } from "vitest";
-import { adapt, type ExpressIntegrationErrorCode, type ExpressMiddleware, webhookConsumer } from "../../src/express";
-import { json } from "../../src/http";
+import {
+  adapt,
+  type ExpressIntegrationErrorCode,
+  type ExpressMiddleware,
+  type ExpressWebhookConsumerOptions,
+  webhookConsumer,
+} from "../../src/express";
+import { type Handler, json } from "../../src/http";
+import { traceWebhookReceipt } from "../../src/otel";
 import { createRouter } from "../../src/routing";
 import { createMemoryInbox } from "../../src/webhooks/consumer/memory";
 
@@ -25,5 +32,14 @@ describe("rest-webhooks/express types", () => {
     // @ts-expect-error: the consumer needs its secrets
     webhookConsumer({ inbox: createMemoryInbox() });
     expectTypeOf<ExpressIntegrationErrorCode>().toEqualTypeOf<"body_consumed">();
+  });
+
+  it("takes wrap, a Handler wrapper such as traceWebhookReceipt", () => {
+    const secrets = "whsec_x";
+    webhookConsumer({ inbox: createMemoryInbox(), secrets, wrap: traceWebhookReceipt });
+    webhookConsumer({ inbox: createMemoryInbox(), secrets, wrap: (handler) => traceWebhookReceipt(handler) });
+    expectTypeOf<ExpressWebhookConsumerOptions["wrap"]>().toEqualTypeOf<((handler: Handler) => Handler) | undefined>();
+    // @ts-expect-error: wrap returns a handler, not a response
+    webhookConsumer({ inbox: createMemoryInbox(), secrets, wrap: () => json(200, {}) });
   });
 });

@@ -403,6 +403,22 @@ describe("rest-webhooks/fastify", () => {
     });
   });
 
+  // Regression: a plugin's misuse (a secret verification cannot use, a handler that is none) was thrown inside avvio,
+  // an uncaught exception, while register() waited out its plugin timeout.
+  describe("regression: options refused when registering reject register() with the TypeError", () => {
+    it.each([
+      ["webhookConsumer with a number as secrets", { plugin: "consumer" as const }],
+      ["restWebhooks with a string as handler", { plugin: "rest" as const }],
+    ])("%s", async (_name, { plugin }) => {
+      const app = Fastify({ pluginTimeout: 60_000 });
+      const registered =
+        plugin === "consumer"
+          ? app.register(webhookConsumer, { ...webhookFixture().options, secrets: 5 as never, url: "/webhooks" })
+          : app.register(restWebhooks, { handler: "/api" as never });
+      await expect(registered.ready()).rejects.toBeInstanceOf(TypeError);
+    });
+  });
+
   describe("webhookConsumer", () => {
     it("delivers a signed webhook end to end, the body raw through the plugin's content-type parser", async () => {
       const fixture = webhookFixture();

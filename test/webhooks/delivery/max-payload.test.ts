@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import { createPostgresDeliveryQueue } from "../../../src/webhooks/delivery/postgres/index";
 import { databases } from "../../support/databases";
 import { postgresDeliveryStores } from "./delivery-stores";
 import { endpointFixture } from "./store-contract";
@@ -37,11 +38,39 @@ const queues: [string, Make][] = [
   ]),
 ];
 
-describe.each(queues)("maxPayloadBytes (%s)", (_name, make) => {
-  it.each([0, -1, 1.5, Number.NaN, "1024"])("refuses %s at construction, naming the option", async (value) => {
-    await expect(make(value)).rejects.toThrow(/maxPayloadBytes/);
+// Construction reads no database: the PostgreSQL queue is refused before its client is used, so a client that
+// answers nothing stands in (opening PGlite for each value cost seconds apiece).
+const constructors: [string, (maxPayloadBytes: unknown) => unknown][] = [
+  [
+    "memory",
+    (maxPayloadBytes) =>
+      createMemoryDeliveryQueue({
+        endpoints: createMemoryEndpointStore(),
+        maxPayloadBytes: maxPayloadBytes as number,
+      }),
+  ],
+  [
+    "postgres",
+    (maxPayloadBytes) =>
+      createPostgresDeliveryQueue({
+        client: { query: async () => ({ rows: [] }) },
+        maxPayloadBytes: maxPayloadBytes as number,
+      }),
+  ],
+];
+
+describe.each(constructors)("maxPayloadBytes at construction (%s queue)", (_name, construct) => {
+  it.each([0, -1, 1.5, Number.NaN, "1024"])("refuses %s, naming the option", (value) => {
+    expect(() => construct(value)).toThrow(/maxPayloadBytes/);
   });
 
+  it("takes a positive integer and Infinity", () => {
+    expect(() => construct(100)).not.toThrow();
+    expect(() => construct(Number.POSITIVE_INFINITY)).not.toThrow();
+  });
+});
+
+describe.each(queues)("maxPayloadBytes (%s)", (_name, make) => {
   it("keeps the limit given: an event one byte over is refused, one at it queued; Infinity takes any size", async () => {
     const small = await make(100);
     const shell = JSON.stringify(createEvent({ type: "a.b", data: { s: "" }, id: "evt_1", now: 0 })).length;

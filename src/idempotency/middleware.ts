@@ -26,12 +26,18 @@ export const DEFAULT_TTL_MS = 86_400_000;
 export const DEFAULT_LEASE_MS = 60_000;
 
 /**
- * The default rule for which outcomes are stored: every status below 500 except 408, 425 and 429,
- * which say "try again" and so release the key. 5xx responses and thrown errors release it too.
+ * The default rule for which outcomes are stored: every status below 500 except 408, 425 and 429, which say "try
+ * again", and 401, 403 and 407, which say the caller may not (yet): each releases the key. 5xx responses and thrown
+ * errors release it too.
  */
 export function defaultStoreOutcome(status: number): boolean {
-  return status < 500 && status !== 408 && status !== 425 && status !== 429;
+  return status < 500 && !RELEASED_4XX.has(status);
 }
+
+// 408, 425, 429: RFC 9110 §15.5.9, RFC 8470 §5.2, RFC 6585 §4 invite a retry. 401, 403, 407 (RFC 9110 §15.5.2,
+// §15.5.4, §15.5.8): the handler refused before doing anything, and the retry may carry a refreshed credential for the
+// same caller, or come after a grant; a stored refusal would answer it for the whole TTL.
+const RELEASED_4XX: ReadonlySet<number> = new Set([401, 403, 407, 408, 425, 429]);
 
 /** Options of {@link idempotency}. */
 export interface IdempotencyOptions {

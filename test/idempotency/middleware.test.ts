@@ -74,7 +74,8 @@ describe("idempotency middleware", () => {
       [416, { "content-range": "bytes */100" }],
       [200, { "content-disposition": 'attachment; filename="invoice.pdf"' }],
     ])("replays a %i with the header fields its status calls for: %j", async (status, fields) => {
-      const { handle, runs } = setup({}, () => ({
+      // 401 and 407 are released by default; an API that chooses to store them replays them whole.
+      const { handle, runs } = setup({ storeOutcome: () => true }, () => ({
         status,
         headers: { ...fields, date: "x", "x-trace": "1" },
         body: "",
@@ -413,6 +414,16 @@ describe("idempotency middleware", () => {
 
     it("releases the key on 5xx, 408, 425 and 429: a retry runs the handler", async () => {
       for (const status of [500, 503, 408, 425, 429]) {
+        const { handle, runs } = setup({}, () => text(status, "try again"));
+        await handle(request({ key: '"k"' }));
+        const again = await handle(request({ key: '"k"' }));
+        expect([again.status, again.headers["idempotent-replayed"], runs()]).toEqual([status, undefined, 2]);
+      }
+    });
+
+    // Regression: a 401 was stored, so a retry with a refreshed token (same caller) replayed the stale 401 for 24 h.
+    it("releases the key on 401, 403 and 407: credentials and permissions change, and nothing was done", async () => {
+      for (const status of [401, 403, 407]) {
         const { handle, runs } = setup({}, () => text(status, "try again"));
         await handle(request({ key: '"k"' }));
         const again = await handle(request({ key: '"k"' }));

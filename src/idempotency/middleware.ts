@@ -27,8 +27,8 @@ export const DEFAULT_LEASE_MS = 60_000;
 
 /**
  * The default rule for which outcomes are stored: every status below 500 except 408, 425 and 429, which say "try
- * again", and 401, 403 and 407, which say the caller may not (yet): each releases the key. 5xx responses and thrown
- * errors release it too.
+ * again", 401, 403 and 407, which say the caller may not (yet), and 412, whose preconditions the fingerprint leaves
+ * out: each releases the key. 5xx responses and thrown errors release it too.
  */
 export function defaultStoreOutcome(status: number): boolean {
   return status < 500 && !RELEASED_4XX.has(status);
@@ -36,8 +36,9 @@ export function defaultStoreOutcome(status: number): boolean {
 
 // 408, 425, 429: RFC 9110 §15.5.9, RFC 8470 §5.2, RFC 6585 §4 invite a retry. 401, 403, 407 (RFC 9110 §15.5.2,
 // §15.5.4, §15.5.8): the handler refused before doing anything, and the retry may carry a refreshed credential for the
-// same caller, or come after a grant; a stored refusal would answer it for the whole TTL.
-const RELEASED_4XX: ReadonlySet<number> = new Set([401, 403, 407, 408, 425, 429]);
+// same caller, or come after a grant; a stored refusal would answer it for the whole TTL. 412: the method was not
+// performed (RFC 9110 §13.2.1), and the retry carries the validator the client fetched since.
+const RELEASED_4XX: ReadonlySet<number> = new Set([401, 403, 407, 408, 412, 425, 429]);
 
 /** Options of {@link idempotency}. */
 export interface IdempotencyOptions {

@@ -424,11 +424,30 @@ describe("idempotency middleware", () => {
     // Regression: a 401 was stored, so a retry with a refreshed token (same caller) replayed the stale 401 for 24 h.
     it("releases the key on 401, 403 and 407: credentials and permissions change, and nothing was done", async () => {
       for (const status of [401, 403, 407]) {
-        const { handle, runs } = setup({}, () => text(status, "try again"));
+        const { handle, runs } = setup({}, () => text(status, "not you"));
         await handle(request({ key: '"k"' }));
         const again = await handle(request({ key: '"k"' }));
         expect([again.status, again.headers["idempotent-replayed"], runs()]).toEqual([status, undefined, 2]);
       }
+    });
+
+    // Regression: the fingerprint leaves the preconditions out, so a retry with the fresh ETag in If-Match got the
+    // stored 412 of the stale one.
+    it("releases the key on 412: a retry with updated preconditions runs the handler", async () => {
+      let runs = 0;
+      const protect = idempotency({ store: new MemoryIdempotencyStore(), identify: () => "acct" });
+      const handle = protect(async (req) => {
+        runs++;
+        return req.headers["if-match"] === '"2"' ? text(200, "patched") : text(412, "stale");
+      });
+      const stale = await handle(request({ key: '"k"', headers: { "if-match": '"1"' } }));
+      const fresh = await handle(request({ key: '"k"', headers: { "if-match": '"2"' } }));
+      expect([stale.status, fresh.status, fresh.headers["idempotent-replayed"], runs]).toEqual([
+        412,
+        200,
+        undefined,
+        2,
+      ]);
     });
 
     it("releases the key when the handler throws, and rethrows", async () => {

@@ -13,6 +13,9 @@ const IPV4_MAPPED = parseIp("::ffff:0:0") as Uint8Array;
 const NAT64_WELL_KNOWN = parseIp("64:ff9b::") as Uint8Array;
 // RFC 8215: 64:ff9b:1::/48, a translator's own prefix of a length only it knows: the IPv4 may sit inside the /64.
 const NAT64_LOCAL = parseIp("64:ff9b:1::") as Uint8Array;
+// RFC 4380 §4: 2001::/32 is Teredo; its /64 is the relay server and flags (one per server, shared by all its clients),
+// and the last 32 bits are the client's public IPv4 address (its NAT's), each bit inverted.
+const TEREDO = parseIp("2001::") as Uint8Array;
 // RFC 4291 §2.5.6: every link's link-local addresses are in fe80::/64, so that /64 is every host on every link.
 const LINK_LOCAL = parseIp("fe80::") as Uint8Array;
 // RFC 4291 §2.5.2-§2.5.5.1: ::/96 holds ::, the loopback ::1 and the deprecated IPv4-compatible addresses: one host each.
@@ -40,7 +43,7 @@ function formatIPv6(bytes: Uint8Array): string {
 
 /**
  * The key of an address: an IPv4 address (or an IPv4-mapped or NAT64 well-known-prefix IPv6 one, in any spelling) as
- * dotted decimal; an IPv6 address as its first `ipv6Prefix` bits in RFC 5952 form, followed by `/ipv6Prefix` below 128
+ * dotted decimal, and a Teredo one as the client IPv4 address it carries; an IPv6 address as its first `ipv6Prefix` bits in RFC 5952 form, followed by `/ipv6Prefix` below 128
  * (the zone dropped); where a prefix is not one host, the whole address: a link-local one with its zone (RFC 4007 §6:
  * `fe80::1` on two links is two hosts), one in ::/96 (`::1`) or in 64:ff9b:1::/48; anything else (an obfuscated
  * identifier, RFC 7239 §6.3) as it is.
@@ -53,6 +56,9 @@ export function addressKey(address: string, ipv6Prefix: number): string {
   if (bytes === undefined) return address;
   if (inPrefix(bytes, IPV4_MAPPED, 96) || inPrefix(bytes, NAT64_WELL_KNOWN, 96)) {
     return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
+  }
+  if (inPrefix(bytes, TEREDO, 32)) {
+    return `${~(bytes[12] as number) & 0xff}.${~(bytes[13] as number) & 0xff}.${~(bytes[14] as number) & 0xff}.${~(bytes[15] as number) & 0xff}`;
   }
   if (inPrefix(bytes, LINK_LOCAL, 10)) {
     const zone = address.indexOf("%");

@@ -20,8 +20,8 @@ export interface ClientIpOptions {
    * The leading bits of an IPv6 address that name one client: addresses in one prefix share a key. An IPv6 host
    * usually holds a whole /64 (RFC 4291 §2.5.1; SLAAC, RFC 4862) and changes address within it at will (RFC 8981), so
    * keyed per address it would get a fresh allowance from each of 2^64 addresses. `56` or `48` group a site's whole
-   * delegation (RFC 6177); `128` keys each address. IPv4 addresses, IPv4-mapped ones and NAT64's `64:ff9b::/96`
-   * included, are keyed each alone; so are addresses where a prefix is not one host: link-local ones (with their zone),
+   * delegation (RFC 6177); `128` keys each address. IPv4 addresses, IPv4-mapped ones, NAT64's `64:ff9b::/96` and
+   * Teredo's `2001::/32` (the client IPv4 it carries) included, are keyed each alone; so are addresses where a prefix is not one host: link-local ones (with their zone),
    * `::1`, and those in `64:ff9b:1::/48`.
    * @default 64
    */
@@ -107,7 +107,7 @@ function named(hop: string, ipv6Prefix: number): string | undefined {
  * to limit them together instead.
  * @param request the request's header fields and the transport's peer address.
  * @param options how many proxies to trust, and which field they write.
- * @returns the key of the address (IPv4 as dotted decimal, an IPv4-mapped or NAT64 one included; IPv6 as its
+ * @returns the key of the address (IPv4 as dotted decimal, an IPv4-mapped, NAT64 or Teredo one included; IPv6 as its
  *   `ipv6Prefix` prefix, `2001:db8:1:2::/64`, in RFC 5952 form, or whole where a prefix is not one host: `fe80::1%eth0`,
  *   `::1`), an obfuscated identifier, or `undefined`.
  * @throws TypeError when `trustedProxies` is not a non-negative integer, `header` is neither `"x-forwarded-for"` nor

@@ -19,8 +19,9 @@ function canonical(ip: string): string {
 const notIPv4Compatible = (ip: string): boolean =>
   !/^::(\d|[0-9a-f]{1,4}(:|$))/i.test(canonical(ip)) || canonical(ip) === "::";
 
-// NAT64's well-known prefix (64:ff9b::/96) is keyed as the IPv4 address it holds; node:net writes it in hex.
-const notTranslated = (ip: string): boolean => !/^64:ff9b::/i.test(canonical(ip));
+// NAT64's well-known prefix (64:ff9b::/96) and Teredo (2001::/32) are keyed as the IPv4 address they hold; node:net
+// writes the address in hex.
+const notTranslated = (ip: string): boolean => !/^(64:ff9b::|2001:0:|2001::)/i.test(canonical(ip));
 
 // Whatever a client may write to the left of what the proxies append: any text, and text made of the characters that
 // steer a parser (quotes, escapes, separators), so that unbalanced quotes and odd backslash runs come up often.
@@ -190,6 +191,14 @@ describe("clientIp", () => {
         ["deprecated IPv4-compatible (::/96)", "::c000:201", undefined, "::c000:201"],
         ["NAT64 well-known prefix: the IPv4 it holds (RFC 6052)", "64:ff9b::192.0.2.1", undefined, "192.0.2.1"],
         ["NAT64 well-known prefix, in hex", "64:FF9B::C000:201", 128, "192.0.2.1"],
+        // RFC 4380 §4: server 192.0.2.45, flags 0x8000, port 40000 and client 198.51.100.7, both inverted.
+        [
+          "Teredo: the client's IPv4, inverted in the last 32 bits",
+          "2001:0:c000:22d:8000:63bf:39cc:9bf8",
+          undefined,
+          "198.51.100.7",
+        ],
+        ["Teredo, at any ipv6Prefix", "2001::c000:22d:8000:63bf:39cc:9bf8", 128, "198.51.100.7"],
         [
           "NAT64 local-use prefix: the address (RFC 8215)",
           "64:ff9b:1:c0:0:2:100:0",
@@ -207,6 +216,13 @@ describe("clientIp", () => {
         expect(key("fe80::aaaa:1")).not.toBe(key("fe80::aaaa:2"));
         expect(key("64:ff9b::198.51.100.1")).not.toBe(key("64:ff9b::198.51.100.2"));
         expect(key("64:ff9b::198.51.100.1")).toBe(key("198.51.100.1"));
+      });
+
+      // Regression: a Teredo address's /64 is its relay server and flags (RFC 4380 §4), so every client of one Teredo
+      // server shared one allowance.
+      it("keeps two Teredo clients of one server apart, and a Teredo client with the same NAT over IPv4", () => {
+        expect(key("2001:0:c000:22d:8000:63bf:39cc:9bf8")).not.toBe(key("2001:0:c000:22d:8000:63bf:39cc:9bf9"));
+        expect(key("2001:0:c000:22d:8000:63bf:39cc:9bf8")).toBe(key("198.51.100.7"));
       });
     });
 
@@ -229,8 +245,12 @@ describe("clientIp", () => {
             // b shares a's first groups, so that shared subnets come up; a is keyed in its canonical spelling.
             const a = full(x);
             const b = full([...x.slice(0, shared), ...y.slice(shared)]);
-            // IPv4-mapped, NAT64, link-local and ::/96 addresses are keyed otherwise (above).
-            fc.pre(![a, b].some((ip) => canonical(ip).includes(".") || /^(64:ff9b:|fe[89ab]|::)/.test(canonical(ip))));
+            // IPv4-mapped, NAT64, Teredo, link-local and ::/96 addresses are keyed otherwise (above).
+            fc.pre(
+              ![a, b].some(
+                (ip) => canonical(ip).includes(".") || /^(64:ff9b:|2001:0:|2001::|fe[89ab]|::)/.test(canonical(ip)),
+              ),
+            );
             const list = new BlockList();
             list.addSubnet(a, prefix, "ipv6");
             expect(key(canonical(a), prefix) === key(b, prefix)).toBe(list.check(b, "ipv6"));

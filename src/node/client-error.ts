@@ -13,6 +13,14 @@ const REQUEST_LINE_START = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]*$/;
 // Only characters a request-target has (RFC 9112 §3.2 over RFC 3986 §3.3, §3.4: pchar, "/", "?", pct-encoded).
 const TARGET_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]+$/;
 
+/** Where the parser stopped in the chunk it was parsing, and where that byte's line starts; `undefined` without one. */
+function stopPoint(error: ParserError): { packet: Uint8Array; at: number; line: number } | undefined {
+  const packet = error.rawPacket;
+  const at = error.bytesParsed;
+  if (!(packet instanceof Uint8Array) || typeof at !== "number" || at < 0 || at > packet.length) return undefined;
+  return { packet, at, line: at === 0 ? 0 : packet.lastIndexOf(LF, at - 1) + 1 };
+}
+
 /**
  * Whether node's header overflow (its limit counts the request-target with the field lines) was the request-target's:
  * RFC 9112 §3, a server MUST answer 414 (RFC 9110 §15.5.15) to a target longer than any it parses. The parser stops
@@ -25,14 +33,13 @@ const TARGET_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]+$/;
  * in three reads or more gets it too.
  */
 function targetOverflowed(error: ParserError): boolean {
-  const packet = error.rawPacket;
-  const at = error.bytesParsed;
-  if (!(packet instanceof Uint8Array) || typeof at !== "number" || at < 0 || at > packet.length) return false;
+  const stop = stopPoint(error);
+  if (stop === undefined) return false;
+  const { packet, at, line } = stop;
   if (packet[at] === SP) {
     const version = Buffer.from(packet.buffer, packet.byteOffset + at + 1, Math.min(5, packet.length - at - 1));
     if ("HTTP/".startsWith(version.toString("latin1"))) return true;
   }
-  const line = at === 0 ? 0 : packet.lastIndexOf(LF, at - 1) + 1;
   if (REQUEST_LINE_START.test(Buffer.from(packet.buffer, packet.byteOffset + line, at - line).toString("latin1"))) {
     return true;
   }
@@ -51,10 +58,9 @@ const TCHAR = /[!#$%&'*+.^_`|~0-9A-Za-z-]/;
  * request line (400).
  */
 function unknownMethod(error: ParserError): boolean {
-  const packet = error.rawPacket;
-  const at = error.bytesParsed;
-  if (!(packet instanceof Uint8Array) || typeof at !== "number" || at < 0 || at > packet.length) return false;
-  const line = at === 0 ? 0 : packet.lastIndexOf(LF, at - 1) + 1;
+  const stop = stopPoint(error);
+  if (stop === undefined) return false;
+  const { packet, at, line } = stop;
   let end = line;
   while (end < packet.length && TCHAR.test(String.fromCharCode(packet[end] as number))) end++;
   // The token holds the byte the parser stopped at (or ends there), and the request line goes on with SP.

@@ -1,6 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Handler, HttpRequest, HttpResponse } from "../../../src/http/message";
-import { isHttpProblem } from "../../../src/http/problem";
 import { createRouter } from "../../../src/routing/index";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
 import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api";
@@ -14,22 +12,7 @@ import {
 } from "../../../src/webhooks/delivery/url-policy";
 import { scheduleBackoff } from "../../../src/webhooks/retry/backoff";
 import { localServer } from "./node/local-server";
-
-/** POSTs a registration of `url` to the endpoint API, with a thrown problem answered as the adapters answer it. */
-async function register(handler: Handler, url: string): Promise<HttpResponse> {
-  const request: HttpRequest = {
-    method: "POST",
-    path: "/v1/webhook_endpoints",
-    search: "",
-    query: {},
-    headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
-    body: new TextEncoder().encode(JSON.stringify({ url, enabled_events: ["*"] })),
-  };
-  return Promise.resolve(handler(request)).catch((error: unknown) => {
-    if (isHttpProblem(error)) return error.toResponse();
-    throw error;
-  });
-}
+import { registerEndpoint as register } from "./register-endpoint";
 
 // No real DNS: names resolve to what the table says at the time of the call.
 function resolver(table: Record<string, string[]>, calls: string[] = []): HostResolver {

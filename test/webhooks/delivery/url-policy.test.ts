@@ -1,7 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseIp } from "../../../src/http/ip-address";
-import { isHttpProblem } from "../../../src/http/problem";
 import { createRouter } from "../../../src/routing/index";
 import { type AddressClass, classifyAddress } from "../../../src/webhooks/delivery/address-class";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
@@ -14,6 +13,7 @@ import {
   compileUrlPolicy,
   type HostResolver,
 } from "../../../src/webhooks/delivery/url-policy";
+import { registerEndpoint } from "./register-endpoint";
 
 const CASES: readonly [string, AddressClass][] = [
   ["127.0.0.1", "loopback"],
@@ -491,19 +491,7 @@ describe("ports: the destination ports deliveries may use", () => {
       ["https://alias.example/in", "unresolvable_host"],
       ["https://api.provider.example/admin", "forbidden_address"],
     ] as const) {
-      const res = await Promise.resolve(
-        handler({
-          method: "POST",
-          path: "/v1/webhook_endpoints",
-          search: "",
-          query: {},
-          headers: { authorization: "Bearer sk_test_key", "content-type": "application/json" },
-          body: new TextEncoder().encode(JSON.stringify({ url, enabled_events: ["*"] })),
-        }),
-      ).catch((error: unknown) => {
-        if (isHttpProblem(error)) return error.toResponse();
-        throw error;
-      });
+      const res = await registerEndpoint(handler, url);
       expect(res.status, url).toBe(422);
       expect(JSON.parse(String(res.body))).toMatchObject({ code, errors: [{ pointer: "/url", code }] });
       expect(String(res.body)).not.toContain(PROVIDER_ADDRESS);

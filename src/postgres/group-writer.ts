@@ -22,21 +22,26 @@ export class GroupWriter<T, R> {
   #closed: { promise: Promise<void>; resolve: () => void } | undefined;
 
   readonly #perItem: (error: unknown) => boolean;
+  readonly #rewrite: (item: T, error: unknown) => T | undefined;
 
   /**
    * @param write writes a batch and returns one result per item, in order
    * @param maxInFlight concurrent batch statements; further items wait and join the next batch
    * @param perItem whether a batch failing with `error` is worth retrying item by item (a data error,
    *   not a lost connection, which would only fail again once per item)
+   * @param rewrite the item in a second form to write once when its own write failed with `error` (its caller gets
+   *   that write's outcome), or `undefined` to fail it; written here, so `close()` waits for it
    */
   constructor(
     write: (items: T[]) => Promise<R[]>,
     maxBatch: number,
     maxInFlight: number,
     perItem: (error: unknown) => boolean = () => true,
+    rewrite: (item: T, error: unknown) => T | undefined = () => undefined,
   ) {
     this.#write = write;
     this.#perItem = perItem;
+    this.#rewrite = rewrite;
     this.#maxBatch = maxBatch;
     this.#maxInFlight = maxInFlight;
   }
@@ -86,7 +91,8 @@ export class GroupWriter<T, R> {
       const results = await this.#write(batch.map((entry) => entry.item));
       for (const [i, entry] of batch.entries()) entry.resolve(results[i] as R);
     } catch (error) {
-      if (batch.length === 1 || !this.#perItem(error)) {
+      if (batch.length === 1) return this.#again(batch[0] as Pending<T, R>, error);
+      if (!this.#perItem(error)) {
         for (const entry of batch) entry.reject(error);
         return;
       }
@@ -95,9 +101,20 @@ export class GroupWriter<T, R> {
         try {
           entry.resolve((await this.#write([entry.item]))[0] as R);
         } catch (single) {
-          entry.reject(single);
+          await this.#again(entry, single);
         }
       }
+    }
+  }
+
+  /** After `entry`'s own write failed with `error`: its second form written once, if it has one, else the error. */
+  async #again(entry: Pending<T, R>, error: unknown): Promise<void> {
+    const second = this.#rewrite(entry.item, error);
+    if (second === undefined) return entry.reject(error);
+    try {
+      entry.resolve((await this.#write([second]))[0] as R);
+    } catch (failed) {
+      entry.reject(failed);
     }
   }
 }

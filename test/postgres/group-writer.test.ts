@@ -77,6 +77,34 @@ describe("GroupWriter (group commit of inbox adds)", () => {
       "fulfilled",
     ]);
   });
+
+  // The inbox writes a payload PostgreSQL's json parser refused (54001) again in another form; submitted anew from the
+  // caller, that second write had to be tracked apart from the writer for close() to wait for it.
+  it("writes an item's second form (rewrite) when its own write is refused, and the caller gets that outcome", async () => {
+    const written: string[][] = [];
+    const writer = new GroupWriter<string, string>(
+      async (items) => {
+        written.push(items);
+        await new Promise((resolve) => setImmediate(resolve));
+        const bad = items.find((item) => item.startsWith("54"));
+        if (bad !== undefined) throw Object.assign(new Error("refused"), { code: bad });
+        return items.map((item) => `wrote ${item}`);
+      },
+      10,
+      1,
+      isDataError,
+      (item, error) => ((error as { code?: unknown }).code === "54001" ? `text of ${item}` : undefined),
+    );
+    const results = await Promise.allSettled(["first", "ok", "54001", "54000"].map((item) => writer.submit(item)));
+    expect(results).toEqual([
+      { status: "fulfilled", value: "wrote first" },
+      { status: "fulfilled", value: "wrote ok" },
+      { status: "fulfilled", value: "wrote text of 54001" },
+      { status: "rejected", reason: expect.objectContaining({ code: "54000" }) },
+    ]);
+    // A rewrite is written once: its own refusal goes to the caller.
+    expect(written.filter((batch) => batch.includes("text of 54001"))).toEqual([["text of 54001"]]);
+  });
 });
 
 describe("isDataError (which failed batches are retried item by item)", () => {
@@ -144,6 +172,29 @@ describe("GroupWriter.close (shutdown)", () => {
     const { writer } = heldWriter();
     await writer.close();
     await writer.close();
+  });
+
+  it("waits for an item's second form, which it writes although closing began", async () => {
+    let fail!: (error: Error) => void;
+    const writes: number[][] = [];
+    const writer = new GroupWriter<number, number>(
+      (items) => {
+        writes.push(items);
+        if (items[0] === 1) return new Promise<number[]>((_, reject) => (fail = reject));
+        return Promise.resolve(items.map((n) => n * 10));
+      },
+      10,
+      1,
+      () => true,
+      (item) => (item === 1 ? 2 : undefined),
+    );
+    const write = writer.submit(1);
+    let closed = false;
+    const closing = writer.close().then(() => (closed = true));
+    fail(new Error("refused"));
+    expect(await write).toBe(20);
+    await closing;
+    expect([closed, writes]).toEqual([true, [[1], [2]]]);
   });
 
   it("resolves once failed writes settled too: their callers get the error, close does not", async () => {

@@ -200,6 +200,24 @@ interface Addition {
   event: InboxEvent;
   payload: string | Buffer | null;
   bytes: Uint8Array | null;
+  /** Whether `payload` is the body's own JSON text, which may nest deeper than the payload (see `asSerialised`). */
+  fromBody: boolean;
+}
+
+/**
+ * An add's second form when PostgreSQL refused its payload text (54001, stack depth limit exceeded): the payload
+ * serialised, which is the value a handler reads either way. The body's text can nest deeper than its payload: of two
+ * members with one name JSON.parse keeps the last (RFC 8259 §4 leaves it open), so a deep first one passes the
+ * consumer's depth check, made on the payload, and would overflow PostgreSQL's json parser on every redelivery.
+ */
+function asSerialised(addition: Addition, error: unknown): Addition | undefined {
+  if (!addition.fromBody || (error as { code?: unknown } | null)?.code !== STACK_DEPTH_EXCEEDED) return undefined;
+  return {
+    event: addition.event,
+    payload: JSON.stringify(addition.event.payload ?? null),
+    bytes: null,
+    fromBody: false,
+  };
 }
 
 const decoder = new TextDecoder();
@@ -264,8 +282,6 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
   readonly #randomId: () => string;
   /** Whether the client is `pg`, which sends a `Buffer` parameter as its bytes. */
   readonly #payloadAsBytes: boolean;
-  /** The adds taken and not yet settled, a retry of one included: `close()` waits for them. */
-  readonly #adding = new Set<Promise<InboxAddResult>>();
   /** Set by `close()`. */
   #closing: Promise<void> | undefined;
 
@@ -286,7 +302,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     this.#addOf = statementVariants("rw_inbox", "add", schema, (rows: number) => addStatement(schema, rows));
     // Zero statements in flight would never write: every add would wait forever.
     const writes = positiveInteger("createPostgresInbox", "maxConcurrentWrites", options.maxConcurrentWrites ?? 1);
-    this.#writer = new GroupWriter((events) => this.#insert(events), MAX_BATCH, writes, isDataError);
+    this.#writer = new GroupWriter((events) => this.#insert(events), MAX_BATCH, writes, isDataError, asSerialised);
   }
 
   #run(client: SqlClient, name: keyof Statements, values: unknown[]) {
@@ -301,11 +317,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
       // A rejection, like every other method's refusal: add answers with a promise.
       return Promise.reject(error);
     }
-    const added = this.#add(event, source);
-    this.#adding.add(added);
-    const settled = () => this.#adding.delete(added);
-    added.then(settled, settled);
-    return added;
+    return this.#add(event, source);
   }
 
   /**
@@ -321,12 +333,7 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
    * await pool.end();
    */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      // The adds first: one whose payload text PostgreSQL refused (54001) submits its serialised payload again, which
-      // a writer already closed would refuse after the add was taken.
-      await Promise.allSettled([...this.#adding]);
-      await this.#writer.close();
-    })();
+    this.#closing ??= this.#writer.close();
     return this.#closing;
   }
 
@@ -335,21 +342,13 @@ export class PostgresInbox implements Inbox<PostgresInboxContext> {
     if (payload instanceof Uint8Array) {
       // As a Buffer, which pg sends as the bytes (PGlite takes either); a view, not a copy.
       const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-      return this.#writer.submit({ event, payload: null, bytes });
+      return this.#writer.submit({ event, payload: null, bytes, fromBody: false });
     }
-    const added = this.#writer.submit({
+    return this.#writer.submit({
       event,
       payload: payloadValue(event, source, this.#payloadAsBytes),
       bytes: null,
-    });
-    if (source?.json === undefined || source.json.byteLength === 0) return added;
-    return added.catch((error: unknown) => {
-      // The body's text can nest deeper than its payload: of two members with one name JSON.parse keeps the last
-      // (RFC 8259 §4 leaves it open), so a deep first one passes the consumer's depth check, made on the payload, and
-      // overflows PostgreSQL's json parser (54001, stack depth limit exceeded) on every redelivery. The payload
-      // serialised is the value a handler reads either way.
-      if ((error as { code?: unknown } | null)?.code !== STACK_DEPTH_EXCEEDED) throw error;
-      return this.#writer.submit({ event, payload: JSON.stringify(event.payload ?? null), bytes: null });
+      fromBody: source?.json !== undefined && source.json.byteLength > 0,
     });
   }
 

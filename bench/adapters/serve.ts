@@ -9,8 +9,11 @@ const which = process.argv[2] as ServerKind;
 if (!(which in SERVERS)) throw new Error(`usage: serve.ts <${Object.keys(SERVERS).join("|")}>`);
 const running = await startServer(which);
 process.stdout.write(`${running.url}\n`);
-createInterface({ input: process.stdin }).on("line", (line) => {
-  if (line !== "cpu") return;
-  const { user, system } = process.cpuUsage();
-  process.stdout.write(`${user + system}\n`);
-});
+createInterface({ input: process.stdin })
+  .on("line", (line) => {
+    if (line !== "cpu") return;
+    const { user, system } = process.cpuUsage();
+    process.stdout.write(`${user + system}\n`);
+  })
+  // The suite's process gone (a test that timed out, ^C) closes stdin: a server left behind would load the machine.
+  .on("close", () => process.exit(0));

@@ -4,10 +4,14 @@
 // that makes named closures per request paid for it in the benches and not in dist (bench/consumer's memory inbox,
 // 1 KiB: 6.5 % of the server's CPU in `collectBody`'s five listeners). The peers' code in node_modules is not
 // compiled at all, so only ours paid. This file is both the `--import` module (it registers itself) and the hooks.
-import { readFile } from "node:fs/promises";
-import { register } from "node:module";
+// Each output is kept in node_modules/.cache/rest-webhooks-as-built, under a hash of everything that makes it (see
+// `load`): a bench starts dozens of processes on the same modules, and only the first compiles each (test/bench's
+// check runs spent most of their time starting esbuild and compiling the same hundred modules in every process).
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { createRequire, register } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { isMainThread } from "node:worker_threads";
+import { isMainThread, threadId } from "node:worker_threads";
 
 if (isMainThread) register(import.meta.url);
 
@@ -42,18 +46,40 @@ export async function resolve(specifier, context, nextResolve) {
   }
 }
 
+const cache = new URL("node_modules/.cache/rest-webhooks-as-built/", root);
 let esbuild;
-// The compiler options tsup hands esbuild (class fields as defined properties for ES2022, type-only imports dropped).
-let tsconfigRaw;
+/** What every output depends on besides its file: this loader (its esbuild options), esbuild's version, tsconfig. */
+let compilation;
+
+async function describeCompilation() {
+  const esbuildPackage = createRequire(import.meta.url).resolve("esbuild/package.json");
+  const [loader, esbuildVersion, tsconfig] = await Promise.all([
+    readFile(new URL(import.meta.url), "utf8"),
+    readFile(esbuildPackage, "utf8").then((text) => JSON.parse(text).version),
+    readFile(new URL("tsconfig.json", root), "utf8"),
+  ]);
+  // The compiler options tsup hands esbuild (class fields as defined properties for ES2022, type-only imports dropped).
+  const tsconfigRaw = { compilerOptions: JSON.parse(tsconfig).compilerOptions };
+  const hash = createHash("sha256").update(loader).update("\0").update(esbuildVersion).update("\0").update(tsconfig);
+  return { tsconfigRaw, hash };
+}
 
 export async function load(url, context, nextLoad) {
   if (!url.startsWith("file:") || !/\.m?ts$/.test(new URL(url).pathname)) return nextLoad(url, context);
-  esbuild ??= await import("esbuild");
-  tsconfigRaw ??= {
-    compilerOptions: JSON.parse(await readFile(new URL("tsconfig.json", root), "utf8")).compilerOptions,
-  };
+  compilation ??= describeCompilation();
+  const { tsconfigRaw, hash } = await compilation;
   const path = fileURLToPath(url);
-  const { code } = await esbuild.transform(await readFile(path, "utf8"), {
+  const source = await readFile(path, "utf8");
+  // Keyed by the source text itself, not its modification time: an edit can never be served a stale output.
+  const key = hash.copy().update("\0").update(path).update("\0").update(source).digest("hex");
+  const cached = new URL(`${key}.mjs`, cache);
+  try {
+    return { format: "module", source: await readFile(cached, "utf8"), shortCircuit: true };
+  } catch (error) {
+    if (error?.code !== "ENOENT") throw error;
+  }
+  esbuild ??= await import("esbuild");
+  const { code } = await esbuild.transform(source, {
     loader: "ts",
     format: "esm",
     target: "node20",
@@ -61,5 +87,10 @@ export async function load(url, context, nextLoad) {
     sourcemap: "inline",
     tsconfigRaw,
   });
+  // Written aside and renamed into place: processes starting side by side never read a half-written output.
+  await mkdir(cache, { recursive: true });
+  const aside = new URL(`${key}.${process.pid}.${threadId}.tmp`, cache);
+  await writeFile(aside, code);
+  await rename(aside, cached);
   return { format: "module", source: code, shortCircuit: true };
 }

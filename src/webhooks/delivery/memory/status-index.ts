@@ -13,8 +13,11 @@ export interface StatusIndexed {
 const BIT: Readonly<Record<DeliveryStatus, number>> = { pending: 1, failed: 2, delivered: 4, exhausted: 8 };
 
 interface StatusList<T> {
+  /** In creation order. */
   entries: T[];
-  /** How many of `entries` have the list's status now (the others are stale, removed lazily). */
+  /** Entries that came older than the last of `entries` (a replay), in any order: merged in before the next read. */
+  late: T[];
+  /** How many of `entries` and `late` have the list's status now (the others are stale, removed lazily). */
   live: number;
 }
 
@@ -22,7 +25,9 @@ interface StatusList<T> {
  * One endpoint's deliveries by status, each list in creation order (then publication), so that a listing filtered by
  * status reads its page, not every delivery of the endpoint: a page of `failed` among 1,000,000 `delivered` reads the
  * failed ones. A delivery leaving a status stays in that list, stale, until the stale ones outnumber the live ones
- * (then the list is compacted, O(1) amortised per change); one coming back finds its place still held.
+ * (then the list is compacted, O(1) amortised per change); one coming back finds its place still held. One that
+ * comes back older than the list's newest (a replay) waits aside until the next read merges them all in one pass: put
+ * in its place at once, each cost a shift of the list (a replay of 100,000 moved ~5·10^9 slots).
  */
 export class StatusIndex<T extends StatusIndexed> {
   readonly #lists = new Map<DeliveryStatus, StatusList<T>>();
@@ -43,10 +48,9 @@ export class StatusIndex<T extends StatusIndexed> {
     list.live++;
     if ((entry.listedIn & BIT[to]) !== 0) return;
     entry.listedIn |= BIT[to];
-    const { entries } = list;
-    const last = entries.at(-1);
-    if (last === undefined || this.before(last, entry)) entries.push(entry);
-    else entries.splice(sortedPlace(entries, entry, this.before), 0, entry);
+    const last = list.entries.at(-1);
+    if (last === undefined || this.before(last, entry)) list.entries.push(entry);
+    else list.late.push(entry);
   }
 
   /** Records that a delivery of `status` is no longer kept, or no longer of `status`. */
@@ -54,7 +58,7 @@ export class StatusIndex<T extends StatusIndexed> {
     const list = this.#lists.get(status);
     if (list === undefined) return;
     list.live--;
-    if (list.entries.length > 2 * list.live + this.slack) this.#compact(status, list);
+    if (list.entries.length + list.late.length > 2 * list.live + this.slack) this.#compact(status, list);
   }
 
   /**
@@ -64,8 +68,9 @@ export class StatusIndex<T extends StatusIndexed> {
   *newestFirst(statuses: readonly DeliveryStatus[], after: T | undefined): Generator<T> {
     const heads: { status: DeliveryStatus; entries: T[]; at: number }[] = [];
     for (const status of new Set(statuses)) {
-      const entries = this.#lists.get(status)?.entries;
-      if (entries === undefined) continue;
+      const list = this.#lists.get(status);
+      if (list === undefined) continue;
+      const entries = this.#merged(list);
       const at = after === undefined ? entries.length - 1 : sortedPlace(entries, after, this.before) - 1;
       heads.push({ status, entries, at });
     }
@@ -84,15 +89,32 @@ export class StatusIndex<T extends StatusIndexed> {
   #list(status: DeliveryStatus): StatusList<T> {
     let list = this.#lists.get(status);
     if (list === undefined) {
-      list = { entries: [], live: 0 };
+      list = { entries: [], late: [], live: 0 };
       this.#lists.set(status, list);
     }
     return list;
   }
 
+  /** The list's entries in creation order, the late ones merged in: sorted (k log k), then one merge (n + k). */
+  #merged(list: StatusList<T>): T[] {
+    const { entries, late } = list;
+    if (late.length === 0) return entries;
+    late.sort((a, b) => (this.before(a, b) ? -1 : this.before(b, a) ? 1 : 0));
+    const merged: T[] = new Array(entries.length + late.length);
+    let i = 0;
+    let j = 0;
+    for (let k = 0; k < merged.length; k++) {
+      const next = j === late.length || (i < entries.length && this.before(entries[i] as T, late[j] as T));
+      merged[k] = next ? (entries[i++] as T) : (late[j++] as T);
+    }
+    list.entries = merged;
+    list.late = [];
+    return merged;
+  }
+
   #compact(status: DeliveryStatus, list: StatusList<T>): void {
     const kept: T[] = [];
-    for (const entry of list.entries) {
+    for (const entry of this.#merged(list)) {
       if (this.current(entry, status)) kept.push(entry);
       else entry.listedIn &= ~BIT[status];
     }

@@ -22,7 +22,9 @@ interface CheckReport {
   laws: { resource: string; law: string; passed: boolean; reason?: string; requests?: string }[];
 }
 
-describe("rest-webhooks check", () => {
+// The suites run side by side (describe.concurrent), each against servers of its own; tests that share a server's
+// state stay in order (it.sequential). The --timeout suite runs alone: its laws that pass need answers within 0.2 s.
+describe.concurrent("rest-webhooks check", () => {
   describe("on the example shop", () => {
     let shop: RunningShop;
     beforeAll(async () => {
@@ -75,7 +77,7 @@ describe("rest-webhooks check", () => {
     });
     afterAll(() => broken.close());
 
-    it("fails, naming each broken law with its shrunk request sequence and the seed that replays it", async () => {
+    it.sequential("fails, naming each broken law with its shrunk request sequence and the seed that replays it", async () => {
       const run = await runCli(["check", broken.url, "--runs", "5", "--seed", "20261125"]);
       expect(run.code).toBe(1);
       expect(run.stdout).toContain("✗ PUT twice = PUT once: the state after two PUTs differs from the state after one");
@@ -89,7 +91,7 @@ describe("rest-webhooks check", () => {
       expect(run.stdout).toContain("seed 20261125 (replay with --seed 20261125)");
     });
 
-    it("prints --header values only by fingerprint, as text and as JSON (regression: the bearer token in 14 lines)", async () => {
+    it.sequential("prints --header values only by fingerprint, as text and as JSON (regression: the bearer token in 14 lines)", async () => {
       const args = [
         "check",
         broken.url,
@@ -102,8 +104,7 @@ describe("rest-webhooks check", () => {
         "--seed",
         "20261125",
       ];
-      const text = await runCli(args);
-      const json = await runCli([...args, "--json"]);
+      const [text, json] = await Promise.all([runCli(args), runCli([...args, "--json"])]);
       for (const run of [text, json]) {
         expect(run.code).toBe(1);
         expect(run.stdout).not.toContain("s3cr3t-T0KEN");
@@ -123,7 +124,7 @@ describe("rest-webhooks check", () => {
     });
     afterAll(() => mounted.close());
 
-    it("follows each Location as the server wrote it, a parent's too (regression: GET /api/api/things/t1)", async () => {
+    it.sequential("follows each Location as the server wrote it, a parent's too (regression: GET /api/api/things/t1)", async () => {
       // Its POST declares "application/json; charset=utf-8", and --path leaves out /files, whose schema gives no
       // values: neither stops the run.
       const run = await runCli([
@@ -153,7 +154,7 @@ describe("rest-webhooks check", () => {
       expect(passed("/things/{id}/parts")).toEqual(expect.arrayContaining(["POST twice creates two"]));
     });
 
-    it("refuses a request schema no values can be derived from: exit 2 naming its operation, nothing sent", async () => {
+    it.sequential("refuses a request schema no values can be derived from: exit 2 naming its operation, nothing sent", async () => {
       const before = mounted.seen.length;
       const run = await runCli(["check", mounted.url, "--runs", "1", "--seed", "7"]);
       expect(run.code).toBe(2);
@@ -166,7 +167,7 @@ describe("rest-webhooks check", () => {
   });
 });
 
-describe("rest-webhooks check against a server that is down", () => {
+describe.concurrent("rest-webhooks check against a server that is down", () => {
   it('says why the document could not be read: ECONNREFUSED, exit 2 (regression: a bare "fetch failed")', async () => {
     const base = `http://127.0.0.1:${await freePort()}`;
     const run = await runCli(["check", base]);
@@ -177,7 +178,7 @@ describe("rest-webhooks check against a server that is down", () => {
   });
 });
 
-describe("rest-webhooks check: a parent that cannot be created because the server is down", () => {
+describe.concurrent("rest-webhooks check: a parent that cannot be created because the server is down", () => {
   it('names the POST and ECONNREFUSED (regression: a bare "fetch failed")', async () => {
     const base = `http://127.0.0.1:${await freePort()}`;
     const json = { "application/json": { schema: { type: "object", properties: { n: { type: "integer" } } } } };
@@ -282,7 +283,7 @@ describe("rest-webhooks check --timeout (regression: a server that never answers
   });
 });
 
-describe("rest-webhooks check on a malformed request schema", () => {
+describe.concurrent("rest-webhooks check on a malformed request schema", () => {
   it("is misuse: exit 2 naming its operation, JSON with --json (regression: a stack trace)", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "rest-webhooks-check-")), "openapi.json");
     const schema = { type: "string", pattern: "(" };
@@ -302,7 +303,7 @@ describe("rest-webhooks check on a malformed request schema", () => {
   });
 });
 
-describe("rest-webhooks check --openapi FILE saved with a UTF-8 byte order mark", () => {
+describe.concurrent("rest-webhooks check --openapi FILE saved with a UTF-8 byte order mark", () => {
   it('reads it, as send reads --data @file (RFC 8259 §8.1; regression: "not an OpenAPI JSON document")', async () => {
     const path = join(mkdtempSync(join(tmpdir(), "rest-webhooks-check-")), "openapi.json");
     const schema = { type: "string", pattern: "(" };
@@ -320,7 +321,7 @@ describe("rest-webhooks check --openapi FILE saved with a UTF-8 byte order mark"
 });
 
 // Regression: only a lower-case http:// or https:// was fetched; HTTP://… was read as a file path that did not exist.
-describe("rest-webhooks check --openapi with the scheme in upper case (RFC 3986 §3.1)", () => {
+describe.concurrent("rest-webhooks check --openapi with the scheme in upper case (RFC 3986 §3.1)", () => {
   it("fetches it as a URL", async () => {
     const run = await runCli(["check", "http://127.0.0.1:9", "--openapi", "HTTP://127.0.0.1:9/openapi.json"]);
     expect(run.code).toBe(2);
@@ -328,7 +329,7 @@ describe("rest-webhooks check --openapi with the scheme in upper case (RFC 3986 
   });
 });
 
-describe("rest-webhooks check --webhook-consumer", () => {
+describe.concurrent("rest-webhooks check --webhook-consumer", () => {
   // Regression: a secret that cannot sign failed the law as "a correctly signed delivery got no answer" (exit 1)
   // without a request sent, and of two --secret values the second was ignored, silently.
   describe("--secret it cannot sign with is misuse: exit 2, nothing sent", () => {
@@ -354,11 +355,13 @@ describe("rest-webhooks check --webhook-consumer", () => {
     await new Promise<void>((resolve) => careless.listen(0, "127.0.0.1", resolve));
     try {
       const args = ["--secret", secret, "--runs", "5", "--seed", "20261125"];
-      const good = await runCli(["check", "--webhook-consumer", receiver.url, ...args]);
+      const url = `http://127.0.0.1:${(careless.address() as AddressInfo).port}/hooks`;
+      const [good, bad] = await Promise.all([
+        runCli(["check", "--webhook-consumer", receiver.url, ...args]),
+        runCli(["check", "--webhook-consumer", url, ...args]),
+      ]);
       expect(good.stdout).toContain("✓ bad signatures are rejected (400)");
       expect(good.code).toBe(0);
-      const url = `http://127.0.0.1:${(careless.address() as AddressInfo).port}/hooks`;
-      const bad = await runCli(["check", "--webhook-consumer", url, ...args]);
       expect(bad.stdout).toContain("✗ bad signatures are rejected (400)");
       expect(bad.stdout).toContain("POST /hooks HTTP/1.1");
       expect(bad.code).toBe(1);
@@ -396,7 +399,7 @@ describe("rest-webhooks check --webhook-consumer", () => {
     });
     const args = ["--runs", "3", "--seed", "20261125"];
 
-    it("sends --header with every request (regression: ignored)", async () => {
+    it.sequential("sends --header with every request (regression: ignored)", async () => {
       seen.length = 0;
       const run = await runCli([
         "check",
@@ -415,18 +418,20 @@ describe("rest-webhooks check --webhook-consumer", () => {
       expect(seen[0]?.status).toBe(204); // the signed delivery, first
     });
 
-    it("fails when the correctly signed delivery gets no 2xx (regression: a consumer refusing everything passed)", async () => {
-      const wrongSecret = await runCli([
-        "check",
-        "--webhook-consumer",
-        url,
-        "--secret",
-        generateSecret(),
-        "--header",
-        "x-api-key: k1",
-        ...args,
+    it.sequential("fails when the correctly signed delivery gets no 2xx (regression: a consumer refusing everything passed)", async () => {
+      const [wrongSecret, noKey] = await Promise.all([
+        runCli([
+          "check",
+          "--webhook-consumer",
+          url,
+          "--secret",
+          generateSecret(),
+          "--header",
+          "x-api-key: k1",
+          ...args,
+        ]),
+        runCli(["check", "--webhook-consumer", url, "--secret", secret, ...args, "--json"]),
       ]);
-      const noKey = await runCli(["check", "--webhook-consumer", url, "--secret", secret, ...args, "--json"]);
       expect(wrongSecret.code).toBe(1);
       expect(wrongSecret.stdout).toContain(
         "✗ bad signatures are rejected (400): a correctly signed delivery answered 400, expected 2xx",

@@ -11,7 +11,7 @@ import { createMemoryStorage } from "../../examples/shop/storage/memory";
 import { generateSecret, sign, signWith, stripe } from "../../src/webhooks/signing/index";
 import { client, type Receiver, type RunningShop, startReceiver, startShop } from "../examples/shop-harness";
 import { freePort } from "../support/free-port";
-import { type RunningCli, root, runCli, startCli } from "./run-cli";
+import { cliEntry, type RunningCli, root, runCli, startCli } from "./run-cli";
 
 describe("rest-webhooks listen", () => {
   let shop: RunningShop;
@@ -30,7 +30,7 @@ describe("rest-webhooks listen", () => {
     expect(endpoint.status).toBe(201);
     const secret = endpoint.json<{ secret: string }>().secret;
     receiver.secret = secret;
-    listening = startCli([
+    listening = await startCli([
       "listen",
       "--port",
       String(port),
@@ -74,7 +74,7 @@ describe("rest-webhooks listen", () => {
 
 /** `listen --scheme stripe` on a free port, forwarding to `to`: the running CLI and the URL it listens at. */
 async function listenForwardingTo(to: string, secret: string): Promise<{ listening: RunningCli; url: string }> {
-  const listening = startCli([
+  const listening = await startCli([
     "listen",
     "--port",
     "0",
@@ -194,7 +194,7 @@ describe("rest-webhooks listen, a delivery over 1 MiB", () => {
   // GitHub sends payloads up to 25 MB (a push of many commits).
   it("is verified and printed like any other", async () => {
     const secret = generateSecret();
-    const listening = startCli(["listen", "--port", "0", "--secret", secret, "--json"]);
+    const listening = await startCli(["listen", "--port", "0", "--secret", secret, "--json"]);
     try {
       const url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
       const body = JSON.stringify({ type: "push", data: { pad: "x".repeat(2 * 1024 * 1024) } });
@@ -228,7 +228,7 @@ describe("rest-webhooks listen, a delivery over its 25 MiB limit", () => {
 
   // Regression: the 413 went out with no line printed, so whoever watched the terminal saw nothing of the delivery.
   it("prints a line saying the delivery was refused, and why (JSON Lines)", async () => {
-    const listening = startCli(["listen", "--port", "0", "--secret", generateSecret(), "--json"]);
+    const listening = await startCli(["listen", "--port", "0", "--secret", generateSecret(), "--json"]);
     try {
       const url = (JSON.parse(await listening.line(/"listening"/)) as { listening: string }).listening;
       expect(await oversized(url)).toBe(413);
@@ -242,7 +242,7 @@ describe("rest-webhooks listen, a delivery over its 25 MiB limit", () => {
   });
 
   it("prints it as text too, its time marked UTC (Z)", async () => {
-    const listening = startCli(["listen", "--port", "0", "--secret", generateSecret()]);
+    const listening = await startCli(["listen", "--port", "0", "--secret", generateSecret()]);
     try {
       const url = /(http:\/\/[^ ]+)/.exec(await listening.line(/listening on/))?.[1] ?? "";
       expect(await oversized(url)).toBe(413);
@@ -262,12 +262,11 @@ describe("rest-webhooks listen | head (stdout closed by its reader)", () => {
   delete env.WEBHOOK_SECRET;
   let child: ChildProcessWithoutNullStreams;
   let closed: Promise<number | null>;
-  beforeAll(() => {
-    child = spawn(
-      process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "listen", "--port", "0", "--secret", secret, "--json"],
-      { cwd: root, env },
-    );
+  beforeAll(async () => {
+    child = spawn(process.execPath, [...(await cliEntry()), "listen", "--port", "0", "--secret", secret, "--json"], {
+      cwd: root,
+      env,
+    });
     closed = new Promise((resolve) => child.on("close", resolve));
   });
   afterAll(() => {

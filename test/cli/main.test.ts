@@ -12,7 +12,7 @@ import { listenUsage } from "../../src/cli/listen";
 import { sendUsage } from "../../src/cli/send";
 import { verifyUsage } from "../../src/cli/verify";
 import { generateSecret, sign } from "../../src/webhooks/signing/index";
-import { root, runCli } from "./run-cli";
+import { cliEntry, root, runCli, SOURCE } from "./run-cli";
 
 const page = readFileSync(join(root, "docs", "cli.md"), "utf8");
 const USAGES: Record<string, string> = { listen: listenUsage, send: sendUsage, verify: verifyUsage, check: checkUsage };
@@ -23,7 +23,8 @@ function options(text: string): Set<string> {
   return new Set([...text.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map(([option]) => option));
 }
 
-describe("rest-webhooks --help and docs/cli.md", () => {
+// Every test runs its own processes against servers of its own: the suites and their tests run side by side.
+describe.concurrent("rest-webhooks --help and docs/cli.md", () => {
   for (const [command, usage] of Object.entries(USAGES)) {
     it(`documents every option of ${command} --help`, () => {
       const missing = [...options(usage)].filter((option) => !options(page).has(option));
@@ -44,26 +45,26 @@ describe("rest-webhooks --help and docs/cli.md", () => {
 
   it("--version prints the package's version", async () => {
     const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
-    const run = await runCli(["--version"]);
+    // From the sources: main.ts reads package.json relative to its own file, which a bundle elsewhere is not.
+    const run = await runCli(["--version"], { entry: SOURCE });
     expect(run).toMatchObject({ code: 0, stdout: `${version}\n` });
   });
 });
 
-describe("rest-webhooks help and unknown commands", () => {
+describe.concurrent("rest-webhooks help and unknown commands", () => {
   it("help <command> prints that command's help, as <command> --help does", async () => {
-    const run = await runCli(["help", "send"]);
+    const [run, help] = await Promise.all([runCli(["help", "send"]), runCli(["send", "--help"])]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe((await runCli(["send", "--help"])).stdout);
+    expect(run.stdout).toBe(help.stdout);
     expect(run.stdout).toContain("Usage: rest-webhooks send");
   });
 
   // Regression: with no command the usage went to stdout (a script reading it took it for output); it is misuse.
   it("with no command prints the usage on stderr and exits 2; --help prints it on stdout and exits 0", async () => {
-    const none = await runCli([]);
+    const [none, help] = await Promise.all([runCli([]), runCli(["--help"])]);
     expect(none.code).toBe(2);
     expect(none.stdout).toBe("");
     expect(none.stderr).toContain("Usage: rest-webhooks <command>");
-    const help = await runCli(["--help"]);
     expect(help).toMatchObject({ code: 0, stderr: "" });
     expect(help.stdout).toContain("Usage: rest-webhooks <command>");
   });
@@ -80,7 +81,7 @@ describe("rest-webhooks help and unknown commands", () => {
   );
 });
 
-describe("rest-webhooks | head (stdout closed before the output)", () => {
+describe.concurrent("rest-webhooks | head (stdout closed before the output)", () => {
   it("exits with the verdict, no EPIPE stack trace (regression: an unhandled 'error' event, exit 1)", async () => {
     const secret = generateSecret();
     const body = '{"type":"ping","data":{}}';
@@ -90,7 +91,7 @@ describe("rest-webhooks | head (stdout closed before the output)", () => {
       .join("\n")}\n\n${body}`;
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
     delete env.WEBHOOK_SECRET;
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "verify", "--secret", secret], {
+    const child = spawn(process.execPath, [...(await cliEntry()), "verify", "--secret", secret], {
       cwd: root,
       env,
       stdio: ["pipe", "pipe", "pipe"],
@@ -108,7 +109,7 @@ describe("rest-webhooks | head (stdout closed before the output)", () => {
   });
 });
 
-describe("rest-webhooks <command> --json, a usage error", () => {
+describe.concurrent("rest-webhooks <command> --json, a usage error", () => {
   // Regression: printed over six lines, where `listen --json` promises JSON Lines, one object per line.
   it("is one JSON object on one line of stdout", async () => {
     const busy = createServer();
@@ -129,7 +130,7 @@ describe("rest-webhooks <command> --json, a usage error", () => {
 
 // Regression: fetch cannot send a URL with a user name or password (it throws a TypeError quoting the URL), so
 // `send` reported "no answer (… http://user:pw@…)", exit 1, and `check` printed the password in its error line.
-describe("a URL with a user name or password is misuse: exit 2, the password never printed", () => {
+describe.concurrent("a URL with a user name or password is misuse: exit 2, the password never printed", () => {
   const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
   const url = "http://user:pw-s3cr3t@127.0.0.1:9/x";
   const cases: Record<string, string[]> = {

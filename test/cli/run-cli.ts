@@ -1,12 +1,23 @@
 /**
- * Spawns the real `rest-webhooks` executable: the TypeScript entry through tsx (`node --import tsx
- * src/cli/main.ts`), or a built file when given. No colour (NO_COLOR), no inherited WEBHOOK_SECRET.
+ * Spawns the real `rest-webhooks` executable: src/cli/main.ts bundled once per test file (bundled-script.ts; `check`
+ * in a chunk of its own, as tsup builds the bin) and started with plain `node`, or another entry when given. Under
+ * `node --import tsx` each run compiled the whole CLI anew, a second or more apiece. No colour (NO_COLOR), no
+ * inherited WEBHOOK_SECRET.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundledOnce } from "../support/bundled-script";
 
 export const root = fileURLToPath(new URL("../../", import.meta.url));
-const SOURCE = ["--import", "tsx", "src/cli/main.ts"];
+/** The sources through tsx, for what a bundle elsewhere cannot show (main.ts finds package.json from its own file). */
+export const SOURCE = ["--import", "tsx", "src/cli/main.ts"];
+const bundled = bundledOnce(join(root, "src", "cli", "main.ts"), { splitting: true });
+
+/** The entry `runCli` and `startCli` start by default: the bundled CLI, for `spawn(process.execPath, entry)`. */
+export async function cliEntry(): Promise<readonly string[]> {
+  return [await bundled()];
+}
 
 /** A finished run. */
 export interface CliRun {
@@ -23,11 +34,11 @@ function spawnCli(args: readonly string[], entry: readonly string[]): ChildProce
 }
 
 /** Runs the CLI to its end, writing `stdin` to it. */
-export function runCli(
+export async function runCli(
   args: readonly string[],
   options: { stdin?: Uint8Array | string; entry?: readonly string[] } = {},
 ): Promise<CliRun> {
-  const child = spawnCli(args, options.entry ?? SOURCE);
+  const child = spawnCli(args, options.entry ?? (await cliEntry()));
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -53,8 +64,8 @@ export interface RunningCli {
 }
 
 /** Starts the CLI and leaves it running. */
-export function startCli(args: readonly string[]): RunningCli {
-  const child = spawnCli(args, SOURCE);
+export async function startCli(args: readonly string[]): Promise<RunningCli> {
+  const child = spawnCli(args, await cliEntry());
   let stdout = "";
   let stderr = "";
   let exited = false;

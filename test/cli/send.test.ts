@@ -12,7 +12,9 @@ import { generateSecret } from "../../src/webhooks/signing/index";
 import { type Receiver, startReceiver } from "../examples/shop-harness";
 import { runCli } from "./run-cli";
 
-describe("rest-webhooks send", () => {
+// The tests run side by side: each sends its own event types (or, for misuse, nothing), and the redirect tests
+// use servers of their own.
+describe.concurrent("rest-webhooks send", () => {
   let receiver: Receiver;
   const secret = generateSecret();
   beforeAll(async () => {
@@ -123,10 +125,10 @@ describe("rest-webhooks send", () => {
   });
 
   it("prints its help with --json too (regression: nothing printed)", async () => {
-    const run = await runCli(["send", "--help", "--json"]);
+    const [run, top] = await Promise.all([runCli(["send", "--help", "--json"]), runCli(["--help", "--json"])]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("Usage: rest-webhooks send");
-    expect((await runCli(["--help", "--json"])).stdout).toContain("Usage: rest-webhooks <command>");
+    expect(top.stdout).toContain("Usage: rest-webhooks <command>");
   });
 
   it("says when nothing answers", async () => {
@@ -155,12 +157,14 @@ describe("rest-webhooks send", () => {
     const { port } = server.address() as AddressInfo;
     try {
       const target = `http://127.0.0.1:${port}/hook`;
-      const run = await runCli(["send", target, "--type", "t", "--secret", secret, "--id", "msg_redirect"]);
+      const [run, json] = await Promise.all([
+        runCli(["send", target, "--type", "t", "--secret", secret, "--id", "msg_redirect"]),
+        runCli(["send", target, "--type", "t", "--secret", secret, "--json"]),
+      ]);
       expect(run.code).toBe(1);
       expect(run.stdout).toContain(
         `✗ attempt 1/1 (msg_redirect): HTTP ${status} (redirect to /elsewhere, not followed)`,
       );
-      const json = await runCli(["send", target, "--type", "t", "--secret", secret, "--json"]);
       expect(json.code).toBe(1);
       expect(JSON.parse(json.stdout)).toMatchObject({ delivered: false, attempts: [{ status }] });
       expect(seen).toEqual(["POST /hook", "POST /hook"]);

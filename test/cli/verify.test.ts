@@ -24,7 +24,8 @@ function capture(text: string, timestamp = Math.floor(Date.now() / 1000)): Buffe
   return Buffer.from(`${head.join("\r\n")}\r\n\r\n${text}`);
 }
 
-describe("rest-webhooks verify", () => {
+// Each test runs its own processes on its own capture: they run side by side.
+describe.concurrent("rest-webhooks verify", () => {
   it("verifies a good capture: exit 0", async () => {
     const run = await runCli(["verify", "--secret", secret], { stdin: capture(body) });
     expect(run.stdout).toContain("✓ verified as standard-webhooks (id msg_1)");
@@ -42,13 +43,13 @@ describe("rest-webhooks verify", () => {
 
   it("explains an old capture: the signature is valid, only the timestamp is off, and --now replays it", async () => {
     const signedAt = Math.floor(Date.now() / 1000) - 3600;
-    const old = await runCli(["verify", "--secret", secret], { stdin: capture(body, signedAt) });
+    const [old, replayed] = await Promise.all([
+      runCli(["verify", "--secret", secret], { stdin: capture(body, signedAt) }),
+      runCli(["verify", "--secret", secret, "--now", String(signedAt)], { stdin: capture(body, signedAt) }),
+    ]);
     expect(old.code).toBe(1);
     expect(old.stdout).toContain("timestamp_too_old");
     expect(old.stdout).toContain(`The signature itself is valid: only the timestamp is off`);
-    const replayed = await runCli(["verify", "--secret", secret, "--now", String(signedAt)], {
-      stdin: capture(body, signedAt),
-    });
     expect(replayed.code).toBe(0);
   });
 

@@ -9,11 +9,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createShop, type Shop } from "../../examples/shop/app";
 import { loadConfig, type ShopConfig } from "../../examples/shop/config";
 import { type Listening, listen } from "../../examples/shop/server";
 import { issueToken } from "../../examples/shop/tokens";
+import { bundledOnce } from "../support/bundled-script";
 import { client, eventually } from "./shop-harness";
 
 const SECRETS = {
@@ -179,19 +180,23 @@ describe("WEBHOOKS_ALLOW_INSECURE_URLS", () => {
   });
 });
 
-describe("npm start (examples/shop/main.ts)", () => {
-  const MAIN = fileURLToPath(new URL("../../examples/shop/main.ts", import.meta.url));
+// Concurrent: each start is a process of its own, on a port of its own; the three that exit early overlap the one
+// that initialises PGlite twice.
+describe.concurrent("npm start (examples/shop/main.ts)", () => {
+  // `npm start`'s entry bundled once for the five starts below (bundled-script.ts), not compiled by tsx per start.
+  const main = bundledOnce(fileURLToPath(new URL("../../examples/shop/main.ts", import.meta.url)));
   const children: ChildProcess[] = [];
-  afterEach(() => {
+  // After all, not each: the tests run side by side, and each one's children live until it ends.
+  afterAll(() => {
     for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   });
 
-  function run(env: Record<string, string>) {
+  async function run(env: Record<string, string>) {
     const base = { ...process.env };
     for (const name of Object.keys(base)) {
       if (/^(SHOP_|DATABASE_URL$|NODE_ENV$|PORT$|HOST$|WEBHOOKS_)/.test(name)) delete base[name];
     }
-    const started = spawn(process.execPath, ["--import", "tsx", MAIN], {
+    const started = spawn(process.execPath, [await main()], {
       env: { ...base, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -209,7 +214,7 @@ describe("npm start (examples/shop/main.ts)", () => {
 
   it("prints the generated API key and an admin token in development, and both work; the data survives a restart", async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), "shop-start-")), "data");
-    const { started, output, exited } = run({ PORT: "0", SHOP_DATA_DIR: dataDir });
+    const { started, output, exited } = await run({ PORT: "0", SHOP_DATA_DIR: dataDir });
     const url = await eventually(
       "the shop to listen",
       () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output.stdout)?.[1],
@@ -234,7 +239,7 @@ describe("npm start (examples/shop/main.ts)", () => {
     expect(await exited).toBe(0);
     expect(output.stdout).toContain("SIGTERM, shutting down");
     // The same directory again: no initialisation, and the user is still there (with a new secret: a new token).
-    const again = run({ PORT: "0", SHOP_DATA_DIR: dataDir, SHOP_JWT_SECRET: "j".repeat(32) });
+    const again = await run({ PORT: "0", SHOP_DATA_DIR: dataDir, SHOP_JWT_SECRET: "j".repeat(32) });
     const url2 = await eventually(
       "the shop to listen again",
       () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(again.output.stdout)?.[1],
@@ -254,7 +259,7 @@ describe("npm start (examples/shop/main.ts)", () => {
     await new Promise((resolve) => busy.once("listening", resolve));
     try {
       const port = String((busy.address() as AddressInfo).port);
-      const { output, exited } = run({ PORT: port, SHOP_STORAGE: "memory" });
+      const { output, exited } = await run({ PORT: port, SHOP_STORAGE: "memory" });
       expect(await exited).toBe(1);
       expect(output.stderr).toContain(`shop: 127.0.0.1:${port} is already in use`);
       expect(output.stderr).toContain("PORT=0 picks a free one");
@@ -270,7 +275,7 @@ describe("npm start (examples/shop/main.ts)", () => {
     await new Promise((resolve) => closed.once("listening", resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const { output, exited } = run({ PORT: "0", DATABASE_URL: `postgres://shop:s3cret@127.0.0.1:${port}/shop` });
+    const { output, exited } = await run({ PORT: "0", DATABASE_URL: `postgres://shop:s3cret@127.0.0.1:${port}/shop` });
     expect(await exited).toBe(1);
     expect(output.stderr).toContain(`shop: cannot open the storage (postgres at 127.0.0.1:${port}/shop, schema shop)`);
     expect(output.stderr).toContain("ECONNREFUSED");
@@ -280,7 +285,7 @@ describe("npm start (examples/shop/main.ts)", () => {
   }, 60_000);
 
   it("exits with status 1 and names the missing secrets in production", async () => {
-    const { output, exited } = run({ NODE_ENV: "production", PORT: "0" });
+    const { output, exited } = await run({ NODE_ENV: "production", PORT: "0" });
     expect(await exited).toBe(1);
     expect(output.stderr).toContain("shop: invalid configuration");
     expect(output.stderr).toContain("SHOP_API_KEY");

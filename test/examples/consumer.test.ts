@@ -2,7 +2,7 @@
  * The example consumer over real HTTP: signed deliveries (signed by the `standardwebhooks` package) are
  * acknowledged with 202 and processed once; bad signatures get 400; `failFirst` answers 503 first.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type ConsumerApp, createConsumerApp } from "../../examples/consumer/app";
 import { loadConsumerSettings } from "../../examples/consumer/config";
 import { type Listening, listen } from "../../examples/shop/server";
+import { bundledOnce } from "../support/bundled-script";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -107,25 +108,45 @@ describe("the example consumer's settings", () => {
     ]);
   });
 
-  const main = fileURLToPath(new URL("../../examples/consumer/main.ts", import.meta.url));
-  const runMain = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ["--import", "tsx", main], {
+  // Bundled once for both starts (bundled-script.ts), not compiled by tsx per start.
+  const main = bundledOnce(fileURLToPath(new URL("../../examples/consumer/main.ts", import.meta.url)));
+  /** Starts main.ts to its end (killed after 20 s): its exit status and output. */
+  async function runMain(
+    env: Record<string, string>,
+  ): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [await main()], {
       env: { ...process.env, WEBHOOK_SECRET: SECRET, ...env },
-      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
       timeout: 20_000,
     });
+    const output = { stdout: "", stderr: "" };
+    child.stdout.on("data", (chunk: Buffer) => {
+      output.stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output.stderr += chunk.toString();
+    });
+    const status = await new Promise<number | null>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", resolve);
+    });
+    return { status, ...output };
+  }
 
-  it("main.ts exits 1 on an empty PORT instead of listening on a random port", { timeout: 30_000 }, () => {
-    const run = runMain({ PORT: "" });
+  // Concurrent: two processes of their own, side by side.
+  it.concurrent("main.ts exits 1 on an empty PORT instead of listening on a random port", {
+    timeout: 30_000,
+  }, async () => {
+    const run = await runMain({ PORT: "" });
     expect(run.status, run.stdout + run.stderr).toBe(1);
     expect(run.stderr).toContain("PORT: must be written in decimal digits");
   });
 
   // It crashed with an EADDRINUSE stack trace where the shop says one line.
-  it("main.ts says in one line that its port is taken, and exits 1", { timeout: 30_000 }, async () => {
+  it.concurrent("main.ts says in one line that its port is taken, and exits 1", { timeout: 30_000 }, async () => {
     const taken = await listen(() => ({ status: 204, headers: {} }), { port: 0, host: "127.0.0.1" });
     try {
-      const run = runMain({ PORT: taken.url.split(":").pop() as string });
+      const run = await runMain({ PORT: taken.url.split(":").pop() as string });
       expect(run.status, run.stdout + run.stderr).toBe(1);
       expect(run.stderr.trim()).toMatch(/^consumer: 127\.0\.0\.1:\d+ is already in use\. Pick another port/);
       expect(run.stderr.trim().split("\n")).toHaveLength(1);

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { afterAll } from "vitest";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -22,14 +23,17 @@ export interface BundledScript {
  * Bundles `entry` (a TypeScript file) into a fresh directory under node_modules/.cache, so that the packages it
  * imports resolve from the project's node_modules as they do for the entry itself.
  */
-export async function bundleScript(entry: string): Promise<BundledScript> {
+export async function bundleScript(entry: string, options: BundleOptions = {}): Promise<BundledScript> {
   const cache = join(root, "node_modules", ".cache", "rest-webhooks-tests");
   mkdirSync(cache, { recursive: true });
   const dir = mkdtempSync(join(cache, "bundle-"));
-  const file = join(dir, `${basename(entry).replace(/\.ts$/, "")}.mjs`);
+  const name = basename(entry).replace(/\.ts$/, "");
   await build({
     entryPoints: [entry],
-    outfile: file,
+    outdir: dir,
+    entryNames: "[name]",
+    outExtension: { ".js": ".mjs" },
+    splitting: options.splitting ?? false,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -41,5 +45,28 @@ export async function bundleScript(entry: string): Promise<BundledScript> {
     // the child names the bundle's lines, and its functions by their own names (keepNames).
     logLevel: "silent",
   });
-  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { file: join(dir, `${name}.mjs`), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** How {@link bundleScript} bundles. */
+export interface BundleOptions {
+  /**
+   * Each dynamic `import()` in a chunk of its own, loaded only when reached, as under tsx and in the built CLI
+   * (tsup's `splitting`: `check` and fast-check load only for that command). Without it they join the one file.
+   */
+  splitting?: boolean;
+}
+
+/**
+ * {@link bundleScript} for a test file that starts `entry` in several tests: bundled on the first call only (a
+ * file that never starts it pays nothing), the same file after, removed when the test file ends. Call it at the
+ * top level of a test file or of a module that test files import, where `afterAll` belongs to the file.
+ */
+export function bundledOnce(entry: string, options: BundleOptions = {}): () => Promise<string> {
+  let bundled: Promise<BundledScript> | undefined;
+  afterAll(async () => (await bundled?.catch(() => undefined))?.remove());
+  return async () => {
+    bundled ??= bundleScript(entry, options);
+    return (await bundled).file;
+  };
 }

@@ -64,12 +64,12 @@ describe("the docs checker", () => {
   });
 
   // A test filter that left the compile check out ran whatever file an earlier run had left.
-  it("runs a runnable block from its text, never from a file an earlier run left", { timeout: 60_000 }, () => {
+  it("runs a runnable block from its text, never from a file an earlier run left", { timeout: 60_000 }, async () => {
     const [good] = extractSnippets("docs/run.md", "```ts runnable\nconsole.log('fresh');\n```");
     if (good === undefined) throw new Error("no block");
     mkdirSync(dir, { recursive: true });
     writeFileSync(snippetFile(dir, good), "throw new Error('a stale copy');\nexport {};\n");
-    const run = runSnippet(root, dir, good);
+    const run = await runSnippet(root, dir, good);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain("fresh");
   });

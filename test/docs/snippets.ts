@@ -1,13 +1,14 @@
 /**
  * The docs check: every TypeScript block of README.md and docs/*.md (```ts or ```typescript) is a module of its own,
  * type-checked under the project's strict options with `rest-webhooks/*` resolved to the sources, as a reader who
- * copies that one block would compile it. Blocks whose info string says `runnable` also run (tsx), against the
- * in-memory stores, and must exit 0.
+ * copies that one block would compile it. Blocks whose info string says `runnable` also run, against the in-memory
+ * stores, and must exit 0.
  */
-import { type SpawnSyncReturns, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
+import { bundleScript } from "../support/bundled-script";
 
 /** One fenced TypeScript block. */
 export interface Snippet {
@@ -92,28 +93,44 @@ export function writeSnippet(dir: string, snippet: Snippet): string {
   return file;
 }
 
-/**
- * Runs one snippet as a reader would (tsx, from the root), from a file written afresh: never a copy left by an
- * earlier run, which a test filter leaving out the compile check would otherwise run in its place.
- */
-export function runSnippet(root: string, dir: string, snippet: Snippet): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ["--import", "tsx", writeSnippet(dir, snippet)], {
-    cwd: root,
-    encoding: "utf8",
-    timeout: 50_000,
-    env: { ...process.env, NODE_ENV: "test" },
-  });
+/** How a run of a snippet ended, with what it printed. */
+export interface SnippetRun {
+  readonly status: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
 }
 
 /**
- * Writes every snippet under `dir` (inside the project, so `node_modules` resolves) and type-checks them together,
- * each a module of its own. Returns the errors, located in the markdown.
+ * Runs one snippet to completion as a reader would, with node from the root, from a file written afresh: never a
+ * copy left by an earlier run, which a test filter leaving out the compile check would otherwise run in its place.
+ * The block is compiled by the esbuild that tsx uses, once into one module (bundleScript): under `node --import tsx`
+ * each start compiled every source module the block reaches anew, seconds per block on a loaded machine.
  */
-export function checkSnippets(root: string, dir: string, snippets: readonly Snippet[]): SnippetDiagnostic[] {
-  rmSync(dir, { recursive: true, force: true });
-  const files = new Map<string, Snippet>();
-  for (const snippet of snippets) files.set(writeSnippet(dir, snippet), snippet);
-  const options: ts.CompilerOptions = {
+export async function runSnippet(root: string, dir: string, snippet: Snippet): Promise<SnippetRun> {
+  const bundled = await bundleScript(writeSnippet(dir, snippet));
+  try {
+    return await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [bundled.file], {
+        cwd: root,
+        timeout: 50_000,
+        env: { ...process.env, NODE_ENV: "test" },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("error", reject);
+      child.on("close", (status, signal) => resolve({ status, signal, stdout, stderr }));
+    });
+  } finally {
+    bundled.remove();
+  }
+}
+
+/** The options the snippets compile under: the project's strict ones (tsconfig.json), `rest-webhooks/*` → src. */
+function compilerOptions(root: string): ts.CompilerOptions {
+  return {
     target: ts.ScriptTarget.ES2022,
     lib: ["lib.es2023.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],
     module: ts.ModuleKind.ESNext,
@@ -129,7 +146,37 @@ export function checkSnippets(root: string, dir: string, snippets: readonly Snip
     baseUrl: root,
     paths: { "rest-webhooks": ["./src/index.ts"], "rest-webhooks/*": ["./src/*/index.ts"] },
   };
-  const program = ts.createProgram([...files.keys()], options);
+}
+
+// Parsed files by path, for the next check in the same process: a file whose text is unchanged is not parsed (nor
+// bound) again, as the language service shares them between programs. Most of a check is the lib, @types/node and
+// the packages the blocks import, the same from one check to the next.
+const parsed = new Map<string, ts.SourceFile>();
+
+function cachingHost(options: ts.CompilerOptions): ts.CompilerHost {
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
+    const text = host.readFile(fileName);
+    const known = parsed.get(fileName);
+    if (text !== undefined && known !== undefined && known.text === text) return known;
+    const file = getSourceFile(fileName, languageVersion, onError, shouldCreate);
+    if (file !== undefined) parsed.set(fileName, file);
+    return file;
+  };
+  return host;
+}
+
+/**
+ * Writes every snippet under `dir` (inside the project, so `node_modules` resolves) and type-checks them together,
+ * each a module of its own, in one program. Returns the errors, located in the markdown.
+ */
+export function checkSnippets(root: string, dir: string, snippets: readonly Snippet[]): SnippetDiagnostic[] {
+  rmSync(dir, { recursive: true, force: true });
+  const files = new Map<string, Snippet>();
+  for (const snippet of snippets) files.set(writeSnippet(dir, snippet), snippet);
+  const options = compilerOptions(root);
+  const program = ts.createProgram([...files.keys()], options, cachingHost(options));
   const found: SnippetDiagnostic[] = [];
   for (const [file, snippet] of files) {
     const source = program.getSourceFile(file);

@@ -1,7 +1,8 @@
 /**
  * Exactly-once POST, as a client sees it: the shop in a real process, bursts of 200 keyed POSTs in flight, the process
  * SIGKILLed at a random moment (and, to make it certain, at an injected point between an order's write and its
- * idempotency record's completion), then every key retried on a restarted process until it answers 2xx.
+ * idempotency record's completion), then every key retried on a fresh process until it answers 2xx (started beside the
+ * dying one, so no round waits on a start; it shares nothing with it but the database).
  * PostgreSQL: the record, the order and its event share one transaction, so exactly one order and one event per key.
  * Memory: a restart forgets keys and resources alike, so a key answered before the crash runs again (at least once).
  */
@@ -60,6 +61,12 @@ function start(env: Record<string, string>): Promise<Running> {
     });
     child.once("exit", (code) => reject(new Error(`the shop process exited (${code}) before listening: ${out}`)));
   });
+}
+
+/** `started`, marked handled until awaited: a start that fails while the test awaits something else fails there. */
+function waitable(started: Promise<Running>): Promise<Running> {
+  started.catch(() => {});
+  return started;
 }
 
 interface Answer {
@@ -141,6 +148,10 @@ onServer(
       const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
       try {
         let shop = await start(env);
+        // The next process to die at the injected point, started while the one before it still serves: it need only
+        // listen by the time that one is killed, so no round waits on a start.
+        const crashing = () => waitable(start({ ...env, CRASH_AT_ORDER: String(1 + random(KEYS)) }));
+        let nextCrashing = crashing();
         const user = JSON.parse(
           (await post(shop.url, "/users", admin, "setup-user", { name: "Ada", tier: "gold" }))?.body ?? "{}",
         );
@@ -162,9 +173,13 @@ onServer(
           // A random moment needs no restart: the process that answered the last retries was started with `env`.
           if (injected) {
             await shop.kill();
-            shop = await start({ ...env, CRASH_AT_ORDER: String(1 + random(KEYS)) });
+            shop = await nextCrashing;
           }
           const dying = shop;
+          // The process that takes the retries, started beside the one that dies: it knows nothing the database
+          // does not, whenever it started, and is up by the time the burst is over.
+          const restarting = waitable(start(env));
+          if (round + 1 < ROUNDS && (round + 1) % 2 === 0) nextCrashing = crashing();
           const killAfter = random(KEYS);
           const send = (key: string) => post(dying.url, path, admin, key, item);
           const answers = await burst(keys, send, 50, (n) => {
@@ -174,7 +189,7 @@ onServer(
           for (const [key, answer] of answers) {
             if (answer.status < 300) (seen.get(key) ?? seen.set(key, new Set()).get(key))?.add(answer.body);
           }
-          shop = await start(env);
+          shop = await restarting;
           const restarted = shop;
           const finals = await retryAll(keys, (key) => post(restarted.url, path, admin, key, item));
           for (const [key, answer] of finals) (seen.get(key) ?? seen.set(key, new Set()).get(key))?.add(answer.body);

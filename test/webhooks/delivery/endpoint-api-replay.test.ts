@@ -88,19 +88,24 @@ async function setup(failures: number, kind: "failed" | "parked" = "failed", sto
   const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
   if (!created.ok) throw new Error(created.code);
   const id = created.value.id;
-  for (let i = 0; i < failures; i++) {
-    await queue.publish(createEvent({ id: `evt_${i}`, type: "order.created", data: { i } }), {
-      now: T0 - failures + i,
-    });
-  }
+  // All at once, the outcomes too: on PostgreSQL the publishes share commits and the outcomes are stored a batch a
+  // statement, where one at a time each paid a statement and a commit of its own. Each event has its creation time,
+  // so the deliveries the requests find are the same.
+  await Promise.all(
+    Array.from({ length: failures }, (_, i) =>
+      queue.publish(createEvent({ id: `evt_${i}`, type: "order.created", data: { i } }), { now: T0 - failures + i }),
+    ),
+  );
   const noRetry = { ...defaultDeliveryConfig, retry: () => undefined };
   const failed = { kind: "response", status: 500, durationMs: 1 } as const;
   const claims = await queue.claim({ limit: failures, now: T0, leaseMs: 60_000 });
-  for (const claim of claims) {
-    const event =
-      kind === "failed" ? ({ type: "attempt", result: failed } as const) : ({ type: "endpoint_disabled" } as const);
-    await queue.complete(claim, transition(claim.state, event, T0, noRetry).state);
-  }
+  expect(claims).toHaveLength(failures);
+  const event =
+    kind === "failed" ? ({ type: "attempt", result: failed } as const) : ({ type: "endpoint_disabled" } as const);
+  const stored = await Promise.all(
+    claims.map((claim) => queue.complete(claim, transition(claim.state, event, T0, noRetry).state)),
+  );
+  expect(stored.every(Boolean)).toBe(true);
   const router = createRouter();
   declareEndpointApi(router, options);
   return { id, queue, admin, handler: answered(router.handler()), reset, endpoints };

@@ -89,6 +89,22 @@ export function refuseUserinfo(value: string, what: string, instead?: string): v
   );
 }
 
+/**
+ * A URL as the CLI prints it: each query parameter by its name, its value shown as `…` (a `?token=` is a credential as
+ * much as a header is), and no fragment, which is never sent. A value that is no URL is returned as it is.
+ * @example shownUrl("http://127.0.0.1:3000/hooks?token=s3cr3t") // "http://127.0.0.1:3000/hooks?token=…"
+ */
+export function shownUrl(value: string): string {
+  if (!URL.canParse(value)) return value;
+  const url = new URL(value);
+  if (url.search === "") return `${url.origin}${url.pathname}`;
+  const names = url.search
+    .slice(1)
+    .split("&")
+    .map((pair) => `${pair.split("=")[0]}=…`);
+  return `${url.origin}${url.pathname}?${names.join("&")}`;
+}
+
 // RFC 9110 §5.1: field-name = token.
 const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

@@ -3,7 +3,7 @@ import { empty, type HttpRequest, type HttpResponse } from "../http/message";
 import { createServer } from "../node/index";
 import { defaultEventId, defaultEventType } from "../webhooks/consumer/event-identity";
 import { secretFingerprint, verify } from "../webhooks/signing/index";
-import { integerOption, isHttpUrl, parseCommand, refuseUserinfo } from "./args";
+import { integerOption, isHttpUrl, parseCommand, refuseUserinfo, shownUrl } from "./args";
 import { forward } from "./forward";
 import { EXIT, type Output, UsageError } from "./output";
 import { consumerSecrets, schemeOption, secretsOption } from "./schemes";
@@ -61,6 +61,8 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
   if (forwardTo !== undefined) refuseUserinfo(forwardTo, "--forward-to");
   if (forwardTo !== undefined && !isHttpUrl(forwardTo))
     throw new UsageError(`--forward-to is not an http:// or https:// URL: ${forwardTo}`);
+  // What the lines show of it: its query by names only.
+  const shownTarget = forwardTo === undefined ? undefined : shownUrl(forwardTo);
   const emit = (record: Record<string, unknown>, text: string) => {
     if (out.json) process.stdout.write(`${JSON.stringify(record)}\n`);
     else out.line(text);
@@ -109,8 +111,8 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
         ? `HTTP ${forwarded.status}${redirect}`
         : `no answer (${forwarded.error}), answered 502`;
     emit(
-      { ...record, forwardedTo: forwardTo, forwardStatus: forwarded.error === undefined ? forwarded.status : null },
-      `${line}  → ${forwardTo} ${outcome}`,
+      { ...record, forwardedTo: shownTarget, forwardStatus: forwarded.error === undefined ? forwarded.status : null },
+      `${line}  → ${shownTarget} ${outcome}`,
     );
     return { status: forwarded.status, headers: forwarded.headers, body: forwarded.body ?? null };
   };
@@ -154,8 +156,8 @@ export async function runListen(argv: readonly string[], out: Output): Promise<n
   const url = `http://${host}:${address.port}`;
   const fingerprints = secrets.map(secretFingerprint).join(", ");
   emit(
-    { listening: url, scheme: scheme.name, secrets: secrets.map(secretFingerprint), forwardTo: forwardTo ?? null },
-    `listening on ${out.bold(url)} (scheme ${scheme.name}, secret ${fingerprints})${forwardTo ? `, forwarding to ${forwardTo}` : ""}; Ctrl-C to stop`,
+    { listening: url, scheme: scheme.name, secrets: secrets.map(secretFingerprint), forwardTo: shownTarget ?? null },
+    `listening on ${out.bold(url)} (scheme ${scheme.name}, secret ${fingerprints})${shownTarget ? `, forwarding to ${shownTarget}` : ""}; Ctrl-C to stop`,
   );
   return new Promise<number>((resolve) => {
     const stop = () => {

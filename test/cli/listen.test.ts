@@ -103,7 +103,7 @@ describe("rest-webhooks listen --scheme stripe --forward-to a URL that redirects
 
   beforeAll(async () => {
     await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
-    const to = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hooks`;
+    const to = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hooks?token=s3cr3t-T0KEN`;
     ({ listening, url } = await listenForwardingTo(to, secret));
   });
   afterAll(async () => {
@@ -130,7 +130,17 @@ describe("rest-webhooks listen --scheme stripe --forward-to a URL that redirects
     const { status, line } = await deliver("evt_listen_2");
     expect(status).toBe(302);
     expect(line).toMatchObject({ forwardStatus: 302 });
-    expect(forwarded).toEqual(["POST /hooks"]);
+    expect(forwarded).toEqual(["POST /hooks?token=s3cr3t-T0KEN"]);
+  });
+
+  // Regression: the listening line and every forward's line printed a token in the --forward-to query.
+  it("prints the --forward-to query's names only, never its values, and forwards the whole URL", async () => {
+    forwarded.length = 0;
+    const { line } = await deliver("evt_listen_3");
+    expect(line).toMatchObject({ forwardedTo: expect.stringMatching(/\/hooks\?token=…$/) });
+    expect(forwarded).toEqual(["POST /hooks?token=s3cr3t-T0KEN"]);
+    expect(listening.output()).toMatch(/"forwardTo":"http:\/\/127\.0\.0\.1:\d+\/hooks\?token=…"/);
+    expect(listening.output()).not.toContain("s3cr3t");
   });
 });
 

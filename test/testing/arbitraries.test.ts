@@ -403,6 +403,12 @@ describe("fromZod() with $ref, $defs and recursion", () => {
     expect(error).toBeInstanceOf(ArbitraryDerivationError);
     expect((error as Error).message).toContain("/n: never");
   });
+
+  // Regression: the failing member's path was joined as it is, so a member named "a/b" read as /a/b (RFC 6901 §3).
+  it("names the refusing member by a JSON Pointer, its '/' and '~' escaped", () => {
+    const Never = z.object({ "a/b": z.object({ "c~d": z.int().refine(() => false, "never") }) });
+    expect(() => fc.assert(fc.property(fromZod(Never, { maxAttempts: 20 }), () => true))).toThrow("/a~1b/c~0d: never");
+  });
 });
 
 describe("malformedJson()", () => {

@@ -21,10 +21,13 @@ export interface FromZodOptions {
   maxAttempts?: number;
 }
 
+// RFC 6901 §3: in a JSON Pointer token, "~" is written "~0" and "/" "~1".
+const pointerToken = (token: PropertyKey) => String(token).replaceAll("~", "~0").replaceAll("/", "~1");
+
 function describeFailure(error: z.ZodError): string {
   const issue = error.issues[0];
   if (issue === undefined) return "no issue reported";
-  const path = issue.path.length === 0 ? "the value" : `/${issue.path.map(String).join("/")}`;
+  const path = issue.path.length === 0 ? "the value" : `/${issue.path.map(pointerToken).join("/")}`;
   return `${path}: ${issue.message} (${issue.code})`;
 }
 
@@ -55,9 +58,6 @@ function addWhatZodLeavesOut(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: Jso
     // Not a codec that writes both booleans back: safeParse filters what the plain string gives.
   }
 }
-
-// RFC 6901 §3: in a JSON Pointer token, "~" is written "~0" and "/" "~1".
-const pointerToken = (token: string | number) => String(token).replaceAll("~", "~0").replaceAll("/", "~1");
 
 // Where in the value a JSON Schema path (zod's, e.g. ["properties", "a", "items"]) lands, as a JSON Pointer with
 // "*" for any item or member (RFC 6901 has no wildcard): "/a/*". Other steps (`anyOf`, `allOf` and the index of

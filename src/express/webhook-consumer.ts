@@ -1,8 +1,8 @@
 import type { Handler } from "../http/message";
 import { consumerAdapterOptions } from "../node/consumer-adapter-options";
+import { wrappedConsumer } from "../node/wrapped-consumer";
 import { createWebhookConsumer, type WebhookConsumerOptions } from "../webhooks/consumer/consumer-handler";
 import { adaptBodies, type ExpressMiddleware } from "./adapt";
-import { wrappedConsumer } from "./wrapped-consumer";
 
 /** Options of {@link webhookConsumer}: the consumer's, and what to wrap around the handler built from them. */
 export interface ExpressWebhookConsumerOptions extends WebhookConsumerOptions {

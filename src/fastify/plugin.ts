@@ -1,7 +1,5 @@
 import { type IncomingMessage, METHODS, type ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from "fastify";
-// Shared with the Express helper; no Express import behind it.
-import { wrappedConsumer } from "../express/wrapped-consumer";
 import { type AdapterOptions, bodyLimitOf } from "../http/adapter-options";
 import type { Handler } from "../http/message";
 import { nodeDispatcher } from "../node/adapt";
@@ -9,6 +7,8 @@ import { consumerAdapterOptions } from "../node/consumer-adapter-options";
 import { type Mounted, mountable } from "../node/mount";
 import { mountedTargetProblem } from "../node/mounted-target";
 import { type ConsumedCause, startBody } from "../node/request";
+// Shared with the Express helper; no Express import behind it.
+import { wrappedConsumer } from "../node/wrapped-consumer";
 import type { Router } from "../routing/router";
 import { createWebhookConsumer, type WebhookConsumerOptions } from "../webhooks/consumer/consumer-handler";
 

@@ -4,8 +4,8 @@ import { describeOption } from "../options/refuse-option";
 
 /**
  * The consumer's handler with a framework helper's `wrap` option applied, checked when the helper is made: a `wrap`
- * that is no function, or returns none, would otherwise fail every delivery with a 500. Internal; the Fastify plugin
- * uses it too.
+ * that is no function, or returns none, would otherwise fail every delivery with a 500. Internal: the Express and
+ * Fastify helpers use it, as they use `consumerAdapterOptions`.
  */
 export function wrappedConsumer(
   consumer: Handler,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BeginResult } from "../../src/idempotency";
 import { idempotencyMigrations, PostgresIdempotencyStore } from "../../src/idempotency/postgres";
 import { IDEMPOTENCY_PURGE_BATCH } from "../../src/idempotency/postgres/postgres-store";
-import { migrate, migrationSql, type SqlDatabase, transaction } from "../../src/postgres";
+import { migrate, migrationSql, type SqlDatabase, type SqlPool, transaction } from "../../src/postgres";
 import { databases, type OpenDatabase } from "../support/databases";
 import { uniqueName } from "../support/services";
 import { describeStoreContract } from "./store-contract";
@@ -167,5 +167,31 @@ describe.each(databases())("PostgresIdempotencyStore on $name", (backend) => {
       expect(rows.map((r) => (r as { key: string }).key)).toEqual(["backlog-live"]);
       await db.query(`DROP SCHEMA "${own}" CASCADE`);
     });
+
+    // Regression: two purgers took the same rows, and the one that lost them to the other stopped short of a batch;
+    // a purge also waited on a row a `begin` was taking over. Each purge now takes rows no other holds.
+    if (backend.concurrent)
+      it("purgeExpired passes over expired rows another transaction holds, without waiting for them", async () => {
+        const own = `${schema}_held`;
+        await db.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
+        await migrate(db, idempotencyMigrations({ schema: own }));
+        const t = `"${own}"."idempotency_keys"`;
+        await db.query(
+          `INSERT INTO ${t} (key, fingerprint, status, expires_at)
+           SELECT 'held-' || n, 'fp', 200, clock_timestamp() - interval '1 hour' FROM generate_series(1, 50) AS n`,
+        );
+        const store = new PostgresIdempotencyStore(db, { schema: own });
+        const other = await (db as SqlPool).connect();
+        try {
+          await other.query("BEGIN");
+          await other.query(`SELECT key FROM ${t} WHERE key IN ('held-1', 'held-2') FOR UPDATE`);
+          expect(await store.purgeExpired()).toBe(48);
+          await other.query("COMMIT");
+        } finally {
+          other.release();
+        }
+        expect(await store.purgeExpired()).toBe(2);
+        await db.query(`DROP SCHEMA "${own}" CASCADE`);
+      });
   });
 });

@@ -69,9 +69,11 @@ WHERE key = $1 AND lease_token = $2 AND status IS NULL AND ${held}`,
     release: `DELETE FROM ${t} WHERE key = $1 AND lease_token = $2 AND status IS NULL AND ${held}`,
     // $1 batch size. The expired rows first by the expires_at index, at most $1 a statement: after a long outage one
     // DELETE of the whole backlog held its locks and WAL for as long as it took. The outer test again: a row reclaimed
-    // by a `begin` after the inner read is rechecked at its new version (READ COMMITTED), and kept.
+    // by a `begin` after the inner read is rechecked at its new version (READ COMMITTED), and kept. SKIP LOCKED: a row
+    // a `begin` is taking over, or another purger holds, is passed over, not waited for; two purgers take disjoint
+    // rows, so one that deletes less than a batch leaves only rows another transaction holds.
     purge: `DELETE FROM ${t} WHERE expires_at <= clock_timestamp() AND key IN (
-  SELECT key FROM ${t} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT $1
+  SELECT key FROM ${t} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED
 )`,
   };
 }

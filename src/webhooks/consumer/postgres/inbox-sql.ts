@@ -148,9 +148,11 @@ RETURNING ${RECORD_COLUMNS("t")}`,
     // $1 id, $2 now
     retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = ${ms("$2")}, updated_at = ${ms("$2")}
 WHERE id = $1 AND state = 'dead'`,
-    // $1 before (ms), $2 batch size
+    // $1 before (ms), $2 batch size. SKIP LOCKED: two purgers take disjoint rows, so a batch short of $2 means the rest
+    // is another's to delete; without it, the one that lost rows to the other stopped short, and when both did, done
+    // events stayed behind (the rate-limit store's purge does the same).
     purgeDone: `DELETE FROM ${t} WHERE id IN (
-  SELECT id FROM ${t} WHERE state = 'done' AND done_at < ${ms("$1")} LIMIT $2
+  SELECT id FROM ${t} WHERE state = 'done' AND done_at < ${ms("$1")} LIMIT $2 FOR UPDATE SKIP LOCKED
 )`,
   };
 }

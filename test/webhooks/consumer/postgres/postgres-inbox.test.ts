@@ -61,14 +61,20 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     { concurrent: backend.concurrent },
   );
 
-  it("purges more done events than one statement deletes, and only done ones older than the time", async () => {
-    const { inbox, table } = await freshTable();
-    // 10,000 a statement (PURGE_BATCH): 20,005 old done events take three; the newer and the open ones stay.
+  /** `count` events `old1`, `old2`…, done at 1,000 ms. */
+  async function insertOldDone(table: string, count: number): Promise<void> {
     await pool.query(
       `INSERT INTO ${table} (id, type, payload, scheme, received_at, state, done_at, updated_at)
        SELECT 'old' || g, 'order.created', '{}', 'standard-webhooks', now(), 'done', to_timestamp(1000), now()
-       FROM generate_series(1, 20005) g`,
+       FROM generate_series(1, $1::int) g`,
+      [count],
     );
+  }
+
+  it("purges more done events than one statement deletes, and only done ones older than the time", async () => {
+    const { inbox, table } = await freshTable();
+    // 10,000 a statement (PURGE_BATCH): 20,005 old done events take three; the newer and the open ones stay.
+    await insertOldDone(table, 20_005);
     await pool.query(
       `INSERT INTO ${table} (id, type, payload, scheme, received_at, state, done_at, available_at, updated_at)
        VALUES ('new', 't', '{}', 's', now(), 'done', to_timestamp(3000), NULL, now()),
@@ -85,11 +91,7 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
   if (backend.concurrent)
     it("purges past done events another purge holds, without waiting for them, which that one deletes", async () => {
       const { inbox, table } = await freshTable();
-      await pool.query(
-        `INSERT INTO ${table} (id, type, payload, scheme, received_at, state, done_at, updated_at)
-         SELECT 'old' || g, 'order.created', '{}', 'standard-webhooks', now(), 'done', to_timestamp(1000), now()
-         FROM generate_series(1, 12000) g`,
-      );
+      await insertOldDone(table, 12_000);
       const other = await (pool as SqlPool).connect();
       try {
         await other.query("BEGIN");

@@ -43,10 +43,10 @@ function formatIPv6(bytes: Uint8Array): string {
 
 /**
  * The key of an address: an IPv4 address (or an IPv4-mapped or NAT64 well-known-prefix IPv6 one, in any spelling) as
- * dotted decimal, and a Teredo one as the client IPv4 address it carries; an IPv6 address as its first `ipv6Prefix` bits in RFC 5952 form, followed by `/ipv6Prefix` below 128
- * (the zone dropped); where a prefix is not one host, the whole address: a link-local one with its zone (RFC 4007 §6:
- * `fe80::1` on two links is two hosts), one in ::/96 (`::1`) or in 64:ff9b:1::/48; anything else (an obfuscated
- * identifier, RFC 7239 §6.3) as it is.
+ * dotted decimal, and a Teredo one as the client IPv4 address it carries; an IPv6 address as its first `ipv6Prefix`
+ * bits in RFC 5952 form, followed by `/ipv6Prefix` below 128 (the zone dropped); where a prefix is not one host, the
+ * whole address: a link-local one with its zone (RFC 4007 §6: `fe80::1` on two links is two hosts), one in ::/96
+ * (`::1`) or in 64:ff9b:1::/48; anything else (an obfuscated identifier, RFC 7239 §6.3) as it is.
  * @param address an address without brackets or port.
  * @param ipv6Prefix the bits of an IPv6 address that name a client, 1 to 128.
  */
@@ -57,9 +57,7 @@ export function addressKey(address: string, ipv6Prefix: number): string {
   if (inPrefix(bytes, IPV4_MAPPED, 96) || inPrefix(bytes, NAT64_WELL_KNOWN, 96)) {
     return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
   }
-  if (inPrefix(bytes, TEREDO, 32)) {
-    return `${~(bytes[12] as number) & 0xff}.${~(bytes[13] as number) & 0xff}.${~(bytes[14] as number) & 0xff}.${~(bytes[15] as number) & 0xff}`;
-  }
+  if (inPrefix(bytes, TEREDO, 32)) return [12, 13, 14, 15].map((i) => ~(bytes[i] as number) & 0xff).join(".");
   if (inPrefix(bytes, LINK_LOCAL, 10)) {
     const zone = address.indexOf("%");
     return zone === -1 || zone === address.length - 1 ? formatIPv6(bytes) : formatIPv6(bytes) + address.slice(zone);

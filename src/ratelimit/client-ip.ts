@@ -21,8 +21,8 @@ export interface ClientIpOptions {
    * usually holds a whole /64 (RFC 4291 §2.5.1; SLAAC, RFC 4862) and changes address within it at will (RFC 8981), so
    * keyed per address it would get a fresh allowance from each of 2^64 addresses. `56` or `48` group a site's whole
    * delegation (RFC 6177); `128` keys each address. IPv4 addresses, IPv4-mapped ones, NAT64's `64:ff9b::/96` and
-   * Teredo's `2001::/32` (the client IPv4 it carries) included, are keyed each alone; so are addresses where a prefix is not one host: link-local ones (with their zone),
-   * `::1`, and those in `64:ff9b:1::/48`.
+   * Teredo's `2001::/32` (the client IPv4 it carries) included, are keyed each alone; so are addresses where a prefix
+   * is not one host: link-local ones (with their zone), `::1`, and those in `64:ff9b:1::/48`.
    * @default 64
    */
   ipv6Prefix?: number;

@@ -1,17 +1,11 @@
 /** Spawning and stopping the fixture servers of the multi-process tests. */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterAll } from "vitest";
-import { type BundledScript, bundleScript } from "../support/bundled-script";
-
-const serverFile = fileURLToPath(new URL("./fixtures/server.ts", import.meta.url));
+import { bundledOnce } from "../support/bundled-script";
 
 // Compiled once per test file for all its starts (bundled-script.ts), not by tsx at each start: the crash tests
-// start a dozen servers. The hook belongs to the file that imports this module.
-let bundled: Promise<BundledScript> | undefined;
-afterAll(async () => {
-  await bundled?.then((script) => script.remove());
-});
+// start a dozen servers.
+const serverFile = bundledOnce(fileURLToPath(new URL("./fixtures/server.ts", import.meta.url)));
 
 /** A running fixture server. */
 export interface Child {
@@ -23,8 +17,7 @@ export interface Child {
 
 /** Starts a fixture server with `env` and waits for its port. */
 export async function startServer(env: Record<string, string>): Promise<Child> {
-  bundled ??= bundleScript(serverFile);
-  const child = spawn(process.execPath, [(await bundled).file], {
+  const child = spawn(process.execPath, [await serverFile()], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -50,6 +50,9 @@ export interface ConditionalOptions {
 // A policy, not an RFC rule: the methods that replace, modify or delete the target's representation.
 const DEFAULT_REQUIRED = ["PUT", "PATCH", "DELETE"];
 
+// The statuses a 304 answers in place of: the representation (200) or a range of it (206, §13.2.2 step 5).
+const WHOLE_OR_RANGE = new Set([200, 206]);
+
 function finishRead(request: HttpRequest, response: HttpResponse, options: ConditionalOptions): HttpResponse {
   // §13.2.1: preconditions only apply when the unconditional response would be 2xx.
   if (response.status < 200 || response.status > 299) return response;
@@ -64,7 +67,9 @@ function finishRead(request: HttpRequest, response: HttpResponse, options: Condi
   const now = options.now?.();
   const lastModified = boundLastModified(headers, now);
   const result = evaluatePreconditions(request, { etag, lastModified }, { responseHeaders: headers, now });
-  if (result.kind === "proceed" || (result.kind === "not-modified" && response.status !== 200)) {
+  // A 304 stands for a 200 (§15.4.5), and for a 206: §13.2.2 evaluates If-None-Match and If-Modified-Since (steps 3-4)
+  // before Range (step 5), so a client whose copy is current gets the 304 whether or not it asked for a range.
+  if (result.kind === "proceed" || (result.kind === "not-modified" && !WHOLE_OR_RANGE.has(response.status))) {
     return { ...response, headers };
   }
   // The 304 or 412 answers in place of the handler's response: the handler's after-send work still runs.
@@ -144,7 +149,8 @@ function required(method: string, option: ConditionalOptions["requirePreconditio
  * A middleware, `(options) => (handler) => handler` like `idempotency()` and `rateLimit()`, that makes a resource's
  * handler conditional (mount it with `router.use`, `resource.use` or an operation's `use`, or call it on a handler):
  * - a 200 GET/HEAD response gets an ETag computed from its body when it has none, a Last-Modified bounded
- *   by its Date (§8.8.2.1), and becomes a bodyless 304 (or a 412) when the request's preconditions say so;
+ *   by its Date (§8.8.2.1), and becomes a bodyless 304 (or a 412) when the request's preconditions say so, as does
+ *   a 206 (§13.2.2: If-None-Match and If-Modified-Since are evaluated before Range);
  *   a 200 HEAD response without content or ETag is answered from the GET response, without its content;
  * - an unsafe request is evaluated against `validators(request)` first, and a failed precondition answers
  *   412 (or 428 when required and missing) without running the handler.

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { conditional, etagFromBody, formatHttpDate } from "../../src/caching/index";
@@ -90,6 +91,64 @@ describe("conditional(): GET and HEAD", () => {
   it("does not hash a partial body (206) into a tag", async () => {
     const partial: Handler = () => ({ status: 206, headers: { "content-range": "bytes 0-0/2" }, body: "x" });
     expect((await conditional()(partial)(request("GET"))).headers.etag).toBeUndefined();
+  });
+
+  // Regression: a 206 went out whole although the client's copy was current. §13.2.2 evaluates If-None-Match (step 3)
+  // and If-Modified-Since (step 4) before Range and If-Range (step 5): a false one answers a GET 304 first.
+  describe("a Range GET answered 206 (§13.2.2: steps 3-4 before step 5)", () => {
+    const ranged: Handler = () => ({
+      status: 206,
+      headers: {
+        etag: '"v"',
+        "last-modified": formatHttpDate(MODIFIED),
+        "content-range": "bytes 0-0/2",
+        "content-length": "1",
+        "content-type": "text/plain",
+        vary: "accept",
+      },
+      body: "x",
+    });
+    const ranges = (headers: RequestHeaders) => request("GET", { range: "bytes=0-0", ...headers });
+
+    it("answers a matching If-None-Match with a 304 that carries no range fields", async () => {
+      const response = await conditional()(ranged)(ranges({ "if-none-match": 'W/"v"' }));
+      expect(response).toEqual({ status: 304, headers: { etag: '"v"', vary: "accept" }, body: null });
+    });
+
+    it("answers an If-Modified-Since not before Last-Modified with 304", async () => {
+      const response = await conditional()(ranged)(ranges({ "if-modified-since": formatHttpDate(MODIFIED) }));
+      expect(response.status).toBe(304);
+    });
+
+    it("sends the 206 for a stale tag or an earlier date", async () => {
+      expect((await conditional()(ranged)(ranges({ "if-none-match": '"old"' }))).status).toBe(206);
+      const earlier = formatHttpDate(MODIFIED - 1000);
+      expect((await conditional()(ranged)(ranges({ "if-modified-since": earlier }))).status).toBe(206);
+    });
+
+    it("answers as it answers the 200 of the same GET, for any conditional fields", () => {
+      const validators = { etag: '"v"', "last-modified": formatHttpDate(MODIFIED) };
+      const whole: Handler = () => ({ status: 200, headers: { ...validators }, body: "xy" });
+      const partial: Handler = () => ({
+        status: 206,
+        headers: { ...validators, "content-range": "bytes 0-0/2" },
+        body: "x",
+      });
+      const tags = fc.constantFrom('"v"', 'W/"v"', '"w"', "*", '"w", W/"v"');
+      const dates = fc.constantFrom(formatHttpDate(MODIFIED - 1000), formatHttpDate(MODIFIED), "not a date");
+      const fields = fc.record(
+        { "if-match": tags, "if-none-match": tags, "if-modified-since": dates, "if-unmodified-since": dates },
+        { requiredKeys: [] },
+      );
+      fc.assert(
+        fc.property(fields, (headers) => {
+          const full = conditional()(whole)(request("GET", headers)) as HttpResponse;
+          const part = conditional()(partial)(request("GET", { range: "bytes=0-0", ...headers })) as HttpResponse;
+          expect(part.status === 206 ? 200 : part.status).toBe(full.status);
+        }),
+        { numRuns: 300 },
+      );
+    });
   });
 
   it("computes a weak tag, or none, on request", async () => {

@@ -20,10 +20,10 @@ export function numberMembers(schema: z.ZodObject): ReadonlyMap<string, NumberMe
   return members;
 }
 
-// Plain decimal text, one spelling per number but for trailing fraction zeros: an optional minus, no leading zero
-// but before a fraction, an optional fraction. Number() alone would also read `0x10`, `1e1`, `+5`, ` 5 `, `Infinity`
-// and an empty value (as 0).
-const DECIMAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
+// Plain decimal text, one spelling per number but for trailing fraction zeros: an optional minus (not on zero: "-0"
+// would be a second spelling of 0, and -0, as queryInteger refuses it), no leading zero but before a fraction, an
+// optional fraction. Number() alone would also read `0x10`, `1e1`, `+5`, ` 5 `, `Infinity` and an empty value (as 0).
+const DECIMAL = /^(?:-(?!0(?:\.0+)?$))?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
 
 /**
  * A form's fields with each number member's decimal text as the number it spells, and an empty value as `null` where

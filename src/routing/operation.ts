@@ -12,7 +12,7 @@ import {
   type ResponseHeaders,
 } from "../http/message";
 import { definesRequestContent } from "../http/methods";
-import { HttpProblem } from "../http/problem";
+import { HttpProblem, type HttpProblemCode } from "../http/problem";
 import { queryProblem } from "../http/query-check";
 import { mountPointOf } from "../http/received-target";
 import { unsupportedMediaType } from "../http/unsupported-media-type";
@@ -72,6 +72,8 @@ export interface OperationSetup {
   readonly validateResponses: boolean;
   /** The router's JSON body limits; the spec's own `json` overrides them member by member. */
   readonly json?: JsonBodyOptions | undefined;
+  /** The request media types the operation takes, as its OPTIONS answer names them (`acceptedMediaTypes`). */
+  readonly accepted: readonly string[];
 }
 
 /**
@@ -133,6 +135,19 @@ export function readsBody(info: Pick<RouteInfo, "kind" | "method" | "spec">): bo
 }
 
 /**
+ * The problem a body read ends in, a 415 naming what the operation takes, in the detail and in Accept-Patch or
+ * Accept-Post, as its OPTIONS answer does (RFC 5789 §3.1, W3C LDP §7.1): the JSON reader's 415 for a charset other
+ * than UTF-8 names `application/json; charset=utf-8`, which a PATCH refuses and which leaves out a form.
+ */
+function refusal(
+  request: HttpRequest,
+  problem: HttpProblem<HttpProblemCode>,
+  accepted: readonly string[],
+): HttpProblem<HttpProblemCode> {
+  return problem.code === "unsupported_media_type" ? unsupportedMediaType(request, accepted) : problem;
+}
+
+/**
  * The JSON (or form, when the spec takes forms) body, validated when a schema is given (400 empty or malformed,
  * 415 another media type, 422 invalid).
  * @param always read and parse it even without a schema (PUT); otherwise no schema means no read.
@@ -143,6 +158,7 @@ function bodyOf(
   always: boolean,
   limits: JsonBodyOptions,
   form: FormMembers,
+  accepted: readonly string[],
 ): unknown {
   const schema = spec.body;
   if (schema === undefined && !always) return undefined;
@@ -152,7 +168,7 @@ function bodyOf(
     if (absent.success) return absent.data;
   }
   const read = spec.form === true ? safeJsonOrFormBody(request, limits) : safeJsonBody(request, limits);
-  if (!read.ok) throw read.problem;
+  if (!read.ok) throw refusal(request, read.problem, accepted);
   if (schema === undefined) return read.value;
   if ((form.lists.size === 0 && form.booleans.size === 0 && form.numbers.size === 0) || !isForm(request)) {
     const parsed = schema.safeParse(read.value);
@@ -189,7 +205,7 @@ function patchOf(request: HttpRequest, limits: JsonBodyOptions): unknown {
     throw unsupportedMediaType(request, [MERGE_PATCH_CONTENT_TYPE]);
   }
   const read = safeJsonBody(request, limits);
-  if (!read.ok) throw read.problem;
+  if (!read.ok) throw refusal(request, read.problem, [MERGE_PATCH_CONTENT_TYPE]);
   return read.value;
 }
 
@@ -290,7 +306,7 @@ export function operationHandler(setup: OperationSetup): Handler {
         return parsed.data;
       };
     } else if (reads) {
-      context["body"] = bodyOf(request, spec, kind === "replace", limits, form);
+      context["body"] = bodyOf(request, spec, kind === "replace", limits, form, setup.accepted);
     }
     if (collection !== undefined) {
       context["created"] = (id: string, body?: unknown, headers?: ResponseHeaders) => {

@@ -183,6 +183,7 @@ export class Router {
         url: this.url,
         validateResponses: this.options.validateResponses ?? false,
         json: this.options.json,
+        accepted: acceptedMediaTypes(info),
       });
       const layers = [this.#use, ...declaration.layers, declaration.spec.use ?? []].flat();
       runs.set(

@@ -42,6 +42,28 @@ describe("a form body's number members read decimal text; a JSON body's numbers 
     },
   );
 
+  // Regression: "-0" read as -0, a second spelling of 0 (and a value Object.is tells from it), where queryInteger
+  // refuses it.
+  it.each(["-0", "-0.0", "-0.000"])("refuses rate=%s, a minus on zero, with a 422 pointing at it", async (text) => {
+    const refused = await post(`rate=${text}`);
+    expect(refused.status).toBe(422);
+    expect((refused.body["errors"] as { pointer: string }[]).map((e) => e.pointer)).toEqual(["/rate"]);
+  });
+
+  it("still reads a negative number below 1 in magnitude (-0.5)", async () => {
+    const signed = createRouter().route("POST", "/n", { body: z.object({ x: z.number() }), form: true }, ({ body }) =>
+      json(200, body),
+    );
+    const response = await adapt(signed.handler())(
+      new Request("http://x/n", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "x=-0.5",
+      }),
+    );
+    expect(await response.json()).toEqual({ x: -0.5 });
+  });
+
   it("refuses an empty value where the member takes no null", async () => {
     const refused = await post("count=");
     expect(refused.status).toBe(422);

@@ -46,26 +46,46 @@ const CHECKED_VERSIONS = new Set(["v1", "v1a"]);
 
 /**
  * The distinct `<version>,<signature>` tokens of a webhook-signature value ("a space delimited list"), `undefined`
- * when there is none, or {@link TOO_MANY}. Repeated fields arrive joined by ", ", so a trailing comma is dropped from
- * each token. A token without a version or a signature (`v1abc`, `v1,`, bare base64) is skipped like one of an
- * unknown version: Standard Webhooks, "Webhook headers", has consumers "try to verify each signature until one
- * matches", and the reference libraries (standardwebhooks, svix) pass over what is not `v1,<signature>`.
+ * when there is none, or {@link TOO_MANY}. A token without a version or a signature (`v1abc`, `v1,`, bare base64) is
+ * skipped like one of an unknown version: Standard Webhooks, "Webhook headers", has consumers "try to verify each
+ * signature until one matches", and the reference libraries (standardwebhooks, svix) pass over what is not
+ * `v1,<signature>`.
  */
 function signatureTokens(value: string): string[] | typeof TOO_MANY | undefined {
   const parts = value.includes("\t") ? value.split(/[ \t]/) : value.split(" ");
   const tokens = new Set<string>();
   const perVersion = new Map<string, number>();
-  for (const part of parts) {
-    const token = part.endsWith(",") ? part.slice(0, -1) : part;
-    const comma = token.indexOf(",");
-    if (comma <= 0 || comma === token.length - 1 || tokens.has(token)) continue;
+  // `token` is `<version>,<signature>` with its comma at `comma`; false once a version has too many.
+  const add = (token: string, comma: number): boolean => {
+    if (comma <= 0 || comma === token.length - 1 || tokens.has(token)) return true;
     const version = token.slice(0, comma);
     if (CHECKED_VERSIONS.has(version)) {
       const count = (perVersion.get(version) ?? 0) + 1;
-      if (count > MAX_SIGNATURES_PER_VERSION) return TOO_MANY;
+      if (count > MAX_SIGNATURES_PER_VERSION) return false;
       perVersion.set(version, count);
     }
     tokens.add(token);
+    return true;
+  };
+  for (const part of parts) {
+    const comma = part.indexOf(",");
+    if (comma === -1) continue;
+    // One field line's token, the common case.
+    if (part.indexOf(",", comma + 1) === -1) {
+      if (!add(part, comma)) return TOO_MANY;
+      continue;
+    }
+    // RFC 9110 §5.3: repeated field lines are joined by a comma and optional whitespace, so one part can end one
+    // line and start the next ("v1,a,v1,b" from a bare "," join; "v1,a," from ", "); §5.6.1: the empty list elements
+    // a join of an empty line leaves ("v1,a,,v1,b") are ignored. Base64 has no comma: pieces pair up as version and
+    // signature.
+    const pieces = part.split(",");
+    for (let index = 0; index < pieces.length; index++) {
+      const version = pieces[index] as string;
+      if (version === "") continue;
+      const signature = pieces[++index] ?? "";
+      if (!add(`${version},${signature}`, version.length)) return TOO_MANY;
+    }
   }
   return tokens.size === 0 ? undefined : [...tokens];
 }

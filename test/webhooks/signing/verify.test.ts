@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import {
@@ -445,6 +446,47 @@ describe("verify", () => {
       const other = sign({ id: "msg_1", timestamp: NOW, body, secrets: generateSecret() })["webhook-signature"];
       const repeated = { ...headers, "webhook-signature": [other, headers["webhook-signature"]] };
       expect(verify({ body, headers: repeated, secrets: secret, now: clock }).ok).toBe(true);
+    });
+
+    // Regression: only ", " joins were read; RFC 9110 §5.3 joins repeated field lines with a comma and *optional*
+    // whitespace (Envoy joins with a bare ","), and §5.6.1 has recipients ignore empty list elements. A valid
+    // signature in the second line ("v1,<other>,v1,<valid>") was read as one signature "<other>,v1,<valid>".
+    describe("repeated signature fields joined by a bare ',' (RFC 9110 §5.3, §5.6.1)", () => {
+      const valid = headers["webhook-signature"];
+      const other = sign({ id: "msg_1", timestamp: NOW, body, secrets: generateSecret() })["webhook-signature"];
+      const withSignature = (value: string) =>
+        codeOf(verify({ body, headers: { ...headers, "webhook-signature": value }, secrets: secret, now: clock }));
+      it.each([
+        ["the valid one second", `${other},${valid}`],
+        ["the valid one first", `${valid},${other}`],
+        ["a line of two signatures, then the valid one", `${other} ${other.replace("v1,", "v1,A")},${valid}`],
+        ["an empty line between", `${other},,${valid}`],
+        ["an empty line first", `,${valid}`],
+      ])("verifies %s", (_name, value) => {
+        expect(withSignature(value)).toBe("ok");
+      });
+
+      it("still finds no signature in lines that hold none", () => {
+        expect(withSignature(`${other},${other.replace("v1,", "v1,B")}`)).toBe("no_matching_signature");
+        expect(withSignature(",,")).toBe("malformed_header");
+      });
+
+      // Lines of `<version>,<signature>` tokens (or empty ones), joined as RFC 9110 §5.3 allows: a comma, then no
+      // whitespace, a space or a tab.
+      it("verifies any such join of field lines iff one line holds the valid signature", () => {
+        const token = fc.constantFrom(other, "v1,AAAA", "v2,BBBB", `v1a,${"A".repeat(86)}==`);
+        const lines = fc.array(
+          fc.array(token, { maxLength: 3 }).map((tokens) => tokens.join(" ")),
+          { maxLength: 4 },
+        );
+        fc.assert(
+          fc.property(lines, fc.boolean(), fc.nat(), fc.constantFrom(",", ", ", ",\t"), (junk, withValid, at, join) => {
+            const all = [...junk];
+            if (withValid) all.splice(at % (all.length + 1), 0, valid);
+            expect(withSignature(all.join(join)) === "ok").toBe(withValid);
+          }),
+        );
+      });
     });
   });
 

@@ -1,5 +1,5 @@
 import type { RateLimitStore } from "../../ratelimit/store";
-import type { AttemptInput, AttemptRecord } from "./attempt";
+import type { AttemptInput, AttemptRecord, DeliveryErrorKind } from "./attempt";
 import type { CircuitBoard } from "./circuit-board";
 import type { WebhookEvent } from "./event";
 import type { DeliveryState, DeliveryStatus } from "./state-machine";
@@ -77,6 +77,14 @@ export interface DeliveryListOptions {
   since?: number | undefined;
   /** Only the delivery of this event (an endpoint has at most one per event): "did this event reach them?" */
   eventId?: string | undefined;
+  /**
+   * Only the deliveries whose last attempt (or parking) ended with this error kind (`DeliveryState.lastErrorKind`).
+   * With `status: ["exhausted"]` and `endpoint_disabled`, the deliveries parked while their endpoint was disabled,
+   * which both queues read from an index of their own: a page costs the same behind any number of other exhausted
+   * deliveries. For other kinds the queues pass over the deliveries of the statuses asked that do not match. An
+   * unknown kind is a TypeError. A queue written before this option ignores it: `EndpointAdmin` checks what it gets.
+   */
+  lastErrorKind?: DeliveryErrorKind | undefined;
   /** @default 100 */
   limit?: number | undefined;
   /**

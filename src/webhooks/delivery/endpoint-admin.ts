@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { nonNegativeNumber } from "../../options/number-option";
 import { refuseOption } from "../../options/refuse-option";
 import { generateSecret as defaultGenerateSecret } from "../signing/standard-keys";
+import type { DeliveryErrorKind } from "./attempt";
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { DeliveryQueue, DeliveryRecord } from "./delivery-queue";
 import { type DisabledReason, rotateSecrets, type WebhookEndpoint } from "./endpoint";
@@ -145,9 +146,9 @@ export interface EndpointAdmin {
   list(query: EndpointListQuery): Promise<WebhookEndpoint[]>;
   /**
    * Updates fields, atomically in the store: a change of status (disabling, re-enabling) is decided on the endpoint
-   * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery: the deliveries parked while
-   * disabled among the newest {@link MAX_REPLAY_BATCH} exhausted ones are retried (bounded work; `replay` with
-   * `status: "parked"` reaches any more).
+   * as stored when the write lands, never on an earlier read. Re-enabling resumes delivery: the newest
+   * {@link MAX_REPLAY_BATCH} deliveries parked while disabled are retried, however many exhausted otherwise are newer
+   * (bounded work; `replay` with `status: "parked"` reaches any more).
    * `headers` and `enabled_events` are checked as `create` checks them. A new `url` is checked (and resolved) before
    * the write, and again when a function's result names another one.
    * @param input the fields to change, or a function of the endpoint as stored that returns them (a merge patch
@@ -207,7 +208,7 @@ type UpdateDecision =
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
 // How a delivery parked while its endpoint was disabled ended (state-machine.ts, `endpoint_disabled` event).
-const PARKED_KIND = "endpoint_disabled";
+const PARKED_KIND: DeliveryErrorKind = "endpoint_disabled";
 
 /**
  * Creates the endpoint management service.
@@ -282,18 +283,27 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
 
   // One bounded batch of the matching deliveries, newest first: `limit` read (one more tells whether any remain), so a
   // request's work never grows with the endpoint's backlog. A cursor rather than "the first `limit` still failed": a
-  // batch of leased or filtered-out deliveries would otherwise be read again by every call, which would never end.
+  // batch of leased deliveries would otherwise be read again by every call, which would never end. The last error
+  // kind is the queue's filter (its index of parked deliveries): picked out of a page of every exhausted one, a page
+  // of newer exhausted ones replayed none, and re-enabling missed the parked behind 1000 of them.
   async function retryBatch(
     endpointId: string,
     statuses: readonly DeliveryStatus[],
     since: number,
     batch: { limit: number; startingAfter?: string | undefined },
-    only?: string,
+    only?: DeliveryErrorKind,
   ): Promise<ReplayBatch> {
     const { limit, startingAfter } = batch;
-    const page = await queue.list(endpointId, { status: statuses, since, limit: limit + 1, startingAfter });
+    const page = await queue.list(endpointId, {
+      status: statuses,
+      since,
+      limit: limit + 1,
+      startingAfter,
+      lastErrorKind: only,
+    });
     let replayed = 0;
     for (const delivery of page.slice(0, limit)) {
+      // A queue of your own written before `lastErrorKind` ignores it: what it lists of another kind is passed over.
       if (only !== undefined && delivery.state.lastErrorKind !== only) continue;
       const next = transition(delivery.state, { type: "manual_retry" }, now());
       if (await queue.update(delivery.id, statuses, next.state, now())) replayed++;
@@ -502,8 +512,9 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
           checked.set(decision.unchecked, result.url.href);
           continue;
         }
-        // The parked among the newest batch of exhausted deliveries; a replay with `status: "parked"` reaches the
-        // rest (docs/webhooks-providers.md), so an update's work stays bounded however long the endpoint was off.
+        // The newest batch of parked deliveries, however many others were exhausted since; a replay with
+        // `status: "parked"` reaches the rest (docs/webhooks-providers.md), so an update's work stays bounded however
+        // long the endpoint was off.
         if (decision.reEnabled) await retryBatch(id, ["exhausted"], 0, { limit: MAX_REPLAY_BATCH }, PARKED_KIND);
         return { ok: true, value: updated };
       }

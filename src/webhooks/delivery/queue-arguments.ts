@@ -7,7 +7,7 @@ import {
   positiveNumber,
 } from "../../options/number-option";
 import { isWebhookId } from "../signing/webhook-id";
-import { type AttemptInput, DELIVERY_ERROR_KINDS } from "./attempt";
+import { type AttemptInput, DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "./attempt";
 import { DELIVERY_DEFAULTS } from "./defaults";
 import type { ClaimOptions, DeliveryListOptions, PublishOptions } from "./delivery-queue";
 import { WebhookDeliveryError } from "./errors";
@@ -203,6 +203,15 @@ export function listEventId(options: DeliveryListOptions): string | undefined {
     throw new TypeError(`DeliveryQueue.list: eventId must be an event id, got ${String(eventId)}.`);
   }
   return eventId;
+}
+
+/** `DeliveryQueue.list`'s `lastErrorKind`, when given: a {@link DeliveryErrorKind}. */
+export function listLastErrorKind(options: DeliveryListOptions): DeliveryErrorKind | undefined {
+  const kind = options.lastErrorKind;
+  if (kind !== undefined && !DELIVERY_ERROR_KINDS.includes(kind)) {
+    throw new TypeError(`DeliveryQueue.list: lastErrorKind must be a DeliveryErrorKind, got ${String(kind)}.`);
+  }
+  return kind;
 }
 
 /** A queue's `maxPayloadBytes`: a positive integer, or `Infinity` for none. @default DELIVERY_DEFAULTS.maxPayloadBytes */

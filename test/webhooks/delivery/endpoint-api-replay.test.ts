@@ -111,6 +111,47 @@ async function setup(failures: number, kind: "failed" | "parked" = "failed", sto
   return { id, queue, admin, handler: answered(router.handler()), reset, endpoints };
 }
 
+// `parked` deliveries parked while the endpoint was disabled (the oldest), then `exhausted` newer ones out of attempts:
+// what an endpoint that failed for a while after it was re-enabled holds.
+async function parkedBehind(parked: number, exhausted: number, stores: Stores = memoryStores()) {
+  const { endpoints, queue } = stores;
+  const { spy, reset } = counted(queue);
+  const options = { endpoints, queue: spy, resolve: false as const, now: () => T0, apiKeys: [KEY] };
+  const admin = createEndpointAdmin(options);
+  const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
+  if (!created.ok) throw new Error(created.code);
+  const id = created.value.id;
+  const total = parked + exhausted;
+  await Promise.all(
+    Array.from({ length: total }, (_, i) =>
+      queue.publish(createEvent({ id: `evt_${i}`, type: "order.created", data: { i } }), { now: T0 - total + i }),
+    ),
+  );
+  const noRetry = { ...defaultDeliveryConfig, retry: () => undefined };
+  const failed = { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } } as const;
+  const claims = await queue.claim({ limit: total, now: T0, leaseMs: 60_000 });
+  expect(claims).toHaveLength(total);
+  const parkedIds = new Set<string>();
+  const stored = await Promise.all(
+    claims.map((claim) => {
+      const isParked = claim.createdAt < T0 - exhausted;
+      if (isParked) parkedIds.add(claim.id);
+      const event = isParked ? ({ type: "endpoint_disabled" } as const) : failed;
+      return queue.complete(claim, transition(claim.state, event, T0, noRetry).state);
+    }),
+  );
+  expect(stored.every(Boolean)).toBe(true);
+  const router = createRouter();
+  declareEndpointApi(router, options);
+  // The deliveries parked while disabled that are pending again, and the others queued again (none, if right).
+  const queued = async () => {
+    const pending = await queue.list(id, { status: ["pending"], limit: 1_000_000 });
+    const back = pending.filter((d) => parkedIds.has(d.id)).length;
+    return { parked: back, others: pending.length - back };
+  };
+  return { id, queue, admin, handler: answered(router.handler()), reset, endpoints, queued };
+}
+
 const statusCount = async (queue: DeliveryQueue, id: string, status: "pending" | "failed" | "exhausted") =>
   (await queue.list(id, { status: [status], limit: 1_000_000 })).length;
 
@@ -332,6 +373,44 @@ describe("replay status: failed, exhausted or parked, with the same batches and 
     expect(await events("pending")).toEqual([]);
   });
 
+  it("status=parked queues the parked deliveries behind 30 newer exhausted ones on its first page of 10 (regression: replayed 0, has_more true, page after page)", async () => {
+    const { id, admin, queued, reset } = await parkedBehind(5, 30);
+    reset();
+    const first = await admin.replay(id, 0, { status: "parked", limit: 10 });
+    expect(first).toEqual({ ok: true, value: { replayed: 5, hasMore: false } });
+    expect(reset().rows).toBeLessThanOrEqual(6);
+    expect(await queued()).toEqual({ parked: 5, others: 0 });
+    // Through the API, on a fresh endpoint: the same first page.
+    const api = await parkedBehind(5, 30);
+    const res = await api.handler(req("POST", `/v1/webhook_endpoints/${api.id}/replay?since=0&status=parked&limit=10`));
+    expect(parse(res)).toEqual({ object: "replay", replayed: 5, has_more: false, next_starting_after: null });
+    expect(await api.queued()).toEqual({ parked: 5, others: 0 });
+  });
+
+  it("status=parked pages parked deliveries only: limit 2 of 5 behind newer exhausted ones gives 2, 2, 1", async () => {
+    const { id, admin, queued } = await parkedBehind(5, 30);
+    const pages: { replayed: number; hasMore: boolean }[] = [];
+    let next: string | undefined;
+    do {
+      const page = await admin.replay(id, 0, { status: "parked", limit: 2, startingAfter: next });
+      if (!page.ok) throw new Error(page.code);
+      pages.push({ replayed: page.value.replayed, hasMore: page.value.hasMore });
+      next = page.value.next;
+    } while (pages.at(-1)?.hasMore);
+    expect(pages.map((page) => page.replayed)).toEqual([2, 2, 1]);
+    expect(await queued()).toEqual({ parked: 5, others: 0 });
+  });
+
+  it("re-enabling queues the deliveries parked behind more than MAX_REPLAY_BATCH newer exhausted ones (regression: only the parked among the newest 1000 exhausted)", async () => {
+    const { id, handler, endpoints, queued, reset } = await parkedBehind(5, MAX_REPLAY_BATCH + 20);
+    await endpoints.update(id, { status: "disabled", disabledReason: "manual", disabledAt: T0 });
+    reset();
+    const res = await handler(req("POST", `/v1/webhook_endpoints/${id}`, { status: "enabled" }));
+    expect(res.status).toBe(200);
+    expect(reset().rows).toBeLessThanOrEqual(6);
+    expect(await queued()).toEqual({ parked: 5, others: 0 });
+  });
+
   it("after re-enabling, status=parked reaches the parked deliveries the re-enabling batch did not", async () => {
     const total = MAX_REPLAY_BATCH + 7;
     const { id, queue, handler, endpoints } = await setup(total, "parked");
@@ -395,4 +474,29 @@ describe.each(databases())("replay on PostgreSQL ($name): the same bounded batch
     const again = parse(await handler(req("POST", `/v1/webhook_endpoints/${id}/replay`, { since: 0 })));
     expect(again).toEqual({ object: "replay", replayed: 0, has_more: false, next_starting_after: null });
   }, 120_000);
+
+  it("re-enabling and status=parked queue the deliveries parked behind 1,020 newer exhausted ones, reading only those", async () => {
+    // A schema of its own: the case before left deliveries due that a claim here would take.
+    const own = uniqueName("whparked").toLowerCase();
+    await migrate(open.db, deliveryMigrations({ schema: own }));
+    try {
+      const endpoints = createPostgresEndpointStore({ client: open.db, schema: own });
+      const stores = { endpoints, queue: createPostgresDeliveryQueue({ client: open.db, schema: own, now: () => T0 }) };
+      const { id, handler, queued, reset } = await parkedBehind(5, MAX_REPLAY_BATCH + 20, stores);
+      reset();
+      const first = parse(
+        await handler(req("POST", `/v1/webhook_endpoints/${id}/replay?since=0&status=parked&limit=2`)),
+      );
+      expect(first).toMatchObject({ replayed: 2, has_more: true });
+      expect(reset().rows).toBe(3);
+      await endpoints.update(id, { status: "disabled", disabledReason: "manual", disabledAt: T0 });
+      reset();
+      const res = await handler(req("POST", `/v1/webhook_endpoints/${id}`, { status: "enabled" }));
+      expect(res.status).toBe(200);
+      expect(reset().rows).toBe(3);
+      expect(await queued()).toEqual({ parked: 5, others: 0 });
+    } finally {
+      await open.db.query(`DROP SCHEMA "${own}" CASCADE`);
+    }
+  }, 60_000);
 });

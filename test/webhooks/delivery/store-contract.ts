@@ -9,7 +9,13 @@ import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-adm
 import type { EndpointPatch, EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { WebhookDeliveryError } from "../../../src/webhooks/delivery/errors";
 import { createEvent, type WebhookEvent } from "../../../src/webhooks/delivery/event";
-import { defaultDeliveryConfig, initialDeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
+import {
+  type DeliveryEvent,
+  type DeliveryState,
+  defaultDeliveryConfig,
+  initialDeliveryState,
+  transition,
+} from "../../../src/webhooks/delivery/state-machine";
 
 /** What a contract run needs: fresh, empty stores. */
 export interface StoreFixture {
@@ -1303,6 +1309,89 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       expect(await f.queue.list(e.id, { startingAfter: foreign })).toEqual([]);
       await deliverAll(T0 + 10_000);
       for (const x of [e, other]) await f.endpoints.delete(x.id);
+    });
+
+    it("lists by lastErrorKind (parked: exhausted with endpoint_disabled), beside status, since, startingAfter and limit", async () => {
+      const e = endpointFixture({ enabledEvents: ["kind.created"] });
+      await f.endpoints.create(e);
+      // Oldest first: parked, refused, parked, refused, parked, refused, parked, then one parked and queued again
+      // (pending, its last error kind kept), a second apart.
+      const kinds = ["parked", "refused", "parked", "refused", "parked", "refused", "parked", "retried"] as const;
+      const byId = new Map<string, (typeof kinds)[number]>();
+      for (const [i, kind] of kinds.entries()) {
+        const event = createEvent({ type: "kind.created", data: { i }, now: T0 + i * 1_000 });
+        const [id] = (await f.queue.publish(event, { now: T0 + i * 1_000 })).deliveryIds as [string];
+        byId.set(id, kind);
+      }
+      const refused = { type: "attempt", result: { kind: "response", status: 400, durationMs: 1 } } as const;
+      const noRetry = { ...defaultDeliveryConfig, retryable: () => false };
+      for (const c of await f.queue.claim({ limit: 100, now: T0 + 10_000, leaseMs: 1_000 })) {
+        const kind = byId.get(c.id);
+        const event: DeliveryEvent =
+          kind === "refused" ? refused : kind === undefined ? delivered200 : { type: "endpoint_disabled" };
+        await f.queue.complete(c, transition(c.state, event, T0 + 10_000, noRetry).state);
+      }
+      const [retried] = [...byId].find(([, kind]) => kind === "retried") as [string, string];
+      const parked = (await f.queue.get(retried))?.state as DeliveryState;
+      expect(parked).toMatchObject({ status: "exhausted", lastErrorKind: "endpoint_disabled" });
+      const again = transition(parked, { type: "manual_retry" }, T0 + 20_000).state;
+      expect(await f.queue.update(retried, ["exhausted"], again, T0 + 20_000)).toBe(true);
+      const newestFirst = (kind: string) =>
+        [...byId]
+          .filter(([, k]) => k === kind)
+          .map(([id]) => id)
+          .reverse();
+      const ids = (page: readonly { id: string }[]) => page.map((d) => d.id);
+      const exhausted = ["exhausted"] as const;
+      const parkedIds = newestFirst("parked");
+      expect(ids(await f.queue.list(e.id, { status: exhausted, lastErrorKind: "endpoint_disabled" }))).toEqual(
+        parkedIds,
+      );
+      // Without a status: the pending one queued again too, as its last error kind is still endpoint_disabled.
+      expect(ids(await f.queue.list(e.id, { lastErrorKind: "endpoint_disabled" }))).toEqual([retried, ...parkedIds]);
+      expect(ids(await f.queue.list(e.id, { status: ["pending"], lastErrorKind: "endpoint_disabled" }))).toEqual([
+        retried,
+      ]);
+      expect(ids(await f.queue.list(e.id, { status: exhausted, lastErrorKind: "http_status" }))).toEqual(
+        newestFirst("refused"),
+      );
+      expect(await f.queue.list(e.id, { status: ["delivered"], lastErrorKind: "endpoint_disabled" })).toEqual([]);
+      expect(await f.queue.list(e.id, { lastErrorKind: "timeout" })).toEqual([]);
+      const since = { status: exhausted, lastErrorKind: "endpoint_disabled", since: T0 + 2_000 } as const;
+      expect(ids(await f.queue.list(e.id, since))).toEqual(parkedIds.slice(0, 3));
+      expect(ids(await f.queue.list(e.id, { ...since, limit: 1 }))).toEqual(parkedIds.slice(0, 1));
+      const paged: string[] = [];
+      let after: string | undefined;
+      for (let n = 0; n < 5; n++) {
+        const page = ids(
+          await f.queue.list(e.id, {
+            status: exhausted,
+            lastErrorKind: "endpoint_disabled",
+            limit: 3,
+            startingAfter: after,
+          }),
+        );
+        paged.push(...page);
+        if (page.length < 3) break;
+        after = page.at(-1);
+      }
+      expect(paged).toEqual(parkedIds);
+      // After a cursor of another kind: the parked ones older than it.
+      const refusedIds = newestFirst("refused");
+      expect(
+        ids(
+          await f.queue.list(e.id, {
+            status: exhausted,
+            lastErrorKind: "endpoint_disabled",
+            startingAfter: refusedIds[0],
+          }),
+        ),
+      ).toEqual(parkedIds.slice(1));
+      await expect(f.queue.list(e.id, { lastErrorKind: "gone" as never })).rejects.toThrow(
+        /DeliveryQueue.list: lastErrorKind must be/,
+      );
+      await deliverAll(T0 + 20_000);
+      await f.endpoints.delete(e.id);
     });
 
     describe("the attempt log, page by page (startingAfter)", () => {

@@ -13,6 +13,8 @@ import {
   type AttemptsQuery,
   checkEndpointUrl,
   type DeliveryEffect,
+  type DeliveryErrorKind,
+  type DeliveryListOptions,
   type DeliveryQueue,
   type DeliveryState,
   declareEndpointApi,
@@ -48,6 +50,10 @@ describe("public types of the delivery engine", () => {
     expectTypeOf<DeliveryQueue["complete"]>().parameter(2).toEqualTypeOf<AttemptInput | undefined>();
     expectTypeOf<DeliveryQueue["attempts"]>().returns.resolves.toEqualTypeOf<AttemptRecord[]>();
     expectTypeOf<AttemptsQuery["startingAfter"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<DeliveryListOptions["lastErrorKind"]>().toEqualTypeOf<DeliveryErrorKind | undefined>();
+    // @ts-expect-error the last error kind is one of DELIVERY_ERROR_KINDS
+    const parked: DeliveryListOptions = { status: ["exhausted"], lastErrorKind: "parked" };
+    expectTypeOf(parked).toEqualTypeOf<DeliveryListOptions>();
     const line = { deliveryId: "d", endpointId: "e", eventId: "v", attempt: 1, startedAt: 0, durationMs: 1 };
     const input: AttemptInput = { ...line, status: 200, errorKind: null, response: null };
     // @ts-expect-error a record needs the id its queue gave it

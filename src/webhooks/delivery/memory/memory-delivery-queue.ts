@@ -2,7 +2,7 @@ import { nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
-import type { AttemptInput, AttemptRecord } from "../attempt";
+import type { AttemptInput, AttemptRecord, DeliveryErrorKind } from "../attempt";
 import { attemptCursor } from "../attempt-cursor";
 import { attemptId } from "../attempt-id";
 import { DELIVERY_DEFAULTS } from "../defaults";
@@ -16,6 +16,7 @@ import {
   checkState,
   eventPayload,
   listEventId,
+  listLastErrorKind,
   listSince,
   listStartingAfter,
   logText,
@@ -23,7 +24,13 @@ import {
   publishDueAt,
   publishTracestate,
 } from "../queue-arguments";
-import { type DeliveryState, type DeliveryStatus, initialDeliveryState, isScheduled } from "../state-machine";
+import {
+  DELIVERY_STATUSES,
+  type DeliveryState,
+  type DeliveryStatus,
+  initialDeliveryState,
+  isScheduled,
+} from "../state-machine";
 import { receivesFor } from "../tenant";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
 import { sortedPlace } from "./sorted-place";
@@ -90,11 +97,22 @@ interface LogLine {
   readonly attempt: AttemptInput;
 }
 
+/**
+ * The lists of an endpoint's {@link StatusIndex}: one per status, and the exhausted deliveries parked while it was
+ * disabled (also in `exhausted`'s), which re-enabling and `replay` with `status: "parked"` read behind any number of
+ * deliveries exhausted otherwise (the PostgreSQL queue's partial index "webhook_deliveries_parked").
+ */
+type ListKey = DeliveryStatus | "parked";
+
+// Parked: exhausted because the endpoint was disabled (state-machine.ts, the `endpoint_disabled` event).
+const PARKED_KIND: DeliveryErrorKind = "endpoint_disabled";
+const isParked = (state: DeliveryState): boolean => state.status === "exhausted" && state.lastErrorKind === PARKED_KIND;
+
 interface EndpointEntry {
   /** Its deliveries, oldest first by creation time, then publication (forgotten ones are removed lazily). */
   deliveries: Entry[];
-  /** The same deliveries by status, for a listing filtered by status. */
-  statuses: StatusIndex<Entry>;
+  /** The same deliveries by status, and the parked ones, for a listing filtered by status or last error kind. */
+  statuses: StatusIndex<Entry, ListKey>;
   /** Its attempt log, oldest first: so in `seq` order. */
   log: LogLine[];
 }
@@ -231,6 +249,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     else eventRefs.set(entry.eventId, refs);
     const endpoint = byEndpoint.get(entry.endpointId);
     endpoint?.statuses.left(entry.state.status);
+    if (isParked(entry.state)) endpoint?.statuses.left("parked");
     // Removed in bulk once the forgotten outnumber the kept, so a forget costs O(1) amortised.
     if (endpoint !== undefined && endpoint.deliveries.length > 2 * byId.size + 1024) {
       endpoint.deliveries = endpoint.deliveries.filter((kept) => byId.get(kept.id) === kept);
@@ -274,9 +293,15 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   }
 
   function settle(entry: Entry, state: DeliveryState): void {
-    const from = entry.state.status;
+    const from = entry.state;
     entry.state = state;
-    endpointEntry(entry.endpointId).statuses.moved(entry, from, state.status);
+    const index = endpointEntry(entry.endpointId).statuses;
+    index.moved(entry, from.status, state.status);
+    const wasParked = isParked(from);
+    if (wasParked !== isParked(state)) {
+      if (wasParked) index.left("parked");
+      else index.moved(entry, undefined, "parked");
+    }
     entry.leaseToken = undefined;
     if (isScheduled(state)) {
       schedule(entry, state.nextAttemptAt ?? 0);
@@ -292,9 +317,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   }
 
   const find = (id: string): Entry | undefined => byId.get(id);
-  // Whether the status index's `entry` is kept and of `status` now (else it is stale there).
-  const isCurrent = (entry: Entry, status: DeliveryStatus): boolean =>
-    entry.state.status === status && byId.get(entry.id) === entry;
+  // Whether the status index's `entry` is kept and of `key` now (else it is stale there).
+  const isCurrent = (entry: Entry, key: ListKey): boolean =>
+    (key === "parked" ? isParked(entry.state) : entry.state.status === key) && byId.get(entry.id) === entry;
   // PublishOptions.endpointId: that endpoint, whatever it subscribes to, if it is enabled and receives the tenant's.
   const alone = async (id: string, tenant: string | null) => {
     const endpoint = await endpoints.get(id);
@@ -430,19 +455,23 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const out: DeliveryRecord[] = [];
       const after = listStartingAfter(listOptions);
       const eventId = listEventId(listOptions);
+      const kind = listLastErrorKind(listOptions);
       let cursor: Entry | undefined;
       if (after !== undefined) {
         cursor = find(after);
         if (cursor === undefined || cursor.endpointId !== endpointId) return out;
       }
-      const statuses = listOptions.status;
+      const statuses = listOptions.status ?? (kind === undefined ? undefined : DELIVERY_STATUSES);
       if (statuses !== undefined) {
-        // By the status index: the work is the page's (and the stale entries it passes), not the endpoint's.
+        // By the status index: the work is the page's (and the stale entries it passes), not the endpoint's. The
+        // parked ones from their own list, not picked out of every exhausted delivery.
         const index = byEndpoint.get(endpointId)?.statuses;
         if (index === undefined || limit === 0) return out;
-        for (const entry of index.newestFirst(statuses, cursor)) {
+        const keys = kind === PARKED_KIND ? statuses.map((s): ListKey => (s === "exhausted" ? "parked" : s)) : statuses;
+        for (const entry of index.newestFirst(keys, cursor)) {
           if (since !== undefined && entry.createdAt < since) break;
           if (eventId !== undefined && entry.eventId !== eventId) continue;
+          if (kind !== undefined && entry.state.lastErrorKind !== kind) continue;
           out.push(toRecord(entry));
           if (out.length >= limit) break;
         }

@@ -6,13 +6,13 @@ export interface StatusIndexed {
   readonly id: string;
   readonly createdAt: number;
   readonly seq: number;
-  /** The statuses whose list holds it (a bit per status): written by the index. */
+  /** The keys whose list holds it (a bit per key): written by the index. */
   listedIn: number;
 }
 
-const BIT: Readonly<Record<DeliveryStatus, number>> = { pending: 1, failed: 2, delivered: 4, exhausted: 8 };
-
 interface StatusList<T> {
+  /** The bit of `StatusIndexed.listedIn` that says an entry is in this list. */
+  readonly bit: number;
   /** In creation order. */
   entries: T[];
   /** Entries that came older than the last of `entries` (a replay), in any order: merged in before the next read. */
@@ -24,49 +24,51 @@ interface StatusList<T> {
 /**
  * One endpoint's deliveries by status, each list in creation order (then publication), so that a listing filtered by
  * status reads its page, not every delivery of the endpoint: a page of `failed` among 1,000,000 `delivered` reads the
- * failed ones. A delivery leaving a status stays in that list, stale, until the stale ones outnumber the live ones
- * (then the list is compacted, O(1) amortised per change); one coming back finds its place still held. One that
+ * failed ones. The keys are the statuses, or any other class of deliveries the queue keeps a list of (`K`; at most 31
+ * of them, a bit each): the memory queue's `parked`, the exhausted ones parked while their endpoint was disabled.
+ * A delivery leaving a status stays in that list, stale, until the stale ones outnumber the live ones (then the list
+ * is compacted, O(1) amortised per change); one coming back finds its place still held. One that
  * comes back older than the list's newest (a replay) waits aside until the next read merges them all in one pass: put
  * in its place at once, each cost a shift of the list (a replay of 100,000 moved ~5·10^9 slots).
  */
-export class StatusIndex<T extends StatusIndexed> {
-  readonly #lists = new Map<DeliveryStatus, StatusList<T>>();
+export class StatusIndex<T extends StatusIndexed, K extends string = DeliveryStatus> {
+  readonly #lists = new Map<K, StatusList<T>>();
 
   constructor(
     private readonly before: (a: T, b: T) => boolean,
-    /** Whether `entry` is kept and has `status` now. */
-    private readonly current: (entry: T, status: DeliveryStatus) => boolean,
+    /** Whether `entry` is kept and belongs in the list of `key` (has that status) now. */
+    private readonly current: (entry: T, key: K) => boolean,
     /** Stale entries a list may hold beyond as many as its live ones before it is compacted. */
     private readonly slack = 1024,
   ) {}
 
-  /** Records that `entry` moved from `from` (`undefined`: it is new) to `to`. */
-  moved(entry: T, from: DeliveryStatus | undefined, to: DeliveryStatus): void {
+  /** Records that `entry` moved from `from` (`undefined`: it is new, or joins `to` alone) to `to`. */
+  moved(entry: T, from: K | undefined, to: K): void {
     if (from === to) return;
     if (from !== undefined) this.left(from);
     const list = this.#list(to);
     list.live++;
-    if ((entry.listedIn & BIT[to]) !== 0) return;
-    entry.listedIn |= BIT[to];
+    if ((entry.listedIn & list.bit) !== 0) return;
+    entry.listedIn |= list.bit;
     const last = list.entries.at(-1);
     if (last === undefined || this.before(last, entry)) list.entries.push(entry);
     else list.late.push(entry);
   }
 
-  /** Records that a delivery of `status` is no longer kept, or no longer of `status`. */
-  left(status: DeliveryStatus): void {
-    const list = this.#lists.get(status);
+  /** Records that a delivery of `key` is no longer kept, or no longer of `key`. */
+  left(key: K): void {
+    const list = this.#lists.get(key);
     if (list === undefined) return;
     list.live--;
-    if (list.entries.length + list.late.length > 2 * list.live + this.slack) this.#compact(status, list);
+    if (list.entries.length + list.late.length > 2 * list.live + this.slack) this.#compact(key, list);
   }
 
   /**
    * The entries of any of `statuses` created before `after` (every one without it), newest first, read lazily: a merge
    * of the statuses' lists from their ends, stale entries passed over.
    */
-  *newestFirst(statuses: readonly DeliveryStatus[], after: T | undefined): Generator<T> {
-    const heads: { status: DeliveryStatus; entries: T[]; at: number }[] = [];
+  *newestFirst(statuses: readonly K[], after: T | undefined): Generator<T> {
+    const heads: { status: K; entries: T[]; at: number }[] = [];
     for (const status of new Set(statuses)) {
       const list = this.#lists.get(status);
       if (list === undefined) continue;
@@ -86,11 +88,12 @@ export class StatusIndex<T extends StatusIndexed> {
     }
   }
 
-  #list(status: DeliveryStatus): StatusList<T> {
-    let list = this.#lists.get(status);
+  #list(key: K): StatusList<T> {
+    let list = this.#lists.get(key);
     if (list === undefined) {
-      list = { entries: [], late: [], live: 0 };
-      this.#lists.set(status, list);
+      if (this.#lists.size === 31) throw new RangeError("StatusIndex: at most 31 keys, a bit of listedIn each.");
+      list = { bit: 1 << this.#lists.size, entries: [], late: [], live: 0 };
+      this.#lists.set(key, list);
     }
     return list;
   }
@@ -112,11 +115,11 @@ export class StatusIndex<T extends StatusIndexed> {
     return merged;
   }
 
-  #compact(status: DeliveryStatus, list: StatusList<T>): void {
+  #compact(key: K, list: StatusList<T>): void {
     const kept: T[] = [];
     for (const entry of this.#merged(list)) {
-      if (this.current(entry, status)) kept.push(entry);
-      else entry.listedIn &= ~BIT[status];
+      if (this.current(entry, key)) kept.push(entry);
+      else entry.listedIn &= ~list.bit;
     }
     list.entries = kept;
   }

@@ -9,6 +9,12 @@ import { rateLimitMigrations } from "../../../ratelimit/postgres/rate-limit-tabl
  */
 export const ENDED = "coalesce(ended_at, delivered_at, last_attempt_at, created_at)";
 
+/**
+ * A delivery parked while its endpoint was disabled: the predicate of the "webhook_deliveries_parked" index, which
+ * the list's must imply for the planner to use it. Internal.
+ */
+export const PARKED = "status = 'exhausted' AND last_error_kind = 'endpoint_disabled'";
+
 /** Where the webhook tables live: `"<schema>"."webhook_endpoints"`, `…"webhook_deliveries"`, `…"webhook_attempts"`. */
 export interface DeliveryTablesOptions {
   /** @default "public" */
@@ -199,6 +205,17 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       id: "delivery@12",
       schema: t.schema,
       statements: [`ALTER TABLE ${t.deliveries} ADD COLUMN IF NOT EXISTS tracestate text`],
+    },
+    {
+      // An endpoint's deliveries parked while it was disabled, in the list's order: re-enabling and a replay with
+      // `status: "parked"` read a page of them straight from here. Through the endpoint's index, each page first
+      // stepped over every delivery exhausted otherwise since. Partial, so a claim or an attempt writes no entry.
+      id: "delivery@13",
+      schema: t.schema,
+      statements: [
+        `CREATE INDEX IF NOT EXISTS "webhook_deliveries_parked" ON ${t.deliveries}
+  (endpoint_id, created_at DESC, id DESC) WHERE ${PARKED}`,
+      ],
     },
   ];
 }

@@ -26,6 +26,7 @@ import {
   checkState,
   eventPayload,
   listEventId,
+  listLastErrorKind,
   listSince,
   listStartingAfter,
   maxPayloadBytes,
@@ -43,7 +44,7 @@ import {
   TERMINAL,
 } from "./completion-batch";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
-import { type DeliveryTablesOptions, deliveryTables, ENDED } from "./delivery-tables";
+import { type DeliveryTablesOptions, deliveryTables, ENDED, PARKED } from "./delivery-tables";
 import { receivingFor } from "./owned-by";
 import { createPostgresCircuitBoard } from "./postgres-circuit-board";
 import { reachOf } from "./reach";
@@ -456,23 +457,35 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       const since = listSince(listOptions) ?? null;
       const after = listStartingAfter(listOptions);
       const eventId = listEventId(listOptions);
+      const kind = listLastErrorKind(listOptions);
+      const statuses = listOptions.status;
+      // The parked deliveries: the predicate of their index written out (migration delivery@13), so that every plan,
+      // generic ones too, reads a page of them from it rather than every exhausted delivery of the endpoint.
+      const parked =
+        kind === "endpoint_disabled" &&
+        statuses !== undefined &&
+        statuses.length > 0 &&
+        statuses.every((status) => status === "exhausted");
       const values: unknown[] = [
         endpointId,
-        listOptions.status === undefined ? null : [...listOptions.status],
+        statuses === undefined || parked ? null : [...statuses],
         since,
         limit,
         after ?? null,
       ];
       // One event's delivery through the (event_id, endpoint_id) index, in a statement of its own.
       const ofEvent = eventId === undefined ? "" : `AND event_id = $${values.push(eventId)}`;
+      const ofKind = parked ? `AND ${PARKED}` : kind === undefined ? "" : `AND last_error_kind = $${values.push(kind)}`;
       // After the cursor in the list's order, (created_at, id) descending; a cursor that is not one of the
-      // endpoint's deliveries matches no row, so the page is empty.
+      // endpoint's deliveries matches no row, so the page is empty. Ordered by the table's columns, not the epoch ms
+      // selected under the same name: so in an index's order, a page read from it stops at `limit` rows, where a sort
+      // of the epoch ms read every matching row first.
       const { rows } = await client.query(
-        `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1 ${ofEvent}
+        `SELECT ${deliveryColumns()} FROM ${D} WHERE endpoint_id = $1 ${ofEvent} ${ofKind}
            AND ($2::text[] IS NULL OR status = ANY($2::text[]))
            AND ($3::float8 IS NULL OR created_at >= ${timestampOf("$3")})
            AND ($5::text IS NULL OR (created_at, id) < (SELECT c.created_at, c.id FROM ${D} c WHERE c.id = $5 AND c.endpoint_id = $1))
-         ORDER BY created_at DESC, id DESC LIMIT $4`,
+         ORDER BY ${D}.created_at DESC, ${D}.id DESC LIMIT $4`,
         values,
       );
       return rows.map(toDelivery);

@@ -20,7 +20,7 @@ const statusSet = fc.subarray([...DELIVERY_STATUSES], { minLength: 1 });
 
 type Step =
   | { op: "publish"; count: number; at: number }
-  | { op: "attempt"; pick: number; outcome: "delivered" | "failed" | "exhausted" }
+  | { op: "attempt"; pick: number; outcome: "delivered" | "failed" | "exhausted" | "parked" }
   | { op: "retry"; pick: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -32,7 +32,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     op: fc.constant("attempt" as const),
     pick: fc.nat(),
-    outcome: fc.constantFrom("delivered" as const, "failed" as const, "exhausted" as const),
+    outcome: fc.constantFrom("delivered" as const, "failed" as const, "exhausted" as const, "parked" as const),
   }),
   fc.record({ op: fc.constant("retry" as const), pick: fc.nat() }),
 );
@@ -62,7 +62,9 @@ async function replay(steps: readonly Step[], retainTerminal: number) {
       if (claim === undefined) continue;
       const result = s.outcome === "delivered" ? ok : bad;
       const config = s.outcome === "exhausted" ? noRetry : defaultDeliveryConfig;
-      await queue.complete(claim, transition(claim.state, { type: "attempt", result }, T, config).state);
+      const event =
+        s.outcome === "parked" ? ({ type: "endpoint_disabled" } as const) : { type: "attempt" as const, result };
+      await queue.complete(claim, transition(claim.state, event, T, config).state);
     } else {
       const all = await queue.list(endpoint.id, { limit: 1_000_000 });
       const target = all[s.pick % Math.max(all.length, 1)];
@@ -82,15 +84,18 @@ async function filteredAgrees(
   statuses: DeliveryStatus[],
   query: DeliveryListOptions,
 ) {
-  const everything = await queue.list(id, { ...query, limit: 1_000_000 });
-  const expected = everything.filter((d) => statuses.includes(d.state.status));
+  const everything = await queue.list(id, { ...query, lastErrorKind: undefined, limit: 1_000_000 });
+  const kind = query.lastErrorKind;
+  const expected = everything.filter(
+    (d) => statuses.includes(d.state.status) && (kind === undefined || d.state.lastErrorKind === kind),
+  );
   const limit = query.limit ?? 100;
   const page = await queue.list(id, { ...query, status: statuses });
   expect(ids(page)).toEqual(ids(expected.slice(0, limit)));
 }
 
 describe("memory queue: a listing filtered by status equals the unfiltered listing, filtered", () => {
-  it("over random publications, attempts, retries and forgetting, with any cursor, since and limit", async () => {
+  it("over random publications, attempts, parkings, retries and forgetting, with any cursor, since, limit and last error kind", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(step, { maxLength: 60 }),
@@ -99,11 +104,12 @@ describe("memory queue: a listing filtered by status equals the unfiltered listi
         fc.integer({ min: 0, max: 12 }),
         fc.nat(),
         fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
-        async (steps, retain, statuses, limit, pick, since) => {
+        fc.option(fc.constantFrom("endpoint_disabled" as const, "http_status" as const), { nil: undefined }),
+        async (steps, retain, statuses, limit, pick, since, lastErrorKind) => {
           const { queue, id } = await replay(steps, retain);
           const all = await queue.list(id, { limit: 1_000_000 });
           const cursor = all.length === 0 || pick % 3 === 0 ? undefined : all[pick % all.length]?.id;
-          await filteredAgrees(queue, id, statuses, { limit, since, startingAfter: cursor });
+          await filteredAgrees(queue, id, statuses, { limit, since, startingAfter: cursor, lastErrorKind });
         },
       ),
       { numRuns: 150 },
@@ -198,6 +204,49 @@ describe("memory queue: a listing filtered by status reads the page, not the end
     reads = 0;
     const page = await queue.list(endpoint.id, { status: ["failed"], limit: 10 });
     expect(page).toHaveLength(5);
+    expect(reads).toBeLessThan(100);
+  });
+});
+
+describe("memory queue: a listing of parked deliveries reads them, not every exhausted delivery", () => {
+  it("a page of the 5 parked behind 10,000 exhausted otherwise reads the parked ones (kind reads counted, no clock)", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints, now: () => T });
+    const endpoint = endpointFixture();
+    await endpoints.create(endpoint);
+    let reads = 0;
+    // The queue keeps the state object it is handed: one that counts the reads of its last error kind.
+    const counting = <S extends object>(state: S): S =>
+      new Proxy(state, {
+        get(target, key, receiver) {
+          if (key === "lastErrorKind") reads++;
+          return Reflect.get(target, key, receiver);
+        },
+      });
+    const total = 10_005;
+    for (let i = 0; i < total; i++) {
+      await queue.publish(createEvent({ id: `evt_${i}`, type: "r.created", data: {} }), { now: i });
+    }
+    const claims = await queue.claim({ limit: total, now: total, leaseMs: 60_000 });
+    for (const [i, claim] of claims.entries()) {
+      // The 5 oldest were parked while the endpoint was disabled; every later one ran out of attempts.
+      const event = i < 5 ? ({ type: "endpoint_disabled" } as const) : ({ type: "attempt", result: bad } as const);
+      await queue.complete(claim, counting(transition(claim.state, event, T, noRetry).state));
+    }
+    reads = 0;
+    const parked = { status: ["exhausted"], lastErrorKind: "endpoint_disabled" } as const;
+    const page = await queue.list(endpoint.id, { ...parked, limit: 10 });
+    expect(page.map((d) => d.state.lastErrorKind)).toEqual(Array(5).fill("endpoint_disabled"));
+    expect(reads).toBeLessThan(100);
+    // Queued again, one leaves the list; parked again, it comes back in its place.
+    const [first] = page;
+    reads = 0;
+    const again = transition(first!.state, { type: "manual_retry" }, T).state;
+    expect(await queue.update(first!.id, ["exhausted"], again, T)).toBe(true);
+    expect(await queue.list(endpoint.id, { ...parked, limit: 10 })).toHaveLength(4);
+    const [claim] = await queue.claim({ limit: 1, now: T, leaseMs: 60_000 });
+    await queue.complete(claim!, transition(claim!.state, { type: "endpoint_disabled" }, T).state);
+    expect((await queue.list(endpoint.id, { ...parked, limit: 10 })).map((d) => d.id)).toEqual(page.map((d) => d.id));
     expect(reads).toBeLessThan(100);
   });
 });

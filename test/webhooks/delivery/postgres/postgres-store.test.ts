@@ -579,6 +579,94 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     );
   });
 
+  describe("the parked deliveries' index (migration delivery@13)", () => {
+    // One endpoint's deliveries: 5 parked while it was disabled (the oldest), 20,000 exhausted by their attempts,
+    // then 5 parked again (the newest), a second apart.
+    async function parkedBehind(schema: string) {
+      await pool.query(
+        `INSERT INTO "${schema}".webhook_deliveries
+           (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, last_error_kind)
+         SELECT 'dlv_' || lpad(g::text, 6, '0'), 'evt_' || g, 'r.created', 'we_busy', '{}', to_timestamp(g),
+           'exhausted', 1, CASE WHEN g <= 5 OR g > 20005 THEN 'endpoint_disabled' ELSE 'http_status' END
+         FROM generate_series(1, 20010) g`,
+      );
+      await pool.query(`ANALYZE "${schema}".webhook_deliveries`);
+    }
+    const parked = { status: ["exhausted"], lastErrorKind: "endpoint_disabled" } as const;
+    const ids = (page: readonly { id: string }[]) => page.map((d) => d.id);
+    const dlv = (...n: number[]) => n.map((g) => `dlv_${String(g).padStart(6, "0")}`);
+
+    it("reads a page of parked deliveries from it, only matching rows, behind 20,000 exhausted otherwise (regression: read every exhausted one)", async () => {
+      const schema = await schemas.emptied();
+      await parkedBehind(schema);
+      // The queue's own statements, run again under EXPLAIN ANALYZE.
+      const listed: { text: string; values: unknown[] }[] = [];
+      const client: SqlClient = {
+        query: (text: string, values?: unknown[]) => {
+          listed.push({ text, values: values ?? [] });
+          return pool.query(text, values);
+        },
+      };
+      const queue = createPostgresDeliveryQueue({ client, schema });
+      expect(ids(await queue.list("we_busy", { ...parked, limit: 3 }))).toEqual(dlv(20010, 20009, 20008));
+      const after = dlv(20006)[0];
+      expect(ids(await queue.list("we_busy", { ...parked, since: 0, limit: 10, startingAfter: after }))).toEqual(
+        dlv(5, 4, 3, 2, 1),
+      );
+      expect(listed).toHaveLength(2);
+      // The plan for these values, and the generic one a prepared statement may come to (so the index's predicate
+      // is written out in the statement: its parameters do not imply it).
+      const literal = (value: unknown): string =>
+        value === null
+          ? "NULL"
+          : Array.isArray(value)
+            ? `ARRAY[${value.map(literal).join(", ")}]::text[]`
+            : typeof value === "number"
+              ? String(value)
+              : `'${String(value).replaceAll("'", "''")}'`;
+      const runs = ["auto", "force_generic_plan"].flatMap((mode) => listed.map((query, i) => ({ ...query, i, mode })));
+      for (const { text, values, i, mode } of runs) {
+        const { rows } = await transaction(pool, async (tx) => {
+          await tx.query(`SET LOCAL plan_cache_mode = ${mode}`);
+          await tx.query(`PREPARE parked_page AS ${text}`);
+          try {
+            const args = values.map(literal).join(", ");
+            return await tx.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE parked_page(${args})`);
+          } finally {
+            await tx.query("DEALLOCATE parked_page");
+          }
+        });
+        const plan = rows.map((row) => String((row as { "QUERY PLAN": unknown })["QUERY PLAN"])).join("\n");
+        expect(plan, plan).toMatch(
+          /Index Scan using webhook_deliveries_parked on webhook_deliveries \(actual rows=\d+/,
+        );
+        // Only parked rows, none sorted after reading them all: with these values, only the rows of the page; in the
+        // generic plan the cursor is a filter, which passes over the parked ones newer than it (5 here), no others.
+        expect(plan, plan).not.toMatch(/Sort|Seq Scan/);
+        const removed = Number(plan.match(/Rows Removed by Filter: (\d+)/)?.[1] ?? 0);
+        expect(removed, plan).toBe(mode === "auto" || i === 0 ? 0 : 5);
+        expect(plan.match(/parked on webhook_deliveries \(actual rows=(\d+)/)?.[1], plan).toBe(i === 0 ? "3" : "5");
+      }
+    });
+
+    it("is added to a table that has parked deliveries, which are then listed from it as before", async () => {
+      const schema = await schemas.fresh((name) =>
+        deliveryMigrations({ schema: name }).filter((migration) => migration.id !== "delivery@13"),
+      );
+      await parkedBehind(schema);
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      const before = ids(await queue.list("we_busy", { ...parked, limit: 20 }));
+      expect(before).toEqual(dlv(20010, 20009, 20008, 20007, 20006, 5, 4, 3, 2, 1));
+      expect(await migrate(pool, deliveryMigrations({ schema }))).toEqual([`${schema}:delivery@13`]);
+      const { rows } = await pool.query(
+        "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'webhook_deliveries_parked'",
+        [schema],
+      );
+      expect(String((rows[0] as { indexdef: unknown }).indexdef)).toContain("(endpoint_id, created_at DESC, id DESC)");
+      expect(ids(await queue.list("we_busy", { ...parked, limit: 20 }))).toEqual(before);
+    });
+  });
+
   it("exports its migration as SQL for other migration tools, and refuses an unsafe schema name", () => {
     expect(migrationSql(deliveryMigrations())).toContain('CREATE TABLE IF NOT EXISTS "public"."webhook_deliveries"');
     expect(() => deliveryMigrations({ schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);

@@ -69,6 +69,18 @@ function sfInteger(name: string, value: number): number {
   return value;
 }
 
+// The window is kept in ms (GcraLimit.periodMs), whose arithmetic is exact below 2^53: 9,007,199,254,740 s at most.
+const MAX_WINDOW = Math.floor(Number.MAX_SAFE_INTEGER / 1000);
+
+/** `window` when its ms are a safe integer; past that gcraLimit refused "period", an option a policy does not have. */
+function windowMs(window: number): number {
+  if (window > MAX_WINDOW) {
+    const why = "its ms must be below 2^53 to be counted exactly";
+    throw new TypeError(`rate limit: window must be at most ${MAX_WINDOW} seconds (${why}), got ${window}.`);
+  }
+  return window * 1000;
+}
+
 /**
  * Builds and checks a {@link GcraLimit}.
  * @param quota units per period (a positive integer).
@@ -83,7 +95,10 @@ export function gcraLimit(quota: number, periodMs: number, burst: number): GcraL
   positiveInteger("rate limit", "burst", burst);
   // Tick arithmetic reaches burst·period (+ quota); keep it within 2^53 so it stays exact.
   if (burst * periodMs + quota > Number.MAX_SAFE_INTEGER) {
-    throw new TypeError("rate limit: burst × window is too large to compute exactly");
+    // The numbers and the remedy: a policy that sets no burst (10 million a month) did not know it had one.
+    const sum = `burst ${burst} × period ${periodMs} ms + quota ${quota}`;
+    const remedy = "lower the burst (it defaults to the quota)";
+    throw new TypeError(`rate limit: ${sum} must be at most 2^53 − 1 to be computed exactly; ${remedy}.`);
   }
   return { id: `${quota}:${periodMs}:${burst}`, quota, periodMs, burst };
 }
@@ -92,7 +107,8 @@ export function gcraLimit(quota: number, periodMs: number, burst: number): GcraL
  * Checks policies and compiles them for a store.
  * @param policies one or more policies with distinct printable-ASCII names.
  * @throws TypeError on an empty list, a duplicate or non-ASCII name, or a bad number: a quota or window above
- *   999,999,999,999,999, which the headers cannot send (RFC 9651 §3.3.1), included.
+ *   999,999,999,999,999, which the headers cannot send (RFC 9651 §3.3.1), and a window above 9,007,199,254,740 s,
+ *   whose ms are not exact, included.
  * @example compilePolicies([{ name: "per-second", quota: 10, window: 1 }]).id // "10:1000:10"
  */
 export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet {
@@ -109,7 +125,7 @@ export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet
     names.add(policy.name);
     const quota = sfInteger("quota", positiveInteger("rate limit", "quota", policy.quota));
     const window = sfInteger("window", positiveInteger("rate limit", "window", policy.window));
-    return gcraLimit(quota, window * 1000, policy.burst ?? quota);
+    return gcraLimit(quota, windowMs(window), policy.burst ?? quota);
   });
   return { id: limits.map((limit) => limit.id).join(","), limits };
 }

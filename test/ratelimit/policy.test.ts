@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { compilePolicies, createRateLimiter, rateLimit, rateLimitHeaders } from "../../src/ratelimit/index";
+import {
+  compilePolicies,
+  createRateLimiter,
+  type RateLimitPolicy,
+  rateLimit,
+  rateLimitHeaders,
+} from "../../src/ratelimit/index";
 
 describe("compilePolicies", () => {
   // Regression: a quota up to ~9e15 compiled, but RateLimit-Policy sends q as an RFC 9651 Integer (at most 15
@@ -15,6 +21,39 @@ describe("compilePolicies", () => {
         new RegExp(`${option} must be at most 999999999999999.*RFC 9651`),
       );
       expect(() => createRateLimiter({ policies: [policy] })).toThrow(TypeError);
+    });
+  });
+
+  // Regression: a window whose ms pass 2^53 (above 9,007,199,254,740 s) was refused as "period must be a positive
+  // integer, got 10000000000000000": an option the policy does not have, with a value it was not given.
+  it("refuses a window whose ms are not a safe integer, naming the window and the value given", () => {
+    const policy = { name: "p", quota: 1, window: 1e13, burst: 1 };
+    expect(() => compilePolicies([policy])).toThrow(TypeError);
+    expect(() => compilePolicies([policy])).toThrow(
+      /rate limit: window must be at most 9007199254740 .*got 10000000000000\b/,
+    );
+    expect(() => compilePolicies([{ ...policy, window: 9_007_199_254_740 }])).not.toThrow();
+  });
+
+  // Regression: "burst × window is too large to compute exactly" named no number, and a policy that set no burst
+  // (10 million a month: the burst defaults to the quota) was not told that the burst is what to lower.
+  describe("refuses a burst × window past exact arithmetic, with the numbers and what to lower", () => {
+    it.each<[string, RateLimitPolicy, RegExp]>([
+      [
+        "the default burst (the quota)",
+        { name: "monthly", quota: 10_000_000, window: 2_592_000 },
+        /burst 10000000 × period 2592000000 ms.*lower the burst \(it defaults to the quota\)/,
+      ],
+      ["a burst given", { name: "p", quota: 1, window: 1, burst: 2 ** 50 }, /burst 1125899906842624 × period 1000 ms/],
+    ])("%s", (_case, policy, message) => {
+      expect(() => compilePolicies([policy])).toThrow(TypeError);
+      expect(() => compilePolicies([policy])).toThrow(message);
+    });
+
+    it("takes the largest burst that fits", () => {
+      const burst = Math.floor((Number.MAX_SAFE_INTEGER - 1) / 1000);
+      expect(() => compilePolicies([{ name: "p", quota: 1, window: 1, burst }])).not.toThrow();
+      expect(() => compilePolicies([{ name: "p", quota: 1, window: 1, burst: burst + 1 }])).toThrow(TypeError);
     });
   });
 

@@ -166,3 +166,36 @@ describe.skipIf(skip)("createRedisStore", () => {
     expect(() => createRedisStore(undefined as never)).toThrow(/createRedisStore: client must be/);
   });
 });
+
+// Regression: only the reply's length was checked, so a reply of the right length with other elements became a
+// decision: "x" a NaN that made the headers throw, 1.5 a `r=1.5` Decimal where the draft sends an Integer (draft §4.1),
+// 2 a refusal with no wait. Needs no server: the client answers what the test says.
+describe("createRedisStore: a reply the script never gives", () => {
+  const set = compilePolicies([{ name: "p", quota: 5, window: 10 }]);
+  const answering = (reply: unknown): RedisScriptClient => ({ evalsha: async () => reply, eval: async () => reply });
+
+  it.each<[string, unknown[]]>([
+    ["a remaining that is not a number", [1, "x", 0]],
+    ["a remaining that is not an integer", [1, 1.5, 2_000]],
+    ["a negative remaining", [0, -1, 2_000]],
+    ["a reset that is not an integer", [1, 4, 2_000.5]],
+    ["a reset past the safe integers", [0, 0, 1e300]],
+    ["a missing element", [1, null, 2_000]],
+    ["an allowed flag other than 0 or 1", [2, 0, 2_000]],
+    ["a number in a form other than decimal digits", [1, "0x4", "2e3"]],
+  ])("rejects %s with store_reply_invalid", async (_what, reply) => {
+    const error = await createRedisStore({ client: answering(reply) })
+      .check("k", set, 0)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).code).toBe("store_reply_invalid");
+  });
+
+  it.each<[string, unknown[]]>([
+    ["numbers", [1, 4, 2_000]],
+    ["decimal text (ioredis stringNumbers)", ["1", "4", "2000"]],
+  ])("takes integers as %s", async (_what, reply) => {
+    const outcome = await createRedisStore({ client: answering(reply) }).check("k", set, 0);
+    expect(outcome).toEqual({ allowed: true, remaining: [4], resetMs: [2_000] });
+  });
+});

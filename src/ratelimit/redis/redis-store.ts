@@ -50,18 +50,38 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NOSCRIPT");
 }
 
+// A bound on the waits the script reports: a TAT is at most a tolerance (< 2^53 ms) past a `now` within ±2^53 ms, so
+// it is less than 3 · 2^53 ms after any other such `now` (a clock that stepped back).
+const MAX_RESET_MS = 2 ** 55;
+
+/**
+ * An element of the script's reply: a non-negative integer up to `max`, as a number or, from an ioredis client with
+ * `stringNumbers` set, as its decimal text; `undefined` for anything else. The headers send these as Integers (draft
+ * §4.1, RFC 9651 §3.3.1): a NaN made them throw, a 1.5 went out as the Decimal `r=1.5`.
+ */
+function replyInteger(value: unknown, max: number): number | undefined {
+  const number =
+    typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value) ? Number(value) : -1;
+  return Number.isInteger(number) && number >= 0 && number <= max ? number : undefined;
+}
+
 function parseReply(reply: unknown, count: number): GcraOutcome {
-  if (!Array.isArray(reply) || reply.length !== 1 + 2 * count) {
-    throw new RateLimitError("store_reply_invalid", "Redis rate limit script returned an unexpected reply");
-  }
+  const invalid = () =>
+    new RateLimitError("store_reply_invalid", "Redis rate limit script returned an unexpected reply");
+  if (!Array.isArray(reply) || reply.length !== 1 + 2 * count) throw invalid();
+  const allowed = replyInteger(reply[0], 1);
+  if (allowed === undefined) throw invalid();
   const remaining = new Array<number>(count);
   const resetMs = new Array<number>(count);
   for (let i = 0; i < count; i++) {
-    remaining[i] = Number(reply[1 + 2 * i]);
-    resetMs[i] = Number(reply[2 + 2 * i]);
+    // The script's remaining is at most the burst, below 2^53.
+    const left = replyInteger(reply[1 + 2 * i], Number.MAX_SAFE_INTEGER);
+    const reset = replyInteger(reply[2 + 2 * i], MAX_RESET_MS);
+    if (left === undefined || reset === undefined) throw invalid();
+    remaining[i] = left;
+    resetMs[i] = reset;
   }
-  // Number(): ioredis returns integers as their decimal text when the client has `stringNumbers` set.
-  return { allowed: Number(reply[0]) === 1, remaining, resetMs };
+  return { allowed: allowed === 1, remaining, resetMs };
 }
 
 /**

@@ -49,7 +49,7 @@ export function checkVerificationOptions(options: {
     throw new TypeError(`${CALLER}: parse must be "json", "form" or "none".`);
   }
   tolerance(options.toleranceSeconds, CALLER);
-  const secrets = secretList(options.secrets, CALLER);
+  const secrets = secretList(options.secrets, CALLER, CALLER);
   const unusable = Array.isArray(secrets) ? unusableSecret(scheme, secrets) : undefined;
   if (unusable !== undefined) throw new TypeError(`${CALLER}: ${unusable.message}`);
 }

@@ -28,15 +28,20 @@ const isAbsent = (secret: unknown) => secret === undefined || secret === null ||
 
 /**
  * The secrets as a non-empty list of strings, or `secret_invalid` for a missing configuration (`undefined`, `null`,
- * an empty string or list: an unset environment variable). A value of another type is a programmer error: TypeError.
+ * an empty string or list: an unset environment variable). A value of another type is a programmer error: TypeError,
+ * its message naming `caller`, the function the secrets were given to.
  */
-export function secretList(secrets: unknown, scheme: string): readonly string[] | WebhookVerificationError {
+export function secretList(
+  secrets: unknown,
+  scheme: string,
+  caller = "verify",
+): readonly string[] | WebhookVerificationError {
   if (typeof secrets === "string" && secrets.length > 0) return [secrets];
   const list: readonly unknown[] = Array.isArray(secrets) ? secrets : [secrets];
   for (const secret of list) {
     if (typeof secret !== "string" && !isAbsent(secret)) {
       throw new TypeError(
-        `verify: secrets must be a string or a list of strings, not ${Array.isArray(secrets) ? "a list holding " : ""}${typeof secret}`,
+        `${caller}: secrets must be a string or a list of strings, not ${Array.isArray(secrets) ? "a list holding " : ""}${typeof secret}`,
       );
     }
   }

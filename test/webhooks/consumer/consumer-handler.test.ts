@@ -602,7 +602,9 @@ describe("createWebhookConsumer over node:http", () => {
 
   it("refuses a secret of the wrong type when created (misuse is a TypeError, not a 500 per delivery)", () => {
     const inbox = createMemoryInbox();
-    expect(() => createWebhookConsumer({ inbox, secrets: 42 as unknown as string })).toThrow(TypeError);
+    expect(() => createWebhookConsumer({ inbox, secrets: 42 as unknown as string })).toThrow(
+      new TypeError("createWebhookConsumer: secrets must be a string or a list of strings, not number"),
+    );
     expect(() => createWebhookConsumer({ inbox, secrets: [secret, {}] as unknown as string[] })).toThrow(TypeError);
     // An unset secret is configuration not yet done: created, and each delivery gets secret_invalid.
     expect(() => createWebhookConsumer({ inbox, secrets: "" })).not.toThrow();

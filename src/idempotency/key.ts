@@ -1,3 +1,4 @@
+import { trimOws } from "../http/ows";
 import { parseItem } from "../http/structured-fields";
 
 /** The longest key accepted, in characters (Stripe's limit; the draft leaves it to the server). */
@@ -28,17 +29,20 @@ const BARE_KEY = /^[\x21\x23-\x2b\x2d-\x7e]+$/;
  * @example parseIdempotencyKey('"8e03978e-40d5"') // { ok: true, key: "8e03978e-40d5" }
  */
 export function parseIdempotencyKey(value: string, options: ParseKeyOptions = {}): ParseKeyResult {
+  // draft-ietf-httpapi-idempotency-key-header §2.1 (a field value, sf-string) and RFC 9110 §5.5, §5.6.3: only OWS
+  // (SP, HTAB) surrounds a field value, in both forms. Not String.prototype.trim, which also took NBSP (a 0xA0 byte
+  // node:http reads as latin1), VT, FF and U+FEFF: the bare "\u00a0k-1" named the key "k-1" and was replayed its
+  // response, where it is no key at all (400).
+  const field = trimOws(value);
   let key: string;
-  const item = parseItem(value);
+  const item = parseItem(field);
   if (item !== undefined && typeof item.value === "string") key = item.value;
   else if (options.strict) return { ok: false, reason: 'The Idempotency-Key must be a quoted string, e.g. "k-1".' };
   else {
-    // RFC 9110 §5.5: a field value has no leading or trailing whitespace.
-    const bare = value.trim();
-    if (bare.length > 0 && !BARE_KEY.test(bare)) {
+    if (field.length > 0 && !BARE_KEY.test(field)) {
       return { ok: false, reason: "The Idempotency-Key must be a quoted string or one word of visible ASCII." };
     }
-    key = bare;
+    key = field;
   }
   if (key.length === 0) return { ok: false, reason: "The Idempotency-Key is empty." };
   if (key.length > MAX_KEY_LENGTH) {

@@ -60,6 +60,17 @@ describe("on node:http", () => {
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     expect(((await res.json()) as { code: string }).code).toBe("idempotency_key_missing");
   });
+
+  // Regression: node:http reads a 0xA0 byte as U+00A0, which String.prototype.trim removed: the key "k-nbsp" was
+  // found inside the field and its response replayed. RFC 9110 §5.6.3: only SP and HTAB are OWS.
+  it("answers 400 to a key wrapped in a 0xA0 byte, never replaying the key inside it", async () => {
+    expect((await fetch(`${base}/orders`, init('"k-nbsp"'))).status).toBe(201);
+    const ran = orders();
+    const res = await fetch(`${base}/orders`, init("\u00a0k-nbsp"));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe("idempotency_key_invalid");
+    expect(orders()).toBe(ran);
+  });
 });
 
 describe("on the Fetch adapter", () => {

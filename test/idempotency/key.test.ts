@@ -29,6 +29,17 @@ const cases: Case[] = [
   [`"${"x".repeat(MAX_KEY_LENGTH)}"`, "x".repeat(MAX_KEY_LENGTH), "x".repeat(MAX_KEY_LENGTH)],
   [`"${"x".repeat(MAX_KEY_LENGTH + 1)}"`, undefined, undefined],
   ["x".repeat(MAX_KEY_LENGTH + 1), undefined, undefined],
+  // RFC 9110 §5.6.3: only OWS (SP, HTAB) is trimmed; other characters String.prototype.trim takes (NBSP, VT, U+FEFF,
+  // U+2028) make the value malformed, never the key inside them.
+  ['\t"k-1"\t', "k-1", "k-1"],
+  ["\tabc ", "abc", undefined],
+  ["\u00a0abc", undefined, undefined],
+  ["abc\u00a0", undefined, undefined],
+  ["\u000babc", undefined, undefined],
+  ["abc\u000c", undefined, undefined],
+  ["\ufeffabc", undefined, undefined],
+  ["abc\u2028", undefined, undefined],
+  ['\u00a0"k-1"', undefined, undefined],
 ];
 
 describe("parseIdempotencyKey", () => {
@@ -53,6 +64,34 @@ describe("parseIdempotencyKey", () => {
           const field = serializeItem(item(key));
           expect(parseIdempotencyKey(field)).toEqual({ ok: true, key });
           expect(parseIdempotencyKey(field, { strict: true })).toEqual({ ok: true, key });
+        },
+      ),
+    );
+  });
+
+  // JavaScript's whitespace (String.prototype.trim) that is not OWS: a latin1-decoded 0xA0 byte (node:http), VT and FF
+  // (a Fetch Headers value may hold them), and the Unicode spaces and line separators.
+  const notOws = fc.constantFrom("\u00a0", "\u000b", "\u000c", "\ufeff", "\u2028", "\u2029", "\u3000", "\u1680");
+  const ows = fc.stringMatching(/^[ \t]{0,3}$/);
+
+  it("reads the same key whatever OWS surrounds the field value, and none from a value wrapped in other spaces", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.stringMatching(/^[\x21\x23-\x2b\x2d-\x7e]{1,20}$/),
+          sfStringChars.filter((s) => s.length >= 1 && s.length <= 20).map((s) => serializeItem(item(s))),
+        ),
+        ows,
+        ows,
+        notOws,
+        fc.boolean(),
+        fc.boolean(),
+        (field, before, after, space, lead, strict) => {
+          expect(parseIdempotencyKey(before + field + after, { strict })).toEqual(
+            parseIdempotencyKey(field, { strict }),
+          );
+          const wrapped = lead ? space + field : field + space;
+          expect(parseIdempotencyKey(wrapped, { strict }).ok).toBe(false);
         },
       ),
     );

@@ -313,6 +313,20 @@ describe("idempotency middleware", () => {
       expect(runs()).toBe(0);
     });
 
+    // Regression: the bare form was cut with String.prototype.trim, so "\u00a0k-1" (a 0xA0 byte read as latin1 by
+    // node:http) or "\vk-1" (a Fetch Headers value) named the key "k-1" and was replayed its response.
+    it.each([["\u00a0k-1"], ["k-1\u00a0"], ["\u000bk-1"], ["\ufeffk-1"]])(
+      "answers 400 for %j, never replaying the key inside the spaces",
+      async (key) => {
+        const { handle, runs } = setup();
+        expect((await handle(request({ key: '"k-1"' }))).status).toBe(201);
+        const res = await handle(request({ key }));
+        expect(res.status).toBe(400);
+        expect(problemCode(res.body)).toBe("idempotency_key_invalid");
+        expect(runs()).toBe(1);
+      },
+    );
+
     it("answers 400 for the bare form in strict mode", async () => {
       const { handle } = setup({ strict: true });
       expect(problemCode((await handle(request({ key: "k-1" }))).body)).toBe("idempotency_key_invalid");

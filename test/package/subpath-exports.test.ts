@@ -264,6 +264,7 @@ const RUNTIME: Record<string, readonly string[]> = {
     "DELIVERY_STATUSES",
     "MAX_ENDPOINTS_PER_TENANT",
     "MAX_REPLAY_BATCH",
+    "OPERATOR",
     "TEST_EVENT_TYPE",
     "WebhookDeliveryError",
     "checkEndpointUrl",

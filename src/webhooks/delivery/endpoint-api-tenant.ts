@@ -1,11 +1,29 @@
 import { describeMiddleware } from "../../http/described";
 import type { HttpRequest } from "../../http/message";
+import { HttpProblem } from "../../http/problem";
 import { optionalFunction } from "../../options/function-option";
 import type { Middleware } from "../../routing/types";
-import { checkTenant } from "./tenant";
+import { checkTenant, OPERATOR, type Tenant } from "./tenant";
 
-/** Names the tenant a request of the endpoint API acts for; `undefined`: the operator. */
-export type TenantOf = (request: HttpRequest) => string | undefined | Promise<string | undefined>;
+/**
+ * Names the tenant a request of the endpoint API acts for, or {@link OPERATOR} for the operator's. `undefined` or
+ * `null` (no tenant found: typed, so that a look-up's miss is returned as it is, never turned into `OPERATOR` to
+ * please the compiler) refuses the request with `403 tenant_unknown`; a value that cannot name a tenant is a
+ * TypeError (a 500).
+ */
+export type TenantOf = (request: HttpRequest) => TenantOfRequest | Promise<TenantOfRequest>;
+
+/** What {@link TenantOf} returns. */
+export type TenantOfRequest = Tenant | typeof OPERATOR | null | undefined;
+
+// Fail closed: the function found no tenant for an authenticated caller (its account deleted, its key spelled
+// otherwise than the look-up's), which must never read as the operator's view of every endpoint.
+const tenantUnknown = () =>
+  new HttpProblem({
+    status: 403,
+    code: "tenant_unknown",
+    detail: "The credentials are valid but act for no account: nothing else was checked.",
+  });
 
 /**
  * The endpoint API's tenant of each request, decided once: `scoped` runs right after the key check, before the
@@ -19,8 +37,13 @@ export function tenantScope(tenantOf: TenantOf | undefined): {
 } {
   // Checked here, not at the first request: a value that is no function (a fixed tenant's name) would fail them all.
   optionalFunction("declareEndpointApi", "tenant", tenantOf, "a function of the request naming its tenant");
-  const decide = async (request: HttpRequest): Promise<string | undefined> =>
-    tenantOf === undefined ? undefined : checkTenant("declareEndpointApi: tenant(request)", await tenantOf(request));
+  const decide = async (request: HttpRequest): Promise<string | undefined> => {
+    if (tenantOf === undefined) return undefined;
+    const tenant: unknown = await tenantOf(request);
+    if (tenant === OPERATOR) return undefined;
+    if (tenant === undefined || tenant === null) throw tenantUnknown();
+    return checkTenant("declareEndpointApi: tenant(request)", tenant);
+  };
   if (tenantOf === undefined) return { scoped: undefined, scope: decide };
   const decided = new WeakMap<HttpRequest, string | undefined>();
   const scoped: Middleware = (next) => async (request) => {
@@ -32,7 +55,9 @@ export function tenantScope(tenantOf: TenantOf | undefined): {
     scoped: describeMiddleware(scoped, {
       responses: {
         403: {
-          description: "The tenant option refused the request (the HttpProblem it threw): nothing else was checked.",
+          description:
+            "The tenant option refused the request (the HttpProblem it threw, or tenant_unknown when it named no " +
+            "tenant): nothing else was checked.",
         },
       },
     }),

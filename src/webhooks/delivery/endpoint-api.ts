@@ -75,11 +75,12 @@ export interface EndpointApiOptions extends EndpointAdminOptions {
    * The tenant a request acts for, when tenants manage their own endpoints: from your authentication (the API key's
    * owner, a session), never from a field the caller writes freely. Called after the API-key check. A tenant scopes
    * the request: it creates endpoints of that tenant, lists only its own, and another tenant's endpoint (with its
-   * deliveries and log) is a 404, as one that does not exist. `undefined` is the operator: every endpoint, and new
-   * ones without a tenant. Throw an `HttpProblem` to refuse a request (a 403); a value that cannot name a tenant is a
-   * TypeError (a 500). An option that is no function is a TypeError when the API is declared.
+   * deliveries and log) is a 404, as one that does not exist. {@link OPERATOR} is the operator: every endpoint, and
+   * new ones without a tenant. `undefined` or `null` (no tenant found) is `403 tenant_unknown`, never the operator.
+   * Throw an `HttpProblem` to refuse a request otherwise (a 403); a value that cannot name a tenant is a TypeError (a
+   * 500). An option that is no function is a TypeError when the API is declared.
    * @default every request is the operator's
-   * @example tenant: async (request) => (await accounts.byApiKey(bearer(request)))?.id
+   * @example tenant: async (request) => (isStaff(request) ? OPERATOR : (await accounts.byApiKey(bearer(request)))?.id)
    */
   tenant?: TenantOf;
 }

@@ -46,7 +46,7 @@ export {
   type RotateSecretOptions,
 } from "./endpoint-admin";
 export { declareEndpointApi, type EndpointApiOptions } from "./endpoint-api";
-export type { TenantOf } from "./endpoint-api-tenant";
+export type { TenantOf, TenantOfRequest } from "./endpoint-api-tenant";
 export type { CreateEndpointInput, UpdateEndpointInput } from "./endpoint-schema";
 export type { EndpointCreateOptions, EndpointListOptions, EndpointPatch, EndpointStore } from "./endpoint-store";
 export { WebhookDeliveryError, type WebhookDeliveryErrorCode } from "./errors";
@@ -72,7 +72,7 @@ export {
   type Transition,
   transition,
 } from "./state-machine";
-export { isTenant, MAX_ENDPOINTS_PER_TENANT, type Tenant } from "./tenant";
+export { isTenant, MAX_ENDPOINTS_PER_TENANT, OPERATOR, type Tenant } from "./tenant";
 export { TEST_EVENT_TYPE, type TestEventData, testEventDataSchema } from "./test-event";
 export {
   checkEndpointUrl,

@@ -8,6 +8,14 @@ import { isPrintableId } from "./printable-id";
  */
 export type Tenant = string;
 
+/**
+ * What `declareEndpointApi`'s `tenant` option returns for a request of the operator (every endpoint, new ones without
+ * a tenant). A value of its own rather than `undefined`, so that a look-up that finds nothing (a deleted account whose
+ * key still passes, `map.get` of a key spelled otherwise) refuses the request instead of granting the operator's view.
+ * `Symbol.for`, so the ESM and CommonJS builds of this package, loaded side by side, agree on it.
+ */
+export const OPERATOR: unique symbol = Symbol.for("rest-webhooks.operator");
+
 /** Whether `value` can name a tenant. */
 export const isTenant = (value: unknown): value is Tenant => isPrintableId(value);
 

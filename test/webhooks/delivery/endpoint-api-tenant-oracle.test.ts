@@ -14,6 +14,7 @@ import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api"
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
 import { transition } from "../../../src/webhooks/delivery/state-machine";
+import { OPERATOR } from "../../../src/webhooks/delivery/tenant";
 import { databases } from "../../support/databases";
 import { type DeliveryStores, postgresDeliveryStores } from "./delivery-stores";
 
@@ -78,7 +79,7 @@ describe.each([
         idempotency: { store: new MemoryIdempotencyStore() },
         tenant: (request) => {
           const key = (request.headers.authorization ?? "").slice("Bearer ".length);
-          return key === KEYS.acme ? "acme" : key === KEYS.globex ? "globex" : undefined;
+          return key === KEYS.acme ? "acme" : key === KEYS.globex ? "globex" : OPERATOR;
         },
       }).handler(),
     );

@@ -11,6 +11,7 @@ import { createRouter } from "../../../src/routing/index";
 import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api";
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import { OPERATOR } from "../../../src/webhooks/delivery/tenant";
 
 const KEYS = { acme: "sk_acme_key", globex: "sk_globex_key", operator: "sk_operator_key" } as const;
 type Caller = keyof typeof KEYS;
@@ -54,7 +55,7 @@ describe("the endpoint API's tenant isolation (property)", () => {
             resolve: false,
             tenant: (request) => {
               const caller = owners.get((request.headers.authorization ?? "").replace(/^Bearer /, ""));
-              return caller === "operator" ? undefined : caller;
+              return caller === "operator" ? OPERATOR : caller;
             },
           }).handler(),
         );

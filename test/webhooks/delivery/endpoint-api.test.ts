@@ -16,6 +16,7 @@ import {
   deliveryMigrations,
 } from "../../../src/webhooks/delivery/postgres/index";
 import { type DeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
+import { OPERATOR } from "../../../src/webhooks/delivery/tenant";
 import { databases, type OpenDatabase } from "../../support/databases";
 import { uniqueName } from "../../support/services";
 import { listen } from "../consumer/support";
@@ -1110,7 +1111,11 @@ describe("webhook endpoint API", () => {
     const ACME_KEY = "sk_test_acme_5fQ2x9LwR7bN3kT8";
     const GLOBEX_KEY = "sk_test_globex_Yh4mC1vZ6pD0sJ2";
     // Each tenant's API key acts for it; KEY is the operator's (tenant() answers undefined).
-    const owners: Record<string, string> = { [`Bearer ${ACME_KEY}`]: "acme", [`Bearer ${GLOBEX_KEY}`]: "globex" };
+    const owners: Record<string, string | typeof OPERATOR> = {
+      [`Bearer ${KEY}`]: OPERATOR,
+      [`Bearer ${ACME_KEY}`]: "acme",
+      [`Bearer ${GLOBEX_KEY}`]: "globex",
+    };
     const as = (key: string) => ({ authorization: `Bearer ${key}` });
     const base = "/v1/webhook_endpoints";
     const mergePatch = { "content-type": "application/merge-patch+json" };
@@ -1436,6 +1441,58 @@ describe("webhook endpoint API", () => {
       });
     });
 
+    // Regression: undefined was the operator's answer, so a look-up that found nothing (an account deleted while its
+    // key still passes, a key spelled otherwise than the table's) gave the caller every tenant's endpoints.
+    describe("tenant() finding no tenant fails closed", () => {
+      const ORPHAN_KEY = "sk_test_orphan_Zx7Vb3Nm9Qw";
+      it.each([
+        ["undefined", undefined],
+        ["null", null],
+        ["a Promise of undefined", Promise.resolve(undefined)],
+      ])(
+        "answers 403 tenant_unknown when it returns %s, on every route, never the operator's view, and writes nothing",
+        async (_name, found) => {
+          const orphaned = scopedApi({
+            apiKeys: [KEY, ACME_KEY, ORPHAN_KEY],
+            tenant: (request) => (request.headers.authorization === `Bearer ${ORPHAN_KEY}` ? found : "acme"),
+          });
+          const e = await createAs(ACME_KEY);
+          const deliveryId = await exhaustedDelivery(e.id, "acme");
+          const before = { endpoint: await endpoints.get(e.id), delivery: await queue.get(deliveryId) };
+          const routes: [string, string, string | object | undefined, Record<string, string>][] = [
+            ["POST", base, { url: "https://a.example/h", enabled_events: ["*"] }, {}],
+            ["GET", base, undefined, {}],
+            ...routesUnder(e.id, deliveryId),
+          ];
+          for (const [method, path, body, headers] of routes) {
+            const res = await orphaned(req(method, path, body, { ...as(ORPHAN_KEY), ...headers }));
+            expect(res.status, `${method} ${path}`).toBe(403);
+            expect(res.headers["content-type"], `${method} ${path}`).toContain("application/problem+json");
+            expect(parse(res).code, `${method} ${path}`).toBe("tenant_unknown");
+            expect(res.body, `${method} ${path}`).not.toContain(e.id);
+          }
+          expect((await endpoints.list({ limit: 10 })).map((endpoint) => endpoint.id)).toEqual([e.id]);
+          expect(await endpoints.get(e.id)).toEqual(before.endpoint);
+          expect(await queue.get(deliveryId)).toEqual(before.delivery);
+        },
+      );
+
+      it("gives the operator's view only to OPERATOR: every endpoint, and new ones without a tenant", async () => {
+        const e = await createAs(ACME_KEY);
+        const operator = scopedApi({
+          tenant: (request) => (request.headers.authorization === `Bearer ${ACME_KEY}` ? "acme" : OPERATOR),
+        });
+        const list = await operator(req("GET", base, undefined, as(KEY)));
+        expect(list.status).toBe(200);
+        expect(parse(list).data.map((endpoint: { id: string }) => endpoint.id)).toEqual([e.id]);
+        const created = await operator(
+          req("POST", base, { url: "https://b.example/h", enabled_events: ["*"] }, as(KEY)),
+        );
+        expect(created.status).toBe(201);
+        expect(parse(created).tenant).toBeNull();
+      });
+    });
+
     // Regression: a tenant option that is no function (a fixed tenant's name, say) was accepted, and every request
     // then failed with a 500.
     it.each([["acme"], [42], [null], [{ tenant: "acme" }]])(
@@ -1628,7 +1685,7 @@ describe("webhook endpoint API", () => {
         queue,
         apiKeys: [KEY],
         resolve: false,
-        tenant: () => undefined,
+        tenant: () => OPERATOR,
       }).openapi({ title: "t", version: "1" }) as ReturnType<typeof parse>;
       const schema = doc.components.schemas.WebhookEndpoint;
       expect(schema.properties.tenant.type).toEqual(["string", "null"]);

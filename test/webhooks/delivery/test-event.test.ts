@@ -13,6 +13,7 @@ import { declareEndpointApi, type EndpointApiOptions } from "../../../src/webhoo
 import { createEvent } from "../../../src/webhooks/delivery/event";
 import { defineEvents, TEST_EVENT_TYPE, testEventDataSchema } from "../../../src/webhooks/delivery/index";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
+import { OPERATOR } from "../../../src/webhooks/delivery/tenant";
 import { type Backend, databases } from "../../support/databases";
 import { answered, type DeliveryStores, deliverAll, postgresDeliveryStores } from "./delivery-stores";
 import { localServer } from "./node/local-server";
@@ -53,7 +54,7 @@ function api(stores: DeliveryStores, options: Partial<EndpointApiOptions> = {}):
     apiKeys: [KEY, ACME_KEY],
     resolve: false,
     urlPolicy,
-    tenant: (request) => (request.headers.authorization === `Bearer ${ACME_KEY}` ? "acme" : undefined),
+    tenant: (request) => (request.headers.authorization === `Bearer ${ACME_KEY}` ? "acme" : OPERATOR),
     ...options,
   }).handler();
   return answered(handler);

@@ -111,8 +111,12 @@ export function requestBody(route: RouteInfo, converter: SchemaConverter): JsonS
   }
   // A PUT without a body schema still takes JSON (any value): the handler checks it.
   const schema = body === undefined ? {} : converter.convert(body, "input");
-  const content: JsonSchema = { "application/json": { schema } };
-  if (route.spec.form === true) content["application/x-www-form-urlencoded"] = { schema };
+  const content: JsonSchema = {};
+  const types = route.spec.requestMediaTypes ?? ["application/json"];
+  for (const type of types) content[type] = { schema };
+  if (route.spec.form === true && route.spec.requestMediaTypes === undefined) {
+    content["application/x-www-form-urlencoded"] = { schema };
+  }
   // §4.8.13.1 `required`: the router takes an empty body as absent when the schema accepts `undefined`.
   return { required: body?.safeParse(undefined).success !== true, content };
 }

@@ -23,6 +23,7 @@ import { type NumberMember, numberMembers, withNumbers } from "./form-numbers";
 import { MERGE_PATCH_CONTENT_TYPE, mergePatch } from "./merge-patch";
 import { listMembers, unwrapInput, withLists } from "./query-arrays";
 import { type BooleanMember, booleanMembers, withBooleans } from "./query-booleans";
+import { checkRequestMediaTypes, takesMediaType } from "./request-media-types";
 import { parseTemplate } from "./template";
 import type { OperationKind, OperationSpec, RouteInfo } from "./types";
 import { buildPath, dotless } from "./url";
@@ -166,6 +167,15 @@ function bodyOf(
   if (schema !== undefined && request.body.byteLength === 0) {
     const absent = schema.safeParse(undefined);
     if (absent.success) return absent.data;
+  }
+  // RFC 9110 §15.5.16: the media types the operation declares, and no other the reader would parse (a +json type).
+  const declared = spec.requestMediaTypes;
+  if (
+    declared !== undefined &&
+    request.body.byteLength > 0 &&
+    !takesMediaType(declared, request.headers["content-type"])
+  ) {
+    throw unsupportedMediaType(request, accepted);
   }
   const read = spec.form === true ? safeJsonOrFormBody(request, limits) : safeJsonBody(request, limits);
   if (!read.ok) throw refusal(request, read.problem, accepted);
@@ -365,6 +375,8 @@ export function checkSpec(
   if (spec.form === true && (info.kind === "update" || info.kind === "replace")) {
     throw new RoutingError("invalid_schema", `${info.name}: form bodies are not for PUT or PATCH merge patches.`);
   }
+  const reads = spec.body !== undefined && !NO_BODY.has(info.kind) && info.kind !== "update";
+  checkRequestMediaTypes(info.name, spec.requestMediaTypes, spec.form === true, reads);
   // The method rules leave a remove one success, 204 (RFC 9110 §9.3.5), and a create 201 or 202 (§9.3.3, §15.3.2):
   // a declared 2xx the router would never answer (or answer as a method_rule_violation) is refused, not documented.
   const successes = SUCCESSES[info.kind];

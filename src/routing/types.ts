@@ -43,6 +43,15 @@ export interface OperationSpec {
    */
   form?: boolean;
   /**
+   * The request media types this operation takes, in the order its 415s, its OPTIONS answer (`Accept-Post`,
+   * `Accept-Patch`) and OpenAPI name them (each with the `body` schema), when they are others than its kind's (JSON,
+   * and a form with `form`): a PATCH that takes `application/merge-patch+json` besides JSON and forms, say. A body of
+   * another media type is a 415. Each is JSON (`application/json` or a `+json` type) or, with `form`, a form, without
+   * parameters; not for an update, whose merge patch is fixed.
+   * @default the kind's: JSON, and a form when `form` is set
+   */
+  requestMediaTypes?: readonly string[];
+  /**
    * This operation's JSON body limits, over the router's `json` (e.g. `{ allowNul: true }` for a handler that keeps
    * NUL in strings on purpose).
    * @default the router's `json`

@@ -70,3 +70,62 @@ describe("regression: a 415 for a charset other than UTF-8 named application/jso
     );
   });
 });
+
+// A custom operation that takes other media types than its kind's names them alike in its OPTIONS answer, every 415
+// and OpenAPI, and refuses the rest. Regression: the endpoint API's PATCH took merge patches, but its OPTIONS answer
+// (and, once 415s followed it, a merge patch in another charset) named only JSON and forms, and OpenAPI no merge patch.
+describe("requestMediaTypes", () => {
+  const TYPES = ["application/merge-patch+json", "application/json", "application/x-www-form-urlencoded"];
+  const router = createRouter().route(
+    "PATCH",
+    "/things/{thing_id}",
+    { body: z.object({ a: z.string().optional() }), form: true, requestMediaTypes: TYPES },
+    ({ body }) => json(200, { body }),
+  );
+  const serve = adapt(router.handler());
+  const send = (method: string, type?: string, body = '{"a":"x"}') =>
+    serve(
+      new Request("http://x/things/t1", {
+        method,
+        headers: type === undefined ? {} : { "content-type": type },
+        body: method === "OPTIONS" ? undefined : body,
+      }),
+    );
+
+  it("names them in the OPTIONS answer and in every 415, whatever refused the body", async () => {
+    expect((await send("OPTIONS")).headers.get("accept-patch")).toBe(TYPES.join(", "));
+    for (const type of ["text/plain", "application/merge-patch+json; charset=latin1", "application/vnd.x+json"]) {
+      const refused = await send("PATCH", type);
+      expect(refused.status, type).toBe(415);
+      expect(refused.headers.get("accept-patch"), type).toBe(TYPES.join(", "));
+    }
+  });
+
+  it("takes each of them", async () => {
+    expect((await send("PATCH", "application/merge-patch+json")).status).toBe(200);
+    expect((await send("PATCH", "Application/JSON; charset=utf-8")).status).toBe(200);
+    expect((await send("PATCH", "application/x-www-form-urlencoded", "a=x")).status).toBe(200);
+  });
+
+  it("lists them, each with the body schema, as the OpenAPI request body's content", () => {
+    const doc = router.openapi({ title: "t", version: "1" }) as unknown as {
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, unknown> } }>>;
+    };
+    const content = doc.paths["/things/{thing_id}"]?.["patch"]?.requestBody.content ?? {};
+    expect(Object.keys(content)).toEqual(TYPES);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ["an update (its merge patch is fixed)", { requestMediaTypes: ["application/json"] }],
+    ["an empty list", { body: z.object({}), requestMediaTypes: [] }],
+    ["a type the reader does not parse", { body: z.object({}), requestMediaTypes: ["text/plain"] }],
+    ["a type with parameters", { body: z.object({}), requestMediaTypes: ["application/json; charset=utf-8"] }],
+    ["a form without form: true", { body: z.object({}), requestMediaTypes: ["application/x-www-form-urlencoded"] }],
+  ])("refuses, when declared, %s", (_name, spec) => {
+    const declare = () =>
+      "body" in spec
+        ? createRouter().route("POST", "/x", spec as never, () => json(200, {}))
+        : createRouter().resource("/xs/{x_id}", (xs) => xs.update(spec as never, () => json(200, {})));
+    expect(declare).toThrow(/requestMediaTypes/);
+  });
+});

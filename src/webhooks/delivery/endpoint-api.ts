@@ -14,7 +14,7 @@ import type { WebhookEndpoint } from "./endpoint";
 import { createEndpointAdmin, type EndpointAdminOptions, MAX_REPLAY_BATCH } from "./endpoint-admin";
 import { declareDeliveryRoutes } from "./endpoint-api-deliveries";
 import { type DescribedEvents, declareEventTypeRoutes } from "./endpoint-api-event-types";
-import { isMergePatch, patchMediaTypes } from "./endpoint-api-patch";
+import { isMergePatch, PATCH_TYPES, patchMediaTypes } from "./endpoint-api-patch";
 import {
   conditionalDelete,
   conditionalUpdate,
@@ -260,6 +260,7 @@ export function declareEndpointApi(router: Router, options: EndpointApiOptions):
       {
         body: endpointPatchSchema,
         form: true,
+        requestMediaTypes: PATCH_TYPES,
         response: endpointJsonSchema,
         tags,
         summary: "Update an endpoint",

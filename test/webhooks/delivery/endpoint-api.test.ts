@@ -46,6 +46,7 @@ function req(method: string, path: string, body?: string | object, headers: Reco
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON documents.
+const MERGE_LATIN1 = "application/merge-patch+json; charset=iso-8859-1";
 const parse = (res: HttpResponse) => JSON.parse(String(res.body)) as Record<string, any>;
 
 // Claims the queue's one due delivery and stores one failed attempt of it (a 500 answering "down"), with `state` over
@@ -877,6 +878,25 @@ describe("webhook endpoint API", () => {
         expect((await endpoints.get(e.id))?.metadata).toEqual({ a: "1" });
       },
     );
+
+    // Regression: OPTIONS named JSON and forms alone, as did the 415 for a merge patch in another charset once 415s
+    // named what OPTIONS names; OpenAPI gave the PATCH no merge patch content.
+    it("names all three types in OPTIONS, in the 415 for a merge patch in another charset, and in OpenAPI", async () => {
+      const e = await createWith({ metadata: { a: "1" } });
+      const types = "application/merge-patch+json, application/json, application/x-www-form-urlencoded";
+      const options = await handler(req("OPTIONS", `/v1/webhook_endpoints/${e.id}`));
+      expect(options.headers["accept-patch"]).toBe(types);
+      const latin1 = await patch(e.id, { metadata: { b: "2" } }, { "content-type": MERGE_LATIN1 });
+      expect(latin1.status).toBe(415);
+      expect(latin1.headers["accept-patch"]).toBe(types);
+      const doc = declareEndpointApi(createRouter(), { endpoints, queue, apiKeys: [KEY], resolve: false }).openapi({
+        title: "t",
+        version: "1",
+      }) as unknown as { paths: Record<string, Record<string, { requestBody: { content: object } }>> };
+      expect(
+        Object.keys(doc.paths["/v1/webhook_endpoints/{endpoint_id}"]?.["patch"]?.requestBody.content ?? {}),
+      ).toEqual(types.split(", "));
+    });
   });
 
   describe("refused at registration", () => {

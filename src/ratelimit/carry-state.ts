@@ -1,18 +1,24 @@
 /**
  * Carrying a key's GCRA state across a change of policy. The state is a theoretical arrival time (TAT) per limit, in
- * ticks of `1/quota` ms; `quota:period:burst` ids say which numbers wrote it. A key written under other numbers used to
- * start afresh: with two policies alive (a rolling deploy) each switch reset it, and nothing was limited.
+ * ticks of `1/ticksPerMs` ms; `quota:period:burst` ids say which numbers wrote it, and so its ticks (`tickUnits`). A
+ * key written under other numbers used to start afresh: with two policies alive (a rolling deploy) each switch reset
+ * it, and nothing was limited.
  */
-import type { GcraLimit } from "./policy";
+import { type GcraLimit, tickUnits } from "./policy";
 
-/** `[quota, periodMs]` per limit of a set id (`quota:period:burst` joined by ","); `undefined` when malformed. */
+/**
+ * `[ticksPerMs, periodMs]` per limit of a set id (`quota:period:burst` joined by ","); `undefined` when malformed, or
+ * when no limit has these numbers (gcraLimit refuses them), so no state was written under them.
+ */
 function parseSetId(id: string): [number, number][] | undefined {
   const limits: [number, number][] = [];
   for (const part of id.split(",")) {
     const numbers = part.split(":").map(Number);
-    const [quota, periodMs] = numbers;
-    if (numbers.length !== 3 || !Number.isSafeInteger(quota) || !Number.isSafeInteger(periodMs)) return undefined;
-    limits.push([quota as number, periodMs as number]);
+    const [quota, periodMs, burst] = numbers as [number, number, number];
+    if (numbers.length !== 3 || !numbers.every((n) => Number.isSafeInteger(n) && n > 0)) return undefined;
+    const units = tickUnits(quota, periodMs, burst);
+    if (units === undefined) return undefined;
+    limits.push([units[0], periodMs]);
   }
   return limits;
 }
@@ -26,9 +32,10 @@ function nearer(period: number, a: number, b: number): boolean {
 
 /**
  * The state to check `limits` with, given the state a key holds under the set `storedId`; pure. Each limit takes the
- * TAT of a stored limit, as the same instant rounded up to a tick of its own quota: the stored limit with the same
- * window, else (a window changed: 10/s to 600/min, a pacer's 2/s to 2.5/s) the one left with the nearest window; only a
- * limit for which none is left starts afresh. The TAT is an instant, not a count, so it means the same under any rate
+ * TAT of a stored limit, as the same instant rounded up to a tick of its own (`ticksPerMs`, which may differ from the
+ * stored limit's even at the same quota, see `tickUnits`): the stored limit with the same window, else (a window
+ * changed: 10/s to 600/min, a pacer's 2/s to 2.5/s) the one left with the nearest window; only a limit for which none
+ * is left starts afresh. The TAT is an instant, not a count, so it means the same under any rate
  * and window and does not depend on when it is carried: a Retry-After given under one policy holds under the other (a
  * count carried relative to `now` drifted), and alternating two policies (a rolling deploy) neither resets a key nor
  * lets it gain anything, as a carry one way and back gives the same instant again (up to a tick). A new window started
@@ -73,16 +80,17 @@ export function carryState(
     }
   });
   const next: number[] = [];
-  limits.forEach(({ quota }, i) => {
+  limits.forEach(({ ticksPerMs }, i) => {
     const j = source[i] as number;
     if (j === -1) {
       next.push(nowMs, 0); // nothing ahead: a full allowance
       return;
     }
-    // tatSub / oldQuota ms as ticks of 1/quota ms, rounded up (never earlier); the product may pass 2^53, a tick at most.
-    const sub = Math.ceil(((state[2 * j + 1] ?? 0) * quota) / (stored[j] as [number, number])[0]);
+    // tatSub / its ticksPerMs ms in ticks of ours, rounded up (never earlier); the product may pass 2^53: a tick at
+    // most, and the Redis script computes the same doubles.
+    const sub = Math.ceil(((state[2 * j + 1] ?? 0) * ticksPerMs) / (stored[j] as [number, number])[0]);
     const tatMs = state[2 * j] as number;
-    if (sub >= quota) next.push(tatMs + 1, 0);
+    if (sub >= ticksPerMs) next.push(tatMs + 1, 0);
     else next.push(tatMs, sub);
   });
   return next;

@@ -2,10 +2,12 @@
  * The Generic Cell Rate Algorithm (ITU-T I.371 "virtual scheduling"), in exact integer ticks.
  *
  * Per limit the state is one Theoretical Arrival Time (TAT), held as `[tatMs, tatSub]` meaning
- * `tatMs + tatSub / quota` ms. A request at `now` is admitted when `max(TAT, now) + T - now <= burst · T`
- * (T the emission interval), and then TAT becomes `max(TAT, now) + T`. Equivalently: in every closed
- * interval of length L the admitted requests number at most `burst + L / T`; so any half-open window of
- * the policy's length w = quota · T holds at most `burst + quota − 1` (tested in gcra-model.test.ts).
+ * `tatMs + tatSub / ticksPerMs` ms (`GcraLimit.ticksPerMs`: the quota, or quota / gcd(quota, period ms) for a
+ * limit that does not fit ticks of 1/quota ms below 2^53). A request at `now` is admitted when
+ * `max(TAT, now) + T - now <= burst · T` (T the emission interval, `intervalTicks`), and then TAT becomes
+ * `max(TAT, now) + T`. Equivalently: in every closed interval of length L the admitted requests number at
+ * most `burst + L / T`; so any half-open window of the policy's length w = quota · T holds at most
+ * `burst + quota − 1` (tested in gcra-model.test.ts).
  */
 import type { GcraLimit } from "./policy";
 
@@ -40,21 +42,21 @@ function ceilDiv(a: number, b: number): number {
 }
 
 /**
- * Ticks (1/quota ms) by which the stored TAT is ahead of `nowMs`, at least 0: `max(TAT, now) − now`. Not capped at the
- * tolerance: only a clock that stepped back, or a caller passing an older `now` than another (several processes on
- * one store), leaves it further ahead, and pulling the TAT back would admit more than the rate.
+ * Ticks (1/ticksPerMs ms) by which the stored TAT is ahead of `nowMs`, at least 0: `max(TAT, now) − now`. Not capped
+ * at the tolerance: only a clock that stepped back, or a caller passing an older `now` than another (several
+ * processes on one store), leaves it further ahead, and pulling the TAT back would admit more than the rate.
  */
-function aheadTicks(quota: number, state: readonly number[] | undefined, index: number, nowMs: number): number {
+function aheadTicks(ticksPerMs: number, state: readonly number[] | undefined, index: number, nowMs: number): number {
   if (state === undefined) return 0;
   const ahead = (state[2 * index] ?? 0) - nowMs;
   const sub = state[2 * index + 1] ?? 0;
   if (ahead < 0 || (ahead === 0 && sub <= 0)) return 0;
-  return ahead * quota + sub;
+  return ahead * ticksPerMs + sub;
 }
 
 /** Units left once `d` ticks are ahead: none while the TAT is past the tolerance (floorDiv takes no negatives). */
-function unitsLeft(tolerance: number, d: number, periodMs: number): number {
-  return d >= tolerance ? 0 : floorDiv(tolerance - d, periodMs);
+function unitsLeft(tolerance: number, d: number, interval: number): number {
+  return d >= tolerance ? 0 : floorDiv(tolerance - d, interval);
 }
 
 /**
@@ -78,25 +80,25 @@ export function gcraCheck(
   let allowed = true;
   for (let i = 0; i < n; i++) {
     const limit = limits[i] as GcraLimit;
-    const d = aheadTicks(limit.quota, state, i, nowMs);
+    const d = aheadTicks(limit.ticksPerMs, state, i, nowMs);
     remaining[i] = d;
-    if (d + limit.periodMs > limit.burst * limit.periodMs) allowed = false;
+    if (d + limit.intervalTicks > limit.burst * limit.intervalTicks) allowed = false;
   }
   const next = allowed ? (into ?? new Array<number>(2 * n)) : undefined;
   let expiresAtMs = nowMs;
   for (let i = 0; i < n; i++) {
-    const { quota, periodMs, burst } = limits[i] as GcraLimit;
-    const tolerance = burst * periodMs;
-    const d = (remaining[i] as number) + (allowed ? periodMs : 0);
-    const left = unitsLeft(tolerance, d, periodMs);
+    const { ticksPerMs, intervalTicks: t, burst } = limits[i] as GcraLimit;
+    const tolerance = burst * t;
+    const d = (remaining[i] as number) + (allowed ? t : 0);
+    const left = unitsLeft(tolerance, d, t);
     remaining[i] = left;
     // One more unit frees up once the TAT falls to tolerance − (left + 1)·T.
-    resetMs[i] = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * periodMs, quota);
+    resetMs[i] = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
     if (next !== undefined) {
-      const whole = floorDiv(d, quota);
+      const whole = floorDiv(d, ticksPerMs);
       next[2 * i] = nowMs + whole;
-      next[2 * i + 1] = d - whole * quota;
-      const expires = nowMs + ceilDiv(d, quota);
+      next[2 * i + 1] = d - whole * ticksPerMs;
+      const expires = nowMs + ceilDiv(d, ticksPerMs);
       if (expires > expiresAtMs) expiresAtMs = expires;
     }
   }
@@ -110,23 +112,23 @@ function gcraCheckOne(
   nowMs: number,
   into: number[] | undefined,
 ): GcraStep {
-  const { quota, periodMs, burst } = limit;
-  const tolerance = burst * periodMs;
-  let d = aheadTicks(quota, state, 0, nowMs);
-  const allowed = d + periodMs <= tolerance;
-  if (allowed) d += periodMs;
-  const left = unitsLeft(tolerance, d, periodMs);
-  const reset = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * periodMs, quota);
+  const { ticksPerMs, intervalTicks: t, burst } = limit;
+  const tolerance = burst * t;
+  let d = aheadTicks(ticksPerMs, state, 0, nowMs);
+  const allowed = d + t <= tolerance;
+  if (allowed) d += t;
+  const left = unitsLeft(tolerance, d, t);
+  const reset = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
   if (!allowed) {
     return { allowed, remaining: [left], resetMs: [reset], state: state as number[] | undefined, expiresAtMs: nowMs };
   }
-  const whole = floorDiv(d, quota);
+  const whole = floorDiv(d, ticksPerMs);
   let next: number[];
-  if (into === undefined) next = [nowMs + whole, d - whole * quota];
+  if (into === undefined) next = [nowMs + whole, d - whole * ticksPerMs];
   else {
     next = into;
     next[0] = nowMs + whole;
-    next[1] = d - whole * quota;
+    next[1] = d - whole * ticksPerMs;
   }
-  return { allowed, remaining: [left], resetMs: [reset], state: next, expiresAtMs: nowMs + ceilDiv(d, quota) };
+  return { allowed, remaining: [left], resetMs: [reset], state: next, expiresAtMs: nowMs + ceilDiv(d, ticksPerMs) };
 }

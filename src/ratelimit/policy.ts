@@ -31,17 +31,23 @@ export interface RateLimitPolicy {
 
 /**
  * One GCRA limit in integer units. Time is counted in ticks of `1/quota` ms, so the emission interval
- * `window / quota` is exactly `periodMs` ticks and all arithmetic stays in exact integers.
+ * `window / quota` is exactly `periodMs` ticks and all arithmetic stays in exact integers; a limit for which
+ * `burst · periodMs + quota` passes 2^53 − 1 counts in ticks of `g/quota` ms instead, `g = gcd(quota, periodMs)`.
+ * @see docs/rate-limits.md, "Exact arithmetic"
  */
 export interface GcraLimit {
   /** `quota:periodMs:burst`; state written under other numbers carries over by window (`carryState`). */
   readonly id: string;
   /** Units per period: a positive integer. */
   readonly quota: number;
-  /** The period in ms, which is also the emission interval in ticks. */
+  /** The period in ms. */
   readonly periodMs: number;
   /** Units that can be taken at once from a full allowance: a positive integer. */
   readonly burst: number;
+  /** Ticks per ms, the unit of the stored state's sub-ms part: `quota`, or `quota / g` when reduced. */
+  readonly ticksPerMs: number;
+  /** The emission interval `periodMs / quota` ms in ticks: `periodMs`, or `periodMs / g` when reduced. */
+  readonly intervalTicks: number;
 }
 
 /** Policies compiled for a store: the limits checked together, under one signature. */
@@ -81,26 +87,49 @@ function windowMs(window: number): number {
   return window * 1000;
 }
 
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b]; // % is exact on safe integers
+  return a;
+}
+
+/**
+ * `[ticksPerMs, intervalTicks]` of a limit: ticks of 1/quota ms when `burst · periodMs + quota` fits below 2^53 (so
+ * every limit accepted before keeps the state it stored), else ticks of g/quota ms, g = gcd(quota, periodMs), which
+ * only limits refused before use; `undefined` when even those pass 2^53 − 1. The Redis script computes the same.
+ */
+export function tickUnits(quota: number, periodMs: number, burst: number): [number, number] | undefined {
+  // Tick arithmetic reaches burst·T (+ ticksPerMs). A sum past 2^53 − 1 rounds to 2^53 or more: each test is exact.
+  if (burst * periodMs + quota <= Number.MAX_SAFE_INTEGER) return [quota, periodMs];
+  const g = gcd(quota, periodMs);
+  const [ticksPerMs, intervalTicks] = [quota / g, periodMs / g];
+  return burst * intervalTicks + ticksPerMs <= Number.MAX_SAFE_INTEGER ? [ticksPerMs, intervalTicks] : undefined;
+}
+
 /**
  * Builds and checks a {@link GcraLimit}.
  * @param quota units per period (a positive integer).
  * @param periodMs the period in ms (a positive integer).
  * @param burst units that can be taken at once (a positive integer).
- * @throws TypeError when a parameter is not a positive integer or the tolerance exceeds exact double range.
+ * @throws TypeError when a parameter is not a positive integer or the tolerance exceeds exact double range even in
+ *   ticks of gcd(quota, periodMs)/quota ms.
  * @example gcraLimit(100, 60_000, 100) // 100 per minute, all at once from a full allowance
+ * @example gcraLimit(10_000_000, 2_592_000_000, 10_000_000).intervalTicks // 1296: ticks of 1/5 ms
  */
 export function gcraLimit(quota: number, periodMs: number, burst: number): GcraLimit {
   positiveInteger("rate limit", "quota", quota);
   positiveInteger("rate limit", "period", periodMs);
   positiveInteger("rate limit", "burst", burst);
-  // Tick arithmetic reaches burst·period (+ quota); keep it within 2^53 so it stays exact.
-  if (burst * periodMs + quota > Number.MAX_SAFE_INTEGER) {
-    // The numbers and the remedy: a policy that sets no burst (10 million a month) did not know it had one.
-    const sum = `burst ${burst} × period ${periodMs} ms + quota ${quota}`;
-    const remedy = "lower the burst (it defaults to the quota)";
-    throw new TypeError(`rate limit: ${sum} must be at most 2^53 − 1 to be computed exactly; ${remedy}.`);
+  const units = tickUnits(quota, periodMs, burst);
+  if (units === undefined) {
+    // The numbers and the remedy: a policy that sets no burst (10,000,019 a month) did not know it had one.
+    const g = gcd(quota, periodMs);
+    const sum = `burst ${burst} × (period ${periodMs} ms / ${g}) + quota ${quota} / ${g}`;
+    const where = `where ${g} = gcd(quota, period)`;
+    const remedy = "lower the burst (it defaults to the quota), or take a quota sharing more factors with the period";
+    throw new TypeError(`rate limit: ${sum}, ${where}, must be at most 2^53 − 1 to be computed exactly; ${remedy}.`);
   }
-  return { id: `${quota}:${periodMs}:${burst}`, quota, periodMs, burst };
+  const [ticksPerMs, intervalTicks] = units;
+  return { id: `${quota}:${periodMs}:${burst}`, quota, periodMs, burst, ticksPerMs, intervalTicks };
 }
 
 /**

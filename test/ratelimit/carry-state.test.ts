@@ -157,6 +157,38 @@ describe("carryState: a change of window", () => {
   });
 });
 
+// A limit past ticks of 1/quota ms counts in ticks of g/quota ms (g = gcd(quota, period ms)); a limit that fits keeps
+// 1/quota ms. Carrying between the two converts the sub-ms part between the units, rounded up, never earlier.
+describe("carryState: between a limit in reduced ticks and one in ticks of 1/quota ms", () => {
+  // 10 million per 30 days: ticks of 1/5 ms by default (reduced), of 1/10^7 ms with burst 5 (fits).
+  const reduced = single(10_000_000, 2_592_000);
+  const fitting = single(10_000_000, 2_592_000, 5);
+
+  it("converts the sub-ms part each way, and back to the same state", () => {
+    expect(reduced.limits[0]?.ticksPerMs).toBe(5);
+    expect(fitting.limits[0]?.ticksPerMs).toBe(10_000_000);
+    expect(carryState(reduced.id, [T0, 3], fitting.id, fitting.limits, T0)).toEqual([T0, 6_000_000]);
+    expect(carryState(fitting.id, [T0, 6_000_000], reduced.id, reduced.limits, T0)).toEqual([T0, 3]);
+    // 1/10^7 ms past a fifth: the next fifth, never earlier; past the last fifth: the next ms.
+    expect(carryState(fitting.id, [T0, 6_000_001], reduced.id, reduced.limits, T0)).toEqual([T0, 4]);
+    expect(carryState(fitting.id, [T0, 8_000_001], reduced.id, reduced.limits, T0)).toEqual([T0 + 1, 0]);
+  });
+
+  it("keeps a key refused while the two alternate at one instant, and paces it at T = 259.2 ms", () => {
+    const held: Held = { id: "", state: undefined };
+    // 5 at once under burst 5 (TAT T0 + 1296 ms); the default burst then still admits the quota less those 5.
+    expect(admittedAtOnce(held, fitting, T0, 10)).toBe(5);
+    expect(check(held, fitting, T0 + 259)).toBe(false);
+    expect(check(held, reduced, T0 + 259)).toBe(true); // TAT T0 + 1555.2 ms
+    expect(check(held, fitting, T0 + 259)).toBe(false);
+    expect(check(held, fitting, T0 + 518)).toBe(false); // 1555.2 − 518 > 4 · 259.2
+    expect(check(held, fitting, T0 + 519)).toBe(true); // TAT T0 + 1814.4 ms
+    expect(held.state).toEqual([T0 + 1_814, 4_000_000]);
+    expect(check(held, reduced, T0 + 519)).toBe(true);
+    expect(held.state).toEqual([T0 + 2_073, 3]); // 1814.4 + 259.2 = 2073.6 ms
+  });
+});
+
 describe("createEndpointRateLimiter: a rate change across windows", () => {
   it("2/s to 2.5/s keeps the endpoint's pacing: no delivery at once", async () => {
     const pacer = createEndpointRateLimiter();

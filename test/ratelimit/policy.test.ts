@@ -35,25 +35,73 @@ describe("compilePolicies", () => {
     expect(() => compilePolicies([{ ...policy, window: 9_007_199_254_740 }])).not.toThrow();
   });
 
+  // Regression: 10 million a month and a million a year (the default burst, the quota) were refused: ticks of 1/quota
+  // ms made burst × period pass 2^53, though the emission interval (259.2 ms, 31.536 s) is a few ticks of g/quota ms,
+  // g = gcd(quota, period ms).
+  describe("takes a plan quota over a long window, in ticks of gcd(quota, period)/quota ms", () => {
+    it.each<[string, RateLimitPolicy, { ticksPerMs: number; intervalTicks: number }]>([
+      [
+        "10 million per 30 days",
+        { name: "monthly", quota: 10_000_000, window: 30 * 86_400 },
+        { ticksPerMs: 5, intervalTicks: 1_296 },
+      ],
+      [
+        "a million per year",
+        { name: "yearly", quota: 1_000_000, window: 365 * 86_400 },
+        { ticksPerMs: 1, intervalTicks: 31_536 },
+      ],
+    ])("%s", async (_case, policy, units) => {
+      const set = compilePolicies([policy]);
+      expect(set.limits[0]).toMatchObject({ quota: policy.quota, periodMs: policy.window * 1000, ...units });
+      expect(set.id).toBe(`${policy.quota}:${policy.window * 1000}:${policy.quota}`);
+      const limiter = createRateLimiter({ policies: [policy] });
+      const decision = await limiter.check("k", 0);
+      expect(decision.allowed).toBe(true);
+      expect(decision.results[0]?.remaining).toBe(policy.quota - 1);
+    });
+
+    it("keeps ticks of 1/quota ms for a limit that fits them (the state it stores stays the same)", () => {
+      expect(compilePolicies([{ name: "p", quota: 1_000_000, window: 3_600 }]).limits[0]).toMatchObject({
+        ticksPerMs: 1_000_000,
+        intervalTicks: 3_600_000,
+      });
+    });
+  });
+
   // Regression: "burst × window is too large to compute exactly" named no number, and a policy that set no burst
-  // (10 million a month: the burst defaults to the quota) was not told that the burst is what to lower.
-  describe("refuses a burst × window past exact arithmetic, with the numbers and what to lower", () => {
+  // (the burst defaults to the quota) was not told that the burst is what to lower.
+  describe("refuses a burst × interval past exact arithmetic, with the numbers and what to lower", () => {
     it.each<[string, RateLimitPolicy, RegExp]>([
       [
-        "the default burst (the quota)",
-        { name: "monthly", quota: 10_000_000, window: 2_592_000 },
-        /burst 10000000 × period 2592000000 ms.*lower the burst \(it defaults to the quota\)/,
+        "the default burst (the quota), a prime quota over 30 days",
+        { name: "monthly", quota: 10_000_019, window: 2_592_000 },
+        /burst 10000019 × \(period 2592000000 ms \/ 1\) \+ quota 10000019 \/ 1, where 1 = gcd\(quota, period\)/,
       ],
-      ["a burst given", { name: "p", quota: 1, window: 1, burst: 2 ** 50 }, /burst 1125899906842624 × period 1000 ms/],
+      [
+        "a burst given",
+        { name: "p", quota: 1, window: 1, burst: 2 ** 50 },
+        /burst 1125899906842624 × \(period 1000 ms \/ 1\) \+ quota 1 \/ 1/,
+      ],
     ])("%s", (_case, policy, message) => {
       expect(() => compilePolicies([policy])).toThrow(TypeError);
       expect(() => compilePolicies([policy])).toThrow(message);
+      expect(() => compilePolicies([policy])).toThrow(/lower the burst \(it defaults to the quota\)/);
+      expect(() => createRateLimiter({ policies: [policy] })).toThrow(TypeError);
     });
 
     it("takes the largest burst that fits", () => {
       const burst = Math.floor((Number.MAX_SAFE_INTEGER - 1) / 1000);
       expect(() => compilePolicies([{ name: "p", quota: 1, window: 1, burst }])).not.toThrow();
       expect(() => compilePolicies([{ name: "p", quota: 1, window: 1, burst: burst + 1 }])).toThrow(TypeError);
+    });
+
+    it("takes the largest burst that fits the reduced ticks (10 million per 30 days: T = 1296 ticks of 1/5 ms)", () => {
+      const burst = Math.floor((Number.MAX_SAFE_INTEGER - 5) / 1_296);
+      const monthly = { name: "p", quota: 10_000_000, window: 2_592_000 };
+      expect(() => compilePolicies([{ ...monthly, burst }])).not.toThrow();
+      expect(() => compilePolicies([{ ...monthly, burst: burst + 1 }])).toThrow(
+        /burst 6949999424955 × \(period 2592000000 ms \/ 2000000\)/,
+      );
     });
   });
 

@@ -11,6 +11,8 @@ import {
   createMemoryStore,
   createRateLimiter,
   type EndpointRateLimiter,
+  type GcraLimit,
+  gcraLimit,
   type RateLimitDecision,
   type RateLimitError,
   type RateLimitErrorCode,
@@ -21,6 +23,15 @@ import type * as redis from "../../src/ratelimit/redis/index";
 import { createRedisStore, type RedisScriptClient } from "../../src/ratelimit/redis/index";
 
 describe("ratelimit public types", () => {
+  it("gives a GcraLimit's tick units as readonly numbers", () => {
+    expectTypeOf(gcraLimit(10_000_000, 2_592_000_000, 10_000_000)).toEqualTypeOf<GcraLimit>();
+    expectTypeOf<GcraLimit["ticksPerMs"]>().toEqualTypeOf<number>();
+    expectTypeOf<GcraLimit["intervalTicks"]>().toEqualTypeOf<number>();
+    const limit = gcraLimit(1, 1_000, 1);
+    // @ts-expect-error the units follow from the numbers: not to be set apart from them
+    limit.ticksPerMs = 2;
+  });
+
   it("accepts an ioredis client as the Redis client", () => {
     expectTypeOf<Redis>().toMatchTypeOf<RedisScriptClient>();
     expectTypeOf<{ client: RedisScriptClient }>().toMatchTypeOf<redis.RedisStoreOptions>();

@@ -87,6 +87,36 @@ describe.skipIf(skip)("createRedisStore", () => {
     expect(ttl).toBeLessThanOrEqual(12_000);
   });
 
+  // The value written by the script before limits past ticks of 1/quota ms counted in reduced ones: a limit that fits
+  // them must keep writing it (a million per hour would fit ticks of 1 ms too; its sub-ms part shows it does not).
+  it("writes a limit that fits ticks of 1/quota ms as before, bit for bit", async () => {
+    const set = compilePolicies([{ name: "p", quota: 1_000_000, window: 3_600 }]);
+    const store = createRedisStore({ client, clock: "caller" });
+    const key = `${namespace}bit-for-bit`;
+    await client.del(key);
+    const values: (string | null)[] = [];
+    let now = 1_763_000_000_000;
+    for (const gap of [0, 0, 1, 333, 17]) {
+      now += gap;
+      await store.check(key, set, now);
+      values.push(await client.get(key));
+    }
+    const carried = compilePolicies([
+      { name: "a", quota: 11, window: 60 },
+      { name: "b", quota: 13, window: 86_400 },
+    ]);
+    await store.check(key, carried, now);
+    values.push(await client.get(key));
+    expect(values).toEqual([
+      "1000000:3600000:1000000 1763000000003 600000",
+      "1000000:3600000:1000000 1763000000007 200000",
+      "1000000:3600000:1000000 1763000000010 800000",
+      "1000000:3600000:1000000 1763000000337 600000",
+      "1000000:3600000:1000000 1763000000354 600000",
+      "11:60000:11,13:86400000:13 1763000005809 2 1763006646504 11",
+    ]);
+  });
+
   it("falls back to EVAL when the server answers NOSCRIPT, then uses EVALSHA again", async () => {
     const calls: string[] = [];
     let flushed = true;

@@ -79,6 +79,60 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
         expect((await store().check(`${prefix}k`, set, due)).allowed).toBe(true);
       });
 
+      // Regression: past ticks of 1/quota ms (burst · period + quota above 2^53) a policy was refused at construction;
+      // it now counts in ticks of g/quota ms, g = gcd(quota, period ms), and every store must do the same arithmetic.
+      describe("a limit in reduced ticks", () => {
+        // 3·10^12 per 10^12 s: ticks of 1/3 ms. 7 · 3^26 per 3^26 s: ticks of 1/7 ms, and g = 3^26 is odd, so the
+        // ticks of 1/quota ms would be odd numbers past 2^53 that a double cannot hold: a store that did not reduce
+        // would round them.
+        it.each([
+          [3_000_000_000_000, 1_000_000_000_000, 10, 3],
+          [7 * 3 ** 26, 3 ** 26, 4, 7],
+        ])(
+          "admits exactly the burst at once, then one per T (%d per %d s, burst %d, T = 1000 ticks of 1/%d ms)",
+          async (quota, seconds, burst, ticksPerMs) => {
+            const set = single(quota, seconds, burst);
+            expect(set.limits[0]).toMatchObject({ ticksPerMs, intervalTicks: 1_000 });
+            const remaining: number[] = [];
+            for (let i = 0; i < burst; i++) {
+              const result = await store().check(`${prefix}k`, set, T0);
+              expect(result.allowed).toBe(true);
+              remaining.push(result.remaining[0] as number);
+            }
+            expect(remaining).toEqual(Array.from({ length: burst }, (_, i) => burst - 1 - i));
+            const t = (k: number) => Math.ceil((k * 1_000) / ticksPerMs); // k emission intervals in ms, rounded up
+            expect(outcome(await store().check(`${prefix}k`, set, T0))).toEqual({
+              allowed: false,
+              remaining: [0],
+              resetMs: [t(1)],
+            });
+            // The k-th next one is due at T0 + k · T, rounded up to the ms, and not a ms before.
+            for (let k = 1; k <= 8; k++) {
+              expect((await store().check(`${prefix}k`, set, T0 + t(k) - 1)).allowed).toBe(false);
+              expect(outcome(await store().check(`${prefix}k`, set, T0 + t(k)))).toEqual({
+                allowed: true,
+                remaining: [0],
+                resetMs: [t(k + 1) - t(k)],
+              });
+            }
+          },
+        );
+
+        it("counts 10 million per 30 days with the default burst (T = 259.2 ms)", async () => {
+          const set = single(10_000_000, 30 * 86_400);
+          for (let i = 1; i <= 5; i++) {
+            expect(outcome(await store().check(`${prefix}k`, set, T0))).toEqual({
+              allowed: true,
+              remaining: [10_000_000 - i],
+              resetMs: [260], // one unit frees up in T
+            });
+          }
+          // TAT T0 + 1296 ms: at T0 + 260 one more is admitted (TAT T0 + 1555.2), 4.997 units still spent.
+          expect((await store().check(`${prefix}k`, set, T0 + 260)).remaining).toEqual([10_000_000 - 5]);
+          expect((await store().check(`${prefix}k`, set, T0 + 5_000)).remaining).toEqual([10_000_000 - 1]);
+        });
+      });
+
       it("does not count refused requests", async () => {
         const set = single(1, 1);
         expect((await store().check(`${prefix}k`, set, T0)).allowed).toBe(true);
@@ -195,7 +249,17 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
           const setArb = fc
             .array(
               // Windows 1 and 4 are as near 2 (by ratio): the tie goes to the first stored limit, in every store.
-              fc.tuple(fc.integer({ min: 1, max: 9 }), fc.constantFrom(1, 2, 3, 4, 60), fc.integer({ min: 1, max: 8 })),
+              fc.oneof(
+                fc.tuple(
+                  fc.integer({ min: 1, max: 9 }),
+                  fc.constantFrom(1, 2, 3, 4, 60),
+                  fc.integer({ min: 1, max: 8 }),
+                ),
+                // 3·10^12 per 10^12 s: burst 1 fits ticks of 1/quota ms, burst 9 or more needs ticks of 1/3 ms.
+                fc.tuple(fc.constant(3_000_000_000_000), fc.constant(1_000_000_000_000), fc.constantFrom(1, 9, 12)),
+                // 7 · 3^26 per 3^26 s: burst 3 fits, burst 4 or more needs ticks of 1/7 ms (an odd gcd, 3^26).
+                fc.tuple(fc.constant(7 * 3 ** 26), fc.constant(3 ** 26), fc.constantFrom(3, 4, 6)),
+              ),
               { minLength: 1, maxLength: 2 },
             )
             .map((limits): PolicySet => {
@@ -387,7 +451,13 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
 
     it("agrees with the pure GCRA on random scripts, with one or two limits", async () => {
       const limitArb = fc
-        .tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 8 }))
+        .oneof(
+          fc.tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 8 })),
+          // Reduced ticks: 1/3 ms (T = 333⅓ ms), and 1/5 ms (10 million per 30 days, T = 259.2 ms).
+          fc.tuple(fc.constant(3_000_000_000_000), fc.constant(1_000_000_000_000), fc.integer({ min: 9, max: 12 })),
+          fc.tuple(fc.constant(10_000_000), fc.constant(2_592_000), fc.integer({ min: 3_475_000, max: 10_000_000 })),
+          fc.tuple(fc.constant(7 * 3 ** 26), fc.constant(3 ** 26), fc.integer({ min: 4, max: 8 })), // 1/7 ms, odd gcd
+        )
         .map(([quota, seconds, burst]) => gcraLimit(quota, seconds * 1000, burst));
       await fc.assert(
         fc.asyncProperty(

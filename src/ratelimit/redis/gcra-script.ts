@@ -7,7 +7,9 @@
  * id, `quota:period:burst` per limit joined by ",". ARGV[3] whose clock decides: `server` (TIME; ARGV[1] is then
  * ignored) or `caller` (ARGV[1], as given). The value is `<set id> <tatMs> <tatSub> …` (tatMs may be negative); a
  * value written for another set id carries over as
- * in `../carry-state.ts`.
+ * in `../carry-state.ts`. Each limit's ticks come from its numbers as in `tickUnits` (`../policy.ts`): 1/quota ms when
+ * burst · period + quota fits below 2^53, else gcd(quota, period)/quota ms; Lua 5.1's `%` is not exact on doubles, so
+ * the gcd takes its remainders with floordiv.
  * Reply: { allowed (1/0), remaining_1, reset_ms_1, remaining_2, reset_ms_2, … }.
  */
 export const GCRA_SCRIPT = `
@@ -27,6 +29,18 @@ local function floordiv(a, b)
   if k * b > a then k = k - 1 elseif (k + 1) * b <= a then k = k + 1 end
   return k
 end
+local MAX = 9007199254740991
+-- tickUnits (../policy.ts): ticks per ms (perms) and the emission interval in ticks; nil past 2^53 even reduced.
+local function units(quota, period, burst)
+  if burst * period + quota <= MAX then return quota, period end
+  local a, b = quota, period
+  while b ~= 0 do a, b = b, a - floordiv(a, b) * b end
+  local perms, t = quota / a, period / a
+  if burst * t + perms <= MAX then return perms, t end
+  return nil
+end
+local tpm, itv = {}, {}
+for i = 1, n do tpm[i], itv[i] = units(spec[3 * i - 2], spec[3 * i - 1], spec[3 * i]) end
 local tat = {}
 local stored = redis.call('GET', KEYS[1])
 local sid, rest
@@ -38,9 +52,17 @@ if sid then
     tat = old
   else
     -- carryState (../carry-state.ts): each limit takes the TAT of the stored limit with its window, else of the one
-    -- left with the nearest window (by ratio, the same doubles compared), rounded up to a tick of its own quota.
-    local ospec = {}
+    -- left with the nearest window (by ratio, the same doubles compared), rounded up to a tick of its own (tpm).
+    local ospec, otpm = {}, {}
     for number in string.gmatch(sid, '%d+') do ospec[#ospec + 1] = tonumber(number) end
+    local known = true
+    for j = 1, #ospec / 3 do
+      otpm[j] = units(ospec[3 * j - 2], ospec[3 * j - 1], ospec[3 * j])
+      if not otpm[j] then known = false end
+    end
+    -- No limit has numbers past even reduced ticks (gcraLimit refuses them): such a value starts afresh, as in
+    -- carryState.
+    if not known then old, ospec = {}, {} end
     local taken, source = {}, {}
     for j = 1, #ospec / 3 do taken[j] = old[2 * j - 1] == nil end
     for i = 1, n do
@@ -69,12 +91,12 @@ if sid then
       end
     end
     for i = 1, n do
-      local quota, j = spec[3 * i - 2], source[i]
+      local perms, j = tpm[i], source[i]
       tat[2 * i - 1], tat[2 * i] = now, 0
       if j then
         local ms = old[2 * j - 1]
-        local sub = math.ceil((old[2 * j] or 0) * quota / ospec[3 * j - 2])
-        if sub >= quota then tat[2 * i - 1], tat[2 * i] = ms + 1, 0
+        local sub = math.ceil((old[2 * j] or 0) * perms / otpm[j])
+        if sub >= perms then tat[2 * i - 1], tat[2 * i] = ms + 1, 0
         else tat[2 * i - 1], tat[2 * i] = ms, sub end
       end
     end
@@ -83,34 +105,34 @@ end
 local ahead = {}
 local allowed = true
 for i = 1, n do
-  local quota, period, burst = spec[3 * i - 2], spec[3 * i - 1], spec[3 * i]
+  local perms, interval, burst = tpm[i], itv[i], spec[3 * i]
   local d = 0
   local ms, sub = tat[2 * i - 1], tat[2 * i]
   if ms and sub then
     local diff = ms - now
-    if diff > 0 or (diff == 0 and sub > 0) then d = diff * quota + sub end
+    if diff > 0 or (diff == 0 and sub > 0) then d = diff * perms + sub end
   end
   ahead[i] = d
-  if d + period > burst * period then allowed = false end
+  if d + interval > burst * interval then allowed = false end
 end
 local reply = { allowed and 1 or 0 }
 local value = id
 local ttl = 1
 for i = 1, n do
-  local quota, period, burst = spec[3 * i - 2], spec[3 * i - 1], spec[3 * i]
-  local tolerance = burst * period
+  local perms, interval, burst = tpm[i], itv[i], spec[3 * i]
+  local tolerance = burst * interval
   local d = ahead[i]
-  if allowed then d = d + period end
+  if allowed then d = d + interval end
   local left = 0
-  if d < tolerance then left = floordiv(tolerance - d, period) end
+  if d < tolerance then left = floordiv(tolerance - d, interval) end
   local reset = 0
-  if left < burst then reset = floordiv(d - tolerance + (left + 1) * period + quota - 1, quota) end
+  if left < burst then reset = floordiv(d - tolerance + (left + 1) * interval + perms - 1, perms) end
   reply[2 * i] = left
   reply[2 * i + 1] = reset
   if allowed then
-    local whole = floordiv(d, quota)
-    value = value .. string.format(' %.0f %.0f', now + whole, d - whole * quota)
-    local expires = floordiv(d + quota - 1, quota)
+    local whole = floordiv(d, perms)
+    value = value .. string.format(' %.0f %.0f', now + whole, d - whole * perms)
+    local expires = floordiv(d + perms - 1, perms)
     if expires > ttl then ttl = expires end
   end
 end

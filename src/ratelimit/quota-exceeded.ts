@@ -18,12 +18,13 @@ export function quotaExceeded(decision: RateLimitDecision, policyValue?: string)
     throw new TypeError("quotaExceeded: the decision allowed the request; answer 429 only to a refused one");
   const violated = decision.results.filter((result) => !result.allowed).map((result) => result.policy.name);
   const headers = rateLimitHeaders(decision, policyValue);
+  const wait = headers["retry-after"];
   return new HttpProblem({
     status: 429, // RFC 6585 §4
     code: "quota_exceeded",
     type: QUOTA_EXCEEDED_TYPE,
     title: "Quota Exceeded",
-    detail: `Too many requests; retry after ${headers["retry-after"]} seconds.`,
+    detail: `Too many requests; retry after ${wait} ${wait === "1" ? "second" : "seconds"}.`,
     extensions: { "violated-policies": violated },
     headers,
   });

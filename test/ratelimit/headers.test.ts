@@ -114,7 +114,7 @@ describe("Retry-After and the 429 problem", () => {
       title: "Quota Exceeded",
       status: 429,
       code: "quota_exceeded",
-      detail: "Too many requests; retry after 1 seconds.",
+      detail: "Too many requests; retry after 1 second.",
       "violated-policies": ["second"],
     });
     for (const result of refused.results) {

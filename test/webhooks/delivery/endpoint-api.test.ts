@@ -45,8 +45,8 @@ function req(method: string, path: string, body?: string | object, headers: Reco
   };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON documents.
 const MERGE_LATIN1 = "application/merge-patch+json; charset=iso-8859-1";
+// biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON documents.
 const parse = (res: HttpResponse) => JSON.parse(String(res.body)) as Record<string, any>;
 
 // Claims the queue's one due delivery and stores one failed attempt of it (a 500 answering "down"), with `state` over

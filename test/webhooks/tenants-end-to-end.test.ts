@@ -11,10 +11,14 @@ import type { DeliveryQueue } from "../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../src/webhooks/delivery/endpoint-admin";
 import { createEvent, type WebhookEvent } from "../../src/webhooks/delivery/event";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../src/webhooks/delivery/memory/index";
 import { matchesEventPattern } from "../../src/webhooks/event-pattern/event-pattern";
 import { type Backend, databases } from "../support/databases";
-import { type DeliveryStores, deliverAll, postgresDeliveryStores } from "./delivery/delivery-stores";
+import {
+  type DeliveryStores,
+  deliverAll,
+  memoryDeliveryStores,
+  postgresDeliveryStores,
+} from "./delivery/delivery-stores";
 import { localServer } from "./delivery/node/local-server";
 import { endpointFixture } from "./delivery/store-contract";
 
@@ -22,11 +26,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-async function memoryStores(): Promise<DeliveryStores> {
-  const endpoints = createMemoryEndpointStore();
-  return { endpoints, queue: createMemoryDeliveryQueue({ endpoints }) };
-}
 
 const postgresStores = (backend: Backend): Promise<DeliveryStores> =>
   postgresDeliveryStores(backend, cleanups, { prefix: "wh_tenants", max: 6 });
@@ -73,7 +72,7 @@ async function publishAll(queue: DeliveryQueue) {
 }
 
 describe.each([
-  { name: "memory stores", stores: memoryStores },
+  { name: "memory stores", stores: memoryDeliveryStores },
   ...databases().map((backend) => ({ name: `PostgreSQL on ${backend.name}`, stores: () => postgresStores(backend) })),
 ])("tenants end to end ($name)", ({ stores: makeStores }) => {
   it("an event published for a tenant gets a delivery for that tenant's endpoint only; one without a tenant, the operator's only", async () => {
@@ -132,7 +131,7 @@ describe("publish fans out by tenant (property, memory stores)", () => {
         fc.constantFrom("order.created", "user.created"),
         fc.constantFrom(undefined, "t1", "t2"),
         async (drawn, type, tenant) => {
-          const { endpoints, queue } = await memoryStores();
+          const { endpoints, queue } = await memoryDeliveryStores();
           const made = drawn.map((fields) => endpointFixture(fields));
           for (const endpoint of made) await endpoints.create(endpoint);
           const { deliveryIds } = await queue.publish(createEvent({ type, data: {} }), { tenant });

@@ -4,6 +4,7 @@ import { isHttpProblem } from "../../../src/http/problem";
 import { MIGRATIONS_TABLE, type Migration, migrate, type SqlDatabase } from "../../../src/postgres/index";
 import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker } from "../../../src/webhooks/delivery/node/index";
 import {
   createPostgresDeliveryQueue,
@@ -24,6 +25,12 @@ export interface DeliveryStores {
  * The PostgreSQL stores in a schema of their own on `backend`, migrated; `cleanups` gets what drops the schema and
  * closes the connection.
  */
+/** A memory endpoint store and the memory queue over it. */
+export async function memoryDeliveryStores(): Promise<DeliveryStores> {
+  const endpoints = createMemoryEndpointStore();
+  return { endpoints, queue: createMemoryDeliveryQueue({ endpoints }) };
+}
+
 export async function postgresDeliveryStores(
   backend: Backend,
   cleanups: (() => Promise<void>)[],

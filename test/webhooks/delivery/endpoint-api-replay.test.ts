@@ -80,36 +80,10 @@ const memoryStores = (): Stores => {
   return { endpoints, queue: createMemoryDeliveryQueue({ endpoints, now: () => T0 }) };
 };
 
-async function setup(failures: number, kind: "failed" | "parked" = "failed", stores: Stores = memoryStores()) {
-  const { endpoints, queue } = stores;
-  const { spy, reset } = counted(queue);
-  const options = { endpoints, queue: spy, resolve: false as const, now: () => T0, apiKeys: [KEY] };
-  const admin = createEndpointAdmin(options);
-  const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
-  if (!created.ok) throw new Error(created.code);
-  const id = created.value.id;
-  // All at once, the outcomes too: on PostgreSQL the publishes share commits and the outcomes are stored a batch a
-  // statement, where one at a time each paid a statement and a commit of its own. Each event has its creation time,
-  // so the deliveries the requests find are the same.
-  await Promise.all(
-    Array.from({ length: failures }, (_, i) =>
-      queue.publish(createEvent({ id: `evt_${i}`, type: "order.created", data: { i } }), { now: T0 - failures + i }),
-    ),
-  );
-  const noRetry = { ...defaultDeliveryConfig, retry: () => undefined };
-  const failed = { kind: "response", status: 500, durationMs: 1 } as const;
-  const claims = await queue.claim({ limit: failures, now: T0, leaseMs: 60_000 });
-  expect(claims).toHaveLength(failures);
-  const event =
-    kind === "failed" ? ({ type: "attempt", result: failed } as const) : ({ type: "endpoint_disabled" } as const);
-  const stored = await Promise.all(
-    claims.map((claim) => queue.complete(claim, transition(claim.state, event, T0, noRetry).state)),
-  );
-  expect(stored.every(Boolean)).toBe(true);
-  const router = createRouter();
-  declareEndpointApi(router, options);
-  return { id, queue, admin, handler: answered(router.handler()), reset, endpoints };
-}
+// `failures` deliveries out of attempts: after a failed attempt each ("failed"), or parked while the endpoint was
+// disabled ("parked").
+const setup = (failures: number, kind: "failed" | "parked" = "failed", stores: Stores = memoryStores()) =>
+  kind === "parked" ? parkedBehind(failures, 0, stores) : parkedBehind(0, failures, stores);
 
 // `parked` deliveries parked while the endpoint was disabled (the oldest), then `exhausted` newer ones out of attempts:
 // what an endpoint that failed for a while after it was re-enabled holds.
@@ -122,6 +96,9 @@ async function parkedBehind(parked: number, exhausted: number, stores: Stores = 
   if (!created.ok) throw new Error(created.code);
   const id = created.value.id;
   const total = parked + exhausted;
+  // All at once, the outcomes too: on PostgreSQL the publishes share commits and the outcomes are stored a batch a
+  // statement, where one at a time each paid a statement and a commit of its own. Each event has its creation time,
+  // so the deliveries the requests find are the same.
   await Promise.all(
     Array.from({ length: total }, (_, i) =>
       queue.publish(createEvent({ id: `evt_${i}`, type: "order.created", data: { i } }), { now: T0 - total + i }),

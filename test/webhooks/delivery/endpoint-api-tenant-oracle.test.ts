@@ -9,14 +9,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { adapt } from "../../../src/fetch/index";
 import { MemoryIdempotencyStore } from "../../../src/idempotency/memory/index";
 import { createRouter } from "../../../src/routing/index";
-import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import { declareEndpointApi } from "../../../src/webhooks/delivery/endpoint-api";
 import { createEvent } from "../../../src/webhooks/delivery/event";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
-import { transition } from "../../../src/webhooks/delivery/state-machine";
 import { OPERATOR } from "../../../src/webhooks/delivery/tenant";
 import { databases } from "../../support/databases";
-import { type DeliveryStores, postgresDeliveryStores } from "./delivery-stores";
+import { memoryDeliveryStores, postgresDeliveryStores } from "./delivery-stores";
+import { failOnce } from "./fail-once";
 
 const KEYS = { acme: "sk_acme_oracle", globex: "sk_globex_oracle", operator: "sk_operator_oracle" } as const;
 type Caller = keyof typeof KEYS;
@@ -26,41 +24,16 @@ const NO_ENDPOINT = "we_AAAAAAAAAAAAAAAAAAAAAA";
 const NO_DELIVERY = "dlv_00000000000000000000000000000000";
 const NO_EVENT = "evt_00000000000000000000000000000000";
 
+// Claimed, failed once (a 500) and exhausted: retry and replay would act on it.
+const EXHAUSTED = { status: "exhausted", nextAttemptAt: null } as const;
+
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function memoryStores(): Promise<DeliveryStores> {
-  const endpoints = createMemoryEndpointStore();
-  return { endpoints, queue: createMemoryDeliveryQueue({ endpoints }) };
-}
-
-// The one due delivery claimed and failed once (a 500), then exhausted: retry and replay would act on it.
-async function failOnce(queue: DeliveryQueue, endpointId: string, now: number) {
-  const [claim] = await queue.claim({ limit: 1, now, leaseMs: 1_000 });
-  if (claim === undefined) throw new Error("nothing due");
-  const result = { kind: "response" as const, status: 500, durationMs: 3, body: "down" };
-  const next = transition(claim.state, { type: "attempt", result }, now);
-  await queue.complete(
-    claim,
-    { ...next.state, status: "exhausted", nextAttemptAt: null },
-    {
-      deliveryId: claim.id,
-      endpointId,
-      eventId: claim.eventId,
-      attempt: 1,
-      startedAt: now,
-      durationMs: 3,
-      status: 500,
-      errorKind: "http_status",
-      response: "down",
-    },
-  );
-}
-
 describe.each([
-  { name: "memory", stores: memoryStores },
+  { name: "memory", stores: memoryDeliveryStores },
   ...databases().map((backend) => ({
     name: backend.name,
     stores: () => postgresDeliveryStores(backend, cleanups, { prefix: "wh_oracle", max: 4 }),
@@ -117,12 +90,12 @@ describe.each([
     const everyTenant = await create("operator", "&all_tenants=true");
     // An older delivery of globex's own: a page placed after another endpoint's delivery would show it.
     await queue.publish(createEvent({ type: "order.created", data: {} }), { now: now - 1_000, tenant: "globex" });
-    await failOnce(queue, globex, now);
+    await failOnce(queue, globex, now, EXHAUSTED);
     const event = createEvent({ type: "order.created", data: {} });
     // acme's event reaches acme's endpoint and the operator's all_tenants one: both foreign to globex.
     expect((await queue.publish(event, { now, tenant: "acme" })).deliveryIds).toHaveLength(2);
-    await failOnce(queue, acme, now);
-    await failOnce(queue, everyTenant, now);
+    await failOnce(queue, acme, now, EXHAUSTED);
+    await failOnce(queue, everyTenant, now, EXHAUSTED);
     const [acmeDelivery] = await queue.list(acme);
     const etag = (await send("acme", "GET", `/${acme}`, {})).headers.etag as string;
     const snapshot = async () => ({

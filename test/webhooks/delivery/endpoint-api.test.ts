@@ -15,12 +15,13 @@ import {
   createPostgresEndpointStore,
   deliveryMigrations,
 } from "../../../src/webhooks/delivery/postgres/index";
-import { type DeliveryState, transition } from "../../../src/webhooks/delivery/state-machine";
+import { transition } from "../../../src/webhooks/delivery/state-machine";
 import { OPERATOR } from "../../../src/webhooks/delivery/tenant";
 import { databases, type OpenDatabase } from "../../support/databases";
 import { uniqueName } from "../../support/services";
 import { listen } from "../consumer/support";
 import { answered } from "./delivery-stores";
+import { failOnce } from "./fail-once";
 
 const KEY = "sk_test_4eC39HqLyjWDarjtT1zdp7dc";
 const enc = new TextEncoder();
@@ -48,29 +49,6 @@ function req(method: string, path: string, body?: string | object, headers: Reco
 const MERGE_LATIN1 = "application/merge-patch+json; charset=iso-8859-1";
 // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON documents.
 const parse = (res: HttpResponse) => JSON.parse(String(res.body)) as Record<string, any>;
-
-// Claims the queue's one due delivery and stores one failed attempt of it (a 500 answering "down"), with `state` over
-// the state that attempt leads to.
-async function failOnce(queue: DeliveryQueue, endpointId: string, now: number, state: Partial<DeliveryState> = {}) {
-  const [claim] = await queue.claim({ limit: 1, now, leaseMs: 1_000 });
-  const result = { kind: "response" as const, status: 500, durationMs: 3, body: "down" };
-  const next = transition(claim!.state, { type: "attempt", result }, now);
-  await queue.complete(
-    claim!,
-    { ...next.state, ...state },
-    {
-      deliveryId: claim!.id,
-      endpointId,
-      eventId: claim!.eventId,
-      attempt: 1,
-      startedAt: now,
-      durationMs: 3,
-      status: 500,
-      errorKind: "http_status",
-      response: "down",
-    },
-  );
-}
 
 describe("webhook endpoint API", () => {
   let now: number;
@@ -1193,6 +1171,29 @@ describe("webhook endpoint API", () => {
       ["GET", `${base}/${id}/attempts`, undefined, {}],
     ];
 
+    // Sends every route of the API as `key` through `refused` (creation, the list, and every route under an endpoint of
+    // acme's with a delivery): each is a 403 problem of `code` naming nothing of acme's, and nothing is written.
+    async function refusedEverywhere(refused: Handler, key: string, code: string): Promise<void> {
+      const e = await createAs(ACME_KEY);
+      const deliveryId = await exhaustedDelivery(e.id, "acme");
+      const before = { endpoint: await endpoints.get(e.id), delivery: await queue.get(deliveryId) };
+      const routes: [string, string, string | object | undefined, Record<string, string>][] = [
+        ["POST", base, { url: "https://a.example/h", enabled_events: ["*"] }, {}],
+        ["GET", base, undefined, {}],
+        ...routesUnder(e.id, deliveryId),
+      ];
+      for (const [method, path, body, headers] of routes) {
+        const res = await refused(req(method, path, body, { ...as(key), ...headers }));
+        expect(res.status, `${method} ${path}`).toBe(403);
+        expect(res.headers["content-type"], `${method} ${path}`).toContain("application/problem+json");
+        expect(parse(res).code, `${method} ${path}`).toBe(code);
+        expect(String(res.body), `${method} ${path}`).not.toContain(e.id);
+      }
+      expect((await endpoints.list({ limit: 10 })).map((endpoint) => endpoint.id)).toEqual([e.id]);
+      expect(await endpoints.get(e.id)).toEqual(before.endpoint);
+      expect(await queue.get(deliveryId)).toEqual(before.delivery);
+    }
+
     it("a tenant's POST creates an endpoint of its tenant; the operator's, one without a tenant", async () => {
       const mine = await createAs(ACME_KEY);
       expect(mine.tenant).toBe("acme");
@@ -1413,23 +1414,7 @@ describe("webhook endpoint API", () => {
         });
 
       it("answers the HttpProblem tenant() throws, on every route, and writes nothing", async () => {
-        const refused = refusing();
-        const e = await createAs(ACME_KEY);
-        const deliveryId = await exhaustedDelivery(e.id, "acme");
-        const before = { endpoint: await endpoints.get(e.id), delivery: await queue.get(deliveryId) };
-        const routes: [string, string, string | object | undefined, Record<string, string>][] = [
-          ["POST", base, { url: "https://a.example/h", enabled_events: ["*"] }, {}],
-          ["GET", base, undefined, {}],
-          ...routesUnder(e.id, deliveryId),
-        ];
-        for (const [method, path, body, headers] of routes) {
-          const res = await refused(req(method, path, body, { ...as(SUSPENDED_KEY), ...headers }));
-          expect(res.status, `${method} ${path}`).toBe(403);
-          expect(parse(res).code, `${method} ${path}`).toBe("account_suspended");
-        }
-        expect((await endpoints.list({ limit: 10 })).map((endpoint) => endpoint.id)).toEqual([e.id]);
-        expect(await endpoints.get(e.id)).toEqual(before.endpoint);
-        expect(await queue.get(deliveryId)).toEqual(before.delivery);
+        await refusedEverywhere(refusing(), SUSPENDED_KEY, "account_suspended");
       });
 
       it("answers it for an endpoint id that does not exist too, so a refused caller learns no id (regression: 404 for a missing id, 403 for an existing one)", async () => {
@@ -1476,24 +1461,7 @@ describe("webhook endpoint API", () => {
             apiKeys: [KEY, ACME_KEY, ORPHAN_KEY],
             tenant: (request) => (request.headers.authorization === `Bearer ${ORPHAN_KEY}` ? found : "acme"),
           });
-          const e = await createAs(ACME_KEY);
-          const deliveryId = await exhaustedDelivery(e.id, "acme");
-          const before = { endpoint: await endpoints.get(e.id), delivery: await queue.get(deliveryId) };
-          const routes: [string, string, string | object | undefined, Record<string, string>][] = [
-            ["POST", base, { url: "https://a.example/h", enabled_events: ["*"] }, {}],
-            ["GET", base, undefined, {}],
-            ...routesUnder(e.id, deliveryId),
-          ];
-          for (const [method, path, body, headers] of routes) {
-            const res = await orphaned(req(method, path, body, { ...as(ORPHAN_KEY), ...headers }));
-            expect(res.status, `${method} ${path}`).toBe(403);
-            expect(res.headers["content-type"], `${method} ${path}`).toContain("application/problem+json");
-            expect(parse(res).code, `${method} ${path}`).toBe("tenant_unknown");
-            expect(res.body, `${method} ${path}`).not.toContain(e.id);
-          }
-          expect((await endpoints.list({ limit: 10 })).map((endpoint) => endpoint.id)).toEqual([e.id]);
-          expect(await endpoints.get(e.id)).toEqual(before.endpoint);
-          expect(await queue.get(deliveryId)).toEqual(before.delivery);
+          await refusedEverywhere(orphaned, ORPHAN_KEY, "tenant_unknown");
         },
       );
 

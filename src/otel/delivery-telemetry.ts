@@ -1,4 +1,4 @@
-import { type Attributes, context, ROOT_CONTEXT, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { type Attributes, ROOT_CONTEXT, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { isSuccessStatus } from "../webhooks/delivery/attempt";
 import type { DeliveryWorkerEvent } from "../webhooks/delivery/node/worker-options";
 import { ATTRIBUTES as A, METRIC_NAMES, SPAN_NAMES } from "./names";
@@ -69,10 +69,12 @@ export function deliveryTelemetry(options: TelemetryOptions = {}): (event: Deliv
     quietly(() => deliveries.add(1, metricAttributes));
     quietly(() => duration.record(seconds(attempt.durationMs), metricAttributes));
 
-    // The publishing span is the parent: every attempt of the delivery joins the trace it was published in.
+    // The publishing span is the parent: every attempt of the delivery joins the trace it was published in. Without
+    // one, a trace of its own: the context active here is the worker loop's, kept from wherever start() was called
+    // (a bootstrap span would otherwise gather every such attempt into one trace).
     const parent =
       delivery.traceparent === undefined
-        ? context.active()
+        ? ROOT_CONTEXT
         : contextWithTraceparent(ROOT_CONTEXT, delivery.traceparent, delivery.tracestate);
     // HTTP client span: the method, server.address and server.port (required) are given at creation, for samplers;
     // url.scheme too. url.full is left out on purpose: a webhook URL's path often holds a secret.

@@ -14,7 +14,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { isKnownMethod } from "../http/methods";
-import { isTraceparent } from "../webhooks/delivery/trace-context";
+import { isTraceparent, KNOWN_TRACE_FLAGS, truncateTracestate } from "../webhooks/delivery/trace-context";
 import { ATTRIBUTES as A } from "./names";
 
 /** The instrumentation scope every tracer and meter of this package is named after. */
@@ -101,12 +101,14 @@ export function startSpanQuietly(tracer: Tracer, name: string, options: SpanOpti
 
 /**
  * The W3C `traceparent` of a span context (https://www.w3.org/TR/trace-context/ §3.2.2: version 00), or `undefined`
- * for an invalid context (no SDK registered: nothing to continue).
+ * for an invalid context (no SDK registered: nothing to continue). The ids are written in lower case, the flags no
+ * level defines zero (§3.2.2.5, "Other Flags": "Vendors MUST set those to zero").
  */
 export function formatTraceparent(spanContext: SpanContext): string | undefined {
   if (!trace.isSpanContextValid(spanContext)) return undefined;
-  const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, "0");
-  return `00-${spanContext.traceId}-${spanContext.spanId}-${flags}`;
+  const flags = (spanContext.traceFlags & KNOWN_TRACE_FLAGS).toString(16).padStart(2, "0");
+  // §3.2.2.3–4: lower-case hex. The API takes upper-case ids as valid, and a span keeps its parent's trace-id as is.
+  return `00-${spanContext.traceId.toLowerCase()}-${spanContext.spanId.toLowerCase()}-${flags}`;
 }
 
 /**
@@ -116,15 +118,20 @@ export function formatTraceparent(spanContext: SpanContext): string | undefined 
 export function parseTraceparent(value: string | undefined, tracestate?: string): SpanContext | undefined {
   // §3.3: a vendor that failed to parse traceparent MUST NOT attempt to parse tracestate.
   if (value === undefined || !isTraceparent(value)) return undefined;
-  // §3.2.2.5: only the sampled bit is defined; other bits are kept as received.
+  // §3.2.2.5: the flags this library knows, the reserved bits zero (see KNOWN_TRACE_FLAGS); §3.2.4: a later version
+  // is read by its first four fields alone.
   const remote: SpanContext = {
     traceId: value.slice(3, 35),
     spanId: value.slice(36, 52),
-    traceFlags: Number.parseInt(value.slice(53, 55), 16) || TraceFlags.NONE,
+    traceFlags: Number.parseInt(value.slice(53, 55), 16) & KNOWN_TRACE_FLAGS || TraceFlags.NONE,
     isRemote: true,
   };
-  // §3.3: tracestate travels with traceparent; invalid list members are dropped (§3.3.1.1), the rest kept in order.
-  if (tracestate !== undefined) remote.traceState = createTraceState(tracestate);
+  // §3.3: tracestate travels with traceparent. Cut here (§3.3.1.5: whole members, long ones first, then from the
+  // end), not by the API's createTraceState, which drops a list over 512 characters whole and reverses one over 32
+  // members (@opentelemetry/api 1.9); invalid members are dropped, the rest kept in order.
+  const kept = tracestate === undefined ? "" : truncateTracestate(tracestate);
+  // §3.3.1.1: an empty list is accepted, not carried on: a propagator would send it ("SHOULD avoid sending them").
+  if (kept !== "") remote.traceState = createTraceState(kept);
   return remote;
 }
 

@@ -1,7 +1,7 @@
 import { context, type Span, SpanKind, trace } from "@opentelemetry/api";
 import type { DeliveryQueue, PublishOptions, PublishResult } from "../webhooks/delivery/delivery-queue";
 import type { WebhookEvent } from "../webhooks/delivery/event";
-import { tracestateOf } from "../webhooks/delivery/trace-context";
+import { truncateTracestate } from "../webhooks/delivery/trace-context";
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, SPAN_NAMES } from "./names";
 import {
   formatTraceparent,
@@ -13,12 +13,13 @@ import {
 } from "./telemetry";
 
 /**
- * The span's `tracestate` (§3.3.1.4: its members joined by ","), when it has one the queue stores: a list the SDK let
- * grow past what the queue keeps (§3.3.1.5: 512 characters) is left out, never a reason for the publish to fail.
+ * The span's `tracestate` (§3.3.1.4: its members joined by ","), when it has any. A list the SDK let grow past what
+ * the queue keeps (§3.3.1.1: 32 members, §3.3.1.5: 512 characters) loses whole members as §3.3.1.5 says (those over
+ * 128 characters first, then from the end) rather than all of them, and is never a reason for the publish to fail.
  */
 function spanTracestate(span: Span): string | undefined {
   const serialized = span.spanContext().traceState?.serialize();
-  return serialized === undefined ? undefined : tracestateOf(serialized) || undefined;
+  return serialized === undefined ? undefined : truncateTracestate(serialized) || undefined;
 }
 
 /** `queue.publish` with a span: see {@link tracedPublish}. */

@@ -2,6 +2,7 @@ import {
   context,
   createTraceState,
   ROOT_CONTEXT,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
   TraceFlags,
@@ -236,6 +237,26 @@ describe("delivery telemetry", () => {
     expect((await queue.get(again.deliveryIds[0] as string))?.traceparent).toBe(own);
   });
 
+  // Regression: the API takes upper-case hex ids as valid, and an SDK span keeps its parent's trace-id as it is; the
+  // traceparent written from it was no traceparent (§3.2.2: lower-case hex), the queue refused it, and the publish
+  // failed because of telemetry.
+  it("a parent with upper-case hex ids: the publish goes on, the traceparent stored in lower case", async () => {
+    const { queue } = await setup([]);
+    const upper = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: "4BF92F3577B34DA6A3CE929D0E0E4736",
+      spanId: "00F067AA0BA902B7",
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
+    const { deliveryIds } = await context.with(upper, () =>
+      tracedPublish(queue, { tracer: otel.tracer })(createEvent({ type: "order.paid", data: {} })),
+    );
+    const [span] = otel.spans();
+    expect((await queue.get(deliveryIds[0] as string))?.traceparent).toBe(
+      `00-4bf92f3577b34da6a3ce929d0e0e4736-${span?.spanContext().spanId.toLowerCase()}-01`,
+    );
+  });
+
   // W3C Trace Context §3.3: tracestate travels beside traceparent, from the publisher's context to the receiver.
   describe("tracestate", () => {
     const TRACESTATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
@@ -286,6 +307,23 @@ describe("delivery telemetry", () => {
       expect(answer.status).toBe(202);
       const [receipt] = otel.spans();
       expect(receipt?.parentSpanContext?.traceState?.serialize()).toBe(TRACESTATE);
+    });
+
+    // Regression: a span tracestate past 512 characters (TraceState.set does not check) was left out whole. §3.3.1.5:
+    // "MUST truncate whole entries. Entries larger than 128 characters long SHOULD be removed first."
+    it("a span tracestate over 512 characters is stored without whole members, the long ones first", async () => {
+      const { queue } = await setup([]);
+      const [a, b, c] = [`a=${"x".repeat(253)}`, `b=${"y".repeat(198)}`, `c=${"z".repeat(60)}`];
+      const grown = createTraceState(TRACESTATE).set("c", c.slice(2)).set("b", b.slice(2)).set("a", a.slice(2));
+      expect(grown.serialize().length).toBeGreaterThan(512);
+      const parent = trace.setSpanContext(ROOT_CONTEXT, {
+        ...(trace.getSpanContext(incoming) as SpanContext),
+        traceState: grown,
+      });
+      const { deliveryIds } = await context.with(parent, () =>
+        tracedPublish(queue, { tracer: otel.tracer })(createEvent({ type: "order.created", data: {} })),
+      );
+      expect((await queue.get(deliveryIds[0] as string))?.tracestate).toBe(`${a},${c},${TRACESTATE}`);
     });
 
     it("is not sent without propagateTraceContext", async () => {
@@ -419,6 +457,44 @@ describe("delivery telemetry", () => {
     const [span] = otel.spans();
     expect(span?.parentSpanContext).toBeUndefined();
     expect(trace.isSpanContextValid(span?.spanContext() ?? { traceId: "", spanId: "", traceFlags: 0 })).toBe(true);
+  });
+
+  // Regression: the attempt span took the active context as parent, and the worker's loop keeps the context it was
+  // started in (AsyncLocalStorage): a worker started inside a span (a traced bootstrap, an admin request) made every
+  // attempt of every delivery published without a traceparent a child of that one span, in one endless trace.
+  it("under an active span, an attempt without traceparent is still a root span (the docs: a trace of its own)", () => {
+    const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
+    const state = {
+      status: "delivered",
+      attempts: 1,
+      nextAttemptAt: null,
+      lastAttemptAt: 1,
+      lastStatus: 200,
+      lastErrorKind: null,
+      deliveredAt: 1,
+    } as const;
+    otel.tracer.startActiveSpan("startup", (startup) => {
+      telemetry({
+        type: "attempt",
+        delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
+        attempt: {
+          deliveryId: "d",
+          endpointId: "ep",
+          eventId: "e",
+          attempt: 1,
+          startedAt: 1_000,
+          durationMs: 5,
+          status: 200,
+          errorKind: null,
+          response: null,
+        },
+      });
+      startup.end();
+    });
+    const attempt = otel.spans().find((span) => span.kind === SpanKind.CLIENT);
+    const startup = otel.spans().find((span) => span.name === "startup");
+    expect(attempt?.parentSpanContext).toBeUndefined();
+    expect(attempt?.spanContext().traceId).not.toBe(startup?.spanContext().traceId);
   });
   it("an attempt whose request could not be built: error.type is its kind (request_invalid), no status, span ERROR", () => {
     const telemetry = deliveryTelemetry({ tracer: otel.tracer });

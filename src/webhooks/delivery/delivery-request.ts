@@ -2,7 +2,7 @@ import { sign } from "../signing/sign";
 import type { DeliveryRecord } from "./delivery-queue";
 import { activeSecrets, type WebhookEndpoint } from "./endpoint";
 import { isEndpointHeaderName } from "./endpoint-headers";
-import { isTraceparent, tracestateOf } from "./trace-context";
+import { outgoingTraceparent, tracestateOf } from "./trace-context";
 
 /** An HTTP request ready for the dispatcher. */
 export interface DeliveryRequest {
@@ -76,9 +76,11 @@ export function buildDeliveryRequest(
   };
   // W3C Trace Context §3.2: the receiver continues the publisher's trace. Only when asked: it tells the receiver
   // about our tracing (the worker's `propagateTraceContext`). One stored by hand or by an earlier version that is
-  // not a traceparent is not sent: the HTTP client may refuse it, and the receiver could not use it.
-  if (traceparent !== undefined && isTraceparent(traceparent)) {
-    headers.traceparent = traceparent;
+  // not a traceparent is not sent: the HTTP client may refuse it, and the receiver could not use it. A later version
+  // goes out as version 00, the reserved flags zero (§3.2.4, §3.2.2.5).
+  const sent = traceparent === undefined ? undefined : outgoingTraceparent(traceparent);
+  if (sent !== undefined) {
+    headers.traceparent = sent;
     // §3.3: tracestate goes with the traceparent it belongs to, never alone. One stored by hand that is not a list
     // (a CR or LF, a 33rd member) is left out, as is an empty one (§3.3.1.1: SHOULD avoid sending it).
     const state = tracestate === undefined ? undefined : tracestateOf(tracestate);

@@ -25,6 +25,28 @@ export function isTraceparent(value: string): boolean {
   return version !== "00" || rest === undefined;
 }
 
+/**
+ * §3.2.2.5: sampled (0x01) and, since Level 2, random-trace-id (0x02) are the flags defined; "The behavior of other
+ * flags ... is reserved for future use. Vendors MUST set those to zero." The processing model (step 2.2) says the
+ * same of a later version's flags: only the known ones are read, "unknown trace-flags [set] to 0".
+ */
+export const KNOWN_TRACE_FLAGS = 0x03;
+
+/**
+ * The `traceparent` this library sends for a stored one: version 00 with the same trace-id and parent-id and only the
+ * known flags (§3.2.4: a later version's first fields "construct the new traceparent field according to the highest
+ * version ... known to the implementation (... 00)"; downgrading is an allowed mutation, "Mutating the traceparent
+ * field"), or `undefined` when `value` is no traceparent.
+ * @param value a stored `traceparent`.
+ * @example outgoingTraceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-ff-x")
+ * // "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03"
+ */
+export function outgoingTraceparent(value: string): string | undefined {
+  if (!isTraceparent(value)) return undefined;
+  const flags = Number.parseInt(value.slice(53, 55), 16) & KNOWN_TRACE_FLAGS;
+  return `00-${value.slice(3, 52)}-${flags.toString(16).padStart(2, "0")}`;
+}
+
 /** Refuses a `traceparent` publish option that is not one (misuse: the caller passes what its tracer formatted). */
 export function checkTraceparent(value: string | undefined, where: string): void {
   if (value === undefined) return;
@@ -47,10 +69,13 @@ const OWS = /^[ \t]+|[ \t]+$/g;
 /** §3.3.1.1: at most 32 list members. */
 export const MAX_TRACESTATE_MEMBERS = 32;
 /**
- * §3.3.1.5: the length a vendor must propagate at least (commas counted, optional white space not); past it a vendor
- * may truncate. This library keeps nothing longer, so what it stores is always sent whole.
+ * §3.3.1.5: the length a vendor SHOULD propagate at least (commas and optional white space counted); past it a vendor
+ * may truncate. This library measures its lists without white space, as it stores and sends them, and keeps nothing
+ * longer, so what it stores is always sent whole.
  */
 export const MAX_TRACESTATE_LENGTH = 512;
+/** §3.3.1.5: "Entries larger than 128 characters long SHOULD be removed first" when a list is truncated. */
+const LONG_MEMBER_LENGTH = 128;
 
 /**
  * The W3C `tracestate` list (https://www.w3.org/TR/trace-context/ §3.3) as this library stores and sends it: its
@@ -69,7 +94,8 @@ export function tracestateOf(value: string): string | undefined {
     if (member === "") continue;
     if (!TRACESTATE_MEMBER.test(member)) return undefined;
     const key = member.slice(0, member.indexOf("="));
-    // §3.3.1.3.1: a key appears once in the list (the test suite's "duplicated keys" case discards the header).
+    // §3.3.1.4: "Only one entry per key is allowed", and adding one "MUST NOT result in the same key being present
+    // multiple times": a caller's list with a key twice is refused, not stored for the library to send.
     if (keys.has(key)) return undefined;
     keys.add(key);
     members.push(member);
@@ -98,4 +124,38 @@ export function checkTracestate(
   }
   if (traceparent === undefined) throw new TypeError(`${where}: options.tracestate needs options.traceparent`);
   return kept === "" ? undefined : kept;
+}
+
+/**
+ * A `tracestate` received from elsewhere (a request header, an SDK's span) cut to what this library propagates, never
+ * refused: members that are not `key=value` and the later of a repeated key are dropped (processing model, step 3:
+ * "Invalid tracestate entries MAY also be discarded"; §3.3.1.4 and "Mutating the tracestate field": a vendor "MAY
+ * also discard duplicate keys", and the left-most is the latest position), members past the 32nd are dropped
+ * (Level 2 §3.3.1.1: "the right-most list-member should be removed"), and a list over 512 characters loses whole
+ * members (§3.3.1.5: "MUST truncate whole entries. Entries larger than 128 characters long SHOULD be removed first.
+ * Then entries SHOULD be removed starting from the end"), never a cut one. Order is kept. `""` when nothing is left.
+ * @param value the header value (several lines joined by ",").
+ * @example truncateTracestate(`congo=1,big=${"b".repeat(600)},rojo=2`) // "congo=1,rojo=2"
+ */
+export function truncateTracestate(value: string): string {
+  const members: string[] = [];
+  const keys = new Set<string>();
+  for (const part of value.split(",")) {
+    if (members.length === MAX_TRACESTATE_MEMBERS) break;
+    const member = part.replace(OWS, "");
+    if (!TRACESTATE_MEMBER.test(member)) continue;
+    const key = member.slice(0, member.indexOf("="));
+    if (keys.has(key)) continue;
+    keys.add(key);
+    members.push(member);
+  }
+  let length = members.join(",").length;
+  while (length > MAX_TRACESTATE_LENGTH) {
+    const long = members.findLastIndex((member) => member.length > LONG_MEMBER_LENGTH);
+    const drop = long === -1 ? members.length - 1 : long;
+    // The member and the comma beside it (a list of one has none).
+    length -= (members[drop]?.length ?? 0) + (members.length > 1 ? 1 : 0);
+    members.splice(drop, 1);
+  }
+  return members.join(",");
 }

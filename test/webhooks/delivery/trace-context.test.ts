@@ -8,6 +8,7 @@ import {
   MAX_TRACESTATE_LENGTH,
   MAX_TRACESTATE_MEMBERS,
   tracestateOf,
+  truncateTracestate,
 } from "../../../src/webhooks/delivery/trace-context";
 
 const VALID = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -131,6 +132,59 @@ describe("tracestate", () => {
     expect(checkTracestate(" congo=1 ", VALID, "publish")).toBe("congo=1");
   });
 
+  // §3.3.1.5: "the vendor MUST truncate whole entries. Entries larger than 128 characters long SHOULD be removed
+  // first. Then entries SHOULD be removed starting from the end of tracestate."
+  describe("truncateTracestate (a list received, cut to what is propagated)", () => {
+    const member = (key: string, length: number) => `${key}=${"v".repeat(length - key.length - 1)}`;
+
+    it.each<[string, string]>([
+      ["congo=1 , rojo=2", "congo=1,rojo=2"],
+      ["congo=1,Bad=2,,rojo=3,x=", "congo=1,rojo=3"], // invalid and empty members dropped, the rest kept in order
+      ["congo=1,rojo=2,congo=3", "congo=1,rojo=2"], // a repeated key: the left-most (latest position) stays
+      ["", ""],
+      ["Bad", ""],
+    ])("%j → %j", (value, kept) => {
+      expect(truncateTracestate(value)).toBe(kept);
+    });
+
+    it("past 32 members, drops the right-most", () => {
+      const members = Array.from({ length: 40 }, (_, i) => `k${i}=v`);
+      expect(truncateTracestate(members.join(","))).toBe(members.slice(0, MAX_TRACESTATE_MEMBERS).join(","));
+    });
+
+    it("over 512 characters, drops whole members: over 128 first (right-most first), then from the end", () => {
+      const [a, b, c, d] = [member("a", 129), member("b", 200), member("c", 100), member("d", 100)];
+      // 129 + 200 + 100 + 100 + 3 commas = 532: dropping b (the right-most long one) is enough.
+      expect(truncateTracestate([a, b, c, d].join(","))).toBe([a, c, d].join(","));
+      // Six of 100: 605; no long member, so from the end until it fits (five: 504).
+      const shorts = Array.from({ length: 6 }, (_, i) => member(`k${i}`, 100));
+      expect(truncateTracestate(shorts.join(","))).toBe(shorts.slice(0, 5).join(","));
+      // 512 exactly is kept.
+      const exact = [member("a", 255), member("b", 256)].join(",");
+      expect(exact).toHaveLength(512);
+      expect(truncateTracestate(exact)).toBe(exact);
+    });
+
+    it("always gives a list tracestateOf takes, whole members of the input, in order", () => {
+      const key = fc.stringMatching(/^[a-z][a-z0-9_*/-]{0,20}$/);
+      const value = fc.stringMatching(/^[\x21-\x2b\x2d-\x3c\x3e-\x7e]{1,256}$/);
+      fc.assert(
+        fc.property(fc.array(fc.tuple(key, value), { maxLength: 50 }), (pairs) => {
+          const input = pairs.map(([k, v]) => `${k}=${v}`);
+          const kept = truncateTracestate(input.join(","));
+          expect(tracestateOf(kept)).toBe(kept);
+          expect(kept.length).toBeLessThanOrEqual(MAX_TRACESTATE_LENGTH);
+          const keptMembers = kept === "" ? [] : kept.split(",");
+          let from = 0;
+          for (const m of keptMembers) {
+            from = input.indexOf(m, from) + 1;
+            expect(from).toBeGreaterThan(0);
+          }
+        }),
+      );
+    });
+  });
+
   describe("buildDeliveryRequest", () => {
     const endpoint = {
       url: "https://receiver.example/hooks",
@@ -139,6 +193,20 @@ describe("tracestate", () => {
     const delivery = { eventId: "evt_1", payload: "{}" };
     const build = (traceparent?: string, tracestate?: string) =>
       buildDeliveryRequest(delivery, endpoint, 1_700_000_000_000, { traceparent, tracestate }).headers;
+
+    // Regression: a traceparent stored by hand went out as it was. §3.2.4: a later version's fields are used "to
+    // construct the new traceparent field according to the highest version ... known (00)"; §3.2.2.5: the flags no
+    // level defines "Vendors MUST set those to zero".
+    it("sends a later version downgraded to 00, and the reserved flags zero", () => {
+      const ids = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
+      expect(build(`01-${ids}-01-future`, "congo=1")).toMatchObject({
+        traceparent: `00-${ids}-01`,
+        tracestate: "congo=1",
+      });
+      expect(build(`02-${ids}-ff`).traceparent).toBe(`00-${ids}-03`);
+      expect(build(`00-${ids}-fd`).traceparent).toBe(`00-${ids}-01`);
+      expect(build(`00-${ids}-02`).traceparent).toBe(`00-${ids}-02`); // Level 2: random-trace-id
+    });
 
     it("sends tracestate beside the traceparent", () => {
       expect(build(VALID, "congo=t61rcWkgMzE")).toMatchObject({ traceparent: VALID, tracestate: "congo=t61rcWkgMzE" });

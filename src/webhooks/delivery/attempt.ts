@@ -9,7 +9,10 @@ export type DeliveryErrorKind =
   | "tls"
   /** The egress proxy (the dispatcher's `proxy`) could not be reached, or refused the tunnel. */
   | "proxy"
-  /** Not produced by the built-in dispatcher, where the status line decides (kept for custom dispatchers and old logs). */
+  /**
+   * The response took more bytes than the dispatcher reads before its status line arrived (an endless run of 1xx
+   * responses). Once a status line arrived, the status decides, whatever the size.
+   */
   | "response_too_large"
   | "network"
   | "endpoint_disabled"

@@ -1,6 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
-import { Agent, type Dispatcher as UndiciDispatcher } from "undici";
+import { Agent, buildConnector, type Dispatcher as UndiciDispatcher } from "undici";
 import { parseIp } from "../../../http/ip-address";
 import { optionalFunction } from "../../../options/function-option";
 import { nonNegativeInteger, positiveNumber } from "../../../options/number-option";
@@ -20,10 +20,11 @@ import {
   resolvedRefusalDetail,
   type UrlPolicy,
 } from "../url-policy";
-import { codedError, errorKindOf, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
+import { codedError, errorKindOf, RESPONSE_CAP_CODE, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
 import { proxyConnector } from "./proxy-connector";
 import { parseEgressProxy } from "./proxy-tunnel";
 import { type Deadline, RequestDeadlines } from "./request-deadlines";
+import { meteredConnector, RESPONSE_FRAMING_BYTES } from "./response-meter";
 import { systemResolver } from "./system-resolver";
 
 /** Options of {@link createDispatcher}. */
@@ -34,8 +35,10 @@ export interface DispatcherOptions {
    */
   timeoutMs?: number;
   /**
-   * Response bytes read at most; past them the response is cut short (the socket is closed). The status line still
-   * decides the attempt: a 2xx is delivered whatever its body's size. @default 65_536
+   * Response body bytes read at most; past them the response is cut short (the socket is closed). The status line
+   * still decides the attempt: a 2xx is delivered whatever its body's size. Heads and framing (1xx responses, chunk
+   * extensions) may take 64 KiB more; a response cut off there before its status line is `response_too_large`.
+   * @default 65_536
    */
   maxResponseBytes?: number;
   /** Response bytes kept for the delivery log. @default 1_024 */
@@ -250,7 +253,7 @@ class Exchange implements UndiciDispatcher.DispatchHandler {
     if (this.#size > this.limits.maxBytes) {
       // Read no more than the cap: the answer is known, the rest of the body is not wanted.
       this.#answered();
-      controller.abort(codedError("ERR_WEBHOOK_RESPONSE_CAP", "Response past the byte cap."));
+      controller.abort(codedError(RESPONSE_CAP_CODE, "Response past the byte cap."));
     }
   }
 
@@ -344,10 +347,13 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
   const policy = compileUrlPolicy(options.urlPolicy);
   const lookup = guardedLookup(options.resolve ?? systemResolver, policy);
   const proxy = options.proxy === undefined ? undefined : parseEgressProxy(options.proxy, "createDispatcher: proxy");
+  // The connector passes `lookup` on to net.connect / tls.connect: every new connection is checked after DNS.
+  // Through a proxy, the tunnel is asked for the address `lookup` let through.
+  const connect =
+    proxy === undefined ? buildConnector({ lookup, timeout: timeoutMs }) : proxyConnector(proxy, lookup, timeoutMs);
   const agent = new Agent({
-    // The connector passes `lookup` on to net.connect / tls.connect: every new connection is checked after DNS.
-    // Through a proxy, the tunnel is asked for the address `lookup` let through.
-    connect: proxy === undefined ? { lookup, timeout: timeoutMs } : proxyConnector(proxy, lookup, timeoutMs),
+    // The handler counts body bytes only; the meter bounds the rest (1xx responses, chunk framing) on the socket.
+    connect: meteredConnector(connect, limits.maxBytes + RESPONSE_FRAMING_BYTES),
     // The attempt's own deadline covers headers and body; undici's idle timers would only add a second clock.
     headersTimeout: 0,
     bodyTimeout: 0,

@@ -6,6 +6,8 @@ export const SSRF_BLOCKED_CODE = "ERR_WEBHOOK_SSRF_BLOCKED";
 export const TIMEOUT_CODE = "ERR_WEBHOOK_TIMEOUT";
 /** The code of an attempt whose egress proxy could not be reached or refused the tunnel. */
 export const PROXY_CODE = "ERR_WEBHOOK_PROXY";
+/** The code of a response read no further: past `maxResponseBytes`, or its heads and framing past their allowance. */
+export const RESPONSE_CAP_CODE = "ERR_WEBHOOK_RESPONSE_CAP";
 
 /** An Error carrying `code`, as Node's and undici's network errors do: {@link errorKindOf} reads it. */
 export function codedError(code: string, message: string, cause?: unknown): Error {
@@ -37,6 +39,8 @@ export function errorKindOf(error: unknown): DeliveryErrorKind {
   const code = typeof error === "object" && error !== null ? String((error as { code?: unknown }).code ?? "") : "";
   if (code === SSRF_BLOCKED_CODE) return "ssrf_blocked";
   if (code === PROXY_CODE) return "proxy";
+  // Only reached before a final status line (an endless run of 1xx): once one arrived, the status decides.
+  if (code === RESPONSE_CAP_CODE) return "response_too_large";
   if (TIMEOUT_CODES.has(code)) return "timeout";
   if (code === "ECONNREFUSED") return "connection_refused";
   if (RESET_CODES.has(code)) return "connection_reset";

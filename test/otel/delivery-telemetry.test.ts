@@ -39,6 +39,39 @@ afterAll(() => otel.close());
 beforeEach(() => otel.reset());
 
 /** A dispatcher answering from a list of results, one per attempt, recording the requests. */
+// A delivered attempt of a delivery published without a traceparent.
+const DELIVERED_UNTRACED = {
+  type: "attempt",
+  delivery: {
+    id: "d",
+    eventId: "e",
+    eventType: "t",
+    endpointId: "ep",
+    payload: "{}",
+    createdAt: 0,
+    state: {
+      status: "delivered",
+      attempts: 1,
+      nextAttemptAt: null,
+      lastAttemptAt: 1,
+      lastStatus: 200,
+      lastErrorKind: null,
+      deliveredAt: 1,
+    },
+  },
+  attempt: {
+    deliveryId: "d",
+    endpointId: "ep",
+    eventId: "e",
+    attempt: 1,
+    startedAt: 1_000,
+    durationMs: 5,
+    status: 200,
+    errorKind: null,
+    response: null,
+  },
+} as const;
+
 function scriptedDispatcher(results: AttemptResult[]) {
   const requests: DeliveryRequest[] = [];
   return {
@@ -430,30 +463,7 @@ describe("delivery telemetry", () => {
 
   it("with no span active and no traceparent, an attempt is a root span", () => {
     const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
-    const state = {
-      status: "delivered",
-      attempts: 1,
-      nextAttemptAt: null,
-      lastAttemptAt: 1,
-      lastStatus: 200,
-      lastErrorKind: null,
-      deliveredAt: 1,
-    } as const;
-    telemetry({
-      type: "attempt",
-      delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
-      attempt: {
-        deliveryId: "d",
-        endpointId: "ep",
-        eventId: "e",
-        attempt: 1,
-        startedAt: 1_000,
-        durationMs: 5,
-        status: 200,
-        errorKind: null,
-        response: null,
-      },
-    });
+    telemetry(DELIVERED_UNTRACED);
     const [span] = otel.spans();
     expect(span?.parentSpanContext).toBeUndefined();
     expect(trace.isSpanContextValid(span?.spanContext() ?? { traceId: "", spanId: "", traceFlags: 0 })).toBe(true);
@@ -464,31 +474,8 @@ describe("delivery telemetry", () => {
   // attempt of every delivery published without a traceparent a child of that one span, in one endless trace.
   it("under an active span, an attempt without traceparent is still a root span (the docs: a trace of its own)", () => {
     const telemetry = deliveryTelemetry({ tracer: otel.tracer, meter: otel.meter });
-    const state = {
-      status: "delivered",
-      attempts: 1,
-      nextAttemptAt: null,
-      lastAttemptAt: 1,
-      lastStatus: 200,
-      lastErrorKind: null,
-      deliveredAt: 1,
-    } as const;
     otel.tracer.startActiveSpan("startup", (startup) => {
-      telemetry({
-        type: "attempt",
-        delivery: { id: "d", eventId: "e", eventType: "t", endpointId: "ep", payload: "{}", createdAt: 0, state },
-        attempt: {
-          deliveryId: "d",
-          endpointId: "ep",
-          eventId: "e",
-          attempt: 1,
-          startedAt: 1_000,
-          durationMs: 5,
-          status: 200,
-          errorKind: null,
-          response: null,
-        },
-      });
+      telemetry(DELIVERED_UNTRACED);
       startup.end();
     });
     const attempt = otel.spans().find((span) => span.kind === SpanKind.CLIENT);

@@ -20,7 +20,7 @@ import {
 import { ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import type { EndpointPatch, EndpointStore } from "./endpoint-store";
 import type { DeliveryStatus } from "./state-machine";
-import { transition } from "./state-machine";
+import { PARKED_ERROR_KIND, transition } from "./state-machine";
 import { checkTenant, MAX_ENDPOINTS_PER_TENANT, maxPerTenant } from "./tenant";
 import { testEvent } from "./test-event";
 import {
@@ -207,8 +207,6 @@ type UpdateDecision =
   | { unchecked: string };
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
-// How a delivery parked while its endpoint was disabled ended (state-machine.ts, `endpoint_disabled` event).
-const PARKED_KIND: DeliveryErrorKind = "endpoint_disabled";
 
 /**
  * Creates the endpoint management service.
@@ -515,7 +513,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
         // The newest batch of parked deliveries, however many others were exhausted since; a replay with
         // `status: "parked"` reaches the rest (docs/webhooks-providers.md), so an update's work stays bounded however
         // long the endpoint was off.
-        if (decision.reEnabled) await retryBatch(id, ["exhausted"], 0, { limit: MAX_REPLAY_BATCH }, PARKED_KIND);
+        if (decision.reEnabled) await retryBatch(id, ["exhausted"], 0, { limit: MAX_REPLAY_BATCH }, PARKED_ERROR_KIND);
         return { ok: true, value: updated };
       }
     },
@@ -555,7 +553,7 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       const status = replayStatus(options.status);
       const batch = { limit, startingAfter: options.startingAfter };
       if (status === "parked")
-        return { ok: true, value: await retryBatch(endpointId, ["exhausted"], since, batch, PARKED_KIND) };
+        return { ok: true, value: await retryBatch(endpointId, ["exhausted"], since, batch, PARKED_ERROR_KIND) };
       const statuses = status === undefined ? REPLAYABLE : [status];
       return { ok: true, value: await retryBatch(endpointId, statuses, since, batch) };
     },

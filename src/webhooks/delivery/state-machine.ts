@@ -175,12 +175,16 @@ function afterAttempt(state: DeliveryState, result: AttemptResult, now: number, 
   };
 }
 
+/** The last error kind of a delivery parked while its endpoint was disabled (the `endpoint_disabled` event). */
+export const PARKED_ERROR_KIND: DeliveryErrorKind = "endpoint_disabled";
+
 /**
  * The delivery state machine: a pure function of the state, one event and the time (epoch ms).
  * A delivered delivery never changes again; every other state accepts each event (see the table in
  * docs/webhooks-providers.md).
  * @example transition(initialDeliveryState(now), { type: "attempt", result: { kind: "response", status: 200, durationMs: 5 } }, now)
  */
+
 export function transition(
   state: DeliveryState,
   event: DeliveryEvent,
@@ -198,7 +202,7 @@ export function transition(
     case "endpoint_disabled":
       if (state.status === "exhausted") return { state, effects: [] };
       return {
-        state: { ...state, status: "exhausted", nextAttemptAt: null, lastErrorKind: "endpoint_disabled" },
+        state: { ...state, status: "exhausted", nextAttemptAt: null, lastErrorKind: PARKED_ERROR_KIND },
         effects: [{ type: "notify", event: "delivery.exhausted" }],
       };
     case "manual_retry":

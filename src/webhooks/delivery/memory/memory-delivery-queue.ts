@@ -2,7 +2,7 @@ import { nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
-import type { AttemptInput, AttemptRecord, DeliveryErrorKind } from "../attempt";
+import type { AttemptInput, AttemptRecord } from "../attempt";
 import { attemptCursor } from "../attempt-cursor";
 import { attemptId } from "../attempt-id";
 import { DELIVERY_DEFAULTS } from "../defaults";
@@ -30,6 +30,7 @@ import {
   type DeliveryStatus,
   initialDeliveryState,
   isScheduled,
+  PARKED_ERROR_KIND,
 } from "../state-machine";
 import { receivesFor } from "../tenant";
 import { createMemoryCircuitBoard } from "./memory-circuit-board";
@@ -104,9 +105,9 @@ interface LogLine {
  */
 type ListKey = DeliveryStatus | "parked";
 
-// Parked: exhausted because the endpoint was disabled (state-machine.ts, the `endpoint_disabled` event).
-const PARKED_KIND: DeliveryErrorKind = "endpoint_disabled";
-const isParked = (state: DeliveryState): boolean => state.status === "exhausted" && state.lastErrorKind === PARKED_KIND;
+// Parked: exhausted because the endpoint was disabled.
+const isParked = (state: DeliveryState): boolean =>
+  state.status === "exhausted" && state.lastErrorKind === PARKED_ERROR_KIND;
 
 interface EndpointEntry {
   /** Its deliveries, oldest first by creation time, then publication (forgotten ones are removed lazily). */
@@ -467,7 +468,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
         // parked ones from their own list, not picked out of every exhausted delivery.
         const index = byEndpoint.get(endpointId)?.statuses;
         if (index === undefined || limit === 0) return out;
-        const keys = kind === PARKED_KIND ? statuses.map((s): ListKey => (s === "exhausted" ? "parked" : s)) : statuses;
+        const keys =
+          kind === PARKED_ERROR_KIND ? statuses.map((s): ListKey => (s === "exhausted" ? "parked" : s)) : statuses;
         for (const entry of index.newestFirst(keys, cursor)) {
           if (since !== undefined && entry.createdAt < since) break;
           if (eventId !== undefined && entry.eventId !== eventId) continue;

@@ -1,4 +1,5 @@
 import { appliesTo, type MiddlewareDescription } from "../http/described";
+import { acceptedMediaTypes } from "./accepted-media";
 import { MERGE_PATCH_CONTENT_TYPE } from "./merge-patch";
 import { mergePatchSchema } from "./merge-patch-schema";
 import { dereference, type JsonSchema, type SchemaConverter } from "./openapi-schemas";
@@ -111,12 +112,9 @@ export function requestBody(route: RouteInfo, converter: SchemaConverter): JsonS
   }
   // A PUT without a body schema still takes JSON (any value): the handler checks it.
   const schema = body === undefined ? {} : converter.convert(body, "input");
+  // The types its OPTIONS answer and its 415s name: JSON (and a form with `form`), or its `requestMediaTypes`.
   const content: JsonSchema = {};
-  const types = route.spec.requestMediaTypes ?? ["application/json"];
-  for (const type of types) content[type] = { schema };
-  if (route.spec.form === true && route.spec.requestMediaTypes === undefined) {
-    content["application/x-www-form-urlencoded"] = { schema };
-  }
+  for (const type of acceptedMediaTypes(route)) content[type] = { schema };
   // §4.8.13.1 `required`: the router takes an empty body as absent when the schema accepts `undefined`.
   return { required: body?.safeParse(undefined).success !== true, content };
 }

@@ -2,22 +2,16 @@
  * Parsing Cache-Control, RFC 9111 §5.2:
  *   Cache-Control   = #cache-directive
  *   cache-directive = token [ "=" ( token / quoted-string ) ]
- * Names compare case-insensitively; both argument forms are accepted for every directive (§5.2).
+ * Names compare case-insensitively; both argument forms are accepted for every directive that takes an argument
+ * (§5.2).
  */
 import { type CacheControl, DELTA_SECONDS_MAX } from "./cache-control";
 import { isOws, isQdtext, isQuotable, isTchar, isToken, nextComma, trimOws } from "./syntax";
 
 type Mutable = { -readonly [K in keyof CacheControl]: CacheControl[K] };
 type DeltaName = "maxAge" | "sMaxage" | "minFresh" | "staleWhileRevalidate" | "staleIfError";
-type FlagName =
-  | "noStore"
-  | "noTransform"
-  | "onlyIfCached"
-  | "mustRevalidate"
-  | "mustUnderstand"
-  | "proxyRevalidate"
-  | "public"
-  | "immutable";
+type FlagName = "noStore" | "noTransform" | "onlyIfCached" | "mustRevalidate" | "proxyRevalidate";
+type GrantName = "public" | "immutable" | "mustUnderstand";
 
 const DELTAS = new Map<string, DeltaName>([
   ["max-age", "maxAge"],
@@ -27,15 +21,21 @@ const DELTAS = new Map<string, DeltaName>([
   ["stale-if-error", "staleIfError"],
 ]);
 
+// Directives without an argument (§5.2) that restrict what a cache may do.
 const FLAGS = new Map<string, FlagName>([
   ["no-store", "noStore"],
   ["no-transform", "noTransform"],
   ["only-if-cached", "onlyIfCached"],
   ["must-revalidate", "mustRevalidate"],
-  ["must-understand", "mustUnderstand"],
   ["proxy-revalidate", "proxyRevalidate"],
+]);
+
+// Directives without an argument (§5.2; RFC 8246 §2) that only let a cache do more: store what it otherwise may not
+// (public, §5.2.2.9, §3.5), skip revalidation (immutable), ignore no-store (must-understand, §5.2.2.3).
+const GRANTS = new Map<string, GrantName>([
   ["public", "public"],
   ["immutable", "immutable"],
+  ["must-understand", "mustUnderstand"],
 ]);
 
 /**
@@ -72,6 +72,8 @@ function fieldNames(value: string): string[] | undefined {
 interface SeenNames {
   noCache?: Set<string>;
   private?: Set<string>;
+  // Grants sent with an argument once: no other occurrence grants them.
+  revoked?: Set<GrantName>;
 }
 
 // Duplicates and invalid values resolve to the most restrictive reading (§4.2.1).
@@ -103,9 +105,10 @@ function mergeMaxStale(cc: Mutable, raw: string | true): void {
 }
 
 function mergeList(cc: Mutable, seen: SeenNames, key: "noCache" | "private", raw: string | true): void {
-  // The unqualified form covers the whole response, so it wins over any list.
+  // The unqualified form covers the whole response, so it wins over any list. §5.2.2.4, §5.2.2.7 qualify it only
+  // "with one or more field names": a list naming none (`private=""`) is the unqualified form, not "nothing private".
   const names = raw === true ? undefined : fieldNames(raw);
-  if (names === undefined || cc[key] === true) {
+  if (names === undefined || names.length === 0 || cc[key] === true) {
     cc[key] = true;
     return;
   }
@@ -122,19 +125,39 @@ function mergeList(cc: Mutable, seen: SeenNames, key: "noCache" | "private", raw
   }
 }
 
+function mergeGrant(cc: Mutable, seen: SeenNames, key: GrantName, raw: string | true): void {
+  if (raw === true) {
+    if (seen.revoked?.has(key) !== true) cc[key] = true;
+    return;
+  }
+  seen.revoked ??= new Set();
+  seen.revoked.add(key);
+  delete cc[key];
+}
+
 // An argument no directive accepts: fails delta-seconds and field-name validation alike.
 const INVALID = "\u0000";
 
 function isKnown(name: string): boolean {
-  return DELTAS.has(name) || FLAGS.has(name) || name === "max-stale" || name === "no-cache" || name === "private";
+  return (
+    DELTAS.has(name) ||
+    FLAGS.has(name) ||
+    GRANTS.has(name) ||
+    name === "max-stale" ||
+    name === "no-cache" ||
+    name === "private"
+  );
 }
 
 function apply(cc: Mutable, seen: SeenNames, name: string, raw: string | true): void {
   const delta = DELTAS.get(name);
   const flag = FLAGS.get(name);
+  const grant = GRANTS.get(name);
   if (delta !== undefined) mergeDelta(cc, delta, raw);
-  // §5.2: these take no argument; one sent anyway does not cancel the directive.
+  // §5.2: these take no argument; one sent anyway does not cancel a restriction (§4.2.1: the most restrictive reading).
   else if (flag !== undefined) cc[flag] = true;
+  // ...and grants nothing, in any occurrence: `public=x` must not let a shared cache store an authorized response.
+  else if (grant !== undefined) mergeGrant(cc, seen, grant, raw);
   else if (name === "max-stale") mergeMaxStale(cc, raw);
   else if (name === "no-cache") mergeList(cc, seen, "noCache", raw);
   else if (name === "private") mergeList(cc, seen, "private", raw);

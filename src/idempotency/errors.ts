@@ -9,8 +9,8 @@ export type IdempotencyErrorCode =
   /** 422: the key was first used with a different request (method, target, caller or body). */
   | "idempotency_key_reused"
   /**
-   * 503: the store failed in `begin`, before the handler ran (its error is reported through `onStoreError`): nothing
-   * was done, and the client may retry with the same key.
+   * 503: the store failed in `begin`, or the `store` function threw or rejected, before the handler ran (its error is
+   * reported through `onStoreError`): nothing was done, and the client may retry with the same key.
    */
   | "idempotency_store_unavailable"
   /** A store read a record it cannot decode (written by an incompatible version, or tampered with). */

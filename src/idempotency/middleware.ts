@@ -47,7 +47,9 @@ export interface IdempotencyOptions {
    * store per request: with PostgreSQL, the store on the request's own transaction
    * (`(request) => store.withClient(transactionOf(request) ?? pool)` under `requestTransaction`), so the record
    * commits with the resource it protects (exactly once; see docs/idempotency.md). The function may return a Promise
-   * of the store; an answer that is no store is a TypeError naming `options.store`, before the handler runs.
+   * of the store; an answer that is no store is a TypeError naming `options.store`, before the handler runs. A
+   * function that throws or rejects is answered as a failing `begin` is: 503 `idempotency_store_unavailable`, the
+   * error reported through `onStoreError`.
    */
   store: IdempotencyStore | ((request: HttpRequest) => IdempotencyStore | Promise<IdempotencyStore>);
   /**
@@ -106,8 +108,9 @@ export interface IdempotencyOptions {
    * Called when the outcome cannot be recorded after the handler ran: the store fails (`complete` or `release`), or
    * `storeOutcome` or copying the response for replay throws; or the lease ran out while the handler ran (the store
    * answered false: an {@link IdempotencyError} `idempotency_lease_lost`, saying `leaseMs` is shorter than the
-   * handler took). The client still gets the handler's response: its effect has happened. Pass your logger
-   * here, or `() => {}` to stay silent.
+   * handler took). The client still gets the handler's response: its effect has happened. Called too when the store
+   * fails before the handler runs (`begin` fails, or the `store` function throws or rejects): the client then gets
+   * 503. Pass your logger here, or `() => {}` to stay silent.
    * @default {@link logStoreError}: `console.error` (stderr on Node, the log on Workers)
    */
   onStoreError?: (error: unknown, request: HttpRequest) => void;
@@ -237,9 +240,9 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     return undefined;
   }
 
-  // The store failed before the handler ran: nothing happened, so the client is told to retry (503) rather than given
-  // the adapter's 500, and the operator hears of it. A record the store cannot decode is no outage: it stays a 500,
-  // since every retry would read it again until it expires.
+  // The store (its begin, or the store function) failed before the handler ran: nothing happened, so the client is
+  // told to retry (503) rather than given the adapter's 500, and the operator hears of it. A record the store cannot
+  // decode is no outage: it stays a 500, since every retry would read it again until it expires.
   function beginFailed(error: unknown, request: HttpRequest): HttpResponse {
     if ((error as { code?: unknown } | null)?.code === "idempotency_record_invalid") throw error;
     onStoreError(error, request);
@@ -292,8 +295,16 @@ export function idempotency(options: IdempotencyOptions): (handler: Handler) => 
     };
     const fingerprint = requestFingerprint(input);
     const key = scopedKey(caller, parsed.key);
-    const chosen = storeOf(request);
-    const store = storeFrom(isThenable(chosen) ? await chosen : chosen);
+    // A store function that throws or rejects (one opening a transaction on an unreachable database) has failed
+    // before the handler ran, as a failing begin has: the same 503. An answer that is no store stays misuse (500).
+    let chosen: unknown;
+    try {
+      const answer = storeOf(request);
+      chosen = isThenable(answer) ? await answer : answer;
+    } catch (error) {
+      return beginFailed(error, request);
+    }
+    const store = storeFrom(chosen);
     let found: BeginResult;
     try {
       const begun = store.begin(key, fingerprint, leaseMs);

@@ -34,7 +34,8 @@ for (let c = 0x20; c <= 0x7e; c++) QUOTABLE.push(String.fromCharCode(c));
 const argumentArb = fc.string({ unit: fc.constantFrom(...QUOTABLE), maxLength: 10 });
 
 const deltaArb = fc.integer({ min: 0, max: 2 ** 31 });
-const namesArb = fc.uniqueArray(lowerTokenArb, { maxLength: 3 });
+// At least one: a list naming none parses as the unqualified directive (RFC 9111 §5.2.2.7).
+const namesArb = fc.uniqueArray(lowerTokenArb, { minLength: 1, maxLength: 3 });
 
 /** Canonical Cache-Control values: what `parseCacheControl` returns for a well-formed field. */
 export const cacheControlArb: fc.Arbitrary<CacheControl> = fc

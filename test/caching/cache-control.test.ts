@@ -86,8 +86,31 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
       expect(parseCacheControl('x=1 y="oops, no-store')).toEqual({ noStore: true });
     });
 
-    it("a flag with an argument still counts", () => {
+    // §5.2: these directives take no argument; one sent anyway leaves a restricting directive restricting.
+    it("a restricting flag with an argument still counts", () => {
       expect(parseCacheControl("no-store=1")).toEqual({ noStore: true });
+      expect(parseCacheControl('must-revalidate="", no-transform=x')).toEqual({
+        mustRevalidate: true,
+        noTransform: true,
+      });
+    });
+
+    // Regression: `public=x` counted as `public`, letting a shared cache store what it otherwise may not (§3.5: a
+    // request with Authorization). A directive that only grants, sent with an argument none of them allows (§5.2),
+    // grants nothing: the most restrictive reading (§4.2.1), whichever occurrence comes first.
+    it.each<[string, CacheControl]>([
+      ["public=x", {}],
+      ['public="", max-age=60', { maxAge: 60 }],
+      ["public=, max-age=60", { maxAge: 60 }],
+      ["immutable=x", {}],
+      ["max-age=60, immutable=1", { maxAge: 60 }],
+      // §5.2.2.3: must-understand lets a cache that knows the status code ignore no-store.
+      ["must-understand=1, no-store", { noStore: true }],
+      ["public, public=x", {}],
+      ["PUBLIC=x, public", {}],
+      ["immutable, Immutable=1, immutable", {}],
+    ])("a granting flag with an argument grants nothing: %s", (value, expected) => {
+      expect(parseCacheControl(value)).toEqual(expected);
     });
 
     it("returns an empty object for an absent field", () => {
@@ -134,7 +157,12 @@ describe("parseCacheControl (RFC 9111 §5.2)", () => {
         { private: true, maxAge: 60 },
       ],
       ["an empty no-cache argument is unqualified", "no-cache= , public", { noCache: true, public: true }],
-      ["an empty quoted list stays an empty list", 'private=""', { private: [] }],
+      // Regression: `private=""` read as an empty list, so nothing was private. §5.2.2.7 and §5.2.2.4 qualify the
+      // directive only "with one or more field names": a list naming none is the unqualified directive, as `private=`.
+      ["an empty quoted private list is unqualified", 'private=""', { private: true }],
+      ["a private list of empty elements is unqualified", 'private=" , ,"', { private: true }],
+      ["an empty quoted no-cache list is unqualified", 'no-cache="", max-age=60', { noCache: true, maxAge: 60 }],
+      ["an empty private list after a qualified one is unqualified", 'private="a", private=""', { private: true }],
       ["a private list trims OWS only (§5.6.3)", 'private=" a ,\tb\t"', { private: ["a", "b"] }],
       ["a private list name ending in NBSP is malformed", 'private="a\u00a0"', { private: true }],
       ["a no-cache list name after U+FEFF is malformed", 'no-cache="\ufeffa"', { noCache: true }],

@@ -95,6 +95,17 @@ describe("idempotency middleware", () => {
       expect(bodyText((await handle(request({ key: '"k"' }))).body)).toBe("order-1 created");
     });
 
+    // Regression: every replay from the memory store sent its one stored buffer, so a middleware or an adapter that
+    // wrote into a replayed body changed what every later replay sent.
+    it("replays the first body even when something writes into an earlier replay's body", async () => {
+      const { handle } = setup();
+      const first = bodyText((await handle(request({ key: '"k"' }))).body);
+      const replay = await handle(request({ key: '"k"' }));
+      expect(replay.body).toBeInstanceOf(Uint8Array);
+      (replay.body as Uint8Array).fill(0x58);
+      expect(bodyText((await handle(request({ key: '"k"' }))).body)).toBe(first);
+    });
+
     it("replays an empty body as no body", async () => {
       const { handle } = setup({}, () => ({ status: 204, headers: {}, body: null }));
       await handle(request({ key: '"k"' }));
@@ -793,6 +804,25 @@ describe("idempotency middleware", () => {
         const handle = idempotency({ store: store as never, identify: () => "a" })(handler);
         await expect(handle(request({ key: '"k"' }))).rejects.toThrow(/options\.store/);
       }
+      expect(handler).not.toHaveBeenCalled();
+    });
+
+    // Regression: a store function that failed (one opening a transaction on an unreachable database) reached the
+    // adapter as a 500, where the same failure in begin is a 503: nothing ran either way, so a retry is safe.
+    it.each<[string, () => never | Promise<never>]>([
+      ["throws", throwing("pool exhausted")],
+      ["rejects", () => Promise.reject(new Error("pool exhausted"))],
+    ])("answers 503 to a store function that %s, reporting it, without running the handler", async (_, store) => {
+      const handler = vi.fn(() => json(201, {}));
+      const onStoreError = vi.fn();
+      const req = request({ key: '"k"' });
+      const res = await idempotency({ store, identify: () => "a", onStoreError })(handler)(req);
+      expect(res.status).toBe(503);
+      expect(res.headers["retry-after"]).toBe("1");
+      expect(problemCode(res.body)).toBe("idempotency_store_unavailable");
+      expect(onStoreError).toHaveBeenCalledOnce();
+      expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ message: "pool exhausted" });
+      expect(onStoreError.mock.calls[0]?.[1]).toBe(req);
       expect(handler).not.toHaveBeenCalled();
     });
 

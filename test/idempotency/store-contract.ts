@@ -149,6 +149,20 @@ export function describeStoreContract(
         }
       });
 
+      // Regression: the memory store handed every begin its one stored buffer, so a replay written into (by a handler,
+      // a middleware, an adapter) changed what every later replay sent.
+      it("hands each begin a body of its own: writing into one changes no later replay", async () => {
+        const k = key();
+        const given = { ...binary, body: Uint8Array.from(binary.body) };
+        expect(await store.complete(k, await acquire(k), given, KEEP_MS)).toBe(true);
+        const first = await store.begin(k, "fp-1", HOLD_MS);
+        if (first.kind !== "completed") throw new Error(`found ${first.kind}`);
+        first.response.body.fill(0x58);
+        const again = await store.begin(k, "fp-1", HOLD_MS);
+        if (again.kind !== "completed") throw new Error(`found ${again.kind}`);
+        expect(Buffer.from(again.response.body).equals(Buffer.from(binary.body))).toBe(true);
+      });
+
       it("refuses a wrong token and leaves the lease in place", async () => {
         const k = key();
         const token = await acquire(k);

@@ -121,6 +121,17 @@ function responseBytes(response: StoredResponse): number {
   return bytes;
 }
 
+/**
+ * What `begin` hands out for a completed record: its own copy of the body, the one part a caller can write into (the
+ * header fields are read-only by type). One shared buffer let a handler, middleware or adapter that wrote into a replay
+ * change every later one; Redis and PostgreSQL decode a fresh buffer per read. Copied here, on read, not in `complete`:
+ * the middleware already hands `complete` a copy of its own (`toStoredResponse`), and a write allocates nothing else.
+ */
+function replayCopy(response: StoredResponse): StoredResponse {
+  // Not `slice()`: on a Node Buffer it is a view of the same memory.
+  return { status: response.status, headers: response.headers, body: new Uint8Array(response.body) };
+}
+
 // How many expired records at the head of each list one write may drop: constant work per call.
 const SWEEP_PER_WRITE = 2;
 
@@ -129,6 +140,8 @@ const SWEEP_PER_WRITE = 2;
  * O(1). Good for one
  * instance and for tests; several instances need a shared store (Redis or PostgreSQL). It answers at once, with
  * plain values rather than promises (the {@link IdempotencyStore} contract allows either; `await` works on both).
+ * `begin` hands each replay a copy of the stored body; `complete` keeps the response it is given, uncopied (the
+ * middleware's is a copy of its own): a caller writing into that body afterwards changes the stored one.
  * @example idempotency({ store: new MemoryIdempotencyStore({ maxEntries: 50_000 }), identify })
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
@@ -178,7 +191,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (found.expiresAt > now) {
         const state = found.state;
         if (typeof state !== "string") {
-          return { kind: "completed", fingerprint: found.fingerprint, response: state };
+          return { kind: "completed", fingerprint: found.fingerprint, response: replayCopy(state) };
         }
         return {
           kind: "in-progress",

@@ -43,8 +43,10 @@ export const KNOWN_TRACE_FLAGS = 0x03;
  */
 export function outgoingTraceparent(value: string): string | undefined {
   if (!isTraceparent(value)) return undefined;
-  const flags = Number.parseInt(value.slice(53, 55), 16) & KNOWN_TRACE_FLAGS;
-  return `00-${value.slice(3, 52)}-${flags.toString(16).padStart(2, "0")}`;
+  const flags = Number.parseInt(value.slice(53, 55), 16);
+  // Version 00 (so exactly 55 lower-case characters) with no reserved flag is what would be built: sent as it is.
+  if (value.startsWith("00-") && (flags & ~KNOWN_TRACE_FLAGS) === 0) return value;
+  return `00-${value.slice(3, 52)}-${(flags & KNOWN_TRACE_FLAGS).toString(16).padStart(2, "0")}`;
 }
 
 /** Refuses a `traceparent` publish option that is not one (misuse: the caller passes what its tracer formatted). */
@@ -78,6 +80,31 @@ export const MAX_TRACESTATE_LENGTH = 512;
 const LONG_MEMBER_LENGTH = 128;
 
 /**
+ * The members of a `tracestate` list in order, the one walk {@link tracestateOf} (which refuses) and
+ * {@link truncateTracestate} (which drops) share: each non-empty member without its OWS (§3.3.1.1), or `undefined`
+ * for one that is not `key=value` (§3.3.1.3) or repeats an earlier member's key (§3.3.1.4).
+ */
+function* tracestateMembers(value: string): Generator<string | undefined, void, undefined> {
+  const keys = new Set<string>();
+  for (const part of value.split(",")) {
+    const member = part.replace(OWS, "");
+    // §3.3.1.1: empty members are allowed, and carry nothing.
+    if (member === "") continue;
+    if (!TRACESTATE_MEMBER.test(member)) {
+      yield undefined;
+      continue;
+    }
+    const key = member.slice(0, member.indexOf("="));
+    if (keys.has(key)) {
+      yield undefined;
+      continue;
+    }
+    keys.add(key);
+    yield member;
+  }
+}
+
+/**
  * The W3C `tracestate` list (https://www.w3.org/TR/trace-context/ §3.3) as this library stores and sends it: its
  * members joined by "," without optional white space or empty members, `""` for a list with none (§3.3.1.1: empty
  * members are allowed), or `undefined` when it is not a list this library forwards: a member that is not
@@ -88,16 +115,10 @@ const LONG_MEMBER_LENGTH = 128;
 export function tracestateOf(value: string): string | undefined {
   if (typeof value !== "string") return undefined;
   const members: string[] = [];
-  const keys = new Set<string>();
-  for (const part of value.split(",")) {
-    const member = part.replace(OWS, "");
-    if (member === "") continue;
-    if (!TRACESTATE_MEMBER.test(member)) return undefined;
-    const key = member.slice(0, member.indexOf("="));
-    // §3.3.1.4: "Only one entry per key is allowed", and adding one "MUST NOT result in the same key being present
-    // multiple times": a caller's list with a key twice is refused, not stored for the library to send.
-    if (keys.has(key)) return undefined;
-    keys.add(key);
+  for (const member of tracestateMembers(value)) {
+    // A malformed member is refused, and so is a key twice (§3.3.1.4: "Only one entry per key is allowed", and adding
+    // one "MUST NOT result in the same key being present multiple times"), not stored for the library to send.
+    if (member === undefined) return undefined;
     members.push(member);
     if (members.length > MAX_TRACESTATE_MEMBERS) return undefined;
   }
@@ -139,15 +160,10 @@ export function checkTracestate(
  */
 export function truncateTracestate(value: string): string {
   const members: string[] = [];
-  const keys = new Set<string>();
-  for (const part of value.split(",")) {
-    if (members.length === MAX_TRACESTATE_MEMBERS) break;
-    const member = part.replace(OWS, "");
-    if (!TRACESTATE_MEMBER.test(member)) continue;
-    const key = member.slice(0, member.indexOf("="));
-    if (keys.has(key)) continue;
-    keys.add(key);
+  for (const member of tracestateMembers(value)) {
+    if (member === undefined) continue;
     members.push(member);
+    if (members.length === MAX_TRACESTATE_MEMBERS) break;
   }
   let length = members.join(",").length;
   while (length > MAX_TRACESTATE_LENGTH) {

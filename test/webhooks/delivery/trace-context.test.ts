@@ -7,6 +7,7 @@ import {
   isTraceparent,
   MAX_TRACESTATE_LENGTH,
   MAX_TRACESTATE_MEMBERS,
+  outgoingTraceparent,
   tracestateOf,
   truncateTracestate,
 } from "../../../src/webhooks/delivery/trace-context";
@@ -45,6 +46,42 @@ describe("traceparent", () => {
         expect(isTraceparent(`00-${traceId}-${spanId}-${flags}`)).toBe(!zero);
       }),
     );
+  });
+
+  // A version 00 value, lower case, with known flags only, is what would be built from it: each traced delivery sends
+  // it as it is instead of rebuilding it. Strings compare by value, so this pins the value, not the saved allocation.
+  it("outgoingTraceparent sends a canonical version 00 value as it is", () => {
+    const hex = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${n}}$`)).filter((id) => !/^0+$/.test(id));
+    fc.assert(
+      fc.property(hex(32), hex(16), fc.constantFrom("00", "01", "02", "03"), (traceId, spanId, flags) => {
+        const value = `00-${traceId}-${spanId}-${flags}`;
+        expect(outgoingTraceparent(value)).toBe(value);
+      }),
+    );
+  });
+
+  it.each([
+    // §3.2.2.5: reserved flags are zeroed; §3.2.4: a later version is sent as 00 with its first four fields.
+    [
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-ff",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03",
+    ],
+    [
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-04",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+    ],
+    [
+      "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    ],
+    [
+      "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    ],
+    ["00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", undefined],
+  ])("outgoingTraceparent rebuilds any other: %s → %s", (value, sent) => {
+    expect(outgoingTraceparent(value)).toBe(sent);
+    if (sent !== undefined) expect(outgoingTraceparent(sent)).toBe(sent);
   });
 
   it("refuses a malformed publish option with a TypeError naming it", () => {

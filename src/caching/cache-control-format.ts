@@ -34,6 +34,11 @@ function quote(value: string): string {
 
 function names(directive: string, value: true | readonly string[]): string {
   if (value === true) return directive;
+  // §5.2.2.4 / §5.2.2.7 qualify the directive "with one or more field names": `private=""` would be read back as the
+  // whole response, which an empty list did not say either way.
+  if (value.length === 0) {
+    fail(`${directive} with a list names one field or more; pass true for the whole response, or leave it out.`);
+  }
   for (const name of value) {
     if (!isToken(name)) throw new CachingError("invalid_field_name", `${JSON.stringify(name)} is not a field name.`);
   }
@@ -45,7 +50,8 @@ function names(directive: string, value: true | readonly string[]): string {
 /**
  * Formats Cache-Control directives as a field value, in a fixed order; the inverse of `parseCacheControl`.
  * @throws {CachingError} `invalid_cache_control` for a negative or fractional delta-seconds, an extension
- *   named like a standard directive or not a token, or an argument that cannot be quoted;
+ *   named like a standard directive or not a token, an argument that cannot be quoted, or an empty `noCache` /
+ *   `private` list;
  *   `invalid_field_name` for a bad name in `noCache` / `private`.
  * @example formatCacheControl({ public: true, maxAge: 600, staleWhileRevalidate: 30 })
  * // "public, max-age=600, stale-while-revalidate=30"

@@ -259,6 +259,9 @@ describe("formatCacheControl", () => {
     ["extension name that is not a token", { extensions: { "a b": true } }, "invalid_cache_control"],
     ["argument with a control character", { extensions: { a: "\u0000" } }, "invalid_cache_control"],
     ["field name that is not a token", { noCache: ["a b"] }, "invalid_field_name"],
+    // `private=""` would read back as the unqualified directive (RFC 9111 §5.2.2.7), not as "no field private".
+    ["private list naming no field", { private: [] }, "invalid_cache_control"],
+    ["no-cache list naming no field", { noCache: [] }, "invalid_cache_control"],
   ])("refuses a %s", (_name, directives, code) => {
     expectCode(() => formatCacheControl(directives), code as "invalid_cache_control");
   });

@@ -10,6 +10,12 @@ export interface DeliveryRecord {
   readonly eventId: string;
   readonly eventType: string;
   readonly endpointId: string;
+  /**
+   * The tenant the event was published for ({@link PublishOptions.tenant}), which its id is unique within; none for
+   * the operator's events (and, on PostgreSQL, for deliveries stored before migration `delivery@14`). Tells apart the
+   * tenants' events of one id that an operator's endpoint with `allTenants` receives.
+   */
+  readonly tenant?: string | undefined;
   /** The JSON body sent on every attempt (the serialised event). */
   readonly payload: string;
   /** Epoch ms. */
@@ -75,7 +81,10 @@ export interface DeliveryListOptions {
   status?: readonly DeliveryStatus[] | undefined;
   /** Only deliveries created at or after this epoch ms. */
   since?: number | undefined;
-  /** Only the delivery of this event (an endpoint has at most one per event): "did this event reach them?" */
+  /**
+   * Only the delivery of this event: "did this event reach them?". An endpoint has at most one per event id and
+   * tenant, so a tenant's endpoint at most one; the operator's with `allTenants` one per tenant that published the id.
+   */
   eventId?: string | undefined;
   /**
    * Only the deliveries whose last attempt (or parking) ended with this error kind (`DeliveryState.lastErrorKind`).
@@ -133,8 +142,11 @@ export interface DeliveryQueue {
   /**
    * Fans the event out to every enabled endpoint of its tenant (`options.tenant`; none: the endpoints without one)
    * subscribed to its type, and to the operator's with `allTenants` (with `options.endpointId`, to that endpoint
-   * alone); publishing the same event id twice is a no-op. An id no delivery can carry (no header value, or with a
-   * ".", which the signed content `<id>.<timestamp>.<body>` cannot hold) is refused with `invalid_event`.
+   * alone). An event id is unique within its tenant: publishing the same id for the same tenant again is a no-op
+   * while any of its deliveries is kept, but the same id for another tenant is another event (the events published
+   * without a tenant are a scope of their own), so each tenant's events may be numbered apart. An id no delivery can
+   * carry (no header value, or with a ".", which the signed content `<id>.<timestamp>.<body>` cannot hold) is refused
+   * with `invalid_event`.
    */
   publish(event: WebhookEvent, options?: PublishOptions): Promise<PublishResult>;
   /**

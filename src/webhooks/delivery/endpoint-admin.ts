@@ -64,7 +64,12 @@ export interface EndpointAdminOptions {
   secretGraceMs?: number;
   /** @default Date.now */
   now?: () => number;
-  /** @default "we_" + 16 random bytes, base64url */
+  /**
+   * A new endpoint's id. Never one given before, even to an endpoint since deleted: the queue keeps a deleted
+   * endpoint's deliveries and log under its id until they end and expire, and a new endpoint of that id would be
+   * sent its pending ones and list them, whoever's tenant it is.
+   * @default "we_" + 16 random bytes, base64url
+   */
   newId?: () => string;
   /** @default signing's generateSecret() */
   generateSecret?: () => string;
@@ -448,8 +453,19 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       if (unknownType !== undefined) return unknownType;
       const checked = await checkUrl(input.url);
       if (!checked.ok) return checked;
+      const id = newId();
+      // A deleted endpoint's deliveries and log stay under its id (until they end and expire): a new endpoint of
+      // that id, another tenant's too, would be sent its pending deliveries and list them all. The default ids never
+      // repeat; a newId of your own that does is misuse. Creations are rare enough for the two look-ups.
+      const [kept] = await queue.list(id, { limit: 1 });
+      const [logged] = kept === undefined ? await queue.attempts({ endpointId: id, limit: 1 }) : [];
+      if (kept !== undefined || logged !== undefined) {
+        throw new TypeError(
+          `EndpointAdmin.create: newId gave ${JSON.stringify(id)}, an id the queue keeps deliveries or log lines of (a deleted endpoint's); ids must never repeat.`,
+        );
+      }
       const endpoint: WebhookEndpoint = {
-        id: newId(),
+        id,
         url: checked.url.href,
         enabledEvents,
         secrets: [{ secret: input.secret ?? newSecret(), expiresAt: null }],

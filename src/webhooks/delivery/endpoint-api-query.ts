@@ -23,7 +23,8 @@ export const deliveriesQuery = z.object({
   status: z.enum(DELIVERY_STATUSES).optional(),
   since: sinceQuerySchema,
   event_id: z.string().max(255).optional().meta({
-    description: "Only the delivery of this event (at most one): whether, and how, an event reached the endpoint.",
+    description:
+      "Only the delivery of this event: whether, and how, an event reached the endpoint. At most one, but on an all_tenants endpoint one per tenant that published the id.",
   }),
   starting_after: startingAfter("delivery"),
 });

@@ -180,6 +180,10 @@ export const deliveryJsonSchema = z
     event_id: z.string(),
     event_type: z.string(),
     endpoint_id: z.string(),
+    tenant: z.string().nullable().meta({
+      description:
+        "The tenant the event was published for (its id is unique within it), null for the operator's events: an all_tenants endpoint receives each tenant's event of one id.",
+    }),
     status: z.enum(["pending", "failed", "delivered", "exhausted"]),
     attempts: z.number().int(),
     next_attempt_at: dateTime.nullable(),
@@ -246,6 +250,7 @@ export function deliveryJson(delivery: DeliveryRecord): z.input<typeof deliveryJ
     event_id: delivery.eventId,
     event_type: delivery.eventType,
     endpoint_id: delivery.endpointId,
+    tenant: delivery.tenant ?? null,
     status: s.status,
     attempts: s.attempts,
     next_attempt_at: iso(s.nextAttemptAt),

@@ -238,6 +238,30 @@ describe("createEndpointAdmin", () => {
       }
       expect(await admin.delete("we_missing")).toBe(false);
     });
+
+    it("refuses a new endpoint the id of a deleted one whose deliveries the queue keeps, a newId that repeats being misuse (regression: another tenant's new endpoint of that id was sent and listed them)", async () => {
+      const endpoints = createMemoryEndpointStore();
+      const queue = createMemoryDeliveryQueue({ endpoints });
+      const ids = ["we_same", "we_same", "we_same", "we_other"];
+      const admin = createEndpointAdmin({ endpoints, queue, resolve: false, now: () => T0, newId: () => ids.shift()! });
+      const input = { url: "https://hooks.example.com/in", enabled_events: ["*"] };
+      const acme = await admin.create(input, { tenant: "acme" });
+      expect(acme.ok && acme.value.id).toBe("we_same");
+      // Deleted at once, with no delivery kept: its id may come again.
+      expect(await admin.delete("we_same")).toBe(true);
+      const again = await admin.create(input, { tenant: "acme" });
+      expect(again.ok && again.value.id).toBe("we_same");
+      await queue.publish(createEvent({ type: "order.created", data: { of: "acme" } }), { now: T0, tenant: "acme" });
+      expect(await admin.delete("we_same")).toBe(true);
+      await expect(admin.create(input, { tenant: "globex" })).rejects.toThrow(
+        /EndpointAdmin.create: newId gave "we_same", an id the queue keeps deliveries or log lines of/,
+      );
+      expect(await endpoints.get("we_same")).toBeUndefined();
+      // The next id is a new one.
+      const globex = await admin.create(input, { tenant: "globex" });
+      expect(globex.ok && globex.value.id).toBe("we_other");
+      expect(await queue.list("we_other")).toEqual([]);
+    });
   });
 
   // Regression: the memory queue's list stopped at the first delivery older than `since` in publication order, so a

@@ -452,6 +452,17 @@ describe("webhook endpoint API", () => {
     expect((await list(e.id, "x".repeat(256))).status).toBe(400);
   });
 
+  it("lists one delivery per tenant of an event id on an all_tenants endpoint, each with its tenant (an id is unique within its tenant)", async () => {
+    const body = { url: "https://audit.example.com/in", enabled_events: ["order.*"], all_tenants: true };
+    const all = parse(await handler(req("POST", "/v1/webhook_endpoints", body)));
+    const event = createEvent({ id: "evt_1", type: "order.created", data: {} });
+    for (const tenant of ["acme", "globex", undefined]) await queue.publish(event, { now, tenant });
+    const res = await handler(req("GET", `/v1/webhook_endpoints/${all.id}/deliveries?event_id=evt_1`));
+    const found = parse(res).data as { event_id: string; tenant: string | null }[];
+    expect(found.map((d) => d.event_id)).toEqual(["evt_1", "evt_1", "evt_1"]);
+    expect(found.map((d) => d.tenant).sort()).toEqual(["acme", "globex", null]);
+  });
+
   it("404 and 405 problems", async () => {
     expect((await handler(req("GET", "/v1/webhook_endpoints/we_missing"))).status).toBe(404);
     expect((await handler(req("GET", "/v1/webhook_endpoints/we_missing/deliveries"))).status).toBe(404);

@@ -692,6 +692,45 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       for (const e of [acme, globex, operator]) await f.endpoints.delete(e.id);
     });
 
+    it("de-duplicates an event id per tenant: another tenant's event of the same id is another event, the operator's too (regression: tenant B's evt_1 was dropped because tenant A had published an evt_1)", async () => {
+      const acme = endpointFixture({ tenant: "acme", enabledEvents: ["seq.*"] });
+      const globex = endpointFixture({ tenant: "globex", enabledEvents: ["seq.*"] });
+      const operator = endpointFixture({ enabledEvents: ["seq.*"] });
+      const all = endpointFixture({ allTenants: true, enabledEvents: ["seq.*"] });
+      for (const e of [acme, globex, operator, all]) await f.endpoints.create(e);
+      // Each tenant's events numbered by the provider's app on a sequence of its own: the same ids in every tenant.
+      const id = `evt_seq_${acme.id}`;
+      const targets = async (tenant: string | undefined, n = 0) => {
+        const event = createEvent({ id, type: "seq.created", data: { n }, now: T0 });
+        const { deliveryIds } = await f.queue.publish(event, { now: T0, tenant });
+        const records = await Promise.all(deliveryIds.map((d) => f.queue.get(d)));
+        return records.map((record) => record?.endpointId).sort();
+      };
+      expect(await targets("acme")).toEqual([acme.id, all.id].sort());
+      expect(await targets("globex")).toEqual([globex.id, all.id].sort());
+      expect(await targets(undefined)).toEqual([operator.id, all.id].sort());
+      // The same id in the same scope again: a no-op, whatever the data.
+      expect(await targets("acme", 1)).toEqual([]);
+      expect(await targets("globex", 1)).toEqual([]);
+      expect(await targets(undefined, 1)).toEqual([]);
+      // Two publishes of one id in one scope at once keep each pair once; another scope's at the same time its own.
+      const raced = await Promise.all([targets("initech"), targets("initech"), targets("hooli")]);
+      expect(raced.flat().filter((e) => e === all.id)).toHaveLength(2);
+      // The endpoint that receives every tenant's events has one delivery of the id per scope.
+      const listed = await f.queue.list(all.id, { eventId: id });
+      expect(listed.map((d) => d.tenant ?? null).sort()).toEqual(["acme", "globex", "hooli", "initech", null]);
+      expect(new Set(listed.map((d) => JSON.parse(d.payload).data.n))).toEqual(new Set([0]));
+      expect(await f.queue.list(acme.id, { eventId: id })).toHaveLength(1);
+      // Leave the queue empty for the next case.
+      const claimed = await f.queue.claim({ limit: 100, now: T0, leaseMs: 1_000 });
+      expect(claimed).toHaveLength(8);
+      expect(claimed.filter((c) => c.endpointId !== all.id).map((c) => c.tenant ?? null)).toEqual(
+        expect.arrayContaining(["acme", "globex", null]),
+      );
+      for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
+      for (const e of [acme, globex, operator, all]) await f.endpoints.delete(e.id);
+    });
+
     it("publishes to one endpoint alone with endpointId, whatever it subscribes to, if it is enabled and receives the tenant's events", async () => {
       const acme = endpointFixture({ tenant: "acme", enabledEvents: ["other.thing"] });
       const acmeToo = endpointFixture({ tenant: "acme", enabledEvents: ["*"] });

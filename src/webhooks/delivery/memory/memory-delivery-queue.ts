@@ -77,6 +77,9 @@ interface Entry extends DueItem, EndedLink<Entry> {
   leaseUntil: number;
   readonly traceparent: string | undefined;
   readonly tracestate: string | undefined;
+  readonly tenant: string | undefined;
+  /** The scope its event id is unique in: {@link eventKey}. */
+  readonly eventKey: string;
   /** Written by its endpoint's {@link StatusIndex}. */
   listedIn: number;
 }
@@ -104,6 +107,11 @@ interface LogLine {
  * deliveries exhausted otherwise (the PostgreSQL queue's partial index "webhook_deliveries_parked").
  */
 type ListKey = DeliveryStatus | "parked";
+
+// DeliveryQueue.publish: an event id is unique within its tenant (the operator's events a scope of their own). A
+// tenant is printable ASCII, never "\n", so the tenant before the first "\n" is told apart from the id after it, and
+// the operator's key (starting "\n") from every tenant's.
+const eventKey = (tenant: string | null, eventId: string): string => `${tenant ?? ""}\n${eventId}`;
 
 // Parked: exhausted because the endpoint was disabled.
 const isParked = (state: DeliveryState): boolean =>
@@ -169,6 +177,8 @@ const toRecord = (entry: Entry): DeliveryRecord => ({
   eventId: entry.eventId,
   eventType: entry.eventType,
   endpointId: entry.endpointId,
+  // Only when published for one, as PostgreSQL reads it.
+  ...(entry.tenant === undefined ? {} : { tenant: entry.tenant }),
   payload: entry.payload,
   createdAt: entry.createdAt,
   state: entry.state,
@@ -213,7 +223,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   const maxPayload = maxPayloadBytes("createMemoryDeliveryQueue", options.maxPayloadBytes);
   const clock = options.now ?? Date.now;
   const byId = new Map<string, Entry>();
-  // How many deliveries of each event are still kept: publishing an event id again is a no-op while any is.
+  // How many deliveries of each event (by its eventKey) are still kept: publishing it again is a no-op while any is.
   const eventRefs = new Map<string, number>();
   const byEndpoint = new Map<string, EndpointEntry>();
   // Scheduled deliveries by endpoint, each endpoint's heap keyed by due time; `heads` orders the endpoints by their
@@ -245,9 +255,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   function forget(entry: Entry): void {
     byId.delete(entry.id);
     ended.delete(entry);
-    const refs = (eventRefs.get(entry.eventId) ?? 1) - 1;
-    if (refs === 0) eventRefs.delete(entry.eventId);
-    else eventRefs.set(entry.eventId, refs);
+    const refs = (eventRefs.get(entry.eventKey) ?? 1) - 1;
+    if (refs === 0) eventRefs.delete(entry.eventKey);
+    else eventRefs.set(entry.eventKey, refs);
     const endpoint = byEndpoint.get(entry.endpointId);
     endpoint?.statuses.left(entry.state.status);
     if (isParked(entry.state)) endpoint?.statuses.left("parked");
@@ -335,13 +345,14 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       const payload = eventPayload(event, maxPayload);
       const tracestate = publishTracestate(publishOptions);
       prune(clock());
-      if (eventRefs.has(event.id)) return { deliveryIds: [] };
       const tenant = publishOptions.tenant ?? null;
+      const key = eventKey(tenant, event.id);
+      if (eventRefs.has(key)) return { deliveryIds: [] };
       const only = publishOptions.endpointId;
       const targets = only === undefined ? await endpoints.subscribed(event.type, tenant) : await alone(only, tenant);
-      if (targets.length === 0 || eventRefs.has(event.id)) return { deliveryIds: [] };
+      if (targets.length === 0 || eventRefs.has(key)) return { deliveryIds: [] };
       const state = initialDeliveryState(dueAt);
-      eventRefs.set(event.id, targets.length);
+      eventRefs.set(key, targets.length);
       const deliveryIds: string[] = [];
       for (const target of targets) {
         const entry: Entry = {
@@ -356,6 +367,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           leaseUntil: 0,
           traceparent: publishOptions.traceparent,
           tracestate,
+          tenant: tenant ?? undefined,
+          eventKey: key,
           due: 0,
           // Publication order: among deliveries due together, the first published goes first.
           seq: published++,

@@ -19,6 +19,7 @@ export function deliveryColumns(t = ""): string {
     c("event_id"),
     c("event_type"),
     c("endpoint_id"),
+    c("tenant"),
     c("payload"),
     ms("created_at"),
     c("status"),
@@ -58,6 +59,7 @@ const deliveryRow = z.object({
   delivered_at: time.nullable(),
   traceparent: z.string().nullable(),
   tracestate: z.string().nullable(),
+  tenant: z.string().nullable(),
 });
 
 const endpointRow = z.object({
@@ -102,6 +104,8 @@ export function toDelivery(row: unknown): DeliveryRecord {
     eventId: r.event_id,
     eventType: r.event_type,
     endpointId: r.endpoint_id,
+    // '' is the operator's scope, NULL a row stored before migration delivery@14: neither names a tenant.
+    ...(r.tenant === null || r.tenant === "" ? {} : { tenant: r.tenant }),
     payload: r.payload,
     createdAt: r.created_at,
     state: {

@@ -217,5 +217,27 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
   (endpoint_id, created_at DESC, id DESC) WHERE ${PARKED}`,
       ],
     },
+    {
+      // An event id is unique within the tenant it was published for (`tenant`, '' for the operator's events), no
+      // longer across tenants: another tenant's event of the same id is another event. Rows stored before have none
+      // (NULL), and hold their id in every scope, as they did. Only adds: a release before it runs on these tables.
+      // On a large table, build the index first without blocking writes (docs/webhooks-providers.md).
+      id: "delivery@14",
+      schema: t.schema,
+      statements: [
+        `ALTER TABLE ${t.deliveries} ADD COLUMN IF NOT EXISTS tenant text`,
+        `CREATE UNIQUE INDEX IF NOT EXISTS "webhook_deliveries_event" ON ${t.deliveries} (event_id, tenant, endpoint_id)`,
+      ],
+    },
+    {
+      // Drops delivery@1's key, one delivery per event id and endpoint whatever the tenant: while it stands, an
+      // endpoint with allTenants gets only the first tenant's event of a shared id. Releases before delivery@14
+      // publish with ON CONFLICT on it and fail without it (42P10): migrate past it once none of them runs.
+      id: "delivery@15",
+      schema: t.schema,
+      statements: [
+        `ALTER TABLE ${t.deliveries} DROP CONSTRAINT IF EXISTS "webhook_deliveries_event_id_endpoint_id_key"`,
+      ],
+    },
   ];
 }

@@ -329,11 +329,16 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       const now = publishOptions.now ?? Date.now();
       checkPublishOptions(publishOptions);
       const dueAt = publishDueAt(publishOptions, now);
-      // DeliveryQueue.publish: the same event id again is a no-op while any of its deliveries is kept, as in the
-      // memory queue, so an endpoint that subscribed in between gets none (one probe of the (event_id, endpoint_id)
-      // index). Two publishes of one id at once each keep a pair once (ON CONFLICT), inserting in endpoint id order
-      // whatever their plans: each waits on the (event_id, endpoint_id) index for the other's uncommitted pair, and two
-      // taking the pairs in opposite orders would each wait for the other (a deadlock, 40P01, failing one publish).
+      // DeliveryQueue.publish: the same event id in the same tenant's scope again is a no-op while any of its
+      // deliveries is kept, as in the memory queue, so an endpoint that subscribed in between gets none. The scope is
+      // `tenant`, '' for the operator's events; a row stored before delivery@14 has none (NULL) and, as then, holds
+      // its id in every scope. One probe of the (event_id, tenant, endpoint_id) index (delivery@14): the id's few
+      // entries, their tenant read from the index (an OR of the two tenants was two probes and a heap scan).
+      // Two publishes of one id at once each keep a pair once (ON CONFLICT), inserting in endpoint id order whatever
+      // their plans: each waits on the unique index for the other's uncommitted pair, and two taking the pairs in
+      // opposite orders would each wait for the other (a deadlock, 40P01, failing one publish). ON CONFLICT names no
+      // index: between delivery@14 and @15 the (event_id, endpoint_id) key of the release before still stands, and
+      // a pair it holds is skipped as that release did, not a unique violation.
       const values: unknown[] = [
         event.id,
         event.type,
@@ -342,6 +347,7 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
         dueAt,
         publishOptions.traceparent ?? null,
         publishTracestate(publishOptions) ?? null,
+        publishOptions.tenant ?? "",
       ];
       // PublishOptions.endpointId: that endpoint alone, whatever it subscribes to (still enabled, still the tenant's).
       const only = publishOptions.endpointId;
@@ -351,14 +357,14 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
           : `e.id = $${values.push(only)}`;
       const { rows } = await client.query(
         `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
-           traceparent, tracestate)
+           traceparent, tracestate, tenant)
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
-           ${timestampOf("$5")}, $6, $7
+           ${timestampOf("$5")}, $6, $7, $8
          FROM ${E} e WHERE e.status = 'enabled' AND ${reached}
            AND ${receivingFor(publishOptions.tenant ?? null, values, "e")}
-           AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1)
+           AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1 AND coalesce(tenant, $8) = $8)
          ORDER BY e.id
-         ON CONFLICT (event_id, endpoint_id) DO NOTHING
+         ON CONFLICT DO NOTHING
          RETURNING id`,
         values,
       );
@@ -473,7 +479,8 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
         limit,
         after ?? null,
       ];
-      // One event's delivery through the (event_id, endpoint_id) index, in a statement of its own.
+      // One event's deliveries (one per tenant that published the id) through the (event_id, tenant, endpoint_id)
+      // index, in a statement of its own.
       const ofEvent = eventId === undefined ? "" : `AND event_id = $${values.push(eventId)}`;
       const ofKind = parked ? `AND ${PARKED}` : kind === undefined ? "" : `AND last_error_kind = $${values.push(kind)}`;
       // After the cursor in the list's order, (created_at, id) descending; a cursor that is not one of the

@@ -667,6 +667,103 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     });
   });
 
+  describe("an event id per tenant (migrations delivery@14 and @15)", () => {
+    // The publish's statement and values, as the queue sends them.
+    function recorded(): { client: SqlClient; sent: { text: string; values: unknown[] }[] } {
+      const sent: { text: string; values: unknown[] }[] = [];
+      const client: SqlClient = {
+        query: (text: string, values?: unknown[]) => {
+          sent.push({ text, values: values ?? [] });
+          return pool.query(text, values);
+        },
+      };
+      return { client, sent };
+    }
+
+    it("finds a published id of the tenant with one probe of webhook_deliveries_event, behind 20,000 other deliveries", async () => {
+      const schema = await schemas.emptied();
+      await pool.query(
+        `INSERT INTO "${schema}".webhook_deliveries (id, event_id, event_type, endpoint_id, payload, created_at, status,
+           attempts, tenant)
+         SELECT 'dlv_' || g, 'evt_' || (g % 10000), 'p.created', 'we_' || (g % 7), '{}', now(), 'delivered', 1,
+           CASE WHEN g % 3 = 0 THEN '' ELSE 'tenant_' || (g % 11) END
+         FROM generate_series(1, 20000) g`,
+      );
+      await pool.query(`ANALYZE "${schema}".webhook_deliveries`);
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      await endpoints.create(endpointFixture({ tenant: "acme", enabledEvents: ["p.*"] }));
+      const { client, sent } = recorded();
+      const queue = createPostgresDeliveryQueue({ client, schema });
+      const event = createEvent({ id: "evt_7", type: "p.created", data: {} });
+      expect((await queue.publish(event, { tenant: "acme" })).deliveryIds).toHaveLength(1);
+      expect((await queue.publish(event, { tenant: "acme" })).deliveryIds).toEqual([]);
+      const [{ text, values }] = sent as [{ text: string; values: unknown[] }];
+      // EXPLAIN alone plans the INSERT without running it.
+      const { rows } = await transaction(pool, async (tx) => {
+        await tx.query(`PREPARE publish_once AS ${text}`);
+        try {
+          const args = values.map((v) =>
+            Array.isArray(v) ? `ARRAY[${v.map((x) => `'${x}'`).join(", ")}]` : v === null ? "NULL" : `'${v}'`,
+          );
+          return await tx.query(`EXPLAIN (COSTS OFF) EXECUTE publish_once(${args.join(", ")})`);
+        } finally {
+          await tx.query("DEALLOCATE publish_once");
+        }
+      });
+      const plan = rows.map((row) => String((row as { "QUERY PLAN": unknown })["QUERY PLAN"])).join("\n");
+      // One range of the index, the id's entries (here 2, of other tenants), however the planner reads them.
+      expect(plan.match(/Scan using webhook_deliveries_event/g), plan).toHaveLength(1);
+      expect(plan, plan).toMatch(/Index Cond: \(event_id = 'evt_7'::text\)/);
+      expect(plan, plan).not.toMatch(/Seq Scan on webhook_deliveries|BitmapOr/);
+    });
+
+    it("keeps a delivery stored before them holding its id in every tenant, and adds the key while the old one stands (a rolling deploy)", async () => {
+      const schema = await schemas.fresh((name) =>
+        deliveryMigrations({ schema: name }).filter((m) => m.id !== "delivery@14" && m.id !== "delivery@15"),
+      );
+      const endpoints = createPostgresEndpointStore({ client: pool, schema });
+      const acme = endpointFixture({ tenant: "acme", enabledEvents: ["r.*"] });
+      const globex = endpointFixture({ tenant: "globex", enabledEvents: ["r.*"] });
+      const all = endpointFixture({ allTenants: true, enabledEvents: ["r.*"] });
+      for (const e of [acme, globex, all]) await endpoints.create(e);
+      // As the release before delivery@14 published it: no tenant column.
+      const oldPublish = (eventId: string, endpointId: string) =>
+        pool.query(
+          `INSERT INTO "${schema}".webhook_deliveries (id, event_id, event_type, endpoint_id, payload, created_at,
+             status, attempts, next_attempt_at)
+           VALUES ('dlv_' || md5(random()::text), $1, 'r.created', $2, '{}', now(), 'pending', 0, now())
+           ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
+          [eventId, endpointId],
+        );
+      await oldPublish("evt_old", acme.id);
+      const only = deliveryMigrations({ schema }).filter((m) => m.id === "delivery@14");
+      expect(await migrate(pool, only)).toEqual([`${schema}:delivery@14`]);
+      // The release before still publishes on these tables.
+      await oldPublish("evt_during", acme.id);
+      expect((await oldPublish("evt_during", acme.id)).rowCount).toBe(0);
+      const queue = createPostgresDeliveryQueue({ client: pool, schema });
+      const publish = async (id: string, tenant: string) =>
+        (await queue.publish(createEvent({ id, type: "r.created", data: {} }), { tenant })).deliveryIds.length;
+      // Rows of the release before hold their id in every scope, as they did.
+      expect(await publish("evt_old", "globex")).toBe(0);
+      expect(await publish("evt_during", "acme")).toBe(0);
+      expect(await publish("evt_new", "acme")).toBe(2);
+      // While the old key stands, the endpoint of every tenant gets an id once, as before; no unique violation.
+      expect(await publish("evt_new", "globex")).toBe(1);
+      expect(await migrate(pool, deliveryMigrations({ schema }))).toEqual([`${schema}:delivery@15`]);
+      expect(await publish("evt_next", "acme")).toBe(2);
+      expect(await publish("evt_next", "globex")).toBe(2);
+      expect(await publish("evt_next", "globex")).toBe(0);
+      const { rows } = await pool.query(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'webhook_deliveries' ORDER BY 1",
+        [schema],
+      );
+      const names = rows.map((row) => (row as { indexname: string }).indexname);
+      expect(names).toContain("webhook_deliveries_event");
+      expect(names).not.toContain("webhook_deliveries_event_id_endpoint_id_key");
+    });
+  });
+
   it("exports its migration as SQL for other migration tools, and refuses an unsafe schema name", () => {
     expect(migrationSql(deliveryMigrations())).toContain('CREATE TABLE IF NOT EXISTS "public"."webhook_deliveries"');
     expect(() => deliveryMigrations({ schema: 'x"; DROP TABLE y; --' })).toThrow(TypeError);

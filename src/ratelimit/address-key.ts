@@ -16,6 +16,10 @@ const NAT64_LOCAL = parseIp("64:ff9b:1::") as Uint8Array;
 // RFC 4380 §4: 2001::/32 is Teredo; its /64 is the relay server and flags (one per server, shared by all its clients),
 // and the last 32 bits are the client's public IPv4 address (its NAT's), each bit inverted.
 const TEREDO = parseIp("2001::") as Uint8Array;
+// RFC 3056 §2: 2002:V4ADDR::/48 is the whole site prefix of the one IPv4 host V4ADDR; keyed by its /64, that host took
+// a fresh allowance from each of its 65,536 /64s. (6rd, RFC 5969, embeds an IPv4 under an ISP's own prefix, which the
+// address does not reveal; ISATAP, RFC 5214 §6.1, embeds it in the interface identifier, inside a /64 that is kept.)
+const SIX_TO_FOUR = parseIp("2002::") as Uint8Array;
 // RFC 4291 §2.5.6: every link's link-local addresses are in fe80::/64, so that /64 is every host on every link.
 const LINK_LOCAL = parseIp("fe80::") as Uint8Array;
 // RFC 4291 §2.5.2-§2.5.5.1: ::/96 holds ::, the loopback ::1 and the deprecated IPv4-compatible addresses: one host each.
@@ -43,7 +47,8 @@ function formatIPv6(bytes: Uint8Array): string {
 
 /**
  * The key of an address: an IPv4 address (or an IPv4-mapped or NAT64 well-known-prefix IPv6 one, in any spelling) as
- * dotted decimal, and a Teredo one as the client IPv4 address it carries; an IPv6 address as its first `ipv6Prefix`
+ * dotted decimal, a Teredo one as the client IPv4 address it carries and a 6to4 one as the IPv4 host whose /48 it is
+ * in, whatever `ipv6Prefix`; an IPv6 address as its first `ipv6Prefix`
  * bits in RFC 5952 form, followed by `/ipv6Prefix` below 128 (the zone dropped); where a prefix is not one host, the
  * whole address: a link-local one with its zone (RFC 4007 §6: `fe80::1` on two links is two hosts), one in ::/96
  * (`::1`) or in 64:ff9b:1::/48; anything else (an obfuscated identifier, RFC 7239 §6.3) as it is.
@@ -58,6 +63,7 @@ export function addressKey(address: string, ipv6Prefix: number): string {
     return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
   }
   if (inPrefix(bytes, TEREDO, 32)) return [12, 13, 14, 15].map((i) => ~(bytes[i] as number) & 0xff).join(".");
+  if (inPrefix(bytes, SIX_TO_FOUR, 16)) return `${bytes[2]}.${bytes[3]}.${bytes[4]}.${bytes[5]}`;
   if (inPrefix(bytes, LINK_LOCAL, 10)) {
     const zone = address.indexOf("%");
     return zone === -1 || zone === address.length - 1 ? formatIPv6(bytes) : formatIPv6(bytes) + address.slice(zone);

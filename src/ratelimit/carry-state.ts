@@ -23,6 +23,30 @@ function parseSetId(id: string): [number, number][] | undefined {
   return limits;
 }
 
+/**
+ * ⌈a · b / c⌉ for safe integers 0 < a < c and b ≥ 0, exactly. a · b passes 2^53 (ticks per ms reach 10^15 with a
+ * quota of 999,999,999,999,999), where the double product and quotient round either way, a tick early at times.
+ * Long division over the bits of b, keeping a · (b's bits so far) = q · c + r with 0 ≤ r < c: every value is an
+ * integer below 2^53, so exact in doubles; the Redis script runs the same steps (Lua 5.1 has only doubles).
+ */
+function mulDivCeil(a: number, b: number, c: number): number {
+  let q = 0;
+  let r = 0;
+  let bit = 1;
+  while (bit * 2 <= b) bit *= 2;
+  for (let rest = b; bit >= 1; bit /= 2) {
+    // 2r and r + a may pass 2^53: compared with c − r and c − a, which are exact, they are never formed.
+    if (r >= c - r) [q, r] = [2 * q + 1, r - (c - r)];
+    else [q, r] = [2 * q, r + r];
+    if (rest >= bit) {
+      rest -= bit;
+      if (r >= c - a) [q, r] = [q + 1, r - (c - a)];
+      else r += a;
+    }
+  }
+  return r > 0 ? q + 1 : q;
+}
+
 /** Whether window `a` is nearer `period` than window `b` is, by ratio (1 s is as near 1 min as 1 h is). */
 function nearer(period: number, a: number, b: number): boolean {
   const [aHigh, aLow] = a >= period ? [a, period] : [period, a];
@@ -86,9 +110,10 @@ export function carryState(
       next.push(nowMs, 0); // nothing ahead: a full allowance
       return;
     }
-    // tatSub / its ticksPerMs ms in ticks of ours, rounded up (never earlier); the product may pass 2^53: a tick at
-    // most, and the Redis script computes the same doubles.
-    const sub = Math.ceil(((state[2 * j + 1] ?? 0) * ticksPerMs) / (stored[j] as [number, number])[0]);
+    // tatSub / its ticksPerMs ms in ticks of ours, rounded up (never earlier), exactly. A stored sub is below its
+    // ticksPerMs (gcraCheck and this write no other); one that is not is at least a whole ms, none is none.
+    const [held, from] = [state[2 * j + 1] ?? 0, (stored[j] as [number, number])[0]];
+    const sub = held <= 0 ? 0 : held >= from ? ticksPerMs : mulDivCeil(held, ticksPerMs, from);
     const tatMs = state[2 * j] as number;
     if (sub >= ticksPerMs) next.push(tatMs + 1, 0);
     else next.push(tatMs, sub);

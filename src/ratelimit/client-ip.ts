@@ -20,9 +20,12 @@ export interface ClientIpOptions {
    * The leading bits of an IPv6 address that name one client: addresses in one prefix share a key. An IPv6 host
    * usually holds a whole /64 (RFC 4291 §2.5.1; SLAAC, RFC 4862) and changes address within it at will (RFC 8981), so
    * keyed per address it would get a fresh allowance from each of 2^64 addresses. `56` or `48` group a site's whole
-   * delegation (RFC 6177); `128` keys each address. IPv4 addresses, IPv4-mapped ones, NAT64's `64:ff9b::/96` and
-   * Teredo's `2001::/32` (the client IPv4 it carries) included, are keyed each alone; so are addresses where a prefix
-   * is not one host: link-local ones (with their zone), `::1`, and those in `64:ff9b:1::/48`.
+   * delegation (RFC 6177); `128` keys each address. IPv4 addresses, IPv4-mapped ones, NAT64's `64:ff9b::/96`,
+   * Teredo's `2001::/32` (the client IPv4 it carries) and 6to4's `2002::/16` (the IPv4 host whose /48 it is, RFC 3056)
+   * included, are keyed each alone as that IPv4 address, whatever this prefix; so are addresses where a prefix is not
+   * one host: link-local ones (with their zone), `::1`, and those in `64:ff9b:1::/48`. A 6rd address (RFC 5969)
+   * does not show the IPv4 inside it (its prefix is the ISP's own): set this to the ISP's 6rd delegation length to
+   * give such a site one key.
    * @default 64
    */
   ipv6Prefix?: number;
@@ -107,9 +110,9 @@ function named(hop: string, ipv6Prefix: number): string | undefined {
  * to limit them together instead.
  * @param request the request's header fields and the transport's peer address.
  * @param options how many proxies to trust, and which field they write.
- * @returns the key of the address (IPv4 as dotted decimal, an IPv4-mapped, NAT64 or Teredo one included; IPv6 as its
- *   `ipv6Prefix` prefix, `2001:db8:1:2::/64`, in RFC 5952 form, or whole where a prefix is not one host: `fe80::1%eth0`,
- *   `::1`), an obfuscated identifier, or `undefined`.
+ * @returns the key of the address (IPv4 as dotted decimal, an IPv4-mapped, NAT64, Teredo or 6to4 one included; IPv6
+ *   as its `ipv6Prefix` prefix, `2001:db8:1:2::/64`, in RFC 5952 form, or whole where a prefix is not one host:
+ *   `fe80::1%eth0`, `::1`), an obfuscated identifier, or `undefined`.
  * @throws TypeError when `trustedProxies` is not a non-negative integer, `header` is neither `"x-forwarded-for"` nor
  *   `"forwarded"`, or `ipv6Prefix` is not an integer from 1 to 128.
  * @see RFC 7239 §4, §6 (`Forwarded`)

@@ -21,7 +21,8 @@ export interface RateLimitPolicy {
   /** The window in whole seconds (draft §3.1.3 `w`: "Sub-second precision is not supported"), at most 15 digits. */
   readonly window: number;
   /**
-   * Requests that may be sent at once from a full allowance (the GCRA tolerance).
+   * Requests that may be sent at once from a full allowance (the GCRA tolerance): at most 999,999,999,999,999, as
+   * `RateLimit`'s `r` (draft §4.1.1), up to the burst, is an sf-integer.
    * @default quota: a whole window's quota can be spent at once, and a client that keeps to the
    * advertised `q` per `w` is never refused; a window can then admit up to `2 · quota − 1`. Set `1`
    * for "never more than `quota` in any window" (evenly spaced requests, no burst).
@@ -64,12 +65,12 @@ const SF_INTEGER_MAX = 999_999_999_999_999;
 
 /**
  * `value` when the headers can send it: `q` and `w` are Integers (draft §3.1), so a larger one would make every
- * `RateLimit-Policy` throw. The other Integers stay far below: `r` is at most the burst (< 2^53 / 1000), `t` is
- * in seconds the time between two instants within ±2^53 ms.
+ * `RateLimit-Policy` throw; so is `r` (§4.1), at most the burst, which reduced ticks let reach 2^53 where T is one
+ * tick. `t` stays far below: in seconds the time between two instants within ±2^53 ms.
  */
-function sfInteger(name: string, value: number): number {
+function sfInteger(name: string, value: number, field = "RateLimit-Policy"): number {
   if (value > SF_INTEGER_MAX) {
-    const why = "RateLimit-Policy sends it as an Integer, RFC 9651 §3.3.1";
+    const why = `${field} sends it as an Integer, RFC 9651 §3.3.1`;
     throw new TypeError(`rate limit: ${name} must be at most ${SF_INTEGER_MAX} (${why}), got ${value}.`);
   }
   return value;
@@ -135,7 +136,7 @@ export function gcraLimit(quota: number, periodMs: number, burst: number): GcraL
 /**
  * Checks policies and compiles them for a store.
  * @param policies one or more policies with distinct printable-ASCII names.
- * @throws TypeError on an empty list, a duplicate or non-ASCII name, or a bad number: a quota or window above
+ * @throws TypeError on an empty list, a duplicate or non-ASCII name, or a bad number: a quota, window or burst above
  *   999,999,999,999,999, which the headers cannot send (RFC 9651 §3.3.1), and a window above 9,007,199,254,740 s,
  *   whose ms are not exact, included.
  * @example compilePolicies([{ name: "per-second", quota: 10, window: 1 }]).id // "10:1000:10"
@@ -154,7 +155,10 @@ export function compilePolicies(policies: readonly RateLimitPolicy[]): PolicySet
     names.add(policy.name);
     const quota = sfInteger("quota", positiveInteger("rate limit", "quota", policy.quota));
     const window = sfInteger("window", positiveInteger("rate limit", "window", policy.window));
-    return gcraLimit(quota, windowMs(window), policy.burst ?? quota);
+    const limit = gcraLimit(quota, windowMs(window), policy.burst ?? quota);
+    // Draft §4.1.1: r is an Integer, and up to the burst (a request refused by another policy leaves it whole).
+    sfInteger("burst", limit.burst, "RateLimit (r, up to the burst)");
+    return limit;
   });
   return { id: limits.map((limit) => limit.id).join(","), limits };
 }

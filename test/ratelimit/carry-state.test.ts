@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { carryState } from "../../src/ratelimit/carry-state";
 import { gcraCheck } from "../../src/ratelimit/gcra";
 import { compilePolicies, createEndpointRateLimiter, type PolicySet } from "../../src/ratelimit/index";
-import { gcraLimit } from "../../src/ratelimit/policy";
+import { type GcraLimit, gcraLimit } from "../../src/ratelimit/policy";
 
 const T0 = 1_763_000_000_000;
 
@@ -186,6 +186,69 @@ describe("carryState: between a limit in reduced ticks and one in ticks of 1/quo
     expect(held.state).toEqual([T0 + 1_814, 4_000_000]);
     expect(check(held, reduced, T0 + 519)).toBe(true);
     expect(held.state).toEqual([T0 + 2_073, 3]); // 1814.4 + 259.2 = 2073.6 ms
+  });
+});
+
+// Regression: the sub-ms part was converted as ⌈sub · new / old⌉ ticks in doubles, and sub · new passes 2^53 once a
+// quota reaches ~10^13 per window (ticks per ms up to 10^15), where the product and the quotient round: a TAT carried
+// one tick early (a whole request where T is one tick), and equal to what the Redis script computed only because it
+// made the same mistake.
+describe("carryState: the sub-ms part converted exactly, past 2^53", () => {
+  /** ⌈sub · to / from⌉ ticks of `to` per ms, in BigInt: the exact carry of `[tatMs, sub]`. */
+  function exactCarry(tatMs: number, sub: number, from: number, to: number): [number, number] {
+    const ticks = (BigInt(sub) * BigInt(to) + BigInt(from) - 1n) / BigInt(from);
+    return ticks >= BigInt(to) ? [tatMs + 1, 0] : [tatMs, Number(ticks)];
+  }
+
+  it("68,759/s to 994,987,528,557,000/s: 12 spent carry as ⌈12,000 · 994,987,528,557 / 68,759⌉ ticks", () => {
+    const from = single(68_759, 1);
+    const to = single(994_987_528_557_000, 1); // ticks of 1/994,987,528,557 ms, T = 1 tick
+    expect(to.limits[0]).toMatchObject({ ticksPerMs: 994_987_528_557, intervalTicks: 1 });
+    const held: Held = { id: "", state: undefined };
+    expect(admittedAtOnce(held, from, T0, 12)).toBe(12);
+    expect(held.state).toEqual([T0, 12_000]);
+    // 12,000 · 994,987,528,557 / 68,759 = 173,647,818,361.000…6: doubles said …361, a request more than exact math.
+    expect(carryState(held.id, held.state as number[], to.id, to.limits, T0)).toEqual([T0, 173_647_818_362]);
+    expect(check(held, to, T0)).toBe(true);
+    expect(held.state).toEqual([T0, 173_647_818_363]);
+  });
+
+  const quota = fc.oneof(
+    fc.integer({ min: 1, max: 100_000 }),
+    fc.maxSafeNat().map((n) => (n % 999_999_999_999_999) + 1),
+  );
+  // Any policy compilePolicies accepts, its burst the default, 1 or a few.
+  const setArb = fc
+    .tuple(quota, fc.constantFrom(1, 60, 3_600, 86_400, 2_592_000), fc.constantFrom(undefined, 1, 10, 1_000))
+    .map(([q, window, burst]) => {
+      try {
+        return single(q, window, burst);
+      } catch {
+        return undefined; // past exact arithmetic even in reduced ticks: refused, so no state is written under it
+      }
+    })
+    .filter((set): set is PolicySet => set !== undefined);
+  // gcraLimit alone takes any safe quota whose tolerance fits: ticks per ms up to 2^53 − 2.
+  const anyLimit = fc.oneof(
+    setArb,
+    fc.maxSafeNat().map((n): PolicySet => {
+      const limit = gcraLimit((n % (Number.MAX_SAFE_INTEGER - 1)) + 1, 1, 1);
+      return { id: limit.id, limits: [limit] };
+    }),
+  );
+
+  // Any sub below the stored ticks per ms can be held: a reduced limit's interval is coprime to its ticks per ms, so
+  // k admissions reach k · T mod ticksPerMs, every residue; and a carry writes any value.
+  it("carries any state between any two accepted policies as exact (BigInt) math does", () => {
+    fc.assert(
+      fc.property(anyLimit, anyLimit, fc.maxSafeNat(), (from, to, n) => {
+        const [a, b] = [from.limits[0] as GcraLimit, to.limits[0] as GcraLimit];
+        const sub = n % a.ticksPerMs;
+        const carried = carryState(from.id, [T0, sub], to.id, to.limits, T0);
+        expect(carried).toEqual(exactCarry(T0, sub, a.ticksPerMs, b.ticksPerMs));
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });
 

@@ -19,9 +19,9 @@ function canonical(ip: string): string {
 const notIPv4Compatible = (ip: string): boolean =>
   !/^::(\d|[0-9a-f]{1,4}(:|$))/i.test(canonical(ip)) || canonical(ip) === "::";
 
-// NAT64's well-known prefix (64:ff9b::/96) and Teredo (2001::/32) are keyed as the IPv4 address they hold; node:net
-// writes the address in hex.
-const notTranslated = (ip: string): boolean => !/^(64:ff9b::|2001:0:|2001::)/i.test(canonical(ip));
+// NAT64's well-known prefix (64:ff9b::/96), Teredo (2001::/32) and 6to4 (2002::/16) are keyed as the IPv4 address they
+// hold; node:net writes the address in hex.
+const notTranslated = (ip: string): boolean => !/^(64:ff9b::|2001:0:|2001::|2002:)/i.test(canonical(ip));
 
 // Whatever a client may write to the left of what the proxies append: any text, and text made of the characters that
 // steer a parser (quotes, escapes, separators), so that unbalanced quotes and odd backslash runs come up often.
@@ -205,6 +205,16 @@ describe("clientIp", () => {
           undefined,
           "64:ff9b:1:c0:0:2:100:0",
         ],
+        // RFC 3056 §2: 2002:V4ADDR::/48 is the whole site prefix of one IPv4 host (here 192.0.2.1).
+        ["6to4: the IPv4 address it embeds", "2002:c000:201:1:2:3:4:5", undefined, "192.0.2.1"],
+        ["6to4, another /64 of that /48", "2002:c000:201:ffff::1", undefined, "192.0.2.1"],
+        ["6to4, upper case and expanded", "2002:C000:0201:0000:0000:0000:0000:0001", undefined, "192.0.2.1"],
+        ["6to4, with a dotted tail", "2002:c000:201::192.0.2.1", undefined, "192.0.2.1"],
+        ["6to4, bracketed with a port and a zone", "[2002:c000:201::1%eth0]:443", undefined, "192.0.2.1"],
+        ["6to4, at any ipv6Prefix", "2002:c000:201::1", 128, "192.0.2.1"],
+        ["6to4, even a prefix shorter than its /48", "2002:c000:201::1", 16, "192.0.2.1"],
+        // RFC 5214 §6.1: ISATAP puts the IPv4 in the interface identifier, inside a /64 that is kept.
+        ["ISATAP: its /64, as any address", "2001:db8:1:2:200:5efe:c000:201", undefined, "2001:db8:1:2::/64"],
         ["not link-local: fec0::/10 keyed by its /64", "fec0::1", undefined, "fec0::/64"],
         ["not loopback: ::1:0:0:1 keyed by its /64", "::1:0:0:1", undefined, "::/64"],
       ])("%s", (_case, address, ipv6Prefix, expected) => {
@@ -223,6 +233,29 @@ describe("clientIp", () => {
       it("keeps two Teredo clients of one server apart, and a Teredo client with the same NAT over IPv4", () => {
         expect(key("2001:0:c000:22d:8000:63bf:39cc:9bf8")).not.toBe(key("2001:0:c000:22d:8000:63bf:39cc:9bf9"));
         expect(key("2001:0:c000:22d:8000:63bf:39cc:9bf8")).toBe(key("198.51.100.7"));
+      });
+
+      // Regression: a 6to4 address (2002::/16) was keyed by its /64, and 2002:V4ADDR::/48 is the site prefix of one
+      // IPv4 host (RFC 3056 §2), so that host took a fresh allowance from each of its 65,536 /64s.
+      it("keys every address of a 6to4 /48 as the IPv4 host it belongs to, at any ipv6Prefix", () => {
+        const hex = (word: number) => word.toString(16);
+        fc.assert(
+          fc.property(
+            fc.ipV4(),
+            fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 5, maxLength: 5 }),
+            fc.integer({ min: 1, max: 128 }),
+            fc.boolean(),
+            (v4, rest, ipv6Prefix, upper) => {
+              const [a, b, c, d] = v4.split(".").map(Number) as [number, number, number, number];
+              const address = ["2002", hex((a << 8) | b), hex((c << 8) | d), ...rest.map(hex)].join(":");
+              const written = upper ? address.toUpperCase() : address;
+              expect(key(written, ipv6Prefix)).toBe(v4);
+              expect(key(canonical(address), ipv6Prefix)).toBe(v4);
+              expect(key(written, ipv6Prefix)).toBe(key(v4, ipv6Prefix));
+            },
+          ),
+          { numRuns: 1_000 },
+        );
       });
     });
 
@@ -245,10 +278,11 @@ describe("clientIp", () => {
             // b shares a's first groups, so that shared subnets come up; a is keyed in its canonical spelling.
             const a = full(x);
             const b = full([...x.slice(0, shared), ...y.slice(shared)]);
-            // IPv4-mapped, NAT64, Teredo, link-local and ::/96 addresses are keyed otherwise (above).
+            // IPv4-mapped, NAT64, Teredo, 6to4, link-local and ::/96 addresses are keyed otherwise (above).
             fc.pre(
               ![a, b].some(
-                (ip) => canonical(ip).includes(".") || /^(64:ff9b:|2001:0:|2001::|fe[89ab]|::)/.test(canonical(ip)),
+                (ip) =>
+                  canonical(ip).includes(".") || /^(64:ff9b:|2001:0:|2001::|2002:|fe[89ab]|::)/.test(canonical(ip)),
               ),
             );
             const list = new BlockList();

@@ -105,6 +105,19 @@ describe("compilePolicies", () => {
     });
   });
 
+  // Regression: a burst above 999,999,999,999,999 compiled where T is one tick (1000 per second: ticks of 1 ms), and
+  // RateLimit's r, up to the burst, is an RFC 9651 Integer: every admitted response threw, a 500 for every request.
+  it("refuses a burst above 999,999,999,999,999, which r would send; takes that burst, and r serializes", async () => {
+    const policy = { name: "p", quota: 1_000, window: 1, burst: 1e15 };
+    expect(() => compilePolicies([policy])).toThrow(TypeError);
+    expect(() => compilePolicies([policy])).toThrow(/burst must be at most 999999999999999.*RFC 9651/);
+    const limiter = createRateLimiter({ policies: [{ ...policy, burst: 999_999_999_999_999 }] });
+    expect(rateLimitHeaders(await limiter.check("k", 0))).toEqual({
+      "ratelimit-policy": '"p";q=1000;w=1',
+      ratelimit: '"p";r=999999999999998;t=1',
+    });
+  });
+
   it("takes a quota of 999,999,999,999,999, and its headers serialize", async () => {
     const policy = { name: "p", quota: 999_999_999_999_999, window: 1, burst: 1 };
     const limiter = createRateLimiter({ policies: [policy] });

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { Redis } from "ioredis";
 import { Redis as Redis5 } from "ioredis-5";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +8,7 @@ import {
   RateLimitError as RateLimitErrorFromIndex,
   type RateLimitStore,
 } from "../../src/ratelimit/index";
+import { MUL_DIV_CEIL_LUA } from "../../src/ratelimit/redis/gcra-script";
 import { createRedisStore, RateLimitError, type RedisScriptClient } from "../../src/ratelimit/redis/index";
 import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { storeContract } from "./store-contract";
@@ -91,23 +93,42 @@ describe.skipIf(skip)("createRedisStore", () => {
   // them must keep writing it (a million per hour would fit ticks of 1 ms too; its sub-ms part shows it does not).
   it("writes a limit that fits ticks of 1/quota ms as before, bit for bit", async () => {
     const set = compilePolicies([{ name: "p", quota: 1_000_000, window: 3_600 }]);
-    const store = createRedisStore({ client, clock: "caller" });
     const key = `${namespace}bit-for-bit`;
+    // Per script call: whether it ran (an evalsha answered NOSCRIPT did not), and the value read right behind it.
+    const values: Promise<[boolean, string | null]>[] = [];
+    const readBehind = (reply: Promise<unknown>): Promise<unknown> => {
+      const ran = reply.then(
+        () => true,
+        () => false,
+      );
+      values.push(Promise.all([ran, client.get(key)]));
+      return reply;
+    };
+    // Regression (a flaky test): each value expires a few real ms after its script (PX from the fake clock's TAT), and
+    // under load it was gone before the GET, or before the next check. So the checks and a GET behind each are sent
+    // at once, one batch on one connection that Redis runs in order.
+    const reading: RedisScriptClient = {
+      evalsha: (...args) => readBehind(client.evalsha(...args)),
+      eval: (...args) => readBehind(client.eval(...args)),
+    };
+    const store = createRedisStore({ client: reading, clock: "caller" });
     await client.del(key);
-    const values: (string | null)[] = [];
+    await store.check(`${key}:warm`, set, 0); // the script cached: each check below is one EVALSHA
+    values.length = 0;
+    const checks: Promise<unknown>[] = [];
     let now = 1_763_000_000_000;
     for (const gap of [0, 0, 1, 333, 17]) {
       now += gap;
-      await store.check(key, set, now);
-      values.push(await client.get(key));
+      checks.push(store.check(key, set, now));
     }
     const carried = compilePolicies([
       { name: "a", quota: 11, window: 60 },
       { name: "b", quota: 13, window: 86_400 },
     ]);
-    await store.check(key, carried, now);
-    values.push(await client.get(key));
-    expect(values).toEqual([
+    checks.push(store.check(key, carried, now));
+    await Promise.all(checks);
+    const read = (await Promise.all(values)).filter(([ran]) => ran).map(([, value]) => value);
+    expect(read).toEqual([
       "1000000:3600000:1000000 1763000000003 600000",
       "1000000:3600000:1000000 1763000000007 200000",
       "1000000:3600000:1000000 1763000000010 800000",
@@ -115,6 +136,39 @@ describe.skipIf(skip)("createRedisStore", () => {
       "1000000:3600000:1000000 1763000000354 600000",
       "11:60000:11,13:86400000:13 1763000005809 2 1763006646504 11",
     ]);
+  });
+
+  // Regression: the script converted a stored sub-ms part to new ticks as ⌈sub · new / old⌉ in doubles, a tick early
+  // at times once sub · new passed 2^53; carryState did the same, so the stores agreed on the wrong TAT.
+  it("runs muldivceil as exact math does, over every safe integer (a BigInt model)", async () => {
+    const max = Number.MAX_SAFE_INTEGER;
+    const triple = fc
+      .tuple(fc.maxSafeNat(), fc.maxSafeNat(), fc.maxSafeNat(), fc.constantFrom(1, 1_000, 1e15, max - 1))
+      .map(([x, b, y, scale]) => {
+        const c = (y % scale) + 2; // 2 ≤ c ≤ 2^53 − 1
+        return [(x % (c - 1)) + 1, b, c]; // 0 < a < c
+      });
+    const script = `${MUL_DIV_CEIL_LUA}
+      local out = {}
+      for i = 1, #ARGV, 3 do
+        local a, b, c = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+        out[#out + 1] = string.format('%.0f', muldivceil(a, b, c))
+      end
+      return out`;
+    const edges = [
+      [1, max, max],
+      [max - 1, max, max],
+      [max - 2, max - 1, max - 1],
+      [1, 0, 2],
+      [16_373, 748_040_072_641, 18_637],
+    ];
+    const cases = [...edges, ...fc.sample(triple, 3_000)];
+    const got = (await client.eval(script, 0, ...cases.flat().map(String))) as string[];
+    const exact = cases.map(([a, b, c]) => {
+      const [x, y, z] = [BigInt(a as number), BigInt(b as number), BigInt(c as number)];
+      return String((x * y + z - 1n) / z);
+    });
+    expect(got).toEqual(exact);
   });
 
   it("falls back to EVAL when the server answers NOSCRIPT, then uses EVALSHA again", async () => {

@@ -212,6 +212,22 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
           });
         });
 
+        // Regression: ⌈sub · new / old⌉ was computed in doubles, and 16,373 · 748,040,072,641 passes 2^53: the carried
+        // TAT came out a tick early, here (T is one tick) one request more than exact math allows.
+        it("carries a sub-ms TAT exactly where the ticks' product passes 2^53 (18,637/day to ~10^15/s)", async () => {
+          // 2 of 18,637 a day: TAT T0 + 9,271 ms and 16,373 ticks of 1/18,637 ms (seconds ahead: Redis keeps the key).
+          for (let i = 0; i < 2; i++) await store().check(`${prefix}k`, single(18_637, 86_400), T0);
+          // 748,040,072,641,000 a second counts in ticks of 1/748,040,072,641 ms, T one tick: the sub-ms part carries
+          // as ⌈16,373 · 748,040,072,641 / 18,637⌉ = 657,169,078,144 ticks (doubles said …143), one more for this
+          // request.
+          const faster = single(748_040_072_641_000, 1);
+          expect(outcome(await store().check(`${prefix}k`, faster, T0 + 9_271))).toEqual({
+            allowed: true,
+            remaining: [748_040_072_641_000 - 657_169_078_145],
+            resetMs: [1],
+          });
+        });
+
         // Regression: a limit whose window changed started afresh (10/s to 600/min gave a key that had spent its 10 a
         // fresh 600, at each switch of a rolling deploy).
         it("carries by window, and a changed window takes the TAT of the stored limit left", async () => {

@@ -1,4 +1,25 @@
 /**
+ * `mulDivCeil` of `../carry-state.ts` in Lua 5.1, step for step: ⌈a · b / c⌉ for 0 < a < c, exact where a · b passes
+ * 2^53 (every value it forms is an integer below 2^53). Its own constant so that a test can run it alone.
+ */
+export const MUL_DIV_CEIL_LUA = `
+local function muldivceil(a, b, c)
+  local q, r, bit, rest = 0, 0, 1, b
+  while bit * 2 <= b do bit = bit * 2 end
+  while bit >= 1 do
+    if r >= c - r then q, r = 2 * q + 1, r - (c - r) else q, r = 2 * q, r + r end
+    if rest >= bit then
+      rest = rest - bit
+      if r >= c - a then q, r = q + 1, r - (c - a) else r = r + a end
+    end
+    bit = bit / 2
+  end
+  if r > 0 then return q + 1 end
+  return q
+end
+`;
+
+/**
  * The GCRA check as a Redis Lua script: the same integer arithmetic as `../gcra.ts`, run atomically in
  * one round trip with three commands (TIME, GET, SET … PX). A TAT more than the tolerance ahead (a clock that
  * stepped back) is not capped: the refusal reports the whole wait, as gcra.ts does.
@@ -12,7 +33,7 @@
  * the gcd takes its remainders with floordiv.
  * Reply: { allowed (1/0), remaining_1, reset_ms_1, remaining_2, reset_ms_2, … }.
  */
-export const GCRA_SCRIPT = `
+export const GCRA_SCRIPT = `${MUL_DIV_CEIL_LUA}
 local now
 if ARGV[3] == 'server' then
   local t = redis.call('TIME')
@@ -52,7 +73,8 @@ if sid then
     tat = old
   else
     -- carryState (../carry-state.ts): each limit takes the TAT of the stored limit with its window, else of the one
-    -- left with the nearest window (by ratio, the same doubles compared), rounded up to a tick of its own (tpm).
+    -- left with the nearest window (by ratio, the same doubles compared), rounded up to a tick of its own (tpm),
+    -- exactly (muldivceil).
     local ospec, otpm = {}, {}
     for number in string.gmatch(sid, '%d+') do ospec[#ospec + 1] = tonumber(number) end
     local known = true
@@ -94,8 +116,9 @@ if sid then
       local perms, j = tpm[i], source[i]
       tat[2 * i - 1], tat[2 * i] = now, 0
       if j then
-        local ms = old[2 * j - 1]
-        local sub = math.ceil((old[2 * j] or 0) * perms / otpm[j])
+        local ms, held = old[2 * j - 1], old[2 * j] or 0
+        local sub = perms
+        if held <= 0 then sub = 0 elseif held < otpm[j] then sub = muldivceil(held, perms, otpm[j]) end
         if sub >= perms then tat[2 * i - 1], tat[2 * i] = ms + 1, 0
         else tat[2 * i - 1], tat[2 * i] = ms, sub end
       end

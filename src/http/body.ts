@@ -1,5 +1,6 @@
 import { positiveInteger } from "../options/number-option";
 import { contentCodingProblem } from "./content-coding";
+import { countMembers, findDuplicateMember } from "./duplicate-members";
 import {
   DEFAULT_JSON_MAX_DEPTH,
   findStringFault,
@@ -11,6 +12,7 @@ import { isJsonMediaType, type MediaType, parseMediaType } from "./media-type";
 import type { HttpRequest } from "./message";
 import { percentDecodesToUtf8 } from "./percent-decode";
 import { HttpProblem, type HttpProblemCode } from "./problem";
+import { findPrototypeMember, mayHoldPrototypeMember, type PrototypeFaultAt } from "./prototype-members";
 import { unsupportedMediaType } from "./unsupported-media-type";
 import { isWellFormed } from "./well-formed";
 
@@ -62,6 +64,36 @@ export function invalidStringProblem(at: StringFaultAt): HttpProblem<HttpProblem
   });
 }
 
+const PROTOTYPE_MESSAGES = {
+  proto_key: "A member is named __proto__, which copied into an object sets its prototype.",
+  constructor_prototype: "A constructor member holds a prototype member, which a merge would copy into a prototype.",
+} as const;
+
+/**
+ * The 422 problem for a member that would set a prototype once copied (prototype poisoning): `errors` names it with
+ * an RFC 6901 JSON Pointer, as a validation problem does.
+ */
+function forbiddenMemberProblem(at: PrototypeFaultAt): HttpProblem<HttpProblemCode> {
+  const message = PROTOTYPE_MESSAGES[at.fault];
+  return new HttpProblem({
+    status: 422,
+    code: "forbidden_member",
+    detail: `${message} At "${at.pointer}" of the request body.`,
+    extensions: { errors: [{ pointer: at.pointer, in: "body", code: at.fault, message }] },
+  });
+}
+
+const DUPLICATE_MESSAGE = "A member name is given twice in one object; I-JSON names are unique (RFC 7493 §2.3).";
+
+function duplicateMemberProblem(pointer: string): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 422,
+    code: "duplicate_member",
+    detail: `${DUPLICATE_MESSAGE} At "${pointer}" of the request body.`,
+    extensions: { errors: [{ pointer, in: "body", code: "duplicate_member", message: DUPLICATE_MESSAGE }] },
+  });
+}
+
 function tooDeep(maxDepth: number): HttpProblem<HttpProblemCode> {
   return new HttpProblem({
     status: 400,
@@ -74,8 +106,11 @@ function tooDeep(maxDepth: number): HttpProblem<HttpProblemCode> {
 /**
  * Parses JSON text within the limits of `options`: 400 `json_too_deep` when it nests deeper than `maxDepth`
  * (checked before parsing), 400 `malformed_json` when it is not JSON (RFC 8259), 422 `invalid_string` when a string
- * or member name holds a lone surrogate (RFC 7493 §2.1) or, unless `allowNul`, U+0000. A leading BOM (U+FEFF) is
- * ignored, as RFC 8259 §8.1 allows and the body readers do.
+ * or member name holds a lone surrogate (RFC 7493 §2.1) or, unless `allowNul`, U+0000, and, unless
+ * `allowPrototypeKeys`, 422 `forbidden_member` for an own `__proto__` member or a `constructor` member holding a
+ * `prototype` member (prototype poisoning), and, unless `allowDuplicateMembers`, 422 `duplicate_member` for a member
+ * name given twice in one object (RFC 7493 §2.3). A leading BOM (U+FEFF) is ignored, as RFC 8259 §8.1 allows and
+ * the body readers do.
  * @param text the JSON text.
  * @param options the nesting limit and whether NUL is accepted.
  * @example const read = parseJsonText('{"a":"\\ud800"}'); // { ok: false, problem: 422 invalid_string at /a }
@@ -112,6 +147,17 @@ function parseJson(text: string, options: JsonBodyOptions, wellFormed: boolean):
     const fault = findStringFault(value, options.allowNul ?? false);
     if (fault !== undefined) return { ok: false, problem: invalidStringProblem(fault) };
   }
+  // Walked only when the text names __proto__ or constructor and prototype: other bodies pay a search of the text.
+  if (options.allowPrototypeKeys !== true && mayHoldPrototypeMember(text, scan.unicodeEscape)) {
+    const member = findPrototypeMember(value);
+    if (member !== undefined) return { ok: false, problem: forbiddenMemberProblem(member) };
+  }
+  // A name given twice leaves the parsed value fewer members than the text has name separators: only then is the
+  // text read again, name by name, to say where.
+  if (options.allowDuplicateMembers !== true && scan.members > 0 && countMembers(value) !== scan.members) {
+    const pointer = findDuplicateMember(text);
+    if (pointer !== undefined) return { ok: false, problem: duplicateMemberProblem(pointer) };
+  }
   return { ok: true, value };
 }
 
@@ -119,7 +165,8 @@ function parseJson(text: string, options: JsonBodyOptions, wellFormed: boolean):
  * Reads a JSON body (RFC 8259): 400 when empty, not UTF-8 or malformed; 415 when the Content-Type is not
  * JSON (`application/json` or any `+json` type, e.g. `application/merge-patch+json`) or names another charset, and
  * 415 `unsupported_content_coding` when a `Content-Encoding` other than `identity` says the body is coded;
- * and the limits of {@link parseJsonText} (nesting depth, I-JSON strings, no NUL unless allowed).
+ * and the limits of {@link parseJsonText} (nesting depth, I-JSON strings, no NUL and no prototype members unless
+ * allowed).
  * @param options the nesting limit and whether NUL is accepted.
  */
 export function safeJsonBody(request: BodyRequest, options: JsonBodyOptions = {}): BodyResult<unknown> {

@@ -19,6 +19,21 @@ export interface JsonBodyOptions {
    * @default false
    */
   allowNul?: boolean;
+  /**
+   * Accept an own `__proto__` member, or a `constructor` member holding a `prototype` member, anywhere in the body.
+   * Off by default: copied into an object (`Object.assign`, a deep merge) such a member sets its prototype
+   * (prototype poisoning), so a body with one gets a 422 `forbidden_member` naming where. When on, they are kept
+   * as plain own members, which only code that defines rather than assigns properties may copy.
+   * @default false
+   */
+  allowPrototypeKeys?: boolean;
+  /**
+   * Accept an object that gives a member name twice, keeping the last value as `JSON.parse` does. Off by default:
+   * I-JSON names are unique (RFC 7493 §2.3), and parsers disagree on which value wins, so a body one reader (a proxy,
+   * a signature check) reads otherwise than this one gets a 422 `duplicate_member` naming where.
+   * @default false
+   */
+  allowDuplicateMembers?: boolean;
 }
 
 /** The default {@link JsonBodyOptions.maxDepth}. */
@@ -30,15 +45,19 @@ export interface JsonTextScan {
   readonly tooDeep: boolean;
   /** A string holds a `\u` escape: only through one can a JSON text carry a lone surrogate or a NUL. */
   readonly unicodeEscape: boolean;
+  /** Name separators (":") outside strings: one per object member the text writes (RFC 8259 §4). */
+  readonly members: number;
 }
 
 /**
- * One pass over a JSON text without building anything: how deep arrays and objects nest, and whether any string
- * has a `\u` escape. Malformed text is left to `JSON.parse`; this only needs to be right for well-formed text.
+ * One pass over a JSON text without building anything: how deep arrays and objects nest, whether any string
+ * has a `\u` escape, and how many members its objects write. Malformed text is left to `JSON.parse`; this only
+ * needs to be right for well-formed text.
  */
 export function scanJsonText(text: string, maxDepth: number): JsonTextScan {
   let depth = 0;
   let unicodeEscape = false;
+  let members = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -49,10 +68,11 @@ export function scanJsonText(text: string, maxDepth: number): JsonTextScan {
       } else if (c === 0x22 /* " */) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > maxDepth) return { tooDeep: true, unicodeEscape };
+      if (++depth > maxDepth) return { tooDeep: true, unicodeEscape, members };
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+    else if (c === 0x3a /* : */) members++;
   }
-  return { tooDeep: false, unicodeEscape };
+  return { tooDeep: false, unicodeEscape, members };
 }
 
 /**
@@ -107,7 +127,7 @@ export function stringFault(value: string, allowNul: boolean): StringFault | und
 }
 
 // RFC 6901 §3: "~" is written "~0" and "/" is written "~1".
-function pointerToken(key: string): string {
+export function pointerToken(key: string): string {
   return key.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 

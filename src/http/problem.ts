@@ -25,6 +25,10 @@ export const HTTP_PROBLEM_CODES = [
   "json_too_deep",
   // 422: a body string is not I-JSON (a lone surrogate, RFC 7493 §2.1) or holds a NUL; `errors` names where.
   "invalid_string",
+  // 422: a JSON body has an own __proto__ or a constructor.prototype (prototype poisoning); `errors` names where.
+  "forbidden_member",
+  // 422: a JSON body gives a member name twice in one object (RFC 7493 §2.3); `errors` names where.
+  "duplicate_member",
   // 400: a query parameter is not percent-encoded UTF-8 (RFC 3986 §2.1) or decodes to a NUL.
   "malformed_query",
   // 415: the Content-Type is not one the reader accepts (RFC 9110 §15.5.16).

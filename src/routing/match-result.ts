@@ -9,6 +9,7 @@ export type BadPathCode = "malformed_path" | "param_too_long";
  * - `not_found`: no route matches the path.
  * - `redirect`: only the normalized path matches and the policy says redirect; `location` is that path, never one
  *   that starts with "//" or "/\" (another host to a client, RFC 3986 §4.2): such a path is `not_found`.
+ *   OPTIONS is never redirected: it gets the normalized path's result (a CORS preflight fails on a redirect).
  * - `bad_path`: the route matched but a parameter is malformed percent-encoding (not UTF-8, or a NUL) or too long.
  */
 export type MatchResult<R> =
@@ -25,13 +26,14 @@ export type PathPolicy = "strict" | "ignore" | "redirect";
 export interface MatchOptions {
   /**
    * A request path ending in "/" (other than "/"): `strict` matches it as sent (so `/users/` is not
-   * `/users`), `ignore` matches it without the slash, `redirect` answers 308 to the path without it.
+   * `/users`), `ignore` matches it without the slash, `redirect` answers 308 to the path without it (OPTIONS,
+   * which a CORS preflight cannot follow through a redirect, is answered as for that path instead).
    * @default "strict"
    */
   trailingSlash?: PathPolicy;
   /**
    * Empty segments (`/users//u_1`): `strict` matches them as sent (they match no parameter),
-   * `ignore` matches as if the slashes were one, `redirect` answers 308 to the merged path.
+   * `ignore` matches as if the slashes were one, `redirect` answers 308 to the merged path (OPTIONS: as for it).
    * @default "strict"
    */
   duplicateSlashes?: PathPolicy;

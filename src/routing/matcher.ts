@@ -252,6 +252,9 @@ export function compileMatcher<R>(routes: readonly MatcherRoute<R>[], options: M
       if (retry.kind === "not_found" || !normal.redirect) return retry;
       // No redirect to another host: the path answers as not found.
       if (networkPath(normal.path)) return result;
+      // Fetch §4.8: a CORS preflight needs an ok status and follows no redirect, so OPTIONS answers as the path it
+      // would be redirected to does.
+      if (method === "OPTIONS") return retry;
       return { kind: "redirect", location: normal.path };
     },
   };

@@ -44,7 +44,9 @@ function optionsHeaders(matcher: Matcher<RouteInfo>, path: string, allow: readon
     ["POST", "accept-post"],
     ["PATCH", "accept-patch"],
   ] as const) {
-    const found = allow.includes(method) ? matcher.match(method, path) : undefined;
+    let found = allow.includes(method) ? matcher.match(method, path) : undefined;
+    // OPTIONS on a path the other methods are redirected from names what they take at the redirect's target.
+    if (found?.kind === "redirect") found = matcher.match(method, found.location);
     const accepted = found?.kind === "found" ? acceptedMediaTypes(found.route) : [];
     if (accepted.length > 0) headers[field] = accepted.join(", ");
   }

@@ -37,7 +37,11 @@ describe("JSON nesting limit (checked before parsing)", () => {
   });
 
   it("does not count brackets inside strings, escaped quotes included", () => {
-    expect(scanJsonText('["[[[[", "\\"[[[", {"{{": "}}"}]', 2)).toStrictEqual({ tooDeep: false, unicodeEscape: false });
+    expect(scanJsonText('["[[[[", "\\"[[[", {"{{": "}}"}]', 2)).toStrictEqual({
+      tooDeep: false,
+      unicodeEscape: false,
+      members: 1,
+    });
   });
 
   it("agrees with the depth of the parsed value (fast-check)", () => {

@@ -3,7 +3,14 @@ import { describe, expect, it } from "vitest";
 import { METHOD_NAMES } from "../../src/http/methods";
 import { matchComposite } from "../../src/routing/composite";
 import { compositeOverlap } from "../../src/routing/composite-overlap";
-import { allowList, compileMatcher, type MatchResult, parseTemplate, RoutingError } from "../../src/routing/index";
+import {
+  allowList,
+  compileMatcher,
+  type MatchOptions,
+  type MatchResult,
+  parseTemplate,
+  RoutingError,
+} from "../../src/routing/index";
 import { methodSlots } from "../../src/routing/method-slots";
 import { type RefRoute, referenceMatch } from "./reference";
 
@@ -149,6 +156,45 @@ describe("compileMatcher", () => {
       ).toEqual({
         kind: "redirect",
         location: "/users/u_1",
+      });
+    });
+
+    describe("regression: OPTIONS /users/ answered 308 under a redirect policy (a CORS preflight fails)", () => {
+      // Fetch §4.8: a preflight's response must have an ok status; a browser follows no redirect for it.
+      const policies: readonly [MatchOptions, string][] = [
+        [{ trailingSlash: "redirect" }, "/users/u_1/"],
+        [{ duplicateSlashes: "redirect" }, "//users//u_1"],
+        [{ trailingSlash: "redirect", duplicateSlashes: "redirect" }, "/users//u_1/"],
+      ];
+
+      it.each(policies)(
+        "OPTIONS matches as on the canonical path, other methods still redirect (%o %s)",
+        (policy, sent) => {
+          const n = compileMatcher(table, policy);
+          expect(n.match("OPTIONS", sent)).toEqual(n.match("OPTIONS", "/users/u_1"));
+          expect(n.match("OPTIONS", sent)).toEqual({
+            kind: "method_not_allowed",
+            allow: ["GET", "HEAD", "DELETE", "OPTIONS"],
+          });
+          for (const method of ["GET", "HEAD", "DELETE", "POST"]) {
+            expect(n.match(method, sent)).toEqual({ kind: "redirect", location: "/users/u_1" });
+          }
+        },
+      );
+
+      it("a declared OPTIONS route is found on the canonical path", () => {
+        const n = compileMatcher([...table, { method: "OPTIONS", template: "/users", route: "users.options" }], {
+          trailingSlash: "redirect",
+        });
+        expect(n.match("OPTIONS", "/users/")).toEqual({ kind: "found", route: "users.options", params: {} });
+      });
+
+      it("a path no method is redirected from (another host once normalized) is not found for OPTIONS", () => {
+        const n = compileMatcher([{ method: "GET", template: "/{org}/repos", route: "repos" }], {
+          trailingSlash: "redirect",
+        });
+        expect(n.match("GET", "/\\evil.example/repos/")).toEqual({ kind: "not_found" });
+        expect(n.match("OPTIONS", "/\\evil.example/repos/")).toEqual({ kind: "not_found" });
       });
     });
 

@@ -118,6 +118,45 @@ describe("router over node:http", () => {
     });
   });
 
+  describe("regression: a CORS preflight to /users/ answered 308 under trailingSlash: redirect", () => {
+    // Fetch §4.8 (CORS-preflight fetch): a redirect is a network error for a preflight, so the request never went.
+    const preflight = { origin: "https://app.example", "access-control-request-method": "POST" };
+
+    it("answers OPTIONS as on the canonical path: 204, its Allow and Accept-Post / Accept-Patch", async () => {
+      for (const [sent, canonical] of [
+        ["/users/", "/users"],
+        ["/users/u1/", "/users/u1"],
+      ] as const) {
+        const slashed = await fetch(`${base}${sent}`, { method: "OPTIONS", redirect: "manual", headers: preflight });
+        const plain = await fetch(`${base}${canonical}`, { method: "OPTIONS", redirect: "manual", headers: preflight });
+        expect(slashed.status).toBe(204);
+        expect(slashed.headers.get("location")).toBeNull();
+        for (const field of ["allow", "accept-post", "accept-patch"]) {
+          expect(slashed.headers.get(field)).toBe(plain.headers.get(field));
+        }
+      }
+      const collection = await call("OPTIONS", "/users/");
+      expect(collection.headers.get("allow")).toBe("GET, HEAD, POST, OPTIONS");
+      expect(collection.headers.get("accept-post")).toBe("application/json");
+      const item = await call("OPTIONS", "/users/u1/");
+      expect(item.headers.get("accept-patch")).toBe("application/merge-patch+json");
+    });
+
+    it("still redirects the other methods with 308", async () => {
+      for (const [method, path] of [
+        ["POST", "/users/"],
+        ["GET", "/users/u1/"],
+        ["HEAD", "/users/u1/"],
+        ["PATCH", "/users/u1/"],
+        ["DELETE", "/users/u1/"],
+      ] as const) {
+        const r = await call(method, path);
+        expect(r.status, `${method} ${path}`).toBe(308);
+        expect(r.headers.get("location")).toBe(path.slice(0, -1));
+      }
+    });
+  });
+
   describe("405 and 404", () => {
     it("answers 405 with Allow when the path exists but the method is not declared", async () => {
       const r = await call("PUT", "/users");

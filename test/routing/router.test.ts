@@ -489,10 +489,88 @@ describe("JSON body limits through the router (issue 16)", () => {
     expect(await code(raw("POST", "/raw", '{"a":"\\udfff"}'))).toBe("422 invalid_string");
   });
 
+  it("refuses a member name given twice, in a body and in a merge patch (RFC 7493 §2.3)", async () => {
+    expect(await code(raw("POST", "/notes", '{"role":"user","role":"admin"}'))).toBe("422 duplicate_member");
+    const patch = "application/merge-patch+json";
+    expect(await code(raw("PATCH", "/docs/d1", '{"b":1,"b":null}', patch))).toBe("422 duplicate_member");
+    expect(await code(raw("POST", "/notes", '[{"role":"user"},{"role":"admin"}]'))).toBe(200);
+  });
+
   it("refuses a query parameter that decodes to NUL or to bytes that are not UTF-8", async () => {
     for (const search of ["x=%00", "x=%FF", "%00=1"]) {
       expect(await code({ ...raw("POST", "/notes", "{}"), search }), search).toBe("400 malformed_query");
     }
+  });
+});
+
+describe("regression: prototype poisoning, a body's own __proto__ reached a handler that Object.assign-ed it", () => {
+  const raw = (method: string, path: string, text: string, type = "application/json"): HttpRequest => ({
+    method,
+    path,
+    search: "",
+    query: {},
+    headers: { "content-type": type },
+    body: new TextEncoder().encode(text),
+  });
+  const reached: string[] = [];
+  const stored: Record<string, unknown> = { a: 1 };
+  const router = createRouter()
+    .route("POST", "/settings", { body: z.unknown() }, ({ body }) => {
+      reached.push("settings");
+      const settings: Record<string, unknown> = {};
+      Object.assign(settings, body);
+      return json(200, { admin: settings["admin"] === true });
+    })
+    .route("POST", "/users", { body: z.object({ name: z.string() }) }, ({ body }) => json(200, body))
+    .route("POST", "/trusted", { body: z.unknown(), json: { allowPrototypeKeys: true } }, ({ body }) =>
+      json(200, { keys: Object.keys(body as object) }),
+    )
+    .resource("/docs/{id}", (docs) => {
+      docs.update({}, ({ merge }) => json(200, merge(stored)));
+      docs.replace({}, ({ body }) => json(200, body));
+    });
+  const handler = router.handler();
+  const answer = async (request: HttpRequest) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      if (isHttpProblem(error)) return error.toResponse();
+      throw error;
+    }
+  };
+  const code = async (request: HttpRequest) => {
+    const response = await answer(request);
+    return response.status >= 400 ? `${response.status} ${JSON.parse(String(response.body)).code}` : response.status;
+  };
+  const poison = '{"__proto__":{"admin":true}}';
+
+  it("refuses it with 422 forbidden_member before any handler runs", async () => {
+    reached.length = 0;
+    expect(await code(raw("POST", "/settings", poison))).toBe("422 forbidden_member");
+    expect(await code(raw("POST", "/settings", '{"x":{"constructor":{"prototype":{"admin":true}}}}'))).toBe(
+      "422 forbidden_member",
+    );
+    expect(reached).toStrictEqual([]);
+    expect(({} as Record<string, unknown>)["admin"]).toBeUndefined();
+  });
+
+  it("refuses it under a schema that would strip it too, uniformly at parse time", async () => {
+    expect(await code(raw("POST", "/users", '{"name":"a","__proto__":{"admin":true}}'))).toBe("422 forbidden_member");
+    expect(await code(raw("POST", "/users", '{"name":"a"}'))).toBe(200);
+  });
+
+  it("refuses it in a merge patch and in a PUT body, so no document of the API can carry one", async () => {
+    const patch = "application/merge-patch+json";
+    expect(await code(raw("PATCH", "/docs/d1", poison, patch))).toBe("422 forbidden_member");
+    expect(await code(raw("PATCH", "/docs/d1", '{"__proto__":null}', patch))).toBe("422 forbidden_member");
+    expect(await code(raw("PUT", "/docs/d1", poison))).toBe("422 forbidden_member");
+    expect(await code(raw("PATCH", "/docs/d1", '{"b":2}', patch))).toBe(200);
+  });
+
+  it("takes it, as a plain own member, where the operation's json option allows prototype keys", async () => {
+    const response = await answer(raw("POST", "/trusted", poison));
+    expect(response.status).toBe(200);
+    expect(JSON.parse(String(response.body))).toStrictEqual({ keys: ["__proto__"] });
   });
 });
 

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { adapt } from "../../src/fetch/index";
-import type { HttpRequest } from "../../src/http/message";
+import type { HttpRequest, HttpResponse } from "../../src/http/message";
 import { json } from "../../src/http/message";
 import { isHttpProblem } from "../../src/http/problem";
 import { createRouter, type Middleware, RoutingError, routeOf } from "../../src/routing/index";
@@ -443,23 +443,18 @@ describe("a method without a route at a path the router has: 405 with Allow (RFC
   });
 });
 
-describe("JSON body limits through the router (issue 16)", () => {
-  const raw = (method: string, path: string, text: string, type = "application/json"): HttpRequest => ({
-    method,
-    path,
-    search: "",
-    query: {},
-    headers: { "content-type": type },
-    body: new TextEncoder().encode(text),
-  });
-  const router = createRouter({ json: { maxDepth: 3 } })
-    .route("POST", "/notes", { body: z.unknown() }, ({ body }) => json(200, { body }))
-    .route("POST", "/raw", { body: z.unknown(), json: { allowNul: true, maxDepth: 10 } }, ({ body }) =>
-      json(200, { body }),
-    )
-    .resource("/docs/{id}", (docs) => {
-      docs.update({ body: z.record(z.string(), z.unknown()) }, ({ merge }) => json(200, merge({ a: 1 })));
-    });
+// A JSON (or other) body as sent, for the body-limit tests.
+const raw = (method: string, path: string, text: string, type = "application/json"): HttpRequest => ({
+  method,
+  path,
+  search: "",
+  query: {},
+  headers: { "content-type": type },
+  body: new TextEncoder().encode(text),
+});
+
+// The router's answer with its problems as responses, and "status code" for a problem (the status alone otherwise).
+function answering(router: { handler(): (request: HttpRequest) => HttpResponse | Promise<HttpResponse> }) {
   const handler = router.handler();
   const answer = async (request: HttpRequest) => {
     try {
@@ -473,6 +468,19 @@ describe("JSON body limits through the router (issue 16)", () => {
     const response = await answer(request);
     return response.status >= 400 ? `${response.status} ${JSON.parse(String(response.body)).code}` : response.status;
   };
+  return { answer, code };
+}
+
+describe("JSON body limits through the router (issue 16)", () => {
+  const router = createRouter({ json: { maxDepth: 3 } })
+    .route("POST", "/notes", { body: z.unknown() }, ({ body }) => json(200, { body }))
+    .route("POST", "/raw", { body: z.unknown(), json: { allowNul: true, maxDepth: 10 } }, ({ body }) =>
+      json(200, { body }),
+    )
+    .resource("/docs/{id}", (docs) => {
+      docs.update({ body: z.record(z.string(), z.unknown()) }, ({ merge }) => json(200, merge({ a: 1 })));
+    });
+  const { code } = answering(router);
 
   it("applies the router's depth to bodies and merge patches", async () => {
     expect(await code(raw("POST", "/notes", "[[[1]]]"))).toBe(200);
@@ -504,14 +512,6 @@ describe("JSON body limits through the router (issue 16)", () => {
 });
 
 describe("regression: prototype poisoning, a body's own __proto__ reached a handler that Object.assign-ed it", () => {
-  const raw = (method: string, path: string, text: string, type = "application/json"): HttpRequest => ({
-    method,
-    path,
-    search: "",
-    query: {},
-    headers: { "content-type": type },
-    body: new TextEncoder().encode(text),
-  });
   const reached: string[] = [];
   const stored: Record<string, unknown> = { a: 1 };
   const router = createRouter()
@@ -529,19 +529,7 @@ describe("regression: prototype poisoning, a body's own __proto__ reached a hand
       docs.update({}, ({ merge }) => json(200, merge(stored)));
       docs.replace({}, ({ body }) => json(200, body));
     });
-  const handler = router.handler();
-  const answer = async (request: HttpRequest) => {
-    try {
-      return await handler(request);
-    } catch (error) {
-      if (isHttpProblem(error)) return error.toResponse();
-      throw error;
-    }
-  };
-  const code = async (request: HttpRequest) => {
-    const response = await answer(request);
-    return response.status >= 400 ? `${response.status} ${JSON.parse(String(response.body)).code}` : response.status;
-  };
+  const { answer, code } = answering(router);
   const poison = '{"__proto__":{"admin":true}}';
 
   it("refuses it with 422 forbidden_member before any handler runs", async () => {

@@ -687,28 +687,6 @@ describe("idempotency middleware", () => {
       }
     });
 
-    // RFC 9110 §15.6.4: nothing ran, so the client is told to retry (it got the adapter's 500 before), and the
-    // operator hears of the outage through onStoreError.
-    it("answers 503 idempotency_store_unavailable with Retry-After to a failing begin, reporting it", async () => {
-      const store: IdempotencyStore = {
-        begin: () => Promise.reject(new Error("store down")),
-        complete: () => Promise.resolve(true),
-        release: () => Promise.resolve(true),
-      };
-      const handler = vi.fn(() => json(201, {}));
-      const onStoreError = vi.fn();
-      const req = request({ key: '"k"' });
-      const res = await idempotency({ store, identify: () => "a", onStoreError })(handler)(req);
-      expect(res.status).toBe(503);
-      expect(res.headers["retry-after"]).toBe("1");
-      expect(res.headers["content-type"]).toBe("application/problem+json");
-      expect(problemCode(res.body)).toBe("idempotency_store_unavailable");
-      expect(onStoreError).toHaveBeenCalledOnce();
-      expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ message: "store down" });
-      expect(onStoreError.mock.calls[0]?.[1]).toBe(req);
-      expect(handler).not.toHaveBeenCalled();
-    });
-
     // A record the store cannot decode is read again by every retry until it expires: no outage, so no 503.
     it("lets a begin that finds an undecodable record propagate (the adapter answers 500)", async () => {
       const store: IdempotencyStore = {
@@ -807,18 +785,26 @@ describe("idempotency middleware", () => {
       expect(handler).not.toHaveBeenCalled();
     });
 
-    // Regression: a store function that failed (one opening a transaction on an unreachable database) reached the
-    // adapter as a 500, where the same failure in begin is a 503: nothing ran either way, so a retry is safe.
-    it.each<[string, () => never | Promise<never>]>([
-      ["throws", throwing("pool exhausted")],
-      ["rejects", () => Promise.reject(new Error("pool exhausted"))],
-    ])("answers 503 to a store function that %s, reporting it, without running the handler", async (_, store) => {
+    // RFC 9110 §15.6.4: nothing ran, so the client is told to retry (it got the adapter's 500 before), and the
+    // operator hears of the outage through onStoreError. Regression: a store function that failed (one opening a
+    // transaction on an unreachable database) reached the adapter as a 500, where the same failure in begin is a 503.
+    const beginRejects: IdempotencyStore = {
+      begin: () => Promise.reject(new Error("pool exhausted")),
+      complete: () => Promise.resolve(true),
+      release: () => Promise.resolve(true),
+    };
+    it.each<[string, IdempotencyOptions["store"]]>([
+      ["whose begin rejects", beginRejects],
+      ["function that throws", throwing("pool exhausted")],
+      ["function that rejects", () => Promise.reject(new Error("pool exhausted"))],
+    ])("answers 503 with Retry-After to a store %s, reporting it, without running the handler", async (_, store) => {
       const handler = vi.fn(() => json(201, {}));
       const onStoreError = vi.fn();
       const req = request({ key: '"k"' });
       const res = await idempotency({ store, identify: () => "a", onStoreError })(handler)(req);
       expect(res.status).toBe(503);
       expect(res.headers["retry-after"]).toBe("1");
+      expect(res.headers["content-type"]).toBe("application/problem+json");
       expect(problemCode(res.body)).toBe("idempotency_store_unavailable");
       expect(onStoreError).toHaveBeenCalledOnce();
       expect(onStoreError.mock.calls[0]?.[0]).toMatchObject({ message: "pool exhausted" });

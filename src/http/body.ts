@@ -221,11 +221,15 @@ export function parseForm(text: string): FormRecord {
  * Reads a form body: 400 `malformed_form` when not UTF-8, also inside a percent-escape (`%E9`, which WHATWG URL §5.1
  * would read as U+FFFD), naming the `field`; 400 when empty; 415 when the Content-Type is not form-urlencoded or a
  * `Content-Encoding` other than `identity` says the body is coded (`unsupported_content_coding`), 422
- * `invalid_string` when a name or value decodes to U+0000 (unless `allowNul`).
+ * `invalid_string` when a name or value decodes to U+0000 (unless `allowNul`), and 422 `forbidden_member` at
+ * `/__proto__` for a field named `__proto__` (percent-encoded or as `__proto__[]` too), unless `allowPrototypeKeys`,
+ * as a JSON body's. A `constructor` field is accepted: its value is text, which holds no `prototype` member.
+ * @param options the JSON body options that apply to forms too (`allowNul`, `allowPrototypeKeys`).
+ * @example safeFormBody(request); // "__proto__[]=a": { ok: false, problem: 422 forbidden_member at /__proto__ }
  */
 export function safeFormBody(
   request: BodyRequest,
-  options: Pick<JsonBodyOptions, "allowNul"> = {},
+  options: Pick<JsonBodyOptions, "allowNul" | "allowPrototypeKeys"> = {},
 ): BodyResult<FormRecord> {
   if (request.body.byteLength === 0) return { ok: false, problem: emptyBody() };
   const coded = contentCodingProblem(request.headers);
@@ -259,6 +263,10 @@ export function safeFormBody(
   if (options.allowNul !== true && (text.includes("%00") || text.includes("\u0000"))) {
     const fault = findStringFault(value, false);
     if (fault !== undefined) return { ok: false, problem: invalidStringProblem(fault) };
+  }
+  // Own on the null-prototype record, the field sets a prototype once the form is Object.assign-ed, as JSON's would.
+  if (options.allowPrototypeKeys !== true && Object.hasOwn(value, "__proto__")) {
+    return { ok: false, problem: forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }) };
   }
   return { ok: true, value };
 }

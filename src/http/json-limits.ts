@@ -23,7 +23,8 @@ export interface JsonBodyOptions {
    * Accept an own `__proto__` member, or a `constructor` member holding a `prototype` member, anywhere in the body.
    * Off by default: copied into an object (`Object.assign`, a deep merge) such a member sets its prototype
    * (prototype poisoning), so a body with one gets a 422 `forbidden_member` naming where. When on, they are kept
-   * as plain own members, which only code that defines rather than assigns properties may copy.
+   * as plain own members, which only code that defines rather than assigns properties may copy. Form bodies follow
+   * it too: a field named `__proto__` is the same 422.
    * @default false
    */
   allowPrototypeKeys?: boolean;

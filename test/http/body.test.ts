@@ -110,6 +110,54 @@ describe("form bodies (WHATWG URL §5.1)", () => {
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
+  describe("regression: a field named __proto__ reached a handler that Object.assign-ed the form", () => {
+    const form = (body: string) => req("application/x-www-form-urlencoded", body);
+    const message = "A member is named __proto__, which copied into an object sets its prototype.";
+
+    it("shows the harm: assigned, the parsed field sets the target's prototype", () => {
+      const target = {};
+      Object.assign(target, parseForm("__proto__[]=a"));
+      expect(Object.getPrototypeOf(target)).toStrictEqual(["a"]);
+    });
+
+    it.each([
+      ["a plain name", "__proto__=x"],
+      ["list syntax", "a=1&__proto__[]=x&__proto__[]=y"],
+      ["a repeated name", "__proto__=x&__proto__=y"],
+      ["a percent-encoded name", "%5F%5Fproto%5F%5F=x"],
+      ["percent-encoded list brackets", "__proto__%5B%5D=x"],
+      ["a name with no value", "__proto__"],
+    ])("refuses %s with 422 forbidden_member at /__proto__, as a JSON body's", (_name, body) => {
+      for (const read of [safeFormBody(form(body)), safeJsonOrFormBody(form(body))]) {
+        expect(failure(read)).toStrictEqual({ status: 422, code: "forbidden_member" });
+        expect(read.ok ? undefined : read.problem.extensions).toStrictEqual({
+          errors: [{ pointer: "/__proto__", in: "body", code: "proto_key", message }],
+        });
+      }
+      expect(failure(safeJsonBody(req("application/json", '{"__proto__":"x"}')))).toStrictEqual(
+        failure(safeFormBody(form(body))),
+      );
+    });
+
+    it("keeps it as a plain own field with allowPrototypeKeys, the JSON opt-out", () => {
+      for (const read of [
+        safeFormBody(form("__proto__[]=x"), { allowPrototypeKeys: true }),
+        safeJsonOrFormBody(form("__proto__[]=x"), { allowPrototypeKeys: true }),
+      ]) {
+        expect(read.ok && Object.getOwnPropertyDescriptor(read.value, "__proto__")?.value).toStrictEqual(["x"]);
+      }
+    });
+
+    it.each([
+      ["constructor, whose value is text and never holds a prototype", "constructor=x&constructor[]=prototype"],
+      ["bracketed names, which the reader does not nest", "a[__proto__]=x&constructor[prototype]=y"],
+      ["__proto__ as a value", "a=__proto__"],
+      ["names that only contain it", "__proto__x=1&x__proto__=2&__proto=3"],
+    ])("accepts %s", (_name, body) => {
+      expect(safeFormBody(form(body)).ok).toBe(true);
+    });
+  });
+
   it("reads a form body", () => {
     expect(safeFormBody(req("application/x-www-form-urlencoded; charset=utf-8", "a=1&a=2"))).toMatchObject({
       ok: true,

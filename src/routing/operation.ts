@@ -92,6 +92,7 @@ function queryOf(
   lists: ReadonlySet<string>,
   booleans: ReadonlyMap<string, BooleanMember>,
   others: boolean,
+  allowPrototypeKeys: boolean,
 ): unknown {
   // Parameters that decode to a NUL or to bytes that are not UTF-8 never reach a schema or a store.
   if (request.search !== "") {
@@ -99,7 +100,12 @@ function queryOf(
     if (problem !== undefined) throw problem;
   }
   const schema = spec.query;
-  if (schema === undefined) return request.query;
+  if (schema === undefined) {
+    // Own on the null-prototype record, `?__proto__[]=x` sets a prototype once the query is Object.assign-ed, as a
+    // form field would; a schema's output never holds it (zod leaves it out), so only the raw record is checked.
+    if (!allowPrototypeKeys && Object.hasOwn(request.query, "__proto__")) throw forbiddenQueryParameter();
+    return request.query;
+  }
   const unknown = others ? [] : Object.keys(request.query).filter((name) => !Object.hasOwn(schema.shape, name));
   if (unknown.length > 0) {
     throw new HttpProblem({
@@ -115,6 +121,18 @@ function queryOf(
   // A refused boolean's own issue stands for whatever the parse said of its text; every other error is kept.
   const kept = parsed.success ? [] : parsed.error.issues.filter((issue) => !read.refused.has(String(issue.path[0])));
   throw validationProblem(new z.ZodError([...kept, ...read.issues]), "query", 400);
+}
+
+const PROTO_QUERY_MESSAGE = "A query parameter is named __proto__, which copied into an object sets its prototype.";
+
+// A query is not content: 400, as its other problems are, with the code and `errors` of a body's prototype member.
+function forbiddenQueryParameter(): HttpProblem<HttpProblemCode> {
+  return new HttpProblem({
+    status: 400,
+    code: "forbidden_member",
+    detail: `${PROTO_QUERY_MESSAGE} Declare a query schema, or allow prototype keys in the operation's json option.`,
+    extensions: { errors: [{ pointer: "/__proto__", in: "query", code: "proto_key", message: PROTO_QUERY_MESSAGE }] },
+  });
 }
 
 function paramsOf(raw: Readonly<Record<string, string>>, spec: OperationSpec): unknown {
@@ -302,7 +320,7 @@ export function operationHandler(setup: OperationSetup): Handler {
       request,
       route: info,
       params: paramsOf(raw, spec),
-      query: queryOf(request, spec, lists, booleans, others),
+      query: queryOf(request, spec, lists, booleans, others, limits.allowPrototypeKeys === true),
       url: setup.url,
     };
     if (kind === "update") {

@@ -649,3 +649,60 @@ describe("regression: a form body's one value for an array member was refused (O
     expect(await codeOf(router.handler()(form('{"tags":"a"}', "application/json")))).toBe("problem:validation_failed");
   });
 });
+
+describe("regression: a query parameter named __proto__ reached a handler without a query schema as an own key", () => {
+  const reached: string[] = [];
+  const search = ({ query }: { query: unknown }) => {
+    reached.push("search");
+    const filters: Record<string, unknown> = {};
+    Object.assign(filters, query);
+    return json(200, { keys: Object.keys(filters), poisoned: Object.getPrototypeOf(filters) !== Object.prototype });
+  };
+  const router = createRouter()
+    .route("GET", "/search", {}, search)
+    .route("GET", "/trusted", { json: { allowPrototypeKeys: true } }, search)
+    .route("GET", "/loose", { query: z.looseObject({ q: z.string().optional() }) }, ({ query }) => json(200, query));
+  const trusting = createRouter({ json: { allowPrototypeKeys: true } }).route("GET", "/search", {}, search);
+  const through = (handler: ReturnType<typeof adapt>) => async (target: string) => {
+    const response = await handler(new Request(`http://localhost${target}`));
+    return { status: response.status, body: await response.json() };
+  };
+  const get = through(adapt(router.handler()));
+
+  it.each([
+    ["as a name", "/search?__proto__=x"],
+    ["as a list, __proto__[]", "/search?__proto__[]=x"],
+    ["percent-encoded", "/search?%5F%5Fproto%5F%5F=x"],
+    ["as a list with encoded brackets", "/search?__proto__%5B%5D=x"],
+    ["given twice", "/search?__proto__=x&__proto__=y"],
+    ["without a value", "/search?__proto__"],
+    ["after another parameter", "/search?q=1&__proto__=x"],
+  ])("refuses one %s with 400 forbidden_member in the query, before the handler", async (_, target) => {
+    reached.length = 0;
+    expect(await get(target)).toMatchObject({
+      status: 400,
+      body: { code: "forbidden_member", errors: [{ pointer: "/__proto__", in: "query", code: "proto_key" }] },
+    });
+    expect(reached).toStrictEqual([]);
+  });
+
+  it("accepts constructor as a name and __proto__ as a value: strings set no prototype", async () => {
+    expect(await get("/search?constructor=x&q=__proto__")).toStrictEqual({
+      status: 200,
+      body: { keys: ["constructor", "q"], poisoned: false },
+    });
+  });
+
+  it("takes it where the operation's or the router's json option allows prototype keys, as a body's", async () => {
+    const trusted = [
+      await get("/trusted?__proto__[]=x"),
+      await through(adapt(trusting.handler()))("/search?__proto__[]=x"),
+    ];
+    // The handler then gets it as an own key, and an Object.assign of the query sets a prototype: the option's risk.
+    for (const response of trusted) expect(response).toStrictEqual({ status: 200, body: { keys: [], poisoned: true } });
+  });
+
+  it("leaves a query schema's answer as it was: zod's output never holds __proto__", async () => {
+    expect(await get("/loose?q=1&__proto__=x")).toStrictEqual({ status: 200, body: { q: "1" } });
+  });
+});

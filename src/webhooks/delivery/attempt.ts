@@ -4,7 +4,14 @@ export type DeliveryErrorKind =
   | "connection_refused"
   | "connection_reset"
   | "dns"
+  /** A resolved address the URL policy refuses, or a resolver answer of the wrong shape: retried on the schedule. */
   | "ssrf_blocked"
+  /**
+   * The URL itself is refused by the URL policy (scheme, port, denied name, `localhost`, a forbidden IP literal),
+   * before any network work: the policy changed since registration. It cannot succeed until the policy or the URL
+   * changes, so the endpoint is disabled (`url_refused`) and the delivery parked, never retried on the schedule.
+   */
+  | "url_refused"
   | "http_status"
   | "tls"
   /** The egress proxy (the dispatcher's `proxy`) could not be reached, or refused the tunnel. */
@@ -29,6 +36,7 @@ export const DELIVERY_ERROR_KINDS: readonly DeliveryErrorKind[] = [
   "connection_reset",
   "dns",
   "ssrf_blocked",
+  "url_refused",
   "http_status",
   "tls",
   "proxy",

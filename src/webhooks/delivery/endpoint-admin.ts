@@ -155,7 +155,8 @@ export interface EndpointAdmin {
    * {@link MAX_REPLAY_BATCH} deliveries parked while disabled are retried, however many exhausted otherwise are newer
    * (bounded work; `replay` with `status: "parked"` reaches any more).
    * `headers` and `enabled_events` are checked as `create` checks them. A new `url` is checked (and resolved) before
-   * the write, and again when a function's result names another one.
+   * the write, and again when a function's result names another one. Re-enabling without a new `url` checks the
+   * stored one against the URL policy as it is now (no DNS): refused as `create` refuses it, nothing written.
    * @param input the fields to change, or a function of the endpoint as stored that returns them (a merge patch
    *   applied to it): pure, it may be called more than once; when it throws, nothing is written and `update` rejects
    *   with what it threw.
@@ -165,7 +166,7 @@ export interface EndpointAdmin {
     id: string,
     input: UpdateEndpointInput | ((current: WebhookEndpoint) => UpdateEndpointInput),
   ): Promise<AdminResult<WebhookEndpoint>>;
-  /** Disables an endpoint with a reason (`manual`, `gone`, `failing`). */
+  /** Disables an endpoint with a reason (`manual`, `gone`, `failing`, `url_refused`). */
   disable(id: string, reason: DisabledReason): Promise<WebhookEndpoint | undefined>;
   /**
    * Deletes an endpoint; `false` when there is no such endpoint.
@@ -208,7 +209,7 @@ export interface EndpointAdmin {
 // The outcome of an update's fields applied to the endpoint as stored.
 type UpdateDecision =
   | { patch: EndpointPatch; reEnabled: boolean }
-  | { refused: Extract<AdminResult<never>, { code: "unknown_event_type" }> }
+  | { refused: Extract<AdminResult<never>, { code: "unknown_event_type" }> | ({ ok: false } & UrlRefusal) }
   | { unchecked: string };
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["failed", "exhausted"];
@@ -422,6 +423,12 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     if (fields.status === "disabled" && current.status === "enabled") {
       Object.assign(patch, { status: "disabled", disabledReason: "manual", disabledAt: now() });
     } else if (reEnabled) {
+      // The stored URL against today's policy (the static checks, no DNS: the dispatcher's url_refused causes), so
+      // that re-enabling answers the refusal rather than an endpoint disabled again by its first delivery.
+      if (patch.url === undefined) {
+        const stored = checkEndpointUrl(current.url, policy);
+        if (!stored.ok) return { refused: stored };
+      }
       Object.assign(patch, { status: "enabled", disabledReason: null, disabledAt: null, failingSince: null });
     }
     return { patch, reEnabled };

@@ -150,7 +150,7 @@ export const endpointJsonSchema = z
     url: z.string(),
     enabled_events: z.array(z.string()),
     status: z.enum(["enabled", "disabled"]),
-    disabled_reason: z.enum(["manual", "gone", "failing"]).nullable(),
+    disabled_reason: z.enum(["manual", "gone", "failing", "url_refused"]).nullable(),
     description: z.string(),
     metadata: z.record(z.string(), z.string()),
     headers: z.record(z.string(), z.string()).meta({

@@ -8,8 +8,11 @@ export interface EndpointSecret {
   readonly expiresAt: number | null;
 }
 
-/** Why an endpoint was disabled: by its owner, by a 410 Gone, or after failing for too long. */
-export type DisabledReason = "manual" | "gone" | "failing";
+/**
+ * Why an endpoint was disabled: by its owner, by a 410 Gone, after failing for too long, or because the URL policy
+ * now refuses its URL itself (changed since registration: `url_refused`).
+ */
+export type DisabledReason = "manual" | "gone" | "failing" | "url_refused";
 
 /** A registered webhook endpoint. */
 export interface WebhookEndpoint {

@@ -48,7 +48,7 @@ export type DeliveryEvent =
 /** Side effects the caller carries out, as plain values. */
 export type DeliveryEffect =
   | { type: "schedule"; at: number }
-  | { type: "disable_endpoint"; reason: "gone" }
+  | { type: "disable_endpoint"; reason: "gone" | "url_refused" }
   | { type: "notify"; event: "delivery.delivered" | "delivery.failed" | "delivery.exhausted" };
 
 /** The outcome of {@link transition}. */
@@ -72,7 +72,8 @@ export interface DeliveryConfig {
   retryAfterFloorMs?: number;
   /**
    * Whether a failed attempt may be retried at all. A 410 Gone never gets here: it ends the delivery and disables
-   * the endpoint (Standard Webhooks). @default every failure
+   * the endpoint (Standard Webhooks); nor does a `url_refused` error, which disables the endpoint and parks the
+   * delivery for its re-enabling. @default every failure
    */
   retryable: (result: AttemptResult) => boolean;
 }
@@ -143,10 +144,15 @@ function attempted(
   };
 }
 
+/** The last error kind of a delivery parked while its endpoint was disabled (the `endpoint_disabled` event, or
+ * a `url_refused` attempt). */
+export const PARKED_ERROR_KIND: DeliveryErrorKind = "endpoint_disabled";
+
 const NOTIFY_DELIVERED: DeliveryEffect = Object.freeze({ type: "notify", event: "delivery.delivered" });
 const NOTIFY_FAILED: DeliveryEffect = Object.freeze({ type: "notify", event: "delivery.failed" });
 const NOTIFY_EXHAUSTED: DeliveryEffect = Object.freeze({ type: "notify", event: "delivery.exhausted" });
 const DISABLE_GONE: DeliveryEffect = Object.freeze({ type: "disable_endpoint", reason: "gone" });
+const DISABLE_URL_REFUSED: DeliveryEffect = Object.freeze({ type: "disable_endpoint", reason: "url_refused" });
 
 function afterAttempt(state: DeliveryState, result: AttemptResult, now: number, config: DeliveryConfig): Transition {
   const attempts = state.attempts + 1;
@@ -159,6 +165,14 @@ function afterAttempt(state: DeliveryState, result: AttemptResult, now: number, 
     return {
       state: attempted("exhausted", attempts, now, result, null, kind),
       effects: [DISABLE_GONE, NOTIFY_EXHAUSTED],
+    };
+  }
+  // The URL policy refuses the URL itself: no attempt can succeed until an operator changes the policy or the URL.
+  // Parked as `endpoint_disabled`, so that re-enabling the endpoint sends it again (the log line keeps `url_refused`).
+  if (kind === "url_refused") {
+    return {
+      state: attempted("exhausted", attempts, now, result, null, PARKED_ERROR_KIND),
+      effects: [DISABLE_URL_REFUSED, NOTIFY_EXHAUSTED],
     };
   }
   // A custom policy's answer that is no number of ms (NaN, ±Infinity) ends the schedule as `undefined` does, and the
@@ -174,9 +188,6 @@ function afterAttempt(state: DeliveryState, result: AttemptResult, now: number, 
     effects: [{ type: "schedule", at }, NOTIFY_FAILED],
   };
 }
-
-/** The last error kind of a delivery parked while its endpoint was disabled (the `endpoint_disabled` event). */
-export const PARKED_ERROR_KIND: DeliveryErrorKind = "endpoint_disabled";
 
 /**
  * The delivery state machine: a pure function of the state, one event and the time (epoch ms).

@@ -30,6 +30,43 @@ function setup() {
 }
 
 describe("createEndpointAdmin", () => {
+  describe("re-enabling an endpoint whose stored URL the policy now refuses (it would be disabled url_refused again)", () => {
+    // Stored under the old policy (no `ports`); the admin's policy is today's.
+    async function storedBefore(ports: number[]) {
+      const endpoints = createMemoryEndpointStore();
+      const queue = createMemoryDeliveryQueue({ endpoints });
+      const before = createEndpointAdmin({ endpoints, queue, resolve: false, now: () => T0 });
+      const created = await before.create({ url: "https://hooks.example.com:8443/in", enabled_events: ["*"] });
+      if (!created.ok) throw new Error(created.code);
+      const { deliveryIds } = await queue.publish(createEvent({ type: "order.paid", data: {} }), { now: T0 });
+      const [claim] = await queue.claim({ limit: 1, now: T0, leaseMs: 1_000 });
+      await queue.complete(claim!, transition(claim!.state, { type: "endpoint_disabled" }, T0).state);
+      await endpoints.update(created.value.id, { status: "disabled", disabledReason: "url_refused", disabledAt: T0 });
+      const admin = createEndpointAdmin({ endpoints, queue, resolve: false, now: () => T0, urlPolicy: { ports } });
+      return { endpoints, queue, admin, id: created.value.id, deliveryId: deliveryIds[0]! };
+    }
+
+    it("is refused as registration refuses the URL; nothing is written, the parked deliveries stay parked", async () => {
+      const { endpoints, queue, admin, id, deliveryId } = await storedBefore([443]);
+      expect(await admin.update(id, { status: "enabled" })).toMatchObject({ ok: false, code: "invalid_url" });
+      expect(await endpoints.get(id)).toMatchObject({ status: "disabled", disabledReason: "url_refused" });
+      expect((await queue.get(deliveryId))?.state).toMatchObject({
+        status: "exhausted",
+        lastErrorKind: "endpoint_disabled",
+      });
+    });
+
+    it("re-enables, retrying the parked deliveries, once the policy allows the URL again or with a new URL", async () => {
+      const allowed = await storedBefore([443, 8443]);
+      expect(await allowed.admin.update(allowed.id, { status: "enabled" })).toMatchObject({ ok: true });
+      expect((await allowed.queue.get(allowed.deliveryId))?.state.status).toBe("pending");
+      const moved = await storedBefore([443]);
+      const update = { status: "enabled" as const, url: "https://hooks.example.com/in" };
+      expect(await moved.admin.update(moved.id, update)).toMatchObject({ ok: true, value: { status: "enabled" } });
+      expect((await moved.queue.get(moved.deliveryId))?.state.status).toBe("pending");
+    });
+  });
+
   describe("rotateSecret", () => {
     it("two rotations at once both keep their secret (regression: the second write dropped the first's secret)", async () => {
       const { endpoints, admin, create } = setup();

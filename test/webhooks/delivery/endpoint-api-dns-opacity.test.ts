@@ -117,3 +117,41 @@ describe("the endpoint API does not tell a name without address from one resolvi
     expect(kinds).toEqual(["dns", "ssrf_blocked"]);
   });
 });
+
+describe("a URL the policy refuses by itself (url_refused) names only what the registrant wrote", () => {
+  it("is shown as url_refused with its text; the endpoint as disabled url_refused", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints, now: () => T0 });
+    const options = { endpoints, queue, resolve: false as const, now: () => T0, apiKeys: [KEY] };
+    const admin = createEndpointAdmin(options);
+    const created = await admin.create({ url: "https://hooks.example.com:8443/in", enabled_events: ["*"] });
+    if (!created.ok) throw new Error(created.code);
+    const id = created.value.id;
+    await queue.publish(createEvent({ type: "order.created", data: {} }), { now: T0 });
+    const [claim] = await queue.claim({ limit: 1, now: T0, leaseMs: 60_000 });
+    const message = "Webhooks are not sent to port 8443; the URL's port must be one of 443.";
+    const result: AttemptResult = { kind: "error", errorKind: "url_refused", message, durationMs: 0 };
+    const next = transition(claim!.state, { type: "attempt", result }, T0);
+    await queue.complete(claim!, next.state, {
+      deliveryId: claim!.id,
+      endpointId: id,
+      eventId: claim!.eventId,
+      attempt: 1,
+      startedAt: T0,
+      durationMs: 0,
+      status: null,
+      errorKind: "url_refused",
+      response: message,
+    });
+    await admin.disable(id, "url_refused");
+    const router = createRouter();
+    declareEndpointApi(router, options);
+    const handler = answered(router.handler());
+    const log = parse(await handler(get(`/v1/webhook_endpoints/${id}/attempts`)));
+    expect(log.data).toMatchObject([{ error_kind: "url_refused", response: message }]);
+    const endpoint = parse(await handler(get(`/v1/webhook_endpoints/${id}`)));
+    expect(endpoint).toMatchObject({ status: "disabled", disabled_reason: "url_refused" });
+    const list = parse(await handler(get(`/v1/webhook_endpoints/${id}/deliveries`)));
+    expect(list.data).toMatchObject([{ status: "exhausted", last_error_kind: "endpoint_disabled" }]);
+  });
+});

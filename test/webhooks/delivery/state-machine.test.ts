@@ -73,6 +73,42 @@ describe("transition table", () => {
       expect(effects).toContainEqual({ type: "disable_endpoint", reason: "gone" });
     });
 
+    describe("a URL the policy refuses before any network work (url_refused: it cannot succeed until changed)", () => {
+      it.each([
+        ["the default retry decision", fixed],
+        ["a retry decision answering true", { ...fixed, retryable: () => true }],
+        ["a retry decision answering false", { ...fixed, retryable: () => false }],
+      ])("→ parked as endpoint_disabled, the endpoint disabled url_refused, whatever %s says", (_name, config) => {
+        const { state, effects } = transition(afterAttempts(1), attempt(error("url_refused")), T0, config);
+        expect(state).toMatchObject({
+          status: "exhausted",
+          attempts: 2,
+          nextAttemptAt: null,
+          lastAttemptAt: T0,
+          lastErrorKind: "endpoint_disabled",
+        });
+        expect(effects).toEqual([
+          { type: "disable_endpoint", reason: "url_refused" },
+          { type: "notify", event: "delivery.exhausted" },
+        ]);
+      });
+
+      it("re-enabling's manual retry sends it again with a fresh schedule", () => {
+        const parked = transition(afterAttempts(1), attempt(error("url_refused")), T0, fixed).state;
+        expect(transition(parked, { type: "manual_retry" }, T0 + 5, fixed).state).toMatchObject({
+          status: "pending",
+          attempts: 0,
+          nextAttemptAt: T0 + 5,
+        });
+      });
+
+      it("a resolved address refused (ssrf_blocked) is still retried on the schedule", () => {
+        const { state, effects } = transition(afterAttempts(1), attempt(error("ssrf_blocked")), T0, fixed);
+        expect(state).toMatchObject({ status: "failed", lastErrorKind: "ssrf_blocked" });
+        expect(effects.some((effect) => effect.type === "disable_endpoint")).toBe(false);
+      });
+    });
+
     it.each([429, 503])("%i with Retry-After is honoured, bounded by twice the scheduled delay", (status) => {
       const scheduled = 300_000; // after the second attempt
       const longer = transition(afterAttempts(1), attempt(response(status, 400_000)), T0, fixed);
@@ -190,6 +226,7 @@ const results: fc.Arbitrary<AttemptResult> = fc.oneof(
       "dns",
       "tls",
       "ssrf_blocked",
+      "url_refused",
       "request_invalid",
     ),
     durationMs: fc.nat(20_000),

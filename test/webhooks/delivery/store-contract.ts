@@ -84,6 +84,18 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       expect(await f.endpoints.get(e.id)).toBeUndefined();
     });
 
+    it.each(["manual", "gone", "failing", "url_refused"] as const)(
+      "keeps every disabled reason as written, read back by get and list: %s",
+      async (disabledReason) => {
+        const e = endpointFixture();
+        await f.endpoints.create(e);
+        await f.endpoints.update(e.id, { status: "disabled", disabledReason, disabledAt: 5 });
+        expect(await f.endpoints.get(e.id)).toMatchObject({ status: "disabled", disabledReason });
+        const listed = (await f.endpoints.list({ limit: 100 })).find((row) => row.id === e.id);
+        expect(listed).toMatchObject({ disabledReason });
+      },
+    );
+
     it("lists oldest first, page by page", async () => {
       const made = [endpointFixture(), endpointFixture(), endpointFixture()];
       for (const e of made) await f.endpoints.create(e);

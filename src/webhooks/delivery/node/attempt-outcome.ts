@@ -1,4 +1,4 @@
-import type { AttemptInput, AttemptResult } from "../attempt";
+import { type AttemptInput, type AttemptResult, isSuccessStatus } from "../attempt";
 import { circuitRecord } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
 import { type RequestTarget, requestTarget } from "../delivery-request";
@@ -105,7 +105,8 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
     startedAt: outgoing.sentAt,
     durationMs: result.durationMs,
     status: result.status ?? null,
-    errorKind: next.state.lastErrorKind,
+    // The attempt's own kind: a `url_refused` delivery is parked as `endpoint_disabled`, its line says why.
+    errorKind: result.kind === "error" ? result.errorKind : isSuccessStatus(result.status) ? null : "http_status",
     response: result.body ?? (result.kind === "error" ? (result.message ?? null) : null),
   };
   try {

@@ -20,7 +20,14 @@ import {
   resolvedRefusalDetail,
   type UrlPolicy,
 } from "../url-policy";
-import { codedError, errorKindOf, RESPONSE_CAP_CODE, SSRF_BLOCKED_CODE, TIMEOUT_CODE } from "./error-kind";
+import {
+  codedError,
+  errorKindOf,
+  RESPONSE_CAP_CODE,
+  SSRF_BLOCKED_CODE,
+  TIMEOUT_CODE,
+  URL_REFUSED_CODE,
+} from "./error-kind";
 import { proxyConnector } from "./proxy-connector";
 import { parseEgressProxy } from "./proxy-tunnel";
 import { type Deadline, RequestDeadlines } from "./request-deadlines";
@@ -379,17 +386,27 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
     } catch (error) {
       return { refusal: error as Error };
     }
+    // The URL itself refused (causes that need no network work and cannot pass until the policy or the URL
+    // changes): url_refused, which disables the endpoint. What a name resolves to is checked in lookup (ssrf_blocked).
     if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowHttp)) {
-      return { refusal: codedError(SSRF_BLOCKED_CODE, `Scheme ${url.protocol} is not allowed.`) };
+      return { refusal: codedError(URL_REFUSED_CODE, `Scheme ${url.protocol} is not allowed.`) };
     }
     // The policy may have changed since the endpoint was registered: its port and name are checked on every send.
     const disallowed = checkPort(url, policy) ?? checkDeniedHost(url.hostname, policy);
-    if (disallowed !== undefined) return { refusal: codedError(SSRF_BLOCKED_CODE, disallowed.detail) };
-    // An IP literal never goes through lookup, so it is checked here.
+    if (disallowed !== undefined) return { refusal: codedError(URL_REFUSED_CODE, disallowed.detail) };
     const host = bareHost(url.hostname);
-    if (!policy.hosts.has(normalizeHost(host)) && parseIp(host) !== undefined) {
-      const refusal = checkAddress(host, policy);
-      if (refusal !== undefined) return { refusal: codedError(SSRF_BLOCKED_CODE, refusal.detail) };
+    const normal = normalizeHost(host);
+    if (!policy.hosts.has(normal)) {
+      // An IP literal never goes through lookup, so it is checked here.
+      if (parseIp(host) !== undefined) {
+        const refusal = checkAddress(host, policy);
+        if (refusal !== undefined) return { refusal: codedError(URL_REFUSED_CODE, refusal.detail) };
+      } else if (normal === "localhost" || normal.endsWith(".localhost")) {
+        // RFC 6761 §6.3: a localhost name is always loopback, whatever the resolver says; refused as registration does.
+        return {
+          refusal: codedError(URL_REFUSED_CODE, `The host ${normal} is loopback and may not receive webhooks.`),
+        };
+      }
     }
     // RFC 9112 §3.2: undici sends Host as the origin's authority.
     return { origin: url.origin, path: `${url.pathname}${url.search}` };

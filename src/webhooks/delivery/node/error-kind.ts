@@ -2,6 +2,8 @@ import type { DeliveryErrorKind } from "../attempt";
 
 /** The code the dispatcher's `lookup` fails with when every resolved address is forbidden. */
 export const SSRF_BLOCKED_CODE = "ERR_WEBHOOK_SSRF_BLOCKED";
+/** The code the dispatcher fails with, before any network work, when the URL policy refuses the URL itself. */
+export const URL_REFUSED_CODE = "ERR_WEBHOOK_URL_REFUSED";
 /** The code of the dispatcher's own per-attempt time-out. */
 export const TIMEOUT_CODE = "ERR_WEBHOOK_TIMEOUT";
 /** The code of an attempt whose egress proxy could not be reached or refused the tunnel. */
@@ -38,6 +40,7 @@ const TIMEOUT_CODES = new Set([
 export function errorKindOf(error: unknown): DeliveryErrorKind {
   const code = typeof error === "object" && error !== null ? String((error as { code?: unknown }).code ?? "") : "";
   if (code === SSRF_BLOCKED_CODE) return "ssrf_blocked";
+  if (code === URL_REFUSED_CODE) return "url_refused";
   if (code === PROXY_CODE) return "proxy";
   // Only reached before a final status line (an endless run of 1xx): once one arrived, the status decides.
   if (code === RESPONSE_CAP_CODE) return "response_too_large";

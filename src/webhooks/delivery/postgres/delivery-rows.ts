@@ -68,7 +68,7 @@ const endpointRow = z.object({
   enabled_events: z.array(z.string()),
   secrets: z.array(z.object({ secret: z.string(), expiresAt: time.nullable() })),
   status: z.enum(["enabled", "disabled"]),
-  disabled_reason: z.enum(["manual", "gone", "failing"]).nullable(),
+  disabled_reason: z.enum(["manual", "gone", "failing", "url_refused"]).nullable(),
   disabled_at: time.nullable(),
   description: z.string(),
   metadata: z.record(z.string(), z.string()),

@@ -127,20 +127,43 @@ describe("dispatcher", () => {
       dispatcher.close();
     });
 
-    it("an IP literal is refused without lookup", async () => {
+    // Static refusals (the URL itself, no network work) are url_refused, which disables the endpoint; what a name
+    // resolves to stays ssrf_blocked, retried (DNS answers change).
+    it("a forbidden IP literal is refused without lookup, as url_refused", async () => {
       const dispatcher = createDispatcher({ urlPolicy: { allowHttp: true } });
-      expect(await dispatcher.dispatch(request(server.url))).toMatchObject({ errorKind: "ssrf_blocked" });
+      expect(await dispatcher.dispatch(request(server.url))).toMatchObject({ errorKind: "url_refused" });
       expect(await dispatcher.dispatch(request(`http://[::1]:${server.port}/`))).toMatchObject({
-        errorKind: "ssrf_blocked",
+        errorKind: "url_refused",
       });
       dispatcher.close();
     });
 
-    it("plain http is refused unless allowed", async () => {
+    it("plain http is refused unless allowed, as url_refused", async () => {
       const dispatcher = createDispatcher({ urlPolicy: { allow: ["127.0.0.1"] } });
-      expect(await dispatcher.dispatch(request(server.url))).toMatchObject({ errorKind: "ssrf_blocked" });
+      expect(await dispatcher.dispatch(request(server.url))).toMatchObject({ errorKind: "url_refused" });
       dispatcher.close();
     });
+
+    it.each(["localhost", "LOCALHOST.", "hooks.localhost"])(
+      "%s is refused without lookup, as url_refused (RFC 6761 §6.3: always loopback), unless allow names it",
+      async (name) => {
+        const before = server.received.length;
+        const looked: string[] = [];
+        const resolve: HostResolver = (hostname) => {
+          looked.push(hostname);
+          return resolver({ [hostname]: ["127.0.0.1"] })(hostname);
+        };
+        const url = `http://${name}:${server.port}/hooks`;
+        const refused = createDispatcher({ urlPolicy: { allowHttp: true, allow: ["127.0.0.0/8"] }, resolve });
+        expect(await refused.dispatch(request(url))).toMatchObject({ kind: "error", errorKind: "url_refused" });
+        refused.close();
+        expect(looked).toEqual([]);
+        expect(server.received.length).toBe(before);
+        const allowed = createDispatcher({ urlPolicy: { allowHttp: true, allow: [name] }, resolve });
+        expect(await allowed.dispatch(request(url))).toMatchObject({ kind: "response", status: 200 });
+        allowed.close();
+      },
+    );
 
     it("the allow-list lets a test name reach loopback", async () => {
       const dispatcher = createDispatcher({ ...allowLocal, resolve: resolver({ "good.test": ["127.0.0.1"] }) });
@@ -255,7 +278,7 @@ describe("dispatcher", () => {
       expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
     });
 
-    it("a denied host name or IP literal stored before the entry was added is refused without DNS", async () => {
+    it("a denied host name or IP literal stored before the entry was added is refused without DNS (url_refused)", async () => {
       calls.length = 0;
       const urlPolicy = {
         allowHttp: true,
@@ -269,22 +292,22 @@ describe("dispatcher", () => {
         server.url,
       ]) {
         const { result, sent } = await deliver({ urlPolicy, resolve }, url);
-        expect(result, url).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+        expect(result, url).toMatchObject({ kind: "error", errorKind: "url_refused" });
         expect(sent).toBe(0);
       }
       expect(calls).toEqual([]);
     });
 
-    it("a port outside ports is refused before connecting; a listed one is delivered", async () => {
+    it("a port outside ports is refused before connecting (url_refused); a listed one is delivered", async () => {
       calls.length = 0;
       const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"] };
       const refused = await deliver({ urlPolicy: { ...urlPolicy, ports: [443] }, resolve: dns({}) }, server.url);
-      expect(refused).toMatchObject({ result: { kind: "error", errorKind: "ssrf_blocked" }, sent: 0 });
+      expect(refused).toMatchObject({ result: { kind: "error", errorKind: "url_refused" }, sent: 0 });
       const named = await deliver(
         { urlPolicy: { ...urlPolicy, ports: [443] }, resolve: dns({ "hooks.test": ["127.0.0.1"] }) },
         `http://hooks.test:${server.port}/`,
       );
-      expect(named).toMatchObject({ result: { kind: "error", errorKind: "ssrf_blocked" }, sent: 0 });
+      expect(named).toMatchObject({ result: { kind: "error", errorKind: "url_refused" }, sent: 0 });
       expect(calls).toEqual([]);
       const listed = await deliver({ urlPolicy: { ...urlPolicy, ports: [443, server.port] } }, server.url);
       expect(listed).toMatchObject({ result: { kind: "response", status: 200 }, sent: 1 });

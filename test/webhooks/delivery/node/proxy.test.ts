@@ -109,7 +109,7 @@ describe("dispatcher through an egress proxy", () => {
 
   it("refuses a forbidden IP literal without the proxy", async () => {
     const result = await dispatcher({ urlPolicy: { allowHttp: true } }).dispatch(request("http://10.0.0.7/hooks"));
-    expect(result).toMatchObject({ kind: "error", errorKind: "ssrf_blocked" });
+    expect(result).toMatchObject({ kind: "error", errorKind: "url_refused" });
     expect(proxy.connects).toEqual([]);
   });
 

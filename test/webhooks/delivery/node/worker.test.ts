@@ -259,6 +259,61 @@ describe("delivery worker", () => {
     expect(deliveries.filter((d) => d.state.lastErrorKind === "endpoint_disabled")).toHaveLength(4);
   });
 
+  // Regression: a URL the policy refuses by itself (here a port, after `ports` was tightened) was logged as
+  // ssrf_blocked and retried on the whole schedule, then disabled as `failing` days later.
+  it("an endpoint whose URL the policy now refuses is disabled url_refused at once; re-enabling after the fix delivers", async () => {
+    const server: Local = await localServer((_req, res) => res.end("ok"));
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"] };
+    const admin = createEndpointAdmin({ endpoints, queue, urlPolicy, resolve: false });
+    const created = await admin.create({ url: server.url, enabled_events: ["*"] });
+    if (!created.ok) throw new Error("setup failed");
+    const endpoint = created.value;
+    const deliveryIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      deliveryIds.push(...(await queue.publish(createEvent({ type: "order.created", data: { i } }))).deliveryIds);
+    }
+    const events: DeliveryWorkerEvent[] = [];
+    const workerWith = (policy: typeof urlPolicy & { ports?: number[] }) => {
+      const worker = createDeliveryWorker({
+        queue,
+        endpoints,
+        dispatcher: { urlPolicy: policy, timeoutMs: 10_000 },
+        retry: scheduleBackoff([0, 5, 5, 5], 0),
+        concurrency: 1,
+        endpointCacheMs: 0,
+        onEvent: (e) => events.push(e),
+      });
+      cleanups.push(() => worker.stop());
+      worker.start();
+      return worker;
+    };
+    cleanups.push(() => server.close());
+
+    const tightened = workerWith({ ...urlPolicy, ports: [443] });
+    await tightened.drained();
+    await tightened.stop();
+    expect(server.received).toHaveLength(0);
+    expect(await endpoints.get(endpoint.id)).toMatchObject({ status: "disabled", disabledReason: "url_refused" });
+    expect(events).toContainEqual({ type: "endpoint.disabled", endpointId: endpoint.id, reason: "url_refused" });
+    const parked = await Promise.all(deliveryIds.map(async (id) => (await queue.get(id))?.state));
+    expect(parked.map((state) => [state?.status, state?.lastErrorKind])).toEqual([
+      ["exhausted", "endpoint_disabled"],
+      ["exhausted", "endpoint_disabled"],
+    ]);
+    expect(parked.map((state) => state?.attempts).sort()).toEqual([0, 1]);
+    const log = await queue.attempts({ endpointId: endpoint.id });
+    expect(log.map((line) => [line.attempt, line.status, line.errorKind])).toEqual([[1, null, "url_refused"]]);
+
+    const fixed = workerWith(urlPolicy);
+    expect((await admin.update(endpoint.id, { status: "enabled" })).ok).toBe(true);
+    fixed.wake();
+    await fixed.drained();
+    expect(server.received).toHaveLength(2);
+    for (const id of deliveryIds) expect((await queue.get(id))?.state.status).toBe("delivered");
+  });
+
   it("stop() hands deliveries signed ahead back to the queue, due at once, no attempt used", async () => {
     let hold = true;
     let answer: (() => void) | undefined;

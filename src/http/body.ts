@@ -1,6 +1,7 @@
 import { positiveInteger } from "../options/number-option";
 import { contentCodingProblem } from "./content-coding";
 import { countMembers, findDuplicateMember } from "./duplicate-members";
+import { type ForbiddenMemberPlace, forbiddenMemberProblem } from "./forbidden-member";
 import {
   DEFAULT_JSON_MAX_DEPTH,
   findStringFault,
@@ -12,7 +13,7 @@ import { isJsonMediaType, type MediaType, parseMediaType } from "./media-type";
 import type { HttpRequest } from "./message";
 import { percentDecodesToUtf8 } from "./percent-decode";
 import { HttpProblem, type HttpProblemCode } from "./problem";
-import { findPrototypeMember, mayHoldPrototypeMember, type PrototypeFaultAt } from "./prototype-members";
+import { findPrototypeMember, mayHoldPrototypeMember } from "./prototype-members";
 import { unsupportedMediaType } from "./unsupported-media-type";
 import { isWellFormed } from "./well-formed";
 
@@ -64,24 +65,8 @@ export function invalidStringProblem(at: StringFaultAt): HttpProblem<HttpProblem
   });
 }
 
-const PROTOTYPE_MESSAGES = {
-  proto_key: "A member is named __proto__, which copied into an object sets its prototype.",
-  constructor_prototype: "A constructor member holds a prototype member, which a merge would copy into a prototype.",
-} as const;
-
-/**
- * The 422 problem for a member that would set a prototype once copied (prototype poisoning): `errors` names it with
- * an RFC 6901 JSON Pointer, as a validation problem does.
- */
-function forbiddenMemberProblem(at: PrototypeFaultAt): HttpProblem<HttpProblemCode> {
-  const message = PROTOTYPE_MESSAGES[at.fault];
-  return new HttpProblem({
-    status: 422,
-    code: "forbidden_member",
-    detail: `${message} At "${at.pointer}" of the request body.`,
-    extensions: { errors: [{ pointer: at.pointer, in: "body", code: at.fault, message }] },
-  });
-}
+// A body is content: its prototype members are 422s, as its other member faults (the query's are 400s).
+const BODY: ForbiddenMemberPlace = { status: 422, in: "body" };
 
 const DUPLICATE_MESSAGE = "A member name is given twice in one object; I-JSON names are unique (RFC 7493 §2.3).";
 
@@ -150,7 +135,7 @@ function parseJson(text: string, options: JsonBodyOptions, wellFormed: boolean):
   // Walked only when the text names __proto__ or constructor and prototype: other bodies pay a search of the text.
   if (options.allowPrototypeKeys !== true && mayHoldPrototypeMember(text, scan.unicodeEscape)) {
     const member = findPrototypeMember(value);
-    if (member !== undefined) return { ok: false, problem: forbiddenMemberProblem(member) };
+    if (member !== undefined) return { ok: false, problem: forbiddenMemberProblem(member, BODY) };
   }
   // A name given twice leaves the parsed value fewer members than the text has name separators: only then is the
   // text read again, name by name, to say where.
@@ -266,7 +251,7 @@ export function safeFormBody(
   }
   // Own on the null-prototype record, the field sets a prototype once the form is Object.assign-ed, as JSON's would.
   if (options.allowPrototypeKeys !== true && Object.hasOwn(value, "__proto__")) {
-    return { ok: false, problem: forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }) };
+    return { ok: false, problem: forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }, BODY) };
   }
   return { ok: true, value };
 }

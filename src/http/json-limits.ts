@@ -24,8 +24,8 @@ export interface JsonBodyOptions {
    * Off by default: copied into an object (`Object.assign`, a deep merge) such a member sets its prototype
    * (prototype poisoning), so a body with one gets a 422 `forbidden_member` naming where. When on, they are kept
    * as plain own members, which only code that defines rather than assigns properties may copy. Form bodies follow
-   * it too: a field named `__proto__` is the same 422; so does the router's query of an operation without a query
-   * schema, where a parameter named `__proto__` is a 400 `forbidden_member` (`in: "query"`).
+   * it too: a field named `__proto__` is the same 422; so does the router's query, where a parameter named
+   * `__proto__` is a 400 `forbidden_member` (`in: "query"`) whatever the operation's query schema.
    * @default false
    */
   allowPrototypeKeys?: boolean;

@@ -26,7 +26,7 @@ export const HTTP_PROBLEM_CODES = [
   // 422: a body string is not I-JSON (a lone surrogate, RFC 7493 §2.1) or holds a NUL; `errors` names where.
   "invalid_string",
   // 422: a JSON body has an own __proto__ or a constructor.prototype (prototype poisoning); `errors` names where.
-  // 400 for a query parameter named __proto__ on a routed operation without a query schema (`in: "query"`).
+  // 400 for a query parameter named __proto__ on a routed operation, whatever its query schema (`in: "query"`).
   "forbidden_member",
   // 422: a JSON body gives a member name twice in one object (RFC 7493 §2.3); `errors` names where.
   "duplicate_member",

@@ -8,6 +8,11 @@ import { inPrefix, parseIPv6, parseIp } from "../http/ip-address";
 
 // RFC 4291 §2.5.5.2: ::ffff:0:0/96 holds IPv4 addresses, which are keyed as IPv4.
 const IPV4_MAPPED = parseIp("::ffff:0:0") as Uint8Array;
+// RFC 2765 §2.1: ::ffff:0:0:0/96 ("IPv4-translated", 0::ffff:0:a.b.c.d) is the address of a node behind a SIIT
+// translator, the IPv4 address a.b.c.d its own: keyed by its /64 (::/64) every such node shared one allowance.
+// (RFC 6145, now RFC 7915, obsoleted RFC 2765 and translates with RFC 6052's prefixes below; older translators write
+// this form.)
+const IPV4_TRANSLATED = parseIp("::ffff:0:0:0") as Uint8Array;
 // RFC 6052 §2.1: 64:ff9b::/96 holds the IPv4 address a translator (NAT64, SIIT-DC RFC 7755) stands in for; keyed by
 // its /64 every IPv4 client of an IPv6-only server shared one allowance.
 const NAT64_WELL_KNOWN = parseIp("64:ff9b::") as Uint8Array;
@@ -46,9 +51,9 @@ function formatIPv6(bytes: Uint8Array): string {
 }
 
 /**
- * The key of an address: an IPv4 address (or an IPv4-mapped or NAT64 well-known-prefix IPv6 one, in any spelling) as
- * dotted decimal, a Teredo one as the client IPv4 address it carries and a 6to4 one as the IPv4 host whose /48 it is
- * in, whatever `ipv6Prefix`; an IPv6 address as its first `ipv6Prefix`
+ * The key of an address: an IPv4 address (or an IPv4-mapped, SIIT IPv4-translated or NAT64 well-known-prefix IPv6
+ * one, in any spelling) as dotted decimal, a Teredo one as the client IPv4 address it carries and a 6to4 one as the
+ * IPv4 host whose /48 it is in, whatever `ipv6Prefix`; an IPv6 address as its first `ipv6Prefix`
  * bits in RFC 5952 form, followed by `/ipv6Prefix` below 128 (the zone dropped); where a prefix is not one host, the
  * whole address: a link-local one with its zone (RFC 4007 §6: `fe80::1` on two links is two hosts), one in ::/96
  * (`::1`) or in 64:ff9b:1::/48; anything else (an obfuscated identifier, RFC 7239 §6.3) as it is.
@@ -59,7 +64,7 @@ export function addressKey(address: string, ipv6Prefix: number): string {
   if (address.indexOf(":") === -1) return address; // IPv4 (one spelling per address) or an identifier
   const bytes = parseIPv6(address);
   if (bytes === undefined) return address;
-  if (inPrefix(bytes, IPV4_MAPPED, 96) || inPrefix(bytes, NAT64_WELL_KNOWN, 96)) {
+  if ([IPV4_MAPPED, IPV4_TRANSLATED, NAT64_WELL_KNOWN].some((prefix) => inPrefix(bytes, prefix, 96))) {
     return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
   }
   if (inPrefix(bytes, TEREDO, 32)) return [12, 13, 14, 15].map((i) => ~(bytes[i] as number) & 0xff).join(".");

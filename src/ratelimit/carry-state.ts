@@ -47,11 +47,30 @@ function mulDivCeil(a: number, b: number, c: number): number {
   return r > 0 ? q + 1 : q;
 }
 
+/**
+ * Whether x1 / y1 < x2 / y2, exactly, for safe integers x ≥ 0 and y > 0. The cross products x1 · y2 and x2 · y1
+ * reach 2^106, where products a few units apart round equal (so a nearer window tied and lost to the first stored one).
+ * The continued fractions instead, as Euclid's algorithm steps: whole parts compared, then the inverted remainders;
+ * `%` is exact on doubles (ECMA-262 §6.1.6.1.6, like C's fmod), so every value is an integer below 2^53.
+ * The Redis script runs the same steps with math.fmod (`NEARER_LUA`).
+ */
+function ratioBelow(x1: number, y1: number, x2: number, y2: number): boolean {
+  for (;;) {
+    const [r1, r2] = [x1 % y1, x2 % y2];
+    const [q1, q2] = [(x1 - r1) / y1, (x2 - r2) / y2];
+    if (q1 !== q2) return q1 < q2;
+    if (r2 === 0) return false; // r1 / y1 ≥ 0 = r2 / y2
+    if (r1 === 0) return true;
+    // r1 / y1 < r2 / y2 exactly when y2 / r2 < y1 / r1; the denominators shrink, so this ends (~78 steps at most).
+    [x1, y1, x2, y2] = [y2, r2, y1, r1];
+  }
+}
+
 /** Whether window `a` is nearer `period` than window `b` is, by ratio (1 s is as near 1 min as 1 h is). */
 function nearer(period: number, a: number, b: number): boolean {
   const [aHigh, aLow] = a >= period ? [a, period] : [period, a];
   const [bHigh, bLow] = b >= period ? [b, period] : [period, b];
-  return aHigh * bLow < bHigh * aLow; // the Redis script compares the same doubles
+  return ratioBelow(aHigh, aLow, bHigh, bLow);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { safeJsonBody, safeJsonOrFormBody } from "../http/body";
+import { type ForbiddenMemberPlace, forbiddenMemberProblem } from "../http/forbidden-member";
 import type { JsonBodyOptions } from "../http/json-limits";
 import { parseMediaType } from "../http/media-type";
 import {
@@ -99,13 +100,14 @@ function queryOf(
     const problem = queryProblem(request.search);
     if (problem !== undefined) throw problem;
   }
-  const schema = spec.query;
-  if (schema === undefined) {
-    // Own on the null-prototype record, `?__proto__[]=x` sets a prototype once the query is Object.assign-ed, as a
-    // form field would; a schema's output never holds it (zod leaves it out), so only the raw record is checked.
-    if (!allowPrototypeKeys && Object.hasOwn(request.query, "__proto__")) throw forbiddenQueryParameter();
-    return request.query;
+  // Own on the null-prototype record, `?__proto__[]=x` sets a prototype once the query is Object.assign-ed, as a
+  // form field would. Checked before any schema, as a body's prototype member is: zod would drop it from a loose
+  // schema's output or call it unknown to a strict one, and a route answers alike whichever schema it declares.
+  if (!allowPrototypeKeys && Object.hasOwn(request.query, "__proto__")) {
+    throw forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }, QUERY);
   }
+  const schema = spec.query;
+  if (schema === undefined) return request.query;
   const unknown = others ? [] : Object.keys(request.query).filter((name) => !Object.hasOwn(schema.shape, name));
   if (unknown.length > 0) {
     throw new HttpProblem({
@@ -123,17 +125,8 @@ function queryOf(
   throw validationProblem(new z.ZodError([...kept, ...read.issues]), "query", 400);
 }
 
-const PROTO_QUERY_MESSAGE = "A query parameter is named __proto__, which copied into an object sets its prototype.";
-
 // A query is not content: 400, as its other problems are, with the code and `errors` of a body's prototype member.
-function forbiddenQueryParameter(): HttpProblem<HttpProblemCode> {
-  return new HttpProblem({
-    status: 400,
-    code: "forbidden_member",
-    detail: `${PROTO_QUERY_MESSAGE} Declare a query schema, or allow prototype keys in the operation's json option.`,
-    extensions: { errors: [{ pointer: "/__proto__", in: "query", code: "proto_key", message: PROTO_QUERY_MESSAGE }] },
-  });
-}
+const QUERY: ForbiddenMemberPlace = { status: 400, in: "query" };
 
 function paramsOf(raw: Readonly<Record<string, string>>, spec: OperationSpec): unknown {
   if (spec.params === undefined) return raw;

@@ -53,8 +53,8 @@ export interface OperationSpec {
   requestMediaTypes?: readonly string[];
   /**
    * This operation's JSON body limits, over the router's `json` (e.g. `{ allowNul: true }` for a handler that keeps
-   * NUL in strings on purpose). Its `allowPrototypeKeys` also lets a query parameter named `__proto__` through when
-   * the operation has no `query` schema (a 400 `forbidden_member` otherwise).
+   * NUL in strings on purpose). Its `allowPrototypeKeys` also lets a query parameter named `__proto__` through to
+   * the `query` schema, or to the handler when there is none (a 400 `forbidden_member` otherwise).
    * @default the router's `json`
    */
   json?: JsonBodyOptions;

@@ -252,6 +252,84 @@ describe("carryState: the sub-ms part converted exactly, past 2^53", () => {
   });
 });
 
+// Regression: which stored window is nearest a new one was decided by comparing products of two windows in doubles,
+// and a product of ms values passes 2^53 once windows reach ~3 years: products a unit apart rounded equal, the tie
+// kept the first stored limit, and a limit whose window changed took the farther stored limit's TAT.
+describe("carryState: the nearest window found exactly, past 2^53", () => {
+  /** The stored limit whose TAT a limit of `period` ms takes from `[a, b]`: ratios compared in BigInt, a tie to `a`. */
+  function exactNearest(period: number, a: number, b: number): "a" | "b" {
+    if (a === period) return "a"; // the same window first
+    if (b === period) return "b";
+    const ratio = (x: number): [bigint, bigint] =>
+      x >= period ? [BigInt(x), BigInt(period)] : [BigInt(period), BigInt(x)];
+    const [[aHigh, aLow], [bHigh, bLow]] = [ratio(a), ratio(b)];
+    return bHigh * aLow < aHigh * bLow ? "b" : "a";
+  }
+
+  /** Carries a state written under limits of windows `[a, b]` ms into one of `period` ms: whose TAT it takes. */
+  function carried(period: number, a: number, b: number): "a" | "b" | undefined {
+    // quota = window and burst 1: one tick per ms after reduction, valid for every safe window.
+    const [from, to] = [[gcraLimit(a, a, 1), gcraLimit(b, b, 1)], [gcraLimit(period, period, 1)]];
+    const state = carryState(from.map((l) => l.id).join(","), [T0 + 1, 0, T0 + 2, 0], to[0]?.id ?? "", to, T0);
+    return state?.[0] === T0 + 1 ? "a" : state?.[0] === T0 + 2 ? "b" : undefined;
+  }
+
+  it("100,000,000 s takes 100,000,001 s (ratio 1 + 10^-8), not 99,999,999 s (1 + 1.00000001 · 10^-8)", () => {
+    const before = compilePolicies([
+      { name: "shorter", quota: 1, window: 99_999_999 },
+      { name: "longer", quota: 1, window: 100_000_001 },
+    ]);
+    const after = single(1, 100_000_000);
+    // 99,999,999,000 · 100,000,001,000 = 10^22 − 10^6 ms², below 100,000,000,000² = 10^22: both round to 10^22.
+    expect(carryState(before.id, [T0 + 1, 0, T0 + 2, 0], after.id, after.limits, T0)).toEqual([T0 + 2, 0]);
+  });
+
+  const max = Number.MAX_SAFE_INTEGER;
+  // Any safe window, and windows near the limits and near each other (where products round equal).
+  const window = fc.oneof(
+    fc.maxSafeNat().map((n) => n + 1 - (n === max ? 1 : 0)),
+    fc.integer({ min: 1, max: 1_000 }),
+    fc.integer({ min: max - 1_000, max }),
+  );
+  const triple = fc.oneof(
+    fc.tuple(window, window, window),
+    // a period between two windows d apart: a·b = period² − d², products from 2^53 to near 2^106, as in the example.
+    fc
+      .tuple(fc.integer({ min: 94_906_266, max: max - 3 }), fc.integer({ min: 1, max: 3 }))
+      .map(([p, d]) => [p, p - d, p + d] as [number, number, number]),
+    // two windows near 2^53 and any period: products near 2^106.
+    fc
+      .tuple(window, fc.integer({ min: -2, max: 2 }), fc.integer({ min: -2, max: 2 }))
+      .map(([x, d, e]) => [x, Math.min(max, Math.max(1, max - 3 + d)), Math.min(max, Math.max(1, max - 3 + e))]),
+    // windows k · period and k · period + d: ratios near k.
+    fc.tuple(fc.integer({ min: 2, max: 2 ** 26 }), window, fc.integer({ min: -2, max: 2 })).map(([k, x, d]) => {
+      const period = Math.max(1, Math.floor(x / k));
+      return [period, Math.min(max, Math.max(1, period * k)), Math.min(max, Math.max(1, period * k + d))];
+    }),
+  );
+
+  it("takes the stored limit whose window is nearest by ratio, as BigInt math does, for any safe windows", () => {
+    const edges: [number, number, number][] = [
+      [100_000_000_000, 99_999_999_000, 100_000_001_000],
+      [max, max - 1, max - 2],
+      [1, max, max - 1],
+      [max, 1, 2],
+      [2 ** 52, 2 ** 52 + 2, 2 ** 52 + 1],
+    ];
+    for (const [period, a, b] of edges) {
+      expect(carried(period, a, b)).toBe(exactNearest(period, a, b));
+      expect(carried(period, b, a)).toBe(exactNearest(period, b, a));
+    }
+    fc.assert(
+      fc.property(triple, ([period, a, b]) => {
+        expect(carried(period, a, b)).toBe(exactNearest(period, a, b));
+        expect(carried(period, b, a)).toBe(exactNearest(period, b, a));
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+});
+
 describe("createEndpointRateLimiter: a rate change across windows", () => {
   it("2/s to 2.5/s keeps the endpoint's pacing: no delivery at once", async () => {
     const pacer = createEndpointRateLimiter();

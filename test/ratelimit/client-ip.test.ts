@@ -19,9 +19,9 @@ function canonical(ip: string): string {
 const notIPv4Compatible = (ip: string): boolean =>
   !/^::(\d|[0-9a-f]{1,4}(:|$))/i.test(canonical(ip)) || canonical(ip) === "::";
 
-// NAT64's well-known prefix (64:ff9b::/96), Teredo (2001::/32) and 6to4 (2002::/16) are keyed as the IPv4 address they
-// hold; node:net writes the address in hex.
-const notTranslated = (ip: string): boolean => !/^(64:ff9b::|2001:0:|2001::|2002:)/i.test(canonical(ip));
+// SIIT's IPv4-translated (::ffff:0:0:0/96), NAT64's well-known prefix (64:ff9b::/96), Teredo (2001::/32) and 6to4
+// (2002::/16) are keyed as the IPv4 address they hold; node:net writes the address in hex.
+const notTranslated = (ip: string): boolean => !/^(::ffff:0:|64:ff9b::|2001:0:|2001::|2002:)/i.test(canonical(ip));
 
 // Whatever a client may write to the left of what the proxies append: any text, and text made of the characters that
 // steer a parser (quotes, escapes, separators), so that unbalanced quotes and odd backslash runs come up often.
@@ -191,6 +191,12 @@ describe("clientIp", () => {
         ["deprecated IPv4-compatible (::/96)", "::c000:201", undefined, "::c000:201"],
         ["NAT64 well-known prefix: the IPv4 it holds (RFC 6052)", "64:ff9b::192.0.2.1", undefined, "192.0.2.1"],
         ["NAT64 well-known prefix, in hex", "64:FF9B::C000:201", 128, "192.0.2.1"],
+        ["NAT64 well-known prefix, expanded", "0064:ff9b:0000:0000:0000:0000:c000:0201", 48, "192.0.2.1"],
+        ["SIIT IPv4-translated: the IPv4 it holds (RFC 2765 §2.1)", "::ffff:0:192.0.2.1", undefined, "192.0.2.1"],
+        ["SIIT IPv4-translated, in hex", "::FFFF:0:C000:201", 128, "192.0.2.1"],
+        ["SIIT IPv4-translated, expanded", "0:0:0:0:ffff:0000:c000:0201", 16, "192.0.2.1"],
+        ["SIIT IPv4-translated, bracketed with a port", "[::ffff:0:192.0.2.1]:443", undefined, "192.0.2.1"],
+        ["not IPv4-translated: ::ffff:1:0:0/96 keyed by its /64", "::ffff:1:c000:201", undefined, "::/64"],
         // RFC 4380 §4: server 192.0.2.45, flags 0x8000, port 40000 and client 198.51.100.7, both inverted.
         [
           "Teredo: the client's IPv4, inverted in the last 32 bits",
@@ -226,6 +232,47 @@ describe("clientIp", () => {
         expect(key("fe80::aaaa:1")).not.toBe(key("fe80::aaaa:2"));
         expect(key("64:ff9b::198.51.100.1")).not.toBe(key("64:ff9b::198.51.100.2"));
         expect(key("64:ff9b::198.51.100.1")).toBe(key("198.51.100.1"));
+      });
+
+      // Regression: an IPv4-translated address (::ffff:0:0:0/96, RFC 2765 §2.1) was keyed by its /64, ::/64, so every
+      // IPv4 client behind a SIIT translator spent one allowance, and one could not be told from another.
+      it("keeps SIIT clients apart, and a SIIT client with the same client over IPv4", () => {
+        expect(key("::ffff:0:198.51.100.1")).not.toBe(key("::ffff:0:198.51.100.2"));
+        expect(key("::ffff:0:198.51.100.1")).toBe(key("198.51.100.1"));
+      });
+
+      // Law: each IPv6 form that carries an IPv4 address, in any spelling, at any ipv6Prefix, is keyed as that address.
+      it("keys any IPv4 address embedded in each form as the bare IPv4 address", () => {
+        const hex = (word: number) => word.toString(16);
+        const forms: Record<string, (v4: string, words: [number, number], rest: number[]) => string> = {
+          "IPv4-mapped (RFC 4291 §2.5.5.2)": (v4) => `::ffff:${v4}`,
+          "IPv4-mapped, in hex": (_, [high, low]) => `::ffff:${hex(high)}:${hex(low)}`,
+          "IPv4-translated (RFC 2765 §2.1)": (v4) => `::ffff:0:${v4}`,
+          "IPv4-translated, expanded": (_, [high, low]) => `0:0:0:0:ffff:0:${hex(high)}:${hex(low)}`,
+          "NAT64 well-known prefix (RFC 6052 §2.1)": (v4) => `64:ff9b::${v4}`,
+          "NAT64 well-known prefix, expanded": (_, [high, low]) => `64:ff9b:0:0:0:0:${hex(high)}:${hex(low)}`,
+          "6to4 (RFC 3056 §2)": (_, [high, low], rest) => ["2002", hex(high), hex(low), ...rest.map(hex)].join(":"),
+          "Teredo (RFC 4380 §4), inverted": (_, [high, low], rest) =>
+            ["2001", "0", ...rest.slice(0, 4).map(hex), hex(high ^ 0xffff), hex(low ^ 0xffff)].join(":"),
+        };
+        fc.assert(
+          fc.property(
+            fc.ipV4(),
+            fc.constantFrom(...Object.keys(forms)),
+            fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 5, maxLength: 5 }),
+            fc.integer({ min: 1, max: 128 }),
+            fc.boolean(),
+            (v4, form, rest, ipv6Prefix, upper) => {
+              const [a, b, c, d] = v4.split(".").map(Number) as [number, number, number, number];
+              const address = (forms[form] as (typeof forms)[string])(v4, [(a << 8) | b, (c << 8) | d], rest);
+              const written = upper ? address.toUpperCase() : address;
+              expect(key(written, ipv6Prefix)).toBe(v4);
+              expect(key(`[${written}]:443`, ipv6Prefix)).toBe(v4);
+              expect(key(written, ipv6Prefix)).toBe(key(v4, ipv6Prefix));
+            },
+          ),
+          { numRuns: 2_000 },
+        );
       });
 
       // Regression: a Teredo address's /64 is its relay server and flags (RFC 4380 §4), so every client of one Teredo

@@ -8,7 +8,7 @@ import {
   RateLimitError as RateLimitErrorFromIndex,
   type RateLimitStore,
 } from "../../src/ratelimit/index";
-import { MUL_DIV_CEIL_LUA } from "../../src/ratelimit/redis/gcra-script";
+import { MUL_DIV_CEIL_LUA, NEARER_LUA } from "../../src/ratelimit/redis/gcra-script";
 import { createRedisStore, RateLimitError, type RedisScriptClient } from "../../src/ratelimit/redis/index";
 import { redisUrl, skipWithoutRedis, uniqueName } from "../support/services";
 import { storeContract } from "./store-contract";
@@ -167,6 +167,61 @@ describe.skipIf(skip)("createRedisStore", () => {
     const exact = cases.map(([a, b, c]) => {
       const [x, y, z] = [BigInt(a as number), BigInt(b as number), BigInt(c as number)];
       return String((x * y + z - 1n) / z);
+    });
+    expect(got).toEqual(exact);
+  });
+
+  // Regression: the script found the stored window nearest a new one by comparing products of two windows in doubles,
+  // which round equal past 2^53 (windows from ~3 years on): the tie kept the first stored limit, the farther one here.
+  it("carries from the stored limit of the nearest window, where window products pass 2^53", async () => {
+    const key = `${namespace}nearest-window`;
+    const t0 = 1_763_000_000_000;
+    // 99,999,999 s and 100,000,001 s; then 100,000,000 s, nearer the second (10^22 − 10^6 < 10^22 ms²).
+    await client.set(key, `1:99999999000:1,1:100000001000:1 ${t0 + 1} 0 ${t0 + 2} 0`);
+    const after = compilePolicies([{ name: "p", quota: 1, window: 100_000_000, burst: 2 }]);
+    expect((await createRedisStore({ client, clock: "caller" }).check(key, after, t0)).allowed).toBe(true);
+    expect(await client.get(key)).toBe(`1:100000000000:2 ${t0 + 2 + 100_000_000_000} 0`);
+  });
+
+  it("runs nearer as exact math does, over every safe window (a BigInt model)", async () => {
+    const max = Number.MAX_SAFE_INTEGER;
+    const window = fc.oneof(
+      fc.maxSafeNat().map((n) => Math.max(1, n)),
+      fc.integer({ min: max - 1_000, max }),
+      fc.integer({ min: 1, max: 1_000 }),
+    );
+    const triple = fc.oneof(
+      fc.tuple(window, window, window),
+      // a period between two windows d apart: a·b = period² − d², products from 2^53 to near 2^106.
+      fc
+        .tuple(fc.integer({ min: 94_906_266, max: max - 3 }), fc.integer({ min: 1, max: 3 }))
+        .map(([p, d]) => [p, p - d, p + d]),
+      // windows k · period and k · period + d: ratios near k.
+      fc.tuple(fc.integer({ min: 2, max: 2 ** 26 }), window, fc.integer({ min: -2, max: 2 })).map(([k, x, d]) => {
+        const period = Math.max(1, Math.floor(x / k));
+        return [period, Math.min(max, period * k), Math.min(max, Math.max(1, period * k + d))];
+      }),
+    );
+    const script = `${NEARER_LUA}
+      local out = {}
+      for i = 1, #ARGV, 3 do
+        out[#out + 1] = nearer(tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])) and 1 or 0
+      end
+      return out`;
+    const edges = [
+      [100_000_000_000, 100_000_001_000, 99_999_999_000],
+      [max, max - 1, max - 2],
+      [1, max - 1, max],
+      [max, 1, 2],
+      [2 ** 52, 2 ** 52 + 1, 2 ** 52 + 2],
+    ];
+    const cases = [...edges, ...fc.sample(triple, 3_000)];
+    const got = (await client.eval(script, 0, ...cases.flat().map(String))) as number[];
+    const exact = cases.map(([period, a, b]) => {
+      const [p, x, y] = [BigInt(period as number), BigInt(a as number), BigInt(b as number)];
+      const ratio = (w: bigint): [bigint, bigint] => (w >= p ? [w, p] : [p, w]);
+      const [[xHigh, xLow], [yHigh, yLow]] = [ratio(x), ratio(y)];
+      return xHigh * yLow < yHigh * xLow ? 1 : 0;
     });
     expect(got).toEqual(exact);
   });

@@ -20,6 +20,31 @@ end
 `;
 
 /**
+ * `nearer` of `../carry-state.ts` in Lua 5.1, step for step: whether window `a` is nearer `period` than `b` by ratio,
+ * exactly where the cross products pass 2^53. math.fmod is C's fmod, exact on doubles by definition, as JavaScript's
+ * `%` is (Lua 5.1's `%` is a − floor(a/b)·b, exact only by an argument about how a/b rounds). Its own constant so that
+ * a test can run it alone.
+ */
+export const NEARER_LUA = `
+local function ratiobelow(x1, y1, x2, y2)
+  while true do
+    local r1, r2 = math.fmod(x1, y1), math.fmod(x2, y2)
+    local q1, q2 = (x1 - r1) / y1, (x2 - r2) / y2
+    if q1 ~= q2 then return q1 < q2 end
+    if r2 == 0 then return false end
+    if r1 == 0 then return true end
+    x1, y1, x2, y2 = y2, r2, y1, r1
+  end
+end
+local function nearer(period, a, b)
+  local ah, al, bh, bl = a, period, b, period
+  if a < period then ah, al = period, a end
+  if b < period then bh, bl = period, b end
+  return ratiobelow(ah, al, bh, bl)
+end
+`;
+
+/**
  * The GCRA check as a Redis Lua script: the same integer arithmetic as `../gcra.ts`, run atomically in
  * one round trip with three commands (TIME, GET, SET … PX). A TAT more than the tolerance ahead (a clock that
  * stepped back) is not capped: the refusal reports the whole wait, as gcra.ts does.
@@ -33,7 +58,7 @@ end
  * the gcd takes its remainders with floordiv.
  * Reply: { allowed (1/0), remaining_1, reset_ms_1, remaining_2, reset_ms_2, … }.
  */
-export const GCRA_SCRIPT = `${MUL_DIV_CEIL_LUA}
+export const GCRA_SCRIPT = `${MUL_DIV_CEIL_LUA}${NEARER_LUA}
 local now
 if ARGV[3] == 'server' then
   local t = redis.call('TIME')
@@ -73,8 +98,8 @@ if sid then
     tat = old
   else
     -- carryState (../carry-state.ts): each limit takes the TAT of the stored limit with its window, else of the one
-    -- left with the nearest window (by ratio, the same doubles compared), rounded up to a tick of its own (tpm),
-    -- exactly (muldivceil).
+    -- left with the nearest window (by ratio, exactly: nearer), rounded up to a tick of its own (tpm), exactly
+    -- (muldivceil).
     local ospec, otpm = {}, {}
     for number in string.gmatch(sid, '%d+') do ospec[#ospec + 1] = tonumber(number) end
     local known = true
@@ -100,13 +125,7 @@ if sid then
         local period, best = spec[3 * i - 1], nil
         for j = 1, #ospec / 3 do
           if not taken[j] then
-            if not best then best = j else
-              local a, b = ospec[3 * j - 1], ospec[3 * best - 1]
-              local ah, al, bh, bl = a, period, b, period
-              if a < period then ah, al = period, a end
-              if b < period then bh, bl = period, b end
-              if ah * bl < bh * al then best = j end
-            end
+            if not best or nearer(period, ospec[3 * j - 1], ospec[3 * best - 1]) then best = j end
           end
         end
         if best then taken[best], source[i] = true, best end

@@ -105,3 +105,13 @@ export interface AttemptRecord extends AttemptInput {
 export function isSuccessStatus(status: number): boolean {
   return status >= 200 && status <= 299;
 }
+
+/**
+ * Whether an attempt's result is the endpoint's answer, which the circuit breaker and the endpoint's health count.
+ * A `url_refused` attempt is not: the URL policy refused the URL before any network work, a decision of ours that
+ * says nothing of the endpoint (it disables the endpoint as `url_refused` instead). Like an attempt aborted by
+ * `stop()`, it neither opens nor closes the circuit, and neither starts nor ends the endpoint's failing clock.
+ */
+export function isEndpointAnswer(result: AttemptResult): boolean {
+  return result.kind !== "error" || result.errorKind !== "url_refused";
+}

@@ -1,4 +1,4 @@
-import type { AttemptResult } from "./attempt";
+import { type AttemptResult, isEndpointAnswer } from "./attempt";
 import type { ClaimOptions } from "./delivery-queue";
 
 /** The shape of a worker's capacity: slots for attempts, and what one endpoint may take of them. */
@@ -14,13 +14,15 @@ export interface SchedulerConfig {
 }
 
 /**
- * How an attempt ended for its endpoint's share: answered 2xx, answered otherwise, or not answered at all (a time-out,
- * a refused or reset connection).
+ * How an attempt ended for its endpoint's share: answered 2xx, answered otherwise, not answered at all (a time-out,
+ * a refused or reset connection), or never sent because our URL policy refused the URL (`withheld`: it says nothing
+ * of the endpoint, so its cap stays as it was).
  */
-export type AttemptVerdict = "success" | "refused" | "unreachable";
+export type AttemptVerdict = "success" | "refused" | "unreachable" | "withheld";
 
 /** The verdict on an attempt's result. */
 export function verdictOf(result: AttemptResult): AttemptVerdict {
+  if (!isEndpointAnswer(result)) return "withheld";
   if (result.kind === "error") return result.status === undefined ? "unreachable" : "refused";
   return result.status >= 200 && result.status < 300 ? "success" : "refused";
 }

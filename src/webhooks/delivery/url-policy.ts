@@ -179,9 +179,45 @@ export function checkPort(url: URL, policy: CompiledUrlPolicy): { code: "invalid
 }
 
 /**
- * Checks an endpoint URL at registration: absolute, HTTPS (unless allowed), no credentials, and a host that is not
- * a forbidden IP literal or a localhost name. Synchronous, without DNS: {@link checkResolvedEndpointUrl} also checks
- * what a host name resolves to, and the dispatcher checks again at connect time.
+ * The checks of a parsed URL that need no network work: scheme, credentials, port, denied host name, IP literal,
+ * localhost name. `undefined` when the URL itself may be used (what a name resolves to is not checked here). Run at
+ * registration ({@link checkEndpointUrl}) and by the dispatcher before each attempt, where a refusal is `url_refused`:
+ * it cannot pass until the policy or the URL changes. Internal to the module.
+ */
+export function checkUrlItself(url: URL, compiled: CompiledUrlPolicy): UrlRefusal | undefined {
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && compiled.allowHttp)) {
+    return { code: "insecure_scheme", detail: `Webhook URLs must use https, not ${url.protocol}${LOCAL_HINT}` };
+  }
+  // RFC 9110 §4.2.4: userinfo is deprecated in http(s) URIs; a sender must not send it, a recipient should treat it
+  // as an error (it may be there to obscure the authority). Refused rather than silently dropped at send time.
+  if (url.username !== "" || url.password !== "") {
+    return { code: "invalid_url", detail: "The URL must not carry credentials." };
+  }
+  // RFC 6335 §6: port 0 is reserved; nothing listens on it, so every delivery would fail to connect.
+  if (url.port === "0") return { code: "invalid_url", detail: "The URL's port must not be 0." };
+  const port = checkPort(url, compiled);
+  if (port !== undefined) return port;
+  const denied = checkDeniedHost(url.hostname, compiled);
+  if (denied !== undefined) return denied;
+  const host = normalizeHost(bareHost(url.hostname));
+  if (compiled.hosts.has(host)) return undefined;
+  if (parseIp(host) !== undefined) return checkAddress(host, compiled);
+  if (host === "localhost" || host.endsWith(".localhost")) {
+    // RFC 6761 §6.3: localhost names always resolve to loopback, whatever the resolver says.
+    return {
+      code: "forbidden_address",
+      detail: `The host ${host} is loopback and may not receive webhooks.${LOCAL_HINT}`,
+      addressClass: "loopback",
+      address: host,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Checks an endpoint URL at registration: absolute, HTTPS (unless allowed), no credentials, not port 0, and a host
+ * that is not a forbidden IP literal or a localhost name. Synchronous, without DNS: {@link checkResolvedEndpointUrl}
+ * also checks what a host name resolves to, and the dispatcher checks again at connect time.
  * @example checkEndpointUrl("https://10.0.0.5/hook") // { ok: false, code: "forbidden_address", addressClass: "private", ... }
  */
 export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlPolicy = {}): UrlCheck {
@@ -192,38 +228,8 @@ export function checkEndpointUrl(input: string, policy: UrlPolicy | CompiledUrlP
   } catch {
     return { ok: false, code: "invalid_url", detail: "The URL is not an absolute URL." };
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && compiled.allowHttp)) {
-    return {
-      ok: false,
-      code: "insecure_scheme",
-      detail: `Webhook URLs must use https, not ${url.protocol}${LOCAL_HINT}`,
-    };
-  }
-  if (url.username !== "" || url.password !== "") {
-    return { ok: false, code: "invalid_url", detail: "The URL must not carry credentials." };
-  }
-  // RFC 6335 §6: port 0 is reserved; nothing listens on it, so every delivery would fail to connect.
-  if (url.port === "0") return { ok: false, code: "invalid_url", detail: "The URL's port must not be 0." };
-  const port = checkPort(url, compiled);
-  if (port !== undefined) return { ok: false, ...port };
-  const denied = checkDeniedHost(url.hostname, compiled);
-  if (denied !== undefined) return { ok: false, ...denied };
-  const host = normalizeHost(bareHost(url.hostname));
-  if (compiled.hosts.has(host)) return { ok: true, url };
-  if (parseIp(host) !== undefined) {
-    const refusal = checkAddress(host, compiled);
-    if (refusal !== undefined) return { ok: false, ...refusal };
-  } else if (host === "localhost" || host.endsWith(".localhost")) {
-    // RFC 6761 §6.3: localhost names always resolve to loopback.
-    return {
-      ok: false,
-      code: "forbidden_address",
-      detail: `The host ${host} is loopback and may not receive webhooks.${LOCAL_HINT}`,
-      addressClass: "loopback",
-      address: host,
-    };
-  }
-  return { ok: true, url };
+  const refusal = checkUrlItself(url, compiled);
+  return refusal === undefined ? { ok: true, url } : { ok: false, ...refusal };
 }
 
 /**

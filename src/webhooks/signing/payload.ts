@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { forbiddenMemberProblem } from "../../http/forbidden-member";
+import { findPrototypeMember, mayHoldPrototypeMember, type PrototypeFaultAt } from "../../http/prototype-members";
 import { WebhookVerificationError } from "./errors";
 import type { RawBody } from "./hmac";
 
@@ -15,7 +17,24 @@ function text(body: RawBody): string {
   return decoder.decode(body);
 }
 
-/** The payload of a verified body, validated by `schema` when given; `payload_invalid` otherwise. */
+// A verified signature says who sent the bytes, not that a handler may Object.assign what they hold: a member that
+// would set a prototype once copied is refused, as the body readers refuse it (no opt-out; `parse: "none"` gives
+// the raw body). Duplicate members are not: the provider's signed bytes are what they are.
+function prototypeMember(at: PrototypeFaultAt, scheme: string): WebhookVerificationError {
+  const what = at.fault === "proto_key" ? "an own __proto__ member" : "a constructor member holding a prototype member";
+  return new WebhookVerificationError(
+    "payload_invalid",
+    `The signature is valid but the payload has ${what} at "${at.pointer}", which copied into an object sets ` +
+      'its prototype (prototype poisoning). Pass parse: "none" to read the raw body yourself.',
+    { scheme, cause: forbiddenMemberProblem(at, { status: 422, in: "body" }) },
+  );
+}
+
+/**
+ * The payload of a verified body, validated by `schema` when given; `payload_invalid` otherwise, and for a payload
+ * with an own `__proto__` member or a `constructor` member holding a `prototype` member (prototype poisoning), or a
+ * form field named `__proto__`, naming it with a JSON Pointer (the cause is the `forbidden_member` problem).
+ */
 export function readPayload<T>(
   body: RawBody,
   format: PayloadFormat,
@@ -35,11 +54,22 @@ export function readPayload<T>(
           { scheme, cause: error },
         );
       }
+      // One escape-aware search of the text (a name may be written with \u escapes); walked only when it finds one.
+      if (mayHoldPrototypeMember(source, true)) {
+        const member = findPrototypeMember(value);
+        if (member !== undefined) return prototypeMember(member, scheme);
+      }
     } else {
       value = undefined;
     }
   } else if (format === "form") {
-    value = Object.fromEntries(new URLSearchParams(text(body)));
+    // Object.fromEntries defines a field named __proto__ as an own member, which Object.assign turns into a
+    // prototype; a null-prototype record would keep it all the same, so the field is refused, as safeFormBody does.
+    const record: Record<string, string> = Object.fromEntries(new URLSearchParams(text(body)));
+    if (Object.hasOwn(record, "__proto__")) {
+      return prototypeMember({ pointer: "/__proto__", fault: "proto_key" }, scheme);
+    }
+    value = record;
   }
   if (schema === undefined) return { value: value as T };
   const parsed = schema.safeParse(value);

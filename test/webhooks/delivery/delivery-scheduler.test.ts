@@ -232,5 +232,19 @@ describe("DeliveryScheduler (issue 15)", () => {
     expect(verdictOf({ kind: "response", status: 503, durationMs: 1 })).toBe("refused");
     expect(verdictOf({ kind: "error", errorKind: "timeout", durationMs: 1 })).toBe("unreachable");
     expect(verdictOf({ kind: "error", errorKind: "http_status", status: 500, durationMs: 1 })).toBe("refused");
+    expect(verdictOf({ kind: "error", errorKind: "url_refused", durationMs: 0 })).toBe("withheld");
+  });
+
+  it("leaves an endpoint's cap as it was on a withheld attempt (its URL refused by our policy)", () => {
+    const s = new DeliveryScheduler(config);
+    const run = (verdict: AttemptVerdict) => {
+      expect(s.hold("a")).toBe(true);
+      done(s, "a", verdict);
+    };
+    run("success");
+    run("success");
+    expect(s.capOf("a")).toBe(3);
+    run("withheld");
+    expect(s.capOf("a")).toBe(3);
   });
 });

@@ -134,6 +134,35 @@ describe("registration resolves the host name (SSRF)", () => {
     }
   });
 
+  // RFC 9110 §4.2.4 (userinfo deprecated in http(s) URIs) and RFC 6335 §6 (port 0 reserved, not connectable): the
+  // same refusal the dispatcher makes before each attempt (url_refused), here before any DNS.
+  it.each([
+    "https://user:pass@good.example/in",
+    "https://user@good.example/in",
+    "https://:pass@good.example/in",
+    "https://good.example:0/in",
+  ])("the endpoint API and admin refuse %s with 422 invalid_url, without resolving", async (url) => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const calls: string[] = [];
+    const resolve = resolver({ "good.example": [PUBLIC] }, calls);
+    const handler = declareEndpointApi(createRouter(), {
+      endpoints,
+      queue,
+      apiKeys: ["sk_test_key"],
+      resolve,
+    }).handler();
+    const res = await register(handler, url);
+    expect(res.status).toBe(422);
+    expect(JSON.parse(String(res.body))).toMatchObject({ code: "invalid_url", errors: [{ pointer: "/url" }] });
+    const admin = createEndpointAdmin({ endpoints, queue, resolve });
+    expect(await admin.create({ url, enabled_events: ["*"] })).toMatchObject({ ok: false, code: "invalid_url" });
+    const created = await admin.create({ url: "https://good.example/in", enabled_events: ["*"] });
+    if (!created.ok) throw new Error("create failed");
+    expect(await admin.update(created.value.id, { url })).toMatchObject({ ok: false, code: "invalid_url" });
+    expect(calls).toEqual(["good.example"]);
+  });
+
   // Regression: the 422 named the address ("resolves to 10.20.0.5"): a map of the provider's internal DNS.
   it("names the class of a forbidden address a name resolves to, never the address (no internal DNS oracle)", async () => {
     const internal = "10.20.0.5";

@@ -17,6 +17,7 @@ import {
   type DeliveryListOptions,
   type DeliveryQueue,
   type DeliveryState,
+  type DisabledReason,
   declareEndpointApi,
   defineEvents,
   type HostResolver,
@@ -25,10 +26,11 @@ import {
   type UrlCheck,
   type UrlPolicy,
   type UrlRefusal,
+  type WebhookEndpoint,
   type WebhookEvent,
 } from "../../../src/webhooks/delivery/index";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
-import { systemResolver } from "../../../src/webhooks/delivery/node/index";
+import { type DeliveryWorkerEvent, systemResolver } from "../../../src/webhooks/delivery/node/index";
 import { createPostgresDeliveryQueue, type PostgresDeliveryQueue } from "../../../src/webhooks/delivery/postgres/index";
 
 describe("public types of the delivery engine", () => {
@@ -67,6 +69,35 @@ describe("public types of the delivery engine", () => {
     transition({} as DeliveryState, { type: "attempt" }, 0);
     expectTypeOf<Extract<AttemptResult, { kind: "error" }>["errorKind"]>().toExtend<string>();
     expectTypeOf<WebhookEvent["data"]>().toEqualTypeOf<Record<string, unknown>>();
+  });
+
+  // url_refused (the URL itself refused by the policy at send time): the attempt's kind, the endpoint's disabled
+  // reason, the state machine's disable effect and the worker's event. Exact unions: a member added or dropped shows.
+  it("url_refused is an error kind, a disabled reason, a disable effect's reason and a disabled event's", () => {
+    expectTypeOf<DeliveryErrorKind>().toEqualTypeOf<
+      | "timeout"
+      | "connection_refused"
+      | "connection_reset"
+      | "dns"
+      | "ssrf_blocked"
+      | "url_refused"
+      | "http_status"
+      | "tls"
+      | "proxy"
+      | "response_too_large"
+      | "network"
+      | "endpoint_disabled"
+      | "request_invalid"
+    >();
+    expectTypeOf<Extract<AttemptResult, { kind: "error" }>["errorKind"]>().toEqualTypeOf<DeliveryErrorKind>();
+    expectTypeOf<AttemptInput["errorKind"]>().toEqualTypeOf<DeliveryErrorKind | null>();
+    expectTypeOf<DisabledReason>().toEqualTypeOf<"manual" | "gone" | "failing" | "url_refused">();
+    expectTypeOf<WebhookEndpoint["disabledReason"]>().toEqualTypeOf<DisabledReason | null>();
+    type DisableEffect = Extract<DeliveryEffect, { type: "disable_endpoint" }>;
+    expectTypeOf<DisableEffect["reason"]>().toEqualTypeOf<"gone" | "url_refused">();
+    expectTypeOf<DisableEffect["reason"]>().toExtend<DisabledReason>();
+    type Disabled = Extract<DeliveryWorkerEvent, { type: "endpoint.disabled" }>;
+    expectTypeOf<Disabled["reason"]>().toEqualTypeOf<DisabledReason>();
   });
 
   it("the endpoint API is declared on a router, and the DNS check at registration is a visible choice", () => {

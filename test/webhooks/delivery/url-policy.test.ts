@@ -147,8 +147,14 @@ describe("checkEndpointUrl at registration", () => {
     expect(checkEndpointUrl(url)).toMatchObject({ ok: false, code: "forbidden_address", addressClass });
   });
 
+  // RFC 9110 §4.2.4: userinfo is deprecated in http(s) URIs; any part of it is refused, even for an allowed host.
   it("refuses credentials and non-URLs", () => {
     expect(checkEndpointUrl("https://u:p@example.com/")).toMatchObject({ ok: false, code: "invalid_url" });
+    expect(checkEndpointUrl("https://u@example.com/")).toMatchObject({ ok: false, code: "invalid_url" });
+    expect(checkEndpointUrl("https://:p@example.com/")).toMatchObject({ ok: false, code: "invalid_url" });
+    const local = compileUrlPolicy({ allow: ["localhost", "127.0.0.1"] });
+    expect(checkEndpointUrl("https://u:p@localhost/", local)).toMatchObject({ ok: false, code: "invalid_url" });
+    expect(checkEndpointUrl("https://u@127.0.0.1/", local)).toMatchObject({ ok: false, code: "invalid_url" });
     expect(checkEndpointUrl("not a url")).toMatchObject({ ok: false, code: "invalid_url" });
     expect(checkEndpointUrl("ftp://example.com/")).toMatchObject({ ok: false, code: "insecure_scheme" });
   });

@@ -1,4 +1,4 @@
-import { type AttemptInput, type AttemptResult, isSuccessStatus } from "../attempt";
+import { type AttemptInput, type AttemptResult, isEndpointAnswer, isSuccessStatus } from "../attempt";
 import { circuitRecord } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
 import { type RequestTarget, requestTarget } from "../delivery-request";
@@ -55,8 +55,10 @@ export function decideOutcome(
   const next = transition(outgoing.claim.state, { type: "attempt", result }, finishedAt, settings.config);
   const line = outgoing.line;
   const success = next.state.status === "delivered";
+  // A url_refused attempt is no answer of the endpoint: the circuit and the endpoint's health do not count it.
+  const answered = isEndpointAnswer(result);
   let shared: Outcome["shared"];
-  if (settings.circuit !== undefined) {
+  if (settings.circuit !== undefined && answered) {
     const before = line.circuit.status;
     line.circuit = circuitRecord(line.circuit, success, finishedAt, settings.circuit);
     if (line.circuit.status !== before) {
@@ -72,7 +74,8 @@ export function decideOutcome(
   const stops =
     !success &&
     (next.effects.some((effect) => effect.type === "disable_endpoint") ||
-      endpointHealthAfter(line.endpoint?.failingSince ?? null, false, finishedAt, settings.disableAfterMs).disable);
+      (answered &&
+        endpointHealthAfter(line.endpoint?.failingSince ?? null, false, finishedAt, settings.disableAfterMs).disable));
   if (stops) line.disabling++;
   return { outgoing, result, next, finishedAt, stops, shared };
 }
@@ -90,9 +93,27 @@ function targetOf(endpoint: WebhookEndpoint): Readonly<RequestTarget> | undefine
   return target;
 }
 
+// The endpoint's health after one of its answers: disabled after failing for `disableAfterMs` without a success.
+async function recordHealth(
+  settings: WorkerSettings,
+  lines: EndpointLines,
+  line: EndpointLine,
+  success: boolean,
+  at: number,
+): Promise<void> {
+  const known = lines.knownHealth(line, success);
+  const failingSince = known !== undefined ? known : await lines.recordHealth(line, success, at);
+  if (endpointHealthAfter(failingSince, success, at, settings.disableAfterMs).disable) {
+    if (await lines.disable(line, "failing", at)) {
+      emit(settings, { type: "endpoint.disabled", endpointId: line.id, reason: "failing" });
+    }
+  }
+}
+
 /**
  * Stores a decided outcome: the delivery's new state and its log line, then the state machine's effects (disable the
- * endpoint, notify) and the endpoint's health (disabled after failing for `disableAfterMs` without a success).
+ * endpoint, notify) and, for an endpoint's answer (not `url_refused`), its health (disabled after failing for
+ * `disableAfterMs` without a success).
  */
 export async function storeOutcome(settings: WorkerSettings, lines: EndpointLines, outcome: Outcome): Promise<void> {
   const { outgoing, result, next, finishedAt } = outcome;
@@ -132,13 +153,9 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
         emit(settings, { type: effect.event, delivery, attempt });
       }
     }
-    const success = next.state.status === "delivered";
-    const known = lines.knownHealth(line, success);
-    const failingSince = known !== undefined ? known : await lines.recordHealth(line, success, finishedAt);
-    if (endpointHealthAfter(failingSince, success, finishedAt, settings.disableAfterMs).disable) {
-      if (await lines.disable(line, "failing", finishedAt)) {
-        emit(settings, { type: "endpoint.disabled", endpointId: line.id, reason: "failing" });
-      }
+    // Not the endpoint's answer (url_refused): its failing clock neither starts nor ends.
+    if (isEndpointAnswer(result)) {
+      await recordHealth(settings, lines, line, next.state.status === "delivered", finishedAt);
     }
   } finally {
     // Stored (or failed to be): the endpoint as loaded says from now on whether it is disabled.

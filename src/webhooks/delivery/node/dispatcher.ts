@@ -1,7 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { Agent, buildConnector, type Dispatcher as UndiciDispatcher } from "undici";
-import { parseIp } from "../../../http/ip-address";
 import { optionalFunction } from "../../../options/function-option";
 import { nonNegativeInteger, positiveNumber } from "../../../options/number-option";
 import type { AttemptResult } from "../attempt";
@@ -9,11 +8,9 @@ import { DELIVERY_DEFAULTS } from "../defaults";
 import type { DeliveryRequest } from "../delivery-request";
 import { parseRetryAfter } from "../retry-after";
 import {
-  bareHost,
   type CompiledUrlPolicy,
   checkAddress,
-  checkDeniedHost,
-  checkPort,
+  checkUrlItself,
   compileUrlPolicy,
   type HostResolver,
   normalizeHost,
@@ -387,27 +384,11 @@ export function createDispatcher(options: DispatcherOptions = {}): Dispatcher {
       return { refusal: error as Error };
     }
     // The URL itself refused (causes that need no network work and cannot pass until the policy or the URL
-    // changes): url_refused, which disables the endpoint. What a name resolves to is checked in lookup (ssrf_blocked).
-    if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowHttp)) {
-      return { refusal: codedError(URL_REFUSED_CODE, `Scheme ${url.protocol} is not allowed.`) };
-    }
-    // The policy may have changed since the endpoint was registered: its port and name are checked on every send.
-    const disallowed = checkPort(url, policy) ?? checkDeniedHost(url.hostname, policy);
-    if (disallowed !== undefined) return { refusal: codedError(URL_REFUSED_CODE, disallowed.detail) };
-    const host = bareHost(url.hostname);
-    const normal = normalizeHost(host);
-    if (!policy.hosts.has(normal)) {
-      // An IP literal never goes through lookup, so it is checked here.
-      if (parseIp(host) !== undefined) {
-        const refusal = checkAddress(host, policy);
-        if (refusal !== undefined) return { refusal: codedError(URL_REFUSED_CODE, refusal.detail) };
-      } else if (normal === "localhost" || normal.endsWith(".localhost")) {
-        // RFC 6761 §6.3: a localhost name is always loopback, whatever the resolver says; refused as registration does.
-        return {
-          refusal: codedError(URL_REFUSED_CODE, `The host ${normal} is loopback and may not receive webhooks.`),
-        };
-      }
-    }
+    // changes), by the checks registration runs: url_refused, which disables the endpoint. The policy may have
+    // changed since registration, or the URL been stored around it. What a name resolves to is checked in lookup
+    // (ssrf_blocked).
+    const refusal = checkUrlItself(url, policy);
+    if (refusal !== undefined) return { refusal: codedError(URL_REFUSED_CODE, refusal.detail) };
     // RFC 9112 §3.2: undici sends Host as the origin's authority.
     return { origin: url.origin, path: `${url.pathname}${url.search}` };
   }

@@ -312,6 +312,30 @@ describe("dispatcher", () => {
       const listed = await deliver({ urlPolicy: { ...urlPolicy, ports: [443, server.port] } }, server.url);
       expect(listed).toMatchObject({ result: { kind: "response", status: 200 }, sent: 1 });
     });
+
+    // Regression: registration refuses these (invalid_url), but a URL stored with them (a row written by hand or
+    // imported, a store filled before the check) was sent: its credentials silently dropped (RFC 9110 §4.2.4: userinfo
+    // is deprecated in http(s) URIs, a sender must not generate it), or, on port 0 (RFC 6335 §6: reserved, nothing
+    // can listen on it), failed to connect on every attempt of the schedule and then disabled the endpoint as failing.
+    it.each([
+      ["a user and password", (port: number) => `http://user:pass@127.0.0.1:${port}/hooks`],
+      ["a user name only", (port: number) => `http://user@127.0.0.1:${port}/hooks`],
+      ["a password only", (port: number) => `http://:pass@127.0.0.1:${port}/hooks`],
+      ["a host name with credentials", (port: number) => `http://user:pass@hooks.test:${port}/hooks`],
+      ["port 0", () => "http://127.0.0.1:0/hooks"],
+      ["port 00 on a name", () => "http://hooks.test:00/hooks"],
+    ])(
+      "a stored URL with %s is refused before connecting (url_refused), as registration refuses it",
+      async (_, url) => {
+        calls.length = 0;
+        const urlPolicy = { allowHttp: true, allow: ["127.0.0.1"] };
+        const target = url(server.port);
+        expect(checkEndpointUrl(target, urlPolicy)).toMatchObject({ ok: false, code: "invalid_url" });
+        const refused = await deliver({ urlPolicy, resolve: dns({ "hooks.test": ["127.0.0.1"] }) }, target);
+        expect(refused).toMatchObject({ result: { kind: "error", errorKind: "url_refused" }, sent: 0 });
+        expect(calls).toEqual([]);
+      },
+    );
   });
 
   describe("outcomes", () => {

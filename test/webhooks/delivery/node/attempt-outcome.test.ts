@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import type { AttemptResult } from "../../../../src/webhooks/delivery/attempt";
+import { type CircuitState, closedCircuit } from "../../../../src/webhooks/delivery/circuit-breaker";
+import { createEndpointAdmin } from "../../../../src/webhooks/delivery/endpoint-admin";
+import { createEvent } from "../../../../src/webhooks/delivery/event";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
+import { decideOutcome, storeOutcome } from "../../../../src/webhooks/delivery/node/attempt-outcome";
+import { EndpointLines } from "../../../../src/webhooks/delivery/node/endpoint-lines";
+import { type DeliveryWorkerEvent, workerSettings } from "../../../../src/webhooks/delivery/node/worker-options";
+import { fakeDispatcher } from "./fake-dispatcher";
+
+const T0 = 1_700_000_000_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+// One failure opens the circuit: any outcome the breaker counts shows at once.
+const circuit = { window: 1, minimumAttempts: 1, failureRatio: 1, coolDownMs: 60_000 };
+
+/** One claimed delivery of a fresh endpoint, and what the worker would decide and store for its attempt's result. */
+async function attemptOnce(
+  result: AttemptResult,
+  before: { failingSince?: number; circuit?: CircuitState } = {},
+  disableAfterMs = 5 * DAY,
+) {
+  const endpoints = createMemoryEndpointStore();
+  const queue = createMemoryDeliveryQueue({ endpoints, now: () => T0 });
+  const admin = createEndpointAdmin({ endpoints, queue, resolve: false, now: () => T0 });
+  const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
+  if (!created.ok) throw new Error(created.code);
+  const id = created.value.id;
+  if (before.failingSince !== undefined) await endpoints.recordOutcome(id, false, before.failingSince);
+  await queue.publish(createEvent({ type: "order.created", data: {} }), { now: T0 });
+  const [claim] = await queue.claim({ limit: 1, now: T0, leaseMs: 60_000 });
+  if (claim === undefined) throw new Error("nothing claimed");
+  const events: DeliveryWorkerEvent[] = [];
+  const settings = workerSettings({
+    queue,
+    endpoints,
+    dispatcher: fakeDispatcher().dispatcher,
+    circuit,
+    disableAfterMs,
+    onEvent: (event) => events.push(event),
+  });
+  const lines = new EndpointLines(endpoints, 0);
+  const line = lines.lineOf(id);
+  const endpoint = await lines.load(line, T0);
+  if (endpoint === undefined) throw new Error("no endpoint");
+  if (before.circuit !== undefined) line.circuit = before.circuit;
+  const outcome = decideOutcome(settings, { claim, line, endpoint, sentAt: T0 }, result, T0 + 10);
+  const circuitAfterDecision = line.circuit;
+  await storeOutcome(settings, lines, outcome);
+  return {
+    outcome,
+    circuit: circuitAfterDecision,
+    events,
+    stored: await endpoints.get(id),
+    openUntil: await queue.sharedCircuits?.().openUntil(id),
+  };
+}
+
+const refused: AttemptResult = {
+  kind: "error",
+  errorKind: "url_refused",
+  message: "Webhooks are not sent to port 8443; the URL's port must be one of 443.",
+  durationMs: 0,
+};
+
+describe("an attempt's outcome, for the circuit breaker and the endpoint's health", () => {
+  // Regression: a url_refused attempt (our own decision about the URL, before any network work) opened the circuit,
+  // shared it with every worker, and started (or kept) the endpoint's failing clock: re-enabled after the fix, the
+  // endpoint waited out a cool-down it had never earned, and counted days toward a `failing` disable it never failed.
+  describe("url_refused is no answer of the endpoint: counted neither as a failure nor as a success", () => {
+    it("leaves a closed circuit as it was and opens nothing shared", async () => {
+      const { outcome, circuit: after, events, openUntil } = await attemptOnce(refused);
+      expect(after).toEqual(closedCircuit);
+      expect(outcome.shared).toBeUndefined();
+      expect(openUntil).toBeUndefined();
+      expect(events.filter((event) => event.type === "circuit")).toEqual([]);
+    });
+
+    it("starts no failing clock", async () => {
+      const { stored } = await attemptOnce(refused);
+      expect(stored).toMatchObject({ status: "disabled", disabledReason: "url_refused", failingSince: null });
+    });
+
+    it("keeps the failing clock of an endpoint that was failing (neither reset nor moved)", async () => {
+      const since = T0 - HOUR;
+      const { stored } = await attemptOnce(refused, { failingSince: since });
+      expect(stored).toMatchObject({ disabledReason: "url_refused", failingSince: since });
+    });
+
+    it("leaves a half-open circuit waiting for a probe the endpoint answers", async () => {
+      const probing: CircuitState = { status: "half_open", failures: 1, count: 1, openedAt: T0 - 1 };
+      const { circuit: after, events } = await attemptOnce(refused, { circuit: probing });
+      expect(after).toEqual(probing);
+      expect(events.filter((event) => event.type === "circuit")).toEqual([]);
+    });
+
+    it("an endpoint failing past disableAfterMs is disabled url_refused, never announced failing", async () => {
+      const { events, stored } = await attemptOnce(refused, { failingSince: T0 - 6 * DAY });
+      expect(stored).toMatchObject({ status: "disabled", disabledReason: "url_refused" });
+      expect(events.filter((event) => event.type === "endpoint.disabled")).toEqual([
+        { type: "endpoint.disabled", endpointId: stored?.id, reason: "url_refused" },
+      ]);
+    });
+  });
+
+  // The endpoint's answers (and what its name resolves to, which may change) still count: 410 Gone included, though
+  // it disables the endpoint.
+  describe.each<[string, AttemptResult]>([
+    ["a 500", { kind: "response", status: 500, durationMs: 3 }],
+    ["a 410 Gone", { kind: "response", status: 410, durationMs: 3 }],
+    ["a connection refused", { kind: "error", errorKind: "connection_refused", durationMs: 3 }],
+    ["an ssrf_blocked (a resolved address)", { kind: "error", errorKind: "ssrf_blocked", durationMs: 0 }],
+  ])("%s is the endpoint's failure", (_name, result) => {
+    it("opens the circuit for every worker and starts the failing clock", async () => {
+      const { outcome, circuit: after, events, stored, openUntil } = await attemptOnce(result);
+      expect(after.status).toBe("open");
+      expect(outcome.shared).toBe(T0 + 10 + circuit.coolDownMs);
+      expect(openUntil).toBe(T0 + 10 + circuit.coolDownMs);
+      expect(events).toContainEqual({ type: "circuit", endpointId: stored?.id, status: "open" });
+      expect(stored?.failingSince).toBe(T0 + 10);
+    });
+  });
+
+  it("a 2xx closes a half-open circuit and ends the failing clock", async () => {
+    const probing: CircuitState = { status: "half_open", failures: 1, count: 1, openedAt: T0 - 1 };
+    const ok: AttemptResult = { kind: "response", status: 204, durationMs: 3 };
+    const { circuit: after, stored } = await attemptOnce(ok, { circuit: probing, failingSince: T0 - HOUR });
+    expect(after).toEqual(closedCircuit);
+    expect(stored).toMatchObject({ status: "enabled", failingSince: null });
+  });
+});

@@ -67,7 +67,9 @@ export interface EndpointAdminOptions {
   /**
    * A new endpoint's id. Never one given before, even to an endpoint since deleted: the queue keeps a deleted
    * endpoint's deliveries and log under its id until they end and expire, and a new endpoint of that id would be
-   * sent its pending ones and list them, whoever's tenant it is.
+   * sent its pending ones and list them, whoever's tenant it is. With a newId of your own, `create` checks that the
+   * queue keeps nothing under the new id (up to two queue reads) and throws a TypeError when it does; the default
+   * ids are random and skip that check.
    * @default "we_" + 16 random bytes, base64url
    */
   newId?: () => string;
@@ -227,6 +229,8 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
     options.maxEndpointsPerTenant ?? MAX_ENDPOINTS_PER_TENANT,
     "maxEndpointsPerTenant",
   );
+  // Only an id of the caller's making can repeat: the reused-id guard in create reads the queue for those alone.
+  const customId = options.newId !== undefined;
   const newId = options.newId ?? (() => `we_${randomBytes(16).toString("base64url")}`);
   const newSecret = options.generateSecret ?? (() => defaultGenerateSecret());
   const graceDefault = nonNegativeNumber(
@@ -256,6 +260,13 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       "createEndpointAdmin: resolve must be a HostResolver (systemResolver from rest-webhooks/webhooks/delivery/node) or false.",
     );
   }
+  // Whether the queue keeps deliveries or log lines under `id` (a deleted endpoint's).
+  const keepsAnything = async (id: string): Promise<boolean> => {
+    const [kept] = await queue.list(id, { limit: 1 });
+    if (kept !== undefined) return true;
+    const [logged] = await queue.attempts({ endpointId: id, limit: 1 });
+    return logged !== undefined;
+  };
   const checkUrl = async (url: string): Promise<UrlCheck> => {
     let checked = checkEndpointUrl(url, policy);
     if (checked.ok && resolve) checked = await resolvedCheck(url, checked.url.hostname, resolve);
@@ -462,11 +473,10 @@ export function createEndpointAdmin(options: EndpointAdminOptions): EndpointAdmi
       if (!checked.ok) return checked;
       const id = newId();
       // A deleted endpoint's deliveries and log stay under its id (until they end and expire): a new endpoint of
-      // that id, another tenant's too, would be sent its pending deliveries and list them all. The default ids never
-      // repeat; a newId of your own that does is misuse. Creations are rare enough for the two look-ups.
-      const [kept] = await queue.list(id, { limit: 1 });
-      const [logged] = kept === undefined ? await queue.attempts({ endpointId: id, limit: 1 }) : [];
-      if (kept !== undefined || logged !== undefined) {
+      // that id, another tenant's too, would be sent its pending deliveries and list them all. The default ids (128
+      // random bits) never repeat, so only a newId of your own is checked, with two look-ups; one that repeats is
+      // misuse.
+      if (customId && (await keepsAnything(id))) {
         throw new TypeError(
           `EndpointAdmin.create: newId gave ${JSON.stringify(id)}, an id the queue keeps deliveries or log lines of (a deleted endpoint's); ids must never repeat.`,
         );

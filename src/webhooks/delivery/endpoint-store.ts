@@ -73,4 +73,12 @@ export interface EndpointStore {
    * (`undefined` when there is no such endpoint). A success clears it; a failure sets it if unset.
    */
   recordOutcome(id: string, success: boolean, now: number): Promise<number | null | undefined>;
+  /**
+   * Calls `listener` with the id of each endpoint this store object created, changed (`update`, `modify`) or
+   * deleted, once the write is done; not for `recordOutcome`. The delivery worker drops its cached copy then, so an
+   * endpoint deleted or disabled through the store it reads receives nothing more. Writes made elsewhere (another
+   * process) are not told: the worker sees them within `endpointCacheMs`. A listener's throw is ignored.
+   * Optional: a store without it leaves the worker's cache to its time limit. @returns what stops the calls
+   */
+  watch?(listener: (endpointId: string) => void): () => void;
 }

@@ -10,6 +10,12 @@ export type WebhookDeliveryErrorCode =
   /** A stored row cannot be decoded (written by an incompatible version, or by hand). */
   | "row_invalid"
   /**
+   * The worker refused a delivery published for a tenant its endpoint does not receive (an endpoint of another
+   * tenant, or the operator's without `allTenants`: its id reused after a delete): parked before anything was sent.
+   * Reported as an `error` event, never thrown.
+   */
+  | "tenant_mismatch"
+  /**
    * The worker's `stop()` gave up waiting for the queue, 1 s past the grace period: what it had not handed back is
    * left to its lease. Reported as an `error` event, never thrown.
    */

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
 import { activeSecrets, type WebhookEndpoint } from "../../../src/webhooks/delivery/endpoint";
 import { createEndpointAdmin } from "../../../src/webhooks/delivery/endpoint-admin";
 import { createEndpointSchema } from "../../../src/webhooks/delivery/endpoint-schema";
@@ -298,6 +299,57 @@ describe("createEndpointAdmin", () => {
       const globex = await admin.create(input, { tenant: "globex" });
       expect(globex.ok && globex.value.id).toBe("we_other");
       expect(await queue.list("we_other")).toEqual([]);
+    });
+
+    describe("the reused-id guard reads the queue only for a custom newId (default ids are random and never repeat)", () => {
+      // The memory queue, with its reads counted.
+      function countingQueue() {
+        const endpoints = createMemoryEndpointStore();
+        const queue = createMemoryDeliveryQueue({ endpoints });
+        const reads = { list: 0, attempts: 0 };
+        const counted: DeliveryQueue = {
+          ...queue,
+          list: (...args) => {
+            reads.list++;
+            return queue.list(...args);
+          },
+          attempts: (...args) => {
+            reads.attempts++;
+            return queue.attempts(...args);
+          },
+        };
+        return { endpoints, queue, counted, reads };
+      }
+      const input = { url: "https://hooks.example.com/in", enabled_events: ["*"] };
+
+      it("the default newId: create reads no delivery and no log line", async () => {
+        const { endpoints, counted, reads } = countingQueue();
+        const admin = createEndpointAdmin({ endpoints, queue: counted, resolve: false, now: () => T0 });
+        for (const tenant of [undefined, "acme"]) {
+          const created = await admin.create(input, { tenant });
+          expect(created.ok).toBe(true);
+        }
+        expect(reads).toEqual({ list: 0, attempts: 0 });
+      });
+
+      it("a custom newId: create still refuses an id the queue keeps deliveries of, and reads the queue", async () => {
+        const { endpoints, queue, counted, reads } = countingQueue();
+        const ids = ["we_same", "we_same", "we_next"];
+        const admin = createEndpointAdmin({
+          endpoints,
+          queue: counted,
+          resolve: false,
+          now: () => T0,
+          newId: () => ids.shift()!,
+        });
+        expect((await admin.create(input)).ok).toBe(true);
+        await queue.publish(createEvent({ type: "order.created", data: {} }), { now: T0 });
+        expect(await admin.delete("we_same")).toBe(true);
+        await expect(admin.create(input)).rejects.toThrow(/EndpointAdmin.create: newId gave "we_same"/);
+        expect(reads.list).toBeGreaterThan(0);
+        const next = await admin.create(input);
+        expect(next.ok && next.value.id).toBe("we_next");
+      });
     });
   });
 

@@ -1,6 +1,7 @@
 import { nonNegativeInteger } from "../../../options/number-option";
 import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
+import { EndpointWatchers } from "../endpoint-watchers";
 import { subscribesTo } from "../event-type";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
 import { sortedPlace } from "./sorted-place";
@@ -47,6 +48,7 @@ function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
  */
 export function createMemoryEndpointStore(): EndpointStore {
   const byId = new Map<string, WebhookEndpoint>();
+  const watchers = new EndpointWatchers();
   // When each endpoint was stored (a counter): the order of those created in the same millisecond.
   const storedAt = new Map<string, number>();
   let stored = 0;
@@ -107,6 +109,7 @@ export function createMemoryEndpointStore(): EndpointStore {
     if (!changed) return current;
     const stored = frozen(next as unknown as WebhookEndpoint);
     put(stored);
+    watchers.changed(stored.id);
     return stored;
   };
   // A stored endpoint out of the map, both lists it is in and its tenant's subscribers.
@@ -120,6 +123,7 @@ export function createMemoryEndpointStore(): EndpointStore {
     if (own.length === 0) byTenant.delete(endpoint.tenant);
     storedAt.delete(endpoint.id);
     forget(endpoint.tenant);
+    watchers.changed(endpoint.id);
   };
   return {
     async create(endpoint, options) {
@@ -134,6 +138,7 @@ export function createMemoryEndpointStore(): EndpointStore {
       // No await between the count and the write: concurrent creations never pass the limit.
       if (tenant !== undefined && (byTenant.get(tenant)?.length ?? 0) >= max) return false;
       put(frozen(endpoint));
+      watchers.changed(endpoint.id);
       return true;
     },
     async get(id) {
@@ -210,5 +215,6 @@ export function createMemoryEndpointStore(): EndpointStore {
       put(Object.freeze({ ...current, failingSince }));
       return failingSince;
     },
+    watch: (listener) => watchers.watch(listener),
   };
 }

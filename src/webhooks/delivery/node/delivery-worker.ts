@@ -9,7 +9,7 @@ import { WebhookDeliveryError } from "../errors";
 import { transition } from "../state-machine";
 import { decideOutcome, type Outgoing, requestInvalid, storeOutcome } from "./attempt-outcome";
 import { ClaimPump } from "./claim-pump";
-import { admit, holdBack } from "./delivery-admission";
+import { admit, holdBack, receivesClaim } from "./delivery-admission";
 import { EndpointLines, fresh } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
@@ -57,6 +57,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let returning = 0; // claims refused by the scheduler, on their way back to the queue
   let running = false;
   let unsubscribe: (() => void) | undefined;
+  let unwatch: (() => void) | undefined;
   // A stop() under way, and whether start() was asked for meanwhile (it starts once the stop is over).
   let stopping: Promise<void> | undefined;
   let restart = false;
@@ -120,7 +121,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         board === undefined || (line.sharedOpenUntil === undefined && fresh(line.sharedAt, at, settings.cacheMs));
       const ready = shared ? lines.ready(line, at) : undefined;
       const admission =
-        ready !== undefined
+        ready !== undefined && receivesClaim(ready, claim)
           ? ({ type: "send", endpoint: ready } as const)
           : await admit(settings, lines, claim, line, at);
       if (admission.type === "parked") return;
@@ -156,7 +157,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // A slot granted just before stop() is taken up in a later microtask: by then nothing new may go out.
       const until = running ? holdBack(settings, line, now(), pause(), admission.probe === true) : now();
       const endpoint = line.endpoint;
-      if (until !== undefined || endpoint === undefined) {
+      // Read again while the delivery waited (another endpoint under its id since): admission refuses it next time.
+      if (until !== undefined || endpoint === undefined || !receivesClaim(endpoint, claim)) {
         await handBack(claim, until ?? now());
         return;
       }
@@ -338,6 +340,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       dispatcherClosed = false;
     }
     unsubscribe = queue.subscribe?.(() => pump.kick(true));
+    unwatch = lines.follow();
     heartbeat.start();
     pump.kick(true);
   }
@@ -347,6 +350,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     pump.stop();
     unsubscribe?.();
     unsubscribe = undefined;
+    unwatch?.();
+    unwatch = undefined;
     // Nothing new goes out: deliveries waiting for a slot go back to the queue.
     for (const resolve of waiting.splice(0)) resolve(false);
     for (const line of endpointWaiting.values()) for (const resolve of line.splice(0)) resolve(false);

@@ -50,6 +50,25 @@ export class EndpointLines {
     return line;
   }
 
+  /**
+   * Follows the store's own writes (EndpointStore.watch), when it tells them: an endpoint created, changed or deleted
+   * is read again before its next delivery, whatever endpointCacheMs, and nothing goes out meanwhile (holdBack). So an
+   * endpoint deleted or disabled through this store receives nothing more. Costs nothing per delivery; one read of
+   * the endpoint after each write. Returns what stops following; what was cached before is forgotten.
+   */
+  follow(): () => void {
+    for (const line of this.#lines.values()) this.forget(line.id);
+    return this.#store.watch?.((id) => this.forget(id)) ?? (() => {});
+  }
+
+  /** Drops the cached copy of the endpoint: read again at the next admission. */
+  forget(id: string): void {
+    const line = this.#lines.get(id);
+    if (line === undefined) return;
+    line.endpoint = undefined;
+    line.loadedAt = Number.NEGATIVE_INFINITY;
+  }
+
   /** The cached endpoint when it is fresh at `at`, enabled and sendable at once (no rate limit to ask); else `undefined`. */
   ready(line: EndpointLine, at: number): WebhookEndpoint | undefined {
     const endpoint = line.endpoint;

@@ -5,6 +5,7 @@ import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { EndpointSecret } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
+import { EndpointWatchers } from "../endpoint-watchers";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
@@ -81,7 +82,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     );
     return (rows[0] as { deleted: number } | undefined)?.deleted === 1;
   };
-  return {
+  const store: EndpointStore = {
     async create(e, createOptions) {
       const tenant = checkTenant("EndpointStore.create", e.tenant ?? undefined) ?? null;
       checkAllTenants(e);
@@ -204,5 +205,20 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       );
       return rows[0] === undefined ? undefined : toEndpoint(rows[0]).failingSince;
     },
+  };
+  // EndpointStore.watch: this object's own writes, once done (another process's are not seen here).
+  const watchers = new EndpointWatchers();
+  const told = <T>(id: string, done: T): T => {
+    if (done !== undefined && done !== false) watchers.changed(id);
+    return done;
+  };
+  return {
+    ...store,
+    create: async (endpoint, createOptions) => told(endpoint.id, await store.create(endpoint, createOptions)),
+    update: async (id, patch) => told(id, await store.update(id, patch)),
+    modify: async (id, next) => told(id, await store.modify(id, next)),
+    delete: async (id) => told(id, await store.delete(id)),
+    deleteChecked: async (id, check) => told(id, await store.deleteChecked(id, check)),
+    watch: (listener) => watchers.watch(listener),
   };
 }

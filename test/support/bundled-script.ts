@@ -9,9 +9,11 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { afterAll } from "vitest";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Where {@link bundleScript} writes its bundles. */
+export const BUNDLE_CACHE = join(root, "node_modules", ".cache", "rest-webhooks-tests");
 
 /** A bundled script: its file, for `spawn(process.execPath, [file])`, and how to remove it. */
 export interface BundledScript {
@@ -24,9 +26,9 @@ export interface BundledScript {
  * imports resolve from the project's node_modules as they do for the entry itself.
  */
 export async function bundleScript(entry: string, options: BundleOptions = {}): Promise<BundledScript> {
-  const cache = join(root, "node_modules", ".cache", "rest-webhooks-tests");
-  mkdirSync(cache, { recursive: true });
-  const dir = mkdtempSync(join(cache, "bundle-"));
+  mkdirSync(BUNDLE_CACHE, { recursive: true });
+  // The pid in the name lets the global teardown tell a dead worker's bundles from those of a run still going.
+  const dir = mkdtempSync(join(BUNDLE_CACHE, `bundle-${process.pid}-`));
   const name = basename(entry).replace(/\.ts$/, "");
   await build({
     entryPoints: [entry],
@@ -58,15 +60,19 @@ export interface BundleOptions {
 }
 
 /**
- * {@link bundleScript} for a test file that starts `entry` in several tests: bundled on the first call only (a
- * file that never starts it pays nothing), the same file after, removed when the test file ends. Call it at the
- * top level of a test file or of a module that test files import, where `afterAll` belongs to the file.
+ * {@link bundleScript} for scripts that tests start again and again: bundled on the first call only (a worker that
+ * never starts it pays nothing), the same file after, for every test file the worker runs. The suite runs test files
+ * in shared workers (vitest.config.ts: `isolate: false`), where a module that test files import is evaluated once,
+ * so the bundle lives as long as the worker: removed when it exits, and the whole cache directory by the suite's
+ * global teardown (test/support/bundle-cache-cleanup.ts) once their worker is gone, since vitest may kill it.
  */
 export function bundledOnce(entry: string, options: BundleOptions = {}): () => Promise<string> {
   let bundled: Promise<BundledScript> | undefined;
-  afterAll(async () => (await bundled?.catch(() => undefined))?.remove());
   return async () => {
-    bundled ??= bundleScript(entry, options);
+    bundled ??= bundleScript(entry, options).then((script) => {
+      process.once("exit", () => script.remove());
+      return script;
+    });
     return (await bundled).file;
   };
 }

@@ -570,6 +570,125 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       });
     });
 
+    describe("watch: told of this store's own writes, once done (optional)", () => {
+      // What a listener saw: the id, and what a read started inside the listener found.
+      const watching = (store: EndpointStore) => {
+        const seen: { id: string; read: Promise<WebhookEndpoint | undefined> }[] = [];
+        const stop = store.watch?.((id) => void seen.push({ id, read: store.get(id) })) ?? (() => {});
+        return { seen, stop, ids: () => seen.map((x) => x.id) };
+      };
+
+      it("tells the id after create, update, modify, delete and deleteChecked; a read inside the listener sees the write", async ({
+        skip,
+      }) => {
+        if (f.endpoints.watch === undefined) return skip("this store has no watch");
+        const e = endpointFixture({ description: "created" });
+        const w = watching(f.endpoints);
+        try {
+          await f.endpoints.create(e);
+          expect(w.ids()).toEqual([e.id]);
+          expect(await w.seen[0]?.read).toEqual(e);
+          await f.endpoints.update(e.id, { description: "updated" });
+          expect(w.ids()).toEqual([e.id, e.id]);
+          expect((await w.seen[1]?.read)?.description).toBe("updated");
+          await f.endpoints.modify(e.id, () => ({ description: "modified" }));
+          expect(w.ids()).toHaveLength(3);
+          expect((await w.seen[2]?.read)?.description).toBe("modified");
+          expect(await f.endpoints.delete(e.id)).toBe(true);
+          expect(w.ids()).toHaveLength(4);
+          expect(await w.seen[3]?.read).toBeUndefined();
+          const checked = endpointFixture();
+          await f.endpoints.create(checked);
+          expect(await f.endpoints.deleteChecked(checked.id, () => {})).toBe(true);
+          expect(w.ids()).toEqual([e.id, e.id, e.id, e.id, checked.id, checked.id]);
+          expect(await w.seen[5]?.read).toBeUndefined();
+        } finally {
+          w.stop();
+        }
+      });
+
+      it("tells nothing for recordOutcome, nor for a write that failed or was refused", async ({ skip }) => {
+        if (f.endpoints.watch === undefined) return skip("this store has no watch");
+        const e = endpointFixture({ tenant: "acme_watch_refused" });
+        await f.endpoints.create(e, { maxPerTenant: 1 });
+        const w = watching(f.endpoints);
+        try {
+          await f.endpoints.recordOutcome(e.id, false, 5);
+          await f.endpoints.recordOutcome(e.id, true, 6);
+          expect(await f.endpoints.update("we_missing", { description: "x" })).toBeUndefined();
+          expect(await f.endpoints.modify("we_missing", () => ({ description: "x" }))).toBeUndefined();
+          expect(await f.endpoints.delete("we_missing")).toBe(false);
+          expect(await f.endpoints.deleteChecked("we_missing", () => {})).toBe(false);
+          const refused = new Error("refused");
+          await expect(
+            f.endpoints.modify(e.id, () => {
+              throw refused;
+            }),
+          ).rejects.toBe(refused);
+          await expect(
+            f.endpoints.deleteChecked(e.id, () => {
+              throw refused;
+            }),
+          ).rejects.toBe(refused);
+          const over = endpointFixture({ tenant: "acme_watch_refused" });
+          expect(await f.endpoints.create(over, { maxPerTenant: 1 })).toBe(false);
+          await expect(f.endpoints.create(endpointFixture({ id: e.id }))).rejects.toThrow();
+          expect(w.ids()).toEqual([]);
+        } finally {
+          w.stop();
+        }
+        await f.endpoints.delete(e.id);
+      });
+
+      it("stops calling once the returned function is called; the same function watched twice is two watches", async ({
+        skip,
+      }) => {
+        if (f.endpoints.watch === undefined) return skip("this store has no watch");
+        const e = endpointFixture();
+        await f.endpoints.create(e);
+        const calls: string[] = [];
+        const listener = (id: string) => void calls.push(id);
+        const first = f.endpoints.watch(listener);
+        const second = f.endpoints.watch(listener);
+        try {
+          await f.endpoints.update(e.id, { description: "both" });
+          expect(calls).toEqual([e.id, e.id]);
+          first();
+          first(); // stopping twice stops nothing more: the second watch still hears
+          await f.endpoints.update(e.id, { description: "second only" });
+          expect(calls).toHaveLength(3);
+          second();
+          await f.endpoints.update(e.id, { description: "none" });
+          await f.endpoints.delete(e.id);
+          expect(calls).toHaveLength(3);
+        } finally {
+          first();
+          second();
+        }
+      });
+
+      it("a listener that throws neither stops the others nor fails the write", async ({ skip }) => {
+        if (f.endpoints.watch === undefined) return skip("this store has no watch");
+        const e = endpointFixture({ description: "before" });
+        const calls: string[] = [];
+        const stops = [
+          f.endpoints.watch(() => {
+            throw new Error("a listener's bug");
+          }),
+          f.endpoints.watch((id) => void calls.push(id)),
+        ];
+        try {
+          expect(await f.endpoints.create(e)).toBe(true);
+          expect((await f.endpoints.update(e.id, { description: "after" }))?.description).toBe("after");
+          expect(await f.endpoints.delete(e.id)).toBe(true);
+          expect(calls).toEqual([e.id, e.id, e.id]);
+          expect(await f.endpoints.get(e.id)).toBeUndefined();
+        } finally {
+          for (const stop of stops) stop();
+        }
+      });
+    });
+
     it("keeps copies: changing what was handed to create or update, or what get returned, changes nothing stored (regression: the memory store kept metadata by reference)", async () => {
       const metadata: Record<string, string> = { team: "billing" };
       const enabledEvents = ["copy.created"];

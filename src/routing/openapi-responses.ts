@@ -1,8 +1,10 @@
 import { appliesTo, type DescribedHeader, type MiddlewareDescription } from "../http/described";
+import type { JsonBodyOptions } from "../http/json-limits";
 import { PROBLEM_CONTENT_TYPE, reasonPhrase } from "../http/problem";
 import { MERGE_PATCH_CONTENT_TYPE } from "./merge-patch";
+import { routerProblems } from "./openapi-router-problems";
 import type { JsonSchema, SchemaConverter } from "./openapi-schemas";
-import { readsBody, takesOthers } from "./operation";
+import { readsBody } from "./operation";
 import type { ParsedTemplate } from "./template";
 import type { RouteInfo } from "./types";
 
@@ -118,51 +120,13 @@ function unsupportedHeaders(route: RouteInfo): Record<string, JsonSchema> {
   return encoding;
 }
 
-/** What the router itself answers 400 and 422 for on this operation (it never reaches the handler then). */
-function routerProblems(route: RouteInfo, parsed: ParsedTemplate): { 400: string; 422: string | undefined } {
-  const body = readsBody(route);
-  const bad: string[] = [];
-  // Router.handler: a `bad_path` match (RFC 3986 §2.1 encoding, U+0000, maxParamLength).
-  if (parsed.params.length > 0)
-    bad.push("a path parameter is not percent-encoded UTF-8, decodes to NUL or is too long");
-  // Every operation checks the query's encoding, with or without a query schema.
-  bad.push(
-    route.spec.query === undefined
-      ? "the query is not percent-encoded UTF-8 or holds a NUL"
-      : takesOthers(route.spec.query)
-        ? "the query is not percent-encoded UTF-8, holds a NUL, or has an invalid value"
-        : "the query is not percent-encoded UTF-8, holds a NUL, or has an unknown parameter or an invalid value",
-  );
-  if (body) {
-    // An optional body may be left out (see requestBody): then only a malformed one is refused.
-    const optional = route.kind !== "update" && route.spec.body?.safeParse(undefined).success === true;
-    bad.push(optional ? "the body is malformed or nested too deep" : "the body is empty, malformed or nested too deep");
-  }
-  const invalid: string[] = [];
-  if (route.spec.params !== undefined) invalid.push("a path parameter fails its schema");
-  if (body && route.spec.body !== undefined) {
-    invalid.push(route.kind === "update" ? "the merged result fails the body schema" : "the body fails its schema");
-  }
-  // RFC 7493 §2.1: the body readers refuse lone surrogates (and NUL unless allowed), schema or not.
-  if (body) {
-    invalid.push(
-      route.spec.json?.allowNul === true
-        ? "a string in the body holds a lone surrogate"
-        : "a string in the body holds a lone surrogate or a NUL",
-    );
-  }
-  return {
-    400: `Bad Request: ${bad.join("; ")}.`,
-    422: invalid.length === 0 ? undefined : `Unprocessable Content: ${invalid.join("; ")}.`,
-  };
-}
-
 /** The Responses Object of an operation (OpenAPI 3.1 §4.8.16): the router's, each middleware's, the declared. */
 export function responses(
   route: RouteInfo,
   parsed: ParsedTemplate,
   converter: SchemaConverter,
   described: readonly MiddlewareDescription[],
+  json: JsonBodyOptions = {},
 ): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {};
   const schema = route.spec.response ? converter.convert(route.spec.response, "output") : undefined;
@@ -178,7 +142,7 @@ export function responses(
   for (const [status, entry] of kindSuccesses(route, content)) {
     if (declaredSuccesses.size === 0 || declaredSuccesses.has(status)) out[String(status)] = entry;
   }
-  const problems = routerProblems(route, parsed);
+  const problems = routerProblems(route, parsed, json);
   const hasItem =
     route.kind === "read" || route.kind === "replace" || route.kind === "update" || route.kind === "remove";
   const body = readsBody(route);

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { middlewareDescription } from "../http/described";
+import type { JsonBodyOptions } from "../http/json-limits";
 import { OpenApiPaths } from "./openapi-paths";
 import { parameters, requestBody } from "./openapi-request";
 import { responses } from "./openapi-responses";
@@ -92,11 +93,18 @@ const OPENAPI_METHODS = new Set(["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEA
 
 /**
  * Builds the OpenAPI 3.1 document of a route table.
+ * @param routes each route, its parsed template, its middleware and the router's `json` option (`RouterOptions.json`,
+ *   under the route's own), which says which body and query problems it can answer.
  * @param maxParamLength the router's bound on a path parameter (`RouterOptions.maxParamLength`), as documented.
  * @throws RoutingError `openapi_path_conflict` when two routes of one method would be one operation.
  */
 export function openApiDocument(
-  routes: readonly { route: RouteInfo; parsed: ParsedTemplate; middleware: readonly unknown[] }[],
+  routes: readonly {
+    route: RouteInfo;
+    parsed: ParsedTemplate;
+    middleware: readonly unknown[];
+    json?: JsonBodyOptions | undefined;
+  }[],
   info: OpenApiInfo,
   extra: OpenApiExtra = {},
   maxParamLength = 100,
@@ -105,7 +113,7 @@ export function openApiDocument(
   const securitySchemes: Record<string, JsonSchema> = {};
   const openApiPaths = new OpenApiPaths();
   const paths: OpenApiDocument["paths"] = {};
-  for (const { route, parsed, middleware } of routes) {
+  for (const { route, parsed, middleware, json } of routes) {
     // OpenAPI 3.1 §4.8.9: a Path Item has fields for these methods only.
     if (!OPENAPI_METHODS.has(route.method)) continue;
     const operation: JsonSchema = { operationId: route.name };
@@ -120,7 +128,7 @@ export function openApiDocument(
     if (params.length > 0) operation["parameters"] = params;
     const body = requestBody(route, converter);
     if (body !== undefined) operation["requestBody"] = body;
-    operation["responses"] = responses(route, parsed, converter, described);
+    operation["responses"] = responses(route, parsed, converter, described, json);
     // OpenAPI 3.1 §4.8.30: each entry of `security` is an alternative; a layer's schemes are alternatives to each
     // other, and every layer must be satisfied, so layers with schemes combine into each alternative.
     // Security Scheme names are component names (§4.8.7.1): written as schema ids are, in components and requirements.

@@ -273,6 +273,7 @@ export class Router {
         route,
         parsed: this.#parsed.get(route.name) as ParsedTemplate,
         middleware: layers.get(route.name) ?? [],
+        json: this.options.json,
       })),
       info,
       extra,

@@ -253,3 +253,93 @@ describe("the 400 of a query schema that takes other parameters (looseObject, ca
     expect(operation(doc, "/plain", "get")["responses"]["400"].description).toContain("unknown parameter");
   });
 });
+
+describe("regression: the router's 400 and 422 name every code it answers (forbidden_member, duplicate_member)", () => {
+  const Item = z.object({ name: z.string() });
+  const FORM = "application/x-www-form-urlencoded";
+  const router = createRouter()
+    .route("GET", "/health", {}, () => json(200, {}))
+    .route("POST", "/items", { body: Item }, () => json(200, {}))
+    .route("POST", "/loose", { body: Item, json: { allowPrototypeKeys: true, allowDuplicateMembers: true } }, () =>
+      json(200, {}),
+    )
+    .route("POST", "/forms", { body: Item, form: true, requestMediaTypes: [FORM] }, () => json(200, {}))
+    .resource("/docs/{doc_id}", (docs) => {
+      docs.update({}, ({ patch }) => json(200, patch));
+    });
+  const doc = router.openapi(info);
+  const described = (path: string, method: string, status: number): string =>
+    operation(doc, path, method)["responses"][String(status)]?.description ?? "";
+  const jsonType = { "content-type": "application/json" };
+
+  it.each([
+    ["a __proto__ query parameter", "GET", "/health", { search: "__proto__=x" }, 400, "forbidden_member"],
+    ["a __proto__ member", "POST", "/items", { headers: jsonType, body: '{"__proto__":{}}' }, 422, "forbidden_member"],
+    [
+      "a member named twice",
+      "POST",
+      "/items",
+      { headers: jsonType, body: '{"name":"a","name":"b"}' },
+      422,
+      "duplicate_member",
+    ],
+    ["a body nested too deep", "POST", "/items", { headers: jsonType, body: "[".repeat(65) }, 400, "json_too_deep"],
+    ["a lone surrogate", "POST", "/items", { headers: jsonType, body: '{"name":"\\ud800"}' }, 422, "invalid_string"],
+    [
+      "a __proto__ form field",
+      "POST",
+      "/forms",
+      { headers: { "content-type": FORM }, body: "__proto__=a" },
+      422,
+      "forbidden_member",
+    ],
+    [
+      "a merge patch naming a member twice",
+      "PATCH",
+      "/docs/d1",
+      { headers: { "content-type": "application/merge-patch+json" }, body: '{"a":1,"a":null}' },
+      422,
+      "duplicate_member",
+    ],
+  ] as const)("%s: answered and documented", async (_, method, path, options, status, code) => {
+    const response = await send(router, request(method, path, options));
+    expect(response.status).toBe(status);
+    expect(JSON.parse(response.body as string).code).toBe(code);
+    const documented = path === "/docs/d1" ? "/docs/{doc_id}" : path;
+    expect(described(documented, method.toLowerCase(), status)).toContain(`\`${code}\``);
+  });
+
+  it("lists neither code where the operation's json option lets them through", async () => {
+    const response = await send(
+      router,
+      request("POST", "/loose", { headers: jsonType, body: '{"name":"a","name":"b"}' }),
+    );
+    expect(response.status).toBe(200);
+    expect(described("/loose", "post", 422)).not.toContain("`forbidden_member`");
+    expect(described("/loose", "post", 422)).not.toContain("`duplicate_member`");
+    expect(described("/loose", "post", 400)).not.toContain("`forbidden_member`");
+    expect(described("/loose", "post", 422)).toContain("`invalid_string`");
+    await expectValid(doc);
+  });
+
+  it("lists neither code, nor NUL, where the router's json option lets them through", () => {
+    const open = createRouter({ json: { allowPrototypeKeys: true, allowDuplicateMembers: true, allowNul: true } })
+      .route("POST", "/items", { body: Item }, () => json(200, {}))
+      .route("POST", "/forms", { body: Item, form: true, requestMediaTypes: [FORM] }, () => json(200, {}))
+      .openapi(info);
+    const items = operation(open, "/items", "post")["responses"];
+    expect(items["400"].description).not.toContain("`forbidden_member`");
+    expect(items["422"].description).not.toMatch(/`forbidden_member`|`duplicate_member`|NUL/);
+    expect(items["422"].description).toContain("lone surrogate");
+    // A form's text is UTF-8 throughout: with NUL allowed, only its schema is left to fail.
+    expect(operation(open, "/forms", "post")["responses"]["422"].description).not.toContain("`invalid_string`");
+  });
+
+  it("a form-only body: no duplicate_member or json_too_deep (a repeated field is a list), malformed_form", () => {
+    expect(described("/forms", "post", 422)).not.toContain("`duplicate_member`");
+    expect(described("/forms", "post", 400)).not.toContain("`json_too_deep`");
+    expect(described("/forms", "post", 400)).toContain("`malformed_form`");
+    expect(described("/forms", "post", 400)).not.toContain("`malformed_json`");
+    expect(described("/items", "post", 400)).not.toContain("`malformed_form`");
+  });
+});

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { EndpointStore } from "../../../../src/webhooks/delivery/endpoint-store";
-import { WebhookDeliveryError } from "../../../../src/webhooks/delivery/errors";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
 import { endpointFixture } from "../store-contract";
 import { fakeDispatcher } from "./fake-dispatcher";
+import { expectRefusedAsStranger } from "./tenant-mismatch";
 
 const T0 = 1_700_000_000_000;
 const cleanups: (() => Promise<void>)[] = [];
@@ -93,12 +93,7 @@ describe("the worker looks at its endpoint's tenant again right before sending (
       lastErrorKind: "endpoint_disabled",
       attempts: 0,
     });
-    const errors = events.flatMap((e) => (e.type === "error" ? [e.error] : []));
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toBeInstanceOf(WebhookDeliveryError);
-    expect((errors[0] as WebhookDeliveryError).code).toBe("tenant_mismatch");
-    expect(events.filter((e) => e.type === "delivery.exhausted")).toEqual([]);
-    expect((await queue.attempts({ endpointId: id })).map((line) => line.deliveryId)).not.toContain(stranger);
+    await expectRefusedAsStranger(events, queue, id, stranger);
     // Read twice only (each admission): the re-claimed delivery was refused from the cache, by the same check.
     expect(readsOf(id)).toBe(2);
   });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { AttemptRecord } from "./attempt";
 import type { DeliveryRecord } from "./delivery-queue";
-import type { WebhookEndpoint } from "./endpoint";
+import { DISABLED_REASONS, type WebhookEndpoint } from "./endpoint";
 import { endpointHeadersSchema, endpointHeaderValue } from "./endpoint-headers";
 import { ENDPOINT_SECRET_PATTERN, ENDPOINT_SECRET_RULE, isEndpointSecret } from "./endpoint-secret";
 import { eventPatternSchema } from "./event-type";
@@ -150,7 +150,7 @@ export const endpointJsonSchema = z
     url: z.string(),
     enabled_events: z.array(z.string()),
     status: z.enum(["enabled", "disabled"]),
-    disabled_reason: z.enum(["manual", "gone", "failing", "url_refused"]).nullable(),
+    disabled_reason: z.enum(DISABLED_REASONS).nullable(),
     description: z.string(),
     metadata: z.record(z.string(), z.string()),
     headers: z.record(z.string(), z.string()).meta({

@@ -8,11 +8,14 @@ export interface EndpointSecret {
   readonly expiresAt: number | null;
 }
 
+/** Every {@link DisabledReason}: the one list the endpoint API's schema and the PostgreSQL rows read with. Internal. */
+export const DISABLED_REASONS = ["manual", "gone", "failing", "url_refused"] as const;
+
 /**
  * Why an endpoint was disabled: by its owner, by a 410 Gone, after failing for too long, or because the URL policy
  * now refuses its URL itself (changed since registration: `url_refused`).
  */
-export type DisabledReason = "manual" | "gone" | "failing" | "url_refused";
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 /** A registered webhook endpoint. */
 export interface WebhookEndpoint {

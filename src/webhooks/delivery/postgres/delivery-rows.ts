@@ -4,7 +4,7 @@ import { epochMsOf } from "../../../postgres/sql-time";
 import { type AttemptRecord, DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "../attempt";
 import { attemptId } from "../attempt-id";
 import type { DeliveryRecord } from "../delivery-queue";
-import type { WebhookEndpoint } from "../endpoint";
+import { DISABLED_REASONS, type WebhookEndpoint } from "../endpoint";
 import { WebhookDeliveryError } from "../errors";
 
 const time = z.number();
@@ -68,7 +68,7 @@ const endpointRow = z.object({
   enabled_events: z.array(z.string()),
   secrets: z.array(z.object({ secret: z.string(), expiresAt: time.nullable() })),
   status: z.enum(["enabled", "disabled"]),
-  disabled_reason: z.enum(["manual", "gone", "failing", "url_refused"]).nullable(),
+  disabled_reason: z.enum(DISABLED_REASONS).nullable(),
   disabled_at: time.nullable(),
   description: z.string(),
   metadata: z.record(z.string(), z.string()),

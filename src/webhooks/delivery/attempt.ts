@@ -14,7 +14,10 @@ export type DeliveryErrorKind =
   | "url_refused"
   | "http_status"
   | "tls"
-  /** The egress proxy (the dispatcher's `proxy`) could not be reached, or refused the tunnel. */
+  /**
+   * The egress proxy (the dispatcher's `proxy`) could not be reached, or refused the tunnel: retried on the schedule.
+   * Our proxy's failure says nothing of the endpoint, so it is no answer of the endpoint ({@link isEndpointAnswer}).
+   */
   | "proxy"
   /**
    * The response took more bytes than the dispatcher reads before its status line arrived (an endless run of 1xx
@@ -26,6 +29,7 @@ export type DeliveryErrorKind =
   /**
    * The request could not be built or signed (an endpoint row written by hand whose secrets are all expired or no
    * signing keys, say): nothing was sent. Retried on the schedule like any failure, the row may be fixed meanwhile.
+   * Nothing reached the endpoint, so it is no answer of the endpoint ({@link isEndpointAnswer}).
    */
   | "request_invalid";
 
@@ -106,12 +110,20 @@ export function isSuccessStatus(status: number): boolean {
   return status >= 200 && status <= 299;
 }
 
+// Failures of ours, before or instead of any exchange with the endpoint (see isEndpointAnswer).
+const NOT_THE_ENDPOINTS: ReadonlySet<DeliveryErrorKind> = new Set(["url_refused", "request_invalid", "proxy"]);
+
 /**
- * Whether an attempt's result is the endpoint's answer, which the circuit breaker and the endpoint's health count.
- * A `url_refused` attempt is not: the URL policy refused the URL before any network work, a decision of ours that
- * says nothing of the endpoint (it disables the endpoint as `url_refused` instead). Like an attempt aborted by
- * `stop()`, it neither opens nor closes the circuit, and neither starts nor ends the endpoint's failing clock.
+ * Whether an attempt's result is the endpoint's answer, which the circuit breaker, the endpoint's health (its failing
+ * clock) and the worker's per-endpoint cap count. Three failures are not, they say nothing of the endpoint:
+ * - `url_refused`: the URL policy refused the URL before any network work, a decision of ours (it disables the
+ *   endpoint as `url_refused` instead);
+ * - `request_invalid`: the request could not be built or signed, nothing was sent;
+ * - `proxy`: our egress proxy could not be reached or refused the tunnel.
+ * Like an attempt aborted by `stop()`, such an attempt neither opens nor closes the circuit, neither starts nor ends
+ * the endpoint's failing clock, and leaves the endpoint's cap as it was. How it is retried does not depend on this.
+ * @see DeliveryErrorKind
  */
 export function isEndpointAnswer(result: AttemptResult): boolean {
-  return result.kind !== "error" || result.errorKind !== "url_refused";
+  return result.kind !== "error" || !NOT_THE_ENDPOINTS.has(result.errorKind);
 }

@@ -13,7 +13,8 @@ export interface DeliveryRecord {
   /**
    * The tenant the event was published for ({@link PublishOptions.tenant}), which its id is unique within; none for
    * the operator's events (and, on PostgreSQL, for deliveries stored before migration `delivery@14`). Tells apart the
-   * tenants' events of one id that an operator's endpoint with `allTenants` receives.
+   * tenants' events of one id that an operator's endpoint with `allTenants` receives. A claim tells the operator's
+   * events from those older rows: {@link ClaimedDelivery.operatorEvent}.
    */
   readonly tenant?: string | undefined;
   /** The JSON body sent on every attempt (the serialised event). */
@@ -34,6 +35,15 @@ export interface DeliveryRecord {
 export interface ClaimedDelivery extends DeliveryRecord {
   readonly leaseToken: string;
   readonly leaseUntil: number;
+  /**
+   * `true` when the event was published without a tenant (the operator's own, `tenant` undefined): the worker then
+   * sends it only to an endpoint that receives the operator's events, one without a tenant, as publish fans it out.
+   * Unset when `tenant` names one (the tenant's event, checked by its tenant; a `tenant` wins over this) and when the
+   * queue cannot tell: a PostgreSQL row stored before migration `delivery@14` (its tenant NULL, unrecorded then), or
+   * a queue of your own that does not set it. Such a delivery's tenant is unknown, and it is sent unchecked rather
+   * than stranded. Both built-in queues set it on every claim of an operator's event; `get` and `list` leave it out.
+   */
+  readonly operatorEvent?: boolean | undefined;
 }
 
 /** Options of {@link DeliveryQueue.publish}. */

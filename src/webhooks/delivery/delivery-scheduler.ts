@@ -15,8 +15,9 @@ export interface SchedulerConfig {
 
 /**
  * How an attempt ended for its endpoint's share: answered 2xx, answered otherwise, not answered at all (a time-out,
- * a refused or reset connection), or never sent because our URL policy refused the URL (`withheld`: it says nothing
- * of the endpoint, so its cap stays as it was).
+ * a refused or reset connection), or `withheld`: a failure of ours that says nothing of the endpoint (our URL policy
+ * refused the URL, the request could not be built or signed, our egress proxy failed: see isEndpointAnswer), so its
+ * cap stays as it was.
  */
 export type AttemptVerdict = "success" | "refused" | "unreachable" | "withheld";
 

@@ -74,11 +74,17 @@ export interface EndpointStore {
    */
   recordOutcome(id: string, success: boolean, now: number): Promise<number | null | undefined>;
   /**
-   * Calls `listener` with the id of each endpoint this store object created, changed (`update`, `modify`) or
-   * deleted, once the write is done; not for `recordOutcome`. The delivery worker drops its cached copy then, so an
-   * endpoint deleted or disabled through the store it reads receives nothing more. Writes made elsewhere (another
-   * process) are not told: the worker sees them within `endpointCacheMs`. A listener's throw is ignored.
-   * Optional: a store without it leaves the worker's cache to its time limit. @returns what stops the calls
+   * Calls `listener` with the id of each endpoint this store object wrote: every successful call of `create`,
+   * `update`, `modify`, `delete` or `deleteChecked` tells its endpoint's id once, after the write is done (a read
+   * started in the listener sees it). Successful means the call found its endpoint (or stored it): an `update` or
+   * `modify` tells even when no value changed (an equal value, an empty patch), since a SQL store cannot tell that
+   * without reading the row first; one that found no endpoint (`undefined`, `false`), a `create` refused
+   * (`maxPerTenant`), and a call that threw tell nothing; nor does `recordOutcome`. The delivery worker drops its
+   * cached copy then, so an endpoint deleted or disabled through the store it reads receives nothing more. A store
+   * may tell writes made elsewhere too, later and at most once each (the PostgreSQL store's `listen`: every process's
+   * commits that change an endpoint row, this object's own among them, so an id may be heard twice); writes it is not
+   * told of, the worker sees within `endpointCacheMs`. A listener's throw is ignored. Optional: a store without it leaves the worker's cache to its time limit. @returns what stops the calls
+   * @example const stop = endpoints.watch?.((id) => cache.delete(id));
    */
   watch?(listener: (endpointId: string) => void): () => void;
 }

@@ -10,9 +10,9 @@ export type WebhookDeliveryErrorCode =
   /** A stored row cannot be decoded (written by an incompatible version, or by hand). */
   | "row_invalid"
   /**
-   * The worker refused a delivery published for a tenant its endpoint does not receive (an endpoint of another
-   * tenant, or the operator's without `allTenants`: its id reused after a delete): parked before anything was sent.
-   * Reported as an `error` event, never thrown.
+   * The worker refused a delivery whose endpoint does not receive its events (its id reused after a delete): a
+   * tenant's under another tenant's endpoint or the operator's without `allTenants`, or the operator's event under a
+   * tenant's endpoint. Parked before anything was sent. Reported as an `error` event, never thrown.
    */
   | "tenant_mismatch"
   /**

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { AttemptResult } from "../../../src/webhooks/delivery/attempt";
 import { type AttemptVerdict, DeliveryScheduler, verdictOf } from "../../../src/webhooks/delivery/delivery-scheduler";
 
 const config = { concurrency: 8, endpointConcurrency: 4, lookahead: 4, batch: 2 };
@@ -246,5 +247,37 @@ describe("DeliveryScheduler (issue 15)", () => {
     expect(s.capOf("a")).toBe(3);
     run("withheld");
     expect(s.capOf("a")).toBe(3);
+  });
+
+  // Regression: a run of `proxy` failures (our egress proxy down) or `request_invalid` ones (nothing was sent) cut
+  // every endpoint's cap to 1, as if each endpoint had stopped answering.
+  describe("attempts that say nothing of the endpoint leave its cap as it was, however many in a row", () => {
+    const results = {
+      proxy: { kind: "error", errorKind: "proxy", message: "proxy refused the tunnel (502)", durationMs: 2 },
+      request_invalid: { kind: "error", errorKind: "request_invalid", message: "no signing keys", durationMs: 0 },
+      connection_refused: { kind: "error", errorKind: "connection_refused", durationMs: 2 },
+    } as const;
+    const capAfter = (result: AttemptResult) => {
+      const s = new DeliveryScheduler(config);
+      const run = (verdict: AttemptVerdict) => {
+        expect(s.hold("a")).toBe(true);
+        done(s, "a", verdict);
+      };
+      run("success");
+      run("success");
+      expect(s.capOf("a")).toBe(3);
+      for (let i = 0; i < 20; i++) run(verdictOf(result));
+      return s.capOf("a");
+    };
+
+    it.each(["proxy", "request_invalid"] as const)("%s is withheld: the cap stays", (kind) => {
+      expect(verdictOf(results[kind])).toBe("withheld");
+      expect(capAfter(results[kind])).toBe(3);
+    });
+
+    it("connection_refused is the endpoint's (unanswered): the cap drops to 1", () => {
+      expect(verdictOf(results.connection_refused)).toBe("unreachable");
+      expect(capAfter(results.connection_refused)).toBe(1);
+    });
   });
 });

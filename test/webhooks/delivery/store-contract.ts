@@ -607,6 +607,33 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
         }
       });
 
+      // Regression: the stores disagreed on an update that changed nothing (PostgreSQL told it, memory did not). The
+      // rule all of them keep: every write call that found its endpoint tells it, once, after the write, whether or not
+      // a value changed (PostgreSQL cannot tell an equal value from a new one without reading the row first).
+      it("tells an update or modify that found the endpoint once, even when nothing changed", async ({ skip }) => {
+        if (f.endpoints.watch === undefined) return skip("this store has no watch");
+        const e = endpointFixture({ description: "same" });
+        await f.endpoints.create(e);
+        const w = watching(f.endpoints);
+        try {
+          const writes: [string, () => Promise<unknown>][] = [
+            ["an equal value", () => f.endpoints.update(e.id, { description: "same" })],
+            ["an empty patch", () => f.endpoints.update(e.id, {})],
+            ["only undefined fields", () => f.endpoints.update(e.id, { description: undefined })],
+            ["modify, an equal value", () => f.endpoints.modify(e.id, () => ({ description: "same" }))],
+            ["modify, an empty patch", () => f.endpoints.modify(e.id, () => ({}))],
+          ];
+          for (const [i, [name, write]] of writes.entries()) {
+            expect(await write(), name).toEqual(e);
+            expect(w.ids(), name).toEqual(Array(i + 1).fill(e.id));
+            expect(await w.seen[i]?.read, name).toEqual(e);
+          }
+        } finally {
+          w.stop();
+        }
+        await f.endpoints.delete(e.id);
+      });
+
       it("tells nothing for recordOutcome, nor for a write that failed or was refused", async ({ skip }) => {
         if (f.endpoints.watch === undefined) return skip("this store has no watch");
         const e = endpointFixture({ tenant: "acme_watch_refused" });
@@ -860,6 +887,31 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       );
       for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
       for (const e of [acme, globex, operator, all]) await f.endpoints.delete(e.id);
+    });
+
+    it("says whose event a claimed delivery carries: a tenant's (tenant) or the operator's (operatorEvent), which the worker checks against its endpoint; get and list keep the record's shape (regression: the operator's read as of an unknown tenant)", async () => {
+      const all = endpointFixture({ allTenants: true, enabledEvents: ["whose.*"] });
+      await f.endpoints.create(all);
+      const published = new Map<string, string | null>();
+      for (const tenant of ["acme", undefined]) {
+        const event = createEvent({ type: "whose.created", data: {}, now: T0 });
+        const [id] = (await f.queue.publish(event, { now: T0, tenant })).deliveryIds as [string];
+        published.set(id, tenant ?? null);
+      }
+      const claimed = await f.queue.claim({ limit: 10, now: T0, leaseMs: 1_000 });
+      expect(claimed).toHaveLength(2);
+      for (const c of claimed) {
+        const tenant = published.get(c.id);
+        expect([c.tenant, c.operatorEvent], String(tenant)).toEqual(
+          tenant === null ? [undefined, true] : [tenant, undefined],
+        );
+        // Only the claim says so: a record read otherwise is the same for the operator's event as before.
+        expect(await f.queue.get(c.id)).not.toHaveProperty("operatorEvent");
+      }
+      for (const d of await f.queue.list(all.id)) expect(d).not.toHaveProperty("operatorEvent");
+      // Leave the queue empty for the next case.
+      for (const c of claimed) await f.queue.complete(c, transition(c.state, delivered200, T0).state);
+      await f.endpoints.delete(all.id);
     });
 
     it("publishes to one endpoint alone with endpointId, whatever it subscribes to, if it is enabled and receives the tenant's events", async () => {

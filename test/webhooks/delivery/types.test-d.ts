@@ -5,6 +5,7 @@ import type { SqlClient } from "../../../src/postgres/index";
 import { createRouter, type Router } from "../../../src/routing/index";
 import { createWebhookProcessor } from "../../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../../src/webhooks/consumer/memory/index";
+import type { ClaimedDelivery } from "../../../src/webhooks/delivery/delivery-queue";
 import {
   type AddressClass,
   type AttemptInput,
@@ -31,7 +32,12 @@ import {
 } from "../../../src/webhooks/delivery/index";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
 import { type DeliveryWorkerEvent, systemResolver } from "../../../src/webhooks/delivery/node/index";
-import { createPostgresDeliveryQueue, type PostgresDeliveryQueue } from "../../../src/webhooks/delivery/postgres/index";
+import {
+  createPostgresDeliveryQueue,
+  type EndpointListenOptions,
+  type PostgresDeliveryQueue,
+  type PostgresEndpointStoreOptions,
+} from "../../../src/webhooks/delivery/postgres/index";
 
 describe("public types of the delivery engine", () => {
   it("the core queue names no SQL type; the PostgreSQL queue acts inside any client's transaction", () => {
@@ -151,5 +157,20 @@ describe("the URL policy's types", () => {
     expectTypeOf<Extract<UrlRefusal, { code: "forbidden_address" }>["addressClass"]>().toEqualTypeOf<
       AddressClass | "denied"
     >();
+  });
+});
+
+describe("the PostgreSQL endpoint store's listen and a claim's operatorEvent", () => {
+  it("takes listen as a boolean or its options, and a claim may say it carries the operator's event", () => {
+    expectTypeOf<{ client: SqlClient; listen: false }>().toMatchTypeOf<PostgresEndpointStoreOptions>();
+    expectTypeOf<{
+      client: SqlClient;
+      listen: { retryMs: number; onError: (error: Error) => void };
+    }>().toMatchTypeOf<PostgresEndpointStoreOptions>();
+    expectTypeOf<EndpointListenOptions["onError"]>().toEqualTypeOf<((error: Error) => void) | undefined>();
+    // @ts-expect-error retryMs is a number of milliseconds
+    const options: EndpointListenOptions = { retryMs: "1s" };
+    void options;
+    expectTypeOf<ClaimedDelivery["operatorEvent"]>().toEqualTypeOf<boolean | undefined>();
   });
 });

@@ -189,9 +189,11 @@ const toRecord = (entry: Entry): DeliveryRecord => ({
 
 /** A claimed delivery: its record with its lease added, one object (a spread into a second one cost a copy). */
 function claimOf(entry: Entry, leaseToken: string, leaseUntil: number): ClaimedDelivery {
-  const claim = toRecord(entry) as DeliveryRecord & { leaseToken: string; leaseUntil: number };
+  const claim = toRecord(entry) as DeliveryRecord & { leaseToken: string; leaseUntil: number; operatorEvent?: true };
   claim.leaseToken = leaseToken;
   claim.leaseUntil = leaseUntil;
+  // Every entry records its tenant: none is the operator's event, for the worker's check (delivery-admission.ts).
+  if (entry.tenant === undefined) claim.operatorEvent = true;
   return claim;
 }
 

@@ -106,9 +106,10 @@ export function createMemoryEndpointStore(): EndpointStore {
       next[key] = value;
       changed = true;
     }
-    if (!changed) return current;
-    const stored = frozen(next as unknown as WebhookEndpoint);
-    put(stored);
+    // Told even when nothing changed (EndpointStore.watch: every write call that found its endpoint), as PostgreSQL
+    // must: it cannot tell an equal value from a new one without reading the row first.
+    const stored = changed ? frozen(next as unknown as WebhookEndpoint) : current;
+    if (changed) put(stored);
     watchers.changed(stored.id);
     return stored;
   };

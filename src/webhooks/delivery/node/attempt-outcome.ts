@@ -35,6 +35,11 @@ export interface Outcome {
   readonly result: AttemptResult;
   readonly next: Transition;
   readonly finishedAt: number;
+  /**
+   * Whether the result is the endpoint's answer ({@link isEndpointAnswer}), decided once: only then do the circuit and
+   * the endpoint's health count it.
+   */
+  readonly answered: boolean;
   /** Whether this outcome stops the endpoint's line until it is stored (see {@link decideOutcome}). */
   readonly stops: boolean;
   /** The shared circuit's change to store: open until then, `null` closed, `undefined` none. */
@@ -55,7 +60,7 @@ export function decideOutcome(
   const next = transition(outgoing.claim.state, { type: "attempt", result }, finishedAt, settings.config);
   const line = outgoing.line;
   const success = next.state.status === "delivered";
-  // A url_refused attempt is no answer of the endpoint: the circuit and the endpoint's health do not count it.
+  // No answer of the endpoint (url_refused, request_invalid, proxy): the circuit and its health do not count it.
   const answered = isEndpointAnswer(result);
   let shared: Outcome["shared"];
   if (settings.circuit !== undefined && answered) {
@@ -77,7 +82,7 @@ export function decideOutcome(
       (answered &&
         endpointHealthAfter(line.endpoint?.failingSince ?? null, false, finishedAt, settings.disableAfterMs).disable));
   if (stops) line.disabling++;
-  return { outgoing, result, next, finishedAt, stops, shared };
+  return { outgoing, result, next, finishedAt, answered, stops, shared };
 }
 
 // Parsed once per endpoint as loaded (the worker reuses it while cached), not per attempt: bench/delivery/otel.ts.
@@ -112,7 +117,7 @@ async function recordHealth(
 
 /**
  * Stores a decided outcome: the delivery's new state and its log line, then the state machine's effects (disable the
- * endpoint, notify) and, for an endpoint's answer (not `url_refused`), its health (disabled after failing for
+ * endpoint, notify) and, for an endpoint's answer ({@link Outcome.answered}), its health (disabled after failing for
  * `disableAfterMs` without a success).
  */
 export async function storeOutcome(settings: WorkerSettings, lines: EndpointLines, outcome: Outcome): Promise<void> {
@@ -153,8 +158,8 @@ export async function storeOutcome(settings: WorkerSettings, lines: EndpointLine
         emit(settings, { type: effect.event, delivery, attempt });
       }
     }
-    // Not the endpoint's answer (url_refused): its failing clock neither starts nor ends.
-    if (isEndpointAnswer(result)) {
+    // Not the endpoint's answer (url_refused, request_invalid, proxy): its failing clock neither starts nor ends.
+    if (outcome.answered) {
       await recordHealth(settings, lines, line, next.state.status === "delivered", finishedAt);
     }
   } finally {

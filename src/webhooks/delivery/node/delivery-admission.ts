@@ -73,18 +73,27 @@ export async function admit(
 }
 
 /**
- * Whether `endpoint` receives `claim`'s tenant's events (tenant.ts `receivesFor`): a tenant's delivery goes to that
- * tenant's endpoints and the operator's with `allTenants` only. A delivery without a tenant is the operator's, or a
- * PostgreSQL row stored before migration delivery@14 (a tenant's then, unrecorded): the two read alike, so it is not
- * checked, else those rows were stranded. Internal.
+ * Whether `endpoint` receives `claim`'s events by the rule publish fans out by (tenant.ts `receivesFor`): a tenant's
+ * delivery goes to that tenant's endpoints and the operator's with `allTenants` only; the operator's
+ * (`operatorEvent`) to the operator's endpoints only. A delivery whose queue cannot say whose it is (a PostgreSQL row
+ * stored before migration delivery@14, a queue that does not set `operatorEvent`) is not checked, else those rows
+ * were stranded. Internal.
  */
 export function receivesClaim(endpoint: WebhookEndpoint, claim: ClaimedDelivery): boolean {
-  return claim.tenant === undefined || receivesFor(endpoint, claim.tenant);
+  const tenant = publishedFor(claim);
+  return tenant === undefined || receivesFor(endpoint, tenant);
 }
 
-// Another tenant's delivery (its endpoint's id reused after a delete): parked as a delivery whose endpoint is gone
-// (it is), never sent, nothing logged under the endpoint, and no delivery.exhausted event, which a listener may
-// pass on to the endpoint's owner; the operator hears of it as an error. Re-enabling or a replay brings it back here.
+// The tenant `claim` was published for, `null` the operator's event, `undefined` not known.
+function publishedFor(claim: ClaimedDelivery): string | null | undefined {
+  if (claim.tenant !== undefined) return claim.tenant;
+  return claim.operatorEvent === true ? null : undefined;
+}
+
+// Another tenant's delivery, or the operator's under a tenant's endpoint (its id reused after a delete): parked as a
+// delivery whose endpoint is gone (it is), never sent, nothing logged under the endpoint, and no delivery.exhausted
+// event, which a listener may pass on to the endpoint's owner; the operator hears of it as an error. Re-enabling or a
+// replay brings it back here.
 async function refuseTenant(
   settings: WorkerSettings,
   claim: ClaimedDelivery,
@@ -93,12 +102,14 @@ async function refuseTenant(
 ): Promise<Admission> {
   const next = transition(claim.state, { type: "endpoint_disabled" }, at, settings.config);
   if (await settings.queue.complete(claim, next.state)) {
-    const owner = endpoint.tenant === null ? "the operator's, without allTenants" : "another tenant's";
-    const error = new WebhookDeliveryError(
-      "tenant_mismatch",
-      `Delivery ${claim.id} was published for a tenant its endpoint ${claim.endpointId} (${owner}) does not ` +
-        "receive: parked, not sent.",
-    );
+    // Which rule refused it: the operator's event reaches no tenant's endpoint, a tenant's no one else's.
+    const refused =
+      publishedFor(claim) === null
+        ? `is the operator's event (published without a tenant), which its endpoint ${claim.endpointId} ` +
+          "(a tenant's) does not receive"
+        : `was published for a tenant its endpoint ${claim.endpointId} ` +
+          `(${endpoint.tenant === null ? "the operator's, without allTenants" : "another tenant's"}) does not receive`;
+    const error = new WebhookDeliveryError("tenant_mismatch", `Delivery ${claim.id} ${refused}: parked, not sent.`);
     emit(settings, { type: "error", error });
   }
   return { type: "parked" };

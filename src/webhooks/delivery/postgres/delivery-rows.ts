@@ -3,7 +3,7 @@ import { decodeRow } from "../../../postgres/rows";
 import { epochMsOf } from "../../../postgres/sql-time";
 import { type AttemptRecord, DELIVERY_ERROR_KINDS, type DeliveryErrorKind } from "../attempt";
 import { attemptId } from "../attempt-id";
-import type { DeliveryRecord } from "../delivery-queue";
+import type { ClaimedDelivery, DeliveryRecord } from "../delivery-queue";
 import { DISABLED_REASONS, type WebhookEndpoint } from "../endpoint";
 import { WebhookDeliveryError } from "../errors";
 
@@ -120,6 +120,17 @@ export function toDelivery(row: unknown): DeliveryRecord {
     ...(r.traceparent === null ? {} : { traceparent: r.traceparent }),
     ...(r.tracestate === null ? {} : { tracestate: r.tracestate }),
   };
+}
+
+/**
+ * A claimed delivery row as a claim: its record, its lease, and whether it is the operator's event. The tenant
+ * column tells the three cases apart where the record cannot: a tenant, '' the operator's (as publish has stored
+ * them since delivery@14), NULL a row stored before that migration, whose tenant is unknown (no `operatorEvent`).
+ */
+export function toClaim(row: unknown, leaseToken: string, leaseUntil: number): ClaimedDelivery {
+  const record = toDelivery(row);
+  const operator = (row as { tenant?: unknown }).tenant === "";
+  return { ...record, leaseToken, leaseUntil, ...(operator ? { operatorEvent: true } : {}) };
 }
 
 /** An endpoint row as an endpoint. */

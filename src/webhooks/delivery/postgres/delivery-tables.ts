@@ -1,6 +1,7 @@
 import { schemaName, tableIn } from "../../../postgres/identifier";
 import type { Migration } from "../../../postgres/migrate";
 import { rateLimitMigrations } from "../../../ratelimit/postgres/rate-limit-tables";
+import { endpointChannel } from "./endpoint-notifications";
 
 /**
  * When a delivery ended, as the retention dates it: recorded since migration delivery@7, else its last attempt (or
@@ -52,6 +53,7 @@ export function deliveryTables(options: DeliveryTablesOptions = {}, what = "deli
  */
 export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migration[] {
   const t = deliveryTables(options, "deliveryMigrations");
+  const notify = tableIn(t.schema, "webhook_endpoints_notify");
   return [
     {
       id: "delivery@1",
@@ -237,6 +239,33 @@ export function deliveryMigrations(options: DeliveryTablesOptions = {}): Migrati
       schema: t.schema,
       statements: [
         `ALTER TABLE ${t.deliveries} DROP CONSTRAINT IF EXISTS "webhook_deliveries_event_id_endpoint_id_key"`,
+      ],
+    },
+    {
+      // The endpoint store's watch across processes (endpoint-notifications.ts): each endpoint row inserted, changed
+      // or deleted notifies its id, at commit (PostgreSQL, NOTIFY: "not delivered until and unless the transaction
+      // is committed"), whoever wrote it. A write of failing_since alone (the health check's) does not: no watcher
+      // caches on it. A trigger rather than the store's statements, so that an operator's hand-written SQL counts too.
+      id: "delivery@16",
+      schema: t.schema,
+      statements: [
+        `CREATE OR REPLACE FUNCTION ${notify}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM pg_notify('${endpointChannel(t.schema)}', OLD.id);
+  ELSE
+    PERFORM pg_notify('${endpointChannel(t.schema)}', NEW.id);
+  END IF;
+  RETURN NULL;
+END
+$$`,
+        `DROP TRIGGER IF EXISTS "webhook_endpoints_written" ON ${t.endpoints}`,
+        `CREATE TRIGGER "webhook_endpoints_written" AFTER INSERT OR DELETE ON ${t.endpoints}
+  FOR EACH ROW EXECUTE FUNCTION ${notify}()`,
+        `DROP TRIGGER IF EXISTS "webhook_endpoints_changed" ON ${t.endpoints}`,
+        `CREATE TRIGGER "webhook_endpoints_changed" AFTER UPDATE ON ${t.endpoints} FOR EACH ROW
+  WHEN ((to_jsonb(OLD) - 'failing_since') IS DISTINCT FROM (to_jsonb(NEW) - 'failing_since'))
+  EXECUTE FUNCTION ${notify}()`,
       ],
     },
   ];

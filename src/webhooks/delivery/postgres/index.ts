@@ -3,6 +3,7 @@
  * on PostgreSQL or PGlite. Create the tables with `migrate(pool, deliveryMigrations())` from `rest-webhooks/postgres`.
  */
 export { type DeliveryTablesOptions, deliveryMigrations } from "./delivery-tables";
+export type { EndpointListenOptions } from "./endpoint-notifications";
 export { createPostgresCircuitBoard, type PostgresCircuitBoardOptions } from "./postgres-circuit-board";
 export {
   createPostgresDeliveryQueue,

@@ -43,7 +43,7 @@ import {
   lockedInIdOrder,
   TERMINAL,
 } from "./completion-batch";
-import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toDelivery } from "./delivery-rows";
+import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toClaim, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables, ENDED, PARKED } from "./delivery-tables";
 import { receivingFor } from "./owned-by";
 import { createPostgresCircuitBoard } from "./postgres-circuit-board";
@@ -385,9 +385,7 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       // leaves the due time as it was).
       const order = (row: unknown) => row as { turn_n: number; next_attempt_at: number };
       found.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).next_attempt_at - order(y).next_attempt_at);
-      const claims = found.map(
-        (row): ClaimedDelivery => ({ ...toDelivery(row), leaseToken: token, leaseUntil: now + leaseMs }),
-      );
+      const claims = found.map((row): ClaimedDelivery => toClaim(row, token, now + leaseMs));
       // Endpoints take turns across claims too: the next claim resumes after the last endpoint this one served, or
       // where its walk stopped short (see claimSql).
       const last = claims.at(-1);

@@ -9,12 +9,24 @@ import { EndpointWatchers } from "../endpoint-watchers";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
+import { type EndpointListenOptions, endpointChannel, listenForEndpointWrites } from "./endpoint-notifications";
 import { ownedBy, receivingFor } from "./owned-by";
 
 /** Options of {@link createPostgresEndpointStore}. */
 export interface PostgresEndpointStoreOptions extends DeliveryTablesOptions {
   /** A `pg` Pool (or Client), or PGlite: see `SqlClient` in `rest-webhooks/postgres`. */
   client: SqlClient;
+  /**
+   * Whether `watch` also hears the endpoints that other processes (or other store objects, or SQL written by hand)
+   * change: while anything watches, the store LISTENs on the channel that migration `delivery@16`'s triggers notify
+   * at each commit that inserts, changes or deletes an endpoint row. On a `pg` Pool that is one connection of its own,
+   * opened with the pool's settings outside the pool (it takes none of the pool's clients); PGlite listens on itself;
+   * a single `pg` Client is not listened on. A lost connection is opened again after `retryMs` (doubling, at most
+   * 30 s) and reported to `onError`; what changed meanwhile is left to the watcher's own time limit. `false`: this
+   * object's own writes only.
+   * @default true
+   */
+  listen?: boolean | EndpointListenOptions | undefined;
 }
 
 // How each patchable field is written: its column, and the SQL of its value from a parameter.
@@ -53,6 +65,24 @@ function assignments(patch: EndpointPatch, values: unknown[]): string[] {
   return sets;
 }
 
+// PostgresEndpointStoreOptions.listen, checked: undefined when the store hears its own writes only.
+function listenOptions(listen: PostgresEndpointStoreOptions["listen"]): EndpointListenOptions | undefined {
+  if (listen === false) return undefined;
+  if (listen === undefined || listen === true) return {};
+  if (typeof listen !== "object" || listen === null) {
+    throw new TypeError(`createPostgresEndpointStore: listen must be a boolean or an object, got ${typeof listen}.`);
+  }
+  if (listen.onError !== undefined && typeof listen.onError !== "function") {
+    throw new TypeError("createPostgresEndpointStore: listen.onError must be a function.");
+  }
+  if (listen.retryMs !== undefined && !(Number.isFinite(listen.retryMs) && listen.retryMs > 0)) {
+    throw new TypeError(
+      `createPostgresEndpointStore: listen.retryMs must be a positive number, got ${String(listen.retryMs)}.`,
+    );
+  }
+  return listen;
+}
+
 /**
  * The PostgreSQL {@link EndpointStore}; create its tables with `migrate(pool, deliveryMigrations())`.
  * @example const endpoints = createPostgresEndpointStore({ client: pool });
@@ -60,7 +90,8 @@ function assignments(patch: EndpointPatch, values: unknown[]): string[] {
 export function createPostgresEndpointStore(options: PostgresEndpointStoreOptions): EndpointStore {
   const { client } = options;
   assertSqlClient(client, "createPostgresEndpointStore");
-  const { endpoints: E, tenants: T } = deliveryTables(options, "createPostgresEndpointStore");
+  const { schema, endpoints: E, tenants: T } = deliveryTables(options, "createPostgresEndpointStore");
+  const listen = listenOptions(options.listen);
   // The endpoint and the version of its row: xmin alone stays the same across the updates of one transaction (a
   // client that is a transaction, written twice in it), ctid does not; together they name one version.
   const readVersion = async (id: string) => {
@@ -206,7 +237,29 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       return rows[0] === undefined ? undefined : toEndpoint(rows[0]).failingSince;
     },
   };
-  // EndpointStore.watch: this object's own writes, once done (another process's are not seen here).
+  // EndpointStore.watch, across processes: one LISTEN for all of this object's watches, while there are any.
+  let watches = 0;
+  let unlisten: (() => void) | undefined;
+  const watch = (listener: (endpointId: string) => void): (() => void) => {
+    const stop = watchers.watch(listener);
+    watches++;
+    if (watches === 1 && listen !== undefined) {
+      unlisten = listenForEndpointWrites(client, endpointChannel(schema), (id) => watchers.changed(id), listen);
+    }
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      stop();
+      watches--;
+      if (watches === 0) {
+        unlisten?.();
+        unlisten = undefined;
+      }
+    };
+  };
+  // EndpointStore.watch: this object's own writes, once done (another process's are not seen here); every call that
+  // found its endpoint, an update of equal values or an empty patch included (the row is not compared).
   const watchers = new EndpointWatchers();
   const told = <T>(id: string, done: T): T => {
     if (done !== undefined && done !== false) watchers.changed(id);
@@ -219,6 +272,6 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     modify: async (id, next) => told(id, await store.modify(id, next)),
     delete: async (id) => told(id, await store.delete(id)),
     deleteChecked: async (id, check) => told(id, await store.deleteChecked(id, check)),
-    watch: (listener) => watchers.watch(listener),
+    watch,
   };
 }

@@ -58,6 +58,43 @@ async function attemptOnce(
   };
 }
 
+/**
+ * `count` claimed deliveries of one fresh endpoint, each attempt ending with `result`, one every `stepMs` from T0 (so
+ * the run spans `(count - 1) * stepMs`): what the worker decided and stored over the whole run.
+ */
+async function attemptRun(result: AttemptResult, count: number, stepMs: number, disableAfterMs = 5 * DAY) {
+  const endpoints = createMemoryEndpointStore();
+  const queue = createMemoryDeliveryQueue({ endpoints, now: () => T0 });
+  const admin = createEndpointAdmin({ endpoints, queue, resolve: false, now: () => T0 });
+  const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
+  if (!created.ok) throw new Error(created.code);
+  const id = created.value.id;
+  for (let i = 0; i < count; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }), { now: T0 });
+  const claims = await queue.claim({ limit: count, perEndpoint: count, now: T0, leaseMs: 60_000 });
+  if (claims.length !== count) throw new Error(`claimed ${claims.length} of ${count}`);
+  const events: DeliveryWorkerEvent[] = [];
+  const settings = workerSettings({
+    queue,
+    endpoints,
+    dispatcher: fakeDispatcher().dispatcher,
+    circuit,
+    disableAfterMs,
+    onEvent: (event) => events.push(event),
+  });
+  const lines = new EndpointLines(endpoints, 0);
+  const line = lines.lineOf(id);
+  const circuits: CircuitState["status"][] = [];
+  for (const [i, claim] of claims.entries()) {
+    const at = T0 + i * stepMs;
+    const endpoint = await lines.load(line, at);
+    if (endpoint === undefined) throw new Error("no endpoint");
+    const outcome = decideOutcome(settings, { claim, line, endpoint, sentAt: at }, result, at + 10);
+    circuits.push(line.circuit.status);
+    await storeOutcome(settings, lines, outcome);
+  }
+  return { circuits, events, stored: await endpoints.get(id), openUntil: await queue.sharedCircuits?.().openUntil(id) };
+}
+
 const refused: AttemptResult = {
   kind: "error",
   errorKind: "url_refused",
@@ -72,6 +109,7 @@ describe("an attempt's outcome, for the circuit breaker and the endpoint's healt
   describe("url_refused is no answer of the endpoint: counted neither as a failure nor as a success", () => {
     it("leaves a closed circuit as it was and opens nothing shared", async () => {
       const { outcome, circuit: after, events, openUntil } = await attemptOnce(refused);
+      expect(outcome.answered).toBe(false);
       expect(after).toEqual(closedCircuit);
       expect(outcome.shared).toBeUndefined();
       expect(openUntil).toBeUndefined();
@@ -115,12 +153,46 @@ describe("an attempt's outcome, for the circuit breaker and the endpoint's healt
   ])("%s is the endpoint's failure", (_name, result) => {
     it("opens the circuit for every worker and starts the failing clock", async () => {
       const { outcome, circuit: after, events, stored, openUntil } = await attemptOnce(result);
+      expect(outcome.answered).toBe(true);
       expect(after.status).toBe("open");
       expect(outcome.shared).toBe(T0 + 10 + circuit.coolDownMs);
       expect(openUntil).toBe(T0 + 10 + circuit.coolDownMs);
       expect(events).toContainEqual({ type: "circuit", endpointId: stored?.id, status: "open" });
       expect(stored?.failingSince).toBe(T0 + 10);
     });
+  });
+
+  // Regression: a run of `proxy` failures (our egress proxy down, or refusing the tunnel) or `request_invalid` ones
+  // (the request could not be built or signed: nothing was sent) opened every endpoint's circuit and, kept up past
+  // disableAfterMs, disabled healthy endpoints as `failing`. Neither is the endpoint's answer.
+  describe.each<[string, AttemptResult]>([
+    ["proxy", { kind: "error", errorKind: "proxy", message: "proxy refused the tunnel (407)", durationMs: 2 }],
+    ["request_invalid", { kind: "error", errorKind: "request_invalid", message: "no signing keys", durationMs: 0 }],
+  ])("%s is no answer of the endpoint, however many in a row", (_name, result) => {
+    it("opens no circuit, starts no failing clock, disables nothing; each is retried", async () => {
+      const { circuits, events, stored, openUntil } = await attemptRun(result, 8, DAY);
+      expect(circuits).toEqual(Array(8).fill("closed"));
+      expect(openUntil).toBeUndefined();
+      expect(events.filter((event) => event.type === "circuit" || event.type === "endpoint.disabled")).toEqual([]);
+      expect(stored).toMatchObject({ status: "enabled", failingSince: null });
+      // The retry decision is unchanged: each delivery is scheduled again, none parked.
+      const retried = events.filter((event) => event.type === "attempt").map((event) => event.delivery.state.status);
+      expect(retried).toEqual(Array(8).fill("failed"));
+    });
+
+    it("keeps the failing clock of an endpoint that was failing (neither reset nor moved)", async () => {
+      const since = T0 - HOUR;
+      const { stored } = await attemptOnce(result, { failingSince: since });
+      expect(stored).toMatchObject({ status: "enabled", failingSince: since });
+    });
+  });
+
+  it("the control: a run of connection_refused opens the circuit and disables the endpoint failing", async () => {
+    const result: AttemptResult = { kind: "error", errorKind: "connection_refused", durationMs: 2 };
+    const { circuits, events, stored } = await attemptRun(result, 8, DAY);
+    expect(circuits[0]).toBe("open");
+    expect(stored).toMatchObject({ status: "disabled", disabledReason: "failing", failingSince: T0 + 10 });
+    expect(events).toContainEqual({ type: "endpoint.disabled", endpointId: stored?.id, reason: "failing" });
   });
 
   it("a 2xx closes a half-open circuit and ends the failing clock", async () => {

@@ -1,0 +1,143 @@
+import { quoteIdentifier } from "../../../postgres/identifier";
+import { isPglite, isPool, type SqlClient } from "../../../postgres/sql-client";
+
+/**
+ * The channel that migration delivery@16's triggers notify with the id of each endpoint row written in `schema`.
+ * PostgreSQL refuses a channel name of 64 bytes or more (NAMEDATALEN), so a long schema's is cut to 63: two schemas
+ * that share their first 45 characters share a channel, which costs their watchers a cache drop, nothing more.
+ * Internal.
+ */
+export function endpointChannel(schema: string): string {
+  return `webhook_endpoints.${schema}`.slice(0, 63);
+}
+
+/** A `pg` client of its own, as the pool makes them (`new pool.Client(pool.options)`): its events, and `end`. */
+interface PgListener extends SqlClient {
+  connect(): Promise<unknown>;
+  end(): Promise<unknown>;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: "error" | "end", listener: (error?: Error) => void): unknown;
+}
+
+/** What a `pg` Pool keeps of how it makes its clients (pg-pool: `this.Client`, `this.options`). */
+interface PgPoolFactory {
+  Client: new (options: unknown) => PgListener;
+  options: unknown;
+}
+
+/** What PGlite has for LISTEN (`PGlite.listen`): the callback gets each payload, the promise what unlistens. */
+interface PgliteListener extends SqlClient {
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
+/** How the PostgreSQL endpoint store listens for other processes' writes (`PostgresEndpointStoreOptions.listen`). */
+export interface EndpointListenOptions {
+  /** Told of a listening connection that failed or was lost; the store connects again after `retryMs`. */
+  onError?: ((error: Error) => void) | undefined;
+  /** How long after a failure it connects again, doubled after each failure in a row, at most 30 s. @default 1000 */
+  retryMs?: number | undefined;
+}
+
+const MAX_RETRY_MS = 30_000;
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+/**
+ * Listens on `channel` and calls `onId` with each notification's payload (an endpoint's id), from writes of any
+ * process. On a `pg` Pool it opens one connection of its own with the pool's settings, outside the pool (so it takes
+ * none of the pool's clients, and `pool.end()` does not wait for it); PGlite listens on itself. Anything else (a
+ * single `pg` Client the caller queries on) is not listened on: `undefined`. A lost connection is opened again after
+ * `retryMs`; writes made meanwhile are not told, which is why the watcher keeps its time limit. Returns what stops
+ * listening and closes the connection. Internal.
+ */
+export function listenForEndpointWrites(
+  client: SqlClient,
+  channel: string,
+  onId: (id: string) => void,
+  options: EndpointListenOptions = {},
+): (() => void) | undefined {
+  if (isPglite(client) && typeof (client as Partial<PgliteListener>).listen === "function") {
+    return listenOnPglite(client as PgliteListener, channel, onId, options);
+  }
+  const factory = client as unknown as Partial<PgPoolFactory>;
+  if (isPool(client) && typeof factory.Client === "function") {
+    return listenOnPg(() => new (factory as PgPoolFactory).Client(factory.options), channel, onId, options);
+  }
+  return undefined;
+}
+
+function listenOnPglite(
+  db: PgliteListener,
+  channel: string,
+  onId: (id: string) => void,
+  options: EndpointListenOptions,
+): () => void {
+  let stopped = false;
+  // PGlite writes the name into LISTEN as given, and matches notifications by it unquoted.
+  const unlisten = db.listen(quoteIdentifier(channel), (payload) => {
+    if (!stopped && payload !== "") onId(payload);
+  });
+  unlisten.catch((error: unknown) => options.onError?.(asError(error)));
+  return () => {
+    stopped = true;
+    unlisten.then((stop) => stop()).catch(() => {});
+  };
+}
+
+function listenOnPg(
+  newClient: () => PgListener,
+  channel: string,
+  onId: (id: string) => void,
+  options: EndpointListenOptions,
+): () => void {
+  const firstRetryMs = options.retryMs ?? 1_000;
+  let retryMs = firstRetryMs;
+  let stopped = false;
+  let held: PgListener | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const close = (connection: PgListener) => {
+    connection.end().catch(() => {});
+  };
+  const lost = (connection: PgListener, error: Error) => {
+    if (held !== connection) return;
+    held = undefined;
+    close(connection);
+    if (stopped) return;
+    options.onError?.(error);
+    timer = setTimeout(open, retryMs);
+    // A listener waiting to connect again must not keep the process alive: the worker stops it when it stops.
+    timer.unref?.();
+    retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
+  };
+  const open = async () => {
+    timer = undefined;
+    const connection = newClient();
+    held = connection;
+    // Attached before anything runs on it: an 'error' event without a listener would end the process.
+    connection.on("error", (error) => lost(connection, asError(error ?? new Error("connection lost"))));
+    connection.on("end", () => lost(connection, new Error("The listening connection ended.")));
+    connection.on("notification", (message) => {
+      if (!stopped && message.channel === channel && message.payload) onId(message.payload);
+    });
+    try {
+      await connection.connect();
+      // A connection that only listens must not keep the process alive (one that ends its pool without stopping
+      // the worker first): pg's Client keeps its socket as `connection.stream`.
+      (connection as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
+      await connection.query(`LISTEN ${quoteIdentifier(channel)}`);
+      retryMs = firstRetryMs;
+    } catch (error) {
+      lost(connection, asError(error));
+    }
+  };
+
+  void open();
+  return () => {
+    stopped = true;
+    if (timer !== undefined) clearTimeout(timer);
+    const connection = held;
+    held = undefined;
+    if (connection !== undefined) close(connection);
+  };
+}

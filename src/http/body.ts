@@ -13,7 +13,7 @@ import { isJsonMediaType, type MediaType, parseMediaType } from "./media-type";
 import type { HttpRequest } from "./message";
 import { percentDecodesToUtf8 } from "./percent-decode";
 import { HttpProblem, type HttpProblemCode } from "./problem";
-import { findPrototypeMember, mayHoldPrototypeMember } from "./prototype-members";
+import { prototypeMemberOf } from "./prototype-members";
 import { unsupportedMediaType } from "./unsupported-media-type";
 import { isWellFormed } from "./well-formed";
 
@@ -133,8 +133,8 @@ function parseJson(text: string, options: JsonBodyOptions, wellFormed: boolean):
     if (fault !== undefined) return { ok: false, problem: invalidStringProblem(fault) };
   }
   // Walked only when the text names __proto__ or constructor and prototype: other bodies pay a search of the text.
-  if (options.allowPrototypeKeys !== true && mayHoldPrototypeMember(text, scan.unicodeEscape)) {
-    const member = findPrototypeMember(value);
+  if (options.allowPrototypeKeys !== true) {
+    const member = prototypeMemberOf(text, value, scan.unicodeEscape);
     if (member !== undefined) return { ok: false, problem: forbiddenMemberProblem(member, BODY) };
   }
   // A name given twice leaves the parsed value fewer members than the text has name separators: only then is the

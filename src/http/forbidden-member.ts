@@ -26,11 +26,21 @@ const MESSAGES: Readonly<Record<ForbiddenMemberPlace["in"], Readonly<Record<Prot
 const WHERE = { body: "the request body", query: "the query" } as const;
 
 /**
- * The `forbidden_member` problem for a member that would set a prototype once copied (prototype poisoning):
- * `errors` names it with an RFC 6901 JSON Pointer and says where (`in`), as a validation problem does.
- * @param at the refused member and why (`proto_key` or `constructor_prototype`).
- * @param place the status and the part of the request it was in.
- * @example forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }, { status: 400, in: "query" })
+ * The RFC 9457 `forbidden_member` problem for a member that would set a prototype once copied (prototype
+ * poisoning), as the body readers, the router's query check and the signed-payload reader answer it: `errors` names
+ * the member with an RFC 6901 JSON Pointer and says where (`in`), as a validation problem does. For body readers of
+ * one's own, so that they answer byte for byte as the built-in ones.
+ * @param at the refused member: its JSON Pointer and why (`proto_key` for an own `__proto__`,
+ *   `constructor_prototype` for a `constructor` member holding a `prototype` member).
+ * @param place the status and the part of the request it was in: `{ status: 422, in: "body" }` for content (as the
+ *   body readers answer), `{ status: 400, in: "query" }` for a query parameter.
+ * @returns the problem; throw it from a handler (the adapters render it) or return `problem.toResponse()`.
+ * @example
+ * const value = parseForm(text); // a reader of one's own
+ * if (Object.hasOwn(value, "__proto__")) {
+ *   throw forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }, { status: 422, in: "body" });
+ * }
+ * @see https://www.rfc-editor.org/rfc/rfc9457 (problem details), https://www.rfc-editor.org/rfc/rfc6901 (pointer)
  */
 export function forbiddenMemberProblem(
   at: PrototypeFaultAt,

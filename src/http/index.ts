@@ -34,6 +34,7 @@ export {
   middlewareDescription,
   type SecurityScheme,
 } from "./described";
+export { type ForbiddenMemberPlace, forbiddenMemberProblem } from "./forbidden-member";
 export { formatHeaderList, splitHeaderList } from "./header-list";
 export {
   DEFAULT_JSON_MAX_DEPTH,
@@ -83,6 +84,7 @@ export {
   problem,
   reasonPhrase,
 } from "./problem";
+export type { PrototypeFault, PrototypeFaultAt } from "./prototype-members";
 export { queryProblem } from "./query-check";
 export { formatQuotedString, formatTokenOrQuotedString, parseQuotedString, readQuotedString } from "./quoted-string";
 export {

@@ -70,3 +70,15 @@ export function findPrototypeMember(value: unknown): PrototypeFaultAt | undefine
   }
   return undefined;
 }
+
+/**
+ * The first refused member of `value`, parsed from JSON `text`: the search of the text, then the walk only when it
+ * finds a name. The one check the JSON body readers and the signed-payload reader make.
+ * @param text the JSON text `value` was parsed from.
+ * @param value the parsed value.
+ * @param unicodeEscape the text may hold a `\u` escape (true when unknown): only then is the escape-aware search made.
+ * @example prototypeMemberOf('{"__proto__":{}}', JSON.parse('{"__proto__":{}}'), false) // { pointer: "/__proto__", … }
+ */
+export function prototypeMemberOf(text: string, value: unknown, unicodeEscape: boolean): PrototypeFaultAt | undefined {
+  return mayHoldPrototypeMember(text, unicodeEscape) ? findPrototypeMember(value) : undefined;
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseJsonText, safeFormBody, safeJsonOrFormBody } from "../../src/http/body";
 import { forbiddenMemberProblem } from "../../src/http/forbidden-member";
+import * as http from "../../src/http/index";
 import type { HttpProblem } from "../../src/http/problem";
 
 const encoder = new TextEncoder();
@@ -62,5 +63,10 @@ describe("forbiddenMemberProblem: one builder for a body's and a query's prototy
       code: "forbidden_member",
       errors: [{ pointer: "/__proto__", in: "query", code: "proto_key", message: QUERY_PROTO }],
     });
+  });
+
+  it("is public from rest-webhooks/http, for body readers of one's own, answering as the built-in readers do", () => {
+    const own = http.forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }, { status: 422, in: "body" });
+    expect(problemOf({ ok: false, problem: own })).toBe(problemOf(safeFormBody(form("__proto__=x"))));
   });
 });

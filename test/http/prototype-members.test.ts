@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseJsonText, safeJsonBody } from "../../src/http/body";
 import { HTTP_PROBLEM_CODES } from "../../src/http/problem";
-import { findPrototypeMember, mayHoldPrototypeMember } from "../../src/http/prototype-members";
+import { findPrototypeMember, mayHoldPrototypeMember, prototypeMemberOf } from "../../src/http/prototype-members";
 
 const encoder = new TextEncoder();
 const jsonRequest = (text: string, type = "application/json") => ({
@@ -109,6 +109,20 @@ describe("regression: prototype poisoning, a body's own __proto__ became a proto
       expect(mayHoldPrototypeMember('{"\\u0063onstructors":1,"\\u005f_proto_":2}', true)).toBe(false);
     });
 
+    it("walks nothing when the search finds no name: prototypeMemberOf answers from the text alone", () => {
+      // The value is never looked at when the text cannot hold a refused member (the search is the gate).
+      const poisoned = JSON.parse('{"__proto__":{}}');
+      expect(prototypeMemberOf('{"a":1}', poisoned, false)).toBeUndefined();
+      expect(prototypeMemberOf('{"__proto__":{}}', poisoned, false)).toStrictEqual({
+        pointer: "/__proto__",
+        fault: "proto_key",
+      });
+      expect(prototypeMemberOf('{"\\u005f_proto__":{}}', poisoned, true)).toStrictEqual({
+        pointer: "/__proto__",
+        fault: "proto_key",
+      });
+    });
+
     it("agrees with a naive walk of the parsed value, names escaped at random (fast-check)", () => {
       const name = fc
         .tuple(
@@ -136,6 +150,9 @@ describe("regression: prototype poisoning, a body's own __proto__ became a proto
           expect(findPrototypeMember(value) !== undefined).toBe(expected);
           // The quick check may say "maybe" where there is none, never "no" where there is one.
           if (expected) expect(mayHoldPrototypeMember(text, text.includes("\\u"))).toBe(true);
+          // The one check the JSON body reader and the signed-payload reader share: search, then walk.
+          expect(prototypeMemberOf(text, value, text.includes("\\u"))).toStrictEqual(findPrototypeMember(value));
+          expect(prototypeMemberOf(text, value, true)).toStrictEqual(findPrototypeMember(value));
           // Names repeat at random here: that refusal (duplicate_member) is another test's.
           const read = parseJsonText(text, { allowDuplicateMembers: true });
           expect(read.ok ? undefined : read.problem.code).toBe(expected ? "forbidden_member" : undefined);

@@ -5,6 +5,8 @@ import {
   type BareItem,
   type BodyResult,
   bodyTooLarge,
+  type ForbiddenMemberPlace,
+  forbiddenMemberProblem,
   type Handler,
   type HTTP_PROBLEM_CODES,
   HttpProblem,
@@ -16,6 +18,8 @@ import {
   type MediaType,
   type Method,
   type ProblemDocument,
+  type PrototypeFault,
+  type PrototypeFaultAt,
   parseDictionary,
   parseItem,
   parseList,
@@ -60,6 +64,16 @@ describe("rest-webhooks/http types", () => {
     expectTypeOf(result).toEqualTypeOf<BodyResult<unknown>>();
     if (result.ok) expectTypeOf(result.value).toBeUnknown();
     else expectTypeOf(result.problem).toEqualTypeOf<HttpProblem<HttpProblemCode>>();
+  });
+
+  it("builds the forbidden_member problem from a fault and a place", () => {
+    expectTypeOf<PrototypeFault>().toEqualTypeOf<"proto_key" | "constructor_prototype">();
+    expectTypeOf(forbiddenMemberProblem).parameters.toEqualTypeOf<[PrototypeFaultAt, ForbiddenMemberPlace]>();
+    expectTypeOf(forbiddenMemberProblem).returns.toEqualTypeOf<HttpProblem<HttpProblemCode>>();
+    // @ts-expect-error a body's forbidden member is a 422 and a query's a 400: no other status
+    forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto_key" }, { status: 500, in: "body" });
+    // @ts-expect-error the fault is one of the two refused kinds
+    forbiddenMemberProblem({ pointer: "/__proto__", fault: "proto" }, { status: 422, in: "body" });
   });
 
   it("exports the union of the codes this module and the adapters use (STYLE §7)", () => {

@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { parseForm } from "../../http/body";
 import { forbiddenMemberProblem } from "../../http/forbidden-member";
-import { findPrototypeMember, mayHoldPrototypeMember, type PrototypeFaultAt } from "../../http/prototype-members";
+import { type PrototypeFaultAt, prototypeMemberOf } from "../../http/prototype-members";
 import { WebhookVerificationError } from "./errors";
 import type { RawBody } from "./hmac";
 
@@ -54,18 +55,17 @@ export function readPayload<T>(
           { scheme, cause: error },
         );
       }
-      // One escape-aware search of the text (a name may be written with \u escapes); walked only when it finds one.
-      if (mayHoldPrototypeMember(source, true)) {
-        const member = findPrototypeMember(value);
-        if (member !== undefined) return prototypeMember(member, scheme);
-      }
+      // The escape-aware search (a name may be written with \u escapes); walked only when it finds one.
+      const member = prototypeMemberOf(source, value, true);
+      if (member !== undefined) return prototypeMember(member, scheme);
     } else {
       value = undefined;
     }
   } else if (format === "form") {
-    // Object.fromEntries defines a field named __proto__ as an own member, which Object.assign turns into a
-    // prototype; a null-prototype record would keep it all the same, so the field is refused, as safeFormBody does.
-    const record: Record<string, string> = Object.fromEntries(new URLSearchParams(text(body)));
+    // The router's reader (parseForm): a repeated name and a `name[]` are lists, as its form bodies and queries are.
+    // Its null-prototype record keeps a field named __proto__ (or __proto__[]) as an own member, which
+    // Object.assign turns into a prototype: refused, as safeFormBody does.
+    const record = parseForm(text(body));
     if (Object.hasOwn(record, "__proto__")) {
       return prototypeMember({ pointer: "/__proto__", fault: "proto_key" }, scheme);
     }

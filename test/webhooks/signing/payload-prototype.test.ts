@@ -97,9 +97,14 @@ describe("regression: a signed payload's own __proto__ reached the handler (prot
       expect(refusal(verified(body, { parse: "form" }))).toStrictEqual(refused("/__proto__"));
     });
 
-    it("accepts constructor, and __proto__[] as the plain name it is here (no list syntax: no own __proto__)", () => {
-      const result = verified("constructor=x&__proto__%5B%5D=y&a=__proto__", { parse: "form" });
-      expect(result).toMatchObject({ ok: true, payload: { constructor: "x", "__proto__[]": "y", a: "__proto__" } });
+    it("refuses __proto__[] too: read as the list __proto__, as the router's form reader reads it", () => {
+      expect(refusal(verified("__proto__%5B%5D=y", { parse: "form" }))).toStrictEqual(refused("/__proto__"));
+      expect(refusal(verified("a=1&__proto__[]=y", { parse: "form" }))).toStrictEqual(refused("/__proto__"));
+    });
+
+    it("accepts constructor and __proto__ as a value; copied, the record sets no prototype", () => {
+      const result = verified("constructor=x&a=__proto__", { parse: "form" });
+      expect(result).toMatchObject({ ok: true, payload: { constructor: "x", a: "__proto__" } });
       const target: Record<string, unknown> = {};
       Object.assign(target, result.ok ? result.payload : {});
       expect(Object.getPrototypeOf(target)).toBe(Object.prototype);

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { migrate, type SqlDatabase } from "../../../../src/postgres/index";
 import type { EndpointStore } from "../../../../src/webhooks/delivery/endpoint-store";
@@ -8,6 +10,7 @@ import {
   createPostgresEndpointStore,
   deliveryMigrations,
 } from "../../../../src/webhooks/delivery/postgres/index";
+import { bundledOnce } from "../../../support/bundled-script";
 import { type Backend, databases, onServer } from "../../../support/databases";
 import { uniqueName } from "../../../support/services";
 import { fakeDispatcher } from "../node/fake-dispatcher";
@@ -123,6 +126,7 @@ for (const backend of databases()) {
 
 onServer("the endpoint store's watch across processes, on a server's connections", () => {
   const server = databases().find((backend) => backend.name === "postgres") as Backend;
+  const script = bundledOnce(fileURLToPath(new URL("./fixtures/listen-then-end-pool.ts", import.meta.url)));
 
   const listeners = async (db: SqlDatabase, schema: string) => {
     const { rows } = await db.query(
@@ -142,6 +146,22 @@ onServer("the endpoint store's watch across processes, on a server's connections
     expect(pool.totalCount).toBe(0);
     stop();
     await vi.waitFor(async () => expect(await listeners(writerDb, schema)).toEqual([]), { timeout: 10_000 });
+  });
+
+  it("never keeps a process alive: one that ends its pool without stopping the watch exits", async () => {
+    const { schema } = await twoProcesses(server);
+    const child = spawn(process.execPath, [await script()], {
+      env: { ...process.env, SCHEMA: schema },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    cleanups.push(() => void (child.exitCode === null && child.kill("SIGKILL")));
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    // Not a time: the child either exits by itself or holds on until the test's time-out fails it.
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    expect([code, out.trim()]).toEqual([0, "ended"]);
   });
 
   it("listens again after its connection is lost, and says so to onError", async () => {

@@ -101,7 +101,10 @@ export class Router {
     this.#built = undefined;
   };
 
-  /** Adds middleware around every route's operation (outermost first); 404/405 answers bypass it. */
+  /**
+   * Adds middleware around every route's operation (outermost first). The router's own answers (404, 405, the
+   * automatic OPTIONS, the 308, a malformed path's 400) bypass it: wrap `handler()` for what must see every request.
+   */
   use(...middleware: Middleware[]): this {
     this.#use.push(...middleware);
     this.#built = undefined;

@@ -11,6 +11,19 @@ function done(s: DeliveryScheduler, endpoint: string, verdict: AttemptVerdict | 
   s.finish(endpoint, verdict !== undefined);
 }
 
+// A scheduler whose endpoint "a" grew its cap to 3 with two successes, and what runs one more attempt on it.
+function grownToThree() {
+  const s = new DeliveryScheduler(config);
+  const run = (verdict: AttemptVerdict) => {
+    expect(s.hold("a")).toBe(true);
+    done(s, "a", verdict);
+  };
+  run("success");
+  run("success");
+  expect(s.capOf("a")).toBe(3);
+  return { s, run };
+}
+
 describe("DeliveryScheduler (issue 15)", () => {
   it("starts an endpoint at one, adds one per success up to its cap, halves on a failure, drops to one unanswered", () => {
     const s = new DeliveryScheduler(config);
@@ -237,14 +250,7 @@ describe("DeliveryScheduler (issue 15)", () => {
   });
 
   it("leaves an endpoint's cap as it was on a withheld attempt (its URL refused by our policy)", () => {
-    const s = new DeliveryScheduler(config);
-    const run = (verdict: AttemptVerdict) => {
-      expect(s.hold("a")).toBe(true);
-      done(s, "a", verdict);
-    };
-    run("success");
-    run("success");
-    expect(s.capOf("a")).toBe(3);
+    const { s, run } = grownToThree();
     run("withheld");
     expect(s.capOf("a")).toBe(3);
   });
@@ -258,14 +264,7 @@ describe("DeliveryScheduler (issue 15)", () => {
       connection_refused: { kind: "error", errorKind: "connection_refused", durationMs: 2 },
     } as const;
     const capAfter = (result: AttemptResult) => {
-      const s = new DeliveryScheduler(config);
-      const run = (verdict: AttemptVerdict) => {
-        expect(s.hold("a")).toBe(true);
-        done(s, "a", verdict);
-      };
-      run("success");
-      run("success");
-      expect(s.capOf("a")).toBe(3);
+      const { s, run } = grownToThree();
       for (let i = 0; i < 20; i++) run(verdictOf(result));
       return s.capOf("a");
     };

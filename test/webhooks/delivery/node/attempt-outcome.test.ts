@@ -16,59 +16,18 @@ const DAY = 24 * HOUR;
 // One failure opens the circuit: any outcome the breaker counts shows at once.
 const circuit = { window: 1, minimumAttempts: 1, failureRatio: 1, coolDownMs: 60_000 };
 
-/** One claimed delivery of a fresh endpoint, and what the worker would decide and store for its attempt's result. */
-async function attemptOnce(
-  result: AttemptResult,
-  before: { failingSince?: number; circuit?: CircuitState } = {},
-  disableAfterMs = 5 * DAY,
-) {
-  const endpoints = createMemoryEndpointStore();
-  const queue = createMemoryDeliveryQueue({ endpoints, now: () => T0 });
-  const admin = createEndpointAdmin({ endpoints, queue, resolve: false, now: () => T0 });
-  const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
-  if (!created.ok) throw new Error(created.code);
-  const id = created.value.id;
-  if (before.failingSince !== undefined) await endpoints.recordOutcome(id, false, before.failingSince);
-  await queue.publish(createEvent({ type: "order.created", data: {} }), { now: T0 });
-  const [claim] = await queue.claim({ limit: 1, now: T0, leaseMs: 60_000 });
-  if (claim === undefined) throw new Error("nothing claimed");
-  const events: DeliveryWorkerEvent[] = [];
-  const settings = workerSettings({
-    queue,
-    endpoints,
-    dispatcher: fakeDispatcher().dispatcher,
-    circuit,
-    disableAfterMs,
-    onEvent: (event) => events.push(event),
-  });
-  const lines = new EndpointLines(endpoints, 0);
-  const line = lines.lineOf(id);
-  const endpoint = await lines.load(line, T0);
-  if (endpoint === undefined) throw new Error("no endpoint");
-  if (before.circuit !== undefined) line.circuit = before.circuit;
-  const outcome = decideOutcome(settings, { claim, line, endpoint, sentAt: T0 }, result, T0 + 10);
-  const circuitAfterDecision = line.circuit;
-  await storeOutcome(settings, lines, outcome);
-  return {
-    outcome,
-    circuit: circuitAfterDecision,
-    events,
-    stored: await endpoints.get(id),
-    openUntil: await queue.sharedCircuits?.().openUntil(id),
-  };
-}
-
 /**
- * `count` claimed deliveries of one fresh endpoint, each attempt ending with `result`, one every `stepMs` from T0 (so
- * the run spans `(count - 1) * stepMs`): what the worker decided and stored over the whole run.
+ * A fresh endpoint with `count` deliveries published and claimed, the worker's settings over them (its events kept),
+ * and the endpoint's line: what decideOutcome and storeOutcome take.
  */
-async function attemptRun(result: AttemptResult, count: number, stepMs: number, disableAfterMs = 5 * DAY) {
+async function claimedFor(count: number, disableAfterMs: number, failingSince?: number) {
   const endpoints = createMemoryEndpointStore();
   const queue = createMemoryDeliveryQueue({ endpoints, now: () => T0 });
   const admin = createEndpointAdmin({ endpoints, queue, resolve: false, now: () => T0 });
   const created = await admin.create({ url: "https://hooks.example.com/in", enabled_events: ["*"] });
   if (!created.ok) throw new Error(created.code);
   const id = created.value.id;
+  if (failingSince !== undefined) await endpoints.recordOutcome(id, false, failingSince);
   for (let i = 0; i < count; i++) await queue.publish(createEvent({ type: "order.created", data: { i } }), { now: T0 });
   const claims = await queue.claim({ limit: count, perEndpoint: count, now: T0, leaseMs: 60_000 });
   if (claims.length !== count) throw new Error(`claimed ${claims.length} of ${count}`);
@@ -82,7 +41,37 @@ async function attemptRun(result: AttemptResult, count: number, stepMs: number, 
     onEvent: (event) => events.push(event),
   });
   const lines = new EndpointLines(endpoints, 0);
-  const line = lines.lineOf(id);
+  const done = async () => ({
+    events,
+    stored: await endpoints.get(id),
+    openUntil: await queue.sharedCircuits?.().openUntil(id),
+  });
+  return { claims, settings, lines, line: lines.lineOf(id), done };
+}
+
+/** One claimed delivery of a fresh endpoint, and what the worker would decide and store for its attempt's result. */
+async function attemptOnce(
+  result: AttemptResult,
+  before: { failingSince?: number; circuit?: CircuitState } = {},
+  disableAfterMs = 5 * DAY,
+) {
+  const { claims, settings, lines, line, done } = await claimedFor(1, disableAfterMs, before.failingSince);
+  const endpoint = await lines.load(line, T0);
+  if (endpoint === undefined) throw new Error("no endpoint");
+  if (before.circuit !== undefined) line.circuit = before.circuit;
+  const claim = claims[0] as (typeof claims)[number];
+  const outcome = decideOutcome(settings, { claim, line, endpoint, sentAt: T0 }, result, T0 + 10);
+  const circuitAfterDecision = line.circuit;
+  await storeOutcome(settings, lines, outcome);
+  return { outcome, circuit: circuitAfterDecision, ...(await done()) };
+}
+
+/**
+ * `count` claimed deliveries of one fresh endpoint, each attempt ending with `result`, one every `stepMs` from T0 (so
+ * the run spans `(count - 1) * stepMs`): what the worker decided and stored over the whole run.
+ */
+async function attemptRun(result: AttemptResult, count: number, stepMs: number, disableAfterMs = 5 * DAY) {
+  const { claims, settings, lines, line, done } = await claimedFor(count, disableAfterMs);
   const circuits: CircuitState["status"][] = [];
   for (const [i, claim] of claims.entries()) {
     const at = T0 + i * stepMs;
@@ -92,7 +81,7 @@ async function attemptRun(result: AttemptResult, count: number, stepMs: number, 
     circuits.push(line.circuit.status);
     await storeOutcome(settings, lines, outcome);
   }
-  return { circuits, events, stored: await endpoints.get(id), openUntil: await queue.sharedCircuits?.().openUntil(id) };
+  return { circuits, ...(await done()) };
 }
 
 const refused: AttemptResult = {

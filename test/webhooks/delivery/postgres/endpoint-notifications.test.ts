@@ -37,6 +37,14 @@ async function twoProcesses(backend: Backend) {
   return { schema, writerDb: first.db, watcherDb: second.db };
 }
 
+// A store on each: the writer tells nothing (listen off), the watched one hears what the database notifies.
+async function twoStores(backend: Backend) {
+  const handles = await twoProcesses(backend);
+  const { schema, writerDb, watcherDb } = handles;
+  const writer = createPostgresEndpointStore({ client: writerDb, schema, listen: false });
+  return { ...handles, writer, watched: createPostgresEndpointStore({ client: watcherDb, schema }) };
+}
+
 // Records what a watch hears, and waits until it listens: a probe endpoint is written until its id arrives.
 async function watching(watched: EndpointStore, writer: EndpointStore) {
   const heard: string[] = [];
@@ -70,9 +78,7 @@ async function heardAfter(heard: string[], writer: EndpointStore, probe: string,
 for (const backend of databases()) {
   describe(`the endpoint store's watch across processes (${backend.name}, migration delivery@16)`, () => {
     it("hears the endpoints another process creates, changes and deletes, and rows written by hand in SQL", async () => {
-      const { schema, writerDb, watcherDb } = await twoProcesses(backend);
-      const writer = createPostgresEndpointStore({ client: writerDb, schema, listen: false });
-      const watched = createPostgresEndpointStore({ client: watcherDb, schema });
+      const { schema, writerDb, writer, watched } = await twoStores(backend);
       const { heard, probe } = await watching(watched, writer);
       const endpoint = endpointFixture();
       expect(await heardAfter(heard, writer, probe.id, () => writer.create(endpoint))).toEqual([endpoint.id]);
@@ -88,9 +94,7 @@ for (const backend of databases()) {
     });
 
     it("does not hear the health check's writes (recordOutcome), which no cached copy depends on", async () => {
-      const { schema, writerDb, watcherDb } = await twoProcesses(backend);
-      const writer = createPostgresEndpointStore({ client: writerDb, schema, listen: false });
-      const watched = createPostgresEndpointStore({ client: watcherDb, schema });
+      const { schema, writerDb, writer, watched } = await twoStores(backend);
       const { heard, probe } = await watching(watched, writer);
       const endpoint = endpointFixture();
       expect(await heardAfter(heard, writer, probe.id, () => writer.create(endpoint))).toEqual([endpoint.id]);
@@ -103,9 +107,7 @@ for (const backend of databases()) {
     });
 
     it("stops hearing once the last watch stops, and hears again when watched again", async () => {
-      const { schema, writerDb, watcherDb } = await twoProcesses(backend);
-      const writer = createPostgresEndpointStore({ client: writerDb, schema, listen: false });
-      const watched = createPostgresEndpointStore({ client: watcherDb, schema });
+      const { writer, watched } = await twoStores(backend);
       const first = await watching(watched, writer);
       const second = await watching(watched, writer);
       first.stop();
@@ -137,9 +139,7 @@ onServer("the endpoint store's watch across processes, on a server's connections
   };
 
   it("listens on a connection of its own, outside the pool, and closes it when the watch stops", async () => {
-    const { schema, writerDb, watcherDb } = await twoProcesses(server);
-    const writer = createPostgresEndpointStore({ client: writerDb, schema, listen: false });
-    const watched = createPostgresEndpointStore({ client: watcherDb, schema });
+    const { schema, writerDb, watcherDb, writer, watched } = await twoStores(server);
     const pool = watcherDb as unknown as { totalCount: number };
     const { stop } = await watching(watched, writer);
     expect(await listeners(writerDb, schema)).toHaveLength(1);

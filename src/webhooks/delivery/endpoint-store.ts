@@ -83,8 +83,10 @@ export interface EndpointStore {
    * cached copy then, so an endpoint deleted or disabled through the store it reads receives nothing more. A store
    * may tell writes made elsewhere too, later and at most once each (the PostgreSQL store's `listen`: every process's
    * commits that change an endpoint row, this object's own among them, so an id may be heard twice); writes it is not
-   * told of, the worker sees within `endpointCacheMs`. A listener's throw is ignored. Optional: a store without it leaves the worker's cache to its time limit. @returns what stops the calls
+   * told of, the worker sees within `endpointCacheMs`. A listener's throw is ignored. `onError` is told when such a
+   * store stops hearing writes made elsewhere for a while (its listening connection lost; it connects again on its
+   * own): the worker reports it as an `error` event (`endpoint_watch_lost`). Optional: a store without it leaves the worker's cache to its time limit. @returns what stops the calls
    * @example const stop = endpoints.watch?.((id) => cache.delete(id));
    */
-  watch?(listener: (endpointId: string) => void): () => void;
+  watch?(listener: (endpointId: string) => void, onError?: (error: Error) => void): () => void;
 }

@@ -16,6 +16,13 @@ export type WebhookDeliveryErrorCode =
    */
   | "tenant_mismatch"
   /**
+   * The endpoint store the worker watches stopped hearing other processes' endpoint writes for a while (the
+   * PostgreSQL store's listening connection was lost; it connects again on its own): until it does, an endpoint
+   * changed elsewhere is seen within `endpointCacheMs`. Reported as an `error` event, never thrown; `cause` is the
+   * connection's error.
+   */
+  | "endpoint_watch_lost"
+  /**
    * The worker's `stop()` gave up waiting for the queue, 1 s past the grace period: what it had not handed back is
    * left to its lease. Reported as an `error` event, never thrown.
    */

@@ -63,6 +63,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let restart = false;
 
   const report = (error: unknown) => emit(settings, { type: "error", error });
+  // The endpoint store stopped hearing other processes' writes for a while: what they change meanwhile is seen
+  // within endpointCacheMs, as without a watch, until the store hears again (it reconnects on its own).
+  const watchLost = (cause: Error) =>
+    report(
+      new WebhookDeliveryError(
+        "endpoint_watch_lost",
+        `The endpoint store stopped hearing other processes' endpoint writes (${cause.message}); it reconnects on its ` +
+          "own, and endpoints changed meanwhile are read again within endpointCacheMs.",
+        { cause },
+      ),
+    );
   const pause = () => 20 + Math.floor(settings.random() * 30);
   const heartbeat = new LeaseHeartbeat({
     queue,
@@ -340,7 +351,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       dispatcherClosed = false;
     }
     unsubscribe = queue.subscribe?.(() => pump.kick(true));
-    unwatch = lines.follow();
+    unwatch = lines.follow(watchLost);
     heartbeat.start();
     pump.kick(true);
   }

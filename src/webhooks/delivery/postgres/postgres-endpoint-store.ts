@@ -240,17 +240,27 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
   // EndpointStore.watch, across processes: one LISTEN for all of this object's watches, while there are any.
   let watches = 0;
   let unlisten: (() => void) | undefined;
-  const watch = (listener: (endpointId: string) => void): (() => void) => {
+  const watchErrors = new Set<(error: Error) => void>();
+  const lost = (error: Error) => {
+    listen?.onError?.(error);
+    for (const onError of watchErrors) onError(error);
+  };
+  const watch = (listener: (endpointId: string) => void, onError?: (error: Error) => void): (() => void) => {
     const stop = watchers.watch(listener);
+    // A wrapper of its own, as for listeners: the same function given twice is told once per watch.
+    const told = onError === undefined ? undefined : (error: Error) => onError(error);
+    if (told !== undefined) watchErrors.add(told);
     watches++;
     if (watches === 1 && listen !== undefined) {
-      unlisten = listenForEndpointWrites(client, endpointChannel(schema), (id) => watchers.changed(id), listen);
+      const options = { retryMs: listen.retryMs, onError: lost };
+      unlisten = listenForEndpointWrites(client, endpointChannel(schema), (id) => watchers.changed(id), options);
     }
     let stopped = false;
     return () => {
       if (stopped) return;
       stopped = true;
       stop();
+      if (told !== undefined) watchErrors.delete(told);
       watches--;
       if (watches === 0) {
         unlisten?.();

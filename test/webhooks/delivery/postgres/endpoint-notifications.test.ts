@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { migrate, type SqlDatabase } from "../../../../src/postgres/index";
 import type { EndpointStore } from "../../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
-import { createDeliveryWorker } from "../../../../src/webhooks/delivery/node/index";
+import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
 import {
   createPostgresDeliveryQueue,
   createPostgresEndpointStore,
@@ -164,29 +164,62 @@ onServer("the endpoint store's watch across processes, on a server's connections
     expect([code, out.trim()]).toEqual([0, "ended"]);
   });
 
-  it("listens again after its connection is lost, and says so to onError", async () => {
+  it("listens again after its connection is lost, and says so to listen.onError and to each watch's onError", async () => {
     const { schema, writerDb, watcherDb } = await twoProcesses(server);
     const errors: Error[] = [];
+    const watchErrors: Error[] = [];
     const writer = createPostgresEndpointStore({ client: writerDb, schema, listen: false });
     const watched = createPostgresEndpointStore({
       client: watcherDb,
       schema,
       listen: { retryMs: 5, onError: (error) => errors.push(error) },
     });
+    cleanups.push(
+      watched.watch?.(
+        () => {},
+        (error) => watchErrors.push(error),
+      ) ?? (() => {}),
+    );
     const { heard, probe } = await watching(watched, writer);
     const [pid] = await listeners(writerDb, schema);
     await writerDb.query("SELECT pg_terminate_backend($1)", [pid]);
     await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0), { timeout: 10_000 });
-    const endpoint = endpointFixture();
+    expect(watchErrors).toEqual(errors);
+    // Heard again once it listens again: a probe written after the loss arrives.
+    const from = heard.length;
     await vi.waitFor(
       async () => {
         await writer.update(probe.id, { description: String(Math.random()) });
-        expect(heard.filter((id) => id === probe.id).length).toBeGreaterThan(1);
+        expect(heard.slice(from)).toContain(probe.id);
       },
       { timeout: 10_000, interval: 20 },
     );
+    const endpoint = endpointFixture();
     expect(await heardAfter(heard, writer, probe.id, () => writer.create(endpoint))).toEqual([endpoint.id]);
     expect((await listeners(writerDb, schema)).filter((p) => p !== pid)).toHaveLength(1);
+  });
+
+  it("a worker reports a lost listening connection as an error event (endpoint_watch_lost), and goes on", async () => {
+    const { schema, writerDb, watcherDb, writer } = await twoStores(server);
+    const endpoints = createPostgresEndpointStore({ client: watcherDb, schema, listen: { retryMs: 5 } });
+    const events: DeliveryWorkerEvent[] = [];
+    const worker = createDeliveryWorker({
+      queue: createPostgresDeliveryQueue({ client: watcherDb, schema }),
+      endpoints,
+      dispatcher: fakeDispatcher().dispatcher,
+      onEvent: (event) => events.push(event),
+    });
+    cleanups.push(() => worker.stop());
+    worker.start();
+    // The worker's store object listens once for all its watches: a watch of the test's hears when it does.
+    await watching(endpoints, writer);
+    const [pid] = await listeners(writerDb, schema);
+    await writerDb.query("SELECT pg_terminate_backend($1)", [pid]);
+    const errors = () => events.flatMap((event) => (event.type === "error" ? [event.error] : []));
+    await vi.waitFor(() => expect(errors().length).toBeGreaterThan(0), { timeout: 10_000 });
+    expect(errors()[0]).toMatchObject({ name: "WebhookDeliveryError", code: "endpoint_watch_lost" });
+    expect((errors()[0] as Error).cause).toBeInstanceOf(Error);
+    await vi.waitFor(async () => expect(await listeners(writerDb, schema)).toHaveLength(1), { timeout: 10_000 });
   });
 
   it("a worker sends nothing more to an endpoint another process deletes, long before its endpointCacheMs", async () => {

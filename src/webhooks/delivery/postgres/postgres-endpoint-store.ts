@@ -237,19 +237,32 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       return rows[0] === undefined ? undefined : toEndpoint(rows[0]).failingSince;
     },
   };
+  // EndpointStore.watch: this object's own writes, told at once when done; every call that found its endpoint, an
+  // update of equal values or an empty patch included (the row is not compared).
+  const watchers = new EndpointWatchers();
+  const told = <T>(id: string, done: T): T => {
+    if (done !== undefined && done !== false) watchers.changed(id);
+    return done;
+  };
   // EndpointStore.watch, across processes: one LISTEN for all of this object's watches, while there are any.
   let watches = 0;
   let unlisten: (() => void) | undefined;
   const watchErrors = new Set<(error: Error) => void>();
+  // A throw is ignored, as a listener's is: it would end the process from the connection's event.
   const lost = (error: Error) => {
-    listen?.onError?.(error);
-    for (const onError of watchErrors) onError(error);
+    for (const onError of [listen?.onError, ...watchErrors]) {
+      try {
+        onError?.(error);
+      } catch {
+        // Ignored: the store reconnects all the same, and the other callbacks are still told.
+      }
+    }
   };
   const watch = (listener: (endpointId: string) => void, onError?: (error: Error) => void): (() => void) => {
     const stop = watchers.watch(listener);
     // A wrapper of its own, as for listeners: the same function given twice is told once per watch.
-    const told = onError === undefined ? undefined : (error: Error) => onError(error);
-    if (told !== undefined) watchErrors.add(told);
+    const errorsTo = onError === undefined ? undefined : (error: Error) => onError(error);
+    if (errorsTo !== undefined) watchErrors.add(errorsTo);
     watches++;
     if (watches === 1 && listen !== undefined) {
       const options = { retryMs: listen.retryMs, onError: lost };
@@ -260,20 +273,13 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       if (stopped) return;
       stopped = true;
       stop();
-      if (told !== undefined) watchErrors.delete(told);
+      if (errorsTo !== undefined) watchErrors.delete(errorsTo);
       watches--;
       if (watches === 0) {
         unlisten?.();
         unlisten = undefined;
       }
     };
-  };
-  // EndpointStore.watch: this object's own writes, once done (another process's are not seen here); every call that
-  // found its endpoint, an update of equal values or an empty patch included (the row is not compared).
-  const watchers = new EndpointWatchers();
-  const told = <T>(id: string, done: T): T => {
-    if (done !== undefined && done !== false) watchers.changed(id);
-    return done;
   };
   return {
     ...store,

@@ -138,6 +138,16 @@ onServer("the endpoint store's watch across processes, on a server's connections
     return rows.map((row) => (row as { pid: number }).pid);
   };
 
+  it("refuses a listen option it cannot use, naming it", () => {
+    const client = { query: () => Promise.reject(new Error("not run")) };
+    const make = (listen: unknown) => () => createPostgresEndpointStore({ client, listen: listen as false });
+    expect(make({ retryMs: 0 })).toThrow(/listen\.retryMs/);
+    expect(make({ retryMs: Number.NaN })).toThrow(TypeError);
+    expect(make({ onError: "log" })).toThrow(/listen\.onError/);
+    expect(make("yes")).toThrow(/listen must be/);
+    expect(make({ retryMs: 10 })).not.toThrow();
+  });
+
   it("listens on a connection of its own, outside the pool, and closes it when the watch stops", async () => {
     const { schema, writerDb, watcherDb, writer, watched } = await twoStores(server);
     const pool = watcherDb as unknown as { totalCount: number };
@@ -172,7 +182,14 @@ onServer("the endpoint store's watch across processes, on a server's connections
     const watched = createPostgresEndpointStore({
       client: watcherDb,
       schema,
-      listen: { retryMs: 5, onError: (error) => errors.push(error) },
+      listen: {
+        retryMs: 5,
+        // One that throws ends nothing: the other callbacks are told, and the store listens again.
+        onError: (error) => {
+          errors.push(error);
+          throw new Error("the operator's onError failed");
+        },
+      },
     });
     cleanups.push(
       watched.watch?.(

@@ -83,10 +83,25 @@ export interface EndpointStore {
    * cached copy then, so an endpoint deleted or disabled through the store it reads receives nothing more. A store
    * may tell writes made elsewhere too, later and at most once each (the PostgreSQL store's `listen`: every process's
    * commits that change an endpoint row, this object's own among them, so an id may be heard twice); writes it is not
-   * told of, the worker sees within `endpointCacheMs`. A listener's throw is ignored. `onError` is told when such a
-   * store stops hearing writes made elsewhere for a while (its listening connection lost; it connects again on its
-   * own): the worker reports it as an `error` event (`endpoint_watch_lost`). Optional: a store without it leaves the worker's cache to its time limit. @returns what stops the calls
-   * @example const stop = endpoints.watch?.((id) => cache.delete(id));
+   * told of, the worker sees within `endpointCacheMs`. A listener's throw is ignored. Such a store tells `events`
+   * when it stops hearing writes made elsewhere and when it hears them again ({@link EndpointWatchEvents}).
+   * Optional: a store without it leaves the worker's cache to its time limit. @returns what stops the calls
+   * @example const stop = endpoints.watch?.((id) => cache.delete(id), { resumed: () => cache.clear() });
    */
-  watch?(listener: (endpointId: string) => void, onError?: (error: Error) => void): () => void;
+  watch?(listener: (endpointId: string) => void, events?: EndpointWatchEvents): () => void;
+}
+
+/**
+ * What a store that hears writes made elsewhere (the PostgreSQL store's `listen`) tells a watch of its hearing. Between
+ * `lost` and `resumed` writes made elsewhere are not told, so a cache should drop everything at `resumed`. A throw is
+ * ignored, as a listener's is.
+ */
+export interface EndpointWatchEvents {
+  /**
+   * It stopped hearing them (its listening connection lost); it connects again on its own. The delivery worker
+   * reports it as an `error` event, `WebhookDeliveryError` `endpoint_watch_lost`.
+   */
+  lost?: ((error: Error) => void) | undefined;
+  /** It hears them again, after a `lost`: the delivery worker drops every endpoint it cached. */
+  resumed?: (() => void) | undefined;
 }

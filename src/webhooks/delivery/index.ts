@@ -48,7 +48,13 @@ export {
 export { declareEndpointApi, type EndpointApiOptions } from "./endpoint-api";
 export type { TenantOf, TenantOfRequest } from "./endpoint-api-tenant";
 export type { CreateEndpointInput, UpdateEndpointInput } from "./endpoint-schema";
-export type { EndpointCreateOptions, EndpointListOptions, EndpointPatch, EndpointStore } from "./endpoint-store";
+export type {
+  EndpointCreateOptions,
+  EndpointListOptions,
+  EndpointPatch,
+  EndpointStore,
+  EndpointWatchEvents,
+} from "./endpoint-store";
 export { WebhookDeliveryError, type WebhookDeliveryErrorCode } from "./errors";
 export { type CreateEventInput, createEvent, type WebhookEvent, webhookEventSchema } from "./event";
 export {

@@ -54,12 +54,18 @@ export class EndpointLines {
    * Follows the store's own writes (EndpointStore.watch), when it tells them: an endpoint created, changed or deleted
    * is read again before its next delivery, whatever endpointCacheMs, and nothing goes out meanwhile (holdBack). So an
    * endpoint deleted or disabled through this store receives nothing more. Costs nothing per delivery; one read of
-   * the endpoint after each write. Returns what stops following; what was cached before is forgotten. `onError`
-   * hears of a store that stopped hearing other processes' writes for a while (EndpointStore.watch).
+   * the endpoint after each write. Returns what stops following; what was cached before is forgotten, and again
+   * when a store that stopped hearing other processes' writes hears them again (EndpointWatchEvents.resumed): what
+   * they wrote in between was not told. `lost` hears of the stop.
    */
-  follow(onError?: (error: Error) => void): () => void {
+  follow(lost?: (error: Error) => void): () => void {
+    this.#forgetAll();
+    const resumed = () => this.#forgetAll();
+    return this.#store.watch?.((id) => this.forget(id), { lost, resumed }) ?? (() => {});
+  }
+
+  #forgetAll(): void {
     for (const line of this.#lines.values()) this.forget(line.id);
-    return this.#store.watch?.((id) => this.forget(id), onError) ?? (() => {});
   }
 
   /** Drops the cached copy of the endpoint: read again at the next admission. */

@@ -38,6 +38,11 @@ export interface EndpointListenOptions {
   retryMs?: number | undefined;
 }
 
+/** The store's listen options, and what it is told when it hears again after a loss. Internal. */
+interface ListenHooks extends EndpointListenOptions {
+  onResumed?: (() => void) | undefined;
+}
+
 const MAX_RETRY_MS = 30_000;
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
@@ -54,7 +59,7 @@ export function listenForEndpointWrites(
   client: SqlClient,
   channel: string,
   onId: (id: string) => void,
-  options: EndpointListenOptions = {},
+  options: ListenHooks = {},
 ): (() => void) | undefined {
   if (isPglite(client) && typeof (client as Partial<PgliteListener>).listen === "function") {
     return listenOnPglite(client as PgliteListener, channel, onId, options);
@@ -70,7 +75,7 @@ function listenOnPglite(
   db: PgliteListener,
   channel: string,
   onId: (id: string) => void,
-  options: EndpointListenOptions,
+  options: ListenHooks,
 ): () => void {
   let stopped = false;
   // PGlite writes the name into LISTEN as given, and matches notifications by it unquoted.
@@ -88,13 +93,15 @@ function listenOnPg(
   newClient: () => PgListener,
   channel: string,
   onId: (id: string) => void,
-  options: EndpointListenOptions,
+  options: ListenHooks,
 ): () => void {
   const firstRetryMs = options.retryMs ?? 1_000;
   let retryMs = firstRetryMs;
   let stopped = false;
   let held: PgListener | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // Set by a loss (or a first connection that failed), cleared once LISTEN runs again: then told as resumed.
+  let missed = false;
 
   const close = (connection: PgListener) => {
     connection.end().catch(() => {});
@@ -104,6 +111,7 @@ function listenOnPg(
     held = undefined;
     close(connection);
     if (stopped) return;
+    missed = true;
     options.onError?.(error);
     timer = setTimeout(open, retryMs);
     // A listener waiting to connect again must not keep the process alive: the worker stops it when it stops.
@@ -127,6 +135,10 @@ function listenOnPg(
       (connection as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
       await connection.query(`LISTEN ${quoteIdentifier(channel)}`);
       retryMs = firstRetryMs;
+      if (missed && !stopped && held === connection) {
+        missed = false;
+        options.onResumed?.();
+      }
     } catch (error) {
       lost(connection, asError(error));
     }

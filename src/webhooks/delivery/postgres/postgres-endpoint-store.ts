@@ -4,7 +4,7 @@ import { timestampOf } from "../../../postgres/sql-time";
 import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { EndpointSecret } from "../endpoint";
-import type { EndpointPatch, EndpointStore } from "../endpoint-store";
+import type { EndpointPatch, EndpointStore, EndpointWatchEvents } from "../endpoint-store";
 import { EndpointWatchers } from "../endpoint-watchers";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
@@ -247,25 +247,30 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
   // EndpointStore.watch, across processes: one LISTEN for all of this object's watches, while there are any.
   let watches = 0;
   let unlisten: (() => void) | undefined;
-  const watchErrors = new Set<(error: Error) => void>();
+  const watchEvents = new Set<EndpointWatchEvents>();
   // A throw is ignored, as a listener's is: it would end the process from the connection's event.
-  const lost = (error: Error) => {
-    for (const onError of [listen?.onError, ...watchErrors]) {
-      try {
-        onError?.(error);
-      } catch {
-        // Ignored: the store reconnects all the same, and the other callbacks are still told.
-      }
+  const tell = (call: () => void) => {
+    try {
+      call();
+    } catch {
+      // Ignored: the store reconnects all the same, and the other callbacks are still told.
     }
   };
-  const watch = (listener: (endpointId: string) => void, onError?: (error: Error) => void): (() => void) => {
+  const lost = (error: Error) => {
+    tell(() => listen?.onError?.(error));
+    for (const events of watchEvents) tell(() => events.lost?.(error));
+  };
+  const resumed = () => {
+    for (const events of watchEvents) tell(() => events.resumed?.());
+  };
+  const watch = (listener: (endpointId: string) => void, events?: EndpointWatchEvents): (() => void) => {
     const stop = watchers.watch(listener);
-    // A wrapper of its own, as for listeners: the same function given twice is told once per watch.
-    const errorsTo = onError === undefined ? undefined : (error: Error) => onError(error);
-    if (errorsTo !== undefined) watchErrors.add(errorsTo);
+    // An entry of its own, as for listeners: the same object given twice is told once per watch.
+    const entry: EndpointWatchEvents = { lost: events?.lost, resumed: events?.resumed };
+    watchEvents.add(entry);
     watches++;
     if (watches === 1 && listen !== undefined) {
-      const options = { retryMs: listen.retryMs, onError: lost };
+      const options = { retryMs: listen.retryMs, onError: lost, onResumed: resumed };
       unlisten = listenForEndpointWrites(client, endpointChannel(schema), (id) => watchers.changed(id), options);
     }
     let stopped = false;
@@ -273,7 +278,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       if (stopped) return;
       stopped = true;
       stop();
-      if (errorsTo !== undefined) watchErrors.delete(errorsTo);
+      watchEvents.delete(entry);
       watches--;
       if (watches === 0) {
         unlisten?.();

@@ -191,17 +191,17 @@ onServer("the endpoint store's watch across processes, on a server's connections
         },
       },
     });
-    cleanups.push(
-      watched.watch?.(
-        () => {},
-        (error) => watchErrors.push(error),
-      ) ?? (() => {}),
-    );
+    let resumed = 0;
+    const events = { lost: (error: Error) => void watchErrors.push(error), resumed: () => void resumed++ };
+    cleanups.push(watched.watch?.(() => {}, events) ?? (() => {}));
     const { heard, probe } = await watching(watched, writer);
+    // The first connection is no resumption.
+    expect(resumed).toBe(0);
     const [pid] = await listeners(writerDb, schema);
     await writerDb.query("SELECT pg_terminate_backend($1)", [pid]);
     await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0), { timeout: 10_000 });
     expect(watchErrors).toEqual(errors);
+    await vi.waitFor(() => expect(resumed).toBe(1), { timeout: 10_000 });
     // Heard again once it listens again: a probe written after the loss arrives.
     const from = heard.length;
     await vi.waitFor(
@@ -216,27 +216,58 @@ onServer("the endpoint store's watch across processes, on a server's connections
     expect((await listeners(writerDb, schema)).filter((p) => p !== pid)).toHaveLength(1);
   });
 
-  it("a worker reports a lost listening connection as an error event (endpoint_watch_lost), and goes on", async () => {
+  it("a worker reports a lost listening connection (endpoint_watch_lost), and reads every endpoint again once it listens again", async () => {
     const { schema, writerDb, watcherDb, writer } = await twoStores(server);
-    const endpoints = createPostgresEndpointStore({ client: watcherDb, schema, listen: { retryMs: 5 } });
+    const store = createPostgresEndpointStore({ client: watcherDb, schema, listen: { retryMs: 5 } });
+    let reads = 0;
+    const endpoints: EndpointStore = {
+      ...store,
+      get(id) {
+        reads++;
+        return store.get(id);
+      },
+    };
+    const queue = createPostgresDeliveryQueue({ client: watcherDb, schema });
+    let clock = T0;
+    const endpoint = endpointFixture();
+    await writer.create(endpoint);
+    const publish = async (delayMs: number) =>
+      (await queue.publish(createEvent({ type: "order.created", data: { delayMs } }), { now: T0, delayMs }))
+        .deliveryIds[0] as string;
+    const first = await publish(0);
+    const second = await publish(500);
     const events: DeliveryWorkerEvent[] = [];
     const worker = createDeliveryWorker({
-      queue: createPostgresDeliveryQueue({ client: watcherDb, schema }),
+      queue,
       endpoints,
       dispatcher: fakeDispatcher().dispatcher,
+      now: () => clock,
+      endpointCacheMs: 3_600_000,
       onEvent: (event) => events.push(event),
     });
     cleanups.push(() => worker.stop());
     worker.start();
+    await vi.waitFor(async () => expect((await queue.get(first))?.state.status).toBe("delivered"), {
+      timeout: 20_000,
+    });
+    expect(reads).toBe(1);
     // The worker's store object listens once for all its watches: a watch of the test's hears when it does.
-    await watching(endpoints, writer);
+    let resumed = 0;
+    cleanups.push(store.watch?.(() => {}, { resumed: () => void resumed++ }) ?? (() => {}));
+    await watching(store, writer);
     const [pid] = await listeners(writerDb, schema);
     await writerDb.query("SELECT pg_terminate_backend($1)", [pid]);
     const errors = () => events.flatMap((event) => (event.type === "error" ? [event.error] : []));
     await vi.waitFor(() => expect(errors().length).toBeGreaterThan(0), { timeout: 10_000 });
     expect(errors()[0]).toMatchObject({ name: "WebhookDeliveryError", code: "endpoint_watch_lost" });
     expect((errors()[0] as Error).cause).toBeInstanceOf(Error);
-    await vi.waitFor(async () => expect(await listeners(writerDb, schema)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(resumed).toBe(1), { timeout: 10_000 });
+    // What another process wrote in between was not told: the cached endpoint is read again, within the hour.
+    clock = T0 + 500;
+    worker.wake();
+    await worker.drained();
+    expect((await queue.get(second))?.state.status).toBe("delivered");
+    expect(reads).toBe(2);
   });
 
   it("a worker sends nothing more to an endpoint another process deletes, long before its endpointCacheMs", async () => {

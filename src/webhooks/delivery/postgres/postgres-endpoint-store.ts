@@ -245,42 +245,24 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     return done;
   };
   // EndpointStore.watch, across processes: one LISTEN for all of this object's watches, while there are any.
-  let watches = 0;
   let unlisten: (() => void) | undefined;
-  const watchEvents = new Set<EndpointWatchEvents>();
-  // A throw is ignored, as a listener's is: it would end the process from the connection's event.
-  const tell = (call: () => void) => {
-    try {
-      call();
-    } catch {
-      // Ignored: the store reconnects all the same, and the other callbacks are still told.
-    }
-  };
   const lost = (error: Error) => {
-    tell(() => listen?.onError?.(error));
-    for (const events of watchEvents) tell(() => events.lost?.(error));
-  };
-  const resumed = () => {
-    for (const events of watchEvents) tell(() => events.resumed?.());
+    try {
+      listen?.onError?.(error);
+    } catch {
+      // Ignored, as a watch's throw is: the store reconnects all the same, and the watches are still told.
+    }
+    watchers.lost(error);
   };
   const watch = (listener: (endpointId: string) => void, events?: EndpointWatchEvents): (() => void) => {
-    const stop = watchers.watch(listener);
-    // An entry of its own, as for listeners: the same object given twice is told once per watch.
-    const entry: EndpointWatchEvents = { lost: events?.lost, resumed: events?.resumed };
-    watchEvents.add(entry);
-    watches++;
-    if (watches === 1 && listen !== undefined) {
-      const options = { retryMs: listen.retryMs, onError: lost, onResumed: resumed };
+    const stop = watchers.watch(listener, events);
+    if (watchers.count === 1 && listen !== undefined) {
+      const options = { retryMs: listen.retryMs, onError: lost, onResumed: () => watchers.resumed() };
       unlisten = listenForEndpointWrites(client, endpointChannel(schema), (id) => watchers.changed(id), options);
     }
-    let stopped = false;
     return () => {
-      if (stopped) return;
-      stopped = true;
       stop();
-      watchEvents.delete(entry);
-      watches--;
-      if (watches === 0) {
+      if (watchers.count === 0) {
         unlisten?.();
         unlisten = undefined;
       }

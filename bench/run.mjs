@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
+import { pruneAsBuilt } from "./support/prune-as-built.mjs";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 const available = readdirSync(root, { withFileTypes: true })
@@ -19,6 +20,8 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const suites = requested.length > 0 ? requested : available;
+
+pruneAsBuilt();
 console.log(
   `node ${process.version} ${arch()} · ${cpus().length} cores (${cpus()[0]?.model ?? "?"}) · ${Math.round(totalmem() / 2 ** 30)} GiB · ${new Date().toISOString()}`,
 );

@@ -162,12 +162,16 @@ export interface DeliveryQueue {
   /**
    * Claims up to `limit` due deliveries, fairly between endpoints: endpoints with due work take turns, each giving at
    * most `perEndpoint` (or its `endpointLimits` entry), oldest due first within an endpoint. So one endpoint's backlog
-   * never delays another endpoint's due delivery by more than one claim.
+   * never delays another endpoint's due delivery by more than one claim. A delivery whose lease ran out ranks by its
+   * lease end in the memory queue, by the due time it had when claimed in the PostgreSQL queue; which endpoints a
+   * claim cut short by `limit` serves, and the order among deliveries due together, are the queue's choice.
    */
   claim(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /**
    * Extends the leases of deliveries still being worked on (the worker's heartbeat), so a slow attempt is never
    * claimed again by another worker; returns the ids whose lease was still held and is now renewed until `now + leaseMs`.
+   * A lease is held until another claim takes the delivery over or a `complete` or `update` ends it, even once it ran
+   * out: a claim no other has taken since is renewed (and can complete); one taken over is not.
    */
   renew(claims: readonly ClaimedDelivery[], now: number, leaseMs: number): Promise<string[]>;
   /**

@@ -1251,6 +1251,25 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       expect(await f.queue.nextDueAt()).toBeUndefined();
     });
 
+    it("never makes a delivery due before its due time when renewed from a clock behind the claim's (regression: the memory queue claimed it early)", async () => {
+      const e = endpointFixture({ enabledEvents: ["skew.*"] });
+      await f.endpoints.create(e);
+      const now = T0 + 180_000;
+      const event = createEvent({ type: "skew.renewed", data: {}, now });
+      await f.queue.publish(event, { now });
+      const [claim] = (await f.queue.claim({ limit: 10, now, leaseMs: 60_000 })).filter((c) => c.eventId === event.id);
+      // Another worker's clock, 45 s behind, renews for 1 s: the lease ends before the delivery was even due.
+      expect(await f.queue.renew([claim as ClaimedDelivery], now - 45_000, 1_000)).toEqual([claim?.id]);
+      expect(await f.queue.nextDueAt()).toBe(now);
+      const early = await f.queue.claim({ limit: 10, now: now - 10_000, leaseMs: 1_000 });
+      expect(early.filter((c) => c.eventId === event.id)).toEqual([]);
+      // Due again at its due time, the lease having run out: nothing is lost.
+      const again = (await f.queue.claim({ limit: 10, now, leaseMs: 1_000 })).filter((c) => c.eventId === event.id);
+      expect(again.map((c) => c.id)).toEqual([claim?.id]);
+      for (const c of again) await f.queue.complete(c, transition(c.state, delivered200, now).state);
+      await f.endpoints.delete(e.id);
+    });
+
     it("completes claims stored at once each by its own lease, every attempt logged (group commit, issue 15)", async () => {
       const c = endpointFixture({ enabledEvents: ["g.*"] });
       await f.endpoints.create(c);
@@ -1286,6 +1305,29 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       expect(logged).toHaveLength(30);
       // Stored concurrently: every line once, in no promised order.
       expect(logged.map((l) => l.response).sort()).toEqual(first.map((_, i) => `r${i + 1}`).sort());
+    });
+
+    it("completes a lease once when its two outcomes go out alone, the first stored, whatever order they reach the database in (regression: on a PostgreSQL server the second could win)", async () => {
+      const c = endpointFixture({ enabledEvents: ["twice.*"] });
+      await f.endpoints.create(c);
+      const failure = { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } } as const;
+      // Nothing else in flight: the PostgreSQL queue sends the first as a batch of its own and the second as another,
+      // on another connection, which raced it. A few rounds, as the race went either way.
+      for (let round = 0; round < 12; round++) {
+        const now = T0 + round;
+        const event = createEvent({ type: "twice.sent", data: { round }, now });
+        await f.queue.publish(event, { now, endpointId: c.id });
+        const [claim] = (await f.queue.claim({ limit: 10, now, leaseMs: 1_000 })).filter((x) => x.eventId === event.id);
+        const delivered = transition((claim as ClaimedDelivery).state, delivered200, now).state;
+        const failed = transition((claim as ClaimedDelivery).state, failure, now).state;
+        const answers = await Promise.all([
+          f.queue.complete(claim as ClaimedDelivery, delivered),
+          f.queue.complete(claim as ClaimedDelivery, failed),
+        ]);
+        expect(answers).toEqual([true, false]);
+        expect((await f.queue.get((claim as ClaimedDelivery).id))?.state).toEqual(delivered);
+      }
+      await f.endpoints.delete(c.id);
     });
 
     it("completes a lease once: of two outcomes stored at once for one claim the first is stored, the second refused, both logged (regression: PostgreSQL answered true to both and kept either)", async () => {

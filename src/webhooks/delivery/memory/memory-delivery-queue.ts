@@ -429,7 +429,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
         const entry = find(claim.id);
         if (entry === undefined || entry.leaseToken !== claim.leaseToken) continue;
         entry.leaseUntil = now + leaseMs;
-        schedule(entry, entry.leaseUntil);
+        // Due again at the lease end, but never before its own due time: a renewal on a clock behind the claim's
+        // (another worker's) can end the lease before then, and PostgreSQL's claim asks for both.
+        schedule(entry, Math.max(entry.leaseUntil, entry.state.nextAttemptAt ?? 0));
         renewed.push(entry.id);
       }
       return renewed;

@@ -11,6 +11,7 @@ import {
   statementNames,
   statementVariants,
 } from "../../../postgres/statement";
+import { StoreClosedError } from "../../../postgres/store-closed-error";
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
 import { patternsMatching } from "../../event-pattern/event-pattern";
@@ -301,6 +302,9 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       // The batch's outcomes are committed and must be reported so; a failed purge is tried again by the next one.
     }
   }
+  // The last outcome taken of each lease whose outcomes are not all settled; `close()` once it was called.
+  const inFlight = new Map<string, Promise<boolean>>();
+  let closing: Promise<void> | undefined;
   const completions = new GroupWriter<Completion, boolean>(
     async (batch) => {
       const written = await completeBatch((values) => run(client, completeStatement(batch), values, prepare), batch);
@@ -414,10 +418,31 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       } catch (error) {
         return Promise.reject(error);
       }
-      return completions.submit({ claim, state, attempt, at: clock() });
+      if (closing !== undefined) return Promise.reject(new StoreClosedError());
+      const completion: Completion = { claim, state, attempt, at: clock() };
+      // DeliveryQueue.complete: of two outcomes of one lease the first is stored. Two batches run at once on two
+      // connections, and the second's could commit first: so an outcome whose lease has one in flight is written
+      // after it (one batch already keeps the first of a lease, completeBatch).
+      const lease = `${claim.id} ${claim.leaseToken}`;
+      const before = inFlight.get(lease);
+      const stored =
+        before === undefined
+          ? completions.submit(completion)
+          : before.then(
+              () => completions.submit(completion),
+              () => completions.submit(completion),
+            );
+      inFlight.set(lease, stored);
+      const settled = () => {
+        if (inFlight.get(lease) === stored) inFlight.delete(lease);
+      };
+      stored.then(settled, settled);
+      return stored;
     },
     close() {
-      return completions.close();
+      // The outcomes taken and waiting for an earlier one of their lease are written before the writer closes.
+      closing ??= Promise.allSettled([...inFlight.values()]).then(() => completions.close());
+      return closing;
     },
     async update(id, from, state, now = clock()) {
       checkState("DeliveryQueue.update", state);

@@ -28,6 +28,21 @@ describe("memory queue", () => {
     expect(await queue.get((id as string).slice(0, -1))).toBeUndefined();
   });
 
+  it("ranks a delivery whose lease ran out by its lease end among its endpoint's due ones (DeliveryQueue.claim)", async () => {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    await endpoints.create(endpointFixture());
+    const t0 = 1_700_000_000_000;
+    const publish = async (id: string, delayMs: number) =>
+      (await queue.publish(createEvent({ id, type: "r.created", data: {} }), { now: t0, delayMs })).deliveryIds[0];
+    const crashed = await publish("evt_crashed", 0);
+    const later = await publish("evt_later", 1_000);
+    expect((await queue.claim({ limit: 1, now: t0, leaseMs: 5_000 })).map((c) => c.id)).toEqual([crashed]);
+    // Both due at t0 + 6 s: the one claimed before is due again since its lease end (t0 + 5 s), the other since
+    // t0 + 1 s.
+    expect((await queue.claim({ limit: 1, now: t0 + 6_000, leaseMs: 5_000 })).map((c) => c.id)).toEqual([later]);
+  });
+
   it("refuses options without an endpoint store, naming it (programmer error)", () => {
     expect(() => createMemoryDeliveryQueue({} as never)).toThrow(/options\.endpoints/);
     expect(() => createMemoryDeliveryQueue(undefined as never)).toThrow(TypeError);

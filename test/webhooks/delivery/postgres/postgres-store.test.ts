@@ -73,6 +73,21 @@ describe.each(databases())("the PostgreSQL webhook queue on $name", (backend) =>
     expect(rows.map((row) => (row as { endpoint_id: string }).endpoint_id)).toEqual([...ids].sort());
   });
 
+  it("ranks a delivery whose lease ran out by the due time it had when claimed (DeliveryQueue.claim)", async () => {
+    const schema = await schemas.emptied();
+    const endpoints = createPostgresEndpointStore({ client: pool, schema, listen: false });
+    const queue = createPostgresDeliveryQueue({ client: pool, schema });
+    await endpoints.create(endpointFixture());
+    const t0 = 1_700_000_000_000;
+    const publish = async (id: string, delayMs: number) =>
+      (await queue.publish(createEvent({ id, type: "r.created", data: {} }), { now: t0, delayMs })).deliveryIds[0];
+    const crashed = await publish("evt_crashed", 0);
+    await publish("evt_later", 1_000);
+    expect((await queue.claim({ limit: 1, now: t0, leaseMs: 5_000 })).map((c) => c.id)).toEqual([crashed]);
+    // A claim leaves next_attempt_at as it was (a HOT update): the crashed worker's delivery, due since t0, goes first.
+    expect((await queue.claim({ limit: 1, now: t0 + 6_000, leaseMs: 5_000 })).map((c) => c.id)).toEqual([crashed]);
+  });
+
   describe("close (shutdown)", () => {
     const delivered = { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } } as const;
 

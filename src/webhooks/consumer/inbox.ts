@@ -59,7 +59,10 @@ export interface InboxClaim {
 /**
  * The outcome of {@link Inbox.complete}: `done` after the work ran and the event was marked done;
  * `lost` when the claim was taken over (lease expired) before the work could start, so it did not run;
- * `failed` when the work threw (nothing is marked; the processor decides retry or dead letter).
+ * `failed` when the work threw (nothing is marked; the processor decides retry or dead letter). Under a `signal`
+ * already aborted an inbox may answer `failed` (with its reason) for a claim taken over too, without looking at it: the
+ * PostgreSQL inbox does, since the transaction that would look never begins, where the memory inbox answers `lost`.
+ * Neither runs the work, and the processor's `fail` then finds the claim stale and counts it `lost`.
  */
 export type InboxCompleteResult = { outcome: "done" } | { outcome: "lost" } | { outcome: "failed"; error: unknown };
 

@@ -443,6 +443,44 @@ export function inboxContract(
         expect(await inbox.get("failed")).toMatchObject({ state: "failed", availableAt: T0 + 10, attempts: 1 });
       });
 
+      // A fail made by the claim's holder while its work runs settles once the work has: the PostgreSQL row lock makes
+      // it wait. The memory inbox applied it at once: the work's end then marked a dead letter done (listed dead and
+      // done at once), or put it back among the due events, to be claimed and run again.
+      it("settles a fail made during the work once the work has: nothing after done, the attempt after a throw", async () => {
+        await inbox.add(event("ok"));
+        await inbox.add(event("throws"));
+        const error = { code: "handler_failed" as const, message: "nope" };
+        const claims = await claim(T0);
+        const ok = claims.find((c) => c.event.id === "ok")!;
+        const throws = claims.find((c) => c.event.id === "throws")!;
+        let failing: Promise<boolean> | undefined;
+        expect(
+          await inbox.complete(
+            ok,
+            async () => {
+              failing = inbox.fail(ok, { dead: true, error }, T0);
+            },
+            T0,
+          ),
+        ).toEqual({ outcome: "done" });
+        expect(await failing).toBe(false);
+        expect(await inbox.get("ok")).toMatchObject({ state: "done", lastError: undefined });
+        const thrown = new Error("work failed");
+        const result = await inbox.complete(
+          throws,
+          async () => {
+            failing = inbox.fail(throws, { dead: true, error }, T0);
+            throw thrown;
+          },
+          T0,
+        );
+        expect(result).toEqual({ outcome: "failed", error: thrown });
+        expect(await failing).toBe(true);
+        expect(await inbox.get("throws")).toMatchObject({ state: "dead", lastError: error });
+        expect((await inbox.deadLetters()).map((r) => r.id)).toEqual(["throws"]);
+        expect(await claim(T0 + 2 * LEASE)).toEqual([]);
+      });
+
       it("refuses times and counts that are not numbers, alike in every inbox, and keeps the event as it was", async () => {
         await inbox.add(event("a"));
         const request = { now: T0, leaseMs: LEASE, limit: 10, owner: "p1" };

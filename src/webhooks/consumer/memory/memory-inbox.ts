@@ -38,6 +38,8 @@ interface Entry extends DueItem, EndedLink<Entry> {
   token: string | undefined;
   /** A handler is running it now: out of the heap, so claims skip it even past its lease (like a row lock). */
   running: boolean;
+  /** What `fail`s made while it runs wait on, woken once the run has settled (made only then: rare). */
+  waiting: Array<() => void> | undefined;
   /** What it counts toward `maxBytes` (see {@link heldBytes}). */
   bytes: number;
 }
@@ -102,6 +104,14 @@ function record(entry: Entry): InboxRecord {
     // When it was done: its place in the done order (written only when it is done).
     doneAt: entry.state === "done" ? entry.endedAt : undefined,
   };
+}
+
+/** Wakes the `fail`s that waited for the entry's work, once it is settled: they find the claim done, or still held. */
+function ranOut(entry: Entry): void {
+  const waiting = entry.waiting;
+  if (waiting === undefined) return;
+  entry.waiting = undefined;
+  for (const wake of waiting) wake();
 }
 
 /** Options of {@link createMemoryInbox}. */
@@ -224,6 +234,7 @@ export class MemoryInbox implements Inbox<object> {
       lastError: undefined,
       token: undefined,
       running: false,
+      waiting: undefined,
       bytes,
       due: 0,
       seq: ++this.#seq,
@@ -306,6 +317,7 @@ export class MemoryInbox implements Inbox<object> {
       // Unfinished: claimable again once its lease expires (or when the processor settles it).
       entry.running = false;
       this.#schedule(entry);
+      ranOut(entry);
       return { outcome: "failed", error };
     }
     entry.running = false;
@@ -322,11 +334,21 @@ export class MemoryInbox implements Inbox<object> {
     this.#done.push(entry, now);
     this.#doneBytes += entry.bytes;
     if (this.#done.size > this.#maxDone) this.#forget(this.#done.oldest as Entry);
+    ranOut(entry);
     return { outcome: "done" };
   }
 
   async fail(claim: InboxClaim, outcome: InboxFailOutcome, now: number): Promise<boolean> {
     checkInboxFail(outcome, now);
+    // Settled once the claim's work has, as the PostgreSQL row lock makes a fail wait: applied at once, the work's end
+    // then marked a dead letter done, or scheduled it again to be claimed and run a second time.
+    for (let held = this.#held(claim); held?.running; held = this.#held(claim)) {
+      const running = held;
+      await new Promise<void>((resolve) => {
+        running.waiting ??= [];
+        running.waiting.push(resolve);
+      });
+    }
     const entry = this.#held(claim);
     if (entry === undefined) return false;
     entry.lastError = outcome.error;
@@ -339,7 +361,7 @@ export class MemoryInbox implements Inbox<object> {
     } else {
       entry.state = "failed";
       entry.availableAt = outcome.retryAt;
-      if (!entry.running) this.#schedule(entry);
+      this.#schedule(entry);
     }
     return true;
   }

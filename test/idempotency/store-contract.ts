@@ -149,6 +149,20 @@ export function describeStoreContract(
         }
       });
 
+      // Every store keeps a field's values in order; PostgreSQL alone may reorder the fields (jsonb orders an object's
+      // names), which RFC 9110 §5.3 makes insignificant: docs/idempotency.md, "PostgreSQL".
+      it("keeps each header field's values in their order, an empty list and non-ASCII values too", async () => {
+        const k = key();
+        const headers = { vary: ["b", "a", "b"], link: [], "content-language": "ü-€", allow: "" };
+        const stored = { status: 200, headers, body: new Uint8Array(0) };
+        expect(await store.complete(k, await acquire(k), stored, KEEP_MS)).toBe(true);
+        const found = await store.begin(k, "fp-1", HOLD_MS);
+        expect(found).toMatchObject({ kind: "completed", response: { status: 200, headers } });
+        expect(found.kind === "completed" && Object.keys(found.response.headers).sort()).toEqual(
+          Object.keys(headers).sort(),
+        );
+      });
+
       // Regression: the memory store handed every begin its one stored buffer, so a replay written into (by a handler,
       // a middleware, an adapter) changed what every later replay sent.
       it("hands each begin a body of its own: writing into one changes no later replay", async () => {

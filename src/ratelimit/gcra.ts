@@ -60,6 +60,20 @@ function unitsLeft(tolerance: number, d: number, interval: number): number {
 }
 
 /**
+ * The wait of a refused limit whose TAT is more than 2^53 − 1 ticks ahead (a clock that stepped back far, a TAT
+ * carried into fine ticks): there `aheadMs · ticksPerMs + sub` is not exact as a double, and the wait came out a ms or
+ * more off. With the ms kept apart every value is exact:
+ * ⌈(aheadMs · p + sub − (b − 1) · T) / p⌉ = aheadMs + ⌈(sub − (b − 1) · T) / p⌉.
+ */
+function farResetMs(limit: GcraLimit, state: readonly number[], index: number, nowMs: number): number {
+  const { ticksPerMs: p, intervalTicks: t, burst } = limit;
+  const aheadMs = (state[2 * index] as number) - nowMs;
+  const sub = state[2 * index + 1] ?? 0;
+  const spare = (burst - 1) * t;
+  return sub >= spare ? aheadMs + ceilDiv(sub - spare, p) : aheadMs - floorDiv(spare - sub, p);
+}
+
+/**
  * Decides one request against every limit at once; pure.
  * @param limits the compiled limits of one policy set.
  * @param state the stored flat state for these limits, or `undefined` for a fresh key.
@@ -93,7 +107,8 @@ export function gcraCheck(
     const left = unitsLeft(tolerance, d, t);
     remaining[i] = left;
     // One more unit frees up once the TAT falls to tolerance − (left + 1)·T.
-    resetMs[i] = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
+    if (d > Number.MAX_SAFE_INTEGER) resetMs[i] = farResetMs(limits[i] as GcraLimit, state as number[], i, nowMs);
+    else resetMs[i] = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
     if (next !== undefined) {
       const whole = floorDiv(d, ticksPerMs);
       next[2 * i] = nowMs + whole;
@@ -118,7 +133,8 @@ function gcraCheckOne(
   const allowed = d + t <= tolerance;
   if (allowed) d += t;
   const left = unitsLeft(tolerance, d, t);
-  const reset = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
+  let reset = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
+  if (d > Number.MAX_SAFE_INTEGER) reset = farResetMs(limit, state as number[], 0, nowMs);
   if (!allowed) {
     return { allowed, remaining: [left], resetMs: [reset], state: state as number[] | undefined, expiresAtMs: nowMs };
   }

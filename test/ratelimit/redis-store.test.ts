@@ -89,6 +89,18 @@ describe.skipIf(skip)("createRedisStore", () => {
     expect(ttl).toBeLessThanOrEqual(12_000);
   });
 
+  // On the caller's clock too the key expires on the server's, once the wait its allowance needs has passed there: the
+  // fake time 0 is decades behind the server, and the key still lives 12 s (docs/rate-limits.md, "Clock").
+  it("expires a key on the server's clock after the allowance's wait, whichever clock decides", async () => {
+    const set = compilePolicies([{ name: "p", quota: 10, window: 60 }]);
+    const store = createRedisStore({ client, clock: "caller" });
+    await store.check(`${namespace}ttl-caller`, set, 0);
+    await store.check(`${namespace}ttl-caller`, set, 0);
+    const ttl = await client.pttl(`${namespace}ttl-caller`);
+    expect(ttl).toBeGreaterThan(11_000);
+    expect(ttl).toBeLessThanOrEqual(12_000);
+  });
+
   // The value written by the script before limits past ticks of 1/quota ms counted in reduced ones: a limit that fits
   // them must keep writing it (a million per hour would fit ticks of 1 ms too; its sub-ms part shows it does not).
   it("writes a limit that fits ticks of 1/quota ms as before, bit for bit", async () => {

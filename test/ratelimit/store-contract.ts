@@ -316,6 +316,20 @@ export function storeContract(name: string, factory: () => StoreUnderTest | Prom
         expect(outcome(result)).toEqual({ allowed: false, remaining: [0], resetMs: [3_600_100] });
       });
 
+      // Regression: a TAT more than 2^53 ticks ahead (here a minute carried into ticks of 10^-12 ms, or a clock that
+      // stepped back) was counted as one double, which rounds: the wait came out a ms or more off (60,001 for 60,000).
+      it("reports the exact wait when the TAT is more than 2^53 ticks ahead", async () => {
+        expect((await store().check(`${prefix}k`, single(1, 60), T0)).allowed).toBe(true); // TAT T0 + 60 s
+        const fine = single(1_000_000_000_000, 9_000_000_000_000, 1); // T = 9 s in ticks of 10^-12 ms
+        for (const back of [0, 1, 7, 1_000, 3_600_000]) {
+          expect(outcome(await store().check(`${prefix}k`, fine, T0 - back)), String(back)).toEqual({
+            allowed: false,
+            remaining: [0],
+            resetMs: [60_000 + back],
+          });
+        }
+      });
+
       it("admits a client that obeys Retry-After after the clock steps back, at the time it was told", async () => {
         const set = single(1, 1); // T = 1 s, burst 1
         expect((await store().check(`${prefix}k`, set, T0)).allowed).toBe(true);

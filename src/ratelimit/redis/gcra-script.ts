@@ -169,6 +169,12 @@ for i = 1, n do
   if d < tolerance then left = floordiv(tolerance - d, interval) end
   local reset = 0
   if left < burst then reset = floordiv(d - tolerance + (left + 1) * interval + perms - 1, perms) end
+  -- Past 2^53 ticks ahead d is not exact: the ms kept apart, as farResetMs in ../gcra.ts.
+  if d > MAX then
+    local spare, far, sub = (burst - 1) * interval, tat[2 * i - 1] - now, tat[2 * i]
+    if sub >= spare then reset = far + floordiv(sub - spare + perms - 1, perms)
+    else reset = far - floordiv(spare - sub, perms) end
+  end
   reply[2 * i] = left
   reply[2 * i + 1] = reset
   if allowed then

@@ -73,6 +73,21 @@ function farResetMs(limit: GcraLimit, state: readonly number[], index: number, n
   return sub >= spare ? aheadMs + ceilDiv(sub - spare, p) : aheadMs - floorDiv(spare - sub, p);
 }
 
+/** Ms until one more unit of a limit `d` ticks ahead with `left` units frees up (0 when its allowance is full). */
+function resetMsOf(
+  limit: GcraLimit,
+  state: readonly number[] | undefined,
+  index: number,
+  nowMs: number,
+  d: number,
+  left: number,
+): number {
+  if (d > Number.MAX_SAFE_INTEGER) return farResetMs(limit, state as number[], index, nowMs);
+  const { ticksPerMs, intervalTicks: t, burst } = limit;
+  // One more unit frees up once the TAT falls to tolerance − (left + 1)·T.
+  return left >= burst ? 0 : ceilDiv(d - burst * t + (left + 1) * t, ticksPerMs);
+}
+
 /**
  * Decides one request against every limit at once; pure.
  * @param limits the compiled limits of one policy set.
@@ -106,9 +121,7 @@ export function gcraCheck(
     const d = (remaining[i] as number) + (allowed ? t : 0);
     const left = unitsLeft(tolerance, d, t);
     remaining[i] = left;
-    // One more unit frees up once the TAT falls to tolerance − (left + 1)·T.
-    if (d > Number.MAX_SAFE_INTEGER) resetMs[i] = farResetMs(limits[i] as GcraLimit, state as number[], i, nowMs);
-    else resetMs[i] = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
+    resetMs[i] = resetMsOf(limits[i] as GcraLimit, state, i, nowMs, d, left);
     if (next !== undefined) {
       const whole = floorDiv(d, ticksPerMs);
       next[2 * i] = nowMs + whole;
@@ -133,8 +146,7 @@ function gcraCheckOne(
   const allowed = d + t <= tolerance;
   if (allowed) d += t;
   const left = unitsLeft(tolerance, d, t);
-  let reset = left >= burst ? 0 : ceilDiv(d - tolerance + (left + 1) * t, ticksPerMs);
-  if (d > Number.MAX_SAFE_INTEGER) reset = farResetMs(limit, state as number[], 0, nowMs);
+  const reset = resetMsOf(limit, state, 0, nowMs, d, left);
   if (!allowed) {
     return { allowed, remaining: [left], resetMs: [reset], state: state as number[] | undefined, expiresAtMs: nowMs };
   }

@@ -62,6 +62,16 @@ const deliveryRow = z.object({
   tenant: z.string().nullable(),
 });
 
+// A jsonb object of strings, as read (JSON.parse): zod's record would drop a "__proto__" key, which jsonb keeps as data
+// and so does the memory store (EndpointStore answers alike on every store).
+const stringRecord = z.custom<Record<string, string>>(
+  (value) =>
+    value !== null &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    Object.values(value).every((entry) => typeof entry === "string"),
+);
+
 const endpointRow = z.object({
   id: z.string(),
   url: z.string(),
@@ -71,8 +81,8 @@ const endpointRow = z.object({
   disabled_reason: z.enum(DISABLED_REASONS).nullable(),
   disabled_at: time.nullable(),
   description: z.string(),
-  metadata: z.record(z.string(), z.string()),
-  headers: z.record(z.string(), z.string()),
+  metadata: stringRecord,
+  headers: stringRecord,
   rate_limit: z.number().nullable(),
   failing_since: time.nullable(),
   created_at: time,

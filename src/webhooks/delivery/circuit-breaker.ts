@@ -77,7 +77,8 @@ export function circuitRecord(
   const mask = config.window >= 32 ? 0xffffffff : (1 << config.window) - 1;
   const failures = (((state.failures << 1) | (success ? 0 : 1)) & mask) >>> 0;
   const count = Math.min(config.window, state.count + 1);
-  if (count >= config.minimumAttempts && popcount(failures) >= config.failureRatio * count) {
+  // The share itself, not `failures >= ratio * count`: 0.28 * 25 is 7.000000000000001, and 7 of 25 is 28 %.
+  if (count >= config.minimumAttempts && popcount(failures) / count >= config.failureRatio) {
     return { status: "open", failures, count, openedAt: now };
   }
   return { status: "closed", failures, count, openedAt: state.openedAt };

@@ -152,7 +152,7 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
   const { schema, endpoints: E, deliveries: D, attempts: A } = deliveryTables(options, "createPostgresDeliveryQueue");
   const SET_STATE = `status = $3, attempts = $4, next_attempt_at = ${timestampOf("$5")},
     last_attempt_at = ${timestampOf("$6")}, last_status = $7, last_error_kind = $8, delivered_at = ${timestampOf("$9")},
-    lease_token = NULL, lease_until = NULL, ended_at = CASE WHEN $3 IN ${TERMINAL} THEN ${timestampOf("$10")} END`;
+    lease_token = NULL, lease_until = NULL, ended_at = CASE WHEN $3 IN ${TERMINAL} THEN ${timestampOf("$11")} END`;
   const SCHEDULED = `status IN ('pending', 'failed')`;
   // A claim writes only the lease columns, which no index holds, so PostgreSQL can update the row on its own page (a
   // HOT update: no new entries in the five indexes, and one page in the WAL where there were six): a claim of 64 from
@@ -449,7 +449,9 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       const result = await client.query(
         `UPDATE ${D} SET ${SET_STATE}
          WHERE id = $1 AND status = ANY($2::text[]) AND (lease_token IS NULL OR lease_until <= ${timestampOf("$10")})`,
-        [id, [...from], ...stateValues(state), now],
+        // $10 the caller's `now` for the lease; $11 the queue's clock for the end, which the retention reads (as the
+        // memory queue): an admin's clock behind it had the delivery purged by as much before its retention.
+        [id, [...from], ...stateValues(state), now, clock()],
       );
       return affected(result) > 0;
     },

@@ -26,6 +26,9 @@ export interface EndpointCreateOptions {
  * Where endpoints live. Implementations: `createMemoryEndpointStore` (rest-webhooks/webhooks/delivery/memory) and
  * `createPostgresEndpointStore` (rest-webhooks/webhooks/delivery/postgres); both pass the same contract suite.
  * A store keeps copies: changing an object after handing it to `create` or `update` changes nothing stored.
+ * Every store refuses, with a `TypeError` naming the field, text that PostgreSQL cannot keep as given: U+0000 or a lone
+ * surrogate in the url, events, secrets, description, metadata or headers (`create`, `update` and `modify` reject and
+ * write nothing).
  */
 export interface EndpointStore {
   /** Stores a new endpoint; `false` when its tenant already has `maxPerTenant` endpoints (nothing stored). */

@@ -21,9 +21,8 @@ const TENANTS = ["t1", "t2"] as const;
 
 // --- Hostile values -------------------------------------------------------------------------------------------------
 
-// Text both stores keep as given: any code point but U+0000 and no lone surrogate. The stores part there (memory keeps
-// them; PostgreSQL refuses U+0000 and a lone surrogate in jsonb with its own error, and stores one in text as U+FFFD),
-// and the contract does not say which is right: not a law checked here.
+// Text both stores keep as given: any code point but U+0000 and no lone surrogate, which every store refuses with a
+// TypeError (store-contract.ts checks that in each field).
 const text = fc.oneof(
   fc.constantFrom("", "plain", "héllo wörld", "🌍‮rtl‬ 👩‍👩‍👧", "\u2028\u2029\ufeff", "x".repeat(20_000)),
   fc.string({ unit: "binary", maxLength: 12 }).filter((s) => !s.includes("\u0000")),

@@ -244,6 +244,37 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       for (const x of [e, plain]) await f.endpoints.delete(x.id);
     });
 
+    // Regression: the memory store kept a NUL or a lone surrogate that PostgreSQL refused with its own error (or, in a
+    // text column, stored as U+FFFD): a program tested on memory failed, or read back other text, in production.
+    it("refuses text PostgreSQL cannot keep (U+0000, a lone surrogate) in every field, with a TypeError naming it; nothing is written", async () => {
+      const bad: [keyof EndpointPatch, unknown][] = [
+        ["url", "https://hooks.example.com/\u0000"],
+        ["description", "a\u0000b"],
+        ["description", "a\ud800b"],
+        ["enabledEvents", ["order.*", "x\udc00"]],
+        ["metadata", { plan: "a\u0000" }],
+        ["metadata", { "k\u0000": "v" }],
+        ["headers", { "x-a": "\ud83d" }],
+        ["secrets", [{ secret: "whsec_\u0000", expiresAt: null }]],
+      ];
+      const kept = endpointFixture({ description: "kept" });
+      await f.endpoints.create(kept);
+      for (const [field, value] of bad) {
+        const e = endpointFixture({ [field]: value });
+        await expect(f.endpoints.create(e), `create ${field}`).rejects.toThrow(
+          expect.objectContaining({ name: "TypeError", message: expect.stringContaining(field) }),
+        );
+        expect(await f.endpoints.get(e.id), `create ${field}`).toBeUndefined();
+        await expect(f.endpoints.update(kept.id, { [field]: value }), `update ${field}`).rejects.toThrow(TypeError);
+        await expect(
+          f.endpoints.modify(kept.id, () => ({ [field]: value })),
+          `modify ${field}`,
+        ).rejects.toThrow(TypeError);
+        expect(await f.endpoints.get(kept.id), `after ${field}`).toEqual(kept);
+      }
+      await f.endpoints.delete(kept.id);
+    });
+
     describe("tenants", () => {
       it("keeps each endpoint's tenant through every write; a patch naming a tenant changes nothing", async () => {
         const owned = endpointFixture({ tenant: "acme", enabledEvents: ["keep.created"] });

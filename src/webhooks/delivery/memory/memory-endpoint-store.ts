@@ -1,6 +1,7 @@
 import { nonNegativeInteger } from "../../../options/number-option";
 import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
+import { checkEndpointText } from "../endpoint-text";
 import { EndpointWatchers } from "../endpoint-watchers";
 import { subscribesTo } from "../event-type";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
@@ -135,6 +136,7 @@ export function createMemoryEndpointStore(): EndpointStore {
         throw new TypeError(`EndpointStore.create: createdAt must be epoch milliseconds, got ${endpoint.createdAt}.`);
       }
       checkAllTenants(endpoint);
+      checkEndpointText("EndpointStore.create", endpoint);
       const max = maxPerTenant("EndpointStore.create", options?.maxPerTenant);
       // No await between the count and the write: concurrent creations never pass the limit.
       if (tenant !== undefined && (byTenant.get(tenant)?.length ?? 0) >= max) return false;
@@ -158,13 +160,17 @@ export function createMemoryEndpointStore(): EndpointStore {
       return walked.slice(from, from + limit);
     },
     async update(id, patch) {
+      checkEndpointText("EndpointStore.update", patch);
       const current = byId.get(id);
       return current === undefined ? undefined : apply(current, patch);
     },
     async modify(id, next) {
       // No await between the read and the write: nothing else runs in between.
       const current = byId.get(id);
-      return current === undefined ? undefined : apply(current, next(current));
+      if (current === undefined) return undefined;
+      const patch = next(current);
+      checkEndpointText("EndpointStore.modify", patch);
+      return apply(current, patch);
     },
     async delete(id) {
       const endpoint = byId.get(id);

@@ -5,6 +5,7 @@ import { affected } from "../../../postgres/statement";
 import { patternsMatching } from "../../event-pattern/event-pattern";
 import type { EndpointSecret } from "../endpoint";
 import type { EndpointPatch, EndpointStore, EndpointWatchEvents } from "../endpoint-store";
+import { checkEndpointText } from "../endpoint-text";
 import { EndpointWatchers } from "../endpoint-watchers";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
@@ -117,6 +118,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     async create(e, createOptions) {
       const tenant = checkTenant("EndpointStore.create", e.tenant ?? undefined) ?? null;
       checkAllTenants(e);
+      checkEndpointText("EndpointStore.create", e);
       const max = maxPerTenant("EndpointStore.create", createOptions?.maxPerTenant);
       const values = [
         e.id,
@@ -179,6 +181,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
       return rows.map(toEndpoint);
     },
     async update(id, patch) {
+      checkEndpointText("EndpointStore.update", patch);
       const values: unknown[] = [id];
       const sets = assignments(patch, values);
       const { rows } =
@@ -197,7 +200,9 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
         const read = await readVersion(id);
         if (read === undefined) return undefined;
         const values: unknown[] = [id, read.xmin, read.ctid];
-        const sets = assignments(next(read.endpoint), values);
+        const patch = next(read.endpoint);
+        checkEndpointText("EndpointStore.modify", patch);
+        const sets = assignments(patch, values);
         if (sets.length === 0) return read.endpoint;
         const { rows } = await client.query(
           `UPDATE ${E} SET ${sets.join(", ")} WHERE ${SAME_VERSION} RETURNING ${ENDPOINT_COLUMNS}`,

@@ -30,7 +30,8 @@ export type BeginResult =
  * the key over (PostgreSQL's `withClient`).
  *
  * Durations are positive integer numbers of milliseconds; any other value throws a `TypeError` naming the argument
- * before the store reads or writes anything.
+ * before the store reads or writes anything. So does text no store can keep as given (a key, fingerprint, lease token
+ * or kept header field holding U+0000 or a lone surrogate): a body is bytes, kept as they are.
  *
  * A store over the network returns promises; an in-process store may answer at once with the plain value (the
  * memory store does), and the middleware then adds no promise of its own. Callers `await` either.
@@ -44,7 +45,8 @@ export interface IdempotencyStore {
    * @param fingerprint the request's fingerprint, kept with the record for the 422 check and returned exactly as
    *   given: a store reads no length or form into it (`requestFingerprint` makes 46 ASCII characters, 0.1 made 43).
    * @param leaseMs how long the lease holds before a retry may take the key over: a positive integer of milliseconds.
-   * @throws TypeError when `leaseMs` is not a positive integer (0, negative, fractional, NaN, Infinity).
+   * @throws TypeError when `leaseMs` is not a positive integer (0, negative, fractional, NaN, Infinity), or `key` or
+   *   `fingerprint` holds U+0000 or a lone surrogate.
    * @example
    * const found = await store.begin(key, fingerprint, 60_000);
    * if (found.kind === "acquired") runHandlerUnder(found.leaseToken);
@@ -60,7 +62,8 @@ export interface IdempotencyStore {
    * @param ttlMs how long the response is replayed: a positive integer of milliseconds.
    * @returns false when the lease expired or was taken over: nothing was written.
    * @throws TypeError when `ttlMs` is not a positive integer (0, negative, fractional, NaN, Infinity), or
-   *   `response.status` is not an integer in 100..599.
+   *   `response.status` is not an integer in 100..599, or `key`, `leaseToken` or a name or value of `response.headers`
+   *   holds U+0000 or a lone surrogate.
    * @example await store.complete(key, found.leaseToken, toStoredResponse(response, names), 86_400_000)
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Idempotency Key Validity and Expiry")
    */
@@ -72,6 +75,7 @@ export interface IdempotencyStore {
    * @param leaseToken the token `begin` returned.
    * @returns false when the lease expired (taken over or not, as for `complete`) or was never this token's: nothing
    * was deleted.
+   * @throws TypeError when `key` or `leaseToken` holds U+0000 or a lone surrogate.
    * @example await store.release(key, found.leaseToken) // after a 5xx or a thrown error
    * @see https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/ ("Error Scenarios")
    */

@@ -670,6 +670,26 @@ describe("idempotency middleware", () => {
       expect(onStoreError).toHaveBeenCalledOnce();
     });
 
+    // A store refuses a kept header field holding U+0000 or a lone surrogate, which no store can keep (a TypeError from
+    // complete): the client still gets the handler's response, and the key's lease runs out as after any failed write.
+    it.each([
+      ["U+0000", "v\u0000"],
+      ["a lone surrogate", "v\ud800"],
+    ])("answers with the handler's response when the store refuses a kept header holding %s", async (_, etag) => {
+      const onStoreError = vi.fn();
+      const { handle, runs, clock } = setup({ onStoreError, leaseMs: 1000 }, () => json(201, { ok: 1 }, { etag }));
+      const res = await handle(request({ key: '"k"' }));
+      expect([res.status, res.headers.etag, runs()]).toEqual([201, etag, 1]);
+      expect(onStoreError).toHaveBeenCalledOnce();
+      const [refusal] = onStoreError.mock.calls[0] ?? [];
+      expect(refusal).toBeInstanceOf(TypeError);
+      expect((refusal as TypeError).message).toMatch(/\bresponse\.headers\b/);
+      expect((await handle(request({ key: '"k"' }))).status).toBe(409);
+      clock.advance(1000);
+      expect((await handle(request({ key: '"k"' }))).status).toBe(201);
+      expect(runs()).toBe(2);
+    });
+
     it("logs with console.error when no onStoreError is given", async () => {
       const store: IdempotencyStore = {
         begin: () => Promise.resolve({ kind: "acquired", leaseToken: "t" }),

@@ -13,6 +13,7 @@ import {
   scopedKey,
 } from "../../src/idempotency";
 import { legacyRequestFingerprint } from "../../src/idempotency/fingerprint";
+import { toStoredResponse } from "../../src/idempotency/stored-response";
 import { bodyText, request } from "./support";
 
 /** A store under test and the way to move its clock forward. */
@@ -392,6 +393,98 @@ export function describeStoreContract(
         expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("in-progress");
         expect(await store.complete(k, token, { ...response, status: 599 }, KEEP_MS)).toBe(true);
         expect(await store.begin(k, "fp-1", HOLD_MS)).toMatchObject({ kind: "completed", response: { status: 599 } });
+      });
+    });
+
+    // Regression: PostgreSQL cannot keep U+0000 in text or jsonb (an error from the database) and reads a lone
+    // surrogate in text as U+FFFD, refusing it in jsonb, where the memory store kept both and Redis read a lone
+    // surrogate back as U+FFFD in keys and fingerprints: every store now refuses such text with a TypeError.
+    describe("text no store can keep", () => {
+      const faulty = ["k\u0000", "\u0000", "k\ud800", "\udc00k", "k\ud800\u0000"];
+
+      it("refuses a key holding U+0000 or a lone surrogate in begin, complete and release", async () => {
+        const k = key();
+        const token = await acquire(k);
+        for (const bad of faulty) {
+          await refused(() => store.begin(bad, "fp-1", HOLD_MS), "key");
+          await refused(() => store.complete(bad, token, response, KEEP_MS), "key");
+          await refused(() => store.complete(bad, token, large, KEEP_MS), "key");
+          await refused(() => store.release(bad, token), "key");
+        }
+        expect(await store.begin(k, "fp-2", HOLD_MS)).toMatchObject({ kind: "in-progress", fingerprint: "fp-1" });
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
+        // The well-formed neighbours of refused text stay keys like any other.
+        for (const good of ["k\ud83d\ude00", "k\ufffd", "k\u0001"]) {
+          expect((await store.begin(`${k}${good}`, "fp-1", HOLD_MS)).kind).toBe("acquired");
+        }
+      });
+
+      it("refuses a fingerprint holding U+0000 or a lone surrogate, and changes nothing", async () => {
+        const free = key();
+        const held = key();
+        await acquire(held);
+        for (const bad of faulty) {
+          await refused(() => store.begin(free, bad, HOLD_MS), "fingerprint");
+          await refused(() => store.begin(held, bad, HOLD_MS), "fingerprint");
+        }
+        expect((await store.begin(free, "fp-\ud83d\ude00", HOLD_MS)).kind).toBe("acquired");
+        expect(await store.begin(free, "fp-1", HOLD_MS)).toMatchObject({ fingerprint: "fp-\ud83d\ude00" });
+        expect(await store.begin(held, "fp-2", HOLD_MS)).toMatchObject({ kind: "in-progress", fingerprint: "fp-1" });
+      });
+
+      it("refuses a lease token holding U+0000 or a lone surrogate in complete and release", async () => {
+        const k = key();
+        const token = await acquire(k);
+        for (const bad of faulty) {
+          await refused(() => store.complete(k, `${token}${bad}`, response, KEEP_MS), "leaseToken");
+          await refused(() => store.release(k, bad), "leaseToken");
+        }
+        expect(await store.begin(k, "fp-2", HOLD_MS)).toMatchObject({ kind: "in-progress", fingerprint: "fp-1" });
+        expect(await store.release(k, token)).toBe(true);
+      });
+
+      it("refuses a response header name holding U+0000 or a lone surrogate, and changes nothing", async () => {
+        const k = key();
+        const token = await acquire(k);
+        for (const bad of faulty) {
+          const headers = { ...response.headers, [bad]: "v" };
+          await refused(() => store.complete(k, token, { ...response, headers }, KEEP_MS), "headers");
+          await refused(() => store.complete(k, token, { ...large, headers }, KEEP_MS), "headers");
+        }
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("in-progress");
+        expect(await store.complete(k, token, response, KEEP_MS)).toBe(true);
+      });
+
+      it("refuses a response header value holding U+0000 or a lone surrogate, alone or in a list", async () => {
+        const k = key();
+        const token = await acquire(k);
+        for (const bad of faulty) {
+          for (const value of [bad, ["ok", bad], [bad, "ok"]]) {
+            const headers = { ...response.headers, "x-value": value };
+            await refused(() => store.complete(k, token, { ...response, headers }, KEEP_MS), "headers");
+            await refused(() => store.complete(k, token, { ...large, headers }, KEEP_MS), "headers");
+          }
+        }
+        expect((await store.begin(k, "fp-1", HOLD_MS)).kind).toBe("in-progress");
+        const headers = { "x-value": ["caf\u00e9 \ud83d\ude00", "\u0001"] };
+        expect(await store.complete(k, token, { ...response, headers }, KEEP_MS)).toBe(true);
+        expect(await store.begin(k, "fp-1", HOLD_MS)).toMatchObject({ kind: "completed", response: { headers } });
+      });
+
+      // Bytes are binary-safe everywhere: a text body's U+0000 is kept, a lone surrogate was U+FFFD once encoded.
+      it("keeps a text body holding U+0000 or a lone surrogate as toStoredResponse encoded it", async () => {
+        for (const text of faulty) {
+          const k = key();
+          const token = await acquire(k);
+          const stored = toStoredResponse(
+            { status: 200, headers: { "content-type": "text/plain" }, body: text },
+            new Set(["content-type"]),
+          );
+          expect(await store.complete(k, token, stored, KEEP_MS)).toBe(true);
+          const found = await store.begin(k, "fp-1", HOLD_MS);
+          if (found.kind !== "completed") throw new Error(`expected completed, got ${found.kind}`);
+          expect(new Uint8Array(found.response.body)).toEqual(new TextEncoder().encode(text));
+        }
       });
     });
   });

@@ -6,7 +6,14 @@ import { assertSqlClient, type SqlClient } from "../../postgres/sql-client";
 import { affected, run, type Statement, statementNames } from "../../postgres/statement";
 import { IdempotencyError } from "../errors";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { checkLeaseMs, checkStatus, checkTtlMs } from "../store-arguments";
+import {
+  checkBeginText,
+  checkCompleteText,
+  checkLeaseMs,
+  checkReleaseText,
+  checkStatus,
+  checkTtlMs,
+} from "../store-arguments";
 import { IDEMPOTENCY_TABLE } from "./migration";
 
 /** Options of {@link PostgresIdempotencyStore}. */
@@ -142,6 +149,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
     checkLeaseMs(leaseMs);
+    checkBeginText(key, fingerprint);
     const token = randomUUID();
     const values = [key, fingerprint, token, leaseMs];
     if (affected(await this.#query("insert", values)) === 1) return { kind: "acquired", leaseToken: token };
@@ -163,12 +171,14 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
     checkTtlMs(ttlMs);
     checkStatus(response);
+    checkCompleteText(key, leaseToken, response);
     const body = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
     const values = [key, leaseToken, response.status, JSON.stringify(response.headers), body, ttlMs];
     return affected(await this.#query("complete", values)) === 1;
   }
 
   async release(key: string, leaseToken: string): Promise<boolean> {
+    checkReleaseText(key, leaseToken);
     return affected(await this.#query("release", [key, leaseToken])) === 1;
   }
 

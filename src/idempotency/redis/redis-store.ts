@@ -2,7 +2,14 @@ import { optionalFunction } from "../../options/function-option";
 import { randomHex } from "../../random/random-id";
 import { isNodeRedis, type NodeRedis } from "../../redis/node-redis";
 import type { BeginResult, IdempotencyStore, StoredResponse } from "../store";
-import { checkLeaseMs, checkStatus, checkTtlMs } from "../store-arguments";
+import {
+  checkBeginText,
+  checkCompleteText,
+  checkLeaseMs,
+  checkReleaseText,
+  checkStatus,
+  checkTtlMs,
+} from "../store-arguments";
 import { bufferClient, integerReply, keyPrefixOf } from "./ioredis-client";
 import { nodeRedisScriptClient } from "./node-redis-client";
 import { decodeExisting, encodeCompleted, encodeInProgress, leaseToken, NONCE_LENGTH } from "./record-codec";
@@ -115,6 +122,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async begin(key: string, fingerprint: string, leaseMs: number): Promise<BeginResult> {
     checkLeaseMs(leaseMs);
+    checkBeginText(key, fingerprint);
     const now = this.#now();
     // The token dates the lease and carries the fingerprint: what SET … NX GET returns is whole.
     const token = leaseToken(fingerprint, leaseMs, now, randomHex(7));
@@ -144,6 +152,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async complete(key: string, leaseToken: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
     checkTtlMs(ttlMs);
     checkStatus(response);
+    checkCompleteText(key, leaseToken, response);
     const recordKey = this.#prefix + key;
     const lease = encodeInProgress(leaseToken);
     const value = encodeCompleted(leaseToken, response);
@@ -161,6 +170,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async release(key: string, leaseToken: string): Promise<boolean> {
+    checkReleaseText(key, leaseToken);
     return integerReply(await this.#run(RELEASE, [1, this.#prefix + key, encodeInProgress(leaseToken)])) === 1;
   }
 

@@ -1,7 +1,8 @@
 /**
  * Times: every table keeps `timestamptz` columns (readable in psql, comparable with `now()`), written from the
  * caller's clock as epoch milliseconds (so an injected clock drives the database too) and read back as epoch
- * milliseconds. A `timestamptz` keeps microseconds, so a millisecond time round-trips exactly.
+ * milliseconds. A `timestamptz` keeps microseconds, so a millisecond time round-trips exactly; a fraction of a
+ * millisecond is dropped on the way in (`Math.floor`), as every store drops it.
  */
 
 const MS_PER_DAY = 86_400_000;
@@ -14,7 +15,9 @@ const MS_PER_DAY = 86_400_000;
  * milliseconds left are added as an interval (below a day's: exact too).
  */
 export function timestampOf(param: string): string {
-  const ms = `${param}::float8`;
+  // Whole milliseconds, the fraction dropped: the rule every store keeps (src/webhooks/whole-ms.ts), so a fractional
+  // clock is stored as memory stores it and read back exactly (`epochMsOf` rounds nothing then).
+  const ms = `floor(${param}::float8)`;
   // Any whole number of days works: the rest, `ms - days * MS_PER_DAY`, is then exact in float8 (Sterbenz).
   const days = `trunc(${ms} / ${MS_PER_DAY})`;
   const exact = `to_timestamp(${days} * 86400) + (${ms} - ${days} * ${MS_PER_DAY}) * interval '1 millisecond'`;

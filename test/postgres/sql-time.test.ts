@@ -49,12 +49,12 @@ describe.each(databases())("timestampOf and epochMsOf on $name", (backend) => {
     expect(await roundTrip(instants, "America/New_York")).toEqual(instants);
   });
 
-  it("keeps a fraction of a millisecond to the microsecond, as timestamptz does", async () => {
+  it("drops a fraction of a millisecond (Math.floor, the rule of every store), below the epoch too", async () => {
     const { rows } = await db.query(
-      `SELECT (extract(epoch from ${timestampOf("$1")}) * 1000)::float8 AS exact, ${timestampOf("$2")} = timestamptz '1970-01-01 00:00:00.0015+00' AS same`,
-      [1_700_000_000_000.25, 1.5],
+      `SELECT (extract(epoch from ${timestampOf("$1")}) * 1000)::float8 AS exact, ${timestampOf("$2")} = timestamptz '1970-01-01 00:00:00.001+00' AS same, (extract(epoch from ${timestampOf("$3")}) * 1000)::float8 AS before`,
+      [1_700_000_000_000.25, 1.5, -0.5],
     );
-    expect(rows).toEqual([{ exact: 1_700_000_000_000.25, same: true }]);
+    expect(rows).toEqual([{ exact: 1_700_000_000_000, same: true, before: -1 }]);
   });
 
   it("keeps ±Infinity as ±infinity (a purge before Infinity takes everything), NULL as NULL, and refuses NaN", async () => {

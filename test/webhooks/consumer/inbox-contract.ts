@@ -368,6 +368,102 @@ export function inboxContract(
       });
     });
 
+    // Two settlements of one claim made at once (a processor's retry racing its own completion, or a handler's code
+    // completing twice) end as the two calls made one after the other, in either order: the inbox's answers and the
+    // stored state are those of one order. The memory inbox answered a second completion `lost` while the first's work
+    // ran, where the PostgreSQL row lock makes it wait: after a throw it then ran nothing and left the claim held
+    // (neither call applied), where PostgreSQL ran it once more and marked the event done.
+    describe("settlements of one claim racing each other", () => {
+      const error = { code: "handler_failed" as const, message: "nope" };
+
+      it("completes once of two completions made at once: the other is lost, and the work runs once", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        let ran = 0;
+        const work = async () => {
+          ran++;
+          await Promise.resolve();
+        };
+        const results = await Promise.all([inbox.complete(c!, work, T0), inbox.complete(c!, work, T0)]);
+        expect(results.map((r) => r.outcome).sort()).toEqual(["done", "lost"]);
+        expect(ran).toBe(1);
+        expect(await inbox.get("a")).toMatchObject({ state: "done", attempts: 1 });
+      });
+
+      it("runs a second completion made during a first whose work throws once that has settled, as one after the other", async () => {
+        await inbox.add(event("a"));
+        const [c] = await claim(T0);
+        const thrown = new Error("boom");
+        const order: string[] = [];
+        const gate = latch();
+        const started = latch();
+        const first = inbox.complete(
+          c!,
+          async () => {
+            order.push("first");
+            started.open();
+            await gate.promise;
+            throw thrown;
+          },
+          T0,
+        );
+        await started.promise;
+        const second = inbox.complete(
+          c!,
+          async () => {
+            order.push("second");
+          },
+          T0 + 1,
+        );
+        gate.open();
+        // The first ran first (its work had started): it failed, and the claim, still held, completes with the second.
+        expect(await first).toEqual({ outcome: "failed", error: thrown });
+        expect(await second).toEqual({ outcome: "done" });
+        expect(order).toEqual(["first", "second"]);
+        expect(await inbox.get("a")).toMatchObject({ state: "done", attempts: 1, doneAt: T0 + 1 });
+      });
+
+      for (const throws of [false, true]) {
+        for (const failFirst of [false, true]) {
+          it(`settles a completion (work ${throws ? "throwing" : "succeeding"}) and a fail made at once${failFirst ? ", the fail called first" : ""} as one after the other`, async () => {
+            await inbox.add(event("a"));
+            const [c] = await claim(T0);
+            let ran = 0;
+            const thrown = new Error("boom");
+            const completing = () =>
+              inbox.complete(
+                c!,
+                async () => {
+                  ran++;
+                  if (throws) throw thrown;
+                },
+                T0,
+              );
+            const failing = () => inbox.fail(c!, { dead: true, error }, T0);
+            const [completed, failed] = failFirst
+              ? await Promise.all([failing(), completing()]).then(([f, r]) => [r, f] as const)
+              : await Promise.all([completing(), failing()]);
+            const record = await inbox.get("a");
+            if (failed) {
+              // The fail applied: before the completion (which then found its claim settled and ran nothing), or
+              // after work that threw.
+              if (throws && ran === 1) expect(completed).toEqual({ outcome: "failed", error: thrown });
+              else {
+                expect(completed).toEqual({ outcome: "lost" });
+                expect(ran).toBe(0);
+              }
+              expect(record).toMatchObject({ state: "dead", lastError: error });
+            } else {
+              // Refused: only a completion marked done before it settles the claim first.
+              expect(completed).toEqual({ outcome: "done" });
+              expect(ran).toBe(1);
+              expect(record).toMatchObject({ state: "done", lastError: undefined });
+            }
+          });
+        }
+      }
+    });
+
     describe("fail", () => {
       it("schedules a retry that is claimable from retryAt on", async () => {
         await inbox.add(event("a"));
@@ -627,6 +723,25 @@ export function inboxContract(
       const claimed = (await claim(T0)).find((c) => c.event.id === "raw");
       expect(claimed?.event.payload).toBeInstanceOf(Uint8Array);
       expect([...((claimed?.event.payload ?? []) as Uint8Array)]).toEqual([...bytes]);
+    });
+
+    it("keeps times as whole milliseconds, a fraction dropped on the way in, so due times, lease ends and purges agree in every inbox (regression: memory kept x.4 exactly, PostgreSQL read it back rounded)", async () => {
+      const error = { code: "handler_timeout" as const, message: "slow" };
+      await inbox.add(event("frac", { receivedAt: T0 + 0.6 }));
+      expect(await inbox.get("frac")).toMatchObject({ receivedAt: T0, availableAt: T0 });
+      const [c] = await inbox.claim({ now: T0 + 0.2, leaseMs: 1_000.7, limit: 10, owner: "p1" });
+      expect(c?.event.receivedAt).toBe(T0);
+      expect(await inbox.get("frac")).toMatchObject({ availableAt: T0 + 1_000 });
+      expect(await inbox.fail(c!, { retryAt: T0 + 20.5, error }, T0 + 1.3)).toBe(true);
+      expect(await inbox.get("frac")).toMatchObject({ state: "failed", availableAt: T0 + 20 });
+      // Due at T0 + 20, not T0 + 20.5: a claim at T0 + 20.2 takes it.
+      const [again] = await claim(T0 + 20.2);
+      expect(again?.event.id).toBe("frac");
+      await inbox.complete(again!, async () => {}, T0 + 30.9);
+      expect(await inbox.get("frac")).toMatchObject({ state: "done", doneAt: T0 + 30 });
+      // Done at T0 + 30: a purge before T0 + 30.5 (floored to T0 + 30) keeps it, one before T0 + 31 takes it.
+      expect(await inbox.purgeDone(T0 + 30.5)).toBe(0);
+      expect(await inbox.purgeDone(T0 + 31)).toBe(1);
     });
 
     it("purges done events finished before a time, and only those", async () => {

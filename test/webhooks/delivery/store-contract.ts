@@ -420,6 +420,22 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       });
     });
 
+    it("keeps createdAt, disabledAt and failingSince as whole milliseconds, a fraction dropped, in every store alike (regression: memory kept x.4 exactly, PostgreSQL read it back rounded)", async () => {
+      const e = endpointFixture({ createdAt: T0 + 0.6 });
+      await f.endpoints.create(e);
+      expect((await f.endpoints.get(e.id))?.createdAt).toBe(T0);
+      const disabled = await f.endpoints.update(e.id, {
+        status: "disabled",
+        disabledReason: "manual",
+        disabledAt: T0 + 5.5,
+      });
+      expect(disabled?.disabledAt).toBe(T0 + 5);
+      expect((await f.endpoints.get(e.id))?.disabledAt).toBe(T0 + 5);
+      expect(await f.endpoints.recordOutcome(e.id, false, T0 + 7.9)).toBe(T0 + 7);
+      expect((await f.endpoints.get(e.id))?.failingSince).toBe(T0 + 7);
+      await f.endpoints.delete(e.id);
+    });
+
     it("records health: a failure sets failingSince once, a success clears it", async () => {
       const e = endpointFixture();
       await f.endpoints.create(e);
@@ -843,6 +859,56 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
           transition(c.state, { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } }, T0).state,
         );
       }
+    });
+
+    it("keeps times as whole milliseconds, a fraction dropped on the way in, so due times and lease ends agree in every queue (regression: memory kept x.4 exactly, PostgreSQL read it back rounded)", async () => {
+      // A clock like performance.timeOrigin + performance.now(): every time below carries a fraction.
+      // An endpoint of its own: the attempt line below stays out of the other cases' logs.
+      const c = endpointFixture({ enabledEvents: ["frac.*"] });
+      await f.endpoints.create(c);
+      const event = createEvent({ type: "frac.created", data: {}, now: T0 });
+      const [id] = (await f.queue.publish(event, { now: T0 + 0.6, delayMs: 10.7 })).deliveryIds as [string];
+      const published = await f.queue.get(id);
+      expect(published?.createdAt).toBe(T0);
+      expect(published?.state.nextAttemptAt).toBe(T0 + 11);
+      expect((await f.queue.list(c.id, { eventId: event.id, since: T0 + 0.9 })).map((d) => d.id)).toEqual([id]);
+      expect(await f.queue.nextDueAt()).toBe(T0 + 11);
+      expect(await f.queue.claim({ limit: 10, now: T0 + 10.9, leaseMs: 1_000 })).toEqual([]);
+      // Due at T0 + 11, not T0 + 11.3: a claim at T0 + 11.05 takes it.
+      const [claim] = await f.queue.claim({ limit: 10, now: T0 + 11.05, leaseMs: 1_000.3 });
+      expect(claim?.id).toBe(id);
+      expect(claim?.leaseUntil).toBe(T0 + 1_011);
+      expect(await f.queue.nextDueAt()).toBe(T0 + 1_011);
+      expect(await f.queue.renew([claim as ClaimedDelivery], T0 + 12.4, 1_000.3)).toEqual([id]);
+      expect(await f.queue.nextDueAt()).toBe(T0 + 1_012);
+      const failed = transition(
+        (claim as ClaimedDelivery).state,
+        { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } },
+        T0 + 20.6,
+      ).state;
+      const attempt: AttemptInput = {
+        deliveryId: id,
+        endpointId: c.id,
+        eventId: event.id,
+        attempt: 1,
+        startedAt: T0 + 20.6,
+        durationMs: 1,
+        status: 500,
+        errorKind: null,
+        response: null,
+      };
+      await f.queue.complete(claim as ClaimedDelivery, { ...failed, nextAttemptAt: T0 + 2_000.5 }, attempt);
+      const retried = await f.queue.get(id);
+      expect(retried?.state.nextAttemptAt).toBe(T0 + 2_000);
+      expect(retried?.state.lastAttemptAt).toBe(T0 + 20);
+      expect((await f.queue.attempts({ endpointId: c.id, deliveryId: id })).map((l) => l.startedAt)).toEqual([T0 + 20]);
+      expect(await f.queue.nextDueAt()).toBe(T0 + 2_000);
+      // Leave the queue empty for the next case: delivered at a fraction, read back whole.
+      const [again] = await f.queue.claim({ limit: 10, now: T0 + 2_000.2, leaseMs: 1_000 });
+      expect(again?.id).toBe(id);
+      const done = transition((again as ClaimedDelivery).state, delivered200, T0 + 2_000.7).state;
+      expect(await f.queue.complete(again as ClaimedDelivery, done)).toBe(true);
+      expect((await f.queue.get(id))?.state.deliveredAt).toBe(T0 + 2_000);
     });
 
     it("publishes an event for a tenant to that tenant's subscribed endpoints only, and one without a tenant to the operator's only", async () => {

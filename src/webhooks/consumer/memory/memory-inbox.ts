@@ -4,6 +4,7 @@ import { nonNegativeInteger, positiveInteger } from "../../../options/number-opt
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import { readPayload } from "../../signing/payload";
+import { wholeMs } from "../../whole-ms";
 import { type ConsumerErrorRecord, WebhookConsumerError } from "../errors";
 import type { InboxEvent, InboxRecord, InboxState } from "../event";
 import { InboxEventTooLargeError } from "../event-too-large";
@@ -208,6 +209,8 @@ export class MemoryInbox implements Inbox<object> {
   add(event: InboxEvent, source?: InboxAddSource): InboxAddResult {
     checkInboxAdd(event);
     if (this.#entries.has(event.id)) return { duplicate: true };
+    // Whole milliseconds, as PostgreSQL's inbox keeps them (whole-ms.ts): due times and reads agree.
+    if (!Number.isInteger(event.receivedAt)) event = { ...event, receivedAt: wholeMs(event.receivedAt) };
     const bytes = heldBytes(event, source);
     if (bytes > this.#maxBytes) {
       // No room the processor makes can ever take it: a 503 would ask for redeliveries, each refused alike, for ever.
@@ -285,7 +288,7 @@ export class MemoryInbox implements Inbox<object> {
       }
       entry.state = "processing";
       entry.attempts++;
-      entry.availableAt = request.now + request.leaseMs;
+      entry.availableAt = wholeMs(request.now + request.leaseMs);
       entry.token = `${request.owner}:${++this.#claims}`;
       this.#schedule(entry);
       claims.push({ event, attempts: entry.attempts, token: entry.token });
@@ -303,9 +306,14 @@ export class MemoryInbox implements Inbox<object> {
     options: InboxCompleteOptions = {},
   ): Promise<InboxCompleteResult> {
     checkInboxNow("complete", now);
-    const entry = this.#held(claim);
-    if (entry === undefined || entry.running) return { outcome: "lost" };
     const { signal } = options;
+    // A second completion of a claim whose work runs waits for it, as the PostgreSQL row lock makes it wait: answered
+    // `lost` at once, it left a claim whose work threw held with neither call applied.
+    for (let held = this.#held(claim); held?.running && !signal?.aborted; held = this.#held(claim)) {
+      await this.#settled(held, signal);
+    }
+    const entry = this.#held(claim);
+    if (entry === undefined) return { outcome: "lost" };
     // An attempt whose time is already up runs nothing, as the PostgreSQL inbox's transaction never begins.
     if (signal?.aborted) return { outcome: "failed", error: signal.reason };
     entry.running = true;
@@ -331,7 +339,7 @@ export class MemoryInbox implements Inbox<object> {
     this.#bytes -= entry.bytes;
     entry.bytes = idBytes(entry.event);
     this.#bytes += entry.bytes;
-    this.#done.push(entry, now);
+    this.#done.push(entry, wholeMs(now));
     this.#doneBytes += entry.bytes;
     if (this.#done.size > this.#maxDone) this.#forget(this.#done.oldest as Entry);
     ranOut(entry);
@@ -342,13 +350,7 @@ export class MemoryInbox implements Inbox<object> {
     checkInboxFail(outcome, now);
     // Settled once the claim's work has, as the PostgreSQL row lock makes a fail wait: applied at once, the work's end
     // then marked a dead letter done, or scheduled it again to be claimed and run a second time.
-    for (let held = this.#held(claim); held?.running; held = this.#held(claim)) {
-      const running = held;
-      await new Promise<void>((resolve) => {
-        running.waiting ??= [];
-        running.waiting.push(resolve);
-      });
-    }
+    for (let held = this.#held(claim); held?.running; held = this.#held(claim)) await this.#settled(held, undefined);
     const entry = this.#held(claim);
     if (entry === undefined) return false;
     entry.lastError = outcome.error;
@@ -360,7 +362,7 @@ export class MemoryInbox implements Inbox<object> {
       this.#dead.add(entry);
     } else {
       entry.state = "failed";
-      entry.availableAt = outcome.retryAt;
+      entry.availableAt = wholeMs(outcome.retryAt);
       this.#schedule(entry);
     }
     return true;
@@ -382,7 +384,7 @@ export class MemoryInbox implements Inbox<object> {
     if (entry?.state !== "dead") return false;
     entry.state = "pending";
     entry.attempts = 0;
-    entry.availableAt = now;
+    entry.availableAt = wholeMs(now);
     entry.seq = ++this.#seq;
     this.#dead.delete(entry);
     this.#schedule(entry);
@@ -394,7 +396,8 @@ export class MemoryInbox implements Inbox<object> {
     let purged = 0;
     for (let entry = this.#done.oldest; entry !== undefined; ) {
       const newer = entry.newer;
-      if (entry.endedAt < before) {
+      // Against `before` floored, as PostgreSQL's `timestampOf` floors it.
+      if (entry.endedAt < wholeMs(before)) {
         this.#forget(entry);
         purged++;
       }
@@ -409,6 +412,19 @@ export class MemoryInbox implements Inbox<object> {
     this.#entries.delete(entry.event.id);
     this.#bytes -= entry.bytes;
     this.#doneBytes -= entry.bytes;
+  }
+
+  /** Resolves once the entry's running work has settled, or when `signal` aborts (its listener then taken off). */
+  #settled(entry: Entry, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      signal?.addEventListener("abort", done, { once: true });
+      entry.waiting ??= [];
+      entry.waiting.push(done);
+    });
   }
 
   #schedule(entry: Entry): void {

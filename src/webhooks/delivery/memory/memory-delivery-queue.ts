@@ -2,6 +2,7 @@ import { nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
+import { wholeMs, wholeMsState } from "../../whole-ms";
 import type { AttemptInput, AttemptRecord } from "../attempt";
 import { attemptCursor } from "../attempt-cursor";
 import { attemptId } from "../attempt-id";
@@ -163,7 +164,7 @@ const logRecord = (id: string, attempt: AttemptInput): AttemptRecord => ({
   endpointId: attempt.endpointId,
   eventId: attempt.eventId,
   attempt: attempt.attempt,
-  startedAt: attempt.startedAt,
+  startedAt: wholeMs(attempt.startedAt),
   // Whole milliseconds, as PostgreSQL's integer column keeps it.
   durationMs: Math.round(attempt.durationMs),
   status: attempt.status,
@@ -307,6 +308,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
 
   function settle(entry: Entry, state: DeliveryState): void {
     const from = entry.state;
+    // Whole milliseconds, as PostgreSQL's queue stores them (whole-ms.ts): its due and lease answers match.
+    state = wholeMsState(state);
     entry.state = state;
     const index = endpointEntry(entry.endpointId).statuses;
     index.moved(entry, from.status, state.status);
@@ -322,7 +325,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       return;
     }
     unschedule(entry);
-    const now = clock();
+    const now = wholeMs(clock());
     // Before it goes last: the list stays in order of when its deliveries ended, whatever the clock did.
     ended.endedNoLaterThan(now);
     ended.push(entry, now);
@@ -363,7 +366,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
           eventType: event.type,
           endpointId: target.id,
           payload,
-          createdAt: now,
+          createdAt: wholeMs(now),
           state,
           leaseToken: undefined,
           leaseUntil: 0,
@@ -402,7 +405,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       }
       due.sort((x, y) => x.servedAt - y.servedAt);
       const out: ClaimedDelivery[] = [];
-      const leaseUntil = now + leaseMs;
+      const leaseUntil = wholeMs(now + leaseMs);
       for (const line of due) {
         const { endpointId, heap } = line;
         const cap = endpointLimits?.get(endpointId) ?? perEndpoint;
@@ -428,7 +431,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       for (const claim of claims) {
         const entry = find(claim.id);
         if (entry === undefined || entry.leaseToken !== claim.leaseToken) continue;
-        entry.leaseUntil = now + leaseMs;
+        entry.leaseUntil = wholeMs(now + leaseMs);
         // Due again at the lease end, but never before its own due time: a renewal on a clock behind the claim's
         // (another worker's) can end the lease before then, and PostgreSQL's claim asks for both.
         schedule(entry, Math.max(entry.leaseUntil, entry.state.nextAttemptAt ?? 0));
@@ -469,7 +472,9 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
     async list(endpointId, listOptions = {}) {
       const deliveries = byEndpoint.get(endpointId)?.deliveries ?? [];
       const limit = nonNegativeInteger("DeliveryQueue.list", "limit", listOptions.limit ?? 100);
-      const since = listSince(listOptions);
+      // Floored as PostgreSQL's `timestampOf` floors it: `createdAt < since` then agrees for a fractional `since`.
+      const rawSince = listSince(listOptions);
+      const since = rawSince === undefined ? undefined : wholeMs(rawSince);
       const out: DeliveryRecord[] = [];
       const after = listStartingAfter(listOptions);
       const eventId = listEventId(listOptions);

@@ -1,4 +1,5 @@
 import { nonNegativeInteger } from "../../../options/number-option";
+import { wholeMs } from "../../whole-ms";
 import type { WebhookEndpoint } from "../endpoint";
 import type { EndpointPatch, EndpointStore } from "../endpoint-store";
 import { checkEndpointText } from "../endpoint-text";
@@ -27,6 +28,9 @@ const PATCHABLE: Record<keyof EndpointPatch, true> = {
   failingSince: true,
 };
 
+// A time kept as whole milliseconds; `null` (none) stays as it is.
+const wholeOrAbsent = (ms: number | null): number | null => (typeof ms === "number" ? wholeMs(ms) : ms);
+
 // A frozen copy down to the leaves: the caller keeps its objects, and what `get` returns cannot change the store.
 function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
   return Object.freeze({
@@ -34,6 +38,10 @@ function frozen(endpoint: WebhookEndpoint): WebhookEndpoint {
     // An endpoint built by hand before tenants existed has none.
     tenant: endpoint.tenant ?? null,
     allTenants: endpoint.allTenants === true,
+    // Whole milliseconds, as PostgreSQL's store keeps them (whole-ms.ts).
+    createdAt: wholeMs(endpoint.createdAt),
+    disabledAt: wholeOrAbsent(endpoint.disabledAt),
+    failingSince: wholeOrAbsent(endpoint.failingSince),
     enabledEvents: Object.freeze([...endpoint.enabledEvents]),
     secrets: Object.freeze(endpoint.secrets.map((entry) => Object.freeze({ ...entry }))),
     // fromEntries defines its keys: a "__proto__" key stays data, as it does in PostgreSQL's jsonb.
@@ -218,7 +226,7 @@ export function createMemoryEndpointStore(): EndpointStore {
       const current = byId.get(id);
       if (current === undefined) return undefined;
       if (success ? current.failingSince === null : current.failingSince !== null) return current.failingSince;
-      const failingSince = success ? null : now;
+      const failingSince = success ? null : wholeMs(now);
       put(Object.freeze({ ...current, failingSince }));
       return failingSince;
     },

@@ -15,6 +15,7 @@ import { StoreClosedError } from "../../../postgres/store-closed-error";
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
 import { patternsMatching } from "../../event-pattern/event-pattern";
+import { wholeMs } from "../../whole-ms";
 import { attemptCursor } from "../attempt-cursor";
 import type { CircuitBoard } from "../circuit-board";
 import { DELIVERY_DEFAULTS } from "../defaults";
@@ -389,7 +390,7 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       // leaves the due time as it was).
       const order = (row: unknown) => row as { turn_n: number; next_attempt_at: number };
       found.sort((x, y) => order(x).turn_n - order(y).turn_n || order(x).next_attempt_at - order(y).next_attempt_at);
-      const claims = found.map((row): ClaimedDelivery => toClaim(row, token, now + leaseMs));
+      const claims = found.map((row): ClaimedDelivery => toClaim(row, token, wholeMs(now + leaseMs)));
       // Endpoints take turns across claims too: the next claim resumes after the last endpoint this one served, or
       // where its walk stopped short (see claimSql).
       const last = claims.at(-1);

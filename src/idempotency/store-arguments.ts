@@ -1,5 +1,6 @@
-import { type StringFault, stringFault } from "../http/json-limits";
+import { stringFault } from "../http/json-limits";
 import { positiveInteger } from "../options/number-option";
+import { STORED_TEXT_REFUSALS } from "../options/stored-text";
 import type { StoredResponse } from "./store";
 
 /*
@@ -33,17 +34,11 @@ export function checkStatus(response: StoredResponse): void {
   }
 }
 
-const FAULTS: Readonly<Record<StringFault, string>> = {
-  nul_character: "U+0000, which PostgreSQL's text and jsonb cannot hold",
-  // RFC 3629 §3: UTF-8 has no form for a surrogate; PostgreSQL refuses one in jsonb, it and Redis read one as U+FFFD.
-  lone_surrogate: "a lone surrogate, which UTF-8 cannot encode (String.prototype.toWellFormed replaces it with U+FFFD)",
-};
-
 // Why `value` is no text every store keeps as given; undefined when it is. One scan, no allocation, on the way in.
 function fault(value: unknown): string | undefined {
   if (typeof value !== "string") return `a ${typeof value}, not a string`;
   const found = stringFault(value, false);
-  return found === undefined ? undefined : FAULTS[found];
+  return found === undefined ? undefined : STORED_TEXT_REFUSALS[found];
 }
 
 /*

@@ -1,14 +1,9 @@
 import { findStringFault } from "../../http/json-limits";
+import { STORED_TEXT_REFUSALS } from "../../options/stored-text";
 import type { EndpointPatch } from "./endpoint-store";
 
 // Every field of an endpoint that holds text a caller wrote (the id and tenant are checked where they are taken).
 const TEXT_FIELDS = ["url", "enabledEvents", "secrets", "description", "metadata", "headers"] as const;
-
-const FAULTS = {
-  nul_character: "U+0000, which PostgreSQL's text and jsonb cannot hold",
-  // RFC 3629 §3: UTF-8 has no form for a surrogate; PostgreSQL refuses one in jsonb and stores U+FFFD in text.
-  lone_surrogate: "a lone surrogate, which UTF-8 cannot encode (String.prototype.toWellFormed replaces it with U+FFFD)",
-} as const;
 
 /**
  * Refuses the text of an endpoint, or of a patch, that a PostgreSQL store could not keep as given, so that every
@@ -23,7 +18,7 @@ export function checkEndpointText(owner: string, fields: EndpointPatch): void {
     if (value === undefined) continue;
     const found = findStringFault(value, false);
     if (found !== undefined) {
-      throw new TypeError(`${owner}: ${field}${found.pointer} holds ${FAULTS[found.fault]}.`);
+      throw new TypeError(`${owner}: ${field}${found.pointer} holds ${STORED_TEXT_REFUSALS[found.fault]}.`);
     }
   }
 }

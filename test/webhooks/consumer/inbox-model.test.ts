@@ -5,8 +5,7 @@
  * here. Times are explicit Unix ms values from a model clock; nothing reads the wall clock.
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, type SqlDatabase } from "../../../src/postgres/index";
+import { describe, expect, it } from "vitest";
 import type {
   ConsumerErrorRecord,
   Inbox,
@@ -16,13 +15,8 @@ import type {
   InboxState,
 } from "../../../src/webhooks/consumer/index";
 import { createMemoryInbox, type MemoryInbox } from "../../../src/webhooks/consumer/memory/index";
-import {
-  createPostgresInbox,
-  inboxMigrations,
-  type PostgresInbox,
-} from "../../../src/webhooks/consumer/postgres/index";
-import { databases, type OpenDatabase } from "../../support/databases";
-import { uniqueName } from "../../support/services";
+import { databases } from "../../support/databases";
+import { suiteInbox } from "./support";
 
 const T0 = 1_700_000_000_000;
 /** Few ids, so that redeliveries of one id are common; one of them is not ASCII (bytes are counted in UTF-8). */
@@ -614,29 +608,11 @@ describe("Inbox model: memory", () => {
 });
 
 describe.each(databases())("Inbox model: PostgreSQL on $name", (backend) => {
-  let open: OpenDatabase;
-  let db: SqlDatabase;
-  let inbox: PostgresInbox;
-  const schema = uniqueName("wh_inbox_model").toLowerCase();
-  beforeAll(async () => {
-    open = await backend.open({ max: 4 });
-    db = open.db;
-    await migrate(db, inboxMigrations({ schema }));
-    inbox = createPostgresInbox({ client: db, schema });
-  });
-  afterAll(async () => {
-    await inbox?.close();
-    await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await open?.close();
-  });
+  const { fresh } = suiteInbox(backend, "wh_inbox_model", 4);
 
   it("agrees with the reference on any sequence", async () => {
     const subject: Subject = {
-      fresh: async () => {
-        // One table per backend, emptied for each sequence: a schema per run would cost a migration each.
-        await db.query(`DELETE FROM "${schema}".webhook_inbox`);
-        return inbox;
-      },
+      fresh,
       keepsDonePayload: true,
       concurrent: backend.concurrent,
     };

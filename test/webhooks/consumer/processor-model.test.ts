@@ -9,8 +9,7 @@
  * the scripted handler and the hand-ended deadlines.
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, type SqlDatabase } from "../../../src/postgres/index";
+import { describe, expect, it } from "vitest";
 import {
   createWebhookProcessor,
   exponentialBackoff,
@@ -22,13 +21,8 @@ import {
 } from "../../../src/webhooks/consumer/index";
 import { createMemoryInbox } from "../../../src/webhooks/consumer/memory/index";
 import { startWebhookProcessor } from "../../../src/webhooks/consumer/node/index";
-import {
-  createPostgresInbox,
-  inboxMigrations,
-  type PostgresInbox,
-} from "../../../src/webhooks/consumer/postgres/index";
-import { databases, type OpenDatabase } from "../../support/databases";
-import { uniqueName } from "../../support/services";
+import { databases } from "../../support/databases";
+import { suiteInbox } from "./support";
 
 const T0 = 1_700_000_000_000;
 const IDS = ["e0", "e1", "e2", "e3"] as const;
@@ -722,27 +716,7 @@ describe("WebhookProcessor model: memory inbox", () => {
 });
 
 describe.each(databases())("WebhookProcessor model: PostgreSQL inbox on $name", (backend) => {
-  let open: OpenDatabase;
-  let db: SqlDatabase;
-  let inbox: PostgresInbox;
-  const schema = uniqueName("model_processor").toLowerCase();
-  beforeAll(async () => {
-    open = await backend.open({ max: 12 });
-    db = open.db;
-    await migrate(db, inboxMigrations({ schema }));
-    inbox = createPostgresInbox({ client: db, schema });
-  });
-  afterAll(async () => {
-    await inbox?.close();
-    await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await open?.close();
-  });
-
-  const fresh = async () => {
-    // One table per backend, emptied for each sequence: a schema per run would cost a migration each.
-    await db.query(`DELETE FROM "${schema}".webhook_inbox`);
-    return inbox;
-  };
+  const { fresh } = suiteInbox(backend, "model_processor", 12);
 
   it("agrees with the reference on any sequence of steps of two processors", async () => {
     await runs({ fresh, concurrent: backend.concurrent }, backend.concurrent ? 30 : 15);

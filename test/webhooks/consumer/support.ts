@@ -1,7 +1,16 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 import type { AdapterOptions, Handler } from "../../../src/http/index";
 import { adapt } from "../../../src/node/index";
+import { migrate, type SqlDatabase } from "../../../src/postgres/index";
+import {
+  createPostgresInbox,
+  inboxMigrations,
+  type PostgresInbox,
+} from "../../../src/webhooks/consumer/postgres/index";
+import type { Backend, OpenDatabase } from "../../support/databases";
+import { uniqueName } from "../../support/services";
 
 /** Serves `handler` on an ephemeral loopback port, through the node adapter (after-send callbacks run on 'finish'). */
 export async function listen(
@@ -74,4 +83,33 @@ export async function postFromThread(
   } finally {
     await worker.terminate();
   }
+}
+
+/**
+ * A PostgreSQL inbox on `backend` for the suite that calls it: migrated once (before all), dropped after all. Its
+ * `fresh()` empties the one table and hands back the same inbox: a schema per run would cost a migration each.
+ * @param max the pool's size (the backend's client count)
+ */
+export function suiteInbox(backend: Backend, prefix: string, max: number): { fresh: () => Promise<PostgresInbox> } {
+  let open: OpenDatabase;
+  let db: SqlDatabase;
+  let inbox: PostgresInbox;
+  const schema = uniqueName(prefix).toLowerCase();
+  beforeAll(async () => {
+    open = await backend.open({ max });
+    db = open.db;
+    await migrate(db, inboxMigrations({ schema }));
+    inbox = createPostgresInbox({ client: db, schema });
+  });
+  afterAll(async () => {
+    await inbox?.close();
+    await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await open?.close();
+  });
+  return {
+    fresh: async () => {
+      await db.query(`DELETE FROM "${schema}".webhook_inbox`);
+      return inbox;
+    },
+  };
 }

@@ -31,7 +31,7 @@ import { endpointFixture } from "./store-contract";
 // complete, update and clock steps run against a small reference model written here (it shares no code with the
 // queues), on the memory queue, PGlite and the PostgreSQL server. Every time is explicit (a fake clock, also the
 // queues' own `now` option): nothing reads the wall clock. Times are whole milliseconds, as a worker's clock gives
-// them: PostgreSQL reads a fraction back rounded, the memory queue keeps it (docs/webhooks-providers.md, "PostgreSQL").
+// them (a fraction is floored by every store alike: src/webhooks/whole-ms.ts, tested in store-contract.ts).
 
 const T0 = 1_700_000_000_000;
 

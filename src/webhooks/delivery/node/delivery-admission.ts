@@ -12,14 +12,15 @@ import { emit, type WorkerSettings } from "./worker-options";
 export type Admission =
   /** It may go out, to this endpoint as read; `probe`: it is the shared circuit's one half-open probe. */
   | { readonly type: "send"; readonly endpoint: WebhookEndpoint; readonly probe?: boolean }
-  /** Back to the queue until then, without using an attempt (rate limit, open circuit). */
+  /** Back to the queue until then, without using an attempt (open circuit). */
   | { readonly type: "later"; readonly until: number }
   /** Its endpoint is disabled or gone: the delivery was parked (exhausted) in the queue. */
   | { readonly type: "parked" };
 
 /**
  * The gate a claimed delivery passes on arrival: its endpoint (cached, else read from the store), parked when that
- * endpoint is disabled or gone; then the endpoint's rate limit, which may send it back to the queue for later.
+ * endpoint is disabled or gone; then the shared circuit, which may send it back to the queue for later. (The rate
+ * limit is asked at the send: {@link ratePermit}.)
  */
 export async function admit(
   settings: WorkerSettings,
@@ -65,11 +66,23 @@ export async function admit(
       emit(settings, { type: "circuit", endpointId: line.id, status: "half_open" });
     }
   }
-  if (endpoint.rateLimit !== null) {
-    const permit = await settings.rateLimiter().acquire(endpoint.id, runnableRate(endpoint.rateLimit), at);
-    if (!permit.allowed) return { type: "later", until: permit.retryAtMs };
-  }
   return { type: "send", endpoint, probe };
+}
+
+/**
+ * The endpoint's rate limit, asked right before the send, with the endpoint's turn and a slot in hand: `undefined` to
+ * send, else when its next delivery will be admitted. Not at admission: a permit taken there was spent after the
+ * wait for the endpoint's turn, so deliveries that waited went out back to back, past the GCRA's bound of
+ * `burst + L / T` in any interval of length L (docs/rate-limits.md, "The guarantee").
+ */
+export async function ratePermit(
+  settings: WorkerSettings,
+  endpoint: WebhookEndpoint,
+  at: number,
+): Promise<number | undefined> {
+  if (endpoint.rateLimit === null) return undefined;
+  const permit = await settings.rateLimiter().acquire(endpoint.id, runnableRate(endpoint.rateLimit), at);
+  return permit.allowed ? undefined : permit.retryAtMs;
 }
 
 /**

@@ -9,7 +9,7 @@ import { WebhookDeliveryError } from "../errors";
 import { transition } from "../state-machine";
 import { decideOutcome, type Outgoing, requestInvalid, storeOutcome } from "./attempt-outcome";
 import { ClaimPump } from "./claim-pump";
-import { admit, holdBack, receivesClaim } from "./delivery-admission";
+import { admit, holdBack, ratePermit, receivesClaim } from "./delivery-admission";
 import { EndpointLines, fresh } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
@@ -26,10 +26,10 @@ function stopSignal(): AbortController {
 }
 
 /**
- * Creates the delivery worker. Each claimed delivery runs one pipeline: claim → admit (endpoint, circuit, rate
- * limit) → a slot (signed while it waits for one, when the signature would be the same at the send) → send → decide
- * → store. The scheduling policy (slots, per-endpoint caps with AIMD, fair claims) is `DeliveryScheduler`; leases
- * are renewed while attempts run; one timer serves every scheduled retry.
+ * Creates the delivery worker. Each claimed delivery runs one pipeline: claim → admit (endpoint, circuit) → a slot
+ * (signed while it waits for one, when the signature would be the same at the send) → last look (circuit, rate
+ * limit) → send → decide → store. The scheduling policy (slots, per-endpoint caps with AIMD, fair claims) is
+ * `DeliveryScheduler`; leases are renewed while attempts run; one timer serves every scheduled retry.
  * Several workers (and processes) may share one PostgreSQL queue.
  * @example
  * const worker = createDeliveryWorker({ queue, endpoints });
@@ -172,6 +172,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       if (until !== undefined || endpoint === undefined || !receivesClaim(endpoint, claim)) {
         await handBack(claim, until ?? now());
         return;
+      }
+      // The rate limit last, so a delivery that waited for its turn is paced as of its send (see ratePermit).
+      if (endpoint.rateLimit !== null) {
+        const retryAt = await ratePermit(settings, endpoint, now());
+        if (retryAt !== undefined || !running) {
+          await handBack(claim, retryAt ?? now());
+          return;
+        }
       }
       const sentAt = now();
       // A lease that ran out while the delivery waited (or that the heartbeat found lost) may be another worker's claim

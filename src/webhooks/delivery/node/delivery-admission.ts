@@ -1,4 +1,4 @@
-import { circuitAllows, closedCircuit } from "../circuit-breaker";
+import { type CircuitState, circuitAllows, closedCircuit } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
 import type { WebhookEndpoint } from "../endpoint";
 import { WebhookDeliveryError } from "../errors";
@@ -83,6 +83,37 @@ export async function ratePermit(
   if (endpoint.rateLimit === null) return undefined;
   const permit = await settings.rateLimiter().acquire(endpoint.id, runnableRate(endpoint.rateLimit), at);
   return permit.allowed ? undefined : permit.retryAtMs;
+}
+
+/**
+ * A half-open probe the rate limit held back never went out: the circuit is open again until the limiter's next
+ * opening (`retryAt`), when the next probe may go. Left half-open, the probe counted as out: no other for a cool-down
+ * (own circuit) or for the probe hold, the lease (the shared board keeps a probe won), however soon the rate allowed
+ * one; an endpoint whose rate is slower than the cool-down waited that much longer to close.
+ * @param passedAs the endpoint's circuit as the delivery passed the last look (half-open: it was the probe)
+ */
+export async function probeHeldBack(
+  settings: WorkerSettings,
+  line: EndpointLine,
+  sharedProbe: boolean,
+  passedAs: CircuitState,
+  retryAt: number,
+): Promise<void> {
+  const config = settings.circuit;
+  if (config === undefined || passedAs.status !== "half_open") return;
+  const board = settings.board;
+  if (board !== undefined) {
+    if (!sharedProbe) return;
+    // CircuitBoard.open: "a probe taken before is over", so the next one is anyone's from `retryAt`.
+    await board.open(line.id, retryAt);
+    line.sharedOpenUntil = retryAt;
+    line.sharedAt = Number.NEGATIVE_INFINITY;
+  }
+  // Only if nothing moved the circuit since (an earlier attempt's outcome did, and decided it).
+  if (line.circuit !== passedAs) return;
+  // Opened as of a cool-down before `retryAt`, so that circuitAllows lets the next probe out at `retryAt`.
+  line.circuit = { ...passedAs, status: "open", openedAt: retryAt - config.coolDownMs };
+  emit(settings, { type: "circuit", endpointId: line.id, status: "open" });
 }
 
 /**

@@ -9,7 +9,7 @@ import { WebhookDeliveryError } from "../errors";
 import { transition } from "../state-machine";
 import { decideOutcome, type Outgoing, requestInvalid, storeOutcome } from "./attempt-outcome";
 import { ClaimPump } from "./claim-pump";
-import { admit, holdBack, ratePermit, receivesClaim } from "./delivery-admission";
+import { admit, holdBack, probeHeldBack, ratePermit, receivesClaim } from "./delivery-admission";
 import { EndpointLines, fresh } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
@@ -175,8 +175,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       }
       // The rate limit last, so a delivery that waited for its turn is paced as of its send (see ratePermit).
       if (endpoint.rateLimit !== null) {
+        const passedAs = line.circuit;
         const retryAt = await ratePermit(settings, endpoint, now());
         if (retryAt !== undefined || !running) {
+          if (retryAt !== undefined)
+            await probeHeldBack(settings, line, admission.probe === true, passedAs, retryAt).catch(report);
           await handBack(claim, retryAt ?? now());
           return;
         }

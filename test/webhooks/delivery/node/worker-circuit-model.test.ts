@@ -141,7 +141,7 @@ async function world({ rates, shared }: Scenario) {
     for (let i = 0; i < seen.length; i++) {
       const count = seen.length - i;
       const span = at - (seen[i] as number);
-      // count ≤ BURST + ⌊span · rate / 1000⌋, in integers (the rates here are whole).
+      // count ≤ BURST + ⌊span · rate / 1000⌋ (exact: the rates here are whole or quarters).
       if (count > BURST + Math.floor((span * rate) / 1000)) {
         violations.push(`${hosts[endpoint]} (${rate}/s): ${count} attempts started within ${span} ms [${seen}]`);
         return;
@@ -211,6 +211,13 @@ async function world({ rates, shared }: Scenario) {
       }
       circuit.status = "half_open";
       circuit.probeAt = undefined;
+      return;
+    }
+    // A probe the pacer held back, never sent (probeHeldBack): open again until the pacer's next slot (when the next
+    // probe goes is the rate law's to check, at the send).
+    if (event.status === "open" && circuit.status === "half_open" && circuit.expected.length === 0) {
+      if (circuit.probeAt !== undefined) violations.push(`${where}: re-opened after its probe went out, no answer`);
+      Object.assign(circuit, { status: "open", openedAt: clock.now - CIRCUIT.coolDownMs, probeAt: undefined });
       return;
     }
     const next = circuit.expected.shift();
@@ -422,10 +429,9 @@ const commands = (endpoints: number) =>
   );
 const scenario = fc
   .record({
-    // Endpoint 0 at 5/s; the others at 2/s or none. Every emission interval (200, 500 ms) is shorter than the
-    // cool-down: with a slower rate the pacer may refuse the shared circuit's probe, won at admission, and the board
-    // then keeps that probe for probeHoldMs (here the 30-day lease) before another may take it (circuit-board.ts).
-    rates: fc.array(fc.constantFrom<number | null>(null, null, 2), { minLength: 2, maxLength: 3 }),
+    // Endpoint 0 at 5/s; the others at 2/s, 0.25/s or none. At 0.25/s the emission interval (4 s) is longer than the
+    // cool-down, so the pacer may refuse a half-open circuit's probe.
+    rates: fc.array(fc.constantFrom<number | null>(null, null, 2, 0.25), { minLength: 2, maxLength: 3 }),
     shared: fc.boolean(),
   })
   .map(({ rates, shared }): Scenario => ({ rates: [5, ...rates], shared }))
@@ -487,6 +493,35 @@ describe("delivery worker: circuit breaker and per-endpoint rate limit (model)",
     await w.check("an interval later");
     expect(w.starts[0]?.map((at) => at - T0)).toEqual([0, 500, 500, 700]);
   });
+
+  // Before: the shared board kept the probe the pacer refused for probeHoldMs (here the 30-day lease), so the circuit
+  // of an endpoint paced slower than the cool-down stayed open; an own circuit waited one more cool-down.
+  for (const shared of [true, false]) {
+    it(`sends a probe the rate limit held back at the pacer's next slot (${shared ? "shared board" : "own circuit"})`, async () => {
+      const w = await script({ rates: [5, 0.25], shared }, [
+        { type: "behave", endpoint: 1, behaviour: "5xx" },
+        { type: "publish", to: 1, count: 4 },
+      ]);
+      for (let i = 0; i < 40 && !w.announced[1]?.includes("open"); i++) {
+        await w.run({ type: "answer", endpoint: 1 });
+        await w.settle();
+        await w.run({ type: "tick", ms: 500 });
+        await w.settle();
+        await w.check(`opening, round ${i}`);
+      }
+      expect(w.announced[1]).toEqual(["open"]);
+      await w.run({ type: "behave", endpoint: 1, behaviour: "2xx" });
+      // A cool-down (2 s) and an emission interval (4 s): by then a probe went out and closed the circuit.
+      for (let ms = 0; ms < 6_000 && !w.announced[1]?.includes("closed"); ms += 100) {
+        await w.run({ type: "tick", ms: 100 });
+        await w.settle();
+        await w.run({ type: "answer", endpoint: 1 });
+        await w.settle();
+        await w.check(`closing, +${ms} ms`);
+      }
+      expect(w.announced[1]).toEqual(["open", "half_open", "open", "half_open", "closed"]);
+    });
+  }
 
   for (const shared of [true, false]) {
     it(`opens after the failures, waits out the cool-down, then one probe closes it (${shared ? "shared board" : "own circuit"})`, async () => {

@@ -26,6 +26,12 @@ export interface InboxUnderTest {
    * version; for the memory inbox, a body added by hand that is not JSON). Without it the tests of such events skip.
    */
   addUnreadable?: (id: string, receivedAt: number) => Promise<void>;
+  /**
+   * Resolves once a settlement of a claim waits for another settlement of it that holds it (PostgreSQL: a lock wait on
+   * the row), so a race test can end the first only then. Without it the test goes on at once (the memory inbox
+   * registers its wait before the caller's next turn).
+   */
+  settlementWaiting?: () => Promise<void>;
 }
 
 const T0 = 1_700_000_000_000;
@@ -415,7 +421,13 @@ export function inboxContract(
           },
           T0 + 1,
         );
+        // Ended only once the second waits for it: ended before, the second would find the claim free either way.
+        const waited = await (subject?.settlementWaiting?.() ?? Promise.resolve()).then(
+          () => true,
+          () => false,
+        );
         gate.open();
+        expect(waited, "the second completion waits for the first").toBe(true);
         // The first ran first (its work had started): it failed, and the claim, still held, completes with the second.
         expect(await first).toEqual({ outcome: "failed", error: thrown });
         expect(await second).toEqual({ outcome: "done" });

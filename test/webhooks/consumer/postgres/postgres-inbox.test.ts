@@ -51,6 +51,8 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
           (context as PostgresInboxContext).client.query(`INSERT INTO ${side} VALUES ($1)`, [tag]),
         written: async () =>
           (await pool.query(`SELECT tag FROM ${side} ORDER BY tag`)).rows.map((row) => (row as { tag: string }).tag),
+        // A session of this test waiting for a lock on the inbox's table (PGlite: one connection, none to wait for).
+        settlementWaiting: backend.concurrent ? () => lockWaitOn(table.slice(0, table.indexOf("."))) : undefined,
         // A received_at of infinity: no epoch ms, so the row does not decode.
         addUnreadable: async (id, receivedAt) => {
           await inbox.add(event(id, { receivedAt }));
@@ -60,6 +62,21 @@ describe.each(databases())("the PostgreSQL inbox on $name", (backend) => {
     },
     { concurrent: backend.concurrent },
   );
+
+  /**
+   * Resolves once a session waits for a lock in a statement naming `schema` (each test's schema is its own, so another
+   * file's sessions are not counted); polls by round trips, no timer.
+   */
+  async function lockWaitOn(schema: string): Promise<void> {
+    for (let polls = 0; polls < 2_000; polls++) {
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`,
+        [schema],
+      );
+      if ((rows[0] as { n: number }).n > 0) return;
+    }
+    throw new Error(`no session waited for a lock in ${schema}`);
+  }
 
   /** `count` events `old1`, `old2`…, done at 1,000 ms. */
   async function insertOldDone(table: string, count: number): Promise<void> {

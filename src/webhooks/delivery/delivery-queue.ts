@@ -199,8 +199,8 @@ export interface DeliveryQueue {
   attempts(query: AttemptsQuery): Promise<AttemptRecord[]>;
   /**
    * Where every worker on this queue keeps the per-endpoint rate limits, when the queue has a shared place for them
-   * (the PostgreSQL queue: its own database), so N worker processes together send at most an endpoint's rate. The
-   * worker uses it unless given a `rateLimiter`.
+   * (the PostgreSQL queue: its own database; the memory queue: its process), so N workers together send at most an
+   * endpoint's rate. The worker uses it unless given a `rateLimiter`.
    */
   sharedRateLimits?(): RateLimitStore;
   /**

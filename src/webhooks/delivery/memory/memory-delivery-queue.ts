@@ -1,5 +1,7 @@
 import { nonNegativeInteger } from "../../../options/number-option";
 import { randomId } from "../../../random/random-id";
+import { createMemoryStore } from "../../../ratelimit/memory/memory-store";
+import type { RateLimitStore } from "../../../ratelimit/store";
 import { DueHeap, type DueItem } from "../../heap/due-heap";
 import { type EndedLink, EndedOrder } from "../../heap/ended-order";
 import { wholeMs, wholeMsState } from "../../whole-ms";
@@ -239,6 +241,8 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
   const listeners = new Set<() => void>();
   // The workers of this process on this queue share their circuits.
   const circuits = createMemoryCircuitBoard();
+  // …and their endpoints' rate limits: with a store per worker, two workers on one queue sent twice the rate.
+  let rateLimits: RateLimitStore | undefined;
   let published = 0;
   // The attempt log's sequence, queue-wide (as PostgreSQL's bigserial): the last number given.
   let logged = 0;
@@ -529,6 +533,10 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       return out;
     },
     sharedCircuits: () => circuits,
+    sharedRateLimits() {
+      rateLimits ??= createMemoryStore();
+      return rateLimits;
+    },
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

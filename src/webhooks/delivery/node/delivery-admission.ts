@@ -87,7 +87,8 @@ export async function ratePermit(
 
 /**
  * A half-open probe the rate limit held back never went out: the circuit is open again until the limiter's next
- * opening (`retryAt`), when the next probe may go. Left half-open, the probe counted as out: no other for a cool-down
+ * opening (`retryAt`), when the next probe may go. The same for a probe that goes back unsent or unanswered (stop(),
+ * a lost lease), with `retryAt` now. Left half-open, the probe counted as out: no other for a cool-down
  * (own circuit) or for the probe hold, the lease (the shared board keeps a probe won), however soon the rate allowed
  * one; an endpoint whose rate is slower than the cool-down waited that much longer to close.
  * @param passedAs the endpoint's circuit as the delivery passed the last look (half-open: it was the probe)

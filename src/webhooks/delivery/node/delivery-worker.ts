@@ -136,8 +136,20 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           ? ({ type: "send", endpoint: ready } as const)
           : await admit(settings, lines, claim, line, at);
       if (admission.type === "parked") return;
-      if (admission.type === "later" || !running) {
-        await handBack(claim, admission.type === "later" ? admission.until : now());
+      if (admission.type === "later") {
+        await handBack(claim, admission.until);
+        return;
+      }
+      // The shared circuit's probe, won here, that goes back unsent or unanswered (stopped, lease lost): over for all,
+      // so another worker's probe may go now, not after the probe hold, a whole lease (CircuitBoard.open: "a probe
+      // taken before is over").
+      const probeAs = admission.probe === true ? line.circuit : undefined;
+      const giveBack = async (until: number) => {
+        if (probeAs !== undefined) await probeHeldBack(settings, line, true, probeAs, now()).catch(report);
+        return handBack(claim, until);
+      };
+      if (!running) {
+        await giveBack(now());
         return;
       }
       const traceparent = settings.propagateTraceContext ? claim.traceparent : undefined;
@@ -155,22 +167,36 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         early = buildEarly(claim, earlyEndpoint, earlyAt, traceparent, tracestate);
       }
       if (!endpointTurn && !(await endpointSlot(claim.endpointId))) {
-        await handBack(claim, now()); // stopping: due at once, for another worker
+        await giveBack(now()); // stopping: due at once, for another worker
         return;
       }
       // A slot: already tried above when the endpoint's turn came at once.
       if (!turn && (endpointTurn || !scheduler.takeSlot()) && !(await slot())) {
         freeEndpointSlot(claim.endpointId);
-        await handBack(claim, now());
+        await giveBack(now());
         return;
       }
       sending = true;
+      // The shared circuit as of the send, not the admission: a delivery that waited for its turn while another
+      // worker opened it was sent into the open circuit, however long past endpointCacheMs ("other workers learn of
+      // it within endpointCacheMs"). Only ever to learn it opened: this worker's own outcome may have opened it
+      // meanwhile, its write to the board still under way.
+      if (board !== undefined && line.sharedOpenUntil === undefined && admission.probe !== true) {
+        const readAt = now();
+        if (!fresh(line.sharedAt, readAt, settings.cacheMs)) {
+          const until = await board.openUntil(line.id);
+          if (line.sharedOpenUntil === undefined) {
+            line.sharedOpenUntil = until;
+            line.sharedAt = readAt;
+          }
+        }
+      }
       // A slot granted just before stop() is taken up in a later microtask: by then nothing new may go out.
       const until = running ? holdBack(settings, line, now(), pause(), admission.probe === true) : now();
       const endpoint = line.endpoint;
       // Read again while the delivery waited (another endpoint under its id since): admission refuses it next time.
       if (until !== undefined || endpoint === undefined || !receivesClaim(endpoint, claim)) {
-        await handBack(claim, until ?? now());
+        await giveBack(until ?? now());
         return;
       }
       // The rate limit last, so a delivery that waited for its turn is paced as of its send (see ratePermit).
@@ -180,7 +206,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         if (retryAt !== undefined || !running) {
           if (retryAt !== undefined)
             await probeHeldBack(settings, line, admission.probe === true, passedAs, retryAt).catch(report);
-          await handBack(claim, retryAt ?? now());
+          await (retryAt === undefined ? giveBack(now()) : handBack(claim, retryAt));
           return;
         }
       }
@@ -188,7 +214,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // A lease that ran out while the delivery waited (or that the heartbeat found lost) may be another worker's claim
       // now, which it may already have sent: back to the queue (a no-op if it is another's), never sent twice.
       if (!(sentAt < (held.get(claim) as number))) {
-        await handBack(claim, sentAt);
+        await giveBack(sentAt);
         return;
       }
       let request =
@@ -207,7 +233,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       if (request !== undefined) result = await attempt(request, sentAt);
       if (result === undefined) {
         // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.
-        await handBack(claim, now());
+        await giveBack(now());
         return;
       }
       const outcome = decideOutcome(settings, outgoing, result, now());

@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { timerDelay } from "../../../options/timer-delay";
 import type { AttemptResult } from "../attempt";
+import type { CircuitState } from "../circuit-breaker";
 import type { ClaimedDelivery } from "../delivery-queue";
 import { buildDeliveryRequest, type DeliveryRequest, signedAsOf } from "../delivery-request";
 import { DeliveryScheduler, verdictOf } from "../delivery-scheduler";
@@ -10,7 +11,7 @@ import { transition } from "../state-machine";
 import { decideOutcome, type Outgoing, requestInvalid, storeOutcome } from "./attempt-outcome";
 import { ClaimPump } from "./claim-pump";
 import { admit, holdBack, probeHeldBack, ratePermit, receivesClaim } from "./delivery-admission";
-import { EndpointLines, fresh } from "./endpoint-lines";
+import { type EndpointLine, EndpointLines, fresh } from "./endpoint-lines";
 import { LeaseHeartbeat } from "./lease-heartbeat";
 import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings } from "./worker-options";
 
@@ -108,6 +109,19 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     return queue.complete(claim, transition(claim.state, { type: "defer", until }, now(), config).state);
   }
 
+  // Back to the queue as handBack does, and the shared circuit's probe the delivery won (`probeAs`, its circuit as
+  // won) released: a probe that goes back unsent or unanswered (stopped, lease lost) is over for all, so another
+  // worker's may go now, not after the probe hold, a whole lease (CircuitBoard.open: "a probe taken before is over").
+  async function giveBack(
+    claim: ClaimedDelivery,
+    line: EndpointLine,
+    probeAs: CircuitState | undefined,
+    until: number,
+  ): Promise<unknown> {
+    if (probeAs !== undefined) await probeHeldBack(settings, line, true, probeAs, now()).catch(report);
+    return handBack(claim, until);
+  }
+
   // One claimed delivery, start to end.
   async function deliver(claim: ClaimedDelivery): Promise<void> {
     if (!scheduler.hold(claim.endpointId)) {
@@ -140,16 +154,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         await handBack(claim, admission.until);
         return;
       }
-      // The shared circuit's probe, won here, that goes back unsent or unanswered (stopped, lease lost): over for all,
-      // so another worker's probe may go now, not after the probe hold, a whole lease (CircuitBoard.open: "a probe
-      // taken before is over").
+      // The shared circuit's probe, when admission won it: released if the delivery goes back unsent (giveBack).
       const probeAs = admission.probe === true ? line.circuit : undefined;
-      const giveBack = async (until: number) => {
-        if (probeAs !== undefined) await probeHeldBack(settings, line, true, probeAs, now()).catch(report);
-        return handBack(claim, until);
-      };
       if (!running) {
-        await giveBack(now());
+        await giveBack(claim, line, probeAs, now());
         return;
       }
       const traceparent = settings.propagateTraceContext ? claim.traceparent : undefined;
@@ -167,13 +175,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         early = buildEarly(claim, earlyEndpoint, earlyAt, traceparent, tracestate);
       }
       if (!endpointTurn && !(await endpointSlot(claim.endpointId))) {
-        await giveBack(now()); // stopping: due at once, for another worker
+        await giveBack(claim, line, probeAs, now()); // stopping: due at once, for another worker
         return;
       }
       // A slot: already tried above when the endpoint's turn came at once.
       if (!turn && (endpointTurn || !scheduler.takeSlot()) && !(await slot())) {
         freeEndpointSlot(claim.endpointId);
-        await giveBack(now());
+        await giveBack(claim, line, probeAs, now());
         return;
       }
       sending = true;
@@ -196,7 +204,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       const endpoint = line.endpoint;
       // Read again while the delivery waited (another endpoint under its id since): admission refuses it next time.
       if (until !== undefined || endpoint === undefined || !receivesClaim(endpoint, claim)) {
-        await giveBack(until ?? now());
+        await giveBack(claim, line, probeAs, until ?? now());
         return;
       }
       // The rate limit last, so a delivery that waited for its turn is paced as of its send (see ratePermit).
@@ -206,7 +214,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         if (retryAt !== undefined || !running) {
           if (retryAt !== undefined)
             await probeHeldBack(settings, line, admission.probe === true, passedAs, retryAt).catch(report);
-          await (retryAt === undefined ? giveBack(now()) : handBack(claim, retryAt));
+          await (retryAt === undefined ? giveBack(claim, line, probeAs, now()) : handBack(claim, retryAt));
           return;
         }
       }
@@ -214,7 +222,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // A lease that ran out while the delivery waited (or that the heartbeat found lost) may be another worker's claim
       // now, which it may already have sent: back to the queue (a no-op if it is another's), never sent twice.
       if (!(sentAt < (held.get(claim) as number))) {
-        await giveBack(sentAt);
+        await giveBack(claim, line, probeAs, sentAt);
         return;
       }
       let request =
@@ -233,7 +241,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       if (request !== undefined) result = await attempt(request, sentAt);
       if (result === undefined) {
         // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.
-        await giveBack(now());
+        await giveBack(claim, line, probeAs, now());
         return;
       }
       const outcome = decideOutcome(settings, outgoing, result, now());

@@ -6,7 +6,6 @@ import type { AttemptResult } from "../../../../src/webhooks/delivery/attempt";
 import type { CircuitBoard } from "../../../../src/webhooks/delivery/circuit-board";
 import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
 import type { DeliveryRequest } from "../../../../src/webhooks/delivery/delivery-request";
-import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
 import {
   createDeliveryWorker,
@@ -17,6 +16,7 @@ import type { DeliveryStatus } from "../../../../src/webhooks/delivery/state-mac
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
 import { endpointFixture } from "../store-contract";
 import { fakeDispatcher } from "./fake-dispatcher";
+import { type Behaviour, circuitCommands, publishCommand, untilQuiet } from "./worker-model-support";
 
 // A model test of two delivery workers on one memory queue: they share its circuit board (sharedCircuits()) and, as
 // workers of one PostgreSQL queue share its rate_limits table, one rate-limit store. Random commands (publish, set an
@@ -36,8 +36,6 @@ const LEASE_MS = 30 * 86_400_000;
 const CIRCUIT = { window: 4, minimumAttempts: 3, failureRatio: 0.6, coolDownMs: 2_000 } as const;
 const BURST = 2;
 const WORKERS = [0, 1] as const;
-
-type Behaviour = "2xx" | "5xx" | "hang" | "refuse";
 
 type Command =
   | { readonly type: "publish"; readonly to: number | "all"; readonly count: number }
@@ -74,8 +72,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The answer an endpoint of `behaviour` gives; `undefined`: none (it hangs). */
 function answerOf(behaviour: Behaviour): AttemptResult | undefined {
@@ -287,28 +283,22 @@ async function world(rates: readonly (number | null)[]) {
     const print = () =>
       `${fakes.map((f) => `${f.sent.length} ${f.pending.size}`)} ${workers.map((w) => w.inFlight)} ${moves}`;
     await Promise.all(stops);
-    let last = print();
-    for (let quiet = 0, turns = 0; quiet < 4 && turns < 2_000; turns++) {
-      await turn();
-      const now = print();
-      quiet = now === last ? quiet + 1 : 0;
-      last = now;
-    }
+    await untilQuiet(print);
   };
 
   async function run(command: Command): Promise<void> {
     switch (command.type) {
       case "publish": {
-        for (let i = 0; i < command.count; i++) {
-          const type = command.to === "all" ? "all.created" : `only${command.to}.created`;
-          const event = createEvent({ type, data: { i }, now: clock.now });
-          const published = await queue.publish(event, { now: clock.now });
-          for (const id of published.deliveryIds) {
-            const stored = await queue.get(id);
-            const endpoint = ids.indexOf(stored?.endpointId ?? "");
-            const key = `${hosts[endpoint]} ${event.id}`;
-            deliveries.set(key, { id, endpoint, status: "pending", attempts: 0, dueAt: clock.now, out: undefined });
-          }
+        for (const { id, endpointId, eventId } of await publishCommand(queue, clock.now, command.to, command.count)) {
+          const endpoint = ids.indexOf(endpointId);
+          deliveries.set(`${hosts[endpoint]} ${eventId}`, {
+            id,
+            endpoint,
+            status: "pending",
+            attempts: 0,
+            dueAt: clock.now,
+            out: undefined,
+          });
         }
         return;
       }
@@ -426,33 +416,10 @@ async function world(rates: readonly (number | null)[]) {
 
 const commands = (endpoints: number) =>
   fc.array(
-    fc.oneof(
-      {
-        weight: 3,
-        arbitrary: fc.record({
-          type: fc.constant("publish" as const),
-          to: fc.oneof(fc.constant("all" as const), fc.nat(endpoints - 1)),
-          count: fc.integer({ min: 1, max: 5 }),
-        }),
-      },
-      {
-        weight: 2,
-        arbitrary: fc.record({
-          type: fc.constant("behave" as const),
-          endpoint: fc.nat(endpoints - 1),
-          behaviour: fc.constantFrom<Behaviour>("2xx", "5xx", "5xx", "5xx", "hang", "refuse"),
-        }),
-      },
-      { weight: 5, arbitrary: fc.record({ type: fc.constant("answer" as const), endpoint: fc.nat(endpoints - 1) }) },
-      {
-        weight: 3,
-        arbitrary: fc.record({
-          type: fc.constant("tick" as const),
-          ms: fc.constantFrom(1, 100, 199, 200, 500, 1_000, 2_000),
-        }),
-      },
-      { weight: 1, arbitrary: fc.record({ type: fc.constant("stop" as const), worker: fc.nat(1) }) },
-    ),
+    fc.oneof(...circuitCommands(endpoints), {
+      weight: 1,
+      arbitrary: fc.record({ type: fc.constant("stop" as const), worker: fc.nat(1) }),
+    }),
     { minLength: 1, maxLength: 50, size: "medium" },
   );
 // Endpoint 0 at 5/s; the others at 2/s, 0.25/s (an emission interval longer than the cool-down) or none.

@@ -4,7 +4,6 @@ import { createEndpointRateLimiter } from "../../../../src/ratelimit/endpoint-li
 import type { AttemptResult } from "../../../../src/webhooks/delivery/attempt";
 import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
 import type { DeliveryRequest } from "../../../../src/webhooks/delivery/delivery-request";
-import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
 import {
   createDeliveryWorker,
@@ -15,6 +14,7 @@ import type { DeliveryStatus } from "../../../../src/webhooks/delivery/state-mac
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
 import { endpointFixture } from "../store-contract";
 import { fakeDispatcher } from "./fake-dispatcher";
+import { type Behaviour, circuitCommands, publishCommand, untilQuiet } from "./worker-model-support";
 
 // A model test of the delivery worker's circuit breaker and per-endpoint rate limit: random commands (publish, set an
 // endpoint's behaviour, answer, tick the fake clock) against the worker on the memory queue, each step checked against
@@ -33,7 +33,6 @@ const CIRCUIT = { window: 4, minimumAttempts: 3, failureRatio: 0.6, coolDownMs: 
 // The endpoint pacer's burst (createEndpointRateLimiter's `burst`).
 const BURST = 2;
 
-type Behaviour = "2xx" | "5xx" | "hang" | "refuse";
 type CircuitStatus = "closed" | "open" | "half_open";
 
 type Command =
@@ -71,8 +70,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The answer an endpoint of `behaviour` gives; `undefined`: none (it hangs). Each is the endpoint's answer. */
 function answerOf(behaviour: Behaviour): AttemptResult | undefined {
@@ -279,28 +276,22 @@ async function world({ rates, shared }: Scenario) {
   // Until nothing has moved for a few turns of the event loop.
   const settle = async () => {
     const print = () => `${fake.sent.length} ${fake.pending.size} ${worker.inFlight} ${moves}`;
-    let last = print();
-    for (let quiet = 0, turns = 0; quiet < 4 && turns < 2_000; turns++) {
-      await turn();
-      const now = print();
-      quiet = now === last ? quiet + 1 : 0;
-      last = now;
-    }
+    await untilQuiet(print);
   };
 
   async function run(command: Command): Promise<void> {
     switch (command.type) {
       case "publish": {
-        for (let i = 0; i < command.count; i++) {
-          const type = command.to === "all" ? "all.created" : `only${command.to}.created`;
-          const event = createEvent({ type, data: { i }, now: clock.now });
-          const published = await queue.publish(event, { now: clock.now });
-          for (const id of published.deliveryIds) {
-            const stored = await queue.get(id);
-            const endpoint = ids.indexOf(stored?.endpointId ?? "");
-            const key = `${hosts[endpoint]} ${event.id}`;
-            deliveries.set(key, { id, endpoint, status: "pending", attempts: 0, dueAt: clock.now, out: false });
-          }
+        for (const { id, endpointId, eventId } of await publishCommand(queue, clock.now, command.to, command.count)) {
+          const endpoint = ids.indexOf(endpointId);
+          deliveries.set(`${hosts[endpoint]} ${eventId}`, {
+            id,
+            endpoint,
+            status: "pending",
+            attempts: 0,
+            dueAt: clock.now,
+            out: false,
+          });
         }
         return;
       }
@@ -397,36 +388,7 @@ async function world({ rates, shared }: Scenario) {
 }
 
 const commands = (endpoints: number) =>
-  fc.array(
-    fc.oneof(
-      {
-        weight: 3,
-        arbitrary: fc.record({
-          type: fc.constant("publish" as const),
-          to: fc.oneof(fc.constant("all" as const), fc.nat(endpoints - 1)),
-          count: fc.integer({ min: 1, max: 5 }),
-        }),
-      },
-      {
-        weight: 2,
-        arbitrary: fc.record({
-          type: fc.constant("behave" as const),
-          endpoint: fc.nat(endpoints - 1),
-          // Failures weigh most: the circuit opens, re-opens after failed probes, closes.
-          behaviour: fc.constantFrom<Behaviour>("2xx", "5xx", "5xx", "5xx", "hang", "refuse"),
-        }),
-      },
-      { weight: 5, arbitrary: fc.record({ type: fc.constant("answer" as const), endpoint: fc.nat(endpoints - 1) }) },
-      {
-        weight: 3,
-        arbitrary: fc.record({
-          type: fc.constant("tick" as const),
-          ms: fc.constantFrom(1, 100, 199, 200, 500, 1_000, 2_000),
-        }),
-      },
-    ),
-    { minLength: 1, maxLength: 50, size: "medium" },
-  );
+  fc.array(fc.oneof(...circuitCommands(endpoints)), { minLength: 1, maxLength: 50, size: "medium" });
 const scenario = fc
   .record({
     // Endpoint 0 at 5/s; the others at 2/s, 0.25/s or none. At 0.25/s the emission interval (4 s) is longer than the

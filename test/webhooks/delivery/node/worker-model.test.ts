@@ -9,13 +9,13 @@ import {
   DeliveryScheduler,
   type SchedulerConfig,
 } from "../../../../src/webhooks/delivery/delivery-scheduler";
-import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
 import { createDeliveryWorker, type DeliveryWorker } from "../../../../src/webhooks/delivery/node/index";
 import type { DeliveryStatus } from "../../../../src/webhooks/delivery/state-machine";
 import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
 import { endpointFixture } from "../store-contract";
 import { fakeDispatcher } from "./fake-dispatcher";
+import { publishCommand, untilQuiet } from "./worker-model-support";
 
 // A model test of the delivery worker (issue 15): random commands against the worker on the memory queue, a fake clock
 // and the fake dispatcher, each step checked against a plain model of what every delivery's state must be. Nothing
@@ -57,8 +57,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The answer an endpoint of `behaviour` gives to a request sent at `sentAt`, at `now`; `undefined`: none yet. */
 function answerOf(behaviour: Behaviour, sentAt: number, now: number): AttemptResult | undefined {
@@ -157,28 +155,22 @@ async function world(behaviours: readonly Behaviour[]) {
   // Until nothing has moved for a few turns of the event loop.
   const settle = async () => {
     const print = () => `${fake.sent.length} ${fake.pending.size} ${worker.inFlight} ${moves}`;
-    let last = print();
-    for (let quiet = 0, turns = 0; quiet < 4 && turns < 2_000; turns++) {
-      await turn();
-      const now = print();
-      quiet = now === last ? quiet + 1 : 0;
-      last = now;
-    }
+    await untilQuiet(print);
   };
 
   async function run(command: Command): Promise<void> {
     switch (command.type) {
       case "publish": {
-        for (let i = 0; i < command.count; i++) {
-          const type = command.to === "all" ? "all.created" : `only${command.to}.created`;
-          const event = createEvent({ type, data: { i }, now: clock.now });
-          const published = await queue.publish(event, { now: clock.now });
-          for (const id of published.deliveryIds) {
-            const stored = await queue.get(id);
-            const endpoint = ids.indexOf(stored?.endpointId ?? "");
-            const key = `${hosts[endpoint]} ${event.id}`;
-            deliveries.set(key, { id, endpoint, status: "pending", attempts: 0, dueAt: clock.now, out: false });
-          }
+        for (const { id, endpointId, eventId } of await publishCommand(queue, clock.now, command.to, command.count)) {
+          const endpoint = ids.indexOf(endpointId);
+          deliveries.set(`${hosts[endpoint]} ${eventId}`, {
+            id,
+            endpoint,
+            status: "pending",
+            attempts: 0,
+            dueAt: clock.now,
+            out: false,
+          });
         }
         return;
       }

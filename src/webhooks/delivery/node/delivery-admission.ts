@@ -70,18 +70,19 @@ export async function admit(
 }
 
 /**
- * The endpoint's rate limit, asked right before the send, with the endpoint's turn and a slot in hand: `undefined` to
- * send, else when its next delivery will be admitted. Not at admission: a permit taken there was spent after the
- * wait for the endpoint's turn, so deliveries that waited went out back to back, past the GCRA's bound of
- * `burst + L / T` in any interval of length L (docs/rate-limits.md, "The guarantee").
+ * An endpoint's rate limit (deliveries per second), asked right before the send, with the endpoint's turn and a slot
+ * in hand: `undefined` to send, else when its next delivery will be admitted. Not at admission: a permit taken there
+ * was spent after the wait for the endpoint's turn, so deliveries that waited went out back to back, past the GCRA's
+ * bound of `burst + L / T` in any interval of length L (docs/rate-limits.md, "The guarantee"). Only for an endpoint
+ * with a rate limit: the caller skips it otherwise, so the usual send takes no promise.
  */
 export async function ratePermit(
   settings: WorkerSettings,
-  endpoint: WebhookEndpoint,
+  endpointId: string,
+  rateLimit: number,
   at: number,
 ): Promise<number | undefined> {
-  if (endpoint.rateLimit === null) return undefined;
-  const permit = await settings.rateLimiter().acquire(endpoint.id, runnableRate(endpoint.rateLimit), at);
+  const permit = await settings.rateLimiter().acquire(endpointId, runnableRate(rateLimit), at);
   return permit.allowed ? undefined : permit.retryAtMs;
 }
 

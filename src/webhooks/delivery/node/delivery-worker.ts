@@ -210,7 +210,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // The rate limit last, so a delivery that waited for its turn is paced as of its send (see ratePermit).
       if (endpoint.rateLimit !== null) {
         const passedAs = line.circuit;
-        const retryAt = await ratePermit(settings, endpoint, now());
+        const retryAt = await ratePermit(settings, endpoint.id, endpoint.rateLimit, now());
         if (retryAt !== undefined || !running) {
           if (retryAt !== undefined)
             await probeHeldBack(settings, line, admission.probe === true, passedAs, retryAt).catch(report);

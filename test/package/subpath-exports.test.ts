@@ -465,7 +465,7 @@ const TYPES: Record<string, readonly string[]> = {
   "./webhooks/delivery/memory": ["MemoryDeliveryQueueOptions"],
   "./webhooks/delivery/postgres": [
     "DeliveryTablesOptions",
-    "EndpointListenOptions",
+    "ListenOptions",
     "PostgresCircuitBoardOptions",
     "PostgresDeliveryQueue",
     "PostgresDeliveryQueueOptions",

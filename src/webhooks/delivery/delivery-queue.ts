@@ -208,6 +208,10 @@ export interface DeliveryQueue {
    * probe): the PostgreSQL queue's database, the memory queue's process. The worker uses it unless `circuit: false`.
    */
   sharedCircuits?(): CircuitBoard;
-  /** Calls `listener` whenever a delivery may have become due earlier than announced (publish, manual retry). */
+  /**
+   * Calls `listener` whenever a delivery may have become due earlier than announced: a publish, a manual retry
+   * (`update`), a delivery handed back due at once (`complete` without an attempt). The memory queue tells its own
+   * process's subscribers; the PostgreSQL queue, every process's (`listen`, `notify`). Returns what unsubscribes.
+   */
   subscribe?(listener: () => void): () => void;
 }

@@ -34,8 +34,9 @@ import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../s
 import { type DeliveryWorkerEvent, systemResolver } from "../../../src/webhooks/delivery/node/index";
 import {
   createPostgresDeliveryQueue,
-  type EndpointListenOptions,
+  type ListenOptions,
   type PostgresDeliveryQueue,
+  type PostgresDeliveryQueueOptions,
   type PostgresEndpointStoreOptions,
 } from "../../../src/webhooks/delivery/postgres/index";
 
@@ -160,16 +161,17 @@ describe("the URL policy's types", () => {
   });
 });
 
-describe("the PostgreSQL endpoint store's listen and a claim's operatorEvent", () => {
+describe("the PostgreSQL stores' listen and a claim's operatorEvent", () => {
   it("takes listen as a boolean or its options, and a claim may say it carries the operator's event", () => {
     expectTypeOf<{ client: SqlClient; listen: false }>().toMatchTypeOf<PostgresEndpointStoreOptions>();
+    expectTypeOf<{ client: SqlClient; listen: { retryMs: number } }>().toMatchTypeOf<PostgresDeliveryQueueOptions>();
     expectTypeOf<{
       client: SqlClient;
       listen: { retryMs: number; onError: (error: Error) => void };
     }>().toMatchTypeOf<PostgresEndpointStoreOptions>();
-    expectTypeOf<EndpointListenOptions["onError"]>().toEqualTypeOf<((error: Error) => void) | undefined>();
+    expectTypeOf<ListenOptions["onError"]>().toEqualTypeOf<((error: Error) => void) | undefined>();
     // @ts-expect-error retryMs is a number of milliseconds
-    const options: EndpointListenOptions = { retryMs: "1s" };
+    const options: ListenOptions = { retryMs: "1s" };
     void options;
     expectTypeOf<ClaimedDelivery["operatorEvent"]>().toEqualTypeOf<boolean | undefined>();
   });

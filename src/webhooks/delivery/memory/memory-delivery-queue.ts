@@ -454,6 +454,11 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       }
       if (entry === undefined || entry.leaseToken !== claim.leaseToken) return false;
       settle(entry, state);
+      // Handed back due at once (a worker stopping, or without room for its endpoint): news to the other workers,
+      // whose timers wait for its lease to end.
+      if (attempt === undefined && isScheduled(state) && (state.nextAttemptAt ?? Number.POSITIVE_INFINITY) <= clock()) {
+        notify();
+      }
       return true;
     },
     // Without `now`, the queue's clock, as PostgreSQL's queue: the leases were taken on it.

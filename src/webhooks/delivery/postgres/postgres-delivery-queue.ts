@@ -1,16 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { nonNegativeInteger } from "../../../options/number-option";
+import { nonNegativeInteger, nonNegativeNumber } from "../../../options/number-option";
 import { GroupWriter } from "../../../postgres/group-writer";
 import { assertSqlClient, type SqlClient } from "../../../postgres/sql-client";
 import { epochMsOf, timestampOf } from "../../../postgres/sql-time";
-import {
-  affected,
-  isDataError,
-  run,
-  type Statement,
-  statementNames,
-  statementVariants,
-} from "../../../postgres/statement";
+import { isDataError, run, type Statement, statementNames, statementVariants } from "../../../postgres/statement";
 import { StoreClosedError } from "../../../postgres/store-closed-error";
 import { createPostgresRateLimitStore } from "../../../ratelimit/postgres/postgres-store";
 import type { RateLimitStore } from "../../../ratelimit/store";
@@ -35,7 +28,8 @@ import {
   publishDueAt,
   publishTracestate,
 } from "../queue-arguments";
-import type { DeliveryState } from "../state-machine";
+import { type DeliveryState, isScheduled } from "../state-machine";
+import { type ListenOptions, listenOnChannel, listenOptions } from "./channel-listener";
 import {
   type Completion,
   type CompletionReach,
@@ -45,6 +39,7 @@ import {
   lockedInIdOrder,
   TERMINAL,
 } from "./completion-batch";
+import { deliveryChannel, notifyingStatement } from "./delivery-notifications";
 import { ATTEMPT_COLUMNS, deliveryColumns, toAttempt, toClaim, toDelivery } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables, ENDED, PARKED } from "./delivery-tables";
 import { receivingFor } from "./owned-by";
@@ -75,6 +70,36 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
   maxPayloadBytes?: number;
   /** The clock of the retention (when a delivery ended, what is old enough to delete), epoch ms. @default Date.now */
   now?: () => number;
+  /**
+   * Whether `subscribe` (the delivery worker subscribes while it runs) also hears what other processes make due: while
+   * anything subscribes, the queue LISTENs on the channel `webhook_deliveries.<schema>` that every queue `notify`ing
+   * writes to. A worker then claims a delivery published by another process (or another queue object) at its commit,
+   * not at its next poll (`pollIntervalMs`). On a `pg` Pool that is one connection of its own, opened with the pool's
+   * settings outside the pool (it takes none of the pool's clients, and never keeps the process alive); PGlite listens
+   * on itself; a single `pg` Client is not listened on. A lost connection is reported to `onError` and opened again
+   * after `retryMs` (1 s, doubling to 30 s), and the subscribers are told once it listens again; meanwhile workers
+   * poll. `false`: not listened on, as before.
+   * @default true
+   */
+  listen?: boolean | ListenOptions | undefined;
+  /**
+   * Whether `publish`, an `update` to a scheduled state and a delivery handed back due at once `NOTIFY` the queue's
+   * channel (see `listen`), at their commit: one notification per transaction (PostgreSQL folds the rest), none for a
+   * statement that wrote nothing or a transaction rolled back. `false` for a transaction you `PREPARE` (two-phase commit), which PostgreSQL refuses
+   * after a `NOTIFY`; workers then find such deliveries at their next poll.
+   * @default true
+   */
+  notify?: boolean;
+  /**
+   * The least time between two publishes that notify, from this queue object and the queues of its `withClient`, ms.
+   * A transaction that notified takes a database-wide lock at its commit, held through the commit's flush, so commits
+   * that notify cannot share a flush: notifying every publish halved the rate of 16 concurrent publishes
+   * (docs/benchmarks.md). A publish within the window after one that notified does not: a worker woken by the first
+   * claims what is due by then, and what commits after is claimed as its deliveries finish (or at its next poll, when
+   * the one that notified rolled back). `0`: every publish notifies.
+   * @default 10
+   */
+  notifyEveryMs?: number;
 }
 
 /** The PostgreSQL queue: a {@link DeliveryQueue} that can also act inside your transaction. */
@@ -129,6 +154,17 @@ function stateValues(state: DeliveryState): unknown[] {
   ];
 }
 
+/** Whether a publish now notifies: the first after `everyMs` since the last that did (a monotonic clock). */
+function publishNotifier(everyMs: number): () => boolean {
+  let last = Number.NEGATIVE_INFINITY;
+  return () => {
+    const now = performance.now();
+    if (now - last < everyMs) return false;
+    last = now;
+    return true;
+  };
+}
+
 /**
  * The PostgreSQL {@link DeliveryQueue}: the transactional outbox. `publish` inserts the deliveries with one statement,
  * which runs in your transaction through `withClient(tx)`, so an order and its event commit together. Workers claim
@@ -140,17 +176,33 @@ function stateValues(state: DeliveryState): unknown[] {
  * const queue = createPostgresDeliveryQueue({ client: pool });
  */
 export function createPostgresDeliveryQueue(options: PostgresDeliveryQueueOptions): PostgresDeliveryQueue {
-  return queueOn(options, true);
+  const notifyEveryMs = nonNegativeNumber(
+    "createPostgresDeliveryQueue",
+    "notifyEveryMs",
+    options.notifyEveryMs ?? 10,
+    "milliseconds",
+  );
+  return queueOn(options, true, publishNotifier(notifyEveryMs));
 }
 
 // `purges`: whether outcomes stored through this queue run the retention. A queue of withClient runs in the caller's
 // transaction (or on a client it lends for a while), where a failing purge would abort that transaction, the outcomes
 // it reported stored rolled back with it, and a purge would hold its row locks until the caller commits: the queue
 // it was made from purges instead.
-function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): PostgresDeliveryQueue {
+function queueOn(
+  options: PostgresDeliveryQueueOptions,
+  purges: boolean,
+  notifies: () => boolean,
+): PostgresDeliveryQueue {
   const { client } = options;
   assertSqlClient(client, "createPostgresDeliveryQueue");
   const { schema, endpoints: E, deliveries: D, attempts: A } = deliveryTables(options, "createPostgresDeliveryQueue");
+  const listen = listenOptions("createPostgresDeliveryQueue", options.listen);
+  if (options.notify !== undefined && typeof options.notify !== "boolean") {
+    throw new TypeError(`createPostgresDeliveryQueue: notify must be a boolean, got ${typeof options.notify}.`);
+  }
+  const notify = options.notify ?? true;
+  const channel = deliveryChannel(schema);
   const SET_STATE = `status = $3, attempts = $4, next_attempt_at = ${timestampOf("$5")},
     last_attempt_at = ${timestampOf("$6")}, last_status = $7, last_error_kind = $8, delivered_at = ${timestampOf("$9")},
     lease_token = NULL, lease_until = NULL, ended_at = CASE WHEN $3 IN ${TERMINAL} THEN ${timestampOf("$11")} END`;
@@ -317,10 +369,31 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
     isDataError,
   );
 
+  // DeliveryQueue.subscribe, across processes: each notification of the channel (listen, notify) and each time the
+  // connection listens again after a loss (what was notified meanwhile was not heard) wakes every subscriber.
+  const subscribers = new Set<() => void>();
+  let unlisten: (() => void) | undefined;
+  const wake = () => {
+    for (const subscriber of subscribers) {
+      try {
+        subscriber();
+      } catch {
+        // One subscriber's throw does not keep the others from being told.
+      }
+    }
+  };
+  const lost = (error: Error) => {
+    try {
+      listen?.onError?.(error);
+    } catch {
+      // Ignored: the queue listens again all the same.
+    }
+  };
+
   return {
     withClient(other) {
       assertSqlClient(other, "PostgresDeliveryQueue.withClient");
-      return queueOn({ ...options, client: other }, false);
+      return queueOn({ ...options, client: other }, false, notifies);
     },
     sharedCircuits() {
       circuits ??= createPostgresCircuitBoard({ client, schema: options.schema });
@@ -360,9 +433,8 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
         only === undefined
           ? `e.enabled_events && $${values.push(patternsMatching(event.type))}::text[]`
           : `e.id = $${values.push(only)}`;
-      const { rows } = await client.query(
-        `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts, next_attempt_at,
-           traceparent, tracestate, tenant)
+      const insert = `INSERT INTO ${D} (id, event_id, event_type, endpoint_id, payload, created_at, status, attempts,
+           next_attempt_at, traceparent, tracestate, tenant)
          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, e.id, $3, ${timestampOf("$4")}, 'pending', 0,
            ${timestampOf("$5")}, $6, $7, $8
          FROM ${E} e WHERE e.status = 'enabled' AND ${reached}
@@ -370,7 +442,10 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
            AND NOT EXISTS (SELECT 1 FROM ${D} WHERE event_id = $1 AND coalesce(tenant, $8) = $8)
          ORDER BY e.id
          ON CONFLICT DO NOTHING
-         RETURNING id`,
+         RETURNING id`;
+      // Workers listening anywhere claim the new deliveries at this statement's commit (the caller's, in withClient).
+      const { rows } = await client.query(
+        notify && notifies() ? notifyingStatement(insert, `$${values.push(channel)}`) : insert,
         values,
       );
       return { deliveryIds: rows.map((row) => String((row as { id: unknown }).id)) };
@@ -426,13 +501,28 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
       // after it (one batch already keeps the first of a lease, completeBatch).
       const lease = `${claim.id} ${claim.leaseToken}`;
       const before = inFlight.get(lease);
-      const stored =
+      const written =
         before === undefined
           ? completions.submit(completion)
           : before.then(
               () => completions.submit(completion),
               () => completions.submit(completion),
             );
+      // A delivery handed back due at once (a worker stopping, or without room for its endpoint) is news to the other
+      // workers, whose timers wait for its lease to end: told once it is written. Not from a queue of withClient, whose
+      // client the caller may have released by then; a failed notification leaves it to their next poll.
+      const wakes =
+        notify &&
+        purges &&
+        attempt === undefined &&
+        isScheduled(state) &&
+        (state.nextAttemptAt ?? Number.POSITIVE_INFINITY) <= completion.at;
+      const stored = wakes
+        ? written.then(async (done) => {
+            if (done) await client.query("SELECT pg_notify($1, 'due')", [channel]).catch(() => {});
+            return done;
+          })
+        : written;
       inFlight.set(lease, stored);
       const settled = () => {
         if (inFlight.get(lease) === stored) inFlight.delete(lease);
@@ -447,14 +537,32 @@ function queueOn(options: PostgresDeliveryQueueOptions, purges: boolean): Postgr
     },
     async update(id, from, state, now = clock()) {
       checkState("DeliveryQueue.update", state);
-      const result = await client.query(
-        `UPDATE ${D} SET ${SET_STATE}
-         WHERE id = $1 AND status = ANY($2::text[]) AND (lease_token IS NULL OR lease_until <= ${timestampOf("$10")})`,
-        // $10 the caller's `now` for the lease; $11 the queue's clock for the end, which the retention reads (as the
-        // memory queue): an admin's clock behind it had the delivery purged by as much before its retention.
-        [id, [...from], ...stateValues(state), now, clock()],
+      // $10 the caller's `now` for the lease; $11 the queue's clock for the end, which the retention reads (as the
+      // memory queue): an admin's clock behind it had the delivery purged by as much before its retention.
+      const values = [id, [...from], ...stateValues(state), now, clock()];
+      const write = `UPDATE ${D} SET ${SET_STATE}
+         WHERE id = $1 AND status = ANY($2::text[]) AND (lease_token IS NULL OR lease_until <= ${timestampOf("$10")})
+         RETURNING id`;
+      // A manual retry is due at once, before any time a worker waits for: it wakes them.
+      const wakes = notify && isScheduled(state);
+      const { rows } = await client.query(
+        wakes ? notifyingStatement(write, `$${values.push(channel)}`) : write,
+        values,
       );
-      return affected(result) > 0;
+      return rows.length > 0;
+    },
+    subscribe(listener) {
+      // One listening connection for all of this object's subscribers, while there are any.
+      const own = () => listener();
+      subscribers.add(own);
+      if (subscribers.size === 1 && listen !== undefined) {
+        unlisten = listenOnChannel(client, channel, wake, { retryMs: listen.retryMs, onError: lost, onResumed: wake });
+      }
+      return () => {
+        if (!subscribers.delete(own) || subscribers.size > 0) return;
+        unlisten?.();
+        unlisten = undefined;
+      };
     },
     async nextDueAt() {
       // The earlier of the first unleased delivery in due order and the lease ends of the leased ones due before it (a

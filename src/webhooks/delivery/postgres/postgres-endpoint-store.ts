@@ -8,9 +8,10 @@ import type { EndpointPatch, EndpointStore, EndpointWatchEvents } from "../endpo
 import { checkEndpointText } from "../endpoint-text";
 import { EndpointWatchers } from "../endpoint-watchers";
 import { checkAllTenants, checkTenant, maxPerTenant } from "../tenant";
+import { type ListenOptions, listenOnChannel, listenOptions } from "./channel-listener";
 import { ENDPOINT_COLUMNS, toEndpoint } from "./delivery-rows";
 import { type DeliveryTablesOptions, deliveryTables } from "./delivery-tables";
-import { type EndpointListenOptions, endpointChannel, listenForEndpointWrites } from "./endpoint-notifications";
+import { endpointChannel } from "./endpoint-notifications";
 import { ownedBy, receivingFor } from "./owned-by";
 
 /** Options of {@link createPostgresEndpointStore}. */
@@ -27,7 +28,7 @@ export interface PostgresEndpointStoreOptions extends DeliveryTablesOptions {
    * object's own writes only.
    * @default true
    */
-  listen?: boolean | EndpointListenOptions | undefined;
+  listen?: boolean | ListenOptions | undefined;
 }
 
 // How each patchable field is written: its column, and the SQL of its value from a parameter.
@@ -66,24 +67,6 @@ function assignments(patch: EndpointPatch, values: unknown[]): string[] {
   return sets;
 }
 
-// PostgresEndpointStoreOptions.listen, checked: undefined when the store hears its own writes only.
-function listenOptions(listen: PostgresEndpointStoreOptions["listen"]): EndpointListenOptions | undefined {
-  if (listen === false) return undefined;
-  if (listen === undefined || listen === true) return {};
-  if (typeof listen !== "object" || listen === null) {
-    throw new TypeError(`createPostgresEndpointStore: listen must be a boolean or an object, got ${typeof listen}.`);
-  }
-  if (listen.onError !== undefined && typeof listen.onError !== "function") {
-    throw new TypeError("createPostgresEndpointStore: listen.onError must be a function.");
-  }
-  if (listen.retryMs !== undefined && !(Number.isFinite(listen.retryMs) && listen.retryMs > 0)) {
-    throw new TypeError(
-      `createPostgresEndpointStore: listen.retryMs must be a positive number, got ${String(listen.retryMs)}.`,
-    );
-  }
-  return listen;
-}
-
 /**
  * The PostgreSQL {@link EndpointStore}; create its tables with `migrate(pool, deliveryMigrations())`.
  * @example const endpoints = createPostgresEndpointStore({ client: pool });
@@ -92,7 +75,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
   const { client } = options;
   assertSqlClient(client, "createPostgresEndpointStore");
   const { schema, endpoints: E, tenants: T } = deliveryTables(options, "createPostgresEndpointStore");
-  const listen = listenOptions(options.listen);
+  const listen = listenOptions("createPostgresEndpointStore", options.listen);
   // The endpoint and the version of its row: xmin alone stays the same across the updates of one transaction (a
   // client that is a transaction, written twice in it), ctid does not; together they name one version.
   const readVersion = async (id: string) => {
@@ -263,7 +246,7 @@ export function createPostgresEndpointStore(options: PostgresEndpointStoreOption
     const stop = watchers.watch(listener, events);
     if (watchers.count === 1 && listen !== undefined) {
       const options = { retryMs: listen.retryMs, onError: lost, onResumed: () => watchers.resumed() };
-      unlisten = listenForEndpointWrites(client, endpointChannel(schema), (id) => watchers.changed(id), options);
+      unlisten = listenOnChannel(client, endpointChannel(schema), (id) => watchers.changed(id), options);
     }
     return () => {
       stop();

@@ -338,10 +338,9 @@ async function world(rates: readonly (number | null)[]) {
         const other = WORKERS.find((w) => w !== command.worker) as number;
         if (stopped[command.worker] || stopped[other]) return;
         stopped[command.worker] = true;
-        // The memory queue tells its subscribers of publishes, not of hand-backs: the other worker finds them at its
-        // next poll (pollIntervalMs, real time), which the wake stands for.
-        const other_ = workers[other] as DeliveryWorker;
-        stops.push((workers[command.worker] as DeliveryWorker).stop().then(() => other_.wake()));
+        // No wake: the memory queue tells its subscribers of a delivery handed back due at once, so the other worker
+        // claims what this one hands back.
+        stops.push((workers[command.worker] as DeliveryWorker).stop());
         return;
       }
     }

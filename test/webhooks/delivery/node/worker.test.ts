@@ -359,6 +359,44 @@ describe("delivery worker", () => {
     expect((await all()).every((d) => d.state.status === "delivered")).toBe(true);
   });
 
+  it("a delivery a stopping worker hands back goes at once to another worker on the queue, asleep till the lease's end", async () => {
+    const fake = fakeDispatcher((host) => host === "stuck.example");
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints });
+    const endpoint = endpointFixture({ url: "https://stuck.example/in" });
+    await endpoints.create(endpoint);
+    // Its lease would end in ten minutes: the other worker's timer waits for that.
+    const stopping = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: fake.dispatcher,
+      stopGraceMs: 0,
+      leaseMs: 600_000,
+    });
+    stopping.start();
+    const { deliveryIds } = await queue.publish(createEvent({ type: "order.created", data: {} }));
+    while (fake.pending.size === 0) await new Promise((r) => setTimeout(r, 2));
+    // The other worker finds nothing due, and sleeps for an hour or till the lease ends.
+    const answered = fakeDispatcher();
+    const other = createDeliveryWorker({
+      queue,
+      endpoints,
+      dispatcher: answered.dispatcher,
+      pollIntervalMs: 3_600_000,
+    });
+    cleanups.push(() => other.stop());
+    other.start();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(answered.sent).toHaveLength(0);
+    await stopping.stop();
+    // Not a time: told of the hand-back, it delivers; were it not, the test's time-out would fail it.
+    while ((await queue.get(deliveryIds[0] as string))?.state.status !== "delivered") {
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(answered.sent).toHaveLength(1);
+    expect((await queue.get(deliveryIds[0] as string))?.state.attempts).toBe(1);
+  });
+
   it("delivers again after stop() then start(), on a dispatcher of its own (regression: 'The client is destroyed' counted as failed attempts)", async () => {
     const { server, queue, worker, events } = await setup((_req, res) => res.end("ok"));
     const [first] = (await queue.publish(createEvent({ type: "order.created", data: { n: 1 } }))).deliveryIds;

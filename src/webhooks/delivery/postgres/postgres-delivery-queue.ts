@@ -74,9 +74,9 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
    * Whether `subscribe` (the delivery worker subscribes while it runs) also hears what other processes make due: while
    * anything subscribes, the queue LISTENs on the channel `webhook_deliveries.<schema>` that every queue `notify`ing
    * writes to. A worker then claims a delivery published by another process (or another queue object) at its commit,
-   * not at its next poll (`pollIntervalMs`). On a `pg` Pool that is one connection of its own, opened with the pool's
-   * settings outside the pool (it takes none of the pool's clients, and never keeps the process alive); PGlite listens
-   * on itself; a single `pg` Client is not listened on. A lost connection is reported to `onError` and opened again
+   * not at its next poll (`pollIntervalMs`). On a `pg` Pool that is the pool's one listening connection, opened with
+   * its settings outside the pool (it takes none of the pool's clients, and never keeps the process alive) and shared
+   * with the endpoint store's `listen` and every other store object on the pool; PGlite listens on itself; a single `pg` Client is not listened on. A lost connection is reported to `onError` and opened again
    * after `retryMs` (1 s, doubling to 30 s), and the subscribers are told once it listens again; meanwhile workers
    * poll. `false`: not listened on, as before.
    * @default true

@@ -21,8 +21,9 @@ export interface PostgresEndpointStoreOptions extends DeliveryTablesOptions {
   /**
    * Whether `watch` also hears the endpoints that other processes (or other store objects, or SQL written by hand)
    * change: while anything watches, the store LISTENs on the channel that migration `delivery@16`'s triggers notify
-   * at each commit that inserts, changes or deletes an endpoint row. On a `pg` Pool that is one connection of its own,
-   * opened with the pool's settings outside the pool (it takes none of the pool's clients); PGlite listens on itself;
+   * at each commit that inserts, changes or deletes an endpoint row. On a `pg` Pool that is the pool's one listening
+   * connection, opened with its settings outside the pool (it takes none of the pool's clients) and shared with the
+   * delivery queue's `listen` and every other store object on the pool; PGlite listens on itself;
    * a single `pg` Client is not listened on. A lost connection is opened again after `retryMs` (doubling, at most
    * 30 s) and reported to `onError`; what changed meanwhile is left to the watcher's own time limit. `false`: this
    * object's own writes only.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { migrate, type SqlDatabase, transaction } from "../../../../src/postgres/index";
+import { type SqlDatabase, transaction } from "../../../../src/postgres/index";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createDeliveryWorker } from "../../../../src/webhooks/delivery/node/index";
 import { listenOnChannel } from "../../../../src/webhooks/delivery/postgres/channel-listener";
@@ -7,13 +7,12 @@ import { deliveryChannel } from "../../../../src/webhooks/delivery/postgres/deli
 import {
   createPostgresDeliveryQueue,
   createPostgresEndpointStore,
-  deliveryMigrations,
   type PostgresDeliveryQueue,
 } from "../../../../src/webhooks/delivery/postgres/index";
 import { type Backend, databases, onServer } from "../../../support/databases";
-import { uniqueName } from "../../../support/services";
 import { fakeDispatcher } from "../node/fake-dispatcher";
 import { endpointFixture } from "../store-contract";
+import { channelListeners, twoProcesses as twoHandles } from "./two-processes";
 
 // Every worker here polls once an hour: a delivery that arrives within a test's time-out was claimed because the queue
 // heard of it, not found by a poll.
@@ -23,22 +22,13 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-// Two handles on one migrated schema, as two processes have: a server's are two pools (two sets of connections);
-// PGlite, one connection in one process, gives the same database twice.
+// Two processes' handles on one migrated schema, and an endpoint that receives every event.
 async function twoProcesses(backend: Backend) {
-  const first = await backend.open({ max: 3 });
-  const second = backend.name === "postgres" ? await backend.open({ max: 3 }) : first;
-  const schema = uniqueName("wh_due").toLowerCase();
-  cleanups.push(async () => {
-    await first.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    if (second !== first) await second.close();
-    await first.close();
-  });
-  await migrate(first.db, deliveryMigrations({ schema }));
-  const endpoints = createPostgresEndpointStore({ client: first.db, schema, listen: false });
+  const { schema, writerDb, watcherDb } = await twoHandles(backend, cleanups, "wh_due");
+  const endpoints = createPostgresEndpointStore({ client: writerDb, schema, listen: false });
   const endpoint = endpointFixture();
   await endpoints.create(endpoint);
-  return { schema, endpoint, endpoints, publisherDb: first.db, workerDb: second.db };
+  return { schema, endpoint, publisherDb: writerDb, workerDb: watcherDb };
 }
 
 const event = (type = "order.created") => createEvent({ type, data: { n: Math.random() } });
@@ -243,13 +233,30 @@ describe("the PostgreSQL delivery queue's listen and notify options", () => {
 
 onServer("the PostgreSQL delivery queue's listening connection, on a server", () => {
   const server = databases().find((backend) => backend.name === "postgres") as Backend;
-  const listening = async (db: SqlDatabase, schema: string) => {
-    const { rows } = await db.query(
-      "SELECT pid FROM pg_stat_activity WHERE query = $1 AND pid <> pg_backend_pid() AND state = 'idle'",
-      [`LISTEN "${deliveryChannel(schema)}"`],
-    );
-    return rows.map((row) => (row as { pid: number }).pid);
-  };
+  const listening = channelListeners;
+
+  it("a worker's endpoint store and queue on one pool listen on one connection, closed with the last listen", async () => {
+    const { schema, publisherDb, workerDb } = await twoProcesses(server);
+    const queue = createPostgresDeliveryQueue({ client: workerDb, schema });
+    const endpoints = createPostgresEndpointStore({ client: workerDb, schema });
+    const worker = createDeliveryWorker({ queue, endpoints, dispatcher: fakeDispatcher().dispatcher });
+    cleanups.push(() => worker.stop());
+    worker.start();
+    // A listen of the test's joins the pool's connection: the worker's listens are on it by the time it hears.
+    const publisher = createPostgresDeliveryQueue({ client: publisherDb, schema, listen: false, notifyEveryMs: 0 });
+    const other = await subscribed(createPostgresDeliveryQueue({ client: workerDb, schema }), publisher);
+    const heard: string[] = [];
+    const unwatch = endpoints.watch?.((id) => heard.push(id));
+    const written = endpointFixture();
+    await createPostgresEndpointStore({ client: publisherDb, schema, listen: false }).create(written);
+    await vi.waitFor(() => expect(heard).toContain(written.id), { timeout: 10_000 });
+    expect(await listening(publisherDb, schema)).toHaveLength(1);
+    await worker.stop();
+    unwatch?.();
+    expect(await listening(publisherDb, schema)).toHaveLength(1);
+    other.stop();
+    await vi.waitFor(async () => expect(await listening(publisherDb, schema)).toEqual([]), { timeout: 10_000 });
+  });
 
   it("is one connection outside the pool for every subscriber, opened again after a loss (onError, subscribers told), closed with the last", async () => {
     const { schema, publisherDb, workerDb } = await twoProcesses(server);

@@ -1,20 +1,18 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { migrate, type SqlDatabase } from "../../../../src/postgres/index";
 import type { EndpointStore } from "../../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../../src/webhooks/delivery/event";
 import { createDeliveryWorker, type DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
 import {
   createPostgresDeliveryQueue,
   createPostgresEndpointStore,
-  deliveryMigrations,
 } from "../../../../src/webhooks/delivery/postgres/index";
 import { bundledOnce } from "../../../support/bundled-script";
 import { type Backend, databases, onServer } from "../../../support/databases";
-import { uniqueName } from "../../../support/services";
 import { fakeDispatcher } from "../node/fake-dispatcher";
 import { endpointFixture } from "../store-contract";
+import { channelListeners, twoProcesses as twoHandles } from "./two-processes";
 
 const T0 = 1_700_000_000_000;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,20 +20,7 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-// Two handles on one migrated schema, as two processes have: a server's are two pools (two sets of connections);
-// PGlite, one connection in one process, gives the same database twice.
-async function twoProcesses(backend: Backend) {
-  const first = await backend.open({ max: 3 });
-  const second = backend.name === "postgres" ? await backend.open({ max: 3 }) : first;
-  const schema = uniqueName("wh_notify").toLowerCase();
-  cleanups.push(async () => {
-    await first.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    if (second !== first) await second.close();
-    await first.close();
-  });
-  await migrate(first.db, deliveryMigrations({ schema }));
-  return { schema, writerDb: first.db, watcherDb: second.db };
-}
+const twoProcesses = (backend: Backend) => twoHandles(backend, cleanups, "wh_notify");
 
 // A store on each: the writer tells nothing (listen off), the watched one hears what the database notifies.
 async function twoStores(backend: Backend) {
@@ -130,13 +115,7 @@ onServer("the endpoint store's watch across processes, on a server's connections
   const server = databases().find((backend) => backend.name === "postgres") as Backend;
   const script = bundledOnce(fileURLToPath(new URL("./fixtures/listen-then-end-pool.ts", import.meta.url)));
 
-  const listeners = async (db: SqlDatabase, schema: string) => {
-    const { rows } = await db.query(
-      "SELECT pid FROM pg_stat_activity WHERE query = $1 AND pid <> pg_backend_pid() AND state = 'idle'",
-      [`LISTEN "webhook_endpoints.${schema}"`],
-    );
-    return rows.map((row) => (row as { pid: number }).pid);
-  };
+  const listeners = channelListeners;
 
   it("refuses a listen option it cannot use, naming it", () => {
     const client = { query: () => Promise.reject(new Error("not run")) };

@@ -74,12 +74,14 @@ export class SharedPgListener {
       this.#onEmpty();
       return;
     }
-    const channel = subscription.channel;
-    if (this.#ready && this.#channels.has(channel) && !this.#listened(channel)) {
-      this.#channels.delete(channel);
-      // A failure here is the connection's: its 'error' event tells.
-      this.#held?.query(`UNLISTEN ${quoteIdentifier(channel)}`).catch(() => {});
-    }
+    if (this.#ready) this.#unlistenIfLeft(subscription.channel);
+  }
+
+  #unlistenIfLeft(channel: string): void {
+    if (!this.#channels.has(channel) || this.#listened(channel)) return;
+    this.#channels.delete(channel);
+    // A failure here is the connection's: its 'error' event tells.
+    this.#held?.query(`UNLISTEN ${quoteIdentifier(channel)}`).catch(() => {});
   }
 
   #listened(channel: string): boolean {
@@ -150,7 +152,9 @@ export class SharedPgListener {
       for (const channel of channels) this.#channels.add(channel);
       this.#ready = true;
       this.#retryMs = undefined;
+      // Listens that came or went while it connected: their channels joined, or left with the last of them.
       for (const subscription of this.#subscriptions) this.#listen(subscription.channel);
+      for (const channel of channels) this.#unlistenIfLeft(channel);
       for (const subscription of [...this.#missed]) {
         this.#missed.delete(subscription);
         try {

@@ -20,9 +20,17 @@ class FakeConnection implements PgListener {
     if (this.fails) throw new Error("connection refused");
     return undefined;
   }
-  async query(text: string): Promise<unknown> {
+  // While set, queries wait for release(): a LISTEN still under way.
+  hold = false;
+  readonly #held: (() => void)[] = [];
+  query(text: string): Promise<unknown> {
     this.queries.push(text);
-    return undefined;
+    if (!this.hold) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.#held.push(() => resolve(undefined)));
+  }
+  release(): void {
+    this.hold = false;
+    for (const resolve of this.#held.splice(0)) resolve();
   }
   async end(): Promise<unknown> {
     this.ended = true;
@@ -69,6 +77,27 @@ describe("SharedPgListener: one listening connection for every listen on a pool"
     stopB();
     stopB();
     expect([connection.ended, empties()]).toEqual([true, 1]);
+  });
+
+  it("a channel whose last listen left while it connected is left at once; one that came is listened on", async () => {
+    const { shared, connections } = listener();
+    const stopA = shared.add({ channel: "a", onPayload: () => {} });
+    shared.add({ channel: "b", onPayload: () => {} });
+    const connection = connections[0] as FakeConnection;
+    connection.hold = true;
+    await settled();
+    // The first LISTEN, naming both, is under way when "a" is left.
+    expect(connection.queries).toEqual(['LISTEN "a"; LISTEN "b"']);
+    stopA();
+    connection.release();
+    await settled();
+    expect(connection.queries).toEqual(['LISTEN "a"; LISTEN "b"', 'UNLISTEN "a"']);
+    const stopC = shared.add({ channel: "c", onPayload: () => {} });
+    const late = shared.add({ channel: "c", onPayload: () => {} });
+    stopC();
+    expect(connection.queries.slice(2)).toEqual(['LISTEN "c"']);
+    late();
+    expect(connection.queries.at(-1)).toBe('UNLISTEN "c"');
   });
 
   it("connects again after a loss at the shortest retryMs, tells every listen, and each one that saw it resumed", async () => {

@@ -1,6 +1,6 @@
 import { quoteIdentifier } from "../../../postgres/identifier";
 import { isPglite, isPool, type SqlClient } from "../../../postgres/sql-client";
-import { type PgListener, SharedPgListener } from "./shared-pg-listener";
+import { asError, type PgListener, SharedPgListener, tellError } from "./shared-pg-listener";
 
 /** What a `pg` Pool keeps of how it makes its clients (pg-pool: `this.Client`, `this.options`). */
 interface PgPoolFactory {
@@ -48,8 +48,6 @@ export function listenOptions(owner: string, listen: boolean | ListenOptions | u
 interface ListenHooks extends ListenOptions {
   onResumed?: (() => void) | undefined;
 }
-
-const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
 // One listening connection per pool, shared by every listen on it, while there are any.
 const listeners = new WeakMap<object, SharedPgListener>();
@@ -101,7 +99,7 @@ function listenOnPglite(
   const unlisten = db.listen(quoteIdentifier(channel), (payload) => {
     if (!stopped && payload !== "") onPayload(payload);
   });
-  unlisten.catch((error: unknown) => options.onError?.(asError(error)));
+  unlisten.catch((error: unknown) => tellError(options.onError, asError(error)));
   return () => {
     stopped = true;
     unlisten.then((stop) => stop()).catch(() => {});

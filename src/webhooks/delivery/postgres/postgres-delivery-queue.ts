@@ -382,13 +382,6 @@ function queueOn(
       }
     }
   };
-  const lost = (error: Error) => {
-    try {
-      listen?.onError?.(error);
-    } catch {
-      // Ignored: the queue listens again all the same.
-    }
-  };
 
   return {
     withClient(other) {
@@ -556,7 +549,8 @@ function queueOn(
       const own = () => listener();
       subscribers.add(own);
       if (subscribers.size === 1 && listen !== undefined) {
-        unlisten = listenOnChannel(client, channel, wake, { retryMs: listen.retryMs, onError: lost, onResumed: wake });
+        const hooks = { retryMs: listen.retryMs, onError: listen.onError, onResumed: wake };
+        unlisten = listenOnChannel(client, channel, wake, hooks);
       }
       return () => {
         if (!subscribers.delete(own) || subscribers.size > 0) return;

@@ -21,7 +21,17 @@ export interface ChannelSubscription {
 const MAX_RETRY_MS = 30_000;
 const FIRST_RETRY_MS = 1_000;
 
-const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+/** What a listen is told of a failure: the error, or one made of what was thrown. Internal. */
+export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+/** Tells `onError` of `error`; one that throws changes nothing (the listen connects again all the same). Internal. */
+export function tellError(onError: ((error: Error) => void) | undefined, error: Error): void {
+  try {
+    onError?.(error);
+  } catch {
+    // One listen's throw does not keep the others from being told.
+  }
+}
 
 // What keeps a connection that only listens from keeping the process alive (one that ends its pool without stopping
 // the worker first): pg's Client keeps its socket as `connection.stream`.
@@ -116,11 +126,7 @@ export class SharedPgListener {
     this.#retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
     for (const subscription of [...this.#subscriptions]) {
       this.#missed.add(subscription);
-      try {
-        subscription.onError?.(error);
-      } catch {
-        // One listen's throw does not keep the others from being told.
-      }
+      tellError(subscription.onError, error);
     }
   }
 

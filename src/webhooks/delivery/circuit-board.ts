@@ -14,7 +14,16 @@ export interface CircuitBoard {
   close(endpointId: string): Promise<void>;
   /**
    * Takes the single probe of a circuit open past its `openUntil`: `true` for exactly one caller; a probe that never
-   * reported is given to another caller once `probeUntil` passed.
+   * reported is given to another caller once `probeUntil` passed. The probe is known by its `probeUntil` from then on
+   * ({@link releaseProbe}).
    */
   takeProbe(endpointId: string, now: number, probeUntil: number): Promise<boolean>;
+  /**
+   * Gives back a probe taken with `probeUntil` that never went out (or went unanswered): the circuit stays open until
+   * `until`, when the next probe is anyone's. Only while that probe is still the caller's: once its hold ran out and
+   * another caller took the probe, or the circuit was closed or opened again since, the board is left as it is and
+   * the answer is `false`. (An unconditional {@link open} here re-opened a circuit that another worker's probe had
+   * just closed.)
+   */
+  releaseProbe(endpointId: string, probeUntil: number, until: number): Promise<boolean>;
 }

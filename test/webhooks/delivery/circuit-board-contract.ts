@@ -32,6 +32,41 @@ export function circuitBoardContract(name: string, make: () => CircuitBoard, con
       expect(await board.takeProbe(endpoint, 20_000, 21_000)).toBe(true);
     });
 
+    it("gives a probe back only to its holder: open until then, the next probe anyone's from then", async () => {
+      const board = make();
+      const endpoint = id();
+      expect(await board.releaseProbe(endpoint, 6_000, 7_000)).toBe(false); // closed: no probe to give back
+      await board.open(endpoint, 5_000);
+      expect(await board.releaseProbe(endpoint, 6_000, 7_000)).toBe(false); // open, but no probe taken
+      expect(await board.takeProbe(endpoint, 5_000, 6_000)).toBe(true);
+      expect(await board.releaseProbe(endpoint, 6_001, 7_000)).toBe(false); // another probe's name
+      expect(await board.openUntil(endpoint)).toBe(5_000);
+      expect(await board.releaseProbe(endpoint, 6_000, 5_500)).toBe(true);
+      expect(await board.openUntil(endpoint)).toBe(5_500);
+      expect(await board.releaseProbe(endpoint, 6_000, 9_000)).toBe(false); // given back already
+      expect(await board.takeProbe(endpoint, 5_499, 6_499)).toBe(false);
+      expect(await board.takeProbe(endpoint, 5_500, 6_500)).toBe(true); // anyone's from then, not after the hold
+    });
+
+    it("leaves the board as it is when the probe was taken over, or the circuit closed or opened since", async () => {
+      const board = make();
+      const endpoint = id();
+      await board.open(endpoint, 5_000);
+      expect(await board.takeProbe(endpoint, 5_000, 6_000)).toBe(true); // worker A's probe, held until 6,000
+      expect(await board.takeProbe(endpoint, 6_000, 7_000)).toBe(true); // A held it too long: worker B's now
+      expect(await board.releaseProbe(endpoint, 6_000, 6_100)).toBe(false); // A gives back what is no longer its
+      expect(await board.openUntil(endpoint)).toBe(5_000);
+      expect(await board.takeProbe(endpoint, 6_200, 7_200)).toBe(false); // B's probe is still out
+      await board.close(endpoint); // B's probe succeeded
+      expect(await board.releaseProbe(endpoint, 7_000, 7_300)).toBe(false);
+      expect(await board.openUntil(endpoint)).toBeUndefined(); // not re-opened by a stale give-back
+      await board.open(endpoint, 8_000);
+      expect(await board.takeProbe(endpoint, 8_000, 9_000)).toBe(true);
+      await board.open(endpoint, 20_000); // that probe failed
+      expect(await board.releaseProbe(endpoint, 9_000, 8_500)).toBe(false);
+      expect(await board.openUntil(endpoint)).toBe(20_000);
+    });
+
     if (concurrent) {
       it("gives the probe to exactly one of many callers at once", async () => {
         const board = make();

@@ -27,5 +27,11 @@ export function createMemoryCircuitBoard(): CircuitBoard {
       circuit.probeUntil = probeUntil;
       return true;
     },
+    async releaseProbe(endpointId, probeUntil, until) {
+      const circuit = circuits.get(endpointId);
+      if (circuit === undefined || circuit.probeUntil !== probeUntil) return false;
+      circuits.set(endpointId, { openUntil: until, probeUntil: Number.NEGATIVE_INFINITY });
+      return true;
+    },
   };
 }

@@ -10,8 +10,11 @@ import { emit, type WorkerSettings } from "./worker-options";
 
 /** What becomes of a claimed delivery before it may take a slot. Internal. */
 export type Admission =
-  /** It may go out, to this endpoint as read; `probe`: it is the shared circuit's one half-open probe. */
-  | { readonly type: "send"; readonly endpoint: WebhookEndpoint; readonly probe?: boolean }
+  /**
+   * It may go out, to this endpoint as read. `probe`: it is the shared circuit's one half-open probe, held on the
+   * board until then (the probe's name there: `CircuitBoard.releaseProbe`).
+   */
+  | { readonly type: "send"; readonly endpoint: WebhookEndpoint; readonly probe?: number }
   /** Back to the queue until then, without using an attempt (open circuit). */
   | { readonly type: "later"; readonly until: number }
   /** Its endpoint is disabled or gone: the delivery was parked (exhausted) in the queue. */
@@ -44,7 +47,7 @@ export async function admit(
     }
     return { type: "parked" };
   }
-  let probe = false;
+  let probe: number | undefined;
   const board = settings.board;
   if (board !== undefined && settings.circuit !== undefined) {
     if (!fresh(line.sharedAt, at, settings.cacheMs)) {
@@ -57,10 +60,11 @@ export async function admit(
     if (until !== undefined) {
       if (at < until) return { type: "later", until };
       // Past the cool-down: one probe for all the workers, whoever wins it.
-      if (!(await board.takeProbe(line.id, at, at + settings.probeHoldMs))) {
+      const probeUntil = at + settings.probeHoldMs;
+      if (!(await board.takeProbe(line.id, at, probeUntil))) {
         return { type: "later", until: at + Math.min(settings.circuit.coolDownMs, 1_000) };
       }
-      probe = true;
+      probe = probeUntil;
       // Half-open here too, so the probe's outcome closes or re-opens the circuit (attempt-outcome.ts).
       line.circuit = { ...line.circuit, status: "half_open", openedAt: at };
       emit(settings, { type: "circuit", endpointId: line.id, status: "half_open" });
@@ -92,12 +96,13 @@ export async function ratePermit(
  * a lost lease), with `retryAt` now. Left half-open, the probe counted as out: no other for a cool-down
  * (own circuit) or for the probe hold, the lease (the shared board keeps a probe won), however soon the rate allowed
  * one; an endpoint whose rate is slower than the cool-down waited that much longer to close.
+ * @param sharedProbe the hold's end of the shared circuit's probe the delivery won at admission, else `undefined`
  * @param passedAs the endpoint's circuit as the delivery passed the last look (half-open: it was the probe)
  */
 export async function probeHeldBack(
   settings: WorkerSettings,
   line: EndpointLine,
-  sharedProbe: boolean,
+  sharedProbe: number | undefined,
   passedAs: CircuitState,
   retryAt: number,
 ): Promise<void> {
@@ -105,10 +110,11 @@ export async function probeHeldBack(
   if (config === undefined || passedAs.status !== "half_open") return;
   const board = settings.board;
   if (board !== undefined) {
-    if (!sharedProbe) return;
-    // CircuitBoard.open: "a probe taken before is over", so the next one is anyone's from `retryAt`.
-    await board.open(line.id, retryAt);
-    line.sharedOpenUntil = retryAt;
+    if (sharedProbe === undefined) return;
+    // The next probe is anyone's from `retryAt`, if this one is still this worker's: held past its hold, another
+    // worker may have taken the probe since, and closed the circuit with it. Either way the board is read again.
+    const released = await board.releaseProbe(line.id, sharedProbe, retryAt);
+    line.sharedOpenUntil = released ? retryAt : undefined;
     line.sharedAt = Number.NEGATIVE_INFINITY;
   }
   // Only if nothing moved the circuit since (an earlier attempt's outcome did, and decided it).
@@ -172,13 +178,13 @@ export function holdBack(
   line: EndpointLine,
   at: number,
   pause: number,
-  probe: boolean,
+  probe: number | undefined,
 ): number | undefined {
   if (line.disabling > 0 || line.endpoint?.status !== "enabled") return at + pause;
   if (settings.circuit === undefined) return undefined;
   // Shared: the board decides (the probe was won at admission; anything else waits while the circuit is open).
   if (settings.board !== undefined) {
-    if (probe) return undefined;
+    if (probe !== undefined) return undefined;
     const until = line.sharedOpenUntil;
     return until === undefined ? undefined : Math.max(until, at + pause);
   }

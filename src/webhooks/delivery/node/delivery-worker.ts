@@ -19,6 +19,12 @@ import { type DeliveryWorker, type DeliveryWorkerOptions, emit, workerSettings }
 // resolves within the grace period plus 1 s").
 const STOP_SETTLE_MS = 1_000;
 
+/** The shared circuit's probe a delivery won at admission: its hold's end on the board, and its circuit as won. */
+interface HeldProbe {
+  readonly until: number;
+  readonly as: CircuitState;
+}
+
 // One signal for every attempt in flight (each request listens to it): no listener limit, no leak warning.
 function stopSignal(): AbortController {
   const controller = new AbortController();
@@ -109,16 +115,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     return queue.complete(claim, transition(claim.state, { type: "defer", until }, now(), config).state);
   }
 
-  // Back to the queue as handBack does, and the shared circuit's probe the delivery won (`probeAs`, its circuit as
-  // won) released: a probe that goes back unsent or unanswered (stopped, lease lost) is over for all, so another
-  // worker's may go now, not after the probe hold, a whole lease (CircuitBoard.open: "a probe taken before is over").
+  // Back to the queue as handBack does, and the shared circuit's probe the delivery won (`probe`) released: a probe
+  // that goes back unsent or unanswered (stopped, lease lost) is over for all, so another worker's may go now, not
+  // after the probe hold, a whole lease (CircuitBoard.releaseProbe).
   async function giveBack(
     claim: ClaimedDelivery,
     line: EndpointLine,
-    probeAs: CircuitState | undefined,
+    probe: HeldProbe | undefined,
     until: number,
   ): Promise<unknown> {
-    if (probeAs !== undefined) await probeHeldBack(settings, line, true, probeAs, now()).catch(report);
+    if (probe !== undefined) await probeHeldBack(settings, line, probe.until, probe.as, now()).catch(report);
     return handBack(claim, until);
   }
 
@@ -155,7 +161,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       // The shared circuit's probe, when admission won it: released if the delivery goes back unsent (giveBack).
-      const probeAs = admission.probe === true ? line.circuit : undefined;
+      const probeAs: HeldProbe | undefined =
+        admission.probe === undefined ? undefined : { until: admission.probe, as: line.circuit };
       if (!running) {
         await giveBack(claim, line, probeAs, now());
         return;
@@ -189,7 +196,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // worker opened it was sent into the open circuit, however long past endpointCacheMs ("other workers learn of
       // it within endpointCacheMs"). Only ever to learn it opened: this worker's own outcome may have opened it
       // meanwhile, its write to the board still under way.
-      if (board !== undefined && line.sharedOpenUntil === undefined && admission.probe !== true) {
+      if (board !== undefined && line.sharedOpenUntil === undefined && admission.probe === undefined) {
         const readAt = now();
         if (!fresh(line.sharedAt, readAt, settings.cacheMs)) {
           const until = await board.openUntil(line.id);
@@ -200,7 +207,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         }
       }
       // A slot granted just before stop() is taken up in a later microtask: by then nothing new may go out.
-      const until = running ? holdBack(settings, line, now(), pause(), admission.probe === true) : now();
+      const until = running ? holdBack(settings, line, now(), pause(), admission.probe) : now();
       const endpoint = line.endpoint;
       // Read again while the delivery waited (another endpoint under its id since): admission refuses it next time.
       if (until !== undefined || endpoint === undefined || !receivesClaim(endpoint, claim)) {
@@ -213,7 +220,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         const retryAt = await ratePermit(settings, endpoint.id, endpoint.rateLimit, now());
         if (retryAt !== undefined || !running) {
           if (retryAt !== undefined)
-            await probeHeldBack(settings, line, admission.probe === true, passedAs, retryAt).catch(report);
+            await probeHeldBack(settings, line, admission.probe, passedAs, retryAt).catch(report);
           await (retryAt === undefined ? giveBack(claim, line, probeAs, now()) : handBack(claim, retryAt));
           return;
         }
@@ -222,6 +229,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       // A lease that ran out while the delivery waited (or that the heartbeat found lost) may be another worker's claim
       // now, which it may already have sent: back to the queue (a no-op if it is another's), never sent twice.
       if (!(sentAt < (held.get(claim) as number))) {
+        await giveBack(claim, line, probeAs, sentAt);
+        return;
+      }
+      // The same for a probe whose hold on the board ran out while it waited: another worker may hold the probe now.
+      if (probeAs !== undefined && !(sentAt < probeAs.until)) {
         await giveBack(claim, line, probeAs, sentAt);
         return;
       }

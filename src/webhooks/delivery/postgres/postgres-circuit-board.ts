@@ -10,7 +10,7 @@ export interface PostgresCircuitBoardOptions extends DeliveryTablesOptions {
 /**
  * The PostgreSQL {@link CircuitBoard}: one row per endpoint whose circuit is open (`webhook_circuits`, migration
  * `delivery@5`), shared by every worker process on the database. The probe is a conditional UPDATE, so exactly one
- * caller wins it. The PostgreSQL queue's `sharedCircuits()` returns one.
+ * caller wins it, and only its holder gives it back. The PostgreSQL queue's `sharedCircuits()` returns one.
  */
 export function createPostgresCircuitBoard(options: PostgresCircuitBoardOptions): CircuitBoard {
   const { client } = options;
@@ -38,6 +38,17 @@ export function createPostgresCircuitBoard(options: PostgresCircuitBoardOptions)
          WHERE endpoint_id = $1 AND open_until <= $2 AND (probe_until IS NULL OR probe_until <= $2)
          RETURNING 1 AS won`,
         [endpointId, now, probeUntil],
+      );
+      return rows.length > 0;
+    },
+    async releaseProbe(endpointId, probeUntil, until) {
+      // The probe is known by its hold's end: a later probe's is later (it was taken once this one's had passed), and
+      // open() and close() clear it.
+      const { rows } = await client.query(
+        `UPDATE ${C} SET open_until = $3, probe_until = NULL
+         WHERE endpoint_id = $1 AND probe_until = $2
+         RETURNING 1 AS released`,
+        [endpointId, probeUntil, until],
       );
       return rows.length > 0;
     },

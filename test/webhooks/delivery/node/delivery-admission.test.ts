@@ -1,10 +1,16 @@
 import { describe, expect, it } from "vitest";
+import type { CircuitBoard } from "../../../../src/webhooks/delivery/circuit-board";
+import { type CircuitState, closedCircuit } from "../../../../src/webhooks/delivery/circuit-breaker";
 import type { ClaimedDelivery } from "../../../../src/webhooks/delivery/delivery-queue";
 import type { WebhookEndpoint } from "../../../../src/webhooks/delivery/endpoint";
-import { receivesClaim } from "../../../../src/webhooks/delivery/node/delivery-admission";
+import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
+import { probeHeldBack, receivesClaim } from "../../../../src/webhooks/delivery/node/delivery-admission";
+import { EndpointLines } from "../../../../src/webhooks/delivery/node/endpoint-lines";
+import { workerSettings } from "../../../../src/webhooks/delivery/node/worker-options";
 import { initialDeliveryState } from "../../../../src/webhooks/delivery/state-machine";
 import { receivesFor } from "../../../../src/webhooks/delivery/tenant";
 import { endpointFixture } from "../store-contract";
+import { fakeDispatcher } from "./fake-dispatcher";
 
 /** Whose event a claim says it carries: a tenant's, the operator's, or unknown (a legacy row, a silent queue). */
 type Whose = { readonly tenant: string } | "operator" | "unknown";
@@ -64,5 +70,57 @@ describe("receivesClaim: whether the worker may send a claimed delivery to its e
     const both = { ...claimOf({ tenant: "acme" }), operatorEvent: true };
     expect(receivesClaim(endpointFixture({ tenant: "acme" }), both)).toBe(true);
     expect(receivesClaim(endpointFixture({ tenant: null }), both)).toBe(false);
+  });
+});
+
+describe("probeHeldBack with a shared board: a probe that never went out", () => {
+  const T0 = 1_700_000_000_000;
+  const HOLD = 60_000;
+  const circuit = { window: 1, minimumAttempts: 1, failureRatio: 1, coolDownMs: 30_000 };
+
+  // A worker's settings and its line of endpoint "we_1", on a memory queue's board, the circuit open until T0.
+  async function world() {
+    const endpoints = createMemoryEndpointStore();
+    const queue = createMemoryDeliveryQueue({ endpoints, now: () => T0 });
+    const settings = workerSettings({ queue, endpoints, dispatcher: fakeDispatcher().dispatcher, circuit });
+    const board = settings.board as CircuitBoard;
+    await board.open("we_1", T0);
+    const line = new EndpointLines(endpoints, 0).lineOf("we_1");
+    // Half-open here, as admission leaves it when it wins the probe.
+    const won: CircuitState = { ...closedCircuit, status: "half_open", openedAt: T0 };
+    line.circuit = won;
+    return { settings, board, line, won };
+  }
+
+  it("gives back the worker's own probe: the next is anyone's from retryAt", async () => {
+    const { settings, board, line, won } = await world();
+    expect(await board.takeProbe("we_1", T0, T0 + HOLD)).toBe(true);
+    await probeHeldBack(settings, line, T0 + HOLD, won, T0 + 500);
+    expect(await board.openUntil("we_1")).toBe(T0 + 500);
+    expect(line.sharedOpenUntil).toBe(T0 + 500);
+    expect(line.circuit.status).toBe("open");
+    expect(await board.takeProbe("we_1", T0 + 500, T0 + 500 + HOLD)).toBe(true);
+  });
+
+  // Before: the give-back was an unconditional open(), so a worker whose probe waited past its hold (for a slot, for
+  // the endpoint's turn) re-opened a circuit another worker's probe had closed meanwhile.
+  it("leaves closed a circuit that another worker's probe closed after this one's hold ran out", async () => {
+    const { settings, board, line, won } = await world();
+    expect(await board.takeProbe("we_1", T0, T0 + HOLD)).toBe(true); // this worker's
+    expect(await board.takeProbe("we_1", T0 + HOLD, T0 + 2 * HOLD)).toBe(true); // another's, past the hold
+    await board.close("we_1"); // the other's probe succeeded
+    await probeHeldBack(settings, line, T0 + HOLD, won, T0 + HOLD + 10);
+    expect(await board.openUntil("we_1")).toBeUndefined();
+    // Read again at the next admission, which then closes this worker's own circuit too.
+    expect(line.sharedOpenUntil).toBeUndefined();
+    expect(line.sharedAt).toBe(Number.NEGATIVE_INFINITY);
+  });
+
+  it("leaves another worker's probe out when this one's hold ran out", async () => {
+    const { settings, board, line, won } = await world();
+    expect(await board.takeProbe("we_1", T0, T0 + HOLD)).toBe(true);
+    expect(await board.takeProbe("we_1", T0 + HOLD, T0 + 2 * HOLD)).toBe(true);
+    await probeHeldBack(settings, line, T0 + HOLD, won, T0 + HOLD + 10);
+    expect(await board.takeProbe("we_1", T0 + HOLD + 10, T0 + 3 * HOLD)).toBe(false);
   });
 });

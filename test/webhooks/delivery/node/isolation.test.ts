@@ -515,6 +515,54 @@ describe("leases (issue 15)", () => {
 });
 
 describe("the circuit breaker shared by every worker on a queue (issue 15)", () => {
+  // Before: a probe that waited for a slot past its hold on the board (its lease renewed meanwhile) went out when the
+  // slot came, though another worker had taken the probe once the hold ran out: two probes at once.
+  it("sends no probe whose hold on the board ran out while it waited for a slot: another worker may hold it", async () => {
+    const circuit = { window: 1, minimumAttempts: 1, failureRatio: 1, coolDownMs: 10_000 };
+    const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], {
+      leaseMs: 1_000,
+      concurrency: 1,
+      circuit,
+      endpointCacheMs: 0,
+    });
+    await endpoint("slow.example", ["a.*"]);
+    const probed = await endpoint("probe.example", ["b.*"]);
+    const board = queue.sharedCircuits?.();
+    if (board === undefined) throw new Error("the memory queue shares its circuits");
+    await board.open(probed.id, T0); // opened by an earlier failure: a probe may go from T0
+    await publish(queue, "a.created", 1, T0);
+    const [id] = await publish(queue, "b.created", 1, T0);
+    const renewals: number[] = [];
+    const renew = queue.renew.bind(queue);
+    queue.renew = (claims, now, leaseMs) => {
+      renewals.push(now);
+      return renew(claims, now, leaseMs);
+    };
+    worker.start();
+    // The slow endpoint's attempt holds the one slot; the probe, won at admission (hold: the lease, 1 s), waits.
+    await until(() => fake.pending.size === 1 && worker.inFlight === 2);
+    expect(fake.sentTo("slow.example")).toBe(1);
+    expect(await board.takeProbe(probed.id, T0 + 1, T0 + 1_000)).toBe(false); // this worker's probe
+    // Its hold runs out while the heartbeat keeps the lease; then another worker takes the probe.
+    for (let step = 0; step < 3; step++) {
+      clock.now += 500;
+      const seen = renewals.length;
+      await until(() => renewals.length > seen);
+    }
+    expect(await board.takeProbe(probed.id, clock.now, clock.now + 60_000)).toBe(true);
+    for (const pending of fake.pending) pending.answer({ kind: "response", status: 200, durationMs: 1_500 });
+    await until(() => worker.inFlight === 0);
+    expect(fake.sentTo("probe.example")).toBe(0);
+    expect((await queue.get(id as string))?.state.attempts).toBe(0);
+    // The other worker's probe succeeded: closed for all, and this worker's delivery goes out as usual.
+    await board.close(probed.id);
+    clock.now += 1_000;
+    worker.wake();
+    await until(async () => (await queue.get(id as string))?.state.status === "delivered");
+    expect(fake.sentTo("probe.example")).toBe(1);
+    expect(await board.openUntil(probed.id)).toBeUndefined();
+  });
+
   it("one worker's open circuit stops the others; after the cool-down exactly one probe goes out, for all of them", async () => {
     const clock = { now: T0 };
     const endpoints = createMemoryEndpointStore();

@@ -62,8 +62,8 @@ interface BoardModel {
   openUntil: number | undefined;
   /** When it was last opened. */
   writtenAt: number;
-  /** When each probe since was won, and by which worker. */
-  wins: { at: number; worker: number }[];
+  /** When each probe since was won, by which worker, and its hold's end (its name on the board). */
+  wins: { at: number; worker: number; until: number }[];
   /** Attempts sent past `openUntil` while it stayed open (each must be a probe won). */
   sends: number;
 }
@@ -188,9 +188,22 @@ async function world(rates: readonly (number | null)[]) {
         if (last !== undefined && now < last.at + LEASE_MS) {
           violations.push(`${hosts[k]} at ${at()}: a second probe (worker ${worker}) within the hold`);
         }
-        b.wins.push({ at: now, worker });
+        b.wins.push({ at: now, worker, until: probeUntil });
         (decide[worker] as unknown[])[k] = "armed";
         return true;
+      },
+      // A probe that never went out: given back only while it is the worker's (the last won, nothing written since).
+      async releaseProbe(id, probeUntil, until) {
+        const k = endpointOf(id);
+        const last = (boards[k] as BoardModel).wins.at(-1);
+        const ours = last !== undefined && last.worker === worker && last.until === probeUntil;
+        const released = await board.releaseProbe(id, probeUntil, until);
+        if (released !== ours) {
+          violations.push(`${hosts[k]} at ${at()}: worker ${worker}'s probe release answered ${released}, not ${ours}`);
+        }
+        (decide[worker] as unknown[])[k] = undefined;
+        if (released) boards[k] = { openUntil: until, writtenAt: clock.now, wins: [], sends: 0 };
+        return released;
       },
     };
   }

@@ -116,6 +116,9 @@ export async function probeHeldBack(
     const released = await board.releaseProbe(line.id, sharedProbe, retryAt);
     line.sharedOpenUntil = released ? retryAt : undefined;
     line.sharedAt = Number.NEGATIVE_INFINITY;
+    // Not this worker's to re-open: the next admission takes the circuit as the board has it (no `circuit` event
+    // saying "open" of a circuit that may be closed for everyone).
+    if (!released) return;
   }
   // Only if nothing moved the circuit since (an earlier attempt's outcome did, and decided it).
   if (line.circuit !== passedAs) return;

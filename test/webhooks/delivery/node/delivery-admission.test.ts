@@ -111,9 +111,10 @@ describe("probeHeldBack with a shared board: a probe that never went out", () =>
     await board.close("we_1"); // the other's probe succeeded
     await probeHeldBack(settings, line, T0 + HOLD, won, T0 + HOLD + 10);
     expect(await board.openUntil("we_1")).toBeUndefined();
-    // Read again at the next admission, which then closes this worker's own circuit too.
+    // Read again at the next admission, which then closes this worker's own circuit too; not re-opened meanwhile.
     expect(line.sharedOpenUntil).toBeUndefined();
     expect(line.sharedAt).toBe(Number.NEGATIVE_INFINITY);
+    expect(line.circuit).toBe(won);
   });
 
   it("leaves another worker's probe out when this one's hold ran out", async () => {

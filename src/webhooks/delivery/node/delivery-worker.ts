@@ -161,10 +161,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         return;
       }
       // The shared circuit's probe, when admission won it: released if the delivery goes back unsent (giveBack).
-      const probeAs: HeldProbe | undefined =
+      const heldProbe: HeldProbe | undefined =
         admission.probe === undefined ? undefined : { until: admission.probe, as: line.circuit };
       if (!running) {
-        await giveBack(claim, line, probeAs, now());
+        await giveBack(claim, line, heldProbe, now());
         return;
       }
       const traceparent = settings.propagateTraceContext ? claim.traceparent : undefined;
@@ -182,13 +182,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         early = buildEarly(claim, earlyEndpoint, earlyAt, traceparent, tracestate);
       }
       if (!endpointTurn && !(await endpointSlot(claim.endpointId))) {
-        await giveBack(claim, line, probeAs, now()); // stopping: due at once, for another worker
+        await giveBack(claim, line, heldProbe, now()); // stopping: due at once, for another worker
         return;
       }
       // A slot: already tried above when the endpoint's turn came at once.
       if (!turn && (endpointTurn || !scheduler.takeSlot()) && !(await slot())) {
         freeEndpointSlot(claim.endpointId);
-        await giveBack(claim, line, probeAs, now());
+        await giveBack(claim, line, heldProbe, now());
         return;
       }
       sending = true;
@@ -211,7 +211,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       const endpoint = line.endpoint;
       // Read again while the delivery waited (another endpoint under its id since): admission refuses it next time.
       if (until !== undefined || endpoint === undefined || !receivesClaim(endpoint, claim)) {
-        await giveBack(claim, line, probeAs, until ?? now());
+        await giveBack(claim, line, heldProbe, until ?? now());
         return;
       }
       // The rate limit last, so a delivery that waited for its turn is paced as of its send (see ratePermit).
@@ -221,20 +221,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         if (retryAt !== undefined || !running) {
           if (retryAt !== undefined)
             await probeHeldBack(settings, line, admission.probe, passedAs, retryAt).catch(report);
-          await (retryAt === undefined ? giveBack(claim, line, probeAs, now()) : handBack(claim, retryAt));
+          await (retryAt === undefined ? giveBack(claim, line, heldProbe, now()) : handBack(claim, retryAt));
           return;
         }
       }
       const sentAt = now();
       // A lease that ran out while the delivery waited (or that the heartbeat found lost) may be another worker's claim
-      // now, which it may already have sent: back to the queue (a no-op if it is another's), never sent twice.
-      if (!(sentAt < (held.get(claim) as number))) {
-        await giveBack(claim, line, probeAs, sentAt);
-        return;
-      }
-      // The same for a probe whose hold on the board ran out while it waited: another worker may hold the probe now.
-      if (probeAs !== undefined && !(sentAt < probeAs.until)) {
-        await giveBack(claim, line, probeAs, sentAt);
+      // now, which it may already have sent: back to the queue (a no-op if it is another's), never sent twice. The same
+      // for a probe whose hold on the board ran out while it waited: another worker may hold the probe now.
+      if (!(sentAt < (held.get(claim) as number)) || (heldProbe !== undefined && !(sentAt < heldProbe.until))) {
+        await giveBack(claim, line, heldProbe, sentAt);
         return;
       }
       let request =
@@ -253,7 +249,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       if (request !== undefined) result = await attempt(request, sentAt);
       if (result === undefined) {
         // Aborted by stop(): not an attempt that failed, so it goes back as it was, due at once.
-        await giveBack(claim, line, probeAs, now());
+        await giveBack(claim, line, heldProbe, now());
         return;
       }
       const outcome = decideOutcome(settings, outgoing, result, now());

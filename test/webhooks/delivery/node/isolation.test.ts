@@ -53,6 +53,17 @@ async function world(
   return { clock, endpoints, queue, fake, endpoint, worker };
 }
 
+// The clock readings of the queue's lease renewals (the worker's heartbeat), as they happen.
+function recordRenewals(queue: DeliveryQueue): number[] {
+  const renewals: number[] = [];
+  const renew = queue.renew.bind(queue);
+  queue.renew = (claims, now, leaseMs) => {
+    renewals.push(now);
+    return renew(claims, now, leaseMs);
+  };
+  return renewals;
+}
+
 async function publish(queue: DeliveryQueue, type: string, count: number, now: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -382,12 +393,7 @@ describe("leases (issue 15)", () => {
     const { queue, fake, endpoint, worker, clock } = await world(["slow.example"], { leaseMs: 1_000 });
     await endpoint("slow.example", ["*"]);
     const [id] = await publish(queue, "z.created", 1, T0);
-    const renewals: number[] = [];
-    const renew = queue.renew.bind(queue);
-    queue.renew = (claims, now, leaseMs) => {
-      renewals.push(now);
-      return renew(claims, now, leaseMs);
-    };
+    const renewals = recordRenewals(queue);
     worker.start();
     await until(() => fake.pending.size === 1);
     // Three leases' worth of the (fake) clock pass while the consumer takes its time; the heartbeat keeps renewing.
@@ -532,12 +538,7 @@ describe("the circuit breaker shared by every worker on a queue (issue 15)", () 
     await board.open(probed.id, T0); // opened by an earlier failure: a probe may go from T0
     await publish(queue, "a.created", 1, T0);
     const [id] = await publish(queue, "b.created", 1, T0);
-    const renewals: number[] = [];
-    const renew = queue.renew.bind(queue);
-    queue.renew = (claims, now, leaseMs) => {
-      renewals.push(now);
-      return renew(claims, now, leaseMs);
-    };
+    const renewals = recordRenewals(queue);
     worker.start();
     // The slow endpoint's attempt holds the one slot; the probe, won at admission (hold: the lease, 1 s), waits.
     await until(() => fake.pending.size === 1 && worker.inFlight === 2);

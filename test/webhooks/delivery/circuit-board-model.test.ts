@@ -27,6 +27,11 @@ type Outcome = "success" | "failure" | "timeout" | "refused";
 type Command =
   | { op: "record"; endpoint: number; outcome: Outcome }
   | { op: "probe"; endpoint: number; callers: number }
+  /**
+   * A probe won earlier given back unsent (delivery-admission.ts probeHeldBack): the last one won on the endpoint, or
+   * the one before (stale: its hold ran out and another was won since), open again until `retryMs` from now.
+   */
+  | { op: "release"; endpoint: number; back: number; retryMs: number }
   | { op: "tick"; ms: number }
   /** The clock set to an endpoint's `openUntil` or `probeUntil` in the model, give or take 1 ms: the boundaries. */
   | { op: "jump"; endpoint: number; to: "openUntil" | "probeUntil"; offset: number };
@@ -54,6 +59,15 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
       callers: fc.integer({ min: 1, max: 5 }),
     }),
     weight: 3,
+  },
+  {
+    arbitrary: fc.record({
+      op: fc.constant("release" as const),
+      endpoint: fc.nat({ max: ENDPOINTS.length - 1 }),
+      back: fc.constantFrom(0, 0, 1),
+      retryMs: fc.constantFrom(0, 1, 700),
+    }),
+    weight: 2,
   },
   // Forward by as much as a cool-down or a hold and around it; back by a little (a clock corrected by NTP).
   {
@@ -169,6 +183,8 @@ async function run(target: BoardUnderTest, setup: Setup): Promise<void> {
   const ids = ENDPOINTS.map((id) => `${prefix}${id}`);
   const local: CircuitState[] = ids.map(() => closedCircuit);
   const model: ModelCircuit[] = ids.map(() => closedModel());
+  // The hold's end of every probe won, per endpoint, in order: what a release names the probe by.
+  const won: number[][] = ids.map(() => []);
   let now = T0;
   const steps: string[] = [];
   for (const c of setup.commands) {
@@ -192,18 +208,36 @@ async function run(target: BoardUnderTest, setup: Setup): Promise<void> {
         if (after.status !== before.status && after.status === "closed") await board.close(id);
       }
       model[c.endpoint] = modelRecord(setup, model[c.endpoint] as ModelCircuit, c.outcome, now);
+    } else if (c.op === "release") {
+      const id = ids[c.endpoint] as string;
+      const probeUntil = (won[c.endpoint] as number[]).at(-1 - c.back);
+      if (probeUntil === undefined) continue;
+      const until = now + c.retryMs;
+      const released = await board.releaseProbe(id, probeUntil, until);
+      // Still the caller's: the probe out is that one (no other won since, no outcome opened or closed the circuit).
+      const circuit = model[c.endpoint] as ModelCircuit;
+      const ours = circuit.status === "half_open" && circuit.probeUntil === probeUntil;
+      expect(released, `release of the probe held until T0+${probeUntil - T0} ${at}`).toBe(ours);
+      if (ours) {
+        model[c.endpoint] = { ...circuit, status: "open", openUntil: until, probeUntil: undefined };
+        // probeHeldBack: this worker's breaker open as of a cool-down before `until`, so the next probe goes then.
+        const state = local[c.endpoint] as CircuitState;
+        local[c.endpoint] = { ...state, status: "open", openedAt: until - config.coolDownMs };
+      }
     } else {
       const id = ids[c.endpoint] as string;
       // delivery-admission.ts: every caller past the cool-down asks for the probe at once; one wins it.
-      const won = await Promise.all(Array.from({ length: c.callers }, () => board.takeProbe(id, now, now + holdMs)));
+      const wins = await Promise.all(Array.from({ length: c.callers }, () => board.takeProbe(id, now, now + holdMs)));
       const circuit = model[c.endpoint] as ModelCircuit;
       const free =
         circuit.status !== "closed" &&
         now >= (circuit.openUntil as number) &&
         (circuit.probeUntil === undefined || now >= circuit.probeUntil);
-      expect(won.filter(Boolean).length, `probes won by ${c.callers} callers ${at}`).toBe(free ? 1 : 0);
-      if (won.some(Boolean))
+      expect(wins.filter(Boolean).length, `probes won by ${c.callers} callers ${at}`).toBe(free ? 1 : 0);
+      if (wins.some(Boolean)) {
         local[c.endpoint] = { ...(local[c.endpoint] as CircuitState), status: "half_open", openedAt: now };
+        (won[c.endpoint] as number[]).push(now + holdMs);
+      }
       if (free) model[c.endpoint] = { ...circuit, status: "half_open", probeUntil: now + holdMs };
     }
     // Every endpoint, not only the one the step touched: endpoints never affect each other.

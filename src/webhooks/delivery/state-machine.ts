@@ -105,6 +105,11 @@ export function isScheduled(state: DeliveryState): boolean {
   return state.status === "pending" || state.status === "failed";
 }
 
+/** Whether the delivery is waiting for an attempt due by `at` (epoch ms). */
+export function isDueBy(state: DeliveryState, at: number): boolean {
+  return isScheduled(state) && (state.nextAttemptAt ?? Number.POSITIVE_INFINITY) <= at;
+}
+
 /**
  * The delay before the next attempt. A 429 or 503 with Retry-After is honoured (RFC 9110 §10.2.3, RFC 6585 §4) but
  * bounded, so the schedule's total stays bounded: never shorter than scheduled, at most max(factor × scheduled,

@@ -32,6 +32,7 @@ import {
   type DeliveryState,
   type DeliveryStatus,
   initialDeliveryState,
+  isDueBy,
   isScheduled,
   PARKED_ERROR_KIND,
 } from "../state-machine";
@@ -456,9 +457,7 @@ export function createMemoryDeliveryQueue(options: MemoryDeliveryQueueOptions): 
       settle(entry, state);
       // Handed back due at once (a worker stopping, or without room for its endpoint): news to the other workers,
       // whose timers wait for its lease to end.
-      if (attempt === undefined && isScheduled(state) && (state.nextAttemptAt ?? Number.POSITIVE_INFINITY) <= clock()) {
-        notify();
-      }
+      if (attempt === undefined && isDueBy(state, clock())) notify();
       return true;
     },
     // Without `now`, the queue's clock, as PostgreSQL's queue: the leases were taken on it.

@@ -28,7 +28,7 @@ import {
   publishDueAt,
   publishTracestate,
 } from "../queue-arguments";
-import { type DeliveryState, isScheduled } from "../state-machine";
+import { type DeliveryState, isDueBy, isScheduled } from "../state-machine";
 import { type ListenOptions, listenOnChannel, listenOptions } from "./channel-listener";
 import {
   type Completion,
@@ -76,17 +76,18 @@ export interface PostgresDeliveryQueueOptions extends DeliveryTablesOptions {
    * writes to. A worker then claims a delivery published by another process (or another queue object) at its commit,
    * not at its next poll (`pollIntervalMs`). On a `pg` Pool that is the pool's one listening connection, opened with
    * its settings outside the pool (it takes none of the pool's clients, and never keeps the process alive) and shared
-   * with the endpoint store's `listen` and every other store object on the pool; PGlite listens on itself; a single `pg` Client is not listened on. A lost connection is reported to `onError` and opened again
-   * after `retryMs` (1 s, doubling to 30 s), and the subscribers are told once it listens again; meanwhile workers
-   * poll. `false`: not listened on, as before.
+   * with the endpoint store's `listen` and every other store object on the pool; PGlite listens on itself; a single
+   * `pg` Client is not listened on. A lost connection is reported to `onError` and opened again after `retryMs` (1 s,
+   * doubling to 30 s), and the subscribers are told once it listens again; meanwhile workers poll. `false`: not
+   * listened on, as before.
    * @default true
    */
   listen?: boolean | ListenOptions | undefined;
   /**
    * Whether `publish`, an `update` to a scheduled state and a delivery handed back due at once `NOTIFY` the queue's
    * channel (see `listen`), at their commit: one notification per transaction (PostgreSQL folds the rest), none for a
-   * statement that wrote nothing or a transaction rolled back. `false` for a transaction you `PREPARE` (two-phase commit), which PostgreSQL refuses
-   * after a `NOTIFY`; workers then find such deliveries at their next poll.
+   * statement that wrote nothing or a transaction rolled back. `false` for a transaction you `PREPARE` (two-phase
+   * commit), which PostgreSQL refuses after a `NOTIFY`; workers then find such deliveries at their next poll.
    * @default true
    */
   notify?: boolean;
@@ -504,12 +505,7 @@ function queueOn(
       // A delivery handed back due at once (a worker stopping, or without room for its endpoint) is news to the other
       // workers, whose timers wait for its lease to end: told once it is written. Not from a queue of withClient, whose
       // client the caller may have released by then; a failed notification leaves it to their next poll.
-      const wakes =
-        notify &&
-        purges &&
-        attempt === undefined &&
-        isScheduled(state) &&
-        (state.nextAttemptAt ?? Number.POSITIVE_INFINITY) <= completion.at;
+      const wakes = notify && purges && attempt === undefined && isDueBy(state, completion.at);
       const stored = wakes
         ? written.then(async (done) => {
             if (done) await client.query("SELECT pg_notify($1, 'due')", [channel]).catch(() => {});

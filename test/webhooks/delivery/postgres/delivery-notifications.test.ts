@@ -12,7 +12,7 @@ import {
 import { type Backend, databases, onServer } from "../../../support/databases";
 import { fakeDispatcher } from "../node/fake-dispatcher";
 import { endpointFixture } from "../store-contract";
-import { channelListeners, twoProcesses as twoHandles } from "./two-processes";
+import { channelListeners, throwingListen, twoProcesses as twoHandles } from "./two-processes";
 
 // Every worker here polls once an hour: a delivery that arrives within a test's time-out was claimed because the queue
 // heard of it, not found by a poll.
@@ -265,13 +265,7 @@ onServer("the PostgreSQL delivery queue's listening connection, on a server", ()
       client: workerDb,
       schema,
       // One that throws ends nothing: the queue listens again all the same.
-      listen: {
-        retryMs: 5,
-        onError: (error) => {
-          errors.push(error);
-          throw new Error("the operator's onError failed");
-        },
-      },
+      listen: throwingListen(errors),
     });
     const publisher = createPostgresDeliveryQueue({ client: publisherDb, schema, listen: false, notifyEveryMs: 0 });
     const first = await subscribed(queue, publisher);

@@ -12,7 +12,7 @@ import { bundledOnce } from "../../../support/bundled-script";
 import { type Backend, databases, onServer } from "../../../support/databases";
 import { fakeDispatcher } from "../node/fake-dispatcher";
 import { endpointFixture } from "../store-contract";
-import { channelListeners, twoProcesses as twoHandles } from "./two-processes";
+import { channelListeners, throwingListen, twoProcesses as twoHandles } from "./two-processes";
 
 const T0 = 1_700_000_000_000;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -161,14 +161,8 @@ onServer("the endpoint store's watch across processes, on a server's connections
     const watched = createPostgresEndpointStore({
       client: watcherDb,
       schema,
-      listen: {
-        retryMs: 5,
-        // One that throws ends nothing: the other callbacks are told, and the store listens again.
-        onError: (error) => {
-          errors.push(error);
-          throw new Error("the operator's onError failed");
-        },
-      },
+      // One that throws ends nothing: the other callbacks are told, and the store listens again.
+      listen: throwingListen(errors),
     });
     let resumed = 0;
     const events = { lost: (error: Error) => void watchErrors.push(error), resumed: () => void resumed++ };

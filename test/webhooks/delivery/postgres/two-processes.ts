@@ -1,5 +1,5 @@
 import { migrate, type SqlDatabase } from "../../../../src/postgres/index";
-import { deliveryMigrations } from "../../../../src/webhooks/delivery/postgres/index";
+import { deliveryMigrations, type ListenOptions } from "../../../../src/webhooks/delivery/postgres/index";
 import type { Backend } from "../../../support/databases";
 import { uniqueName } from "../../../support/services";
 
@@ -33,4 +33,18 @@ export async function channelListeners(db: SqlDatabase, schema: string): Promise
     [`.${schema}"`],
   );
   return rows.map((row) => (row as { pid: number }).pid);
+}
+
+/**
+ * Listen options that retry after 5 ms and whose `onError` records each error in `errors`, then throws: an operator's
+ * failing callback, which must end nothing (the store or queue listens again all the same).
+ */
+export function throwingListen(errors: Error[]): ListenOptions {
+  return {
+    retryMs: 5,
+    onError: (error) => {
+      errors.push(error);
+      throw new Error("the operator's onError failed");
+    },
+  };
 }

@@ -1,23 +1,13 @@
 import { createServer as createHttpServer, request as httpRequest, type Server } from "node:http";
-import { type AddressInfo, connect } from "node:net";
+import { connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { json, type ResponseHeaders } from "../../src/http/message";
 import { createServer, readRequest, sendResponse } from "../../src/node";
-import { exchange, responses, statusLines } from "./raw-exchange";
+import { closeAll, exchange, listen as listenOn, responses, statusLines } from "./raw-exchange";
 
 const servers: Server[] = [];
-afterAll(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-async function listen(server: Server): Promise<number> {
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
+afterAll(() => closeAll(servers));
+const listen = (server: Server) => listenOn(servers, server);
 
 /** Sends raw header lines, so repeated fields reach the server as sent. */
 function rawGet(port: number, headers: [string, string][]): Promise<string> {

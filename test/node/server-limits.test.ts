@@ -4,24 +4,15 @@
  * its 413 even while the client is still sending.
  */
 import type { Server } from "node:http";
-import { type AddressInfo, connect, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { json } from "../../src/http/message";
 import { createServer, DEFAULT_SERVER_LIMITS, type ServerLimits } from "../../src/node";
+import { closeAll, listen as listenOn } from "./raw-exchange";
 
 const servers: Server[] = [];
-afterAll(async () => {
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-async function listen(server: Server): Promise<number> {
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
+afterAll(() => closeAll(servers));
+const listen = (server: Server) => listenOn(servers, server);
 
 /** A raw connection: what it received, and a promise settled when the server closes it. */
 interface Held {

@@ -7,24 +7,22 @@ import type {
   DeliveryQueue,
   DeliveryRecord,
 } from "../../../src/webhooks/delivery/delivery-queue";
-import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
-import {
-  createPostgresDeliveryQueue,
-  createPostgresEndpointStore,
-} from "../../../src/webhooks/delivery/postgres/index";
 import {
   DELIVERY_STATUSES,
-  type DeliveryConfig,
   type DeliveryEvent,
   type DeliveryState,
   type DeliveryStatus,
-  defaultDeliveryConfig,
-  transition,
 } from "../../../src/webhooks/delivery/state-machine";
-import { databases } from "../../support/databases";
-import { deliveryDatabase } from "./delivery-stores";
+import type { DeliveryStores } from "./delivery-stores";
+import {
+  nextState,
+  type Outcome,
+  outcomeEvent,
+  type QueueKind,
+  type QueueUnderTest,
+  queuesUnderTest,
+} from "./queue-model-support";
 import { endpointFixture } from "./store-contract";
 
 // A model-based test of the DeliveryQueue contract (delivery-queue.ts): random sequences of publish, claim, renew,
@@ -61,8 +59,6 @@ const receives = (e: ModelEndpoint, tenant: string | null): boolean =>
   e.tenant === tenant || (tenant !== null && e.tenant === null && e.allTenants);
 
 // --- Commands -------------------------------------------------------------------------------------------------------
-
-type Outcome = "delivered" | "retry" | "retry_after" | "gone" | "timeout" | "url_refused" | "defer" | "parked";
 
 type Command =
   | {
@@ -188,33 +184,7 @@ const commandsOf = (claim: typeof freeClaim, maxLength: number): fc.Arbitrary<Co
     { minLength: 1, maxLength, size: "max" },
   );
 
-// The worker's states: the state machine on the claim's state, as the worker applies it, with a fixed jitter draw.
-const config: DeliveryConfig = { ...defaultDeliveryConfig, random: () => 0.5 };
-function outcomeEvent(outcome: Outcome, now: number): DeliveryEvent {
-  switch (outcome) {
-    case "delivered":
-      return { type: "attempt", result: { kind: "response", status: 200, durationMs: 3 } };
-    case "retry":
-      return { type: "attempt", result: { kind: "response", status: 500, durationMs: 3 } };
-    case "retry_after":
-      return { type: "attempt", result: { kind: "response", status: 429, retryAfterMs: 120_000, durationMs: 3 } };
-    case "gone":
-      return { type: "attempt", result: { kind: "response", status: 410, durationMs: 3 } };
-    case "timeout":
-      return { type: "attempt", result: { kind: "error", errorKind: "timeout", durationMs: 3 } };
-    case "url_refused":
-      return { type: "attempt", result: { kind: "error", errorKind: "url_refused", durationMs: 0 } };
-    case "defer":
-      return { type: "defer", until: now + 10_000 };
-    case "parked":
-      return { type: "endpoint_disabled" };
-  }
-}
-
 // --- The model ------------------------------------------------------------------------------------------------------
-
-/** The queues' orders among due deliveries of one endpoint: see "oldest due first" in DeliveryQueue.claim. */
-type Kind = "memory" | "postgres";
 
 interface ModelDelivery {
   /** Its identity in every queue: tenant scope, event id, endpoint (ids are random per queue). */
@@ -239,7 +209,8 @@ const dueAt = (d: ModelDelivery) =>
   d.lease === undefined ? (d.state.nextAttemptAt as number) : Math.max(d.state.nextAttemptAt as number, d.lease.until);
 // "Oldest due first within an endpoint": the memory queue counts a delivery whose lease ran out as due at its lease
 // end, the PostgreSQL queue at the due time it had when claimed (docs/webhooks-providers.md, "Fair claims").
-const claimOrder = (kind: Kind, d: ModelDelivery) => (kind === "memory" ? dueAt(d) : (d.state.nextAttemptAt as number));
+const claimOrder = (kind: QueueKind, d: ModelDelivery) =>
+  kind === "memory" ? dueAt(d) : (d.state.nextAttemptAt as number);
 
 function expectedRecord(d: ModelDelivery): DeliveryRecord {
   return {
@@ -267,7 +238,7 @@ class Model {
   /** The deliveries the last step claimed or wrote, which the check reads back with `get`. */
   readonly touched = new Set<ModelDelivery>();
 
-  constructor(readonly kind: Kind) {}
+  constructor(readonly kind: QueueKind) {}
 
   keyOf = (id: string) => this.byId.get(id)?.key ?? `unknown ${id}`;
 
@@ -279,19 +250,7 @@ class Model {
 
 // --- Running the commands -------------------------------------------------------------------------------------------
 
-interface Stores {
-  endpoints: EndpointStore;
-  queue: DeliveryQueue;
-  close(): Promise<void>;
-}
-
-interface QueueUnderTest {
-  readonly name: string;
-  readonly kind: Kind;
-  open(clock: () => number): Promise<Stores>;
-}
-
-async function setUp(stores: Stores): Promise<void> {
+async function setUp(stores: DeliveryStores): Promise<void> {
   for (const [n, e] of ENDPOINTS.entries()) {
     await stores.endpoints.create(
       endpointFixture({
@@ -432,7 +391,7 @@ async function complete(model: Model, queue: DeliveryQueue, c: Extract<Command, 
   const now = model.now;
   const x = model.claims[c.pick % model.claims.length] as ClaimedDelivery;
   const event = outcomeEvent(c.outcome, now);
-  const { state } = transition(x.state, event, now, config);
+  const state = nextState(x.state, event, now);
   const attempt: AttemptInput | undefined =
     c.log && event.type === "attempt"
       ? {
@@ -452,7 +411,7 @@ async function complete(model: Model, queue: DeliveryQueue, c: Extract<Command, 
   const expected = d.lease?.token === x.leaseToken;
   model.touched.add(d);
   // Of two outcomes stored at once for one claim, the first is written and the second answered `false`.
-  const second = c.twice === undefined ? undefined : transition(x.state, outcomeEvent(c.twice, now), now, config).state;
+  const second = c.twice === undefined ? undefined : nextState(x.state, outcomeEvent(c.twice, now), now);
   const [stored, again] = await Promise.all([
     queue.complete(x, state, attempt),
     second === undefined ? false : queue.complete(x, second),
@@ -477,7 +436,7 @@ async function update(model: Model, queue: DeliveryQueue, c: Extract<Command, { 
   const d = model.deliveries[c.pick % model.deliveries.length] as ModelDelivery;
   const event: DeliveryEvent =
     c.action === "defer" ? { type: "defer", until: now + 5_000 } : ({ type: c.action } as DeliveryEvent);
-  const { state } = transition(d.state, event, now, config);
+  const state = nextState(d.state, event, now);
   const stored = await queue.update(d.id, c.from, state, now);
   // "if the delivery is still in one of `from` and not leased at `now`".
   const expected = c.from.includes(d.state.status) && (d.lease === undefined || d.lease.until <= now);
@@ -541,8 +500,8 @@ async function check(model: Model, queue: DeliveryQueue): Promise<void> {
 /** Runs `commands` on a fresh queue, checking every step; answers the model (its trace for the differential). */
 async function run(target: QueueUnderTest, commands: readonly Command[]): Promise<Model> {
   const model = new Model(target.kind);
-  const stores = await target.open(() => model.now);
-  try {
+  const clock = () => model.now;
+  return target.withQueue(clock, async (stores) => {
     await setUp(stores);
     const { queue } = stores;
     expect(await queue.get("dlv_missing")).toBeUndefined();
@@ -590,21 +549,10 @@ async function run(target: QueueUnderTest, commands: readonly Command[]): Promis
       expect(new Set(lines.map((line) => line.id)).size).toBe(lines.length);
     }
     return model;
-  } finally {
-    await stores.close();
-  }
+  });
 }
 
 // --- The queues -----------------------------------------------------------------------------------------------------
-
-const memory: QueueUnderTest = {
-  name: "memory",
-  kind: "memory",
-  async open(clock) {
-    const endpoints = createMemoryEndpointStore();
-    return { endpoints, queue: createMemoryDeliveryQueue({ endpoints, now: clock }), close: async () => {} };
-  },
-};
 
 // Runs per queue, and the longest sequence: the memory queue costs microseconds a step; on PGlite a step's statements
 // (about eight with the checks) cost ~25 ms on the 2-core machine, on the server ~8 ms, after a first migration of
@@ -618,29 +566,7 @@ const RUNS: Record<string, { numRuns: number; maxLength: number }> = {
 const DIFFERENTIAL = { numRuns: 5, maxLength: 30 };
 
 describe("DeliveryQueue against a reference model", () => {
-  const postgres = databases().map((backend): QueueUnderTest => {
-    const schemas = deliveryDatabase(backend, { prefix: "wqmodel", max: 2 });
-    let migrated: string | undefined;
-    return {
-      name: backend.name,
-      kind: "postgres",
-      async open(clock) {
-        // One schema for the suite, its few rows deleted before each run: a TRUNCATE of every table took ~250 ms on
-        // the server, longer than the run itself.
-        const schema = migrated ?? (await schemas.fresh());
-        if (migrated === undefined) migrated = schema;
-        else {
-          for (const table of ["webhook_attempts", "webhook_deliveries", "webhook_endpoints"]) {
-            await schemas.db.query(`DELETE FROM "${schema}"."${table}"`);
-          }
-        }
-        const queue = createPostgresDeliveryQueue({ client: schemas.db, schema, now: clock });
-        const endpoints = createPostgresEndpointStore({ client: schemas.db, schema, listen: false });
-        return { endpoints, queue, close: () => queue.close() };
-      },
-    };
-  });
-  const queues = [memory, ...postgres];
+  const queues = queuesUnderTest({ prefix: "wqmodel" });
 
   describe.each(queues)("$name", (target) => {
     const runs = RUNS[target.name] ?? { numRuns: 8, maxLength: 30 };

@@ -1,24 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ClaimedDelivery, DeliveryQueue } from "../../../src/webhooks/delivery/delivery-queue";
-import type { EndpointStore } from "../../../src/webhooks/delivery/endpoint-store";
 import { createEvent } from "../../../src/webhooks/delivery/event";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../src/webhooks/delivery/memory/index";
-import {
-  createPostgresDeliveryQueue,
-  createPostgresEndpointStore,
-} from "../../../src/webhooks/delivery/postgres/index";
 import {
   DELIVERY_STATUSES,
-  type DeliveryConfig,
-  type DeliveryEvent,
   type DeliveryState,
   type DeliveryStatus,
-  defaultDeliveryConfig,
-  transition,
 } from "../../../src/webhooks/delivery/state-machine";
-import { databases } from "../../support/databases";
-import { deliveryDatabase } from "./delivery-stores";
+import { nextState, outcomeEvent, type QueueKind, type QueueUnderTest, queuesUnderTest } from "./queue-model-support";
 import { endpointFixture } from "./store-contract";
 
 // A model-based test of the delivery queues' retention (`retainTerminalMs`): random publishes, claims, outcomes,
@@ -35,9 +24,8 @@ const T0 = 1_700_000_000_000;
 const RETAIN = 10_000;
 // postgres-delivery-queue.ts: a purge after every 64 outcomes stored (documented: `retainTerminalMs`).
 const PURGE_EVERY = 64;
-const config: DeliveryConfig = { ...defaultDeliveryConfig, random: () => 0.5 };
 
-type Kind = "memory" | "postgres";
+// The outcomes this model stores, of those in queue-model-support.ts: some end a delivery (delivered, gone, parked).
 type Outcome = "delivered" | "retry" | "gone" | "parked" | "defer";
 
 type Command =
@@ -101,21 +89,6 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   },
 );
 
-function outcomeEvent(o: Outcome, now: number): DeliveryEvent {
-  switch (o) {
-    case "delivered":
-      return { type: "attempt", result: { kind: "response", status: 200, durationMs: 1 } };
-    case "retry":
-      return { type: "attempt", result: { kind: "response", status: 500, durationMs: 1 } };
-    case "gone":
-      return { type: "attempt", result: { kind: "response", status: 410, durationMs: 1 } };
-    case "parked":
-      return { type: "endpoint_disabled" };
-    case "defer":
-      return { type: "defer", until: now + 1_000 };
-  }
-}
-
 // --- The model ------------------------------------------------------------------------------------------------------
 
 interface ModelDelivery {
@@ -145,7 +118,7 @@ class Model {
   /** Deliveries the queue must have purged by the end of the step. */
   readonly mustBeGone = new Set<ModelDelivery>();
 
-  constructor(readonly kind: Kind) {}
+  constructor(readonly kind: QueueKind) {}
 
   setClock(to: number): void {
     if (to > this.now) {
@@ -219,7 +192,7 @@ async function claim(model: Model, queue: DeliveryQueue, limit: number, leaseMs:
 }
 
 async function complete(model: Model, queue: DeliveryQueue, x: ClaimedDelivery, o: Outcome): Promise<void> {
-  const { state } = transition(x.state, outcomeEvent(o, model.now), model.now, config);
+  const state = nextState(x.state, outcomeEvent(o, model.now), model.now);
   const d = model.byId.get(x.id) as ModelDelivery;
   const held = !d.gone && d.lease?.token === x.leaseToken;
   const stored = await queue.complete(x, state);
@@ -234,7 +207,7 @@ async function update(model: Model, queue: DeliveryQueue, c: Extract<Command, { 
   const d = model.deliveries[c.pick % model.deliveries.length] as ModelDelivery;
   const from: DeliveryStatus[] = c.action === "manual_retry" ? ["exhausted"] : ["pending", "failed"];
   const at = model.now - c.behind;
-  const { state } = transition(d.state, { type: c.action }, at, config);
+  const state = nextState(d.state, { type: c.action }, at);
   const expected = !d.gone && from.includes(d.state.status) && (d.lease === undefined || d.lease.until <= at);
   expect(await queue.update(d.id, from, state, at), `update of ${d.id} (${c.action}) at now - ${c.behind}`).toBe(
     expected,
@@ -334,12 +307,6 @@ async function check(model: Model, queue: DeliveryQueue): Promise<void> {
   model.mustBeGone.clear();
 }
 
-interface QueueUnderTest {
-  readonly name: string;
-  readonly kind: Kind;
-  open(clock: () => number): Promise<{ queue: DeliveryQueue; endpoints: EndpointStore; close(): Promise<void> }>;
-}
-
 // The steps so far and the clock, added to a failure's message (built only then: a step checks hundreds of rows).
 async function explained(trail: readonly string[], model: Model, body: () => Promise<void>): Promise<void> {
   try {
@@ -352,8 +319,8 @@ async function explained(trail: readonly string[], model: Model, body: () => Pro
 
 async function run(target: QueueUnderTest, commands: readonly Command[]): Promise<void> {
   const model = new Model(target.kind);
-  const stores = await target.open(() => model.now);
-  try {
+  const clock = () => model.now;
+  await target.withQueue(clock, async (stores) => {
     for (const id of ENDPOINTS) await stores.endpoints.create(endpointFixture({ id, enabledEvents: ["r.*"] }));
     const { queue } = stores;
     const trail: string[] = [];
@@ -377,22 +344,10 @@ async function run(target: QueueUnderTest, commands: readonly Command[]): Promis
     for (const d of model.deliveries) {
       expect(d.gone, `${d.id} (${d.state.status}) gone at the end`).toBe(hasEnded(d.state));
     }
-  } finally {
-    await stores.close();
-  }
+  });
 }
 
 // --- The queues -----------------------------------------------------------------------------------------------------
-
-const memory: QueueUnderTest = {
-  name: "memory",
-  kind: "memory",
-  async open(clock) {
-    const endpoints = createMemoryEndpointStore();
-    const queue = createMemoryDeliveryQueue({ endpoints, now: clock, retainTerminalMs: RETAIN });
-    return { endpoints, queue, close: async () => {} };
-  },
-};
 
 // A step costs about a dozen statements with the check (six lists per endpoint): ~30 ms on PGlite, ~10 ms on the
 // server on the 2-core machine, and a burst a few dozen more. So PostgreSQL runs a few short sequences (~2-5 s).
@@ -403,26 +358,9 @@ const RUNS: Record<string, { numRuns: number; maxLength: number }> = {
 };
 
 describe("delivery queue retention against a reference model", () => {
-  const postgres = databases().map((backend): QueueUnderTest => {
-    const database = deliveryDatabase(backend, { prefix: "model_circuits_ret", max: 2 });
-    return {
-      name: backend.name,
-      kind: "postgres",
-      async open(clock) {
-        const schema = await database.emptied();
-        const queue = createPostgresDeliveryQueue({
-          client: database.db,
-          schema,
-          now: clock,
-          retainTerminalMs: RETAIN,
-        });
-        const endpoints = createPostgresEndpointStore({ client: database.db, schema, listen: false });
-        return { endpoints, queue, close: () => queue.close() };
-      },
-    };
-  });
+  const queues = queuesUnderTest({ prefix: "model_circuits_ret", retainTerminalMs: RETAIN });
 
-  describe.each([memory, ...postgres])("$name", (target) => {
+  describe.each(queues)("$name", (target) => {
     // Regression: the PostgreSQL queue dated a delivery ended by `update` with the `now` it was given (the admin's
     // clock, for its lease check), not its own clock, so one parked by an admin whose clock was behind was purged
     // by as much before its retention on the queue's clock (the memory queue dated it by its own clock).

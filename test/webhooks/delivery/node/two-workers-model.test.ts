@@ -1,22 +1,28 @@
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createEndpointRateLimiter } from "../../../../src/ratelimit/endpoint-limiter";
 import { createMemoryStore } from "../../../../src/ratelimit/memory/memory-store";
-import type { AttemptResult } from "../../../../src/webhooks/delivery/attempt";
 import type { CircuitBoard } from "../../../../src/webhooks/delivery/circuit-board";
 import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
-import type { DeliveryRequest } from "../../../../src/webhooks/delivery/delivery-request";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
+import type { DeliveryWorker, DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
+import { LEASE_MS, modelWorld, T0 } from "./worker-model-harness";
+import { answerUntilOver, dueAndWaiting, expectAsModelled, runSteps } from "./worker-model-steps";
 import {
-  createDeliveryWorker,
-  type DeliveryWorker,
-  type DeliveryWorkerEvent,
-} from "../../../../src/webhooks/delivery/node/index";
-import type { DeliveryStatus } from "../../../../src/webhooks/delivery/state-machine";
-import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
-import { endpointFixture } from "../store-contract";
-import { fakeDispatcher } from "./fake-dispatcher";
-import { type Behaviour, circuitCommands, publishCommand, untilQuiet } from "./worker-model-support";
+  type AnswerCommand,
+  answerOf,
+  type BehaveCommand,
+  type Behaviour,
+  BURST,
+  CIRCUIT,
+  circuitCommands,
+  DELAYS,
+  isOver,
+  MAX_ATTEMPTS,
+  type PublishCommand,
+  rateBreach,
+  recordAnswer,
+  type TickCommand,
+} from "./worker-model-support";
 
 // A model test of two delivery workers on one memory queue: they share its circuit board (sharedCircuits()) and, as
 // workers of one PostgreSQL queue share its rate_limits table, one rate-limit store. Random commands (publish, set an
@@ -24,37 +30,18 @@ import { type Behaviour, circuitCommands, publishCommand, untilQuiet } from "./w
 // laws over both workers together. As in worker-circuit-model.test.ts nothing waits for wall-clock time: the test
 // waits until neither worker moves (settle), then checks.
 
-const T0 = 1_700_000_000_000;
 const CONCURRENCY = 3;
 const ENDPOINT_CONCURRENCY = 2;
-// Delays before each attempt (no jitter).
-const DELAYS = [0, 500, 1_000, 2_000] as const;
-const MAX_ATTEMPTS = DELAYS.length;
-// Longer than every run's fake clock moves (worker-model.test.ts: the heartbeat runs on real time), so a stopped
-// worker's claims come back through its stop's hand-back, never a lease's end. It is the probe hold too.
-const LEASE_MS = 30 * 86_400_000;
-const CIRCUIT = { window: 4, minimumAttempts: 3, failureRatio: 0.6, coolDownMs: 2_000 } as const;
-const BURST = 2;
 const WORKERS = [0, 1] as const;
+// The harness's LEASE_MS (longer than every run's fake clock moves) is the probe hold too; a stopped worker's claims
+// come back through its stop's hand-back, never a lease's end.
 
 type Command =
-  | { readonly type: "publish"; readonly to: number | "all"; readonly count: number }
-  | { readonly type: "behave"; readonly endpoint: number; readonly behaviour: Behaviour }
-  | { readonly type: "answer"; readonly endpoint: number }
-  | { readonly type: "tick"; readonly ms: number }
+  | PublishCommand
+  | BehaveCommand
+  | AnswerCommand
+  | TickCommand
   | { readonly type: "stop"; readonly worker: number };
-
-// What the model knows of one delivery.
-interface Modelled {
-  readonly id: string;
-  readonly endpoint: number;
-  status: DeliveryStatus;
-  attempts: number;
-  /** When it is due by the retry schedule (a deferral may put it later, never earlier). */
-  dueAt: number;
-  /** The worker an attempt of it is out at, if any. */
-  out: number | undefined;
-}
 
 // The shared board's state of one endpoint, as written by the workers (observed through each worker's wrapper).
 interface BoardModel {
@@ -68,73 +55,29 @@ interface BoardModel {
   sends: number;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-/** The answer an endpoint of `behaviour` gives; `undefined`: none (it hangs). */
-function answerOf(behaviour: Behaviour): AttemptResult | undefined {
-  switch (behaviour) {
-    case "2xx":
-      return { kind: "response", status: 204, durationMs: 1 };
-    case "5xx":
-      return { kind: "response", status: 503, durationMs: 1 };
-    case "refuse":
-      return { kind: "error", errorKind: "connection_refused", durationMs: 1 };
-    case "hang":
-      return undefined;
-  }
-}
-
 // The two workers, their world, and the model, checked at every dispatch and board write and after every command.
 async function world(rates: readonly (number | null)[]) {
-  const clock = { now: T0 };
+  const m = await modelWorld(rates);
+  const { clock, deliveries, hosts, ids, queue, violations } = m;
   const behaviours: Behaviour[] = rates.map(() => "2xx");
-  const endpoints = createMemoryEndpointStore();
-  const queue: DeliveryQueue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
   const board = queue.sharedCircuits?.() as CircuitBoard;
   const rateStore = createMemoryStore();
-  const hosts = rates.map((_, i) => `e${i}.example`);
-  const ids: string[] = [];
-  for (const [i, host] of hosts.entries()) {
-    const made = endpointFixture({
-      url: `https://${host}/hook`,
-      enabledEvents: ["all.*", `only${i}.*`],
-      rateLimit: rates[i] ?? null,
-    });
-    await endpoints.create(made);
-    ids.push(made.id);
-  }
-  const deliveries = new Map<string, Modelled>(); // by `${host} ${event id}`
   const boards: BoardModel[] = rates.map(() => ({ openUntil: undefined, writtenAt: 0, wins: [], sends: 0 }));
   // Per worker and endpoint: "armed" once the worker won the probe (its next answer of the endpoint decides), then
   // the board write that answer must make, until made.
   const decide: (undefined | "armed" | "open" | "closed")[][] = WORKERS.map(() => rates.map(() => undefined));
   // Every attempt's start on the fake clock, per endpoint, both workers together, in order.
   const starts: number[][] = rates.map(() => []);
-  const violations: string[] = [];
-  const out = WORKERS.map(() => new Map<number, number>()); // attempts out per worker, per endpoint
   const stopped = WORKERS.map(() => false);
   const stops: Promise<void>[] = [];
-  const keyOf = (request: DeliveryRequest) => `${new URL(request.url).host} ${request.headers["webhook-id"]}`;
   const at = () => `+${clock.now - T0}`;
 
-  // The GCRA law (docs/rate-limits.md, "The guarantee"), over both workers' attempts: with T = 1000 / rate ms, in
-  // every closed interval of length L at most `burst + ⌊L / T⌋` start.
+  // The rate law (rateBreach), over both workers' attempts.
   function checkRate(endpoint: number): void {
-    const rate = rates[endpoint];
     const seen = starts[endpoint] as number[];
     seen.push(clock.now);
-    if (rate === null || rate === undefined) return;
-    for (let i = 0; i < seen.length; i++) {
-      const count = seen.length - i;
-      const span = clock.now - (seen[i] as number);
-      if (count > BURST + Math.floor((span * rate) / 1000)) {
-        violations.push(`${hosts[endpoint]} (${rate}/s): ${count} attempts started within ${span} ms [${seen}]`);
-        return;
-      }
-    }
+    const breach = rateBreach(seen, rates[endpoint], BURST);
+    if (breach !== undefined) violations.push(`${hosts[endpoint]} ${breach}`);
   }
 
   // The shared circuit at an attempt's start: nothing while open (a worker learns of it within endpointCacheMs, here
@@ -208,131 +151,78 @@ async function world(rates: readonly (number | null)[]) {
     };
   }
 
-  const fakes = WORKERS.map(() => fakeDispatcher(() => true)); // every request waits for the test to answer it
-  for (const w of WORKERS) {
-    const fake = fakes[w] as ReturnType<typeof fakeDispatcher>;
-    const counts = out[w] as Map<number, number>;
-    const dispatch = fake.dispatcher.dispatch.bind(fake.dispatcher);
-    fake.dispatcher.dispatch = (request, options) => {
-      const key = keyOf(request);
-      const endpoint = hosts.indexOf(new URL(request.url).host);
-      const delivery = deliveries.get(key);
-      const total = [...counts.values()].reduce((a, b) => a + b, 0);
-      if (stopped[w]) violations.push(`worker ${w} sent ${key} after its stop()`);
-      if (total + 1 > CONCURRENCY) violations.push(`worker ${w}: ${total + 1} attempts out at once`);
-      if ((counts.get(endpoint) ?? 0) + 1 > ENDPOINT_CONCURRENCY) violations.push(`worker ${w}: ${key} over its cap`);
-      if (delivery === undefined) violations.push(`sent ${key}, never published`);
-      else {
-        if (delivery.out !== undefined) violations.push(`worker ${w} sent ${key}, out at worker ${delivery.out}`);
-        if (delivery.status === "delivered" || delivery.status === "exhausted") {
-          violations.push(`sent ${key}, ${delivery.status}`);
-        }
-        if (delivery.dueAt > clock.now) violations.push(`sent ${key} at ${at()}, due at +${delivery.dueAt - T0}`);
-        delivery.out = w;
-      }
-      checkCircuit(endpoint, w);
-      checkRate(endpoint);
-      counts.set(endpoint, (counts.get(endpoint) ?? 0) + 1);
-      const sent = dispatch(request, options);
-      void sent.then(() => {
-        counts.set(endpoint, (counts.get(endpoint) ?? 1) - 1);
-        if (delivery !== undefined) delivery.out = undefined;
-      });
-      return sent;
-    };
-  }
+  const sends = WORKERS.map((w) =>
+    m.watch(
+      w,
+      { concurrency: CONCURRENCY, endpointConcurrency: ENDPOINT_CONCURRENCY },
+      {
+        stopped: () => stopped[w] === true,
+        sent: (_, endpoint) => {
+          checkCircuit(endpoint, w);
+          checkRate(endpoint);
+        },
+      },
+    ),
+  );
+  const fakes = sends.map((s) => s.fake);
 
   const onEvent = (event: DeliveryWorkerEvent) => {
     if (event.type === "error") violations.push(`error event: ${String(event.error)}`);
   };
 
-  // Every step either worker takes on the queue, counted: they are quiet when nothing moves.
-  let moves = 0;
   // Which worker holds each claimed delivery (until its outcome or hand-back is stored).
   const holder = new Map<string, number>();
-  const workers: DeliveryWorker[] = WORKERS.map((w) => {
+  const workers: DeliveryWorker[] = sends.map(({ fake }, w) => {
     const shared = boardOf(w);
-    const seen: DeliveryQueue = Object.assign(Object.create(queue) as DeliveryQueue, {
-      claim: async (...args: Parameters<DeliveryQueue["claim"]>) => {
-        moves++;
-        if (stopped[w]) violations.push(`worker ${w} claimed after its stop()`);
-        const claimed = await queue.claim(...args);
-        for (const c of claimed) holder.set(c.id, w);
-        return claimed;
-      },
-      complete: async (...args: Parameters<DeliveryQueue["complete"]>) => {
-        moves++;
-        const stored = await queue.complete(...args);
-        if (stored && holder.get(args[0].id) === w) holder.delete(args[0].id);
-        return stored;
-      },
-      sharedCircuits: () => shared,
-    });
-    const worker = createDeliveryWorker({
-      queue: seen,
-      endpoints,
-      dispatcher: (fakes[w] as ReturnType<typeof fakeDispatcher>).dispatcher,
-      now: () => clock.now,
-      random: () => 0.5,
+    return m.worker({
+      queue: m.countedQueue({
+        claim: async (...args: Parameters<DeliveryQueue["claim"]>) => {
+          if (stopped[w]) violations.push(`worker ${w} claimed after its stop()`);
+          const claimed = await queue.claim(...args);
+          for (const c of claimed) holder.set(c.id, w);
+          return claimed;
+        },
+        complete: async (...args: Parameters<DeliveryQueue["complete"]>) => {
+          const stored = await queue.complete(...args);
+          if (stored && holder.get(args[0].id) === w) holder.delete(args[0].id);
+          return stored;
+        },
+        sharedCircuits: () => shared,
+      }),
+      dispatcher: fake.dispatcher,
       concurrency: CONCURRENCY,
       endpointConcurrency: ENDPOINT_CONCURRENCY,
-      retry: scheduleBackoff([...DELAYS], 0),
+      delays: DELAYS,
       circuit: CIRCUIT,
       // One store for both, as the queue's sharedRateLimits() gives them (burst 2 here, where the default is 1).
       rateLimiter: createEndpointRateLimiter({ burst: BURST, store: rateStore }),
       // Each admission reads the shared board: "other workers learn of it within endpointCacheMs".
       endpointCacheMs: 0,
-      disableAfterMs: Number.POSITIVE_INFINITY,
-      leaseMs: LEASE_MS,
-      stopGraceMs: 0,
       onEvent,
     });
-    cleanups.push(() => worker.stop());
-    return worker;
   });
 
   // Until nothing has moved for a few turns of the event loop (a stop() under way waits for its hand-backs).
   const settle = async () => {
-    const print = () =>
-      `${fakes.map((f) => `${f.sent.length} ${f.pending.size}`)} ${workers.map((w) => w.inFlight)} ${moves}`;
     await Promise.all(stops);
-    await untilQuiet(print);
+    await m.settle(fakes, workers);
   };
 
   async function run(command: Command): Promise<void> {
     switch (command.type) {
-      case "publish": {
-        for (const { id, endpointId, eventId } of await publishCommand(queue, clock.now, command.to, command.count)) {
-          const endpoint = ids.indexOf(endpointId);
-          deliveries.set(`${hosts[endpoint]} ${eventId}`, {
-            id,
-            endpoint,
-            status: "pending",
-            attempts: 0,
-            dueAt: clock.now,
-            out: undefined,
-          });
-        }
-        return;
-      }
+      case "publish":
+        return m.publish(command.to, command.count);
       case "behave":
         behaviours[command.endpoint] = command.behaviour;
         return;
       case "answer": {
         const result = answerOf(behaviours[command.endpoint] as Behaviour);
         if (result === undefined) return;
-        for (const w of WORKERS) {
-          for (const pending of [...(fakes[w] as ReturnType<typeof fakeDispatcher>).pending]) {
-            const delivery = deliveries.get(keyOf(pending.request));
+        for (const [w, { fake }] of sends.entries()) {
+          for (const pending of [...fake.pending]) {
+            const delivery = deliveries.get(m.keyOf(pending.request));
             if (delivery?.endpoint !== command.endpoint) continue;
-            delivery.attempts++;
-            const success = result.kind === "response" && result.status < 300;
-            if (success) delivery.status = "delivered";
-            else if (delivery.attempts >= MAX_ATTEMPTS) delivery.status = "exhausted";
-            else {
-              delivery.status = "failed";
-              delivery.dueAt = clock.now + (DELAYS[delivery.attempts] as number);
-            }
+            const success = recordAnswer(delivery, result, clock.now, DELAYS);
             // The first answer the probe's worker hears after winning it decides, for both (circuit-breaker.ts).
             if (decide[w]?.[command.endpoint] === "armed") {
               (decide[w] as unknown[])[command.endpoint] = success ? "closed" : "open";
@@ -360,7 +250,8 @@ async function world(rates: readonly (number | null)[]) {
   }
 
   async function check(label: string): Promise<void> {
-    expect(violations, label).toEqual([]);
+    // Due already: perhaps deferred since (rate limit, shared circuit), never earlier.
+    const stored = await expectAsModelled(m, label, { deferrable: true });
     for (const w of WORKERS) {
       // A decided probe's write is made once its outcome is stored.
       for (const [k, d] of (decide[w] as unknown[]).entries()) {
@@ -373,32 +264,14 @@ async function world(rates: readonly (number | null)[]) {
         expect(fakes[w]?.pending.size, `${label}: worker ${w} stopped, attempts out`).toBe(0);
       }
     }
-    const now = clock.now;
-    const states = new Map<string, Awaited<ReturnType<DeliveryQueue["get"]>>>();
-    for (const [key, model] of deliveries) {
-      const record = await queue.get(model.id);
-      states.set(key, record);
-      const state = record?.state;
-      const where = `${label}: ${key}`;
-      expect([state?.status, state?.attempts], where).toEqual([model.status, model.attempts]);
-      if (model.status === "delivered" || model.status === "exhausted") continue;
-      const due = state?.nextAttemptAt ?? Number.NaN;
-      if (model.dueAt > now) expect(due, where).toBe(model.dueAt);
-      else expect(due, where).toBeGreaterThanOrEqual(model.dueAt);
-    }
     // No endpoint's circuit or rate delays another's due deliveries, and a stopped worker's went back to the queue
     // for the other: a delivery due now whose endpoint has nothing out waits only while the worker holding its claim
     // (waiting for a slot) has every slot taken, or, unclaimed, while every running worker has.
-    const busy = (w: number) =>
-      [...(out[w] as Map<number, number>).values()].reduce((a, b) => a + b, 0) === CONCURRENCY;
+    const busy = (w: number) => sends[w]?.total() === CONCURRENCY;
     const running = WORKERS.filter((w) => !stopped[w]);
     for (const i of hosts.keys()) {
-      if (WORKERS.some((w) => (out[w]?.get(i) ?? 0) > 0)) continue;
-      const waiting = [...deliveries.entries()].filter(([key, d]) => {
-        const state = states.get(key)?.state;
-        return d.endpoint === i && d.out === undefined && (state?.nextAttemptAt ?? Number.POSITIVE_INFINITY) <= now;
-      });
-      for (const [key, d] of waiting) {
+      if (sends.some((s) => (s.out.get(i) ?? 0) > 0)) continue;
+      for (const [key, d] of dueAndWaiting(m, stored, i)) {
         const w = holder.get(d.id);
         const held = w === undefined ? running.every(busy) : busy(w);
         expect(held, `${label}: ${key} starved (claimed by worker ${w ?? "none"})`).toBe(true);
@@ -409,18 +282,8 @@ async function world(rates: readonly (number | null)[]) {
   // Every endpoint answers 2xx from now on; answers and lets the clock run until every delivery is over.
   async function finish(): Promise<void> {
     for (let i = 0; i < behaviours.length; i++) behaviours[i] = "2xx";
-    const open = () => [...deliveries.values()].some((d) => d.status === "pending" || d.status === "failed");
-    const sent = () => fakes.reduce((n, f) => n + f.sent.length + f.pending.size, 0);
-    for (let round = 0; round < 500 && open(); round++) {
-      const before = sent();
-      for (let i = 0; i < behaviours.length; i++) await run({ type: "answer", endpoint: i });
-      await settle();
-      if (sent() === before) {
-        await run({ type: "tick", ms: 500 });
-        await settle();
-      }
-      await check(`end round ${round}`);
-    }
+    const open = () => [...deliveries.values()].some((d) => !isOver(d));
+    await answerUntilOver({ run, settle, check }, { endpoints: behaviours.length, fakes, open, tickMs: 500 });
   }
 
   return { workers, deliveries, settle, run, check, finish, starts, stopped };
@@ -448,11 +311,7 @@ describe("two delivery workers on one queue (model)", () => {
         for (const worker of w.workers) worker.start();
         await w.settle();
         await w.check("start");
-        for (const [n, step] of steps.entries()) {
-          await w.run(step);
-          await w.settle();
-          await w.check(`step ${n} ${JSON.stringify(step)}`);
-        }
+        await runSteps(w, steps);
         await w.finish();
         for (const worker of w.workers) await worker.stop();
         for (const [key, d] of w.deliveries) {
@@ -469,11 +328,7 @@ describe("two delivery workers on one queue (model)", () => {
     const w = await world(rates);
     for (const worker of w.workers) worker.start();
     await w.settle();
-    for (const [n, step] of steps.entries()) {
-      await w.run(step);
-      await w.settle();
-      await w.check(`step ${n} ${JSON.stringify(step)}`);
-    }
+    await runSteps(w, steps);
     await w.finish();
     for (const [key, d] of w.deliveries) expect(["delivered", "exhausted"], key).toContain(d.status);
     return w;

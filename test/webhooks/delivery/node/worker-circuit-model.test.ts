@@ -1,57 +1,37 @@
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createEndpointRateLimiter } from "../../../../src/ratelimit/endpoint-limiter";
-import type { AttemptResult } from "../../../../src/webhooks/delivery/attempt";
-import type { DeliveryQueue } from "../../../../src/webhooks/delivery/delivery-queue";
-import type { DeliveryRequest } from "../../../../src/webhooks/delivery/delivery-request";
-import { createMemoryDeliveryQueue, createMemoryEndpointStore } from "../../../../src/webhooks/delivery/memory/index";
+import type { DeliveryWorkerEvent } from "../../../../src/webhooks/delivery/node/index";
+import { LEASE_MS, modelWorld, T0 } from "./worker-model-harness";
+import { answerUntilOver, dueAndWaiting, expectAsModelled, runSteps } from "./worker-model-steps";
 import {
-  createDeliveryWorker,
-  type DeliveryWorker,
-  type DeliveryWorkerEvent,
-} from "../../../../src/webhooks/delivery/node/index";
-import type { DeliveryStatus } from "../../../../src/webhooks/delivery/state-machine";
-import { scheduleBackoff } from "../../../../src/webhooks/retry/backoff";
-import { endpointFixture } from "../store-contract";
-import { fakeDispatcher } from "./fake-dispatcher";
-import { type Behaviour, circuitCommands, publishCommand, untilQuiet } from "./worker-model-support";
+  type AnswerCommand,
+  answerOf,
+  type BehaveCommand,
+  type Behaviour,
+  BURST,
+  CIRCUIT,
+  circuitCommands,
+  DELAYS,
+  isOver,
+  MAX_ATTEMPTS,
+  type PublishCommand,
+  rateBreach,
+  recordAnswer,
+  type TickCommand,
+} from "./worker-model-support";
 
 // A model test of the delivery worker's circuit breaker and per-endpoint rate limit: random commands (publish, set an
 // endpoint's behaviour, answer, tick the fake clock) against the worker on the memory queue, each step checked against
 // a plain model written here. As in worker-model.test.ts nothing waits for wall-clock time: the test waits until the
 // worker has done all it can (settle), then checks.
 
-const T0 = 1_700_000_000_000;
 const CONCURRENCY = 4;
 const ENDPOINT_CONCURRENCY = 2;
-// Delays before each attempt (no jitter).
-const DELAYS = [0, 500, 1_000, 2_000] as const;
-const MAX_ATTEMPTS = DELAYS.length;
-// Longer than every run's fake clock moves (see worker-model.test.ts: the heartbeat runs on real time).
-const LEASE_MS = 30 * 86_400_000;
-const CIRCUIT = { window: 4, minimumAttempts: 3, failureRatio: 0.6, coolDownMs: 2_000 } as const;
-// The endpoint pacer's burst (createEndpointRateLimiter's `burst`).
-const BURST = 2;
 
 type CircuitStatus = "closed" | "open" | "half_open";
 
-type Command =
-  | { readonly type: "publish"; readonly to: number | "all"; readonly count: number }
-  | { readonly type: "behave"; readonly endpoint: number; readonly behaviour: Behaviour }
-  | { readonly type: "answer"; readonly endpoint: number }
-  | { readonly type: "tick"; readonly ms: number };
-
-// What the model knows of one delivery.
-interface Modelled {
-  readonly id: string;
-  readonly endpoint: number;
-  status: DeliveryStatus;
-  attempts: number;
-  /** When it is due by the retry schedule (a deferral may put it later, never earlier). */
-  dueAt: number;
-  /** An attempt of it is out at the dispatcher. */
-  out: boolean;
-}
+type Command = PublishCommand | BehaveCommand | AnswerCommand | TickCommand;
 
 // What the model knows of one endpoint's circuit (circuit-breaker.ts's rules, restated).
 interface CircuitModel {
@@ -66,25 +46,6 @@ interface CircuitModel {
   expected: CircuitStatus[];
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-/** The answer an endpoint of `behaviour` gives; `undefined`: none (it hangs). Each is the endpoint's answer. */
-function answerOf(behaviour: Behaviour): AttemptResult | undefined {
-  switch (behaviour) {
-    case "2xx":
-      return { kind: "response", status: 204, durationMs: 1 };
-    case "5xx":
-      return { kind: "response", status: 503, durationMs: 1 };
-    case "refuse":
-      return { kind: "error", errorKind: "connection_refused", durationMs: 1 };
-    case "hang":
-      return undefined;
-  }
-}
-
 interface Scenario {
   /** Each endpoint's `rateLimit` (deliveries per second), `null` for none; endpoint 0 always has one. */
   readonly rates: readonly (number | null)[];
@@ -94,23 +55,9 @@ interface Scenario {
 
 // The worker, its world, and the model, checked at every dispatch and circuit event and after every command.
 async function world({ rates, shared }: Scenario) {
-  const clock = { now: T0 };
+  const m = await modelWorld(rates);
+  const { clock, deliveries, hosts, ids, violations } = m;
   const behaviours: Behaviour[] = rates.map(() => "2xx");
-  const endpoints = createMemoryEndpointStore();
-  const queue: DeliveryQueue = createMemoryDeliveryQueue({ endpoints, now: () => clock.now });
-  const fake = fakeDispatcher(() => true); // every request waits for the test to answer it
-  const hosts = rates.map((_, i) => `e${i}.example`);
-  const ids: string[] = [];
-  for (const [i, host] of hosts.entries()) {
-    const made = endpointFixture({
-      url: `https://${host}/hook`,
-      enabledEvents: ["all.*", `only${i}.*`],
-      rateLimit: rates[i] ?? null,
-    });
-    await endpoints.create(made);
-    ids.push(made.id);
-  }
-  const deliveries = new Map<string, Modelled>(); // by `${host} ${event id}`
   const circuits: CircuitModel[] = rates.map(() => ({
     status: "closed",
     outcomes: [],
@@ -120,30 +67,16 @@ async function world({ rates, shared }: Scenario) {
   }));
   // Every attempt's start on the fake clock, per endpoint, in order.
   const starts: number[][] = rates.map(() => []);
-  const violations: string[] = [];
-  const out = new Map<string, number>(); // attempts out per host
-  const keyOf = (request: DeliveryRequest) => `${new URL(request.url).host} ${request.headers["webhook-id"]}`;
   // With a shared board a probe won and never reported is another's after probeHoldMs (here the lease); without one,
   // circuitAllows replaces it after another cool-down.
   const probeEvery = shared ? LEASE_MS : CIRCUIT.coolDownMs;
 
-  // The GCRA law the pacer keeps (docs/rate-limits.md, "The guarantee"; gcra.ts): with emission interval
-  // T = 1000 / rate ms, in every closed interval of length L at most `burst + L / T` (rounded down) are admitted.
-  // Checked on the attempts' starts: what the endpoint's owner sees is when requests arrive.
+  // The rate law (rateBreach) at an attempt's start.
   function checkRate(endpoint: number, at: number): void {
-    const rate = rates[endpoint];
     const seen = starts[endpoint] as number[];
     seen.push(at);
-    if (rate === null || rate === undefined) return;
-    for (let i = 0; i < seen.length; i++) {
-      const count = seen.length - i;
-      const span = at - (seen[i] as number);
-      // count ≤ BURST + ⌊span · rate / 1000⌋ (exact: the rates here are whole or quarters).
-      if (count > BURST + Math.floor((span * rate) / 1000)) {
-        violations.push(`${hosts[endpoint]} (${rate}/s): ${count} attempts started within ${span} ms [${seen}]`);
-        return;
-      }
-    }
+    const breach = rateBreach(seen, rates[endpoint], BURST);
+    if (breach !== undefined) violations.push(`${hosts[endpoint]} ${breach}`);
   }
 
   // The circuit laws at an attempt's start: none while open; while half-open, one probe (another only once the first
@@ -161,34 +94,16 @@ async function world({ rates, shared }: Scenario) {
     }
   }
 
-  const dispatch = fake.dispatcher.dispatch.bind(fake.dispatcher);
-  fake.dispatcher.dispatch = (request, options) => {
-    const key = keyOf(request);
-    const host = new URL(request.url).host;
-    const endpoint = hosts.indexOf(host);
-    const delivery = deliveries.get(key);
-    const total = [...out.values()].reduce((a, b) => a + b, 0);
-    if (total + 1 > CONCURRENCY) violations.push(`${total + 1} attempts out at once`);
-    if ((out.get(host) ?? 0) + 1 > ENDPOINT_CONCURRENCY) violations.push(`${host}: over its cap`);
-    if (delivery === undefined) violations.push(`sent ${key}, never published`);
-    else {
-      if (delivery.out) violations.push(`sent ${key} while an attempt of it is out`);
-      if (delivery.status === "delivered" || delivery.status === "exhausted") {
-        violations.push(`sent ${key}, ${delivery.status}`);
-      }
-      if (delivery.dueAt > clock.now) violations.push(`sent ${key} at ${clock.now}, due at ${delivery.dueAt}`);
-      delivery.out = true;
-    }
-    checkCircuit(endpoint, clock.now);
-    checkRate(endpoint, clock.now);
-    out.set(host, (out.get(host) ?? 0) + 1);
-    const sent = dispatch(request, options);
-    void sent.then(() => {
-      out.set(host, (out.get(host) ?? 1) - 1);
-      if (delivery !== undefined) delivery.out = false;
-    });
-    return sent;
-  };
+  const sends = m.watch(
+    0,
+    { concurrency: CONCURRENCY, endpointConcurrency: ENDPOINT_CONCURRENCY },
+    {
+      sent: (_, endpoint) => {
+        checkCircuit(endpoint, clock.now);
+        checkRate(endpoint, clock.now);
+      },
+    },
+  );
 
   // The circuit events, checked as they come: half-open only from open once the cool-down passed; open and closed
   // exactly as the model decided from the answers, in that order.
@@ -241,79 +156,33 @@ async function world({ rates, shared }: Scenario) {
     }
   }
 
-  // Every step of the queue the worker takes (claims, stores), counted: the worker is quiet when nothing moves.
-  let moves = 0;
-  const seen: DeliveryQueue = Object.assign(Object.create(queue) as DeliveryQueue, {
-    claim: (...args: Parameters<DeliveryQueue["claim"]>) => {
-      moves++;
-      return queue.claim(...args);
-    },
-    complete: (...args: Parameters<DeliveryQueue["complete"]>) => {
-      moves++;
-      return queue.complete(...args);
-    },
+  const worker = m.worker({
     // Without a board each worker's own circuit decides (holdBack's circuitAllows).
-    ...(shared ? {} : { sharedCircuits: undefined }),
-  });
-  const worker: DeliveryWorker = createDeliveryWorker({
-    queue: seen,
-    endpoints,
-    dispatcher: fake.dispatcher,
-    now: () => clock.now,
-    random: () => 0.5,
+    queue: m.countedQueue(shared ? {} : { sharedCircuits: undefined }),
+    dispatcher: sends.fake.dispatcher,
     concurrency: CONCURRENCY,
     endpointConcurrency: ENDPOINT_CONCURRENCY,
-    retry: scheduleBackoff([...DELAYS], 0),
+    delays: DELAYS,
     circuit: CIRCUIT,
     rateLimiter: createEndpointRateLimiter({ burst: BURST }),
-    disableAfterMs: Number.POSITIVE_INFINITY,
-    leaseMs: LEASE_MS,
-    stopGraceMs: 0,
     onEvent,
   });
-  cleanups.push(() => worker.stop());
-
-  // Until nothing has moved for a few turns of the event loop.
-  const settle = async () => {
-    const print = () => `${fake.sent.length} ${fake.pending.size} ${worker.inFlight} ${moves}`;
-    await untilQuiet(print);
-  };
+  const settle = () => m.settle([sends.fake], [worker]);
 
   async function run(command: Command): Promise<void> {
     switch (command.type) {
-      case "publish": {
-        for (const { id, endpointId, eventId } of await publishCommand(queue, clock.now, command.to, command.count)) {
-          const endpoint = ids.indexOf(endpointId);
-          deliveries.set(`${hosts[endpoint]} ${eventId}`, {
-            id,
-            endpoint,
-            status: "pending",
-            attempts: 0,
-            dueAt: clock.now,
-            out: false,
-          });
-        }
-        return;
-      }
+      case "publish":
+        return m.publish(command.to, command.count);
       case "behave":
         behaviours[command.endpoint] = command.behaviour;
         return;
       case "answer": {
         const result = answerOf(behaviours[command.endpoint] as Behaviour);
         if (result === undefined) return;
-        for (const pending of [...fake.pending]) {
-          const key = keyOf(pending.request);
-          const delivery = deliveries.get(key);
+        for (const pending of [...sends.fake.pending]) {
+          const delivery = deliveries.get(m.keyOf(pending.request));
           if (delivery?.endpoint !== command.endpoint) continue;
-          // Transition as the state machine documents it: 2xx delivered, else retried on the schedule until the last.
-          delivery.attempts++;
-          const success = result.kind === "response" && result.status < 300;
-          if (success) delivery.status = "delivered";
-          else if (delivery.attempts >= MAX_ATTEMPTS) delivery.status = "exhausted";
-          else {
-            delivery.status = "failed";
-            delivery.dueAt = clock.now + (DELAYS[delivery.attempts] as number);
-          }
+          const success = recordAnswer(delivery, result, clock.now, DELAYS);
           record(command.endpoint, !success);
           pending.answer(result);
         }
@@ -327,8 +196,8 @@ async function world({ rates, shared }: Scenario) {
   }
 
   async function check(label: string): Promise<void> {
-    expect(violations, label).toEqual([]);
-    const now = clock.now;
+    // Due already: perhaps deferred since (rate limit, open circuit), never earlier.
+    const stored = await expectAsModelled(m, label, { deferrable: true });
     for (const [i, circuit] of circuits.entries()) {
       expect(circuit.expected, `${label}: ${hosts[i]}'s circuit changes not announced`).toEqual([]);
       // The order of the announcements: open → half_open → closed or open.
@@ -339,31 +208,12 @@ async function world({ rates, shared }: Scenario) {
         status = next;
       }
     }
-    const states = new Map<string, Awaited<ReturnType<DeliveryQueue["get"]>>>();
-    for (const [key, model] of deliveries) {
-      const record = await queue.get(model.id);
-      states.set(key, record);
-      const state = record?.state;
-      const where = `${label}: ${key}`;
-      expect([state?.status, state?.attempts], where).toEqual([model.status, model.attempts]);
-      if (model.status === "delivered" || model.status === "exhausted") continue;
-      const due = state?.nextAttemptAt ?? Number.NaN;
-      // Due later: exactly when the schedule says (a deferral happens only once due). Due already: perhaps deferred
-      // since (rate limit, open circuit), never earlier.
-      if (model.dueAt > now) expect(due, where).toBe(model.dueAt);
-      else expect(due, where).toBeGreaterThanOrEqual(model.dueAt);
-    }
     // No endpoint's open circuit or rate limit delays another's due delivery, and neither holds its own longer than
     // it must: a delivery the queue has due now whose endpoint has nothing out waits only while every slot is taken
     // (else it was sent, or deferred past now: until the cool-down's end, the probe's report or the pacer's next slot).
-    const total = [...out.values()].reduce((a, b) => a + b, 0);
     for (const [i, host] of hosts.entries()) {
-      const due = [...deliveries.entries()].some(([key, d]) => {
-        const state = states.get(key)?.state;
-        return d.endpoint === i && !d.out && (state?.nextAttemptAt ?? Number.POSITIVE_INFINITY) <= now;
-      });
-      if (due && (out.get(host) ?? 0) === 0) {
-        expect(total, `${label}: ${host} starved (${[...out.entries()]})`).toBe(CONCURRENCY);
+      if (dueAndWaiting(m, stored, i).length > 0 && (sends.out.get(i) ?? 0) === 0) {
+        expect(sends.total(), `${label}: ${host} starved (${[...sends.out.entries()]})`).toBe(CONCURRENCY);
       }
     }
   }
@@ -371,17 +221,11 @@ async function world({ rates, shared }: Scenario) {
   // Every endpoint answers 2xx from now on; answers and lets the clock run until every delivery is over.
   async function finish(): Promise<void> {
     for (let i = 0; i < behaviours.length; i++) behaviours[i] = "2xx";
-    const open = () => [...deliveries.values()].some((d) => d.status === "pending" || d.status === "failed");
-    for (let round = 0; round < 500 && open(); round++) {
-      const before = fake.sent.length + fake.pending.size;
-      for (let i = 0; i < behaviours.length; i++) await run({ type: "answer", endpoint: i });
-      await settle();
-      if (fake.sent.length + fake.pending.size === before) {
-        await run({ type: "tick", ms: 500 });
-        await settle();
-      }
-      await check(`end round ${round}`);
-    }
+    const open = () => [...deliveries.values()].some((d) => !isOver(d));
+    await answerUntilOver(
+      { run, settle, check },
+      { endpoints: behaviours.length, fakes: [sends.fake], open, tickMs: 500 },
+    );
   }
 
   return { worker, deliveries, settle, run, check, finish, announced, starts };
@@ -407,11 +251,7 @@ describe("delivery worker: circuit breaker and per-endpoint rate limit (model)",
         w.worker.start();
         await w.settle();
         await w.check("start");
-        for (const [n, step] of steps.entries()) {
-          await w.run(step);
-          await w.settle();
-          await w.check(`step ${n} ${JSON.stringify(step)}`);
-        }
+        await runSteps(w, steps);
         await w.finish();
         await w.worker.stop();
         for (const [key, d] of w.deliveries) {
@@ -428,11 +268,7 @@ describe("delivery worker: circuit breaker and per-endpoint rate limit (model)",
     const w = await world(s);
     w.worker.start();
     await w.settle();
-    for (const [n, step] of steps.entries()) {
-      await w.run(step);
-      await w.settle();
-      await w.check(`step ${n} ${JSON.stringify(step)}`);
-    }
+    await runSteps(w, steps);
     return w;
   }
 

@@ -12,6 +12,7 @@ import { policyDelay } from "../retry/policy-delay";
 import { AttemptDeadline } from "./attempt-deadline";
 import { errorRecord, WebhookConsumerError } from "./errors";
 import type { InboxEvent } from "./event";
+import { handlerInput } from "./handler-input";
 import type { Inbox, InboxClaim } from "./inbox";
 import { sharedDeadline } from "./shared-deadline";
 
@@ -357,15 +358,9 @@ export class WebhookProcessor<Context extends object = object> {
         claim,
         async (context) => {
           if (route === undefined) return;
-          const handled = route.handler({
-            ...context,
-            event: handlerEvent,
-            attempt: attempts,
-            // Made when the handler reads it (AttemptDeadline).
-            get signal() {
-              return deadline.signal;
-            },
-          } as InboxEventHandlerInput<unknown, Context>);
+          const handled = route.handler(
+            handlerInput<InboxEventHandlerInput<unknown, Context>>(context, handlerEvent, attempts, deadline),
+          );
           // A handler that answered synchronously has finished. An async one fails at the time-out here too, for an
           // inbox that does not take the signal.
           if (!isThenable(handled)) return;

@@ -643,10 +643,17 @@ async function run(targets: readonly StoreUnderTest[], commands: readonly Comman
   const prefix = `we_r${runs++}`;
   const opened = await Promise.all(targets.map((t) => t.open()));
   const stops: (() => void)[] = [];
+  const reads: Promise<unknown>[] = [];
   try {
     const subjects = opened.map(({ store, exact }) => {
       const heard: Subject["heard"] = [];
-      const stop = store.watch?.((id) => void heard.push({ id, read: store.get(id) }));
+      const stop = store.watch?.((id) => {
+        const read = store.get(id);
+        // A step that does not check its reads (a race, a refused write) leaves them unawaited: all of them are
+        // settled before the run ends, so none is still running when the suite drops the schema it reads.
+        reads.push(read);
+        heard.push({ id, read });
+      });
       if (stop === undefined) throw new Error("every store here has watch");
       stops.push(stop);
       return { store, exact, heard, model: new Model(prefix) };
@@ -660,6 +667,7 @@ async function run(targets: readonly StoreUnderTest[], commands: readonly Comman
     }
   } finally {
     for (const stop of stops) stop();
+    await Promise.allSettled(reads);
     await Promise.all(opened.map((o) => o.close()));
   }
 }

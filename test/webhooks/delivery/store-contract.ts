@@ -621,7 +621,13 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       // What a listener saw: the id, and what a read started inside the listener found.
       const watching = (store: EndpointStore) => {
         const seen: { id: string; read: Promise<WebhookEndpoint | undefined> }[] = [];
-        const stop = store.watch?.((id) => void seen.push({ id, read: store.get(id) })) ?? (() => {});
+        const unwatch = store.watch?.((id) => void seen.push({ id, read: store.get(id) })) ?? (() => {});
+        // Every read the listener started settles before the test ends, checked or not: none is still running when
+        // the suite drops the schema it reads.
+        const stop = async () => {
+          unwatch();
+          await Promise.allSettled(seen.map((x) => x.read));
+        };
         return { seen, stop, ids: () => seen.map((x) => x.id) };
       };
 
@@ -650,7 +656,7 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
           expect(w.ids()).toEqual([e.id, e.id, e.id, e.id, checked.id, checked.id]);
           expect(await w.seen[5]?.read).toBeUndefined();
         } finally {
-          w.stop();
+          await w.stop();
         }
       });
 
@@ -676,7 +682,7 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
             expect(await w.seen[i]?.read, name).toEqual(e);
           }
         } finally {
-          w.stop();
+          await w.stop();
         }
         await f.endpoints.delete(e.id);
       });
@@ -709,7 +715,7 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
           await expect(f.endpoints.create(endpointFixture({ id: e.id }))).rejects.toThrow();
           expect(w.ids()).toEqual([]);
         } finally {
-          w.stop();
+          await w.stop();
         }
         await f.endpoints.delete(e.id);
       });

@@ -643,19 +643,16 @@ async function run(targets: readonly StoreUnderTest[], commands: readonly Comman
   const prefix = `we_r${runs++}`;
   const opened = await Promise.all(targets.map((t) => t.open()));
   const stops: (() => void)[] = [];
-  const reads: Promise<unknown>[] = [];
+  // What each store's watch heard. A step that does not check its reads (a race, a refused write) leaves them
+  // unawaited: all of them are settled before the run ends, so none is still running when the suite drops the schema.
+  const heards: Subject["heard"][] = [];
   try {
     const subjects = opened.map(({ store, exact }) => {
       const heard: Subject["heard"] = [];
-      const stop = store.watch?.((id) => {
-        const read = store.get(id);
-        // A step that does not check its reads (a race, a refused write) leaves them unawaited: all of them are
-        // settled before the run ends, so none is still running when the suite drops the schema it reads.
-        reads.push(read);
-        heard.push({ id, read });
-      });
+      const stop = store.watch?.((id) => void heard.push({ id, read: store.get(id) }));
       if (stop === undefined) throw new Error("every store here has watch");
       stops.push(stop);
+      heards.push(heard);
       return { store, exact, heard, model: new Model(prefix) };
     });
     for (const c of commands) {
@@ -667,7 +664,7 @@ async function run(targets: readonly StoreUnderTest[], commands: readonly Comman
     }
   } finally {
     for (const stop of stops) stop();
-    await Promise.allSettled(reads);
+    await Promise.allSettled(heards.flatMap((heard) => heard.map((h) => h.read)));
     await Promise.all(opened.map((o) => o.close()));
   }
 }

@@ -11,7 +11,11 @@
 // over the rounds.
 import pg from "pg";
 import { migrate } from "../../src/postgres/index";
-import { createPostgresDeliveryQueue, deliveryMigrations } from "../../src/webhooks/delivery/postgres/index";
+import {
+  createPostgresDeliveryQueue,
+  deliveryMigrations,
+  type PostgresDeliveryQueue,
+} from "../../src/webhooks/delivery/postgres/index";
 
 const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const pool = new pg.Pool({ connectionString: url, max: 2 });
@@ -55,22 +59,27 @@ const tables = {
 
 const now = Date.now();
 
-async function build(table: Table) {
+/** The table filled and vacuumed in a fresh schema, with a queue on it. */
+async function build(table: Table): Promise<Built> {
   await pool.query(`DROP SCHEMA IF EXISTS "${table.schema}" CASCADE`);
   await migrate(pool, deliveryMigrations({ schema: table.schema }));
   for (const statement of table.fill(table.schema)) await pool.query(statement, [now]);
   await pool.query(`VACUUM ANALYZE "${table.schema}".webhook_deliveries`);
   // BENCH_PREPARE=0: the claim planned on every call, as before the queue prepared it.
-  return createPostgresDeliveryQueue({
+  const queue = createPostgresDeliveryQueue({
     client: pool,
     schema: table.schema,
     prepare: process.env.BENCH_PREPARE !== "0",
   });
+  return { table, queue };
 }
 
-interface Case {
+interface Built {
   readonly table: Table;
-  readonly queue: ReturnType<typeof createPostgresDeliveryQueue>;
+  readonly queue: PostgresDeliveryQueue;
+}
+
+interface Case extends Built {
   readonly perEndpoint: number;
   readonly times: number[];
 }
@@ -103,19 +112,12 @@ function median({ table, perEndpoint, times }: Case): number {
 }
 
 try {
-  const queues = new Map<Table, ReturnType<typeof createPostgresDeliveryQueue>>();
-  for (const table of Object.values(tables)) queues.set(table, await build(table));
-  const make = (table: Table, perEndpoint: number): Case => ({
-    table,
-    queue: queues.get(table) as ReturnType<typeof createPostgresDeliveryQueue>,
-    perEndpoint,
-    times: [],
-  });
-  const small = make(tables.small, 1);
-  const large = make(tables.large, 1);
-  const small16 = make(tables.small62, 16);
-  const large16 = make(tables.large, 16);
-  const trap = make(tables.trap, 1);
+  const builtLarge = await build(tables.large);
+  const small: Case = { ...(await build(tables.small)), perEndpoint: 1, times: [] };
+  const large: Case = { ...builtLarge, perEndpoint: 1, times: [] };
+  const small16: Case = { ...(await build(tables.small62)), perEndpoint: 16, times: [] };
+  const large16: Case = { ...builtLarge, perEndpoint: 16, times: [] };
+  const trap: Case = { ...(await build(tables.trap)), perEndpoint: 1, times: [] };
   const cases = [small, large, small16, large16, trap];
   for (let round = 0; round < WARM_UP + CLAIMS; round++) {
     for (let k = 0; k < cases.length; k++) {

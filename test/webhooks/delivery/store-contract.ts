@@ -1191,6 +1191,44 @@ export function storeContract(name: string, make: (options?: StoreFixtureOptions
       for (const e of [busy, quiet, capped]) await f.endpoints.delete(e.id);
     });
 
+    it("gives an endpoint with room for one its oldest free due delivery: the next while the oldest is in flight, each to one of concurrent claims, none before it is due", async () => {
+      const e = endpointFixture({ enabledEvents: ["one.room"] });
+      const other = endpointFixture({ enabledEvents: ["one.other"] });
+      for (const x of [e, other]) await f.endpoints.create(x);
+      const now = T0 + 70_000;
+      for (let i = 0; i < 6; i++) {
+        await f.queue.publish(createEvent({ type: "one.room", data: { i } }), { now: now - 1_000 + i });
+      }
+      const mine = (claims: readonly ClaimedDelivery[]) => claims.filter((c) => c.endpointId === e.id);
+      const order = (claims: readonly ClaimedDelivery[]) => mine(claims).map((c) => JSON.parse(c.payload).data.i);
+      const one = { limit: 10, now, leaseMs: 1_000, perEndpoint: 1 };
+      const first = await f.queue.claim(one);
+      expect(order(first)).toEqual([0]);
+      // The oldest is leased: the next due one, by perEndpoint and by a room of 1 in endpointLimits alike.
+      const second = await f.queue.claim(one);
+      expect(order(second)).toEqual([1]);
+      const third = await f.queue.claim({ ...one, perEndpoint: 4, endpointLimits: new Map([[e.id, 1]]) });
+      expect(order(third)).toEqual([2]);
+      // Concurrent claims never share a delivery.
+      const together = await Promise.all([f.queue.claim(one), f.queue.claim(one), f.queue.claim(one)]);
+      const ids = together.flatMap((claims) => mine(claims).map((c) => c.id));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBeGreaterThanOrEqual(1);
+      const all = [...first, ...second, ...third, ...together.flat()];
+      for (const c of all) await f.queue.complete(c, transition(c.state, delivered200, now).state);
+      for (const c of await f.queue.claim({ limit: 100, now, leaseMs: 1_000 })) {
+        await f.queue.complete(c, transition(c.state, delivered200, now).state);
+      }
+      // An endpoint whose only delivery is not yet due gives nothing until it is.
+      await f.queue.publish(createEvent({ type: "one.other", data: {} }), { now, delayMs: 5_000 });
+      const early = await f.queue.claim({ ...one, now: now + 1_000 });
+      expect(early.filter((c) => c.endpointId === other.id)).toEqual([]);
+      const onTime = await f.queue.claim({ ...one, now: now + 6_000 });
+      expect(onTime.filter((c) => c.endpointId === other.id)).toHaveLength(1);
+      for (const c of [...early, ...onTime]) await f.queue.complete(c, transition(c.state, delivered200, now).state);
+      for (const x of [e, other]) await f.endpoints.delete(x.id);
+    });
+
     it("renews the leases still held, so a slow attempt is not claimed again (issue 15)", async () => {
       const now = T0 + 60_000;
       const event = createEvent({ type: "q.created", data: { renew: true } });

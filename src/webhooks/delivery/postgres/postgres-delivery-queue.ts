@@ -235,9 +235,9 @@ function queueOn(
   // by address, when that row is due, unleased and not locked by another claim; only otherwise does it look up its
   // oldest free due delivery in the index. The head is the endpoint's earliest scheduled delivery, so when it is free
   // it is the one the lookup would find. Against 1,000,000 pending deliveries the lookup was the part of a claim
-  // that grew with the table (bench/delivery's claim latency, 1 per endpoint: 0.70 of the claim at 1,000 with it,
-  // 0.78-0.79 without). The price: each step reads the head's row, where an index-only step could skip an all-visible
-  // page (a claim that walks 9,000 endpoints waiting for retries: 9-16 % slower).
+  // that grew with the table (bench/delivery's claim latency, 1 per endpoint: 0.70 of the claim at 1,000 with the
+  // lookup, 0.77-0.79 without). The price: each step reads the head's row, where an index-only step could skip an
+  // all-visible page (a claim that walks 9,000 endpoints waiting for retries: 9-16 % slower).
   const claimSql = (reach: string) => `WITH RECURSIVE
     after_cursor(endpoint_id, due, head, n) AS (
       SELECT endpoint_id, due, head, 1 FROM (${step("$4", "")}) first

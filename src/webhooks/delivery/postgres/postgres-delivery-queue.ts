@@ -253,10 +253,11 @@ function queueOn(
       WHERE s.n < $5
     ),
     walk AS MATERIALIZED (
-      -- Each endpoint's room once (materialized: the two branches below would each look it up again).
-      SELECT w.*, coalesce(
+      -- Each due endpoint's room once (materialized: the two branches below would each look it up again); none for
+      -- the endpoints the walk only passes, which may be thousands.
+      SELECT w.*, CASE WHEN w.due THEN coalesce(
         (SELECT r.room FROM unnest($7::text[], $8::int[]) AS r(id, room) WHERE r.id = w.endpoint_id), $6::int
-      ) AS room
+      ) END AS room
       FROM (SELECT endpoint_id, due, head, n FROM after_cursor UNION ALL SELECT endpoint_id, due, head, n + $5 FROM from_start) w
     ),
     due AS (

@@ -71,20 +71,33 @@ async function freshEndpoint(target: Target, stores: Stores = memoryStores) {
  * The limit: `concurrency` loops, each POSTing over a keep-alive agent as fast as answers come back, the same bytes
  * a delivery sends (body and Standard Webhooks headers, signed once with the endpoint's secret). The client is
  * undici's `Agent` with its `request` API, the faster of the two measured (undici.ts), as the issue asks.
+ * `signEach`: each request is signed afresh, as a delivery is (its own `webhook-id`, the current second), by the
+ * library's `buildDeliveryRequest`, and nothing else is added: the floor of any worker that signs what it sends.
  */
-export async function bare(target: Target, concurrency: number, durationMs: number, check = false): Promise<Round> {
+export async function bare(
+  target: Target,
+  concurrency: number,
+  durationMs: number,
+  check = false,
+  signEach = false,
+): Promise<Round> {
   const { endpoint } = await freshEndpoint(target);
   const event = createEvent({ type: "order.created", data: { id: "ord_0", total: 1999 } });
-  const sample = buildDeliveryRequest({ eventId: event.id, payload: JSON.stringify(event) }, endpoint, Date.now());
+  const payload = JSON.stringify(event);
+  const sample = buildDeliveryRequest({ eventId: event.id, payload }, endpoint, Date.now());
   const url = new URL(target.url);
   const agent = new Agent({ keepAliveTimeout: 60_000 });
+  let signed = 0;
   const post = async () => {
+    const request = signEach
+      ? buildDeliveryRequest({ eventId: `${event.id}_${signed++}`, payload }, endpoint, Date.now())
+      : sample;
     const res = await agent.request({
       origin: url.origin,
       path: url.pathname,
       method: "POST",
-      headers: sample.headers,
-      body: sample.body,
+      headers: request.headers,
+      body: request.body,
     });
     await res.body.dump();
     return res.statusCode;
@@ -108,8 +121,15 @@ export async function bare(target: Target, concurrency: number, durationMs: numb
   const used = cpuMicros(cpu);
   await agent.close();
   const stats = await ask(target.consumer, { type: "stats" });
-  if (failed > 0 || stats.received !== done || stats.badSignatures > 0) {
-    throw new Error(`bare c=${concurrency}: ${done} sent, ${stats.received} received, ${failed} not 200`);
+  if (
+    failed > 0 ||
+    stats.received !== done ||
+    stats.badSignatures > 0 ||
+    (check && signEach && stats.unique !== done)
+  ) {
+    throw new Error(
+      `bare c=${concurrency}${signEach ? ", signing each" : ""}: ${done} sent, ${stats.received} received (${stats.unique} unique verified), ${failed} not 200`,
+    );
   }
   return { rate: done / (elapsed / 1000), cpu: used / done, consumerCpu: stats.cpuMicros / done };
 }

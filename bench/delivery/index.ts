@@ -1,12 +1,13 @@
 // bench/delivery: deliveries per second to a local consumer (second process) with the in-memory queue, next to a bare
-// keep-alive POST loop at the same concurrency (the limit); the worker's own CPU per delivery; and the heap of
+// keep-alive POST loop at the same concurrency (the limit) and the same loop signing each request afresh (the floor of
+// any worker that signs what it sends); the worker's own CPU per delivery; and the heap of
 // 1,000,000 scheduled retries; the worker with rest-webhooks/otel's listener against the worker without (otel.ts); a
 // healthy endpoint beside 8 hanging ones against it alone (isolation.ts); the PostgreSQL claim with 1k and 1M
 // deliveries pending (claim-latency.ts).
 //
 // Soundness: every contender is checked first (all deliveries arrive, every signature verifies, every event id once);
-// a warm-up round of each is discarded; timed rounds alternate the contenders (ABBA) so a noisy neighbour hurts both
-// alike; the ratio is the median of the per-pair ratios. CPU time per request is printed beside the rates: on a shared
+// a warm-up round of each is discarded; timed rounds take the contenders in turn, the order reversed every other round
+// (ABC CBA), so a noisy neighbour hurts all alike; a ratio is the median of the per-round ratios. CPU time per request is printed beside the rates: on a shared
 // machine it is the steadier figure.
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -42,36 +43,47 @@ try {
     await delivery(target, c, 3_000);
   }
   for (const c of CONCURRENCY) {
-    // Correctness before timing: every delivery arrives once, verified; the bare loop's requests verify too.
+    // Correctness before timing: every delivery arrives once, verified; the bare loop's requests verify too, and the
+    // signing loop's each with an id of its own.
     await delivery(target, c, CHECKED, true);
     await bare(target, c, 100, true);
+    await bare(target, c, 100, true, true);
     // One more warm-up round of each at this concurrency, discarded; it also sizes our rounds to about the bare
     // loop's duration.
     const warm = await bare(target, c, DURATION_MS);
+    await bare(target, c, DURATION_MS, false, true);
     const count = Math.max(200, Math.round((warm.rate * DURATION_MS) / 1000));
     await delivery(target, c, count);
     const limit: Round[] = [];
+    const signing: Round[] = [];
     const ours: Round[] = [];
-    const pairs: number[] = [];
+    // The three contenders in turn, the order reversed every other round (ABC CBA), so none always runs first.
+    const contenders = [
+      async () => limit.push(await bare(target, c, DURATION_MS)),
+      async () => signing.push(await bare(target, c, DURATION_MS, false, true)),
+      async () => ours.push(await delivery(target, c, count)),
+    ];
     for (let round = 0; round < ROUNDS; round++) {
-      if (round % 2 === 0) {
-        limit.push(await bare(target, c, DURATION_MS));
-        ours.push(await delivery(target, c, count));
-      } else {
-        ours.push(await delivery(target, c, count));
-        limit.push(await bare(target, c, DURATION_MS));
-      }
-      pairs.push((ours[round] as Round).rate / (limit[round] as Round).rate);
+      for (const run of round % 2 === 0 ? contenders : [...contenders].reverse()) await run();
     }
+    const pairs = (a: readonly Round[], b: readonly Round[]) =>
+      median(a.map((one, i) => one.rate / (b[i] as Round).rate)).toFixed(2);
     const oursCpu = field(ours, "cpu");
     const bareCpu = field(limit, "cpu");
+    const signingCpu = field(signing, "cpu");
     console.log(
-      `c=${c}: delivery ${field(ours, "rate").toFixed(0)} deliveries/s (best ${best(ours).toFixed(0)}) · bare keep-alive POST ${field(limit, "rate").toFixed(0)} req/s (best ${best(limit).toFixed(0)}) · median of ${ROUNDS} alternating rounds`,
+      `c=${c}: delivery ${field(ours, "rate").toFixed(0)} deliveries/s (best ${best(ours).toFixed(0)}) · bare keep-alive POST ${field(limit, "rate").toFixed(0)} req/s (best ${best(limit).toFixed(0)}) · the same signing each request ${field(signing, "rate").toFixed(0)} req/s (best ${best(signing).toFixed(0)}) · median of ${ROUNDS} alternating rounds`,
     );
     console.log(
-      `c=${c}: CPU per request, sender: delivery ${oursCpu.toFixed(1)} µs · bare ${bareCpu.toFixed(1)} µs (worker adds ${(oursCpu - bareCpu).toFixed(1)} µs); consumer ${field(ours, "consumerCpu").toFixed(1)} / ${field(limit, "consumerCpu").toFixed(1)} µs`,
+      `c=${c}: CPU per request, sender: delivery ${oursCpu.toFixed(1)} µs · bare ${bareCpu.toFixed(1)} µs (worker adds ${(oursCpu - bareCpu).toFixed(1)} µs) · signing each ${signingCpu.toFixed(1)} µs (signing adds ${(signingCpu - bareCpu).toFixed(1)} µs); consumer ${field(ours, "consumerCpu").toFixed(1)} / ${field(limit, "consumerCpu").toFixed(1)} / ${field(signing, "consumerCpu").toFixed(1)} µs`,
     );
-    ratios.push(`ratio: delivery c=${c} vs bare keep-alive POST = ${median(pairs).toFixed(2)}`);
+    ratios.push(`ratio: delivery c=${c} vs bare keep-alive POST = ${pairs(ours, limit)}`);
+    // Information, no target: what signing each request alone costs the bare loop (the floor of any worker that
+    // signs what it sends), and the worker against that floor (its own cost beyond the signature).
+    ratios.push(
+      `ratio: bare keep-alive POST signing each request c=${c} vs bare keep-alive POST = ${pairs(signing, limit)}`,
+    );
+    ratios.push(`ratio: delivery c=${c} vs bare keep-alive POST signing each request = ${pairs(ours, signing)}`);
   }
 
   // The durable queues beside the in-memory one, at c=16 (information, no target): published first, then drained.

@@ -179,11 +179,15 @@ function signStandard(input: SchemeSignInput): StandardWebhookHeaders {
     throw new TypeError(`${NAME}.sign: the secret ${reason}`);
   });
   // Verifiers (ours included) refuse a header with more distinct signatures of one version than that, unverified.
-  for (const version of ["v1,", "v1a,"]) {
-    if (new Set(signatures.filter((token) => token.startsWith(version))).size > MAX_SIGNATURES_PER_VERSION) {
-      throw new TypeError(
-        `${NAME}.sign: at most ${MAX_SIGNATURES_PER_VERSION} distinct secrets of each kind may sign one delivery; verifiers refuse more`,
-      );
+  // Only more signatures than that in all can hold more of one version: counted then, not on every delivery's
+  // signing (bench/delivery, the loop signing each request: ~0.3 µs of ~4).
+  if (signatures.length > MAX_SIGNATURES_PER_VERSION) {
+    for (const version of ["v1,", "v1a,"]) {
+      if (new Set(signatures.filter((token) => token.startsWith(version))).size > MAX_SIGNATURES_PER_VERSION) {
+        throw new TypeError(
+          `${NAME}.sign: at most ${MAX_SIGNATURES_PER_VERSION} distinct secrets of each kind may sign one delivery; verifiers refuse more`,
+        );
+      }
     }
   }
   return { "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": signatures.join(" ") };

@@ -318,6 +318,23 @@ describe("verify", () => {
       expect(check([...v1, bogusV1(10), valid].join(" "))).toBe("malformed_header");
     });
 
+    it("signs with up to 10 distinct secrets of each kind and refuses the eleventh, as verifiers would", () => {
+      const hmac = Array.from({ length: 11 }, () => generateSecret());
+      const ed = Array.from({ length: 11 }, () => generateSigningKeyPair().secretKey);
+      const tokens = (secrets: string[]) =>
+        sign({ id: "msg_keys", timestamp: NOW, body, secrets })["webhook-signature"].split(" ");
+      expect(tokens(hmac.slice(0, 10))).toHaveLength(10);
+      // Ten of each kind: eleven and more signatures in all, none of one version past the limit.
+      expect(tokens([...hmac.slice(0, 10), ...ed.slice(0, 10)])).toHaveLength(20);
+      // A secret listed twice signs alike: eleven entries, ten distinct signatures.
+      expect(new Set(tokens([...hmac.slice(0, 10), hmac[0] as string])).size).toBe(10);
+      for (const secrets of [hmac, ed, [...ed.slice(0, 10), ...hmac]]) {
+        expect(() => tokens(secrets)).toThrow(/at most 10 distinct secrets of each kind/);
+      }
+      const signed = sign({ id: "msg_keys", timestamp: NOW, body, secrets: hmac.slice(0, 10) });
+      expect(verify({ body, headers: signed, secrets: hmac[9] as string, now: clock }).ok).toBe(true);
+    });
+
     it("signs with HMAC and Ed25519 keys side by side", () => {
       const pair = generateSigningKeyPair();
       const signed = sign({ id: "msg_both", timestamp: NOW, body, secrets: [secret, pair.secretKey] });

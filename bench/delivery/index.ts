@@ -1,14 +1,14 @@
 // bench/delivery: deliveries per second to a local consumer (second process) with the in-memory queue, next to a bare
 // keep-alive POST loop at the same concurrency (the limit) and the same loop signing each request afresh (the floor of
-// any worker that signs what it sends); the worker's own CPU per delivery; and the heap of
-// 1,000,000 scheduled retries; the worker with rest-webhooks/otel's listener against the worker without (otel.ts); a
+// any worker that signs what it sends); the worker's own CPU per delivery; and the heap of 1,000,000 scheduled
+// retries; the worker with rest-webhooks/otel's listener against the worker without (otel.ts); a
 // healthy endpoint beside 8 hanging ones against it alone (isolation.ts); the PostgreSQL claim with 1k and 1M
 // deliveries pending (claim-latency.ts).
 //
 // Soundness: every contender is checked first (all deliveries arrive, every signature verifies, every event id once);
-// a warm-up round of each is discarded; timed rounds take the contenders in turn, the order reversed every other round
-// (ABC CBA), so a noisy neighbour hurts all alike; a ratio is the median of the per-round ratios. CPU time per request is printed beside the rates: on a shared
-// machine it is the steadier figure.
+// a warm-up round of each is discarded; timed rounds take the contenders in turn, the order reversed every other
+// round (ABC CBA), so a noisy neighbour hurts all alike; a ratio is the median of the per-round ratios. CPU time per
+// request is printed beside the rates: on a shared machine it is the steadier figure.
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { AS_BUILT } from "../support/as-built";

@@ -180,7 +180,7 @@ function signStandard(input: SchemeSignInput): StandardWebhookHeaders {
   });
   // Verifiers (ours included) refuse a header with more distinct signatures of one version than that, unverified.
   // Only more signatures than that in all can hold more of one version: counted then, not on every delivery's
-  // signing (bench/delivery, the loop signing each request: ~0.3 µs of ~4).
+  // signing (bench/delivery, the loop signing each request: `buildDeliveryRequest` took ~0.45 µs of ~3.9 for it).
   if (signatures.length > MAX_SIGNATURES_PER_VERSION) {
     for (const version of ["v1,", "v1a,"]) {
       if (new Set(signatures.filter((token) => token.startsWith(version))).size > MAX_SIGNATURES_PER_VERSION) {

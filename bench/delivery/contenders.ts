@@ -78,8 +78,7 @@ export async function bare(
   target: Target,
   concurrency: number,
   durationMs: number,
-  check = false,
-  signEach = false,
+  { check = false, signEach = false }: { check?: boolean; signEach?: boolean } = {},
 ): Promise<Round> {
   const { endpoint } = await freshEndpoint(target);
   const event = createEvent({ type: "order.created", data: { id: "ord_0", total: 1999 } });

@@ -46,12 +46,12 @@ try {
     // Correctness before timing: every delivery arrives once, verified; the bare loop's requests verify too, and the
     // signing loop's each with an id of its own.
     await delivery(target, c, CHECKED, true);
-    await bare(target, c, 100, true);
-    await bare(target, c, 100, true, true);
+    await bare(target, c, 100, { check: true });
+    await bare(target, c, 100, { check: true, signEach: true });
     // One more warm-up round of each at this concurrency, discarded; it also sizes our rounds to about the bare
     // loop's duration.
     const warm = await bare(target, c, DURATION_MS);
-    await bare(target, c, DURATION_MS, false, true);
+    await bare(target, c, DURATION_MS, { signEach: true });
     const count = Math.max(200, Math.round((warm.rate * DURATION_MS) / 1000));
     await delivery(target, c, count);
     const limit: Round[] = [];
@@ -60,7 +60,7 @@ try {
     // The three contenders in turn, the order reversed every other round (ABC CBA), so none always runs first.
     const contenders = [
       async () => limit.push(await bare(target, c, DURATION_MS)),
-      async () => signing.push(await bare(target, c, DURATION_MS, false, true)),
+      async () => signing.push(await bare(target, c, DURATION_MS, { signEach: true })),
       async () => ours.push(await delivery(target, c, count)),
     ];
     for (let round = 0; round < ROUNDS; round++) {

@@ -1,6 +1,6 @@
 /**
- * The servers under load: a bare node:http verify-only handler, the consumer with each inbox, and the durable
- * consumer written by hand (verify with node:crypto, INSERT with pg).
+ * The servers under load: a bare node:http verify-only handler (alone, and keeping each body it verified), the consumer
+ * with each inbox, and the durable consumer written by hand (verify with node:crypto, INSERT with pg).
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer as createHttpServer, type Server } from "node:http";
@@ -39,24 +39,47 @@ const closeServer = (server: Server) =>
     server.close(() => resolve());
   });
 
-/** What a hand-written endpoint does at least: read the raw body, verify it with the same `verify`, answer. */
-export async function bareVerifyOnly(secret: string): Promise<Contender> {
-  const server = createHttpServer((req, res) => {
+/**
+ * A node:http server that reads the raw body, verifies it with the same `verify`, and answers; with `kept`, it also
+ * keeps each verified body there by its `webhook-id` (a duplicate keeps the first).
+ */
+function verifyingServer(secret: string, kept: Map<string, Buffer> | undefined): Server {
+  return createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const result = verify({
-        body: Buffer.concat(chunks),
-        headers: req.headers,
-        secrets: secret,
-        toleranceSeconds: TOLERANCE,
-      });
+      const body = Buffer.concat(chunks);
+      const result = verify({ body, headers: req.headers, secrets: secret, toleranceSeconds: TOLERANCE });
+      const id = result.ok ? result.id : undefined;
+      if (kept !== undefined && id !== undefined && !kept.has(id)) kept.set(id, body);
       res.writeHead(result.ok ? 202 : 400);
       res.end();
     });
   });
-  await listening(server);
+}
+
+/** What a hand-written endpoint does at least: read the raw body, verify it with the same `verify`, answer. */
+export async function bareVerifyOnly(secret: string): Promise<Contender> {
+  const server = await listening(verifyingServer(secret, undefined));
   return { name: "bare verify-only node:http", server, stored: async () => false, close: () => closeServer(server) };
+}
+
+/**
+ * The least an inbox that holds its events in memory must do beyond verifying: keep each verified body, found by its
+ * `webhook-id`, for as long as the process lives. The floor of the memory inbox without a processor, which keeps every
+ * event it acknowledged: what keeping costs the process (its heap growing for the whole run, fresh pages from the
+ * system), the inbox pays too, and this server pays nothing else. The body is kept as received, not copied, so this
+ * floor is lower than any copy's.
+ */
+export async function bareVerifyKeeping(secret: string): Promise<Contender> {
+  const kept = new Map<string, Buffer>();
+  const server = await listening(verifyingServer(secret, kept));
+  return {
+    name: "bare verify-only keeping each body",
+    server,
+    stored: async (id) => kept.has(id),
+    close: () => closeServer(server),
+  };
 }
 
 export async function consumerMemory(secret: string): Promise<Contender> {

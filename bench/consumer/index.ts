@@ -2,7 +2,8 @@
  * bench/consumer: acknowledged webhook deliveries per second on loopback — verify + inbox write + 202 —
  * for the consumer handler with the in-memory inbox (alone, and with its processor running beside it, as a consumer
  * runs it) and the PostgreSQL inbox, next to a bare node:http
- * handler that only verifies (with the same `verify`), and to the durable consumer written by hand
+ * handler that only verifies (with the same `verify`), the same handler keeping each body it verified (the floor of an
+ * inbox that holds every event in memory), and to the durable consumer written by hand
  * (node:crypto verify + one pg INSERT per request), the fair peer of the PostgreSQL inbox. Load comes from a second process (autocannon)
  * with pre-signed requests; each contender runs in a process of its own (server.ts), and is checked for correct
  * answers before it is timed. Every contender runs once per round, in an order that rotates; each ratio is the median
@@ -36,6 +37,8 @@ const SIZES = [
 const loadScript = fileURLToPath(new URL("./load.ts", import.meta.url));
 const serverScript = fileURLToPath(new URL("./server.ts", import.meta.url));
 const secret = generateSecret();
+const BARE = "bare verify-only node:http";
+const KEEPING = "bare verify-only keeping each body";
 
 /** A contender running in its own process (server.ts). */
 interface Contender {
@@ -105,7 +108,7 @@ async function check(contender: Contender): Promise<void> {
   const headers = sign({ id: "msg_check", timestamp: Math.floor(Date.now() / 1000), body, secrets: secret });
   const ok = await fetch(url, { method: "POST", body, headers });
   const bad = await fetch(url, { method: "POST", body: `${body} `, headers });
-  const stored = contender.name.startsWith("bare") ? true : await contender.stored("msg_check");
+  const stored = contender.name === BARE ? true : await contender.stored("msg_check");
   if (ok.status !== 202 || bad.status !== 400 || !stored) {
     throw new Error(`${contender.name} answered ${ok.status}/${bad.status} (stored: ${stored}); refusing to time it`);
   }
@@ -132,7 +135,7 @@ console.log(placement.description);
  * here, and the run is a test's: ten process start-ups fewer, and the rest side by side.
  */
 async function checkEveryContender(): Promise<void> {
-  const names: ContenderName[] = ["bare", "memory", "memory+processor"];
+  const names: ContenderName[] = ["bare", "keeping", "memory", "memory+processor"];
   if (withPostgres) names.push("postgres", "hand-written");
   const started = await Promise.allSettled(names.map(startContender));
   const contenders = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
@@ -173,7 +176,6 @@ console.log(
   `${CONNECTIONS} connections, ${DURATION_S} s per run after a 1 s warm-up, ${ROUNDS} rounds in a rotating order; each ratio is the median over rounds of the ratio within a round; load from a second process`,
 );
 
-const BARE = "bare verify-only node:http";
 const headline: string[] = [];
 const graded: string[] = [];
 // Every contender runs once per round, back to back, in an order that rotates from round to round, and each ratio is
@@ -185,7 +187,7 @@ const graded: string[] = [];
 // marking during the next contenders' runs (measured: +70–120 µs of server CPU per PostgreSQL acknowledgement), and no
 // contender's code warms up or shapes Node's HTTP internals beside another's, as no server does in production.
 for (const size of SIZES) {
-  const contenders: ContenderName[] = ["bare", "memory", "memory+processor"];
+  const contenders: ContenderName[] = ["bare", "keeping", "memory", "memory+processor"];
   if (withPostgres) contenders.push("postgres", "hand-written");
   // Per contender's name, one run per round.
   const runs = new Map<string, Load[]>();
@@ -230,6 +232,15 @@ for (const size of SIZES) {
     const ratio = paired(name, BARE, (load) => load.rps);
     if (ratio !== undefined) push(`ratio: ${label(name)} vs ${BARE} = ${ratio.toFixed(2)}`);
   }
+  // No target: what keeping every body costs a server that does nothing else (the memory inbox without a processor
+  // keeps every event it acknowledged), and the inbox against that floor, by rate and by server CPU per ack.
+  const keeping = paired(KEEPING, BARE, (load) => load.rps);
+  if (keeping !== undefined) push(`ratio: ${label(KEEPING)} vs ${BARE} = ${keeping.toFixed(2)}`);
+  const inboxRate = paired("consumer memory inbox", KEEPING, (load) => load.rps);
+  if (inboxRate !== undefined) push(`ratio: ${label("consumer memory inbox")} vs ${KEEPING} = ${inboxRate.toFixed(2)}`);
+  const inboxCpu = paired("consumer memory inbox", KEEPING, (load) => 1 / load.cpuPerRequestNs);
+  if (inboxCpu !== undefined && Number.isFinite(inboxCpu))
+    push(`ratio: ${label("consumer memory inbox")} (CPU time) vs ${KEEPING} = ${inboxCpu.toFixed(2)}`);
   // Acknowledgements per second of the server's CPU time, for the in-process inboxes only: the PostgreSQL contenders
   // hand part of their work to the database's processes, which this does not count.
   for (const name of ["consumer memory inbox", "consumer memory inbox + processor"]) {

@@ -3,6 +3,7 @@
 // an event id with whether that event is stored.
 import { serveOverIpc } from "../support/server-process";
 import {
+  bareVerifyKeeping,
   bareVerifyOnly,
   type Contender,
   consumerMemory,
@@ -12,7 +13,7 @@ import {
   urlOf,
 } from "./contenders";
 
-export type ContenderName = "bare" | "memory" | "memory+processor" | "postgres" | "hand-written";
+export type ContenderName = "bare" | "keeping" | "memory" | "memory+processor" | "postgres" | "hand-written";
 export interface ConsumerReady {
   name: string;
   url: string;
@@ -22,6 +23,8 @@ function start(name: ContenderName, secret: string, databaseUrl: string): Promis
   switch (name) {
     case "bare":
       return bareVerifyOnly(secret);
+    case "keeping":
+      return bareVerifyKeeping(secret);
     case "memory":
       return consumerMemory(secret);
     case "memory+processor":

@@ -50,8 +50,8 @@ function verifyingServer(secret: string, kept: Map<string, Buffer> | undefined):
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       const result = verify({ body, headers: req.headers, secrets: secret, toleranceSeconds: TOLERANCE });
-      const id = result.ok ? result.id : undefined;
-      if (kept !== undefined && id !== undefined && !kept.has(id)) kept.set(id, body);
+      // Nothing more for the verify-only server (no `kept`): its path stays what it was.
+      if (kept !== undefined && result.ok && result.id !== undefined && !kept.has(result.id)) kept.set(result.id, body);
       res.writeHead(result.ok ? 202 : 400);
       res.end();
     });

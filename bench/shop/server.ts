@@ -57,6 +57,20 @@ function countingStorage(): { storage: ShopStorage; events: () => number } {
   return { storage, events: () => events };
 }
 
+/**
+ * POSTs the seeded order's items to a collection through `fetch`, and reads the answer to its end (an unread body holds
+ * the client's connection): the seeding every contender's process makes of itself before timing.
+ */
+async function postOrder(collectionUrl: string, authorization: string): Promise<Response> {
+  const response = await fetch(collectionUrl, {
+    method: "POST",
+    headers: { authorization, "content-type": "application/json" },
+    body: JSON.stringify(ITEMS),
+  });
+  await response.arrayBuffer();
+  return response;
+}
+
 async function startShop(secret: string): Promise<ServedTarget & Pick<Contender, "events" | "close">> {
   const config: ShopConfig = {
     jwtSecret: secret,
@@ -76,13 +90,7 @@ async function startShop(secret: string): Promise<ServedTarget & Pick<Contender,
     body: JSON.stringify({ name: "Bench", tier: "basic" }),
   });
   const userId = ((await user.json()) as { id: string }).id;
-  const order = await fetch(`${server.url}/users/${userId}/orders`, {
-    method: "POST",
-    headers: { ...admin, "content-type": "application/json" },
-    body: JSON.stringify(ITEMS),
-  });
-  // Read to its end, as the peers read theirs (startPeer): an unread body holds the client's connection.
-  await order.arrayBuffer();
+  const order = await postOrder(`${server.url}/users/${userId}/orders`, admin.authorization);
   return {
     name: "rest-webhooks shop",
     url: server.url,
@@ -107,13 +115,8 @@ async function startPeer(contender: Contender, secret: string): Promise<ServedTa
   const token = await issueToken(secret, { sub: USER_ID, expiresIn: "2h" });
   const collectionPath = `/users/${USER_ID}/orders`;
   for (let i = 0; i < 2; i++) {
-    const seeded = await fetch(`${contender.url}${collectionPath}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify(ITEMS),
-    });
+    const seeded = await postOrder(`${contender.url}${collectionPath}`, `Bearer ${token}`);
     if (seeded.status !== 201) throw new Error(`${contender.name}: seeding POST → ${seeded.status}`);
-    await seeded.arrayBuffer();
   }
   return { ...contender, orderPath: `${collectionPath}/${ORDER_ID}`, collectionPath, token };
 }

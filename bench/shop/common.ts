@@ -4,6 +4,8 @@
 // Last-Modified), and an `order.created` event {id, type, timestamp, data} queued on an in-memory outbox that a
 // no-op worker drains. The comparison then measures the framework around that work.
 import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import fresh from "fresh";
 import { jwtVerify } from "jose";
 import { importHmacKey } from "../../examples/shop/auth";
 import { randomId } from "../../examples/shop/context";
@@ -161,6 +163,22 @@ export function orderHeaders(order: Order, now = Date.now()): Record<string, str
   const lastModified = settledLastModified(order.updatedAt, now);
   if (lastModified !== undefined) headers["last-modified"] = lastModified;
   return headers;
+}
+
+/**
+ * Whether a GET of an order with these {@link orderHeaders} is answered 304, decided with `fresh`, Express's own
+ * `req.fresh` (RFC 9110 §13.1.2: a list of tags, `*` and weak comparison; §13.1.3: If-Modified-Since only without
+ * If-None-Match). A string equality of If-None-Match and the ETag answers 200 where the RFC asks for 304, so it would
+ * not be the shop's API. `fresh` is handed the two preconditions alone: it also answers 200 to any request with
+ * `Cache-Control: no-cache` (an RFC 2616 "end-to-end reload"), which RFC 9111 §5.2.1.4 addresses to caches, not to
+ * the origin, and which undici's `fetch` sends with every conditional request (the Fetch standard's cache mode).
+ */
+export function notModified(requestHeaders: IncomingHttpHeaders, headers: Record<string, string>): boolean {
+  const preconditions = {
+    "if-none-match": requestHeaders["if-none-match"],
+    "if-modified-since": requestHeaders["if-modified-since"],
+  };
+  return fresh(preconditions, headers);
 }
 
 /** Validates a create body with the shop's own schema. */

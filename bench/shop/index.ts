@@ -29,7 +29,8 @@ const WORK = [
   "every contender, on every request: verifies an HS256 JWT with jose (key imported once) and checks that its subject",
   "  may reach the user in the path (403 otherwise); answers problem documents for errors.",
   "GET /users/{id}/orders/{id}: looks the order up in a Map; ETag (strong, from the version), Last-Modified and",
-  "  Cache-Control: private, no-cache; 304 with ETag and Cache-Control for a matching If-None-Match.",
+  "  Cache-Control: private, no-cache; 304 with ETag and Cache-Control when not modified (RFC 9110 §13.1.2-3: the",
+  "  peers decide it with `fresh`, as Express's req.fresh does; the shop with its RFC 9110 §13.2.2 evaluation).",
   "POST /users/{id}/orders: parses the JSON body and validates it with the shop's zod schema (OrderCreate), checks",
   "  the user exists, computes the total, stores the order in a Map, marks the user's order list changed, and",
   "  queues an order.created event {id, type, timestamp, data: the order as JSON} (the shop: createEvent published",
@@ -145,6 +146,43 @@ const TRANSPORT = new Set(["date", "connection", "keep-alive", "content-length",
 const ORDER_ID_SHAPE = /^ord_[A-Za-z0-9_-]{16}$/;
 
 /**
+ * Conditional GETs of the seeded order that each contender must answer as the shop does, checked and not timed: a
+ * timed 304 sends one strong tag, and a peer comparing If-None-Match with its ETag as strings would pass it while
+ * answering 200 to these, where RFC 9110 asks for 304. The argument is the order's Last-Modified.
+ */
+const CONDITIONAL: { name: string; status: number; headers: (lastModified: string) => Record<string, string> }[] = [
+  // RFC 9110 §13.1.2: false when any listed tag matches, by weak comparison; "*" when the order exists.
+  { name: "If-None-Match: a list holding the tag", status: 304, headers: () => ({ "if-none-match": '"0", "1"' }) },
+  { name: "If-None-Match: the tag, weak", status: 304, headers: () => ({ "if-none-match": 'W/"1"' }) },
+  { name: "If-None-Match: *", status: 304, headers: () => ({ "if-none-match": "*" }) },
+  { name: "If-None-Match: another tag", status: 200, headers: () => ({ "if-none-match": '"2"' }) },
+  // RFC 9110 §13.1.3: not modified since its Last-Modified; ignored beside If-None-Match.
+  { name: "If-Modified-Since: its Last-Modified", status: 304, headers: (at) => ({ "if-modified-since": at }) },
+  {
+    name: "If-Modified-Since: its Last-Modified, beside another tag",
+    status: 200,
+    headers: (at) => ({ "if-none-match": '"2"', "if-modified-since": at }),
+  },
+];
+
+/** Answers every {@link CONDITIONAL} case as the RFC (and the shop) does, or throws. */
+async function checkConditional(target: Target): Promise<void> {
+  const authorization = `Bearer ${target.token}`;
+  const url = `${target.url}${target.orderPath}`;
+  const plain = await fetch(url, { headers: { authorization } });
+  await plain.arrayBuffer();
+  const lastModified = plain.headers.get("last-modified");
+  if (lastModified === null) throw new Error(`${target.name}: the order's 200 has no Last-Modified`);
+  for (const c of CONDITIONAL) {
+    const response = await fetch(url, { headers: { authorization, ...c.headers(lastModified) } });
+    await response.arrayBuffer();
+    if (response.status !== c.status) {
+      throw new Error(`${target.name} / GET order, ${c.name}: status ${response.status}, expected ${c.status}`);
+    }
+  }
+}
+
+/**
  * Every contender answers every case as the shop does, and queues one event per POST, before anything is timed.
  * Returns, per case, the names of the header fields it answered with (transport fields aside).
  */
@@ -188,6 +226,7 @@ async function check(target: Target): Promise<Map<string, string>> {
     body: JSON.stringify(ITEMS),
   });
   if (other.status !== 403) throw new Error(`${target.name}: POST to another user's orders → ${other.status}`);
+  await checkConditional(target);
   return fields;
 }
 

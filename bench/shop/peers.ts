@@ -5,7 +5,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import express from "express";
 import Fastify from "fastify";
-import { notModifiedHeaders, orderHeaders, orderJson, orderStore, parseCreate, tokenVerifier } from "./common";
+import {
+  notModified,
+  notModifiedHeaders,
+  orderHeaders,
+  orderJson,
+  orderStore,
+  parseCreate,
+  tokenVerifier,
+} from "./common";
 
 /** A contender listening on 127.0.0.1. */
 export interface Contender {
@@ -62,7 +70,7 @@ export function bare(secret: string): Promise<Contender> {
       const order = store.get(userId, decodeURIComponent(match[2]));
       if (order === undefined) return send(res, 404, PROBLEM, problem(404, "order_not_found"));
       const headers = orderHeaders(order);
-      if (req.headers["if-none-match"] === headers.etag) return send(res, 304, notModifiedHeaders(headers));
+      if (notModified(req.headers, headers)) return send(res, 304, notModifiedHeaders(headers));
       return send(res, 200, { ...headers, "content-type": "application/json" }, JSON.stringify(orderJson(order)));
     }
     if (match[2] === undefined && req.method === "POST") {
@@ -125,7 +133,7 @@ export async function fastify(secret: string): Promise<Contender> {
     const order = store.get(user_id, order_id);
     if (order === undefined) return reply.code(404).headers(PROBLEM).send(problem(404, "order_not_found"));
     const headers = orderHeaders(order);
-    if (request.headers["if-none-match"] === headers.etag) {
+    if (notModified(request.headers, headers)) {
       return reply.code(304).headers(notModifiedHeaders(headers)).send();
     }
     return reply.headers(headers).send(orderJson(order));
@@ -179,7 +187,7 @@ export function expressApp(secret: string): Promise<Contender> {
       return;
     }
     const headers = orderHeaders(order);
-    if (req.headers["if-none-match"] === headers.etag) {
+    if (notModified(req.headers, headers)) {
       res.status(304).set(notModifiedHeaders(headers)).end();
       return;
     }
